@@ -1,0 +1,142 @@
+// embed.c: how an image and a time become tokens: patchify / unpatchify,
+// the learned row and column position tables, the sinusoidal timestep
+// features, and the 2D RoPE tables and rotation.
+#include <math.h>
+#include <string.h>
+#include "layers.h"
+
+// ---------------------------------------------------------------------------
+// Patches: img (N, C, S, S) -> tokens (N, L, C·p·p), L = g², g = S/p.
+// Token (gr, gc) is number gr·g + gc; inside it the values run channel by
+// channel, then row, then column of the patch.
+void patchify(float *tokens, const float *img, int N, int C, int S, int p) {
+    int g = S / p, P = C * p * p, L = g * g;
+    #pragma omp parallel for collapse(2) schedule(static)
+    for (int n = 0; n < N; n++)
+        for (int tok = 0; tok < L; tok++) {
+            int gr = tok / g, gc = tok % g;
+            float *t = tokens + ((size_t)n * L + tok) * P;
+            for (int c = 0; c < C; c++)
+                for (int i = 0; i < p; i++)
+                    for (int j = 0; j < p; j++)
+                        t[(c * p + i) * p + j] =
+                            img[(((size_t)n * C + c) * S + gr * p + i) * S + gc * p + j];
+        }
+}
+
+// The exact inverse: every pixel belongs to one patch, so this is a copy back.
+void unpatchify(float *img, const float *tokens, int N, int C, int S, int p) {
+    int g = S / p, P = C * p * p, L = g * g;
+    #pragma omp parallel for collapse(2) schedule(static)
+    for (int n = 0; n < N; n++)
+        for (int tok = 0; tok < L; tok++) {
+            int gr = tok / g, gc = tok % g;
+            const float *t = tokens + ((size_t)n * L + tok) * P;
+            for (int c = 0; c < C; c++)
+                for (int i = 0; i < p; i++)
+                    for (int j = 0; j < p; j++)
+                        img[(((size_t)n * C + c) * S + gr * p + i) * S + gc * p + j] =
+                            t[(c * p + i) * p + j];
+        }
+}
+
+// ---------------------------------------------------------------------------
+// Learned positions: token (r, c) gets pos_row[r] + pos_col[c] added.
+// Two tables of g rows each instead of one of g² rows: the model learns "which
+// row" and "which column" separately.
+void pos_add_forward(float *h, const float *pos_row, const float *pos_col, int N, int g, int D) {
+    #pragma omp parallel for collapse(2) schedule(static)
+    for (int n = 0; n < N; n++)
+        for (int tok = 0; tok < g * g; tok++) {
+            const float *pr = pos_row + (size_t)(tok / g) * D, *pc = pos_col + (size_t)(tok % g) * D;
+            float *x = h + ((size_t)n * g * g + tok) * D;
+            for (int i = 0; i < D; i++) x[i] += pr[i] + pc[i];
+        }
+}
+
+// Each table row collects the gradient of every token in its row (column) of
+// every image. Summed on one thread in a fixed order: deterministic.
+void pos_add_backward(float *dpos_row, float *dpos_col, const float *dh, int N, int g, int D) {
+    for (int n = 0; n < N; n++)
+        for (int tok = 0; tok < g * g; tok++) {
+            const float *d = dh + ((size_t)n * g * g + tok) * D;
+            float *dr = dpos_row + (size_t)(tok / g) * D, *dc = dpos_col + (size_t)(tok % g) * D;
+            for (int i = 0; i < D; i++) { dr[i] += d[i]; dc[i] += d[i]; }
+        }
+}
+
+// ---------------------------------------------------------------------------
+// Timestep features: F/2 frequencies from 1 down to 1/10000 (geometric), each
+// giving a cosine and a sine of 1000·t. t in [0, 1] is stretched to [0, 1000]
+// so the fast waves turn many times across the range. In double: 1000·t·f
+// reaches 1000, where float32 would lose the 5th digit of the angle.
+void timestep_embedding(float *e, const float *t, int N, int F) {
+    int half = F / 2;
+    for (int n = 0; n < N; n++)
+        for (int j = 0; j < half; j++) {
+            float f = (float)exp(-log(10000.0) * j / half);   // float32 like the reference
+            double arg = 1000.0 * (double)t[n] * (double)f;
+            e[(size_t)n * F + j] = (float)cos(arg);
+            e[(size_t)n * F + half + j] = (float)sin(arg);
+        }
+}
+
+// ---------------------------------------------------------------------------
+// 2D RoPE tables (n_prefix + g², hd). Pairs 0 .. hd/4-1 turn with the row,
+// pairs hd/4 .. hd/2-1 with the column; within an axis pair i turns by
+// pos · base^(-i/(hd/4)): pair 0 by one radian per step, the last pair slowest.
+// Both features of a pair share one angle, so the table repeats it twice.
+void rope2d_tables(float *cos_t, float *sin_t, int grid, int head_dim, float base, int n_prefix) {
+    int quarter = head_dim / 4, L = n_prefix + grid * grid;
+    for (int tok = 0; tok < L; tok++) {
+        int idx = tok - n_prefix;
+        float row = idx < 0 ? 0.0f : (float)(idx / grid);
+        float col = idx < 0 ? 0.0f : (float)(idx % grid);
+        for (int i = 0; i < head_dim / 2; i++) {
+            int k = i < quarter ? i : i - quarter;
+            float inv_freq = powf(base, -(float)k / (float)quarter);
+            float ang = (i < quarter ? row : col) * inv_freq;
+            float c = cosf(ang), s = sinf(ang);
+            cos_t[(size_t)tok * head_dim + 2 * i] = cos_t[(size_t)tok * head_dim + 2 * i + 1] = c;
+            sin_t[(size_t)tok * head_dim + 2 * i] = sin_t[(size_t)tok * head_dim + 2 * i + 1] = s;
+        }
+    }
+}
+
+// Rotate every pair (x₂ᵢ, x₂ᵢ₊₁) by its angle:
+//   out₂ᵢ   = x₂ᵢ·cos − x₂ᵢ₊₁·sin
+//   out₂ᵢ₊₁ = x₂ᵢ₊₁·cos + x₂ᵢ·sin
+// Safe in place (out == x). x (B, L, hd): B independent (image, head) slices.
+void rope_forward(float *out, const float *x, const float *cos_t, const float *sin_t,
+                  int B, int L, int hd) {
+    #pragma omp parallel for schedule(static) if ((size_t)B * L * hd > 32768)
+    for (int b = 0; b < B; b++)
+        for (int l = 0; l < L; l++) {
+            const float *xi = x + ((size_t)b * L + l) * hd;
+            float *o = out + ((size_t)b * L + l) * hd;
+            const float *c = cos_t + (size_t)l * hd, *s = sin_t + (size_t)l * hd;
+            for (int i = 0; i < hd; i += 2) {
+                float a = xi[i], bb = xi[i + 1];
+                o[i] = a * c[i] - bb * s[i];
+                o[i + 1] = bb * c[i + 1] + a * s[i + 1];
+            }
+        }
+}
+
+// A rotation's inverse is its transpose, the rotation by −angle:
+//   dx₂ᵢ += d₂ᵢ·cos + d₂ᵢ₊₁·sin,  dx₂ᵢ₊₁ += d₂ᵢ₊₁·cos − d₂ᵢ·sin
+// dx must not alias dout (it accumulates).
+void rope_backward(float *dx, const float *dout, const float *cos_t, const float *sin_t,
+                   int B, int L, int hd) {
+    #pragma omp parallel for schedule(static) if ((size_t)B * L * hd > 32768)
+    for (int b = 0; b < B; b++)
+        for (int l = 0; l < L; l++) {
+            const float *d = dout + ((size_t)b * L + l) * hd;
+            float *o = dx + ((size_t)b * L + l) * hd;
+            const float *c = cos_t + (size_t)l * hd, *s = sin_t + (size_t)l * hd;
+            for (int i = 0; i < hd; i += 2) {
+                o[i] += d[i] * c[i] + d[i + 1] * s[i + 1];
+                o[i + 1] += d[i + 1] * c[i + 1] - d[i] * s[i];
+            }
+        }
+}

@@ -1,0 +1,130 @@
+// layers.h: every layer of TinyDiT, each as a forward function and the
+// backward function that undoes it, side by side (llm.c style).
+//
+// Conventions, the same for every layer:
+//   - shapes are written in comments, e.g. (N, L, D) = (images, tokens, width);
+//     all arrays are dense, row-major float32.
+//   - a backward function ACCUMULATES (+=) into every gradient it writes, both
+//     parameter gradients (dweight, dbias) and input gradients (dinp). The
+//     caller zeroes gradient buffers once per step. Accumulating is what a
+//     residual connection or a shared input (c feeds every block) needs.
+//   - a NULL bias / gain means "this layer has none".
+#pragma once
+#include <stddef.h>
+
+// ----------------------------------------------------------------------------
+// Linear: out = inp · Wᵀ + b.  inp (R, IC), weight (OC, IC), bias (OC), out (R, OC)
+void linear_forward(float *out, const float *inp, const float *weight, const float *bias,
+                    int R, int IC, int OC);
+void linear_backward(float *dinp, float *dweight, float *dbias,
+                     const float *dout, const float *inp, const float *weight,
+                     int R, int IC, int OC);
+// The textbook triple loop, kept as the reference the tests compare against.
+void linear_forward_naive(float *out, const float *inp, const float *weight, const float *bias,
+                          int R, int IC, int OC);
+
+// ----------------------------------------------------------------------------
+// LayerNorm without affine parameters: out = (x - mean) / sqrt(var + eps).
+// inp, out (R, D); mean, rstd (R) are saved for the backward pass.
+void layernorm_forward(float *out, float *mean, float *rstd, const float *inp,
+                       int R, int D, float eps);
+void layernorm_backward(float *dinp, const float *dout, const float *inp,
+                        const float *mean, const float *rstd, int R, int D);
+
+// RMSNorm: out = x / sqrt(mean(x²) + eps) · gain.  gain (D) may be NULL.
+// inp, out (R, D); rstd (R) saved for backward; dgain (D) may be NULL.
+void rmsnorm_forward(float *out, float *rstd, const float *inp, const float *gain,
+                     int R, int D, float eps);
+void rmsnorm_backward(float *dinp, float *dgain, const float *dout, const float *inp,
+                      const float *rstd, const float *gain, int R, int D);
+
+// adaLN modulation: out[n,l,:] = x[n,l,:] · (1 + scale[n,:]) + shift[n,:].
+// x, out (N, L, D); shift and scale are rows of a per-image tensor whose row
+// stride is `stride` floats (they are slices of the ada linear's output).
+void modulate_forward(float *out, const float *x, const float *shift, const float *scale,
+                      int N, int L, int D, int stride);
+void modulate_backward(float *dx, float *dshift, float *dscale, const float *dout,
+                       const float *x, const float *scale, int N, int L, int D, int stride);
+
+// ----------------------------------------------------------------------------
+// Elementwise activations. n = number of elements.
+void gelu_forward(float *out, const float *inp, size_t n);        // exact, with erf
+void gelu_backward(float *dinp, const float *dout, const float *inp, size_t n);
+void silu_forward(float *out, const float *inp, size_t n);        // x · sigmoid(x)
+void silu_backward(float *dinp, const float *dout, const float *inp, size_t n);
+// SwiGLU's gating: out = silu(gate) · value. gate, value, out (n)
+void swiglu_forward(float *out, const float *gate, const float *value, size_t n);
+void swiglu_backward(float *dgate, float *dvalue, const float *dout,
+                     const float *gate, const float *value, size_t n);
+
+// ----------------------------------------------------------------------------
+// 2D RoPE. Tables cos, sin (n_prefix + grid², head_dim): the first half of a
+// head's pairs turn with the token's row, the second half with its column;
+// pair i of an axis turns by pos · base^(-i / (head_dim/4)). n_prefix leading
+// tokens get angle 0 (no rotation).
+void rope2d_tables(float *cos_t, float *sin_t, int grid, int head_dim, float base, int n_prefix);
+// out = x·cos + rot(x)·sin, rot(x)₂ᵢ = -x₂ᵢ₊₁, rot(x)₂ᵢ₊₁ = x₂ᵢ.
+// x, out (B, L, hd) where B is any number of (image, head) slices.
+void rope_forward(float *out, const float *x, const float *cos_t, const float *sin_t,
+                  int B, int L, int hd);
+void rope_backward(float *dx, const float *dout, const float *cos_t, const float *sin_t,
+                   int B, int L, int hd);
+
+// QueryKeyNorm (seeds/query_key_norm_api.txt): one RMSNorm for queries and one
+// for keys over head_dim, each with a gain of head_dim shared by all heads.
+typedef struct {
+    int head_dim;
+    float eps;
+    float *q_gain, *k_gain;    // (head_dim) each, owned by the caller (model params)
+} QueryKeyNorm;
+QueryKeyNorm qk_norm_make(int head_dim, float eps, float *q_gain, float *k_gain);
+// q, k (N, heads, L, head_dim) -> q_out, k_out; q_rstd, k_rstd (N*heads*L) saved.
+void qk_norm_forward(const QueryKeyNorm *m, float *q_out, float *k_out,
+                     float *q_rstd, float *k_rstd, const float *q, const float *k,
+                     int N, int heads, int L);
+void qk_norm_backward(const QueryKeyNorm *m, float *dq, float *dk, float *dq_gain, float *dk_gain,
+                      const float *dq_out, const float *dk_out, const float *q, const float *k,
+                      const float *q_rstd, const float *k_rstd, int N, int heads, int L);
+
+// ----------------------------------------------------------------------------
+// Multi-head self-attention core (spec §4), everything between the qkv linear
+// and the proj linear:
+//   split qkv (N, L, 3D) into q, k, v (N, H, L, hd); QK-norm (if q_gain);
+//   RoPE (if cos_t); att = softmax(q·kᵀ/√hd) (N, H, L, L); y = att·v; merge
+//   heads -> out (N, L, D).
+// The saved tensors live in an AttentionCache so backward can reuse them.
+typedef struct {
+    float *q_raw, *k_raw;   // (N, H, L, hd) before QK-norm (only with qk_norm)
+    float *q_rstd, *k_rstd; // (N, H, L) QK-norm statistics
+    float *q, *k, *v;       // (N, H, L, hd) after QK-norm and RoPE: what the scores use
+    float *att;             // (N, H, L, L) softmax probabilities
+    float *y;               // (N, H, L, hd) att·v before the heads merge
+    float max_logit;        // largest |q·k|/√hd of the last forward
+} AttentionCache;
+size_t attention_cache_floats(int N, int L, int D, int H, int qk_norm);
+void attention_cache_init(AttentionCache *c, float *mem, int N, int L, int D, int H, int qk_norm);
+void attention_forward(float *out, AttentionCache *c, const float *qkv,
+                       const float *q_gain, const float *k_gain, float qk_eps,
+                       const float *cos_t, const float *sin_t, int N, int L, int D, int H);
+// dqkv (N, L, 3D) accumulates; dq_gain, dk_gain accumulate; scratch holds
+// attention_backward_scratch_floats floats.
+size_t attention_backward_scratch_floats(int N, int L, int D, int H);
+void attention_backward(float *dqkv, float *dq_gain, float *dk_gain, const float *dout,
+                        const AttentionCache *c, float *scratch,
+                        const float *q_gain, const float *k_gain,
+                        const float *cos_t, const float *sin_t, int N, int L, int D, int H);
+
+// ----------------------------------------------------------------------------
+// Patches. img (N, C, S, S) <-> tokens (N, L, C·p·p), L = (S/p)², tokens
+// row-major over the grid, each patch vector ordered (channel, row, col).
+void patchify(float *tokens, const float *img, int N, int C, int S, int p);
+void unpatchify(float *img, const float *tokens, int N, int C, int S, int p);
+
+// Learned position tables: h[n, r·g + c, :] += pos_row[r, :] + pos_col[c, :].
+void pos_add_forward(float *h, const float *pos_row, const float *pos_col, int N, int g, int D);
+void pos_add_backward(float *dpos_row, float *dpos_col, const float *dh, int N, int g, int D);
+
+// Sinusoidal timestep features: e[n] = [cos(1000·t·f_j), sin(1000·t·f_j)],
+// f_j = exp(-ln(10000)·j/(F/2)). t (N), e (N, F). No parameters, no backward
+// (t is an input, not learned).
+void timestep_embedding(float *e, const float *t, int N, int F);

@@ -1,0 +1,104 @@
+// model.h: the TinyDiT model: its parameters (named as in a PyTorch
+// state_dict), the activations of one forward pass, and forward/backward.
+#pragma once
+#include <stdio.h>
+#include "config.h"
+#include "layers.h"
+
+#define MAX_PARAM_TENSORS 256
+#define PARAM_NAME_LEN 48
+
+// One named parameter tensor: a slice [offset, offset+size) of the flat arrays.
+typedef struct {
+    char name[PARAM_NAME_LEN];
+    int ndim;
+    int shape[2];
+    size_t offset, size;
+} ParamTensor;
+
+// Pointers into the flat parameter array (or the gradient array: same layout).
+typedef struct {
+    float *qkv_w, *qkv_b, *proj_w, *proj_b, *q_norm, *k_norm;
+    float *fc1_w, *fc1_b, *fc2_w, *fc2_b;           // gelu
+    float *w1_w, *w1_b, *w2_w, *w2_b, *w3_w, *w3_b; // swiglu
+    float *ada_w, *ada_b;
+} BlockParams;
+
+typedef struct {
+    float *patch_w, *patch_b, *pos_row, *pos_col;
+    float *t_fc1_w, *t_fc1_b, *t_fc2_w, *t_fc2_b;
+    BlockParams *blocks;   // (depth)
+    float *ada_f_w, *ada_f_b, *head_w, *head_b;
+} ParamViews;
+
+// Activations of one forward pass at a fixed batch size N, sized once.
+typedef struct {
+    int N;
+    float *mem; size_t floats;
+    float *tokens;      // (N, L, P)  patchified input
+    float *temb;        // (N, F)     sinusoidal features of t
+    float *t_h, *t_hs;  // (N, D)     t_fc1 output and its SiLU
+    float *c, *c_silu;  // (N, D)     condition and SiLU(c), which every ada reads
+    float *resid;       // (2·depth + 1, N, L, D) residual stream at each norm's input
+    // per block (arrays of depth pointers):
+    float **ada;        // (N, 4D)  shift_a, scale_a, shift_m, scale_m
+    float **n1, **n2;   // (N, L, D) normed
+    float **st1a, **st1b, **st2a, **st2b; // (N·L) norm statistics (mean/rstd or rstd)
+    float **m1, **m2;   // (N, L, D) modulated
+    float **qkv;        // (N, L, 3D)
+    AttentionCache *att;
+    float **att_out;    // (N, L, D) merged heads, before proj
+    float **h_pre;      // (N, L, H) fc1 output (gelu) / w1 output (swiglu gate)
+    float **h_val;      // (N, L, H) w2 output (swiglu value)
+    float **h_act;      // (N, L, H) activation fed to fc2 / w3
+    // final layer:
+    float *ada_f;       // (N, 2D)
+    float *nf, *stfa, *stfb, *mf; // (N, L, D), (N·L), (N·L), (N, L, D)
+    float *out_tokens;  // (N, L, P)
+    float *v;           // (N, C, S, S) predicted velocity
+    float *max_logit;   // (depth) largest |attention logit| of the last forward
+} Activations;
+
+typedef struct {
+    Config cfg;
+    int n_tensors;
+    ParamTensor tensors[MAX_PARAM_TENSORS];
+    size_t n_params;
+    float *params, *grads;   // (n_params) each
+    ParamViews p, g;         // views into params and grads
+    float *rope_cos, *rope_sin; // (L, hd) when pos=rope2d
+} Model;
+
+// Builds the parameter table for cfg (no weights are drawn). Returns 0, or -1
+// with a message if the config is invalid.
+int model_build(Model *m, const Config *cfg, char *err, size_t errlen);
+void model_free(Model *m);
+// Spec §4 initialisation from the given seed (PyTorch-like, not bit-identical).
+void model_init_weights(Model *m, unsigned long long seed);
+const ParamTensor *model_find(const Model *m, const char *name);
+size_t model_count_params(const Config *cfg);  // without allocating weights
+
+// Activations for batch N.
+int activations_alloc(Activations *a, const Model *m, int N);
+void activations_free(Activations *a);
+
+// v = model(x, t). x (N, C, S, S), t (N). Result in a->v.
+void model_forward(Model *m, Activations *a, const float *x, const float *t);
+
+// Backward from dv (N, C, S, S) = dLoss/dv. Accumulates into m->grads (zero
+// them first with model_zero_grad). scratch: see model_backward_scratch_floats.
+typedef struct {
+    float *mem; size_t floats;
+    float *dresid, *dtmp, *dtmp2;     // (N, L, D)
+    float *dbig, *dbig2, *dbig3;      // (N, L, max(3D, H))
+    float *dada, *dc_silu, *dc, *dt_hs, *dt_h; // (N, 4D), (N, D)...
+    float *dtokens;                   // (N, L, P)
+    float *att_scratch;
+} BackwardScratch;
+int backward_scratch_alloc(BackwardScratch *s, const Model *m, int N);
+void backward_scratch_free(BackwardScratch *s);
+void model_zero_grad(Model *m);
+void model_backward(Model *m, Activations *a, BackwardScratch *s, const float *dv);
+
+// Prints the model as a tree, like PyTorch's print(model), ending "params: N".
+void model_print_summary(const Model *m, FILE *f);

@@ -1,0 +1,134 @@
+// norms.c: LayerNorm and RMSNorm over the last dimension (no affine
+// parameters for the block norms: adaLN supplies scale and shift), and the
+// adaLN modulation x·(1 + scale) + shift that follows every norm.
+#include <math.h>
+#include "layers.h"
+
+// ---------------------------------------------------------------------------
+// LayerNorm: y = (x - mean) · rstd,  rstd = 1 / sqrt(var + eps)
+void layernorm_forward(float *out, float *mean, float *rstd, const float *inp,
+                       int R, int D, float eps) {
+    #pragma omp parallel for schedule(static)
+    for (int r = 0; r < R; r++) {
+        const float *x = inp + (size_t)r * D;
+        float *y = out + (size_t)r * D;
+        float m = 0.0f;
+        for (int i = 0; i < D; i++) m += x[i];
+        m /= D;
+        float v = 0.0f;   // two passes: the variance of (x - m), not E[x²] - m²,
+        for (int i = 0; i < D; i++) { float d = x[i] - m; v += d * d; }  // which cancels badly
+        v /= D;
+        float s = 1.0f / sqrtf(v + eps);
+        for (int i = 0; i < D; i++) y[i] = (x[i] - m) * s;
+        mean[r] = m;
+        rstd[r] = s;
+    }
+}
+
+// With x̂ = (x - mean)·rstd and g = dL/dx̂:
+//   dL/dx = rstd · (g - mean(g) - x̂ · mean(g · x̂))
+// (the two means are what subtracting the mean and dividing by the spread
+// take back out of the gradient).
+void layernorm_backward(float *dinp, const float *dout, const float *inp,
+                        const float *mean, const float *rstd, int R, int D) {
+    #pragma omp parallel for schedule(static)
+    for (int r = 0; r < R; r++) {
+        const float *x = inp + (size_t)r * D, *g = dout + (size_t)r * D;
+        float *dx = dinp + (size_t)r * D;
+        float m = mean[r], s = rstd[r];
+        float gmean = 0.0f, gxmean = 0.0f;
+        for (int i = 0; i < D; i++) {
+            float xh = (x[i] - m) * s;
+            gmean += g[i];
+            gxmean += g[i] * xh;
+        }
+        gmean /= D; gxmean /= D;
+        for (int i = 0; i < D; i++) {
+            float xh = (x[i] - m) * s;
+            dx[i] += s * (g[i] - gmean - xh * gxmean);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// RMSNorm: y = x · rstd · gain,  rstd = 1 / sqrt(mean(x²) + eps). No mean is
+// subtracted, so there is one statistic per row instead of two.
+void rmsnorm_forward(float *out, float *rstd, const float *inp, const float *gain,
+                     int R, int D, float eps) {
+    #pragma omp parallel for schedule(static) if ((size_t)R * D > 16384)
+    for (int r = 0; r < R; r++) {
+        const float *x = inp + (size_t)r * D;
+        float *y = out + (size_t)r * D;
+        float ms = 0.0f;
+        for (int i = 0; i < D; i++) ms += x[i] * x[i];
+        ms /= D;
+        float s = 1.0f / sqrtf(ms + eps);
+        if (gain) for (int i = 0; i < D; i++) y[i] = x[i] * s * gain[i];
+        else      for (int i = 0; i < D; i++) y[i] = x[i] * s;
+        rstd[r] = s;
+    }
+}
+
+// With g = dL/dy · gain (the gradient reaching x·rstd):
+//   dL/dx = rstd · g - rstd³ · x · mean(g · x)
+//   dL/dgain += Σ_rows dL/dy · x · rstd
+void rmsnorm_backward(float *dinp, float *dgain, const float *dout, const float *inp,
+                      const float *rstd, const float *gain, int R, int D) {
+    #pragma omp parallel for schedule(static) if ((size_t)R * D > 16384)
+    for (int r = 0; r < R; r++) {
+        const float *x = inp + (size_t)r * D, *dy = dout + (size_t)r * D;
+        float *dx = dinp + (size_t)r * D;
+        float s = rstd[r];
+        float gx = 0.0f;
+        for (int i = 0; i < D; i++) gx += dy[i] * (gain ? gain[i] : 1.0f) * x[i];
+        gx /= D;
+        float s3 = s * s * s;
+        for (int i = 0; i < D; i++)
+            dx[i] += s * dy[i] * (gain ? gain[i] : 1.0f) - s3 * x[i] * gx;
+    }
+    // The gain is shared by every row: sum the rows in order, on one thread,
+    // so the result does not depend on the thread count.
+    if (dgain) {
+        for (int r = 0; r < R; r++) {
+            const float *x = inp + (size_t)r * D, *dy = dout + (size_t)r * D;
+            float s = rstd[r];
+            for (int i = 0; i < D; i++) dgain[i] += dy[i] * x[i] * s;
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// adaLN modulation: out = x · (1 + scale) + shift, scale and shift per image.
+void modulate_forward(float *out, const float *x, const float *shift, const float *scale,
+                      int N, int L, int D, int stride) {
+    #pragma omp parallel for collapse(2) schedule(static)
+    for (int n = 0; n < N; n++) {
+        for (int l = 0; l < L; l++) {
+            const float *sh = shift + (size_t)n * stride, *sc = scale + (size_t)n * stride;
+            const float *xi = x + ((size_t)n * L + l) * D;
+            float *o = out + ((size_t)n * L + l) * D;
+            for (int i = 0; i < D; i++) o[i] = xi[i] * (1.0f + sc[i]) + sh[i];
+        }
+    }
+}
+
+// dx += dout·(1 + scale); dshift[n] += Σ_l dout; dscale[n] += Σ_l dout·x.
+// One image per iteration, tokens summed in order: deterministic.
+void modulate_backward(float *dx, float *dshift, float *dscale, const float *dout,
+                       const float *x, const float *scale, int N, int L, int D, int stride) {
+    #pragma omp parallel for schedule(static)
+    for (int n = 0; n < N; n++) {
+        const float *sc = scale + (size_t)n * stride;
+        float *dsh = dshift + (size_t)n * stride, *dsc = dscale + (size_t)n * stride;
+        for (int l = 0; l < L; l++) {
+            const float *g = dout + ((size_t)n * L + l) * D;
+            const float *xi = x + ((size_t)n * L + l) * D;
+            float *dxi = dx + ((size_t)n * L + l) * D;
+            for (int i = 0; i < D; i++) {
+                dxi[i] += g[i] * (1.0f + sc[i]);
+                dsh[i] += g[i];
+                dsc[i] += g[i] * xi[i];
+            }
+        }
+    }
+}

@@ -1,0 +1,77 @@
+// train_step.c: one step of flow-matching training (see train_step.h).
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "flow.h"
+#include "train_step.h"
+
+int train_state_init(TrainState *s, Model *m, int batch, const AdamWConfig *opt) {
+    memset(s, 0, sizeof *s);
+    s->model = m;
+    s->batch = batch;
+    s->opt = *opt;
+    size_t per = (size_t)batch * m->cfg.channels * m->cfg.img * m->cfg.img;
+    if (activations_alloc(&s->act, m, batch) != 0) return -1;
+    if (backward_scratch_alloc(&s->bw, m, batch) != 0) return -1;
+    s->x0 = calloc(per, sizeof(float));
+    s->xt = calloc(per, sizeof(float));
+    s->target = calloc(per, sizeof(float));
+    s->dv = calloc(per, sizeof(float));
+    s->t = calloc(batch, sizeof(float));
+    s->adam_m = calloc(m->n_params, sizeof(float));
+    s->adam_v = calloc(m->n_params, sizeof(float));
+    if (!s->x0 || !s->xt || !s->target || !s->dv || !s->t || !s->adam_m || !s->adam_v) return -1;
+    return 0;
+}
+
+void train_state_free(TrainState *s) {
+    activations_free(&s->act);
+    backward_scratch_free(&s->bw);
+    free(s->x0); free(s->xt); free(s->target); free(s->dv); free(s->t);
+    free(s->adam_m); free(s->adam_v);
+    memset(s, 0, sizeof *s);
+}
+
+double grad_l2_norm(const Model *m) {
+    double ss = 0.0;
+    for (size_t i = 0; i < m->n_params; i++) ss += (double)m->grads[i] * m->grads[i];
+    return sqrt(ss);
+}
+
+double train_forward_backward(TrainState *s, const float *x1, const float *x0, const float *t) {
+    Model *m = s->model;
+    int N = s->batch;
+    size_t per_image = (size_t)m->cfg.channels * m->cfg.img * m->cfg.img;
+    flow_interpolate(s->xt, s->target, x1, x0, t, N, per_image);
+    model_forward(m, &s->act, s->xt, t);
+    s->loss = flow_mse(s->dv, s->act.v, s->target, (size_t)N * per_image);
+    model_zero_grad(m);
+    model_backward(m, &s->act, &s->bw, s->dv);
+    s->max_logit = 0.0f;
+    for (int b = 0; b < m->cfg.depth; b++)
+        if (s->act.max_logit[b] > s->max_logit) s->max_logit = s->act.max_logit[b];
+    return s->loss;
+}
+
+void train_adamw_step(TrainState *s) {
+    Model *m = s->model;
+    s->step++;
+    for (int i = 0; i < m->n_tensors; i++) {
+        const ParamTensor *t = &m->tensors[i];
+        // decay pulls weight matrices toward zero; biases and gains are left alone
+        float wd = t->ndim >= 2 ? s->opt.weight_decay : 0.0f;
+        adamw_update(m->params + t->offset, m->grads + t->offset, s->adam_m + t->offset,
+                     s->adam_v + t->offset, t->size, s->step, &s->opt, wd);
+    }
+}
+
+double train_step(TrainState *s, const float *x1, Rng *rng) {
+    Model *m = s->model;
+    size_t per = (size_t)s->batch * m->cfg.channels * m->cfg.img * m->cfg.img;
+    rng_fill_normal(rng, s->x0, (long)per, 1.0f);
+    rng_fill_uniform(rng, s->t, s->batch, 0.0f, 1.0f);
+    double loss = train_forward_backward(s, x1, s->x0, s->t);
+    s->grad_norm = grad_l2_norm(m);
+    train_adamw_step(s);
+    return loss;
+}

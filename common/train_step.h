@@ -1,0 +1,38 @@
+// train_step.h: one training step of flow matching: draw noise and times,
+// forward, loss, backward, AdamW. Every buffer is allocated once, up front,
+// by train_state_init: the step itself allocates nothing.
+#pragma once
+#include "adamw.h"
+#include "model.h"
+#include "rng.h"
+
+typedef struct {
+    Model *model;
+    int batch;
+    Activations act;
+    BackwardScratch bw;
+    float *x0, *xt, *target, *dv, *t;  // (batch, C, S, S) and (batch)
+    float *adam_m, *adam_v;            // (n_params) AdamW moments
+    int step;                          // AdamW steps taken so far
+    AdamWConfig opt;
+    // results of the last step
+    double loss;
+    double grad_norm;                  // L2 norm of all gradients
+    float max_logit;                   // largest |attention logit| over all blocks
+} TrainState;
+
+int train_state_init(TrainState *s, Model *m, int batch, const AdamWConfig *opt);
+void train_state_free(TrainState *s);
+
+// Forward and backward of the flow-matching loss on data x1 (batch images)
+// with given noise x0 and times t; leaves gradients in model->grads.
+double train_forward_backward(TrainState *s, const float *x1, const float *x0, const float *t);
+
+// AdamW on every tensor; weight decay only for tensors of two or more dims.
+void train_adamw_step(TrainState *s);
+
+// The full step: noise and times drawn from rng (x0 ~ N(0, I), t ~ U(0, 1)),
+// forward, backward, AdamW. Returns the loss.
+double train_step(TrainState *s, const float *x1, Rng *rng);
+
+double grad_l2_norm(const Model *m);

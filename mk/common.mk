@@ -1,0 +1,29 @@
+# mk/common.mk: the one set of build rules. The root Makefile and every step
+# folder's Makefile include it; ROOT says where the project root is.
+ROOT ?= .
+BUILD := $(ROOT)/build
+
+CC      ?= gcc
+OPT     ?= -O3 -march=native -ffp-contract=off
+CFLAGS  ?= $(OPT) -g -std=c11 -Wall -Wextra -Wno-unused-parameter -fopenmp
+CPPFLAGS += -D_GNU_SOURCE -I$(ROOT)/common -I/usr/include/stb -I/usr/include/cjson
+LDFLAGS ?= -fopenmp
+LDLIBS  += -lopenblas -llapacke -lcjson -lm
+CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lpthread -lm)
+
+COMMON_SRC := $(wildcard $(ROOT)/common/*.c)
+COMMON_OBJ := $(patsubst $(ROOT)/common/%.c,$(BUILD)/common/%.o,$(COMMON_SRC))
+LIB := $(BUILD)/libtinydit.a
+
+$(BUILD)/common/%.o: $(ROOT)/common/%.c $(wildcard $(ROOT)/common/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+
+$(LIB): $(COMMON_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+# A test program: one Check suite per file, tests/test_NAME.c or stepN/test_*.c
+$(BUILD)/tests/%: $(ROOT)/tests/%.c $(ROOT)/tests/testutil.h $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -I$(ROOT)/tests $(CFLAGS) $< -o $@ $(LIB) $(LDFLAGS) $(LDLIBS) $(CHECK_LIBS)

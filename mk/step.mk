@@ -1,0 +1,29 @@
+# mk/step.mk: the Makefile of every step folder, in one place. A step folder's
+# Makefile only names itself:
+#     STEP := 3
+#     NAME := step3_qknorm
+#     include ../mk/step.mk
+# then `make step3 && ./step3_qknorm` and `make check` work inside the folder.
+ROOT := ..
+include $(ROOT)/mk/common.mk
+
+STEP_TEST_SRC := $(wildcard test_*.c)
+STEP_TESTS := $(patsubst %.c,$(BUILD)/$(NAME)/%,$(STEP_TEST_SRC))
+STEP_SRC := $(filter-out main.c $(STEP_TEST_SRC),$(wildcard *.c))
+
+.PHONY: step$(STEP) check clean all
+all: step$(STEP)
+step$(STEP): $(NAME)
+
+$(NAME): main.c $(STEP_SRC) $(wildcard *.h) $(LIB)
+	$(CC) $(CPPFLAGS) $(CFLAGS) main.c $(STEP_SRC) -o $@ $(LIB) $(LDFLAGS) $(LDLIBS)
+
+$(BUILD)/$(NAME)/%: %.c $(STEP_SRC) $(ROOT)/tests/testutil.h $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -I$(ROOT)/tests -I. $(CFLAGS) $< $(STEP_SRC) -o $@ $(LIB) $(LDFLAGS) $(LDLIBS) $(CHECK_LIBS)
+
+check: $(STEP_TESTS)
+	@set -e; for t in $(STEP_TESTS); do echo "== $$t"; $$t; done
+
+clean:
+	rm -f $(NAME)

@@ -1,0 +1,55 @@
+// golden_check: `make golden GOLDEN_DIR=dir` compares the C model with every
+// *.safetensors golden file in dir, one line per file with its worst errors.
+// Exit 0 when every file passes, 1 on any miss, 2 on bad usage or no files.
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "golden.h"
+
+static int by_name(const void *a, const void *b) {
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int main(int argc, char **argv) {
+    if (argc != 2) {
+        fprintf(stderr, "usage: %s GOLDEN_DIR\n", argv[0]);
+        return 2;
+    }
+    DIR *d = opendir(argv[1]);
+    if (!d) {
+        fprintf(stderr, "golden_check: cannot open %s (generate files with "
+                        "../shared/torchref/tinydit_ref.py golden)\n", argv[1]);
+        return 2;
+    }
+    char *names[512]; int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) && n < 512) {
+        size_t len = strlen(e->d_name);
+        if (len > 12 && strcmp(e->d_name + len - 12, ".safetensors") == 0) names[n++] = strdup(e->d_name);
+    }
+    closedir(d);
+    if (n == 0) { fprintf(stderr, "golden_check: no *.safetensors in %s\n", argv[1]); return 2; }
+    qsort(names, n, sizeof names[0], by_name);
+    printf("tolerances: loss %.0e rel, output/grads/sample %.0e of max |ref|, AdamW %.0f%% of lr\n",
+           GOLDEN_TOL_LOSS, GOLDEN_TOL_OUT, GOLDEN_TOL_ADAMW * 100);
+    printf("%-24s %9s %9s %9s %9s %9s %9s  %s\n", "file", "loss", "output", "grads", "adamw/lr", "e2e/lr", "sample", "verdict");
+    int failed = 0;
+    for (int i = 0; i < n; i++) {
+        char path[4096], err[512];
+        snprintf(path, sizeof path, "%s/%s", argv[1], names[i]);
+        GoldenReport r;
+        if (golden_compare(path, &r, err, sizeof err) != 0) {
+            printf("%-24s ERROR: %s\n", names[i], err);
+            failed++;
+        } else {
+            printf("%-24s %9.2e %9.2e %9.2e %9.2e %9.2e %9.2e  %s%s%s\n", names[i], r.loss_rel, r.out_err,
+                   r.grad_err, r.adamw_err, r.adamw_e2e_err, r.sample_err, r.pass ? "ok" : "MISS",
+                   r.pass ? "" : " worst grad: ", r.pass ? "" : r.grad_worst);
+            if (!r.pass) failed++;
+        }
+        free(names[i]);
+    }
+    printf("%d passed, %d failed\n", n - failed, failed);
+    return failed ? 1 : 0;
+}
