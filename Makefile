@@ -2,6 +2,7 @@
 # See README.md for the tour; mk/common.mk holds the shared rules.
 ROOT := .
 include mk/common.mk
+include mk/data.mk
 
 STEPS := $(sort $(wildcard step[0-9]_*))
 TEST_SRC := $(wildcard tests/test_*.c)

@@ -1,0 +1,235 @@
+// cifar.c: reads the CIFAR-10 binary files (see cifar.h for the format).
+//
+// A file is read whole into memory and handed to cifar_parse_batch, so the
+// bytes from disk and the bytes a fuzzer makes go through the same checks.
+#include "cifar.h"
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+// What to do when the data is not there. Repeated in every "missing" message
+// because whoever reads the message is stuck until they know this.
+#define CIFAR_HINT "get CIFAR-10 with `make data` (from the project root), or point " \
+                   "CIFAR_DIR at an existing copy of cifar-10-batches-bin, e.g. "     \
+                   "CIFAR_DIR=../shared/data/cifar-10-batches-bin"
+
+static const char *TRAIN_FILES[CIFAR_TRAIN_FILES] = {
+    "data_batch_1.bin", "data_batch_2.bin", "data_batch_3.bin",
+    "data_batch_4.bin", "data_batch_5.bin",
+};
+static const char *TEST_FILES[1] = { "test_batch.bin" };
+
+// snprintf into the caller's buffer, if there is one.
+static void set_err(char *err, size_t errlen, const char *fmt, ...) {
+    if (!err || errlen == 0) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+static int is_dir(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+const char *cifar_dir(void) {
+    const char *env = getenv("CIFAR_DIR");
+    if (env && env[0]) return env;
+    if (is_dir("data/cifar-10-batches-bin")) return "data/cifar-10-batches-bin";
+    if (is_dir("../data/cifar-10-batches-bin")) return "../data/cifar-10-batches-bin";
+    return "data/cifar-10-batches-bin";
+}
+
+int cifar_parse_batch(const uint8_t *buf, size_t len, int records, const char *name,
+                      uint8_t *pixels, uint8_t *labels, char *err, size_t errlen) {
+    if (!name) name = "(buffer)";
+    if (records <= 0) {
+        set_err(err, errlen, "%s: asked for %d records; the count must be positive", name, records);
+        return -1;
+    }
+    size_t want = (size_t)records * CIFAR_RECORD_BYTES;
+    if (!buf || len != want) {
+        set_err(err, errlen, "%s: %zu bytes, expected %zu (%d records of %d bytes): "
+                "truncated, or not a CIFAR-10 binary batch file", name, buf ? len : 0, want,
+                records, CIFAR_RECORD_BYTES);
+        return -1;
+    }
+    // Check every label before writing anything, so a bad file leaves the
+    // caller's arrays as they were.
+    for (int r = 0; r < records; r++) {
+        uint8_t label = buf[(size_t)r * CIFAR_RECORD_BYTES];
+        if (label >= CIFAR_NUM_CLASSES) {
+            set_err(err, errlen, "%s: record %d has label %d, but labels are 0-%d: "
+                    "corrupt, or not a CIFAR-10 binary batch file (CIFAR-100 has 2 label bytes)",
+                    name, r, label, CIFAR_NUM_CLASSES - 1);
+            return -1;
+        }
+    }
+    for (int r = 0; r < records; r++) {
+        const uint8_t *rec = buf + (size_t)r * CIFAR_RECORD_BYTES;
+        labels[r] = rec[0];
+        memcpy(pixels + (size_t)r * CIFAR_PIXELS, rec + 1, CIFAR_PIXELS);
+    }
+    return 0;
+}
+
+int cifar_read_file(const char *path, int records, uint8_t *pixels, uint8_t *labels,
+                    char *err, size_t errlen) {
+    if (records <= 0) {
+        set_err(err, errlen, "%s: asked for %d records; the count must be positive", path, records);
+        return -1;
+    }
+    size_t want = (size_t)records * CIFAR_RECORD_BYTES;
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        set_err(err, errlen, "cannot open %s: %s; %s", path, strerror(errno), CIFAR_HINT);
+        return -1;
+    }
+    // Check the size up front: "30730000 bytes expected, file has 1234" says
+    // far more than "short read". Only a regular file has a size to trust; a
+    // pipe or device is simply read and judged by what arrives.
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0) {
+        if (S_ISDIR(st.st_mode)) {
+            set_err(err, errlen, "%s: is a directory, expected a CIFAR-10 batch file", path);
+            fclose(f);
+            return -1;
+        }
+        if (S_ISREG(st.st_mode) && (size_t)st.st_size != want) {
+            set_err(err, errlen, "%s: %lld bytes, expected %zu (%d records of %d bytes): "
+                    "truncated or incomplete download, or not a CIFAR-10 binary batch file",
+                    path, (long long)st.st_size, want, records, CIFAR_RECORD_BYTES);
+            fclose(f);
+            return -1;
+        }
+    }
+    // One byte more than needed, to notice a file that is too long.
+    uint8_t *buf = malloc(want + 1);
+    if (!buf) {
+        set_err(err, errlen, "%s: out of memory for %zu bytes", path, want + 1);
+        fclose(f);
+        return -1;
+    }
+    size_t got = fread(buf, 1, want + 1, f);
+    int read_error = ferror(f);
+    int saved_errno = errno;
+    fclose(f);
+    if (read_error || got < want) {
+        set_err(err, errlen, "%s: short read, got %zu of %zu bytes%s%s", path, got, want,
+                read_error ? ": " : "", read_error ? strerror(saved_errno) : "");
+        free(buf);
+        return -1;
+    }
+    // got == want + 1 means the file is too long; cifar_parse_batch says so.
+    int rc = cifar_parse_batch(buf, got, records, path, pixels, labels, err, errlen);
+    free(buf);
+    return rc;
+}
+
+void cifar_free(CifarSet *s) {
+    if (!s) return;
+    free(s->pixels);
+    free(s->labels);
+    s->pixels = NULL;
+    s->labels = NULL;
+    s->n = 0;
+}
+
+int cifar_load_files(const char *dir, const char *const *names, int nfiles,
+                     int records_per_file, CifarSet *out, char *err, size_t errlen) {
+    out->n = 0;
+    out->pixels = NULL;
+    out->labels = NULL;
+    if (!dir) dir = cifar_dir();
+    struct stat st;
+    if (stat(dir, &st) != 0) {
+        set_err(err, errlen, "CIFAR-10 directory %s not found (%s); %s", dir, strerror(errno),
+                CIFAR_HINT);
+        return -1;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        set_err(err, errlen, "CIFAR-10 directory %s is not a directory; %s", dir, CIFAR_HINT);
+        return -1;
+    }
+    if (nfiles <= 0 || records_per_file <= 0) {
+        set_err(err, errlen, "%s: asked for %d files of %d records; both must be positive",
+                dir, nfiles, records_per_file);
+        return -1;
+    }
+    size_t n = (size_t)nfiles * (size_t)records_per_file;
+    if (n > (size_t)0x7fffffff) {
+        set_err(err, errlen, "%s: %zu images do not fit an int", dir, n);
+        return -1;
+    }
+    uint8_t *pixels = malloc(n * CIFAR_PIXELS);
+    uint8_t *labels = malloc(n);
+    if (!pixels || !labels) {
+        set_err(err, errlen, "%s: out of memory for %zu images (%zu MB)", dir, n,
+                n * CIFAR_PIXELS >> 20);
+        free(pixels);
+        free(labels);
+        return -1;
+    }
+    for (int i = 0; i < nfiles; i++) {
+        char path[4096];
+        int len = snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        if (len < 0 || (size_t)len >= sizeof path) {
+            set_err(err, errlen, "%s/%s: path too long", dir, names[i]);
+            free(pixels);
+            free(labels);
+            return -1;
+        }
+        size_t first = (size_t)i * (size_t)records_per_file;
+        if (cifar_read_file(path, records_per_file, pixels + first * CIFAR_PIXELS,
+                            labels + first, err, errlen) != 0) {
+            free(pixels);
+            free(labels);
+            return -1;
+        }
+    }
+    out->n = (int)n;
+    out->pixels = pixels;
+    out->labels = labels;
+    return 0;
+}
+
+int cifar_load_train(const char *dir, CifarSet *out, char *err, size_t errlen) {
+    return cifar_load_files(dir, TRAIN_FILES, CIFAR_TRAIN_FILES, CIFAR_RECORDS_PER_FILE,
+                            out, err, errlen);
+}
+
+int cifar_load_test(const char *dir, CifarSet *out, char *err, size_t errlen) {
+    return cifar_load_files(dir, TEST_FILES, 1, CIFAR_RECORDS_PER_FILE, out, err, errlen);
+}
+
+void cifar_image_to_float(const uint8_t *pixels, int flip, float *out) {
+    // p / 127.5f - 1.0f in float, the same two float32 operations as the
+    // PyTorch reference (x / 127.5 - 1 on a float32 tensor), so the two agree
+    // bit for bit: 0 -> -1, 255 -> +1 exactly.
+    for (int c = 0; c < CIFAR_CHANNELS; c++) {
+        for (int y = 0; y < CIFAR_IMG; y++) {
+            const uint8_t *row = pixels + (c * CIFAR_IMG + y) * CIFAR_IMG;
+            float *orow = out + (c * CIFAR_IMG + y) * CIFAR_IMG;
+            for (int x = 0; x < CIFAR_IMG; x++) {
+                int src = flip ? CIFAR_IMG - 1 - x : x;   // horizontal flip: mirror columns
+                orow[x] = (float)row[src] / 127.5f - 1.0f;
+            }
+        }
+    }
+}
+
+void cifar_range_to_float(const CifarSet *s, int start, int n, float *out) {
+    for (int i = 0; i < n; i++)
+        cifar_image_to_float(s->pixels + (size_t)(start + i) * CIFAR_PIXELS, 0,
+                             out + (size_t)i * CIFAR_PIXELS);
+}
+
+void cifar_gather(const CifarSet *s, const int *idx, const uint8_t *flip, int n, float *out) {
+    for (int i = 0; i < n; i++)
+        cifar_image_to_float(s->pixels + (size_t)idx[i] * CIFAR_PIXELS, flip ? flip[i] : 0,
+                             out + (size_t)i * CIFAR_PIXELS);
+}

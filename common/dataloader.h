@@ -1,0 +1,68 @@
+// dataloader.h: the order in which training images are seen (spec §1).
+//
+// Each epoch is a fresh random permutation of all n images (Fisher-Yates),
+// and each image is mirrored left-right with probability 1/2 (if flip is on).
+// Batches are cut from this stream of images back to back, so a batch may
+// straddle an epoch boundary: with n = 50,000 and B = 128 the 391st batch
+// takes the last 80 images of epoch 0 and the first 48 of epoch 1. No image
+// is dropped or repeated within an epoch, and every batch has exactly B.
+//
+// Resuming: the whole state is a handful of integers (DataLoaderState).
+// Restoring it into a loader over the same images gives exactly the batches
+// the original run would have had. That works because
+//   - the permutation of epoch e is drawn from its own Rng, seeded from
+//     (seed, e) alone, so it can be rebuilt without replaying the epoch;
+//   - the flips come from one Rng stream whose state is saved as is.
+// Everything is drawn on one thread in a fixed order: the batches do not
+// depend on the OpenMP thread count.
+#pragma once
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "cifar.h"
+#include "rng.h"
+
+typedef struct {
+    uint64_t seed;        // the loader's seed (the run's seed)
+    int epoch;            // the epoch the next image comes from, from 0
+    int pos;              // images of that epoch already handed out, 0..n
+    uint64_t rng_state;   // the flip stream (Rng.state)
+    int rng_has_spare;    // Rng's cached Box-Muller normal: unused by the
+    float rng_spare;      // loader, saved anyway so the Rng is restored whole
+} DataLoaderState;
+
+typedef struct {
+    const CifarSet *data; // the images (borrowed, not freed by the loader)
+    bool flip;            // mirror each image with probability 1/2
+    uint64_t seed;
+    int epoch, pos;       // as in DataLoaderState
+    Rng rng;              // the flip stream
+    int *perm;            // (n) the order of the current epoch
+} DataLoader;
+
+// Sets up the loader at the start of epoch 0. Fails (-1 and a message) on an
+// empty set or no memory.
+int dataloader_init(DataLoader *dl, const CifarSet *data, uint64_t seed, bool flip,
+                    char *err, size_t errlen);
+void dataloader_free(DataLoader *dl);
+
+// The next B images as floats, x (B, 3, 32, 32) in [-1, 1]. If idx (B) is not
+// NULL it receives each image's index in the set (for its label, or a test);
+// if flipped (B) is not NULL it receives 1 for a mirrored image, else 0.
+void dataloader_next(DataLoader *dl, int B, float *x, int *idx, uint8_t *flipped);
+
+DataLoaderState dataloader_get_state(const DataLoader *dl);
+
+// Continues from a saved state: the next batch is the one that followed when
+// the state was taken. Fails if pos is outside 0..n or epoch is negative
+// (the state belongs to a different set of images).
+int dataloader_set_state(DataLoader *dl, const DataLoaderState *s, char *err, size_t errlen);
+
+// The state as one line of text, for a checkpoint's string metadata, e.g.
+// "seed=0 epoch=3 pos=1280 rng=0x9e3779b97f4a7c15 spare=0:0x00000000".
+// All 64 bits survive (a JSON number would keep only 53), and the spare
+// float is written as its bit pattern so it comes back exactly.
+// Returns 0, or -1 if out is too small (DATALOADER_STATE_TEXT_LEN is enough).
+#define DATALOADER_STATE_TEXT_LEN 128
+int dataloader_state_format(const DataLoaderState *s, char *out, size_t outlen);
+int dataloader_state_parse(const char *text, DataLoaderState *s, char *err, size_t errlen);

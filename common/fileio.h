@@ -1,0 +1,17 @@
+// fileio.h: writing files so that nothing already saved is ever lost.
+#pragma once
+#include <stddef.h>
+
+// Writes len bytes to path.tmp, fsyncs, then renames over path: a reader
+// sees the old file or the whole new one. Every write is checked (a full disk
+// is an error, not a short file). 0, or -1 with a message naming the file.
+int write_file_atomic(const char *path, const void *data, size_t len, char *err, size_t errlen);
+
+// mkdir -p. 0 or -1 with a message.
+int make_dirs(const char *path, char *err, size_t errlen);
+
+// Reads a whole file into a malloc'd buffer with a terminating NUL (not
+// counted in *len). NULL with a message on failure.
+char *read_file_all(const char *path, size_t *len, char *err, size_t errlen);
+
+int file_exists(const char *path);

@@ -1,0 +1,36 @@
+// scorecard.h: the four numbers every run reports (spec §6), computed the
+// same way for every model so that runs can be compared:
+//   val MSE    the flow-matching loss on the first 2,000 test images, with
+//              noise and times drawn from VAL_SEED, not from the run's seed:
+//              every model sits the same exam.
+//   probe-FD   Fréchet distance between 1,000 samples (20 Euler steps, noise
+//              from FD_SEED) and the 10,000 test images, in the features of
+//              the cached probe classifier (common/probe.h).
+//   ms/step    training speed (measured by the trainer).
+//   spikes     steps whose loss exceeds 1.5x the median of the previous 100
+//              (common/spikes.h).
+#pragma once
+#include "cifar.h"
+#include "frechet.h"
+#include "model.h"
+#include "probe.h"
+
+#define VAL_SEED 1234ULL
+#define VAL_IMAGES 2000
+#define FD_SEED 4321ULL
+#define FD_SAMPLES 1000
+#define FD_EULER_STEPS 20
+
+// val MSE of m on the first n_images of test (n_images <= test->n).
+double scorecard_val_mse(Model *m, const CifarSet *test, int n_images);
+
+// Draws n samples with `steps` Euler steps from the fixed FD noise into
+// out (n, C, S, S) (caller allocates).
+void scorecard_samples(Model *m, float *out, int n, int steps);
+
+// Feature statistics of the real test images (computed once per process and
+// reused: 10,000 probe forward passes).
+int scorecard_real_stats(const Probe *p, const CifarSet *test, FeatureStats *out);
+
+// probe-FD of samples (n images) against the real statistics.
+double scorecard_probe_fd(const Probe *p, const FeatureStats *real, const float *samples, int n);

@@ -1,0 +1,47 @@
+// trainer.h: a whole training run on CIFAR-10 (spec §1, §5, §6): data order,
+// AdamW steps, a progress bar, atomic checkpoints, exact resume, and at the
+// end the scorecard, metrics.json, loss.tsv and a grid of samples.
+//
+// A run lives in <out>/<name>/:
+//   ckpt.safetensors  weights, AdamW moments, config, and the trainer state
+//                     (step, RNG states, data order, time so far)
+//   loss.tsv          one line per step: step, loss, gradient norm, largest
+//                     attention logit
+//   metrics.json      the scorecard in the tutorial's schema plus more
+//   samples.png       8x8 samples, 20 Euler steps
+#pragma once
+#include <stdbool.h>
+#include "config.h"
+
+typedef enum { PRESET_SMOKE, PRESET_QUICK, PRESET_TUTORIAL } Preset;
+
+typedef struct {
+    const char *name;       // run name (folder under out_dir)
+    const char *out_dir;    // "runs"
+    Preset preset;
+    Config cfg;             // preset applied, then every --set
+    bool resume;            // continue a stopped run from its checkpoint
+    int ckpt_every;         // steps between checkpoints
+    bool scorecard;         // compute val MSE and probe-FD at the end
+    int stop_after;         // stop (as if killed) after this step; 0 = never. For tests.
+} TrainOptions;
+
+const char *preset_name(Preset p);
+int preset_parse(const char *s, Preset *out);
+// The config and checkpoint interval of a preset (before --set).
+void preset_apply(Preset p, Config *cfg, int *ckpt_every);
+// Prints what each preset is.
+void preset_describe(void *file /* FILE* */);
+
+// Exit codes of trainer_run, which the CLI returns as they are.
+#define TRAIN_OK 0
+#define TRAIN_ERROR 1       // data, I/O, out of memory: the message says what
+#define TRAIN_USAGE 2       // bad options
+#define TRAIN_DIVERGED 3    // NaN or Inf loss: stopped, last checkpoint kept
+#define TRAIN_STOPPED 4     // stop_after reached (tests)
+
+int trainer_run(const TrainOptions *o);
+
+// Scorecard of an already trained run folder (reads ckpt + loss.tsv, writes
+// metrics.json and samples.png). Used at the end of trainer_run.
+int trainer_finish(const char *run_dir, const char *name, Preset preset);

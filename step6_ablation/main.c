@@ -1,0 +1,138 @@
+// step6_ablation: the tutorial's last section. The training runs that differ
+// by one switch each, read against the seed gap, and a fair speed race.
+//
+//   step6_ablation train --name NAME [--preset smoke|quick|tutorial] [--set key=value]...
+//                        [--out runs] [--resume]
+//   step6_ablation summary [--set key=value]... [--modern]
+//
+// Every run is one `train` command; see docs/step6_ablation.md.
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "config.h"
+#include "model.h"
+#include "trainer.h"
+
+static void usage(FILE *f) {
+    fprintf(f,
+        "usage: step6_ablation COMMAND [options]\n"
+        "\n"
+        "commands:\n"
+        "  train --name NAME [--preset P] [--set key=value]... [--modern] [--out DIR] [--resume]\n"
+        "        train one run into DIR/NAME (default DIR: runs): metrics.json, loss.tsv,\n"
+        "        ckpt.safetensors, samples.png\n"
+        "  summary [--set key=value]... [--modern]\n"
+        "        print the model as a tree with the parameters of each module\n"
+        "\n"
+        "options:\n"
+        "  --preset P        smoke | quick | tutorial (default quick)\n"
+        "  --set key=value   any config field, e.g. --set qk_norm=true (list: --set help)\n"
+        "  --modern          RMSNorm, SwiGLU, QK-norm and no biases (the GPT episode's block)\n"
+        "  --ckpt-every N    steps between checkpoints (default: the preset's)\n"
+        "  --no-scorecard    skip val MSE and probe-FD at the end\n"
+        "  --stop-after N    stop after step N as if interrupted (for tests)\n"
+        "\n");
+    preset_describe(f);
+}
+
+static int parse_int_arg(const char *s, int *out) {
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (*s == 0 || *end != 0 || v < 0 || v > 100000000) return -1;
+    *out = (int)v;
+    return 0;
+}
+
+// Options shared by train and summary. Presets apply first, then --set in order.
+static int parse_common(int argc, char **argv, TrainOptions *o) {
+    Preset preset = PRESET_QUICK;
+    // the preset must be known before any --set, wherever it appears
+    for (int i = 0; i < argc; i++)
+        if (strcmp(argv[i], "--preset") == 0 && i + 1 < argc && preset_parse(argv[i + 1], &preset) != 0) {
+            fprintf(stderr, "error: unknown preset '%s'\n", argv[i + 1]);
+            preset_describe(stderr);
+            return 2;
+        }
+    o->preset = preset;
+    o->out_dir = "runs";
+    o->scorecard = true;
+    preset_apply(preset, &o->cfg, &o->ckpt_every);
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        int has = i + 1 < argc;
+        if (strcmp(a, "--preset") == 0 && has) { i++; }
+        else if (strcmp(a, "--set") == 0 && has) {
+            if (strcmp(argv[i + 1], "help") == 0) { config_print_keys(&o->cfg, stdout); exit(0); }
+            config_set_or_exit(&o->cfg, argv[++i]);
+        }
+        else if (strcmp(a, "--modern") == 0) config_set_or_exit(&o->cfg, "modern=true");
+        else if (strcmp(a, "--name") == 0 && has) o->name = argv[++i];
+        else if (strcmp(a, "--out") == 0 && has) o->out_dir = argv[++i];
+        else if (strcmp(a, "--resume") == 0) o->resume = true;
+        else if (strcmp(a, "--no-scorecard") == 0) o->scorecard = false;
+        else if (strcmp(a, "--ckpt-every") == 0 && has) {
+            if (parse_int_arg(argv[++i], &o->ckpt_every) != 0 || o->ckpt_every < 1) {
+                fprintf(stderr, "error: --ckpt-every wants a positive whole number, not '%s'\n", argv[i]);
+                return 2;
+            }
+        }
+        else if (strcmp(a, "--stop-after") == 0 && has) {
+            if (parse_int_arg(argv[++i], &o->stop_after) != 0) {
+                fprintf(stderr, "error: --stop-after wants a whole number, not '%s'\n", argv[i]);
+                return 2;
+            }
+        }
+        else {
+            fprintf(stderr, "error: unknown or incomplete option '%s'\n\n", a);
+            usage(stderr);
+            return 2;
+        }
+    }
+    char err[512];
+    if (config_validate(&o->cfg, err, sizeof err) != 0) {
+        fprintf(stderr, "error: %s\n", err);
+        return 2;
+    }
+    return 0;
+}
+
+static int cmd_train(int argc, char **argv) {
+    TrainOptions o;
+    memset(&o, 0, sizeof o);
+    int rc = parse_common(argc, argv, &o);
+    if (rc) return rc;
+    if (!o.name) {
+        fprintf(stderr, "error: train needs --name NAME (the run's folder under %s/)\n", o.out_dir);
+        return 2;
+    }
+    return trainer_run(&o);
+}
+
+static int cmd_summary(int argc, char **argv) {
+    TrainOptions o;
+    memset(&o, 0, sizeof o);
+    int rc = parse_common(argc, argv, &o);
+    if (rc) return rc;
+    Model m;
+    char err[512];
+    if (model_build(&m, &o.cfg, err, sizeof err) != 0) {
+        fprintf(stderr, "error: %s\n", err);
+        return 2;
+    }
+    model_print_summary(&m, stdout);
+    model_free(&m);
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "train") == 0) return cmd_train(argc - 2, argv + 2);
+    if (strcmp(cmd, "summary") == 0) return cmd_summary(argc - 2, argv + 2);
+    fprintf(stderr, "error: unknown command '%s'\n\n", cmd);
+    usage(stderr);
+    return 2;
+}
