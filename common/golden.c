@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "checkpoint.h"
 #include "flow.h"
 #include "golden.h"
 #include "model.h"
@@ -47,28 +48,14 @@ int golden_compare(const char *path, GoldenReport *rep, char *err, size_t errlen
     Activations sa; int have_sa = 0;
     float *x = NULL;
 
-    // the config is the file's metadata; keys that are not config fields
-    // (adamw.*, sample.*) are read separately below
-    Config cfg = config_default();
-    for (int i = 0; i < st.n_meta; i++) {
-        const char *k = st.meta_keys[i];
-        if (strncmp(k, "adamw.", 6) == 0 || strncmp(k, "sample.", 7) == 0) continue;
-        char kv[256];
-        snprintf(kv, sizeof kv, "%s=%s", k, st.meta_values[i]);
-        if (config_set(&cfg, kv, err, errlen) != 0) goto done;
-    }
+    // the config is the file's metadata, the weights its param.* tensors
+    Config cfg;
+    if (checkpoint_config_from(&st, path, &cfg, err, errlen) != 0) goto done;
     config_describe(&cfg, rep->config, sizeof rep->config);
     if (model_build(&m, &cfg, err, errlen) != 0) goto done;
     have_model = 1;
+    if (checkpoint_copy_params(&st, path, "param.", &m, err, errlen) != 0) goto done;
 
-    // weights
-    for (int i = 0; i < m.n_tensors; i++) {
-        char name[96];
-        snprintf(name, sizeof name, "param.%s", m.tensors[i].name);
-        const StTensor *t = need(&st, name, m.tensors[i].size, path, err, errlen);
-        if (!t) goto done;
-        memcpy(m.params + m.tensors[i].offset, t->data, t->numel * sizeof(float));
-    }
     // one forward/backward on the file's batch
     const StTensor *tt = need(&st, "input.t", 0, path, err, errlen);
     if (!tt) goto done;

@@ -1,0 +1,75 @@
+// checkpoint.h: a Model saved to and loaded from a safetensors file (spec §7).
+//
+// A checkpoint holds:
+//   - every parameter under its spec name ("blocks.0.attn.qkv.weight", ...)
+//   - optional extra arrays laid out like the parameters (the AdamW moments),
+//     each parameter's slice under "<prefix><name>", e.g. "adamw_m.head.bias"
+//   - the whole config in __metadata__ (config_foreach_field: every field as
+//     the string config_set reads back), plus optional trainer state (step,
+//     RNG state, ...) as more string key/values.
+// Reading the config starts from config_default() and applies the config
+// keys found, so a file saved before a switch (qk_norm, mlp, norm, pos, bias)
+// existed loads as the original block. Metadata keys that are not config
+// fields (trainer state, the golden files' "adamw.lr", "sample.steps") are
+// ignored by the config reader and left for the caller (st_meta).
+#pragma once
+#include <stddef.h>
+#include "config.h"
+#include "model.h"
+#include "safetensors.h"
+
+// Prefixes of the AdamW moments in a trainer's checkpoint.
+#define CHECKPOINT_ADAMW_M "adamw_m."
+#define CHECKPOINT_ADAMW_V "adamw_v."
+
+// An array of m->n_params floats in the parameter layout, saved per tensor
+// as prefix + tensor name.
+typedef struct {
+    const char *prefix;
+    const float *values;
+} CheckpointArray;
+
+typedef struct {
+    const char *key, *value;
+} CheckpointMeta;
+
+// Writes params, extras and metadata to path atomically (see
+// st_writer_save_atomic: the old file survives any failure). extra / meta may
+// be NULL when their count is 0. A meta key equal to a config field is an
+// error: the config is written from m->cfg and must not be contradicted.
+int checkpoint_save(const char *path, const Model *m,
+                    const CheckpointArray *extra, int n_extra,
+                    const CheckpointMeta *meta, int n_meta,
+                    char *err, size_t errlen);
+
+// The config stored in a file's metadata, on top of config_default().
+// Fails if a config field's value does not parse or the result is invalid.
+int checkpoint_read_config(const char *path, Config *out, char *err, size_t errlen);
+// The same from an already-read file; src names it in messages.
+int checkpoint_config_from(const SafeTensors *st, const char *src, Config *out,
+                           char *err, size_t errlen);
+
+// Copies every parameter of m from the tensors named prefix + name ("" for a
+// checkpoint, "param." for a golden file). Each must exist with exactly the
+// model's shape; a tensor that looks like a parameter (spec §3 names) but
+// that m does not have is an error too (the metadata and the tensors
+// disagree). 0 or -1 with a message.
+int checkpoint_copy_params(const SafeTensors *st, const char *src, const char *prefix,
+                           Model *m, char *err, size_t errlen);
+
+// Copies an optional extra array (m->n_params floats, parameter layout) into
+// dst. Returns 0 when all of it was there, 1 when none of it was (dst is left
+// alone; e.g. a checkpoint without AdamW state), -1 when only part of it was
+// there or a shape is wrong.
+int checkpoint_copy_array(const SafeTensors *st, const char *src, const char *prefix,
+                          const Model *m, float *dst, char *err, size_t errlen);
+
+// Reads path into a Model built from its config, with its parameters loaded
+// (m must not hold a model; model_free it afterwards). If st is not NULL the
+// file is handed back in *st for extras and trainer metadata (st_free it);
+// otherwise it is freed here.
+int checkpoint_load(const char *path, Model *m, SafeTensors *st, char *err, size_t errlen);
+
+// Just the parameters of path into an already built m (whose config must
+// match the file's shapes).
+int checkpoint_load_params(const char *path, Model *m, char *err, size_t errlen);

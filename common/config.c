@@ -1,0 +1,405 @@
+// config.c: the defaults of spec §2, the `--set key=value` parser and the
+// checks that the sizes fit together.
+//
+// Every field is described once, in the FIELDS table below: its key, its
+// kind (int, unsigned 64-bit, float, bool or enum), where it lives in Config,
+// the smallest value that makes sense and a one-line help. Parsing, printing,
+// checkpoint metadata (config_foreach_field) and the key list all walk that
+// one table, so a new field cannot be settable but forgotten in checkpoints.
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+// ---------------------------------------------------------------------------
+// Defaults (spec §2)
+
+Config config_default(void) {
+    Config c;
+    memset(&c, 0, sizeof c);   // no stray padding bytes: configs compare with memcmp in tests
+    c.img = 32; c.channels = 3; c.patch = 4;
+    c.dim = 128; c.depth = 4; c.heads = 4;
+    c.mlp_ratio = 4.0f;
+    c.freq_dim = 256;
+    c.norm = NORM_LAYERNORM;
+    c.qk_norm = false;
+    c.mlp = MLP_GELU;
+    c.mlp_multiple_of = 1;
+    c.pos = POS_LEARNED;
+    c.rope_base = 100.0f;
+    c.bias = true;
+    c.seed = 0;
+    c.lr = 3e-4f;
+    c.weight_decay = 0.0f;
+    c.batch = 128; c.steps = 4000;
+    c.flip = true;
+    c.threads = 0;
+    return c;
+}
+
+// GELU: int(mlp_ratio * D). SwiGLU: int(2 * mlp_ratio * D / 3) so that its
+// three matrices hold about as many weights as GELU's two, then rounded up to
+// a multiple of mlp_multiple_of (hardware-friendly widths, e.g. 64).
+// Computed in double, like the Python reference, so that 2*4*384/3 is exactly
+// 1024 and not 1023.9999.
+int cfg_mlp_hidden(const Config *c) {
+    if (c->mlp == MLP_SWIGLU) {
+        int h = (int)(2.0 * (double)c->mlp_ratio * c->dim / 3.0);
+        int m = c->mlp_multiple_of;
+        if (m > 1) h = m * ((h + m - 1) / m);
+        return h;
+    }
+    return (int)((double)c->mlp_ratio * c->dim);
+}
+
+// ---------------------------------------------------------------------------
+// The field table
+
+typedef enum { F_INT, F_U64, F_FLOAT, F_BOOL, F_ENUM } FieldKind;
+
+typedef struct {
+    const char *key;
+    FieldKind kind;
+    size_t offset;              // offsetof(Config, field)
+    int min;                    // F_INT: smallest allowed value (floats: see float_may_be_zero)
+    const char *const *names;   // F_ENUM: names indexed by the enum value, NULL-terminated
+    const char *help;
+} Field;
+
+static const char *const NORM_NAMES[] = {"layernorm", "rmsnorm", NULL};
+static const char *const MLP_NAMES[] = {"gelu", "swiglu", NULL};
+static const char *const POS_NAMES[] = {"learned", "rope2d", NULL};
+
+#define OFF(f) offsetof(Config, f)
+static const Field FIELDS[] = {
+    {"img",             F_INT,   OFF(img),             1, NULL, "image side in pixels"},
+    {"channels",        F_INT,   OFF(channels),        1, NULL, "colour channels"},
+    {"patch",           F_INT,   OFF(patch),           1, NULL, "patch side in pixels (img must be a multiple)"},
+    {"dim",             F_INT,   OFF(dim),             1, NULL, "model width D (a multiple of heads)"},
+    {"depth",           F_INT,   OFF(depth),           1, NULL, "number of transformer blocks"},
+    {"heads",           F_INT,   OFF(heads),           1, NULL, "attention heads"},
+    {"mlp_ratio",       F_FLOAT, OFF(mlp_ratio),       0, NULL, "MLP hidden width / D"},
+    {"freq_dim",        F_INT,   OFF(freq_dim),        2, NULL, "sinusoidal timestep features (even)"},
+    {"norm",            F_ENUM,  OFF(norm),            0, NORM_NAMES, "normalisation before attn/mlp"},
+    {"qk_norm",         F_BOOL,  OFF(qk_norm),         0, NULL, "RMSNorm on queries and keys"},
+    {"mlp",             F_ENUM,  OFF(mlp),             0, MLP_NAMES, "feed-forward kind"},
+    {"mlp_multiple_of", F_INT,   OFF(mlp_multiple_of), 1, NULL, "round SwiGLU hidden up to a multiple of this"},
+    {"pos",             F_ENUM,  OFF(pos),             0, POS_NAMES, "position encoding"},
+    {"rope_base",       F_FLOAT, OFF(rope_base),       0, NULL, "RoPE frequency base"},
+    {"bias",            F_BOOL,  OFF(bias),            0, NULL, "biases in every Linear layer"},
+    {"seed",            F_U64,   OFF(seed),            0, NULL, "random seed of the run"},
+    {"lr",              F_FLOAT, OFF(lr),              0, NULL, "AdamW learning rate"},
+    {"weight_decay",    F_FLOAT, OFF(weight_decay),    0, NULL, "AdamW weight decay of 2-D tensors"},
+    {"batch",           F_INT,   OFF(batch),           1, NULL, "images per training step"},
+    {"steps",           F_INT,   OFF(steps),           0, NULL, "training steps"},
+    {"flip",            F_BOOL,  OFF(flip),            0, NULL, "random horizontal flips of training images"},
+    {"threads",         F_INT,   OFF(threads),         0, NULL, "OpenMP/BLAS threads, 0 = all cores"},
+};
+#undef OFF
+#define N_FIELDS ((int)(sizeof FIELDS / sizeof FIELDS[0]))
+
+static const char *MODERN_HELP = "shorthand for norm=rmsnorm mlp=swiglu qk_norm=true bias=false";
+
+// Where a field lives inside c. The const is cast away once, here, so that
+// printing (const Config) and parsing (Config) share the accessors; printing
+// never writes through them.
+static void *field_ptr(const Config *c, const Field *f) { return (char *)c + f->offset; }
+#define field_int(c, f) ((int *)field_ptr(c, f))
+#define field_float(c, f) ((float *)field_ptr(c, f))
+#define field_bool(c, f) ((bool *)field_ptr(c, f))
+#define field_u64(c, f) ((unsigned long long *)field_ptr(c, f))
+
+// Floats must be > 0, except weight_decay, which may be 0 (the default).
+static bool float_may_be_zero(const Field *f) { return strcmp(f->key, "weight_decay") == 0; }
+
+// Enums are stored as their C enum type; all three are int-sized (C11 6.7.2.2
+// lets the compiler pick, but gcc uses unsigned int / int for these ranges).
+_Static_assert(sizeof(NormKind) == sizeof(int) && sizeof(MlpKind) == sizeof(int) &&
+               sizeof(PosKind) == sizeof(int), "enums are read and written as int");
+
+static const Field *find_field(const char *key, size_t keylen) {
+    for (int i = 0; i < N_FIELDS; i++)
+        if (strlen(FIELDS[i].key) == keylen && strncmp(FIELDS[i].key, key, keylen) == 0)
+            return &FIELDS[i];
+    return NULL;
+}
+
+// snprintf into err if there is one. Always returns -1, so callers can
+// `return fail(err, errlen, ...)`.
+static int fail(char *err, size_t errlen, const char *fmt, ...) {
+    if (err && errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return -1;
+}
+
+// The list of enum names as "a | b | c".
+static void enum_choices(const Field *f, char *out, size_t outlen) {
+    size_t used = 0;
+    out[0] = '\0';
+    for (int i = 0; f->names[i]; i++) {
+        int n = snprintf(out + used, outlen - used, "%s%s", i ? " | " : "", f->names[i]);
+        if (n < 0 || (size_t)n >= outlen - used) break;
+        used += (size_t)n;
+    }
+}
+
+// What values a field accepts, for error messages and the key list.
+static void allowed_values(const Field *f, char *out, size_t outlen) {
+    switch (f->kind) {
+    case F_INT:   snprintf(out, outlen, "an integer >= %d", f->min); break;
+    case F_U64:   snprintf(out, outlen, "an integer in [0, 2^64)"); break;
+    case F_FLOAT: snprintf(out, outlen, "a finite number %s 0", float_may_be_zero(f) ? ">=" : ">"); break;
+    case F_BOOL:  snprintf(out, outlen, "true | false | 1 | 0"); break;
+    case F_ENUM:  enum_choices(f, out, outlen); break;
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Strict number parsing: the whole string must be the number. strtol alone
+// would happily read "12abc" as 12 and " 7" as 7, and strtoull reads "-1" as
+// 2^64-1; a typo in a run's config must fail loudly instead.
+
+static int parse_int(const char *s, long lo, long hi, long *out) {
+    if (!*s || isspace((unsigned char)*s)) return -1;
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || *end || v < lo || v > hi) return -1;
+    *out = v;
+    return 0;
+}
+
+static int parse_u64(const char *s, unsigned long long *out) {
+    // No '-' (strtoull would wrap it around) and no leading space.
+    if (!isdigit((unsigned char)s[*s == '+'])) return -1;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || *end) return -1;
+    *out = v;
+    return 0;
+}
+
+// Rejects nan, inf and values that overflow or underflow a float. strtof
+// (not strtod + cast) so that "%.9g" output parses back to the same float.
+static int parse_float(const char *s, float *out) {
+    if (!*s || isspace((unsigned char)*s)) return -1;
+    char *end;
+    errno = 0;
+    float v = strtof(s, &end);
+    if (errno || *end || !isfinite(v)) return -1;
+    *out = v;
+    return 0;
+}
+
+static int parse_bool(const char *s, bool *out) {
+    if (!strcmp(s, "true") || !strcmp(s, "1")) { *out = true; return 0; }
+    if (!strcmp(s, "false") || !strcmp(s, "0")) { *out = false; return 0; }
+    return -1;
+}
+
+// ---------------------------------------------------------------------------
+// config_set
+
+static int set_modern(Config *c, const char *value, char *err, size_t errlen) {
+    bool on = true;
+    if (value && parse_bool(value, &on) != 0)
+        return fail(err, errlen, "bad value '%s' for modern: allowed: true | 1 (%s)", value, MODERN_HELP);
+    // modern=false is an error, not a no-op: it could only mean "undo the
+    // shorthand", which is ambiguous once the four fields were set one by one.
+    if (!on)
+        return fail(err, errlen, "modern=%s is not supported: modern only switches on (%s); "
+                    "set norm, mlp, qk_norm and bias individually instead", value, MODERN_HELP);
+    c->norm = NORM_RMSNORM;
+    c->mlp = MLP_SWIGLU;
+    c->qk_norm = true;
+    c->bias = false;
+    return 0;
+}
+
+static void key_list(char *out, size_t outlen) {
+    size_t used = 0;
+    out[0] = '\0';
+    for (int i = 0; i <= N_FIELDS; i++) {
+        const char *k = i < N_FIELDS ? FIELDS[i].key : "modern";
+        int n = snprintf(out + used, outlen - used, "%s%s", i ? ", " : "", k);
+        if (n < 0 || (size_t)n >= outlen - used) break;
+        used += (size_t)n;
+    }
+}
+
+int config_set(Config *c, const char *kv, char *err, size_t errlen) {
+    if (!kv) return fail(err, errlen, "config_set: no key=value given");
+    const char *eq = strchr(kv, '=');
+    size_t keylen = eq ? (size_t)(eq - kv) : strlen(kv);
+    const char *value = eq ? eq + 1 : NULL;
+
+    if (keylen == 6 && !strncmp(kv, "modern", 6)) return set_modern(c, value, err, errlen);
+
+    const Field *f = find_field(kv, keylen);
+    if (!f) {
+        char keys[512];
+        key_list(keys, sizeof keys);
+        return fail(err, errlen, "unknown config key '%.*s'; known keys: %s", (int)keylen, kv, keys);
+    }
+    if (!value) {
+        char allowed[128];
+        allowed_values(f, allowed, sizeof allowed);
+        return fail(err, errlen, "'%s' needs a value: %s=<%s>", f->key, f->key, allowed);
+    }
+
+    int bad = 0;
+    switch (f->kind) {
+    case F_INT: {
+        long v;
+        bad = parse_int(value, f->min, INT_MAX, &v);
+        if (!bad) *field_int(c, f) = (int)v;
+        break;
+    }
+    case F_U64: bad = parse_u64(value, field_u64(c, f)); break;
+    case F_FLOAT: {
+        float v;
+        bad = parse_float(value, &v);
+        // lr, mlp_ratio and rope_base must be positive; weight_decay may be 0.
+        if (!bad && (float_may_be_zero(f) ? v < 0.0f : v <= 0.0f)) bad = 1;
+        if (!bad) *field_float(c, f) = v;
+        break;
+    }
+    case F_BOOL: bad = parse_bool(value, field_bool(c, f)); break;
+    case F_ENUM: {
+        bad = 1;
+        for (int i = 0; f->names[i]; i++)
+            if (!strcmp(value, f->names[i])) { *field_int(c, f) = i; bad = 0; break; }
+        break;
+    }
+    }
+    if (bad) {
+        char allowed[128];
+        allowed_values(f, allowed, sizeof allowed);
+        return fail(err, errlen, "bad value '%s' for %s (%s): allowed: %s", value, f->key, f->help, allowed);
+    }
+    return 0;
+}
+
+void config_set_or_exit(Config *c, const char *kv) {
+    char err[1024];
+    if (config_set(c, kv, err, sizeof err) == 0) return;
+    fprintf(stderr, "error: %s\n\n", err);
+    config_print_keys(c, stderr);
+    exit(2);
+}
+
+// ---------------------------------------------------------------------------
+// config_validate: the cross-field rules a single key=value cannot check.
+
+int config_validate(const Config *c, char *err, size_t errlen) {
+    // Each field alone (a Config may be filled in by hand, not via config_set).
+    for (int i = 0; i < N_FIELDS; i++) {
+        const Field *f = &FIELDS[i];
+        if (f->kind == F_INT && *field_int(c, f) < f->min)
+            return fail(err, errlen, "%s=%d: must be >= %d", f->key, *field_int(c, f), f->min);
+        if (f->kind == F_FLOAT && !isfinite(*field_float(c, f)))
+            return fail(err, errlen, "%s is not a finite number", f->key);
+        if (f->kind == F_ENUM) {
+            int v = *field_int(c, f), n = 0;
+            while (f->names[n]) n++;
+            if (v < 0 || v >= n) return fail(err, errlen, "%s has an invalid value %d", f->key, v);
+        }
+    }
+    if (!(c->mlp_ratio > 0)) return fail(err, errlen, "mlp_ratio=%g: must be > 0", c->mlp_ratio);
+    if (!(c->rope_base > 0)) return fail(err, errlen, "rope_base=%g: must be > 0", c->rope_base);
+    if (!(c->lr > 0)) return fail(err, errlen, "lr=%g: must be > 0", c->lr);
+    if (!(c->weight_decay >= 0)) return fail(err, errlen, "weight_decay=%g: must be >= 0", c->weight_decay);
+
+    if (c->img % c->patch != 0)
+        return fail(err, errlen, "img=%d is not a multiple of patch=%d", c->img, c->patch);
+    if (c->dim % c->heads != 0)
+        return fail(err, errlen, "dim=%d is not a multiple of heads=%d", c->dim, c->heads);
+    int hd = cfg_head_dim(c);
+    // Rotary and rms pairs work on (2i, 2i+1): an odd head_dim has no partner.
+    if (hd % 2 != 0)
+        return fail(err, errlen, "head_dim = dim/heads = %d must be even", hd);
+    // 2-D RoPE gives half the pairs to rows and half to columns.
+    if (c->pos == POS_ROPE2D && hd % 4 != 0)
+        return fail(err, errlen, "pos=rope2d needs head_dim = dim/heads = %d to be a multiple of 4", hd);
+    if (c->freq_dim % 2 != 0)
+        return fail(err, errlen, "freq_dim=%d must be even (cos and sin halves)", c->freq_dim);
+    // Guard the products the model allocates with: they must fit in an int.
+    if ((long long)c->dim * 4 > INT_MAX || (long long)c->img * c->img * c->channels > INT_MAX ||
+        (long long)cfg_patch_dim(c) * c->dim > INT_MAX)
+        return fail(err, errlen, "sizes too large (dim=%d img=%d channels=%d)", c->dim, c->img, c->channels);
+    double hidden = (c->mlp == MLP_SWIGLU ? 2.0 * c->mlp_ratio / 3.0 : c->mlp_ratio) * c->dim;
+    if (hidden > INT_MAX / 4)
+        return fail(err, errlen, "mlp hidden width %.0f is too large", hidden);
+    if (cfg_mlp_hidden(c) < 1)
+        return fail(err, errlen, "mlp hidden width is %d (mlp_ratio=%g, dim=%d): must be >= 1",
+                    cfg_mlp_hidden(c), c->mlp_ratio, c->dim);
+    return 0;
+}
+
+// ---------------------------------------------------------------------------
+// Printing
+
+// One field's value as the string config_set accepts back.
+static void field_value(const Config *c, const Field *f, char *out, size_t outlen) {
+    switch (f->kind) {
+    case F_INT:   snprintf(out, outlen, "%d", *field_int(c, f)); break;
+    case F_U64:   snprintf(out, outlen, "%llu", *field_u64(c, f)); break;
+    // 9 significant digits are enough to print any float so it reads back
+    // bit for bit.
+    case F_FLOAT: snprintf(out, outlen, "%.9g", (double)*field_float(c, f)); break;
+    case F_BOOL:  snprintf(out, outlen, "%s", *field_bool(c, f) ? "true" : "false"); break;
+    case F_ENUM: {
+        int v = *field_int(c, f), n = 0;
+        while (f->names[n]) n++;
+        snprintf(out, outlen, "%s", (v >= 0 && v < n) ? f->names[v] : "?");
+        break;
+    }
+    }
+}
+
+void config_foreach_field(const Config *c, ConfigFieldFn fn, void *ctx) {
+    char value[64];
+    for (int i = 0; i < N_FIELDS; i++) {
+        field_value(c, &FIELDS[i], value, sizeof value);
+        fn(FIELDS[i].key, value, ctx);
+    }
+}
+
+void config_print_keys(const Config *c, void *file) {
+    FILE *f = file ? (FILE *)file : stderr;
+    Config def = config_default();
+    if (!c) c = &def;
+    fprintf(f, "config keys (--set key=value):\n");
+    char value[64], allowed[128];
+    for (int i = 0; i < N_FIELDS; i++) {
+        field_value(c, &FIELDS[i], value, sizeof value);
+        allowed_values(&FIELDS[i], allowed, sizeof allowed);
+        fprintf(f, "  %-16s = %-10s  %s; %s\n", FIELDS[i].key, value, FIELDS[i].help, allowed);
+    }
+    fprintf(f, "  %-16s   %-10s  %s\n", "modern", "", MODERN_HELP);
+}
+
+void config_describe(const Config *c, char *out, size_t outlen) {
+    if (!out || !outlen) return;
+    char value[64];
+    size_t used = 0;
+    out[0] = '\0';
+    for (int i = 0; i < N_FIELDS; i++) {
+        field_value(c, &FIELDS[i], value, sizeof value);
+        int n = snprintf(out + used, outlen - used, "%s%s=%s", i ? " " : "", FIELDS[i].key, value);
+        if (n < 0 || (size_t)n >= outlen - used) break;   // truncated, still terminated
+        used += (size_t)n;
+    }
+}

@@ -1,0 +1,297 @@
+// test_config.c: defaults, the key=value parser, validation and the
+// metadata round trip of config.c.
+#include "testutil.h"
+#include "config.h"
+
+static char err[1024];
+
+// config_set must succeed; shows the message if it does not.
+static void set_ok(Config *c, const char *kv) {
+    err[0] = '\0';
+    int rc = config_set(c, kv, err, sizeof err);
+    ck_assert_msg(rc == 0, "config_set(%s) failed: %s", kv, err);
+}
+
+// config_set must fail with a message that contains `needle`, and leave c alone.
+static void set_fails(const char *kv, const char *needle) {
+    Config c = config_default(), before = c;
+    err[0] = '\0';
+    int rc = config_set(&c, kv, err, sizeof err);
+    ck_assert_msg(rc == -1, "config_set(%s) should fail", kv);
+    ck_assert_msg(strstr(err, needle) != NULL, "message for %s lacks '%s': %s", kv, needle, err);
+    ck_assert_msg(memcmp(&c, &before, sizeof c) == 0, "failed config_set(%s) changed the config", kv);
+}
+
+START_TEST(test_defaults) {
+    Config c = config_default();
+    ck_assert_int_eq(c.img, 32); ck_assert_int_eq(c.channels, 3); ck_assert_int_eq(c.patch, 4);
+    ck_assert_int_eq(c.dim, 128); ck_assert_int_eq(c.depth, 4); ck_assert_int_eq(c.heads, 4);
+    ck_assert(c.mlp_ratio == 4.0f);
+    ck_assert_int_eq(c.freq_dim, 256);
+    ck_assert_int_eq(c.norm, NORM_LAYERNORM);
+    ck_assert(!c.qk_norm);
+    ck_assert_int_eq(c.mlp, MLP_GELU);
+    ck_assert_int_eq(c.mlp_multiple_of, 1);
+    ck_assert_int_eq(c.pos, POS_LEARNED);
+    ck_assert(c.rope_base == 100.0f);
+    ck_assert(c.bias);
+    ck_assert(c.seed == 0);
+    ck_assert(c.lr == 3e-4f);
+    ck_assert(c.weight_decay == 0.0f);
+    ck_assert_int_eq(c.batch, 128); ck_assert_int_eq(c.steps, 4000);
+    ck_assert(c.flip);
+    ck_assert_int_eq(c.threads, 0);
+    // derived sizes
+    ck_assert_int_eq(cfg_grid(&c), 8); ck_assert_int_eq(cfg_tokens(&c), 64);
+    ck_assert_int_eq(cfg_head_dim(&c), 32); ck_assert_int_eq(cfg_patch_dim(&c), 48);
+    ck_assert_int_eq(config_validate(&c, err, sizeof err), 0);
+}
+END_TEST
+
+START_TEST(test_every_key_settable) {
+    Config c = config_default();
+    const char *sets[] = {"img=64", "channels=1", "patch=8", "dim=96", "depth=2", "heads=3",
+                          "mlp_ratio=2.5", "freq_dim=64", "norm=rmsnorm", "qk_norm=true", "mlp=swiglu",
+                          "mlp_multiple_of=32", "pos=rope2d", "rope_base=10000", "bias=false",
+                          "seed=18446744073709551615", "lr=2e-3", "weight_decay=0.1", "batch=64",
+                          "steps=1000", "flip=0", "threads=2"};
+    for (size_t i = 0; i < sizeof sets / sizeof sets[0]; i++) set_ok(&c, sets[i]);
+    ck_assert_int_eq(c.img, 64); ck_assert_int_eq(c.channels, 1); ck_assert_int_eq(c.patch, 8);
+    ck_assert_int_eq(c.dim, 96); ck_assert_int_eq(c.depth, 2); ck_assert_int_eq(c.heads, 3);
+    ck_assert(c.mlp_ratio == 2.5f);
+    ck_assert_int_eq(c.freq_dim, 64);
+    ck_assert_int_eq(c.norm, NORM_RMSNORM);
+    ck_assert(c.qk_norm);
+    ck_assert_int_eq(c.mlp, MLP_SWIGLU);
+    ck_assert_int_eq(c.mlp_multiple_of, 32);
+    ck_assert_int_eq(c.pos, POS_ROPE2D);
+    ck_assert(c.rope_base == 10000.0f);
+    ck_assert(!c.bias);
+    ck_assert(c.seed == 18446744073709551615ULL);
+    ck_assert(c.lr == 2e-3f);
+    ck_assert(c.weight_decay == 0.1f);
+    ck_assert_int_eq(c.batch, 64); ck_assert_int_eq(c.steps, 1000);
+    ck_assert(!c.flip);
+    ck_assert_int_eq(c.threads, 2);
+    // and back
+    set_ok(&c, "norm=layernorm"); set_ok(&c, "mlp=gelu"); set_ok(&c, "pos=learned");
+    set_ok(&c, "qk_norm=false"); set_ok(&c, "bias=1"); set_ok(&c, "flip=true");
+    ck_assert_int_eq(c.norm, NORM_LAYERNORM); ck_assert_int_eq(c.mlp, MLP_GELU);
+    ck_assert_int_eq(c.pos, POS_LEARNED); ck_assert(!c.qk_norm); ck_assert(c.bias); ck_assert(c.flip);
+}
+END_TEST
+
+// Values as the PyTorch reference writes them into golden metadata.
+START_TEST(test_python_style_values) {
+    Config c = config_default();
+    set_ok(&c, "mlp_ratio=4.0"); ck_assert(c.mlp_ratio == 4.0f);
+    set_ok(&c, "rope_base=100.0"); ck_assert(c.rope_base == 100.0f);
+    set_ok(&c, "lr=1e-08"); ck_assert(c.lr == 1e-8f);
+    set_ok(&c, "dim=32"); ck_assert_int_eq(c.dim, 32);
+}
+END_TEST
+
+START_TEST(test_modern) {
+    Config c = config_default();
+    set_ok(&c, "modern");
+    ck_assert_int_eq(c.norm, NORM_RMSNORM); ck_assert_int_eq(c.mlp, MLP_SWIGLU);
+    ck_assert(c.qk_norm); ck_assert(!c.bias);
+    ck_assert_int_eq(c.pos, POS_LEARNED);   // RoPE stays its own switch
+    Config d = config_default();
+    set_ok(&d, "modern=true");
+    ck_assert(memcmp(&c, &d, sizeof c) == 0);
+    set_fails("modern=false", "modern");
+    set_fails("modern=maybe", "modern");
+}
+END_TEST
+
+START_TEST(test_unknown_and_bad) {
+    set_fails("dimm=128", "unknown config key 'dimm'");
+    set_fails("dimm=128", "dim");          // lists the known keys
+    set_fails("dim", "needs a value");
+    set_fails("=3", "unknown");
+    set_fails("norm=batchnorm", "layernorm | rmsnorm");
+    set_fails("mlp=relu", "gelu | swiglu");
+    set_fails("pos=sincos", "learned | rope2d");
+    set_fails("qk_norm=yes", "true | false");
+    set_fails("bias=", "bias");
+    set_fails("norm=RMSNorm", "norm");     // names are case sensitive
+}
+END_TEST
+
+START_TEST(test_strict_numbers) {
+    set_fails("dim=12abc", "'12abc'");
+    set_fails("dim=", "dim");
+    set_fails("dim= 12", "dim");
+    set_fails("dim=12 ", "dim");
+    set_fails("dim=1.5", "dim");
+    set_fails("dim=0", ">= 1");
+    set_fails("dim=-128", "dim");
+    set_fails("depth=0", "depth");
+    set_fails("heads=0", "heads");
+    set_fails("batch=0", "batch");
+    set_fails("patch=-4", "patch");
+    set_fails("threads=-1", "threads");
+    set_fails("dim=99999999999999999999", "dim");
+    set_fails("seed=-1", "seed");
+    set_fails("seed=1x", "seed");
+    set_fails("seed=99999999999999999999999", "seed");
+    set_fails("lr=nan", "lr");
+    set_fails("lr=inf", "lr");
+    set_fails("lr=-inf", "lr");
+    set_fails("lr=1e99", "lr");          // overflows a float
+    set_fails("lr=0", "> 0");
+    set_fails("lr=-1e-3", "lr");
+    set_fails("lr=3e-4x", "lr");
+    set_fails("mlp_ratio=0", "mlp_ratio");
+    set_fails("rope_base=-100", "rope_base");
+    set_fails("weight_decay=-0.1", ">= 0");
+    Config c = config_default();
+    set_ok(&c, "weight_decay=0");
+    set_ok(&c, "steps=0");               // evaluate only
+    set_ok(&c, "threads=0");
+    set_ok(&c, "seed=+7");
+    ck_assert(c.seed == 7);
+}
+END_TEST
+
+static Config with(const char *kv1, const char *kv2) {
+    Config c = config_default();
+    if (kv1) set_ok(&c, kv1);
+    if (kv2) set_ok(&c, kv2);
+    return c;
+}
+
+static void invalid(Config c, const char *needle) {
+    err[0] = '\0';
+    ck_assert_int_eq(config_validate(&c, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, needle) != NULL, "validate message lacks '%s': %s", needle, err);
+}
+
+START_TEST(test_validate) {
+    Config c;
+    c = with("heads=3", NULL); invalid(c, "heads");                 // 128 % 3
+    c = with("patch=5", NULL); invalid(c, "patch");                 // 32 % 5
+    c = with("dim=90", "heads=6"); invalid(c, "even");              // head_dim 15
+    c = with("dim=72", "heads=4"); ck_assert_int_eq(config_validate(&c, err, sizeof err), 0); // hd 18
+    c = with("dim=72", "pos=rope2d"); invalid(c, "multiple of 4");  // hd 18 with rope
+    c = with("freq_dim=255", NULL); invalid(c, "freq_dim");
+    // Fields filled in by hand are checked too.
+    c = config_default(); c.dim = 0; invalid(c, "dim");
+    c = config_default(); c.batch = -1; invalid(c, "batch");
+    c = config_default(); c.lr = NAN; invalid(c, "lr");
+    c = config_default(); c.norm = (NormKind)7; invalid(c, "norm");
+    c = config_default(); c.mlp_ratio = 0.001f; invalid(c, "hidden");
+    // Every tutorial variant is valid.
+    const char *variants[] = {"norm=rmsnorm", "qk_norm=true", "mlp=swiglu", "pos=rope2d", "modern"};
+    for (int i = 0; i < 5; i++) {
+        c = with(variants[i], NULL);
+        ck_assert_msg(config_validate(&c, err, sizeof err) == 0, "%s: %s", variants[i], err);
+    }
+}
+END_TEST
+
+START_TEST(test_mlp_hidden) {
+    Config c = config_default();
+    ck_assert_int_eq(cfg_mlp_hidden(&c), 512);
+    set_ok(&c, "mlp=swiglu");
+    ck_assert_int_eq(cfg_mlp_hidden(&c), 341);                  // int(2*4*128/3)
+    set_ok(&c, "mlp_multiple_of=64");
+    ck_assert_int_eq(cfg_mlp_hidden(&c), 384);                  // 341 -> 384
+    set_ok(&c, "dim=384");
+    ck_assert_int_eq(cfg_mlp_hidden(&c), 1024);                 // exactly 1024, no rounding up
+    set_ok(&c, "mlp_multiple_of=1");
+    ck_assert_int_eq(cfg_mlp_hidden(&c), 1024);
+    set_ok(&c, "dim=512");
+    ck_assert_int_eq(cfg_mlp_hidden(&c), 1365);
+    set_ok(&c, "mlp_multiple_of=64");
+    ck_assert_int_eq(cfg_mlp_hidden(&c), 1408);
+    set_ok(&c, "mlp=gelu");                                      // multiple_of only affects SwiGLU
+    ck_assert_int_eq(cfg_mlp_hidden(&c), 2048);
+    set_ok(&c, "mlp_ratio=2.5"); set_ok(&c, "dim=128");
+    ck_assert_int_eq(cfg_mlp_hidden(&c), 320);
+}
+END_TEST
+
+// config_foreach_field -> config_set reproduces the config bit for bit.
+static void apply_field(const char *key, const char *value, void *ctx) {
+    char kv[256];
+    snprintf(kv, sizeof kv, "%s=%s", key, value);
+    set_ok((Config *)ctx, kv);
+}
+
+static void count_field(const char *key, const char *value, void *ctx) {
+    (*(int *)ctx)++;
+    ck_assert_ptr_nonnull(key); ck_assert_ptr_nonnull(value);
+    ck_assert(strcmp(key, "modern") != 0);
+}
+
+START_TEST(test_round_trip) {
+    Config a = config_default();
+    const char *sets[] = {"img=48", "patch=6", "dim=120", "heads=5", "depth=3", "mlp_ratio=2.6666667",
+                          "freq_dim=130", "norm=rmsnorm", "qk_norm=true", "mlp=swiglu",
+                          "mlp_multiple_of=7", "rope_base=123.456", "bias=false", "seed=12345678901234",
+                          "lr=0.000123456789", "weight_decay=0.3", "batch=17", "steps=33", "flip=false",
+                          "threads=3", "channels=1"};
+    for (size_t i = 0; i < sizeof sets / sizeof sets[0]; i++) set_ok(&a, sets[i]);
+    Config b = config_default();
+    config_foreach_field(&a, apply_field, &b);
+    ck_assert(memcmp(&a, &b, sizeof a) == 0);
+    // and the defaults themselves
+    Config d = config_default(), e = config_default();
+    set_ok(&e, "modern"); set_ok(&e, "pos=rope2d");
+    config_foreach_field(&d, apply_field, &e);
+    ck_assert(memcmp(&d, &e, sizeof d) == 0);
+    int n = 0;
+    config_foreach_field(&d, count_field, &n);
+    ck_assert_int_eq(n, 22);   // every field of Config
+}
+END_TEST
+
+START_TEST(test_describe_and_keys) {
+    Config c = config_default();
+    char line[1024];
+    config_describe(&c, line, sizeof line);
+    ck_assert_ptr_null(strchr(line, '\n'));
+    ck_assert_ptr_nonnull(strstr(line, "dim=128"));
+    ck_assert_ptr_nonnull(strstr(line, "norm=layernorm"));
+    ck_assert_ptr_nonnull(strstr(line, "lr=0.000300000014"));
+    char small[16];
+    config_describe(&c, small, sizeof small);   // truncates safely
+    ck_assert(strlen(small) < sizeof small);
+
+    char *buf = NULL; size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    config_print_keys(&c, f);
+    fclose(f);
+    const char *keys[] = {"img", "rope_base", "mlp_multiple_of", "modern", "threads", "rmsnorm"};
+    for (int i = 0; i < 6; i++) ck_assert_msg(strstr(buf, keys[i]), "key list lacks %s", keys[i]);
+    free(buf);
+}
+END_TEST
+
+START_TEST(test_set_or_exit) {
+    Config c = config_default();
+    config_set_or_exit(&c, "dim=64");
+    ck_assert_int_eq(c.dim, 64);
+    config_set_or_exit(&c, "nonsense=1");   // exits 2 (tcase_add_exit_test)
+}
+END_TEST
+
+int main(void) {
+    Suite *s = suite_create("config");
+    TCase *tc = tcase_create("config");
+    tcase_add_test(tc, test_defaults);
+    tcase_add_test(tc, test_every_key_settable);
+    tcase_add_test(tc, test_python_style_values);
+    tcase_add_test(tc, test_modern);
+    tcase_add_test(tc, test_unknown_and_bad);
+    tcase_add_test(tc, test_strict_numbers);
+    tcase_add_test(tc, test_validate);
+    tcase_add_test(tc, test_mlp_hidden);
+    tcase_add_test(tc, test_round_trip);
+    tcase_add_test(tc, test_describe_and_keys);
+    tcase_add_exit_test(tc, test_set_or_exit, 2);
+    suite_add_tcase(s, tc);
+    return run_suite(s);
+}
