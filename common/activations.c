@@ -1,22 +1,25 @@
 // activations.c: GELU (exact, with erf), SiLU, and SwiGLU's gate.
 #include <math.h>
+#include "fastmath.h"
 #include "layers.h"
 
 #define OMP_IF_BIG if (n > 32768)
 
-// GELU(x) = x · Φ(x) = 0.5 · x · (1 + erf(x / √2))
-void gelu_forward(float *out, const float *inp, size_t n) {
-    #pragma omp parallel for schedule(static) OMP_IF_BIG
+// GELU(x) = x · Φ(x) = 0.5 · x · (1 + erf(x / √2)), and its derivative
+// GELU'(x) = Φ(x) + x · φ(x), φ(x) = e^(−x²/2) / √(2π) the normal density.
+//
+// The reference versions say exactly that with libm's erff and expf. The
+// fast versions compute the same with fastmath.h, which the compiler turns
+// into vector code; note that e^(−x²/2) serves both erf and φ.
+void gelu_forward_reference(float *out, const float *inp, size_t n) {
     for (size_t i = 0; i < n; i++) {
         float x = inp[i];
         out[i] = 0.5f * x * (1.0f + erff(x * (float)M_SQRT1_2));
     }
 }
 
-// GELU'(x) = Φ(x) + x · φ(x), φ the standard normal density.
-void gelu_backward(float *dinp, const float *dout, const float *inp, size_t n) {
+void gelu_backward_reference(float *dinp, const float *dout, const float *inp, size_t n) {
     const float inv_sqrt_2pi = 0.3989422804014327f;
-    #pragma omp parallel for schedule(static) OMP_IF_BIG
     for (size_t i = 0; i < n; i++) {
         float x = inp[i];
         float cdf = 0.5f * (1.0f + erff(x * (float)M_SQRT1_2));
@@ -25,17 +28,39 @@ void gelu_backward(float *dinp, const float *dout, const float *inp, size_t n) {
     }
 }
 
-static inline float sigmoidf(float x) { return 1.0f / (1.0f + expf(-x)); }
+void gelu_forward(float *out, const float *inp, size_t n) {
+    #pragma omp parallel for simd schedule(static) OMP_IF_BIG
+    for (size_t i = 0; i < n; i++) {
+        float x = inp[i];
+        float u = x * (float)M_SQRT1_2;
+        out[i] = 0.5f * x * (1.0f + erf_fast_with_exp(u, exp_fast(-u * u)));
+    }
+}
+
+void gelu_backward(float *dinp, const float *dout, const float *inp, size_t n) {
+    const float inv_sqrt_2pi = 0.3989422804014327f;
+    #pragma omp parallel for simd schedule(static) OMP_IF_BIG
+    for (size_t i = 0; i < n; i++) {
+        float x = inp[i];
+        float u = x * (float)M_SQRT1_2;
+        float e = exp_fast(-u * u);                 // e^(−x²/2)
+        float cdf = 0.5f * (1.0f + erf_fast_with_exp(u, e));
+        dinp[i] += dout[i] * (cdf + x * inv_sqrt_2pi * e);
+    }
+}
+
+// σ(x) = 1 / (1 + e^(−x)), with the vectorisable exp
+static inline float sigmoidf(float x) { return 1.0f / (1.0f + exp_fast(-x)); }
 
 // SiLU(x) = x · σ(x)
 void silu_forward(float *out, const float *inp, size_t n) {
-    #pragma omp parallel for schedule(static) OMP_IF_BIG
+    #pragma omp parallel for simd schedule(static) OMP_IF_BIG
     for (size_t i = 0; i < n; i++) out[i] = inp[i] * sigmoidf(inp[i]);
 }
 
 // SiLU'(x) = σ(x) · (1 + x · (1 − σ(x)))
 void silu_backward(float *dinp, const float *dout, const float *inp, size_t n) {
-    #pragma omp parallel for schedule(static) OMP_IF_BIG
+    #pragma omp parallel for simd schedule(static) OMP_IF_BIG
     for (size_t i = 0; i < n; i++) {
         float s = sigmoidf(inp[i]);
         dinp[i] += dout[i] * s * (1.0f + inp[i] * (1.0f - s));
@@ -45,13 +70,13 @@ void silu_backward(float *dinp, const float *dout, const float *inp, size_t n) {
 // SwiGLU's middle: out = SiLU(gate) · value, feature by feature. The gate
 // decides how much of each value passes.
 void swiglu_forward(float *out, const float *gate, const float *value, size_t n) {
-    #pragma omp parallel for schedule(static) OMP_IF_BIG
+    #pragma omp parallel for simd schedule(static) OMP_IF_BIG
     for (size_t i = 0; i < n; i++) out[i] = gate[i] * sigmoidf(gate[i]) * value[i];
 }
 
 void swiglu_backward(float *dgate, float *dvalue, const float *dout,
                      const float *gate, const float *value, size_t n) {
-    #pragma omp parallel for schedule(static) OMP_IF_BIG
+    #pragma omp parallel for simd schedule(static) OMP_IF_BIG
     for (size_t i = 0; i < n; i++) {
         float g = gate[i], s = sigmoidf(g);
         dgate[i] += dout[i] * value[i] * s * (1.0f + g * (1.0f - s));

@@ -36,11 +36,17 @@ static int is_dir(const char *path) {
     return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+#ifndef TINYDIT_ROOT
+#define TINYDIT_ROOT "."
+#endif
+
 const char *cifar_dir(void) {
     const char *env = getenv("CIFAR_DIR");
     if (env && env[0]) return env;
     if (is_dir("data/cifar-10-batches-bin")) return "data/cifar-10-batches-bin";
     if (is_dir("../data/cifar-10-batches-bin")) return "../data/cifar-10-batches-bin";
+    // the project's own data/ folder, wherever the program was started from
+    if (is_dir(TINYDIT_ROOT "/data/cifar-10-batches-bin")) return TINYDIT_ROOT "/data/cifar-10-batches-bin";
     return "data/cifar-10-batches-bin";
 }
 

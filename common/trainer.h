@@ -13,6 +13,13 @@
 #include <stdbool.h>
 #include "config.h"
 
+// Runs go to the project's runs/ folder by default, wherever a program is
+// started from (TINYDIT_ROOT is set by mk/common.mk at build time).
+#ifndef TINYDIT_ROOT
+#define TINYDIT_ROOT "."
+#endif
+#define DEFAULT_RUNS_DIR TINYDIT_ROOT "/runs"
+
 typedef enum { PRESET_SMOKE, PRESET_QUICK, PRESET_TUTORIAL } Preset;
 
 typedef struct {

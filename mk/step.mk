@@ -22,7 +22,8 @@ $(BUILD)/$(NAME)/%: %.c $(STEP_SRC) $(ROOT)/tests/testutil.h $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -I$(ROOT)/tests -I. $(CFLAGS) $< $(STEP_SRC) -o $@ $(LIB) $(LDFLAGS) $(LDLIBS) $(CHECK_LIBS)
 
-check: $(STEP_TESTS)
+# the tests may run the step's own program, so it is built first
+check: $(NAME) $(STEP_TESTS)
 	@set -e; for t in $(STEP_TESTS); do echo "== $$t"; $$t; done
 
 clean:

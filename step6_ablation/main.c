@@ -19,7 +19,7 @@ static void usage(FILE *f) {
         "\n"
         "commands:\n"
         "  train --name NAME [--preset P] [--set key=value]... [--modern] [--out DIR] [--resume]\n"
-        "        train one run into DIR/NAME (default DIR: runs): metrics.json, loss.tsv,\n"
+        "        train one run into DIR/NAME (default DIR: the project's runs/): metrics.json, loss.tsv,\n"
         "        ckpt.safetensors, samples.png\n"
         "  summary [--set key=value]... [--modern]\n"
         "        print the model as a tree with the parameters of each module\n"
@@ -54,7 +54,7 @@ static int parse_common(int argc, char **argv, TrainOptions *o) {
             return 2;
         }
     o->preset = preset;
-    o->out_dir = "runs";
+    o->out_dir = DEFAULT_RUNS_DIR;
     o->scorecard = true;
     preset_apply(preset, &o->cfg, &o->ckpt_every);
     for (int i = 0; i < argc; i++) {

@@ -1,0 +1,67 @@
+// bench.h: fair timings on a shared, noisy machine, and plain aligned tables.
+//
+// Timing. Two functions timed one after the other see different background
+// load (another process wakes up, the CPU clocks down). So we never time A for
+// a while and then B for a while: bench_interleaved runs them in turns,
+//     round 0: A, B, C   round 1: B, C, A   round 2: C, A, B   ...
+// (the starting function rotates, so none always runs first, right after the
+// timer loop's own overhead), and reports each one's MEDIAN over the rounds:
+// a burst of load then slows one round of every function, and the median
+// ignores it.
+//
+//     static void run_a(void *ctx) { ... one call ... }
+//     BenchFn fns[2] = { { "A", run_a, &ctx }, { "B", run_b, &ctx } };
+//     double ms[2];
+//     bench_interleaved(fns, 2, 2, 31, 10, ms);  // 2 warm-up rounds, 31 timed
+//                                                // rounds of 10 calls per turn
+//     // ms[i] = median milliseconds per call of fns[i]
+//
+// Tables. Columns sized to their widest cell, the first column left-aligned
+// (names), the others right-aligned (numbers):
+//
+//     Table t; table_init(&t, 3, "norm", "mean", "rms");
+//     table_cell(&t, "%s", "LayerNorm"); table_cell(&t, "%.3f", m); table_cell(&t, "%.3f", r);
+//     table_print(&t);   // cells fill rows left to right, a new row every ncols cells
+#pragma once
+
+// Milliseconds from a monotonic clock (CLOCK_MONOTONIC): only differences mean
+// anything.
+double now_ms(void);
+
+// Median of x (n values). Sorts a copy; x is left as it was.
+double bench_median(const double *x, int n);
+
+typedef struct {
+    const char *name;        // for the caller's tables; bench_interleaved ignores it
+    void (*fn)(void *ctx);   // one call of the code being timed
+    void *ctx;
+} BenchFn;
+
+// Times fns[0..n) in turns: `warmup` untimed rounds, then `rounds` timed
+// rounds; in each round every function runs `calls` times back to back (one
+// turn) and the turn's time / calls is that round's time per call. Writes the
+// median over the timed rounds, in milliseconds per call, to median_ms[i].
+// Use `calls` to make a turn last about a millisecond or more, so the clock's
+// resolution and the loop overhead do not matter. rounds <= 1000.
+void bench_interleaved(const BenchFn *fns, int n, int warmup, int rounds, int calls,
+                       double *median_ms);
+
+// ---------------------------------------------------------------------------
+#define TABLE_MAX_COLS 12
+#define TABLE_MAX_ROWS 64     // body rows, the header not counted
+#define TABLE_CELL 40         // bytes per cell, longer text is cut
+
+typedef struct {
+    int ncols, nrows;         // nrows counts started body rows
+    int ncells;               // cells written to the body so far
+    char cell[TABLE_MAX_ROWS + 1][TABLE_MAX_COLS][TABLE_CELL];  // row 0 is the header
+} Table;
+
+// ncols column headers follow ncols (const char *).
+void table_init(Table *t, int ncols, ...);
+// Appends one printf-formatted cell; after ncols cells the next row starts.
+// Cells past TABLE_MAX_ROWS rows are dropped.
+void table_cell(Table *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+// Prints the header, a rule of dashes, and the rows, each line indented by
+// two spaces.
+void table_print(const Table *t);
