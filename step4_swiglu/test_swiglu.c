@@ -1,0 +1,181 @@
+// test_swiglu.c: the claims of step 4, each as a test. The FFN counts at
+// D = 128, the GPT episode's equal counts at D = 384, the rounding rule, the
+// six whole-model counts of the spec, and SwiGLU's gating: its values and its
+// gradient.
+#include "testutil.h"
+#include "config.h"
+#include "layers.h"
+#include "model.h"
+
+// cfg = the default with the given "key=value" settings applied.
+static Config config_with(const char *const *sets, int n) {
+    Config c = config_default();
+    char err[512];
+    for (int i = 0; i < n; i++)
+        ck_assert_msg(config_set(&c, sets[i], err, sizeof err) == 0, "%s: %s", sets[i], err);
+    return c;
+}
+
+// Parameters of block 0's FFN (tensors blocks.0.mlp.*), from model_build's
+// table; only the biases (1-D tensors) if biases_only.
+static size_t ffn_params(const Config *c, int biases_only) {
+    Model m;
+    char err[256];
+    ck_assert_msg(model_build(&m, c, err, sizeof err) == 0, "model_build: %s", err);
+    size_t n = 0;
+    for (int i = 0; i < m.n_tensors; i++)
+        if (!strncmp(m.tensors[i].name, "blocks.0.mlp.", 13) && (!biases_only || m.tensors[i].ndim == 1))
+            n += m.tensors[i].size;
+    model_free(&m);
+    return n;
+}
+
+START_TEST(test_ffn_counts_at_d128) {
+    const char *g[] = { "mlp=gelu" }, *s[] = { "mlp=swiglu" };
+    Config cg = config_with(g, 1), cs = config_with(s, 1);
+    ck_assert_int_eq(cfg_mlp_hidden(&cg), 512);
+    ck_assert_int_eq(cfg_mlp_hidden(&cs), 341);
+    ck_assert_uint_eq(ffn_params(&cg, 0), 131712);   // 2 · 128 · 512 + 512 + 128
+    ck_assert_uint_eq(ffn_params(&cs, 0), 131754);   // 3 · 128 · 341 + 2 · 341 + 128
+    // the shapes, (out, in): w1 and w2 go up to 341, w3 comes back to 128
+    Model m;
+    char err[256];
+    ck_assert_int_eq(model_build(&m, &cs, err, sizeof err), 0);
+    const ParamTensor *w1 = model_find(&m, "blocks.0.mlp.w1.weight"), *w2 = model_find(&m, "blocks.0.mlp.w2.weight");
+    const ParamTensor *w3 = model_find(&m, "blocks.0.mlp.w3.weight");
+    ck_assert_ptr_nonnull(w1); ck_assert_ptr_nonnull(w2); ck_assert_ptr_nonnull(w3);
+    ck_assert_int_eq(w1->shape[0], 341); ck_assert_int_eq(w1->shape[1], 128);
+    ck_assert_int_eq(w2->shape[0], 341); ck_assert_int_eq(w2->shape[1], 128);
+    ck_assert_int_eq(w3->shape[0], 128); ck_assert_int_eq(w3->shape[1], 341);
+    ck_assert_ptr_null(model_find(&m, "blocks.0.mlp.fc1.weight"));
+    model_free(&m);
+}
+END_TEST
+
+START_TEST(test_gpt_rule_at_d384) {
+    // The episode's MLP: D = 384, no biases, SwiGLU rounded to a multiple of 64.
+    const char *g[] = { "dim=384", "depth=1", "bias=false", "mlp=gelu" };
+    const char *s[] = { "dim=384", "depth=1", "bias=false", "mlp=swiglu", "mlp_multiple_of=64" };
+    Config cg = config_with(g, 4), cs = config_with(s, 5);
+    ck_assert_int_eq(cfg_mlp_hidden(&cg), 1536);
+    ck_assert_int_eq(cfg_mlp_hidden(&cs), 1024);
+    ck_assert_uint_eq(ffn_params(&cg, 0), 1179648);  // 2 · 384 · 1536
+    ck_assert_uint_eq(ffn_params(&cs, 0), 1179648);  // 3 · 384 · 1024
+    ck_assert_uint_eq(ffn_params(&cg, 1), 0);
+    // With biases the counts part: SwiGLU has 512 more (2 · 1024 + 384 vs 1536 + 384).
+    const char *gb[] = { "dim=384", "depth=1", "mlp=gelu" };
+    const char *sb[] = { "dim=384", "depth=1", "mlp=swiglu", "mlp_multiple_of=64" };
+    Config cgb = config_with(gb, 3), csb = config_with(sb, 4);
+    ck_assert_uint_eq(ffn_params(&csb, 0) - ffn_params(&cgb, 0), 512);
+}
+END_TEST
+
+START_TEST(test_rounding_rule) {
+    // D = 512 asks for 2/3 · 4 · 512 = 1,365⅓: int() gives 1,365, a multiple of
+    // 64 rounds it UP to 1,408 (never down: the layer keeps at least its share).
+    const char *a[] = { "dim=512", "mlp=swiglu" };
+    Config c = config_with(a, 2);
+    ck_assert_int_eq(cfg_mlp_hidden(&c), 1365);
+    ck_assert_int_eq(config_set(&c, "mlp_multiple_of=64", NULL, 0), 0);
+    ck_assert_int_eq(cfg_mlp_hidden(&c), 1408);
+    // 384 gives exactly 1,024, already a multiple: no rounding (and no
+    // 1,023.999 from float arithmetic).
+    const char *b[] = { "dim=384", "mlp=swiglu", "mlp_multiple_of=64" };
+    c = config_with(b, 3);
+    ck_assert_int_eq(cfg_mlp_hidden(&c), 1024);
+    // D = 128: 341 by default, 384 when rounded to 64.
+    const char *d[] = { "mlp=swiglu", "mlp_multiple_of=64" };
+    c = config_with(d, 2);
+    ck_assert_int_eq(cfg_mlp_hidden(&c), 384);
+    // The rule is SwiGLU's: GELU stays 4·D whatever the multiple.
+    const char *e[] = { "mlp=gelu", "mlp_multiple_of=64", "dim=96", "heads=3" };
+    c = config_with(e, 4);
+    ck_assert_int_eq(cfg_mlp_hidden(&c), 384);
+}
+END_TEST
+
+START_TEST(test_whole_model_counts) {
+    // Spec §3: the tutorial's six counts at the default config.
+    const char *rms[] = { "norm=rmsnorm" }, *qk[] = { "qk_norm=true" }, *sw[] = { "mlp=swiglu" };
+    const char *rope[] = { "pos=rope2d" };
+    const char *all[] = { "norm=rmsnorm", "qk_norm=true", "mlp=swiglu", "pos=rope2d" };
+    Config c = config_default();
+    ck_assert_uint_eq(model_count_params(&c), 1152176);
+    c = config_with(rms, 1);  ck_assert_uint_eq(model_count_params(&c), 1152176);
+    c = config_with(qk, 1);   ck_assert_uint_eq(model_count_params(&c), 1152432);
+    c = config_with(sw, 1);   ck_assert_uint_eq(model_count_params(&c), 1152344);
+    c = config_with(rope, 1); ck_assert_uint_eq(model_count_params(&c), 1150128);
+    c = config_with(all, 4);  ck_assert_uint_eq(model_count_params(&c), 1150552);
+    // model_count_params (no weights) agrees with a built model's table
+    Model m;
+    char err[256];
+    ck_assert_int_eq(model_build(&m, &c, err, sizeof err), 0);
+    ck_assert_uint_eq(m.n_params, 1150552);
+    model_free(&m);
+}
+END_TEST
+
+START_TEST(test_swiglu_values) {
+    // out = g · σ(g) · v, against the formula in double.
+    enum { N = 1000 };
+    float g[N], v[N], out[N];
+    fill_normal(g, N, 3.0f, 11);
+    fill_normal(v, N, 1.0f, 12);
+    swiglu_forward(out, g, v, N);
+    for (int i = 0; i < N; i++) {
+        double want = g[i] / (1.0 + exp(-(double)g[i])) * v[i];
+        ck_assert_double_eq_tol(out[i], want, 1e-5 * fmax(1.0, fabs(want)));
+    }
+    // The gate's two ends: shut at a very negative gate, open (≈ g · v) at a
+    // very positive one, and exactly 0 at g = 0.
+    float gs[3] = { -30.0f, 0.0f, 30.0f }, vs[3] = { 2.0f, 2.0f, 2.0f }, os[3];
+    swiglu_forward(os, gs, vs, 3);
+    ck_assert_double_eq_tol(os[0], 0.0, 1e-5);
+    ck_assert_float_eq(os[1], 0.0f);
+    ck_assert_double_eq_tol(os[2], 60.0, 1e-5 * 60);
+}
+END_TEST
+
+// The gradient check: f(g, v) = Σ swiglu(g, v) · w, so (df/dg, df/dv) is what
+// swiglu_backward returns for dout = w.
+enum { NG = 512 };
+typedef struct { float *g, *v, *out, *w; } SwigluCtx;
+
+static double swiglu_f(void *p) {
+    SwigluCtx *c = p;
+    swiglu_forward(c->out, c->g, c->v, NG);
+    return dot_fd(c->out, c->w, NG);
+}
+
+START_TEST(test_swiglu_gradient) {
+    SwigluCtx c = { alloc_floats(NG), alloc_floats(NG), alloc_floats(NG), alloc_floats(NG) };
+    fill_normal(c.g, NG, 2.0f, 13);   // gates on both sides of 0, through SiLU's curve
+    fill_normal(c.v, NG, 1.0f, 14);
+    fill_normal(c.w, NG, 1.0f, 15);
+    float *dg = alloc_floats(NG), *dv = alloc_floats(NG);   // zeroed: backward accumulates
+    swiglu_backward(dg, dv, c.w, c.g, c.v, NG);
+    grad_check("swiglu gate", swiglu_f, &c, c.g, dg, NG, 0);
+    grad_check("swiglu value", swiglu_f, &c, c.v, dv, NG, 0);
+    // It accumulates: a second call doubles the gradients.
+    float dg2[NG];
+    memcpy(dg2, dg, sizeof dg2);
+    swiglu_backward(dg, dv, c.w, c.g, c.v, NG);
+    for (int i = 0; i < NG; i++) ck_assert_double_eq_tol(dg[i], 2.0 * dg2[i], 1e-5 * fmax(1.0, fabs(dg2[i])));
+    free(c.g); free(c.v); free(c.out); free(c.w); free(dg); free(dv);
+}
+END_TEST
+
+static Suite *swiglu_suite(void) {
+    Suite *s = suite_create("swiglu");
+    TCase *tc = tcase_create("swiglu");
+    tcase_add_test(tc, test_ffn_counts_at_d128);
+    tcase_add_test(tc, test_gpt_rule_at_d384);
+    tcase_add_test(tc, test_rounding_rule);
+    tcase_add_test(tc, test_whole_model_counts);
+    tcase_add_test(tc, test_swiglu_values);
+    tcase_add_test(tc, test_swiglu_gradient);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void) { return run_suite(swiglu_suite()); }
