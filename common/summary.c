@@ -3,12 +3,16 @@
 // column, e.g.
 //
 //   TinyDiT(
-//     (patch_embed): Linear(in_features=48, out_features=128, bias=True)      6,272
+//     (patch_embed): Linear(in_features=48, out_features=128, bias=True)        6,272
+//     (pos_row, pos_col): 2 x (8, 128)                                          2,048
 //     ...
-//     (blocks): 4 x Block(                                                1,093,376
-//       (attn): Attention(heads=4, head_dim=32)                              66,048
+//     (blocks): 4 x Block(                                                  1,055,232
+//       (norm1, norm2): 2 x LayerNorm((128,), eps=1e-06, elementwise_affine=False)  0
+//       (attn): Attention(                                                     66,048
+//         heads=4, head_dim=32
+//         (qkv): Linear(in_features=128, out_features=384, bias=True)          49,536
 //       ...
-//     )                                                        each block   273,344
+//     )                                                          each block   263,808
 //     ...
 //   )
 //   params: 1152176
@@ -32,6 +36,7 @@
 typedef struct {
     char text[LINE_LEN];
     char count[32];   // empty: no count on this line
+    int per_block;    // the count is one block's (the blocks' closing line)
 } Line;
 
 typedef struct {
@@ -55,13 +60,14 @@ static void group_thousands(char *out, size_t outlen, unsigned long long v) {
 // has a fixed shape of under 40 lines: blocks are printed once).
 __attribute__((format(printf, 3, 4)))
 static Line *add_line(Lines *ls, long long count, const char *fmt, ...) {
-    if (ls->n >= MAX_LINES) return NULL;
+    static Line dropped;
+    if (ls->n >= MAX_LINES) return &dropped;
     Line *l = &ls->lines[ls->n++];
+    memset(l, 0, sizeof *l);
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(l->text, sizeof l->text, fmt, ap);
     va_end(ap);
-    l->count[0] = '\0';
     if (count >= 0) group_thousands(l->count, sizeof l->count, (unsigned long long)count);
     return l;
 }
@@ -106,7 +112,7 @@ static const char *norm_name(const Config *c) {
 
 void model_print_summary(const Model *m, FILE *f) {
     const Config *c = &m->cfg;
-    static Lines ls;   // ~12 KB: kept off the stack; the summary is printed rarely
+    Lines ls;          // ~14 KB of text, laid out once every line is known
     ls.n = 0;
 
     add_line(&ls, -1, "TinyDiT(");
@@ -153,7 +159,7 @@ void model_print_summary(const Model *m, FILE *f) {
         add_line(&ls, -1, "    )");
         add_linear(&ls, m, "    ", "ada", "blocks.0.ada");
         // the blocks' closing line carries the count of one block
-        add_line(&ls, (long long)count_prefix(m, "blocks.0"), "  )");
+        add_line(&ls, (long long)count_prefix(m, "blocks.0"), "  )")->per_block = 1;
     }
     add_line(&ls, 0, "  (norm_f): %s((%d,), eps=%s, elementwise_affine=False)",
              norm_name(c), c->dim, NORM_EPS_TEXT);
@@ -161,8 +167,8 @@ void model_print_summary(const Model *m, FILE *f) {
     add_linear(&ls, m, "  ", "head", "head");
     add_line(&ls, -1, ")");
 
-    // Lay out: text padded to the widest line, counts right-aligned after it.
-    // The closing line of the blocks gets "each block" in front of its count.
+    // Lay out: text padded to the widest line, counts right-aligned after it;
+    // the blocks' closing line says its count is per block.
     size_t tw = 0, cw = 0;
     for (int i = 0; i < ls.n; i++) {
         size_t t = strlen(ls.lines[i].text), k = strlen(ls.lines[i].count);
@@ -172,8 +178,7 @@ void model_print_summary(const Model *m, FILE *f) {
     for (int i = 0; i < ls.n; i++) {
         const Line *l = &ls.lines[i];
         if (!l->count[0]) { fprintf(f, "%s\n", l->text); continue; }
-        int per_block = strcmp(l->text, "  )") == 0;
-        fprintf(f, "%-*s  %s%*s\n", (int)tw, l->text, per_block ? "each block " : "           ",
+        fprintf(f, "%-*s  %s%*s\n", (int)tw, l->text, l->per_block ? "each block " : "           ",
                 (int)cw, l->count);
     }
     fprintf(f, "params: %zu\n", m->n_params);

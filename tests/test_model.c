@@ -1,0 +1,596 @@
+// test_model.c: the whole model. Parameter counts against the spec's table,
+// a finite-difference check of every parameter's gradient through the
+// flow-matching loss, the PyTorch golden files, bit-for-bit determinism (run
+// to run, and across OpenMP thread counts), the Euler sampler on a model of
+// known output, and the printed summary.
+#include <cblas.h>
+#include <ctype.h>
+#include <dirent.h>
+#include <dlfcn.h>
+#include <omp.h>
+#include <unistd.h>
+#include "testutil.h"
+#include "config.h"
+#include "flow.h"
+#include "golden.h"
+#include "model.h"
+#include "train_step.h"
+
+static char err[1024];
+
+// Applies "key=value" settings (NULL-terminated) to c; fails the test if one
+// is refused.
+static void apply(Config *c, const char *const *sets) {
+    for (int i = 0; sets && sets[i]; i++) {
+        err[0] = '\0';
+        ck_assert_msg(config_set(c, sets[i], err, sizeof err) == 0, "config_set(%s): %s", sets[i], err);
+    }
+}
+
+static void build(Model *m, const Config *c) {
+    err[0] = '\0';
+    ck_assert_msg(model_build(m, c, err, sizeof err) == 0, "model_build: %s", err);
+}
+
+// The spec's six variants (§3), by the settings that make them.
+typedef struct {
+    const char *name;
+    const char *sets[5];
+    size_t params;     // at the default config
+} Variant;
+
+static const Variant VARIANTS[] = {
+    { "baseline", { NULL }, 1152176 },
+    { "rmsnorm", { "norm=rmsnorm", NULL }, 1152176 },
+    { "qk_norm", { "qk_norm=true", NULL }, 1152432 },
+    { "swiglu", { "mlp=swiglu", NULL }, 1152344 },
+    { "rope2d", { "pos=rope2d", NULL }, 1150128 },
+    { "all four", { "norm=rmsnorm", "qk_norm=true", "mlp=swiglu", "pos=rope2d", NULL }, 1150552 },
+};
+#define N_VARIANTS (int)(sizeof VARIANTS / sizeof VARIANTS[0])
+
+// ===========================================================================
+// (a) parameter counts
+
+START_TEST(test_param_counts) {
+    for (int v = 0; v < N_VARIANTS; v++) {
+        Config c = config_default();
+        apply(&c, VARIANTS[v].sets);
+        size_t n = model_count_params(&c);
+        ck_assert_msg(n == VARIANTS[v].params, "%s: %zu parameters, the spec says %zu",
+                      VARIANTS[v].name, n, VARIANTS[v].params);
+        // the built model agrees, and its tensors tile the flat array exactly
+        Model m;
+        build(&m, &c);
+        ck_assert_uint_eq(m.n_params, n);
+        size_t off = 0;
+        for (int i = 0; i < m.n_tensors; i++) {
+            const ParamTensor *t = &m.tensors[i];
+            ck_assert_msg(t->offset == off, "%s: tensor %s at offset %zu, expected %zu",
+                          VARIANTS[v].name, t->name, t->offset, off);
+            ck_assert_uint_eq(t->size, (size_t)t->shape[0] * (t->ndim == 2 ? t->shape[1] : 1));
+            off += t->size;
+        }
+        ck_assert_uint_eq(off, n);
+        model_free(&m);
+    }
+}
+END_TEST
+
+// Shapes of spec §3 at the default config, by name, for the all-four variant
+// with biases (and the learned-position tensors from the baseline).
+START_TEST(test_tensor_shapes) {
+    struct { const char *name; int ndim, d0, d1; } want[] = {
+        { "patch_embed.weight", 2, 128, 48 }, { "patch_embed.bias", 1, 128, 1 },
+        { "t_fc1.weight", 2, 128, 256 }, { "t_fc2.weight", 2, 128, 128 },
+        { "blocks.3.ada.weight", 2, 512, 128 }, { "blocks.3.ada.bias", 1, 512, 1 },
+        { "blocks.0.attn.qkv.weight", 2, 384, 128 }, { "blocks.0.attn.proj.weight", 2, 128, 128 },
+        { "blocks.2.attn.q_norm.weight", 1, 32, 1 }, { "blocks.2.attn.k_norm.weight", 1, 32, 1 },
+        { "blocks.1.mlp.w1.weight", 2, 341, 128 }, { "blocks.1.mlp.w2.weight", 2, 341, 128 },
+        { "blocks.1.mlp.w3.weight", 2, 128, 341 },
+        { "ada_f.weight", 2, 256, 128 }, { "head.weight", 2, 48, 128 }, { "head.bias", 1, 48, 1 },
+    };
+    Config c = config_default();
+    apply(&c, VARIANTS[5].sets);
+    Model m;
+    build(&m, &c);
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        const ParamTensor *t = model_find(&m, want[i].name);
+        ck_assert_msg(t != NULL, "no tensor %s", want[i].name);
+        ck_assert_msg(t->ndim == want[i].ndim && t->shape[0] == want[i].d0 && t->shape[1] == want[i].d1,
+                      "%s has shape (%d, %d), want (%d, %d)", want[i].name, t->shape[0], t->shape[1],
+                      want[i].d0, want[i].d1);
+    }
+    ck_assert_ptr_null(model_find(&m, "pos_row"));          // rope2d: no position tables
+    ck_assert_ptr_null(model_find(&m, "blocks.0.mlp.fc1.weight"));
+    // q_norm gains start at 1
+    const ParamTensor *qn = model_find(&m, "blocks.0.attn.q_norm.weight");
+    for (size_t j = 0; j < qn->size; j++) ck_assert(m.params[qn->offset + j] == 1.0f);
+    model_free(&m);
+    c = config_default();
+    build(&m, &c);
+    const ParamTensor *pr = model_find(&m, "pos_row"), *pc = model_find(&m, "pos_col");
+    ck_assert(pr && pc && pr->shape[0] == 8 && pr->shape[1] == 128 && pc->shape[0] == 8);
+    ck_assert_ptr_null(model_find(&m, "blocks.0.attn.q_norm.weight"));
+    model_free(&m);
+}
+END_TEST
+
+// Parameters of one block's MLP, summed from the built model's tensor table.
+static size_t mlp_params(const char *const *sets, int *hidden) {
+    Config c = config_default();
+    apply(&c, sets);
+    Model m;
+    build(&m, &c);
+    size_t n = 0;
+    for (int i = 0; i < m.n_tensors; i++)
+        if (strncmp(m.tensors[i].name, "blocks.0.mlp.", 13) == 0) n += m.tensors[i].size;
+    *hidden = cfg_mlp_hidden(&m.cfg);
+    model_free(&m);
+    return n;
+}
+
+// The spec's building blocks: at D = 128 a GELU FFN holds 131,712 and a
+// SwiGLU (hidden int(2·4·128/3) = 341) 131,754; at D = 384 without biases
+// GELU 384->1536->384 and SwiGLU rounded to a multiple of 64 (hidden 1,024)
+// both hold 1,179,648 weights: SwiGLU's third matrix is paid for by the
+// narrower hidden layer.
+START_TEST(test_block_counts) {
+    int hid;
+    const char *gelu128[] = { NULL };
+    ck_assert_uint_eq(mlp_params(gelu128, &hid), 131712);
+    ck_assert_int_eq(hid, 512);
+    const char *swiglu128[] = { "mlp=swiglu", NULL };
+    ck_assert_uint_eq(mlp_params(swiglu128, &hid), 131754);
+    ck_assert_int_eq(hid, 341);
+    const char *gelu384[] = { "dim=384", "depth=1", "bias=false", NULL };
+    ck_assert_uint_eq(mlp_params(gelu384, &hid), 1179648);
+    ck_assert_int_eq(hid, 1536);
+    const char *swiglu384[] = { "dim=384", "depth=1", "bias=false", "mlp=swiglu", "mlp_multiple_of=64", NULL };
+    ck_assert_uint_eq(mlp_params(swiglu384, &hid), 1179648);
+    ck_assert_int_eq(hid, 1024);
+}
+END_TEST
+
+// ===========================================================================
+// (b) whole-model gradient check
+//
+// A tiny model (img 8, patch 4: 2x2 tokens; dim 16, 2 heads, depth 2 so the
+// gradient has to cross a block boundary; freq_dim 8; batch 2). The loss is
+// the flow-matching MSE of train_forward_backward; its analytic gradients are
+// copied out, then up to PROBES elements of EVERY parameter tensor (spread
+// from its first to its last element) are moved by ±h and the loss
+// recomputed (in double, as flow_mse sums it).
+//
+// Tolerance: testutil.h's GRAD_TOL (1e-2) and h, but relative to each
+// tensor's own gradient scale, the largest |analytic| over the whole tensor
+// (or |numeric| over the probes, if that is larger):
+//     |analytic - numeric| <= GRAD_TOL · scale.
+// grad_check's floor of max(1, ·) would make the test blind here: the
+// gradients of a mean over 384 pixels are 1e-3 .. 2e-1, so an absolute 1e-2
+// would pass a gradient that is wrong by 100%. Measured errors are 1e-7 ..
+// 3e-5 absolute (float32 rounding of the loss, ~1e-8, over 2h, plus h²
+// truncation), at most ~1e-3 of the scale: a 10x margin below the tolerance,
+// while a wrong term, sign or index is off by O(1) of the scale.
+#define PROBES 8
+
+typedef struct {
+    TrainState ts;
+    const float *x1, *x0, *t;
+} LossCtx;
+
+static double model_loss(void *p) {
+    LossCtx *c = p;
+    return train_forward_backward(&c->ts, c->x1, c->x0, c->t);
+}
+
+static const char *TINY[] = { "img=8", "patch=4", "dim=16", "heads=2", "depth=2", "freq_dim=8", NULL };
+
+static void check_model_grads(const char *name, const char *const *sets) {
+    // one thread: this is thousands of tiny passes, where OpenMP's fork/join
+    // costs more than the work (the thread-count question is test_determinism's)
+    omp_set_num_threads(1);
+    Config cfg = config_default();
+    apply(&cfg, TINY);
+    apply(&cfg, sets);
+    Model m;
+    build(&m, &cfg);
+    model_init_weights(&m, 7);
+    // the norm gains start at exactly 1, the point where a bug that confuses
+    // gain and 1/gain cancels; move them off it
+    for (int i = 0; i < m.n_tensors; i++)
+        if (strstr(m.tensors[i].name, "norm"))
+            for (size_t j = 0; j < m.tensors[i].size; j++)
+                m.params[m.tensors[i].offset + j] = 1.0f + 0.1f * (float)((int)(j % 5) - 2);
+    int N = 2;
+    size_t per = (size_t)cfg.channels * cfg.img * cfg.img;
+    float *x1 = alloc_floats(N * per), *x0 = alloc_floats(N * per), t[2] = { 0.3f, 0.8f };
+    Rng r;
+    rng_seed(&r, 11);
+    rng_fill_uniform(&r, x1, (long)(N * per), -1.0f, 1.0f);   // image-like data in [-1, 1]
+    rng_fill_normal(&r, x0, (long)(N * per), 1.0f);
+    LossCtx ctx;
+    AdamWConfig opt = adamw_default(1e-3f);
+    ck_assert_int_eq(train_state_init(&ctx.ts, &m, N, &opt), 0);
+    ctx.x1 = x1; ctx.x0 = x0; ctx.t = t;
+    double loss = model_loss(&ctx);
+    ck_assert_msg(isfinite(loss) && loss > 0.0, "%s: loss %g", name, loss);
+    float *g = alloc_floats(m.n_params);
+    memcpy(g, m.grads, m.n_params * sizeof(float));
+
+    double worst = 0.0;
+    const char *worst_name = "";
+    for (int i = 0; i < m.n_tensors; i++) {
+        const ParamTensor *T = &m.tensors[i];
+        const float *a = g + T->offset;
+        double scale = 0.0;
+        for (size_t j = 0; j < T->size; j++) if (fabs(a[j]) > scale) scale = fabs(a[j]);
+        int np = T->size < PROBES ? (int)T->size : PROBES;
+        double num[PROBES];
+        size_t idx[PROBES];
+        for (int k = 0; k < np; k++) {
+            idx[k] = np > 1 ? (size_t)k * (T->size - 1) / (size_t)(np - 1) : 0;
+            float *x = m.params + T->offset + idx[k], keep = *x;
+            *x = keep + GRAD_H; double fp = model_loss(&ctx);
+            *x = keep - GRAD_H; double fm = model_loss(&ctx);
+            *x = keep;
+            num[k] = (fp - fm) / (2.0 * GRAD_H);
+            if (fabs(num[k]) > scale) scale = fabs(num[k]);
+        }
+        ck_assert_msg(scale > 0.0, "%s: %s has an all-zero gradient", name, T->name);
+        double err_t = 0.0;
+        for (int k = 0; k < np; k++) {
+            double e = fabs(a[idx[k]] - num[k]) / scale;
+            if (e > err_t) err_t = e;
+            ck_assert_msg(e <= GRAD_TOL, "%s: gradient of %s[%zu]: analytic %.6g, numeric %.6g "
+                          "(error %.3g of the tensor's scale %.3g > %g)", name, T->name, idx[k],
+                          a[idx[k]], num[k], e, scale, GRAD_TOL);
+        }
+        if (err_t > worst) { worst = err_t; worst_name = T->name; }
+    }
+    printf("model grad check %-9s: %d tensors, worst error %.2e of scale (%s)\n",
+           name, m.n_tensors, worst, worst_name);
+    fflush(stdout);
+    train_state_free(&ctx.ts);
+    model_free(&m);
+    free(x1); free(x0); free(g);
+}
+
+START_TEST(test_grad_baseline) { check_model_grads("baseline", VARIANTS[0].sets); }
+END_TEST
+START_TEST(test_grad_rmsnorm) { check_model_grads("rmsnorm", VARIANTS[1].sets); }
+END_TEST
+START_TEST(test_grad_qknorm) { check_model_grads("qk_norm", VARIANTS[2].sets); }
+END_TEST
+START_TEST(test_grad_swiglu) { check_model_grads("swiglu", VARIANTS[3].sets); }
+END_TEST
+START_TEST(test_grad_rope2d) { check_model_grads("rope2d", VARIANTS[4].sets); }
+END_TEST
+START_TEST(test_grad_allfour_nobias) {
+    const char *sets[] = { "norm=rmsnorm", "qk_norm=true", "mlp=swiglu", "pos=rope2d", "bias=false", NULL };
+    check_model_grads("all4-bias", sets);
+}
+END_TEST
+
+// ===========================================================================
+// (c) the PyTorch golden files
+//
+// Where: $GOLDEN_DIR, else ../shared/golden from the repo root. `make check`
+// runs the tests from the repo root; run by hand from elsewhere, the path is
+// also tried relative to the executable (build/tests/ -> repo root).
+
+static int is_dir(const char *path) {
+    DIR *d = opendir(path);
+    if (d) closedir(d);
+    return d != NULL;
+}
+
+static int find_golden_dir(char *out, size_t outlen) {
+    const char *env = getenv("GOLDEN_DIR");
+    if (env && *env) { snprintf(out, outlen, "%s", env); return is_dir(out); }
+    snprintf(out, outlen, "../shared/golden");
+    if (is_dir(out)) return 1;
+    char exe[1024];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) {
+        exe[n] = '\0';
+        for (int up = 0; up < 3; up++) {       // strip test_model, tests/, build/
+            char *slash = strrchr(exe, '/');
+            if (slash) *slash = '\0';
+        }
+        snprintf(out, outlen, "%s/../shared/golden", exe);
+        if (is_dir(out)) return 1;
+    }
+    snprintf(out, outlen, "../shared/golden");
+    return 0;
+}
+
+static int cmp_str(const void *a, const void *b) {
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+START_TEST(test_golden) {
+    char dir[4096];
+    if (!find_golden_dir(dir, sizeof dir)) {
+        printf("NOTE: golden directory %s not found (set GOLDEN_DIR): golden comparison skipped\n", dir);
+        return;
+    }
+    DIR *d = opendir(dir);
+    ck_assert_ptr_nonnull(d);
+    char *names[256];
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL && n < 256) {
+        size_t len = strlen(e->d_name), sl = strlen(".safetensors");
+        if (len > sl && strcmp(e->d_name + len - sl, ".safetensors") == 0) names[n++] = strdup(e->d_name);
+    }
+    closedir(d);
+    qsort(names, n, sizeof names[0], cmp_str);
+    ck_assert_msg(n > 0, "no *.safetensors in %s", dir);
+    int failed = 0;
+    for (int i = 0; i < n; i++) {
+        char path[8192];
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        GoldenReport rep;
+        err[0] = '\0';
+        int rc = golden_compare(path, &rep, err, sizeof err);
+        if (rc != 0) {
+            printf("golden %-22s ERROR %s\n", names[i], err);
+            failed++;
+        } else {
+            printf("golden %-22s loss %.1e out %.1e grad %.1e (%s) adamw %.1e sample %.1e  %s\n",
+                   names[i], rep.loss_rel, rep.out_err, rep.grad_err, rep.grad_worst,
+                   rep.adamw_err, rep.sample_err, rep.pass ? "ok" : "FAIL");
+            if (!rep.pass) failed++;
+        }
+        free(names[i]);
+    }
+    fflush(stdout);
+    ck_assert_msg(failed == 0, "%d of %d golden files failed (see above)", failed, n);
+}
+END_TEST
+
+// ===========================================================================
+// (d) determinism
+//
+// Three AdamW steps (train_state_init, train_step with an Rng) on synthetic
+// data from fixed seeds must give bit-identical weights run to run, on one
+// thread and on two. Across thread counts they do NOT, and the reason is
+// OpenBLAS: its sgemm (0.3.21, OpenMP build) splits a product over the
+// threads once it exceeds 64³ multiply-adds, and the split changes the
+// rounding of about one output in ten. Every loop of our own is written to
+// be thread-count invariant (fixed chunks, sums in a fixed order), and this
+// test proves it: it interposes cblas_sgemm (below) so that, when asked, each
+// sgemm called outside a parallel region runs on one thread while all our
+// OpenMP loops keep two. With that, 1 and 2 threads must agree bit for bit.
+// The difference OpenBLAS's own threading makes is printed as a note.
+//
+// The model is small but above OpenBLAS's threshold: 16x16 images in 2x2
+// patches (64 tokens), dim 64, depth 1, batch 4, so qkv is a 256x64 by
+// 64x192 product, which OpenBLAS does split.
+typedef void (*SgemmFn)(const enum CBLAS_ORDER, const enum CBLAS_TRANSPOSE, const enum CBLAS_TRANSPOSE,
+                        const blasint, const blasint, const blasint, const float, const float *,
+                        const blasint, const float *, const blasint, const float, float *, const blasint);
+static SgemmFn real_sgemm;      // OpenBLAS's, found in main() before any test runs
+static int sgemm_one_thread;    // set by train_weights
+
+// Our definition wins over the shared library's for every call in this
+// program (the linker resolves linear.c's calls to it); it forwards to the
+// real one, on one OpenMP thread when sgemm_one_thread is set. (Inside a
+// parallel region, as in attention.c, OpenBLAS already runs on one thread.)
+void cblas_sgemm(const enum CBLAS_ORDER order, const enum CBLAS_TRANSPOSE ta, const enum CBLAS_TRANSPOSE tb,
+                 const blasint M, const blasint N, const blasint K, const float alpha, const float *A,
+                 const blasint lda, const float *B, const blasint ldb, const float beta, float *C,
+                 const blasint ldc) {
+    if (sgemm_one_thread && !omp_in_parallel()) {
+        int t = omp_get_max_threads();
+        omp_set_num_threads(1);
+        real_sgemm(order, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+        omp_set_num_threads(t);
+    } else {
+        real_sgemm(order, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    }
+}
+
+static const char *DET[] = { "img=16", "patch=2", "dim=64", "heads=2", "depth=1", "freq_dim=64", NULL };
+
+static float *train_weights(const char *const *sets, int threads, int pin_sgemm, size_t *n_params) {
+    omp_set_num_threads(threads);
+    ck_assert_int_eq(omp_get_max_threads(), threads);
+    sgemm_one_thread = pin_sgemm;
+    Config cfg = config_default();
+    apply(&cfg, DET);
+    apply(&cfg, sets);
+    Model m;
+    build(&m, &cfg);
+    model_init_weights(&m, 3);
+    int N = 4;
+    size_t per = (size_t)cfg.channels * cfg.img * cfg.img;
+    float *x1 = alloc_floats(N * per);
+    Rng data, r;
+    rng_seed(&data, 5);
+    rng_fill_uniform(&data, x1, (long)(N * per), -1.0f, 1.0f);
+    rng_seed(&r, 9);
+    TrainState ts;
+    AdamWConfig opt = adamw_default(1e-3f);
+    ck_assert_int_eq(train_state_init(&ts, &m, N, &opt), 0);
+    for (int s = 0; s < 3; s++) {
+        double loss = train_step(&ts, x1, &r);
+        ck_assert(isfinite(loss));
+    }
+    float *w = alloc_floats(m.n_params);
+    memcpy(w, m.params, m.n_params * sizeof(float));
+    *n_params = m.n_params;
+    train_state_free(&ts);
+    model_free(&m);
+    free(x1);
+    sgemm_one_thread = 0;
+    return w;
+}
+
+static size_t count_diff(const float *a, const float *b, size_t n) {
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) k += memcmp(&a[i], &b[i], sizeof(float)) != 0;
+    return k;
+}
+
+static void check_determinism(const char *name, const char *const *sets) {
+    size_t n, n2;
+    float *a = train_weights(sets, 1, 0, &n), *b = train_weights(sets, 1, 0, &n2);
+    ck_assert_msg(memcmp(a, b, n * sizeof(float)) == 0, "%s: two runs on 1 thread differ", name);
+    float *c = train_weights(sets, 2, 0, &n2), *d = train_weights(sets, 2, 0, &n2);
+    ck_assert_msg(memcmp(c, d, n * sizeof(float)) == 0, "%s: two runs on 2 threads differ", name);
+    float *e = train_weights(sets, 2, 1, &n2);
+    size_t pinned = count_diff(a, e, n), threaded = count_diff(a, c, n);
+    ck_assert_msg(pinned == 0, "%s: 1 vs 2 threads (sgemm on one thread): %zu of %zu weights differ: "
+                  "one of our own OpenMP loops depends on the thread count", name, pinned, n);
+    printf("determinism %-8s: bit-identical run to run (1 and 2 threads), and 1 vs 2 threads with "
+           "sgemm pinned to one thread\n", name);
+    if (threaded)
+        printf("NOTE: with OpenBLAS threading its own sgemm, 1 vs 2 threads differ in %zu of %zu "
+               "weights after 3 steps\n", threaded, n);
+    fflush(stdout);
+    free(a); free(b); free(c); free(d); free(e);
+}
+
+START_TEST(test_determinism_baseline) { check_determinism("baseline", VARIANTS[0].sets); }
+END_TEST
+START_TEST(test_determinism_allfour) { check_determinism("all four", VARIANTS[5].sets); }
+END_TEST
+
+// ===========================================================================
+// (e) the Euler sampler on a model of known output
+//
+// All weights zero except the head's bias = c: every token comes out as c,
+// whatever the input and the time (the norms of all-zero rows give zeros,
+// the attention of zero queries is a uniform average of zero values). So
+// x ← x + c/S, S times: the sample is x0 + c. With S = 4, c = 0.75 and noise
+// on a grid of 1/64 in [-4, 4], every step's c/S = 0.1875 and every partial
+// sum is exact in float32, so the result must be x0 + c bit for bit. With
+// the scorecard's S = 20, 1/20 is not a binary fraction: within 1e-5.
+
+static void check_sampler(const char *const *sets) {
+    omp_set_num_threads(1);
+    Config cfg = config_default();
+    apply(&cfg, TINY);
+    apply(&cfg, sets);
+    Model m;
+    build(&m, &cfg);
+    memset(m.params, 0, m.n_params * sizeof(float));
+    const float c = 0.75f;
+    const ParamTensor *hb = model_find(&m, "head.bias");
+    ck_assert_ptr_nonnull(hb);
+    for (size_t j = 0; j < hb->size; j++) m.params[hb->offset + j] = c;
+    int N = 3;
+    size_t n = (size_t)N * cfg.channels * cfg.img * cfg.img;
+    Activations a;
+    ck_assert_int_eq(activations_alloc(&a, &m, N), 0);
+    float *x0 = alloc_floats(n), *x = alloc_floats(n);
+    Rng r;
+    rng_seed(&r, 13);
+    for (size_t i = 0; i < n; i++) x0[i] = (float)((int)rng_below(&r, 513) - 256) / 64.0f;
+    int steps[2] = { 4, 20 };
+    for (int s = 0; s < 2; s++) {
+        memcpy(x, x0, n * sizeof(float));
+        flow_sample(&m, &a, x, steps[s]);
+        for (size_t i = 0; i < n; i++) {
+            if (steps[s] == 4)
+                ck_assert_msg(x[i] == x0[i] + c, "S=4: sample %zu is %.9g, want x0 + c = %.9g",
+                              i, x[i], x0[i] + c);
+            else
+                ck_assert_msg(fabsf(x[i] - (x0[i] + c)) <= 1e-5f, "S=20: sample %zu is %.9g, want %.9g",
+                              i, x[i], x0[i] + c);
+        }
+    }
+    activations_free(&a);
+    model_free(&m);
+    free(x0); free(x);
+}
+
+START_TEST(test_sampler_constant_baseline) { check_sampler(VARIANTS[0].sets); }
+END_TEST
+START_TEST(test_sampler_constant_allfour) { check_sampler(VARIANTS[5].sets); }
+END_TEST
+
+// ===========================================================================
+// (f) the summary: its last line is "params: N" with N the parameter count,
+// and the top-level modules' counts (lines indented by two spaces) add up to
+// N, so the tree accounts for every parameter.
+
+static long long parse_count(const char *line) {
+    // the count is the line's last field: digits and commas
+    size_t len = strlen(line);
+    while (len && (line[len - 1] == '\n' || line[len - 1] == ' ')) len--;
+    size_t start = len;
+    while (start && (isdigit((unsigned char)line[start - 1]) || line[start - 1] == ',')) start--;
+    if (start == len || (start && line[start - 1] != ' ')) return -1;
+    long long v = 0;
+    for (size_t i = start; i < len; i++) if (line[i] != ',') v = v * 10 + (line[i] - '0');
+    return v;
+}
+
+START_TEST(test_summary) {
+    for (int v = 0; v <= N_VARIANTS; v++) {
+        const char *nobias[] = { "norm=rmsnorm", "qk_norm=true", "mlp=swiglu", "pos=rope2d", "bias=false", NULL };
+        const char *const *sets = v < N_VARIANTS ? VARIANTS[v].sets : nobias;
+        Config cfg = config_default();
+        apply(&cfg, sets);
+        Model m;
+        build(&m, &cfg);
+        FILE *f = tmpfile();
+        ck_assert_ptr_nonnull(f);
+        model_print_summary(&m, f);
+        rewind(f);
+        char line[512], last[512] = "";
+        long long top = 0;
+        int nlines = 0;
+        while (fgets(line, sizeof line, f)) {
+            nlines++;
+            snprintf(last, sizeof last, "%s", line);
+            if (strncmp(line, "  (", 3) == 0) {        // a top-level module
+                long long k = parse_count(line);
+                ck_assert_msg(k >= 0, "top-level line without a count: %s", line);
+                top += k;
+            }
+        }
+        fclose(f);
+        char want[64];
+        snprintf(want, sizeof want, "params: %zu\n", model_count_params(&cfg));
+        ck_assert_msg(strcmp(last, want) == 0, "summary ends '%s', want '%s'", last, want);
+        ck_assert_msg(top == (long long)m.n_params, "top-level counts add to %lld, not %zu", top, m.n_params);
+        ck_assert_int_gt(nlines, 10);
+        model_free(&m);
+    }
+}
+END_TEST
+
+int main(void) {
+    // (calling openblas_get_config also keeps libopenblas linked when the
+    // linker drops libraries whose symbols this program defines itself)
+    printf("%s\n", openblas_get_config());
+    real_sgemm = (SgemmFn)dlsym(RTLD_NEXT, "cblas_sgemm");
+    if (!real_sgemm) {
+        fprintf(stderr, "test_model: cannot find OpenBLAS's cblas_sgemm: %s\n", dlerror());
+        return EXIT_FAILURE;
+    }
+    Suite *s = suite_create("model");
+    TCase *tc = tcase_create("model");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_param_counts);
+    tcase_add_test(tc, test_tensor_shapes);
+    tcase_add_test(tc, test_block_counts);
+    tcase_add_test(tc, test_grad_baseline);
+    tcase_add_test(tc, test_grad_rmsnorm);
+    tcase_add_test(tc, test_grad_qknorm);
+    tcase_add_test(tc, test_grad_swiglu);
+    tcase_add_test(tc, test_grad_rope2d);
+    tcase_add_test(tc, test_grad_allfour_nobias);
+    tcase_add_test(tc, test_golden);
+    tcase_add_test(tc, test_determinism_baseline);
+    tcase_add_test(tc, test_determinism_allfour);
+    tcase_add_test(tc, test_sampler_constant_baseline);
+    tcase_add_test(tc, test_sampler_constant_allfour);
+    tcase_add_test(tc, test_summary);
+    suite_add_tcase(s, tc);
+    return run_suite(s);
+}
