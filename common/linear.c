@@ -16,46 +16,67 @@ void linear_forward_naive(float *out, const float *inp, const float *weight, con
     }
 }
 
+// Threads: we split every product ourselves into blocks of a FIXED size and
+// hand each block to cblas_sgemm inside an OpenMP loop, where OpenBLAS (the
+// OpenMP build) runs it on the calling thread. Two reasons:
+//   - determinism: OpenBLAS's own threading rounds differently on 1 and on 2
+//     threads (tests/test_model.c found it). Our blocks do not depend on the
+//     thread count, so neither do the results;
+//   - locality: the bias is added to a block while it is still in cache, and
+//     the bias gradient of a block of columns is summed right after its
+//     weight gradient.
+//   (The loops have no `if (nblocks > 1)` clause on purpose: outside a
+//   parallel region OpenBLAS would thread a one-block product itself.)
+#define ROW_BLOCK 128   // rows of inp / out per task (forward and dinp)
+#define COL_BLOCK 32    // output features per task (dweight, dbias)
+
 void linear_forward(float *out, const float *inp, const float *weight, const float *bias,
                     int R, int IC, int OC) {
-    // out (R, OC) = inp (R, IC) · weightᵀ (IC, OC)
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, R, OC, IC,
-                1.0f, inp, IC, weight, IC, 0.0f, out, OC);
-    if (bias) {
-        #pragma omp parallel for schedule(static) if ((size_t)R * OC > 32768)
-        for (int r = 0; r < R; r++) {
-            float *o = out + (size_t)r * OC;
-            for (int j = 0; j < OC; j++) o[j] += bias[j];
-        }
+    int nblocks = (R + ROW_BLOCK - 1) / ROW_BLOCK;
+    #pragma omp parallel for schedule(static)
+    for (int b = 0; b < nblocks; b++) {
+        int r0 = b * ROW_BLOCK, rows = R - r0 < ROW_BLOCK ? R - r0 : ROW_BLOCK;
+        float *o = out + (size_t)r0 * OC;
+        // out (rows, OC) = inp (rows, IC) · weightᵀ (IC, OC)
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, OC, IC,
+                    1.0f, inp + (size_t)r0 * IC, IC, weight, IC, 0.0f, o, OC);
+        if (bias)
+            for (int r = 0; r < rows; r++)
+                for (int j = 0; j < OC; j++) o[(size_t)r * OC + j] += bias[j];
     }
 }
 
 void linear_backward(float *dinp, float *dweight, float *dbias,
                      const float *dout, const float *inp, const float *weight,
                      int R, int IC, int OC) {
-    // dinp (R, IC) += dout (R, OC) · weight (OC, IC)
-    if (dinp)
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, R, IC, OC,
-                    1.0f, dout, OC, weight, IC, 1.0f, dinp, IC);
-    // dweight (OC, IC) += doutᵀ (OC, R) · inp (R, IC)
-    if (dweight)
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, OC, IC, R,
-                    1.0f, dout, OC, inp, IC, 1.0f, dweight, IC);
-    // dbias (OC) += Σ_r dout[r, :]. Each thread owns a block of columns and
-    // walks the rows in order, so the sum is the same whatever the thread count.
-    if (dbias) {
-        const int CH = 64;
-        int nchunks = (OC + CH - 1) / CH;
-        #pragma omp parallel for schedule(static) if ((size_t)R * OC > 32768)
-        for (int ch = 0; ch < nchunks; ch++) {
-            int o0 = ch * CH, o1 = o0 + CH < OC ? o0 + CH : OC;
-            float acc[64];
-            for (int o = o0; o < o1; o++) acc[o - o0] = 0.0f;
-            for (int r = 0; r < R; r++) {
-                const float *d = dout + (size_t)r * OC;
-                for (int o = o0; o < o1; o++) acc[o - o0] += d[o];
+    // dinp (R, IC) += dout (R, OC) · weight (OC, IC), by blocks of rows
+    if (dinp) {
+        int nblocks = (R + ROW_BLOCK - 1) / ROW_BLOCK;
+        #pragma omp parallel for schedule(static)
+        for (int b = 0; b < nblocks; b++) {
+            int r0 = b * ROW_BLOCK, rows = R - r0 < ROW_BLOCK ? R - r0 : ROW_BLOCK;
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, IC, OC,
+                        1.0f, dout + (size_t)r0 * OC, OC, weight, IC, 1.0f, dinp + (size_t)r0 * IC, IC);
+        }
+    }
+    // dweight (OC, IC) += doutᵀ (OC, R) · inp (R, IC), and dbias (OC) += Σ_r dout[r, :],
+    // by blocks of output features: each block sums over all R rows in order.
+    if (dweight || dbias) {
+        int nblocks = (OC + COL_BLOCK - 1) / COL_BLOCK;
+        #pragma omp parallel for schedule(static)
+        for (int b = 0; b < nblocks; b++) {
+            int o0 = b * COL_BLOCK, cols = OC - o0 < COL_BLOCK ? OC - o0 : COL_BLOCK;
+            if (dweight)
+                cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, cols, IC, R,
+                            1.0f, dout + o0, OC, inp, IC, 1.0f, dweight + (size_t)o0 * IC, IC);
+            if (dbias) {
+                float acc[COL_BLOCK] = { 0 };
+                for (int r = 0; r < R; r++) {
+                    const float *d = dout + (size_t)r * OC + o0;
+                    for (int j = 0; j < cols; j++) acc[j] += d[j];
+                }
+                for (int j = 0; j < cols; j++) dbias[o0 + j] += acc[j];
             }
-            for (int o = o0; o < o1; o++) dbias[o] += acc[o - o0];
         }
     }
 }

@@ -6,7 +6,6 @@
 #include <cblas.h>
 #include <ctype.h>
 #include <dirent.h>
-#include <dlfcn.h>
 #include <omp.h>
 #include <unistd.h>
 #include "testutil.h"
@@ -355,49 +354,21 @@ END_TEST
 //
 // Three AdamW steps (train_state_init, train_step with an Rng) on synthetic
 // data from fixed seeds must give bit-identical weights run to run, on one
-// thread and on two. Across thread counts they do NOT, and the reason is
-// OpenBLAS: its sgemm (0.3.21, OpenMP build) splits a product over the
-// threads once it exceeds 64³ multiply-adds, and the split changes the
-// rounding of about one output in ten. Every loop of our own is written to
-// be thread-count invariant (fixed chunks, sums in a fixed order), and this
-// test proves it: it interposes cblas_sgemm (below) so that, when asked, each
-// sgemm called outside a parallel region runs on one thread while all our
-// OpenMP loops keep two. With that, 1 and 2 threads must agree bit for bit.
-// The difference OpenBLAS's own threading makes is printed as a note.
+// thread and on two, AND across the two thread counts. The last part holds
+// because every loop of ours splits its work into blocks of a fixed size and
+// sums in a fixed order, and because linear.c calls cblas_sgemm only inside
+// its own OpenMP loops, where OpenBLAS runs on one thread: OpenBLAS's own
+// threading (0.3.21) rounds differently on 1 and on 2 threads once a product
+// exceeds 64³ multiply-adds, which is what this test caught before linear.c
+// took the threading into its own hands.
 //
-// The model is small but above OpenBLAS's threshold: 16x16 images in 2x2
-// patches (64 tokens), dim 64, depth 1, batch 4, so qkv is a 256x64 by
-// 64x192 product, which OpenBLAS does split.
-typedef void (*SgemmFn)(const enum CBLAS_ORDER, const enum CBLAS_TRANSPOSE, const enum CBLAS_TRANSPOSE,
-                        const blasint, const blasint, const blasint, const float, const float *,
-                        const blasint, const float *, const blasint, const float, float *, const blasint);
-static SgemmFn real_sgemm;      // OpenBLAS's, found in main() before any test runs
-static int sgemm_one_thread;    // set by train_weights
-
-// Our definition wins over the shared library's for every call in this
-// program (the linker resolves linear.c's calls to it); it forwards to the
-// real one, on one OpenMP thread when sgemm_one_thread is set. (Inside a
-// parallel region, as in attention.c, OpenBLAS already runs on one thread.)
-void cblas_sgemm(const enum CBLAS_ORDER order, const enum CBLAS_TRANSPOSE ta, const enum CBLAS_TRANSPOSE tb,
-                 const blasint M, const blasint N, const blasint K, const float alpha, const float *A,
-                 const blasint lda, const float *B, const blasint ldb, const float beta, float *C,
-                 const blasint ldc) {
-    if (sgemm_one_thread && !omp_in_parallel()) {
-        int t = omp_get_max_threads();
-        omp_set_num_threads(1);
-        real_sgemm(order, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-        omp_set_num_threads(t);
-    } else {
-        real_sgemm(order, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-    }
-}
-
+// The model is small but big enough for every loop to split: 16x16 images in
+// 2x2 patches (64 tokens), dim 64, depth 1, batch 4.
 static const char *DET[] = { "img=16", "patch=2", "dim=64", "heads=2", "depth=1", "freq_dim=64", NULL };
 
-static float *train_weights(const char *const *sets, int threads, int pin_sgemm, size_t *n_params) {
+static float *train_weights(const char *const *sets, int threads, size_t *n_params) {
     omp_set_num_threads(threads);
     ck_assert_int_eq(omp_get_max_threads(), threads);
-    sgemm_one_thread = pin_sgemm;
     Config cfg = config_default();
     apply(&cfg, DET);
     apply(&cfg, sets);
@@ -424,7 +395,6 @@ static float *train_weights(const char *const *sets, int threads, int pin_sgemm,
     train_state_free(&ts);
     model_free(&m);
     free(x1);
-    sgemm_one_thread = 0;
     return w;
 }
 
@@ -436,21 +406,15 @@ static size_t count_diff(const float *a, const float *b, size_t n) {
 
 static void check_determinism(const char *name, const char *const *sets) {
     size_t n, n2;
-    float *a = train_weights(sets, 1, 0, &n), *b = train_weights(sets, 1, 0, &n2);
+    float *a = train_weights(sets, 1, &n), *b = train_weights(sets, 1, &n2);
     ck_assert_msg(memcmp(a, b, n * sizeof(float)) == 0, "%s: two runs on 1 thread differ", name);
-    float *c = train_weights(sets, 2, 0, &n2), *d = train_weights(sets, 2, 0, &n2);
+    float *c = train_weights(sets, 2, &n2), *d = train_weights(sets, 2, &n2);
     ck_assert_msg(memcmp(c, d, n * sizeof(float)) == 0, "%s: two runs on 2 threads differ", name);
-    float *e = train_weights(sets, 2, 1, &n2);
-    size_t pinned = count_diff(a, e, n), threaded = count_diff(a, c, n);
-    ck_assert_msg(pinned == 0, "%s: 1 vs 2 threads (sgemm on one thread): %zu of %zu weights differ: "
-                  "one of our own OpenMP loops depends on the thread count", name, pinned, n);
-    printf("determinism %-8s: bit-identical run to run (1 and 2 threads), and 1 vs 2 threads with "
-           "sgemm pinned to one thread\n", name);
-    if (threaded)
-        printf("NOTE: with OpenBLAS threading its own sgemm, 1 vs 2 threads differ in %zu of %zu "
-               "weights after 3 steps\n", threaded, n);
+    size_t diff = count_diff(a, c, n);
+    ck_assert_msg(diff == 0, "%s: 1 vs 2 threads: %zu of %zu weights differ after 3 steps", name, diff, n);
+    printf("determinism %-8s: bit-identical run to run and across 1 and 2 threads\n", name);
     fflush(stdout);
-    free(a); free(b); free(c); free(d); free(e);
+    free(a); free(b); free(c); free(d);
 }
 
 START_TEST(test_determinism_baseline) { check_determinism("baseline", VARIANTS[0].sets); }
@@ -565,14 +529,7 @@ START_TEST(test_summary) {
 END_TEST
 
 int main(void) {
-    // (calling openblas_get_config also keeps libopenblas linked when the
-    // linker drops libraries whose symbols this program defines itself)
     printf("%s\n", openblas_get_config());
-    real_sgemm = (SgemmFn)dlsym(RTLD_NEXT, "cblas_sgemm");
-    if (!real_sgemm) {
-        fprintf(stderr, "test_model: cannot find OpenBLAS's cblas_sgemm: %s\n", dlerror());
-        return EXIT_FAILURE;
-    }
     Suite *s = suite_create("model");
     TCase *tc = tcase_create("model");
     tcase_set_timeout(tc, 60);
