@@ -75,6 +75,23 @@ static void rng_to_text(const Rng *r, char *out, size_t n) {
     snprintf(out, n, "0x%016llx %d 0x%08x", (unsigned long long)r->state, r->has_spare, bits);
 }
 
+// train.step of a checkpoint: a whole number >= 0, else -1 (atoi would read
+// "abc" as 0 and quietly restart a trained model's history).
+static int parse_step(const char *s) {
+    if (!s || *s < '0' || *s > '9') return -1;
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    return (errno || *end || v > 100000000) ? -1 : (int)v;
+}
+
+// Where the last good checkpoint is, for the messages of a run that stops on
+// an error: a fresh run has none until its first save.
+static void last_checkpoint_text(char *out, size_t n, int last_saved, const char *path) {
+    if (last_saved > 0) snprintf(out, n, "the last good checkpoint (step %d) is kept in %s", last_saved, path);
+    else snprintf(out, n, "no checkpoint was written yet");
+}
+
 static int rng_from_text(const char *s, Rng *r) {
     unsigned long long st; int has; unsigned int bits;
     if (!s || sscanf(s, "%llx %d %x", &st, &has, &bits) != 3) return -1;
@@ -359,7 +376,7 @@ int trainer_run(const TrainOptions *o) {
 
     Model m;
     TrainState ts;
-    DataLoader dl;
+    DataLoader dl = { 0 };   // zeroed: the error paths free it whether or not it was set up
     Rng noise;
     double train_seconds = 0.0;
     int start = 0;
@@ -390,8 +407,9 @@ int trainer_run(const TrainOptions *o) {
             fprintf(stderr, "error: out of memory\n"); st_free(&st); goto out_model;
         }
         const char *v;
-        start = (v = st_meta(&st, "train.step")) ? atoi(v) : -1;
+        start = parse_step(st_meta(&st, "train.step"));
         DataLoaderState ds;
+        err[0] = '\0';   // the checks below that fail without a message leave it empty
         int ok = start >= 0
               && checkpoint_copy_array(&st, rp.ckpt, CHECKPOINT_ADAMW_M, &m, ts.adam_m, err, sizeof err) == 0
               && checkpoint_copy_array(&st, rp.ckpt, CHECKPOINT_ADAMW_V, &m, ts.adam_v, err, sizeof err) == 0
@@ -410,6 +428,13 @@ int trainer_run(const TrainOptions *o) {
         st_free(&st);
         if (!ok) {
             fprintf(stderr, "error: %s has no usable trainer state%s%s\n", rp.ckpt, err[0] ? ": " : "", err);
+            goto out_state;
+        }
+        if (start > steps) {
+            // the history arrays hold `steps` rows: a checkpoint further on
+            // (--set steps lowered, or a corrupt train.step) cannot continue
+            fprintf(stderr, "error: %s is at step %d, past the run's steps=%d; resume with "
+                            "--set steps=%d or more\n", rp.ckpt, start, steps, start);
             goto out_state;
         }
         ts.step = start;
@@ -465,10 +490,12 @@ int trainer_run(const TrainOptions *o) {
             train_seconds += wall_seconds() - t0;
             if (!isfinite(loss) || !isfinite(ts.grad_norm)) {
                 progress_end(&pr);
-                fprintf(stderr, "error: step %d: the loss is %s (gradient norm %g): training diverged. "
-                                "The last good checkpoint (step %d) is kept in %s; try a lower lr.\n",
+                char kept[2300];
+                last_checkpoint_text(kept, sizeof kept, last_saved, rp.ckpt);
+                fprintf(stderr, "error: step %d: the loss is %s (gradient norm %g): training diverged; "
+                                "%s. Try a lower lr.\n",
                         step, isfinite(loss) ? "finite but the gradient is not" : "not a number",
-                        ts.grad_norm, last_saved, rp.ckpt);
+                        ts.grad_norm, kept);
                 rc = TRAIN_DIVERGED;
                 break;
             }
@@ -484,16 +511,20 @@ int trainer_run(const TrainOptions *o) {
             int stop_now = g_stop_signal || (o->stop_after && step == o->stop_after);
             if (step % o->ckpt_every == 0 || step == steps || stop_now) {
                 if (fflush(lf) != 0 || ferror(lf) || fsync(fileno(lf)) != 0) {
+                    int e = errno;
                     progress_end(&pr);
-                    fprintf(stderr, "error: cannot write %s: %s; the last checkpoint (step %d) is intact\n",
-                            rp.loss, strerror(errno), last_saved);
+                    char kept[2300];
+                    last_checkpoint_text(kept, sizeof kept, last_saved, rp.ckpt);
+                    fprintf(stderr, "error: cannot write %s: %s; %s\n", rp.loss, strerror(e), kept);
                     rc = TRAIN_ERROR;
                     break;
                 }
                 if (save_checkpoint(&rp, &m, &ts, &noise, &dl, train_seconds, max_logit_layers, o->preset,
                                     err, sizeof err) != 0) {
                     progress_end(&pr);
-                    fprintf(stderr, "error: %s\n(the last checkpoint, step %d, is intact)\n", err, last_saved);
+                    char kept[2300];
+                    last_checkpoint_text(kept, sizeof kept, last_saved, rp.ckpt);
+                    fprintf(stderr, "error: %s\n(%s)\n", err, kept);
                     rc = TRAIN_ERROR;
                     break;
                 }
@@ -522,8 +553,8 @@ int trainer_run(const TrainOptions *o) {
     }
 
 out_loader:
-    dataloader_free(&dl);
 out_state:
+    dataloader_free(&dl);
     train_state_free(&ts);
 out_model:
     model_free(&m);

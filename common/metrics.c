@@ -1,0 +1,168 @@
+// metrics.c: metrics.json back into numbers, and the scorecard table (see metrics.h).
+#include <cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include "fileio.h"
+#include "metrics.h"
+
+// A required number at a path of keys, e.g. {"raw", "val_mse"}. Writes the
+// error (naming the file and the dotted field) and returns -1 when it is not
+// there or not a number; allow_null lets a JSON null through as NAN.
+static int get_number(const cJSON *root, const char *const *keys, int nkeys, bool allow_null,
+                      const char *path, double *out, char *err, size_t errlen) {
+    const cJSON *j = root;
+    char dotted[128] = "";
+    for (int i = 0; i < nkeys; i++) {
+        size_t l = strlen(dotted);
+        snprintf(dotted + l, sizeof dotted - l, "%s%s", i ? "." : "", keys[i]);
+        j = cJSON_IsObject(j) ? cJSON_GetObjectItemCaseSensitive(j, keys[i]) : NULL;
+    }
+    if (j && cJSON_IsNumber(j)) { *out = j->valuedouble; return 0; }
+    if (j && allow_null && cJSON_IsNull(j)) { *out = NAN; return 0; }
+    snprintf(err, errlen, "%s: %s \"%s\" (a number%s)", path, j ? "wrong type for" : "no field", dotted,
+             allow_null ? " or null" : "");
+    return -1;
+}
+
+// The "config" object back into a Config, field by field through config_set,
+// starting from the defaults as checkpoints do. false if any field is not
+// understood (a file from another version): the config is then left out.
+static bool read_config(const cJSON *obj, Config *cfg) {
+    if (!cJSON_IsObject(obj)) return false;
+    *cfg = config_default();
+    const cJSON *item;
+    cJSON_ArrayForEach(item, obj) {
+        char kv[256];
+        if (cJSON_IsString(item)) snprintf(kv, sizeof kv, "%s=%s", item->string, item->valuestring);
+        else if (cJSON_IsNumber(item)) snprintf(kv, sizeof kv, "%s=%.17g", item->string, item->valuedouble);
+        else if (cJSON_IsBool(item)) snprintf(kv, sizeof kv, "%s=%s", item->string, cJSON_IsTrue(item) ? "true" : "false");
+        else return false;
+        if (config_set(cfg, kv, NULL, 0) != 0) return false;
+    }
+    return true;
+}
+
+int metrics_read(const char *path, RunMetrics *out, char *err, size_t errlen) {
+    memset(out, 0, sizeof *out);
+    out->probe_fd = NAN;
+    out->probe_test_acc = NAN;
+    // a run folder or the file itself
+    // a folder, or a path that is not there and does not look like a file:
+    // the message then names the metrics.json we looked for
+    struct stat sb;
+    size_t pl = strlen(path);
+    bool is_dir = stat(path, &sb) == 0 ? S_ISDIR(sb.st_mode) : !(pl >= 5 && strcmp(path + pl - 5, ".json") == 0);
+    if (is_dir)
+        snprintf(out->path, sizeof out->path, "%s%smetrics.json", path,
+                 path[0] && path[strlen(path) - 1] == '/' ? "" : "/");
+    else
+        snprintf(out->path, sizeof out->path, "%s", path);
+    const char *file = out->path;
+    if (!file_exists(file)) {
+        snprintf(err, errlen, "%s: no such file (is this a finished run? metrics.json is written when "
+                              "training ends)", file);
+        return -1;
+    }
+    size_t len;
+    char *text = read_file_all(file, &len, err, errlen);
+    if (!text) return -1;
+    cJSON *root = cJSON_ParseWithLength(text, len);
+    free(text);
+    if (!cJSON_IsObject(root)) {
+        snprintf(err, errlen, "%s: not a JSON object", file);
+        cJSON_Delete(root);
+        return -1;
+    }
+
+    double params, val, fd, ips, spikes;
+    if (get_number(root, (const char *[]){ "params" }, 1, false, file, &params, err, errlen) != 0
+        || get_number(root, (const char *[]){ "raw", "val_mse" }, 2, false, file, &val, err, errlen) != 0
+        || get_number(root, (const char *[]){ "raw", "uncond", "probe_fd" }, 3, true, file, &fd, err, errlen) != 0
+        || get_number(root, (const char *[]){ "it_per_s" }, 1, false, file, &ips, err, errlen) != 0
+        || get_number(root, (const char *[]){ "loss_spikes" }, 1, false, file, &spikes, err, errlen) != 0) {
+        cJSON_Delete(root);
+        return -1;
+    }
+    out->params = (long long)params;
+    out->val_mse = val;
+    out->probe_fd = fd;
+    out->it_per_s = ips;
+    out->ms_per_step = ips > 0 ? 1000.0 / ips : NAN;
+    out->loss_spikes = (int)spikes;
+
+    // the name: the file's own, else the folder's
+    const cJSON *j = cJSON_GetObjectItemCaseSensitive(root, "name");
+    if (cJSON_IsString(j)) {
+        snprintf(out->name, sizeof out->name, "%s", j->valuestring);
+    } else {
+        char dir[2048];
+        snprintf(dir, sizeof dir, "%s", file);
+        char *slash = strrchr(dir, '/');
+        if (slash) *slash = 0; else snprintf(dir, sizeof dir, ".");
+        const char *base = strrchr(dir, '/');
+        snprintf(out->name, sizeof out->name, "%.127s", base ? base + 1 : dir);
+    }
+    if (cJSON_IsString(j = cJSON_GetObjectItemCaseSensitive(root, "preset")))
+        snprintf(out->preset, sizeof out->preset, "%s", j->valuestring);
+    if (cJSON_IsNumber(j = cJSON_GetObjectItemCaseSensitive(root, "seed"))) {
+        out->has_seed = true;
+        out->seed = (unsigned long long)j->valuedouble;
+    }
+    out->has_config = read_config(cJSON_GetObjectItemCaseSensitive(root, "config"), &out->cfg);
+    if (out->has_config && !out->has_seed) { out->has_seed = true; out->seed = out->cfg.seed; }
+    const cJSON *probe = cJSON_GetObjectItemCaseSensitive(root, "probe");
+    if (cJSON_IsString(j = cJSON_GetObjectItemCaseSensitive(probe, "key")))
+        snprintf(out->probe_key, sizeof out->probe_key, "%s", j->valuestring);
+    if (cJSON_IsNumber(j = cJSON_GetObjectItemCaseSensitive(probe, "test_acc")))
+        out->probe_test_acc = j->valuedouble;
+    cJSON_Delete(root);
+    return 0;
+}
+
+double metrics_val_mse_gap(const RunMetrics *a, const RunMetrics *b) {
+    return fabs(a->val_mse - b->val_mse);
+}
+
+bool metrics_is_seed_pair(const RunMetrics *a, const RunMetrics *b) {
+    if (!a->has_config || !b->has_config || a->cfg.seed == b->cfg.seed) return false;
+    Config x = a->cfg, y = b->cfg;
+    x.seed = y.seed = 0;
+    x.threads = y.threads = 0;
+    char dx[1024], dy[1024];
+    config_describe(&x, dx, sizeof dx);
+    config_describe(&y, dy, sizeof dy);
+    return strcmp(dx, dy) == 0;
+}
+
+// 1152176 -> "1,152,176"
+static void with_commas(long long v, char *out, size_t n) {
+    char digits[32];
+    snprintf(digits, sizeof digits, "%lld", v < 0 ? -v : v);
+    int len = (int)strlen(digits), k = 0;
+    char buf[48];
+    if (v < 0) buf[k++] = '-';
+    for (int i = 0; i < len; i++) {
+        if (i > 0 && (len - i) % 3 == 0) buf[k++] = ',';
+        buf[k++] = digits[i];
+    }
+    buf[k] = 0;
+    snprintf(out, n, "%s", buf);
+}
+
+void metrics_print_header(FILE *f) {
+    fprintf(f, "%-20s %10s %8s %9s %8s %6s\n", "run", "params", "val MSE", "probe-FD", "ms/step", "spikes");
+}
+
+void metrics_print_row(FILE *f, const char *label, const RunMetrics *r) {
+    char params[48], fd[32], ms[32];
+    with_commas(r->params, params, sizeof params);
+    if (isfinite(r->probe_fd)) snprintf(fd, sizeof fd, "%.1f", r->probe_fd);
+    else snprintf(fd, sizeof fd, "-");
+    if (isfinite(r->ms_per_step)) snprintf(ms, sizeof ms, "%.1f", r->ms_per_step);
+    else snprintf(ms, sizeof ms, "-");
+    fprintf(f, "%-20s %10s %8.4f %9s %8s %6d\n", label ? label : r->name, params, r->val_mse, fd, ms,
+            r->loss_spikes);
+}

@@ -1,0 +1,62 @@
+// metrics.h: reading a run's metrics.json back, and printing scorecards.
+//
+// The trainer (common/trainer.c) writes runs/<name>/metrics.json in the
+// tutorial's schema (spec §6):
+//   {"params": 1152176, "it_per_s": 6.7, "loss_spikes": 0,
+//    "raw": {"val_mse": 0.2562, "uncond": {"probe_fd": 72.2}}, ...}
+// plus more fields of its own (ms_per_step, preset, seed, config, probe, ...).
+// This module reads those files, so that every number a program prints about
+// a run is the number the run saved, never one typed into the program.
+//
+// The five fields above are required: a file without one of them (or with
+// the wrong type) is an error naming the file and the field. probe_fd may be
+// null (the trainer writes null when there was no probe); it then reads as
+// NAN and prints as "-". Everything else is optional, so metrics files from
+// the tutorial's own scripts read too.
+#pragma once
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include "config.h"
+
+#define METRICS_ERRLEN 2400
+
+typedef struct {
+    char path[2048];        // the metrics.json it was read from
+    char name[128];         // "name", else the run folder's name
+    // the scorecard (required)
+    long long params;
+    double val_mse;         // raw.val_mse
+    double probe_fd;        // raw.uncond.probe_fd, NAN when null
+    double it_per_s;
+    double ms_per_step;     // 1000 / it_per_s
+    int loss_spikes;
+    // optional extras of this project's trainer
+    char preset[16];        // "" if absent
+    bool has_seed;
+    unsigned long long seed;
+    bool has_config;        // "config" read back into cfg (every field config_set accepts)
+    Config cfg;
+    char probe_key[17];     // probe.key, "" if absent
+    double probe_test_acc;  // probe.test_acc in [0, 1], NAN if absent
+} RunMetrics;
+
+// Reads `path`, which is either a metrics.json file or a run folder holding
+// one. 0 on success; -1 with a message naming the file (missing file, not
+// JSON, a required field missing or of the wrong type).
+int metrics_read(const char *path, RunMetrics *out, char *err, size_t errlen);
+
+// |val MSE(a) − val MSE(b)|: the seed gap when a and b are one config trained
+// with two seeds.
+double metrics_val_mse_gap(const RunMetrics *a, const RunMetrics *b);
+
+// True when both runs carry their config and the configs agree on every field
+// except the seed and the thread count, and the seeds differ: a seed pair,
+// whose val MSE gap is a seed gap.
+bool metrics_is_seed_pair(const RunMetrics *a, const RunMetrics *b);
+
+// The scorecard as a table, one row per run, with the columns of the
+// tutorial's table script: params, val MSE, probe-FD, ms/step, spikes.
+// label NULL means the run's name.
+void metrics_print_header(FILE *f);
+void metrics_print_row(FILE *f, const char *label, const RunMetrics *r);

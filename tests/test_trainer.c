@@ -1,0 +1,270 @@
+// test_trainer.c: the scorecard's exam and the trainer's promises.
+//
+//   - val MSE is a fixed exam: the same model scores the same on every call,
+//     whatever the run's seed (synthetic images, no data needed);
+//   - resume is exact: N steps straight, or k steps, a stop, and a resume to
+//     N, give bit-identical weights, AdamW moments and loss.tsv;
+//   - a finished run is not trained again, and an existing run is not
+//     overwritten without --resume;
+//   - a smoke run on real CIFAR-10 learns (its loss falls).
+// The last three need the real data: CIFAR_DIR=../shared/data/cifar-10-batches-bin.
+// Without it they print a note and pass. Training runs use one thread: on a
+// busy machine that is the fastest, and it keeps the runs comparable bit for bit.
+#include <unistd.h>
+#include "checkpoint.h"
+#include "cifar.h"
+#include "fileio.h"
+#include "scorecard.h"
+#include "testutil.h"
+#include "trainer.h"
+
+// ---------------------------------------------------------------------------
+// (a) val MSE: the same exam for every model.
+
+// A small set of random images, enough to span two evaluation batches.
+static CifarSet synthetic_set(int n, unsigned long long seed) {
+    CifarSet s = { n, malloc((size_t)n * CIFAR_PIXELS), malloc((size_t)n) };
+    Rng r;
+    rng_seed(&r, seed);
+    for (size_t i = 0; i < (size_t)n * CIFAR_PIXELS; i++) s.pixels[i] = (uint8_t)rng_below(&r, 256);
+    for (int i = 0; i < n; i++) s.labels[i] = (uint8_t)rng_below(&r, 10);
+    return s;
+}
+
+static Config tiny_config(void) {
+    Config c = config_default();
+    c.dim = 32; c.depth = 2; c.heads = 2; c.freq_dim = 32;
+    return c;
+}
+
+static void build_tiny(Model *m, unsigned long long run_seed, unsigned long long weight_seed) {
+    Config c = tiny_config();
+    c.seed = run_seed;
+    char err[256];
+    ck_assert_msg(model_build(m, &c, err, sizeof err) == 0, "%s", err);
+    model_init_weights(m, weight_seed);
+}
+
+START_TEST(test_val_mse_is_a_fixed_exam) {
+    const int n = 260;   // more than the evaluation batch of 250: two batches
+    CifarSet test = synthetic_set(n, 7);
+    Model a, b, c;
+    build_tiny(&a, 0, 0);
+    double first = scorecard_val_mse(&a, &test, n);
+    double again = scorecard_val_mse(&a, &test, n);
+    ck_assert_msg(isfinite(first) && first > 0, "val MSE %g", first);
+    ck_assert_msg(first == again, "two calls differ: %.17g vs %.17g", first, again);
+
+    // the run's seed is used for the weights, the data order and the training
+    // noise, never for the exam: the same weights in a run with another seed
+    // get the same score, to the last bit
+    build_tiny(&b, 99, 0);
+    ck_assert_msg(scorecard_val_mse(&b, &test, n) == first, "the exam depends on cfg.seed");
+
+    // and it is a real measurement: other weights, another score
+    build_tiny(&c, 0, 1);
+    double other_model = scorecard_val_mse(&c, &test, n);
+    ck_assert_msg(other_model != first, "two different models scored %.17g", first);
+    model_free(&a); model_free(&b); model_free(&c);
+    cifar_free(&test);
+}
+END_TEST
+
+// ---------------------------------------------------------------------------
+// Real data, and trainer runs in a temporary folder.
+
+static bool have_data(const char *test_name) {
+    char p1[1200], p2[1200];
+    snprintf(p1, sizeof p1, "%s/data_batch_1.bin", cifar_dir());
+    snprintf(p2, sizeof p2, "%s/test_batch.bin", cifar_dir());
+    if (file_exists(p1) && file_exists(p2)) return true;
+    fprintf(stderr, "%s: skipped, no CIFAR-10 at %s (set CIFAR_DIR=../shared/data/cifar-10-batches-bin)\n",
+            test_name, cifar_dir());
+    return false;
+}
+
+static char g_tmp[256];
+
+static const char *make_tmp(void) {
+    snprintf(g_tmp, sizeof g_tmp, "/tmp/test_trainer_XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(g_tmp));
+    return g_tmp;
+}
+
+static void remove_tmp(void) {
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_tmp);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+// The smoke preset, one thread, no scorecard (the scorecard needs the probe).
+static TrainOptions smoke_options(const char *out_dir, const char *name) {
+    TrainOptions o;
+    memset(&o, 0, sizeof o);
+    o.name = name;
+    o.out_dir = out_dir;
+    o.preset = PRESET_SMOKE;
+    preset_apply(PRESET_SMOKE, &o.cfg, &o.ckpt_every);
+    o.cfg.threads = 1;
+    o.scorecard = false;
+    return o;
+}
+
+static char *read_text(const char *dir, const char *name, const char *file, size_t *len) {
+    char path[600], err[600];
+    snprintf(path, sizeof path, "%s/%s/%s", dir, name, file);
+    char *t = read_file_all(path, len, err, sizeof err);
+    ck_assert_msg(t != NULL, "%s", err);
+    return t;
+}
+
+// Weights and both AdamW moments of a run's checkpoint, and its step.
+typedef struct { Model m; float *adam_m, *adam_v; int step; } Saved;
+
+static Saved load_saved(const char *dir, const char *name) {
+    Saved s;
+    char path[600], err[1024];
+    snprintf(path, sizeof path, "%s/%s/ckpt.safetensors", dir, name);
+    SafeTensors st;
+    ck_assert_msg(checkpoint_load(path, &s.m, &st, err, sizeof err) == 0, "%s", err);
+    s.adam_m = alloc_floats(s.m.n_params);
+    s.adam_v = alloc_floats(s.m.n_params);
+    ck_assert_int_eq(checkpoint_copy_array(&st, path, CHECKPOINT_ADAMW_M, &s.m, s.adam_m, err, sizeof err), 0);
+    ck_assert_int_eq(checkpoint_copy_array(&st, path, CHECKPOINT_ADAMW_V, &s.m, s.adam_v, err, sizeof err), 0);
+    const char *v = st_meta(&st, "train.step");
+    s.step = v ? atoi(v) : -1;
+    st_free(&st);
+    return s;
+}
+
+static void free_saved(Saved *s) { model_free(&s->m); free(s->adam_m); free(s->adam_v); }
+
+static int count_rows(const char *text) {
+    int rows = 0;
+    for (const char *p = text; *p; p++) rows += *p == '\n';
+    return rows - 1;   // minus the header
+}
+
+// ---------------------------------------------------------------------------
+// (b) resume is exact.
+START_TEST(test_resume_is_bit_identical) {
+    if (!have_data("test_resume_is_bit_identical")) return;
+    const char *dir = make_tmp();
+    const int k = 30;   // between two checkpoints (every 20): the stop saves its own
+
+    TrainOptions straight = smoke_options(dir, "straight");
+    int N = straight.cfg.steps;
+    ck_assert_int_eq(trainer_run(&straight), TRAIN_OK);
+
+    TrainOptions part = smoke_options(dir, "resumed");
+    part.stop_after = k;
+    ck_assert_int_eq(trainer_run(&part), TRAIN_STOPPED);
+    Saved at_k = load_saved(dir, "resumed");
+    ck_assert_int_eq(at_k.step, k);
+    free_saved(&at_k);
+
+    // as if the process had been killed after logging three more steps that
+    // no checkpoint holds: the resume must drop them and redo them
+    char tsv[600];
+    snprintf(tsv, sizeof tsv, "%s/resumed/loss.tsv", dir);
+    FILE *f = fopen(tsv, "a");
+    ck_assert_ptr_nonnull(f);
+    for (int s = k + 1; s <= k + 3; s++) fprintf(f, "%d\t9.999999\t9.999999\t9.9999\n", s);
+    fclose(f);
+
+    TrainOptions rest = smoke_options(dir, "resumed");
+    rest.resume = true;
+    ck_assert_int_eq(trainer_run(&rest), TRAIN_OK);
+
+    Saved a = load_saved(dir, "straight"), b = load_saved(dir, "resumed");
+    ck_assert_int_eq(a.step, N);
+    ck_assert_int_eq(b.step, N);
+    ck_assert_int_eq(a.m.n_params, b.m.n_params);
+    ck_assert_msg(memcmp(a.m.params, b.m.params, sizeof(float) * a.m.n_params) == 0,
+                  "weights after a resume differ from a straight run");
+    ck_assert_msg(memcmp(a.adam_m, b.adam_m, sizeof(float) * a.m.n_params) == 0, "AdamW m differs");
+    ck_assert_msg(memcmp(a.adam_v, b.adam_v, sizeof(float) * a.m.n_params) == 0, "AdamW v differs");
+    free_saved(&a); free_saved(&b);
+
+    size_t la, lb;
+    char *ta = read_text(dir, "straight", "loss.tsv", &la), *tb = read_text(dir, "resumed", "loss.tsv", &lb);
+    ck_assert_int_eq(count_rows(ta), N);
+    ck_assert_msg(la == lb && memcmp(ta, tb, la) == 0, "loss.tsv rows differ after a resume");
+    free(ta); free(tb);
+    remove_tmp();
+}
+END_TEST
+
+// A finished run (metrics.json present) comes back at once untouched; an
+// existing run is never overwritten without resume.
+START_TEST(test_finished_run_is_not_retrained) {
+    if (!have_data("test_finished_run_is_not_retrained")) return;
+    const char *dir = make_tmp();
+    TrainOptions o = smoke_options(dir, "done");
+    ck_assert_int_eq(trainer_run(&o), TRAIN_OK);
+    char metrics[600], err[600];
+    snprintf(metrics, sizeof metrics, "%s/done/metrics.json", dir);
+    const char *fake = "{\"params\": 1}\n";   // only its presence matters here
+    ck_assert_int_eq(write_file_atomic(metrics, fake, strlen(fake), err, sizeof err), 0);
+    size_t l1, l2;
+    char *before = read_text(dir, "done", "ckpt.safetensors", &l1);
+
+    fprintf(stderr, "test_finished_run_is_not_retrained: an \"already holds a run\" error is expected next\n");
+    ck_assert_int_eq(trainer_run(&o), TRAIN_USAGE);   // no resume: refuses
+    o.resume = true;
+    ck_assert_int_eq(trainer_run(&o), TRAIN_OK);      // finished: returns at once
+
+    char *after = read_text(dir, "done", "ckpt.safetensors", &l2);
+    ck_assert(l1 == l2 && memcmp(before, after, l1) == 0);
+    free(before); free(after);
+    remove_tmp();
+}
+END_TEST
+
+// ---------------------------------------------------------------------------
+// (c) a smoke run on real data learns: the mean loss of the last 10 steps is
+// below that of the first 10.
+START_TEST(test_smoke_run_loss_falls) {
+    if (!have_data("test_smoke_run_loss_falls")) return;
+    const char *dir = make_tmp();
+    TrainOptions o = smoke_options(dir, "learns");
+    o.cfg.seed = 1;
+    ck_assert_int_eq(trainer_run(&o), TRAIN_OK);
+    int N = o.cfg.steps;
+    float *loss = alloc_floats((size_t)N);
+    size_t len;
+    char *text = read_text(dir, "learns", "loss.tsv", &len);
+    int rows = 0;
+    char *save = NULL;
+    for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        int step; float l, g, m;
+        if (sscanf(line, "%d %f %f %f", &step, &l, &g, &m) != 4) continue;   // the header
+        ck_assert_int_eq(step, rows + 1);
+        ck_assert_msg(isfinite(l), "step %d: loss %g", step, l);
+        loss[rows++] = l;
+    }
+    ck_assert_int_eq(rows, N);
+    double first = 0, last = 0;
+    for (int i = 0; i < 10; i++) { first += loss[i] / 10; last += loss[N - 10 + i] / 10; }
+    fprintf(stderr, "test_smoke_run_loss_falls: mean loss %.4f (steps 1-10) -> %.4f (steps %d-%d)\n",
+            first, last, N - 9, N);
+    ck_assert_msg(last < first, "loss did not fall: %.4f -> %.4f", first, last);
+    free(text); free(loss);
+    remove_tmp();
+}
+END_TEST
+
+int main(void) {
+    Suite *s = suite_create("trainer");
+    TCase *exam = tcase_create("val_mse");
+    tcase_add_test(exam, test_val_mse_is_a_fixed_exam);
+    tcase_set_timeout(exam, 30);
+    suite_add_tcase(s, exam);
+    TCase *runs = tcase_create("runs");   // each run reads 180 MB of CIFAR-10
+    tcase_add_test(runs, test_resume_is_bit_identical);
+    tcase_add_test(runs, test_finished_run_is_not_retrained);
+    tcase_add_test(runs, test_smoke_run_loss_falls);
+    tcase_set_timeout(runs, 240);
+    suite_add_tcase(s, runs);
+    return run_suite(s);
+}
