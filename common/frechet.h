@@ -1,0 +1,38 @@
+// frechet.h: the Fréchet distance between two sets of feature vectors, the
+// "FD" of probe-FD (spec §6).
+//
+// Each set is summarised by a Gaussian: its mean μ and covariance Σ. The
+// Fréchet (2-Wasserstein) distance between two Gaussians is
+//     FD = ‖μ₁ − μ₂‖² + Tr(Σ₁) + Tr(Σ₂) − 2·Tr((Σ₁Σ₂)^½).
+// It is FID's formula; what makes our number "probe-FD" is only the feature
+// space (common/probe.h), so it is comparable within this project only.
+//
+// Everything here is double precision: the trace term is a difference of
+// large, nearly equal numbers, and float32 would leave noise of the order of
+// the distances we want to compare.
+#pragma once
+
+typedef struct {
+    int d;          // feature dimension
+    long n;         // number of samples the statistics came from
+    double *mu;     // (d)     mean
+    double *cov;    // (d, d)  covariance, unbiased (divides by n − 1, like numpy.cov)
+} FeatureStats;
+
+// Mean and covariance of features (n, d), row-major float32. n must be >= 2.
+// Returns 0, or -1 (bad sizes, out of memory) leaving s empty.
+int feature_stats_compute(FeatureStats *s, const float *features, long n, int d);
+void feature_stats_free(FeatureStats *s);
+
+// FD between two summaries of the same dimension. Returns NAN if the
+// dimensions differ or LAPACK fails. Not clamped: rounding can make a true 0
+// come out as a tiny negative number (about 1e-12 of the traces).
+double frechet_distance(const FeatureStats *a, const FeatureStats *b);
+
+// Convenience: stats of both sets, then their FD.
+double frechet_distance_features(const float *f1, long n1, const float *f2, long n2, int d);
+
+// Tr(A^½) of a symmetric positive semi-definite matrix A (d, d), through its
+// eigenvalues (negative ones, from rounding, count as 0). Exposed for tests.
+// Returns NAN if LAPACK fails.
+double trace_sqrt_psd(const double *A, int d);

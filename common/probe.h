@@ -1,0 +1,156 @@
+// probe.h: the probe classifier behind probe-FD (spec §6).
+//
+// FID measures generated images in the feature space of Inception-v3, a big
+// ImageNet network we neither have nor could run cheaply. Probe-FD uses the
+// same formula (common/frechet.h) in the feature space of a small CIFAR-10
+// CNN that the project trains once, in a few minutes, and caches:
+//
+//   image (N, 3, 32, 32) in [-1, 1]
+//   conv 3x3 3->32,   ReLU, maxpool 2x2     (N, 32, 16, 16)
+//   conv 3x3 32->64,  ReLU, maxpool 2x2     (N, 64, 8, 8)
+//   conv 3x3 64->128, ReLU, global avg pool (N, 128)   <- the FD features
+//   linear 128->10                          (N, 10)    logits, trained with
+//                                                      softmax cross-entropy
+//
+// A network that has learned to tell the ten classes apart has features that
+// respond to what makes a car look like a car, so the distance between two
+// feature clouds says something about image content, not just pixel colours.
+// The number depends on this exact network: compare probe-FDs only when they
+// were computed with the same cached probe (same key, below).
+//
+// This file has two halves: the layers (probe_layers.c), each forward next to
+// its backward, and the probe itself (probe.c): training, caching, features.
+#pragma once
+#include <stddef.h>
+#include <stdint.h>
+#include "cifar.h"
+
+// ============================================================================
+// Layers. Conventions as in layers.h: dense row-major float32, images in
+// (N, C, H, W) layout; every backward ACCUMULATES (+=) into the gradients it
+// writes (the caller zeroes them once per step); a NULL gradient pointer means
+// "not needed" (e.g. no gradient into the input images).
+// ============================================================================
+
+// conv2d, 3x3 kernel, stride 1, zero padding 1 (so H, W are kept), through
+// im2col + one SGEMM per image.
+// inp (N, C, H, W), weight (OC, C, 3, 3), bias (OC) or NULL, out (N, OC, H, W).
+void conv3x3_forward(float *out, const float *inp, const float *weight, const float *bias,
+                     int N, int C, int H, int W, int OC);
+// dinp (N, C, H, W) or NULL, dweight (OC, C, 3, 3), dbias (OC) or NULL.
+void conv3x3_backward(float *dinp, float *dweight, float *dbias, const float *dout,
+                      const float *inp, const float *weight, int N, int C, int H, int W, int OC);
+// The im2col rearrangement on its own: one image (C, H, W) -> cols (C·9, H·W),
+// row (c·9 + ky·3 + kx) holding input pixel (y + ky − 1, x + kx − 1) at column
+// (y·W + x), 0 outside the image. col2im is its adjoint: it adds back.
+void im2col3x3(float *cols, const float *img, int C, int H, int W);
+void col2im3x3(float *img, const float *cols, int C, int H, int W);
+
+// ReLU: out = max(0, inp). n elements. Backward uses inp (the gradient passes
+// where inp > 0).
+void relu_forward(float *out, const float *inp, size_t n);
+void relu_backward(float *dinp, const float *dout, const float *inp, size_t n);
+
+// 2x2 max pooling, stride 2: inp (N, C, H, W) -> out (N, C, H/2, W/2), H, W even.
+// Backward routes each gradient to the window's largest input (the first one
+// on a tie, as the forward picked it), found again from inp.
+void maxpool2x2_forward(float *out, const float *inp, int N, int C, int H, int W);
+void maxpool2x2_backward(float *dinp, const float *dout, const float *inp, int N, int C, int H, int W);
+
+// Global average pooling: inp (N, C, HW) -> out (N, C), the mean over HW.
+void global_avgpool_forward(float *out, const float *inp, int N, int C, int HW);
+void global_avgpool_backward(float *dinp, const float *dout, int N, int C, int HW);
+
+// Linear: out = inp · Wᵀ + b. inp (N, IC), weight (OC, IC), bias (OC) or NULL,
+// out (N, OC). (TinyDiT's own linear lives in layers.h; the probe keeps its
+// layers to itself so it can be read and tested as one small CNN.)
+void fc_forward(float *out, const float *inp, const float *weight, const float *bias,
+                int N, int IC, int OC);
+void fc_backward(float *dinp, float *dweight, float *dbias, const float *dout,
+                 const float *inp, const float *weight, int N, int IC, int OC);
+
+// Softmax cross-entropy, averaged over the batch. logits (N, K), labels (N) in
+// [0, K). Writes probs (N, K) and returns the mean loss −(1/N)·Σ log p[n, y_n].
+// Backward: dlogits += (probs − onehot(labels)) / N.
+float softmax_xent_forward(float *probs, const float *logits, const uint8_t *labels, int N, int K);
+void softmax_xent_backward(float *dlogits, const float *probs, const uint8_t *labels, int N, int K);
+
+// ============================================================================
+// The probe.
+// ============================================================================
+#define PROBE_FEATURES 128
+#define PROBE_CLASSES 10
+#define PROBE_RECIPE_VERSION "probe-v1"
+
+typedef struct {
+    int epochs;         // passes over the training set
+    int batch;          // images per step
+    float lr;           // peak AdamW learning rate (linear warm-up, cosine decay)
+    float weight_decay; // AdamW decoupled weight decay on conv/linear weights
+    int flip;           // random horizontal flips, p = 0.5
+    uint64_t seed;      // weights, order and flips: the run is a function of it
+} ProbeRecipe;
+
+ProbeRecipe probe_default_recipe(void);
+
+typedef struct {
+    float *params;       // every weight, one flat array
+    size_t n_params;
+    // views into params, PyTorch-like names and shapes:
+    float *conv1_w, *conv1_b;   // (32, 3, 3, 3), (32)
+    float *conv2_w, *conv2_b;   // (64, 32, 3, 3), (64)
+    float *conv3_w, *conv3_b;   // (128, 64, 3, 3), (128)
+    float *fc_w, *fc_b;         // (10, 128), (10)
+    float test_acc;             // accuracy on the test set after training, [0, 1]
+    float train_seconds;        // wall time of the training (of the run that made the cache)
+    char key[17];               // 16 hex digits: the cache key (recipe + data)
+} Probe;
+
+// An empty probe with its parameters allocated (zeros). NULL if out of memory.
+Probe *probe_alloc(void);
+void probe_free(Probe *p);
+// Initial weights drawn from seed: conv weights He-uniform (±√(6/fan_in)),
+// the fc head ±1/√fan_in (PyTorch's default), every bias 0.
+void probe_init(Probe *p, uint64_t seed);
+
+// Logits (n, 10) and/or features (n, 128) of images (n, 3, 32, 32) in [-1, 1].
+// Either output may be NULL. Works in batches; uses the OpenMP threads.
+void probe_forward(const Probe *p, const float *images, int n, float *features, float *logits);
+// The FD feature space: the 128 globally pooled ReLU activations of conv3.
+void probe_features(const Probe *p, const float *images, int n, float *features);
+
+// Mean cross-entropy loss of images (n, 3, 32, 32) with labels (n); if grad
+// is not NULL (a Probe used as a gradient buffer, same layout), the gradient
+// of that loss is ADDED to it. For tests and for a look at a trained probe.
+float probe_loss_and_grad(const Probe *p, const float *images, const uint8_t *labels, int n, Probe *grad);
+
+// Fraction of set's images whose arg-max logit is their label.
+float probe_accuracy(const Probe *p, const CifarSet *set);
+
+// Trains a fresh probe on train and measures it on test (test may be NULL:
+// test_acc is then -1). verbose 1 prints a line per epoch to stderr.
+// Returns NULL on out-of-memory.
+Probe *probe_train(const CifarSet *train, const CifarSet *test, const ProbeRecipe *r, int verbose);
+
+// The cache key: FNV-1a 64 of the recipe (architecture, every field above,
+// PROBE_RECIPE_VERSION) and of every byte of both sets' pixels and labels.
+// A changed recipe or changed data gives a new key. out: 17 chars.
+void probe_cache_key(const ProbeRecipe *r, const CifarSet *train, const CifarSet *test, char out[17]);
+
+// Cache directory: $TINYDIT_CACHE if set and not empty, else the project
+// root's runs/.cache (TINYDIT_ROOT, from the build), wherever the program runs.
+const char *probe_cache_dir(void);
+
+// Saves p (weights + metadata: key, recipe, test_acc, train_seconds) as
+// safetensors at path, atomically. Loads it back; load checks the shapes.
+// 0 on success, -1 with a message.
+int probe_save(const Probe *p, const ProbeRecipe *r, const char *path, char *err, size_t errlen);
+Probe *probe_load(const char *path, char *err, size_t errlen);
+
+// The entry point: <cache_dir>/probe-<key>.safetensors if it exists, else
+// train (probe_train), save there, and return the probe. cache_dir NULL means
+// probe_cache_dir(); r NULL means probe_default_recipe(). A probe that cannot
+// be saved is still returned (with a warning). NULL only on a failed training
+// (out of memory) and err says why.
+Probe *probe_get_or_train(const char *cache_dir, const CifarSet *train, const CifarSet *test,
+                          const ProbeRecipe *r, int verbose, char *err, size_t errlen);

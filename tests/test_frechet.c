@@ -1,0 +1,193 @@
+// test_frechet.c: the Fréchet distance of common/frechet.h against cases
+// whose answer is known in closed form.
+#include "testutil.h"
+#include "frechet.h"
+
+// x (n, d) = mu + z · Lᵀ with z ~ N(0, I): samples of N(mu, L·Lᵀ).
+static float *gaussian_sample(long n, int d, const double *mu, const double *L, unsigned long long seed) {
+    float *x = alloc_floats((size_t)n * d);
+    double *z = malloc(sizeof(double) * d);
+    Rng r; rng_seed(&r, seed);
+    for (long i = 0; i < n; i++) {
+        for (int j = 0; j < d; j++) z[j] = rng_normal(&r);
+        for (int j = 0; j < d; j++) {
+            double s = mu[j];
+            for (int k = 0; k < d; k++) s += L[j * d + k] * z[k];
+            x[i * d + j] = (float)s;
+        }
+    }
+    free(z);
+    return x;
+}
+
+// Tr((S1 S2)^½) for 2x2 S1, S2, with no matrix square root at all: if λ1, λ2
+// are the eigenvalues of S1·S2, then (√λ1 + √λ2)² = λ1 + λ2 + 2√(λ1λ2)
+// = Tr(S1·S2) + 2√(det S1 · det S2).
+static double tr_sqrt_2x2(const double *S1, const double *S2) {
+    double tr = S1[0] * S2[0] + S1[1] * S2[2] + S1[2] * S2[1] + S1[3] * S2[3];
+    double det1 = S1[0] * S1[3] - S1[1] * S1[2], det2 = S2[0] * S2[3] - S2[1] * S2[2];
+    return sqrt(tr + 2.0 * sqrt(det1 * det2));
+}
+
+START_TEST(test_stats_match_naive) {
+    // Mean and unbiased covariance against the textbook double loops.
+    long n = 50; int d = 5;
+    float *x = alloc_floats((size_t)n * d);
+    fill_normal(x, (size_t)n * d, 2.0f, 7);
+    for (long i = 0; i < n; i++) x[i * d + 1] += 3.0f;     // a non-zero mean
+    FeatureStats s;
+    ck_assert_int_eq(feature_stats_compute(&s, x, n, d), 0);
+    for (int a = 0; a < d; a++) {
+        double mu = 0; for (long i = 0; i < n; i++) mu += x[i * d + a]; mu /= n;
+        ck_assert(fabs(s.mu[a] - mu) < 1e-12 * (1 + fabs(mu)));
+    }
+    for (int a = 0; a < d; a++)
+        for (int b = 0; b < d; b++) {
+            double c = 0;
+            for (long i = 0; i < n; i++) c += (x[i * d + a] - s.mu[a]) * (x[i * d + b] - s.mu[b]);
+            c /= (n - 1);                                   // numpy.cov divides by n − 1
+            ck_assert(fabs(s.cov[a * d + b] - c) < 1e-10);
+        }
+    feature_stats_free(&s);
+    ck_assert_int_eq(feature_stats_compute(&s, x, 1, d), -1);   // one sample: no covariance
+    free(x);
+}
+END_TEST
+
+START_TEST(test_fd_self_is_zero) {
+    long n = 2000; int d = 64;
+    float *x = alloc_floats((size_t)n * d);
+    fill_normal(x, (size_t)n * d, 1.5f, 11);
+    for (long i = 0; i < n; i++)                            // correlate the dimensions
+        for (int j = 1; j < d; j++) x[i * d + j] += 0.5f * x[i * d + j - 1];
+    FeatureStats s;
+    ck_assert_int_eq(feature_stats_compute(&s, x, n, d), 0);
+    double tr = 0; for (int j = 0; j < d; j++) tr += s.cov[j * d + j];
+    double fd = frechet_distance(&s, &s);
+    ck_assert_msg(fabs(fd) <= 1e-6 * 2 * tr, "FD(x, x) = %g (traces %g)", fd, 2 * tr);
+    feature_stats_free(&s);
+    free(x);
+}
+END_TEST
+
+START_TEST(test_fd_2x2_rotated_closed_form) {
+    // Two rotated, correlated 2-D Gaussians. On the sample statistics the FD
+    // must equal the 2x2 closed form to rounding; on the population it must be
+    // close for large n.
+    const double mu1[2] = {0.5, -1.0}, mu2[2] = {-0.3, 0.7};
+    const double L1[4] = {2.0, 0.0, 1.2, 0.5};              // S1 = L1·L1ᵀ
+    const double L2[4] = {0.6, -0.4, 0.3, 1.5};
+    long n = 20000;
+    float *x1 = gaussian_sample(n, 2, mu1, L1, 1), *x2 = gaussian_sample(n, 2, mu2, L2, 2);
+    FeatureStats a, b;
+    ck_assert_int_eq(feature_stats_compute(&a, x1, n, 2), 0);
+    ck_assert_int_eq(feature_stats_compute(&b, x2, n, 2), 0);
+    double fd = frechet_distance(&a, &b);
+
+    double dm = (a.mu[0] - b.mu[0]) * (a.mu[0] - b.mu[0]) + (a.mu[1] - b.mu[1]) * (a.mu[1] - b.mu[1]);
+    double want = dm + a.cov[0] + a.cov[3] + b.cov[0] + b.cov[3] - 2 * tr_sqrt_2x2(a.cov, b.cov);
+    ck_assert_msg(fabs(fd - want) < 1e-9 * (1 + want), "sample FD %.12g, closed form %.12g", fd, want);
+
+    double S1[4], S2[4];
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 2; j++) {
+            S1[i * 2 + j] = L1[i * 2] * L1[j * 2] + L1[i * 2 + 1] * L1[j * 2 + 1];
+            S2[i * 2 + j] = L2[i * 2] * L2[j * 2] + L2[i * 2 + 1] * L2[j * 2 + 1];
+        }
+    double pop = (mu1[0] - mu2[0]) * (mu1[0] - mu2[0]) + (mu1[1] - mu2[1]) * (mu1[1] - mu2[1])
+               + S1[0] + S1[3] + S2[0] + S2[3] - 2 * tr_sqrt_2x2(S1, S2);
+    ck_assert_msg(fabs(fd - pop) < 0.05 * pop, "sample FD %.4g vs population %.4g", fd, pop);
+    ck_assert(fabs(frechet_distance_features(x1, n, x2, n, 2) - fd) < 1e-12 * (1 + fd));
+    feature_stats_free(&a); feature_stats_free(&b);
+    free(x1); free(x2);
+}
+END_TEST
+
+START_TEST(test_fd_scaled_copy_exact) {
+    // x2 = c·x1 + m in 32 correlated dimensions: then S2 = c²·S1, so
+    // (S1 S2)^½ = |c|·S1 and FD = ‖mean shift‖² + (1 − |c|)²·Tr(S1), exactly,
+    // on the sample statistics, whatever S1 is.
+    long n = 500; int d = 32;
+    float *x1 = alloc_floats((size_t)n * d), *x2 = alloc_floats((size_t)n * d);
+    fill_normal(x1, (size_t)n * d, 1.0f, 5);
+    for (long i = 0; i < n; i++)
+        for (int j = 1; j < d; j++) x1[i * d + j] += 0.8f * x1[i * d + j - 1];
+    const float c = 0.5f;                                  // exact in float: x2 rounds nothing away
+    for (long i = 0; i < n; i++)
+        for (int j = 0; j < d; j++) x2[i * d + j] = c * x1[i * d + j] + (j % 2 ? 1.0f : -0.5f);
+    FeatureStats a, b;
+    ck_assert_int_eq(feature_stats_compute(&a, x1, n, d), 0);
+    ck_assert_int_eq(feature_stats_compute(&b, x2, n, d), 0);
+    double dm = 0, tr = 0;
+    for (int j = 0; j < d; j++) {
+        double diff = a.mu[j] - b.mu[j];
+        dm += diff * diff;
+        tr += a.cov[j * d + j];
+    }
+    double want = dm + (1 - c) * (1 - c) * tr;
+    double fd = frechet_distance(&a, &b);
+    ck_assert_msg(fabs(fd - want) < 1e-8 * want, "FD %.12g, want %.12g", fd, want);
+    feature_stats_free(&a); feature_stats_free(&b);
+    free(x1); free(x2);
+}
+END_TEST
+
+START_TEST(test_fd_diagonal_population) {
+    // Independent coordinates: the population FD is
+    // ‖μ1 − μ2‖² + Σ (σ1ᵢ − σ2ᵢ)².
+    int d = 4; long n = 20000;
+    double mu1[4] = {0, 1, 2, 3}, mu2[4] = {0.5, 1, 1.5, 3};
+    double sd1[4] = {1, 2, 0.5, 1}, sd2[4] = {1, 1, 1, 1.5};
+    double L1[16] = {0}, L2[16] = {0};
+    double pop = 0;
+    for (int j = 0; j < d; j++) {
+        L1[j * d + j] = sd1[j]; L2[j * d + j] = sd2[j];
+        pop += (mu1[j] - mu2[j]) * (mu1[j] - mu2[j]) + (sd1[j] - sd2[j]) * (sd1[j] - sd2[j]);
+    }
+    float *x1 = gaussian_sample(n, d, mu1, L1, 3), *x2 = gaussian_sample(n, d, mu2, L2, 4);
+    double fd = frechet_distance_features(x1, n, x2, n, d);
+    ck_assert_msg(fabs(fd - pop) < 0.05 * pop, "FD %.4g vs population %.4g", fd, pop);
+    free(x1); free(x2);
+}
+END_TEST
+
+START_TEST(test_fd_fewer_samples_than_dims) {
+    // n < d: both covariances are singular. FD must still be a number, and
+    // a set against itself still 0 (the eigenvalues clipped at 0 do this).
+    long n = 6; int d = 20;
+    float *x = alloc_floats((size_t)n * d), *y = alloc_floats((size_t)n * d);
+    fill_normal(x, (size_t)n * d, 1.0f, 8);
+    fill_normal(y, (size_t)n * d, 1.0f, 9);
+    double self = frechet_distance_features(x, n, x, n, d);
+    double other = frechet_distance_features(x, n, y, n, d);
+    ck_assert(isfinite(self) && isfinite(other));
+    ck_assert_msg(fabs(self) < 1e-6 * d, "FD(x, x) = %g", self);
+    ck_assert(other > 1.0);
+    free(x); free(y);
+}
+END_TEST
+
+START_TEST(test_trace_sqrt_psd) {
+    double A[9] = {4, 0, 0, 0, 9, 0, 0, 0, 0};             // √: diag(2, 3, 0)
+    ck_assert(fabs(trace_sqrt_psd(A, 3) - 5.0) < 1e-12);
+    FeatureStats a = {0}, b = {0};
+    double mu[2] = {0, 0}, cov[4] = {1, 0, 0, 1};
+    a.d = 2; a.mu = mu; a.cov = cov;
+    b.d = 3; b.mu = mu; b.cov = cov;
+    ck_assert(isnan(frechet_distance(&a, &b)));             // dimensions differ
+}
+END_TEST
+
+int main(void) {
+    Suite *s = suite_create("frechet");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, test_stats_match_naive);
+    tcase_add_test(tc, test_fd_self_is_zero);
+    tcase_add_test(tc, test_fd_2x2_rotated_closed_form);
+    tcase_add_test(tc, test_fd_scaled_copy_exact);
+    tcase_add_test(tc, test_fd_diagonal_population);
+    tcase_add_test(tc, test_fd_fewer_samples_than_dims);
+    tcase_add_test(tc, test_trace_sqrt_psd);
+    suite_add_tcase(s, tc);
+    return run_suite(s);
+}

@@ -1,0 +1,441 @@
+// test_probe.c: the probe classifier (common/probe.h): every layer's backward
+// against finite differences, the convolution against a direct loop, the
+// whole network's gradient, a training smoke test on a tiny synthetic set,
+// determinism, and the cache.
+#include "testutil.h"
+#include "probe.h"
+#include "frechet.h"
+#include <unistd.h>
+
+// ----------------------------------------------------------------------------
+// Layer gradient checks. Each wraps a layer as f = Σ out·w (see grad_check).
+
+typedef struct {
+    int N, C, H, W, OC;
+    float *x, *w, *b, *out, *proj;     // proj: the fixed random weights of Σ out·proj
+} ConvCtx;
+
+static double conv_f(void *vctx) {
+    ConvCtx *c = vctx;
+    conv3x3_forward(c->out, c->x, c->w, c->b, c->N, c->C, c->H, c->W, c->OC);
+    return dot_fd(c->out, c->proj, (size_t)c->N * c->OC * c->H * c->W);
+}
+
+START_TEST(test_conv_matches_direct_loop) {
+    int N = 2, C = 3, H = 5, W = 6, OC = 4;
+    float *x = alloc_floats((size_t)N * C * H * W), *w = alloc_floats((size_t)OC * C * 9);
+    float *b = alloc_floats(OC), *out = alloc_floats((size_t)N * OC * H * W);
+    fill_normal(x, (size_t)N * C * H * W, 1.0f, 1);
+    fill_normal(w, (size_t)OC * C * 9, 0.5f, 2);
+    fill_normal(b, OC, 0.5f, 3);
+    conv3x3_forward(out, x, w, b, N, C, H, W, OC);
+    for (int n = 0; n < N; n++)
+        for (int o = 0; o < OC; o++)
+            for (int y = 0; y < H; y++)
+                for (int xx = 0; xx < W; xx++) {
+                    double s = b[o];
+                    for (int c = 0; c < C; c++)
+                        for (int ky = 0; ky < 3; ky++)
+                            for (int kx = 0; kx < 3; kx++) {
+                                int iy = y + ky - 1, ix = xx + kx - 1;
+                                if (iy < 0 || iy >= H || ix < 0 || ix >= W) continue;
+                                s += (double)w[((o * C + c) * 3 + ky) * 3 + kx] *
+                                     x[((n * C + c) * H + iy) * W + ix];
+                            }
+                    float got = out[((n * OC + o) * H + y) * W + xx];
+                    ck_assert_msg(fabs(got - s) < 1e-5 * (1 + fabs(s)), "conv out %g vs %g", got, s);
+                }
+    free(x); free(w); free(b); free(out);
+}
+END_TEST
+
+START_TEST(test_conv_grad) {
+    ConvCtx c = {.N = 2, .C = 3, .H = 5, .W = 4, .OC = 4};
+    size_t nx = (size_t)c.N * c.C * c.H * c.W, nw = (size_t)c.OC * c.C * 9, no = (size_t)c.N * c.OC * c.H * c.W;
+    c.x = alloc_floats(nx); c.w = alloc_floats(nw); c.b = alloc_floats(c.OC);
+    c.out = alloc_floats(no); c.proj = alloc_floats(no);
+    fill_normal(c.x, nx, 1.0f, 4); fill_normal(c.w, nw, 0.5f, 5);
+    fill_normal(c.b, c.OC, 0.5f, 6); fill_normal(c.proj, no, 1.0f, 7);
+    float *dx = alloc_floats(nx), *dw = alloc_floats(nw), *db = alloc_floats(c.OC);
+    conv3x3_backward(dx, dw, db, c.proj, c.x, c.w, c.N, c.C, c.H, c.W, c.OC);
+    grad_check("conv3x3 input", conv_f, &c, c.x, dx, nx, 0);
+    grad_check("conv3x3 weight", conv_f, &c, c.w, dw, nw, 0);
+    grad_check("conv3x3 bias", conv_f, &c, c.b, db, c.OC, 0);
+    // The backward accumulates: a second call doubles the gradients.
+    float keep = dw[7];
+    conv3x3_backward(dx, dw, db, c.proj, c.x, c.w, c.N, c.C, c.H, c.W, c.OC);
+    ck_assert(fabsf(dw[7] - 2 * keep) <= 1e-5f * (1 + fabsf(keep)));
+    free(c.x); free(c.w); free(c.b); free(c.out); free(c.proj); free(dx); free(dw); free(db);
+}
+END_TEST
+
+START_TEST(test_im2col_col2im_adjoint) {
+    // col2im is im2col's transpose: <im2col(x), y> == <x, col2im(y)>.
+    int C = 2, H = 4, W = 5;
+    size_t nx = (size_t)C * H * W, ncols = (size_t)C * 9 * H * W;
+    float *x = alloc_floats(nx), *cols = alloc_floats(ncols), *y = alloc_floats(ncols), *xt = alloc_floats(nx);
+    fill_normal(x, nx, 1.0f, 8); fill_normal(y, ncols, 1.0f, 9);
+    im2col3x3(cols, x, C, H, W);
+    col2im3x3(xt, y, C, H, W);
+    double lhs = dot_fd(cols, y, ncols), rhs = dot_fd(x, xt, nx);
+    ck_assert_msg(fabs(lhs - rhs) < 1e-4 * (1 + fabs(lhs)), "%g vs %g", lhs, rhs);
+    free(x); free(cols); free(y); free(xt);
+}
+END_TEST
+
+typedef struct { size_t n; float *x, *out, *proj; } EltCtx;
+
+static double relu_f(void *vctx) {
+    EltCtx *c = vctx;
+    relu_forward(c->out, c->x, c->n);
+    return dot_fd(c->out, c->proj, c->n);
+}
+
+START_TEST(test_relu_grad) {
+    EltCtx c = {.n = 64};
+    c.x = alloc_floats(c.n); c.out = alloc_floats(c.n); c.proj = alloc_floats(c.n);
+    fill_normal(c.x, c.n, 1.0f, 10); fill_normal(c.proj, c.n, 1.0f, 11);
+    // Keep every input at least 0.05 from the kink at 0, where the central
+    // difference (step 0.01) would straddle it.
+    for (size_t i = 0; i < c.n; i++)
+        if (fabsf(c.x[i]) < 0.05f) c.x[i] = c.x[i] < 0 ? -0.05f - c.x[i] : 0.05f + c.x[i];
+    float *dx = alloc_floats(c.n);
+    relu_backward(dx, c.proj, c.x, c.n);
+    grad_check("relu", relu_f, &c, c.x, dx, c.n, 0);
+    free(c.x); free(c.out); free(c.proj); free(dx);
+}
+END_TEST
+
+typedef struct { int N, C, H, W; float *x, *out, *proj; } PoolCtx;
+
+static double maxpool_f(void *vctx) {
+    PoolCtx *c = vctx;
+    maxpool2x2_forward(c->out, c->x, c->N, c->C, c->H, c->W);
+    return dot_fd(c->out, c->proj, (size_t)c->N * c->C * (c->H / 2) * (c->W / 2));
+}
+
+START_TEST(test_maxpool_grad) {
+    PoolCtx c = {.N = 2, .C = 3, .H = 4, .W = 6};
+    size_t nx = (size_t)c.N * c.C * c.H * c.W, no = nx / 4;
+    c.x = alloc_floats(nx); c.out = alloc_floats(no); c.proj = alloc_floats(no);
+    // Distinct values 0.1 apart in a shuffled order: no window's winner can
+    // change under the ±0.01 finite-difference step.
+    Rng r; rng_seed(&r, 12);
+    for (size_t i = 0; i < nx; i++) c.x[i] = 0.1f * (float)i - 7.0f;
+    for (size_t i = nx - 1; i > 0; i--) {
+        size_t j = rng_below(&r, (uint32_t)(i + 1));
+        float t = c.x[i]; c.x[i] = c.x[j]; c.x[j] = t;
+    }
+    fill_normal(c.proj, no, 1.0f, 13);
+    float *dx = alloc_floats(nx);
+    maxpool2x2_backward(dx, c.proj, c.x, c.N, c.C, c.H, c.W);
+    grad_check("maxpool2x2", maxpool_f, &c, c.x, dx, nx, 0);
+    free(c.x); free(c.out); free(c.proj); free(dx);
+}
+END_TEST
+
+START_TEST(test_maxpool_ties_go_to_first) {
+    // After a ReLU, whole windows of zeros are common: the gradient must go
+    // to exactly one of them (the first), not to all four.
+    float x[8] = {0, 0, 5, 1,   0, 0, 5, 5};      // (1, 1, 2, 4): windows {0,0,0,0}, {5,1,5,5}
+    float out[2], g[2] = {1.0f, 2.0f}, dx[8] = {0};
+    maxpool2x2_forward(out, x, 1, 1, 2, 4);
+    ck_assert(out[0] == 0.0f && out[1] == 5.0f);
+    maxpool2x2_backward(dx, g, x, 1, 1, 2, 4);
+    float want[8] = {1, 0, 2, 0,   0, 0, 0, 0};
+    for (int i = 0; i < 8; i++) ck_assert_msg(dx[i] == want[i], "dx[%d] = %g", i, dx[i]);
+}
+END_TEST
+
+typedef struct { int N, C, HW; float *x, *out, *proj; } GapCtx;
+
+static double gap_f(void *vctx) {
+    GapCtx *c = vctx;
+    global_avgpool_forward(c->out, c->x, c->N, c->C, c->HW);
+    return dot_fd(c->out, c->proj, (size_t)c->N * c->C);
+}
+
+START_TEST(test_global_avgpool_grad) {
+    GapCtx c = {.N = 2, .C = 3, .HW = 9};
+    size_t nx = (size_t)c.N * c.C * c.HW, no = (size_t)c.N * c.C;
+    c.x = alloc_floats(nx); c.out = alloc_floats(no); c.proj = alloc_floats(no);
+    fill_normal(c.x, nx, 1.0f, 14); fill_normal(c.proj, no, 1.0f, 15);
+    float *dx = alloc_floats(nx);
+    global_avgpool_backward(dx, c.proj, c.N, c.C, c.HW);
+    grad_check("global avgpool", gap_f, &c, c.x, dx, nx, 0);
+    free(c.x); free(c.out); free(c.proj); free(dx);
+}
+END_TEST
+
+typedef struct { int N, IC, OC; float *x, *w, *b, *out, *proj; } FcCtx;
+
+static double fc_f(void *vctx) {
+    FcCtx *c = vctx;
+    fc_forward(c->out, c->x, c->w, c->b, c->N, c->IC, c->OC);
+    return dot_fd(c->out, c->proj, (size_t)c->N * c->OC);
+}
+
+START_TEST(test_fc_grad) {
+    FcCtx c = {.N = 3, .IC = 5, .OC = 4};
+    size_t nx = (size_t)c.N * c.IC, nw = (size_t)c.OC * c.IC, no = (size_t)c.N * c.OC;
+    c.x = alloc_floats(nx); c.w = alloc_floats(nw); c.b = alloc_floats(c.OC);
+    c.out = alloc_floats(no); c.proj = alloc_floats(no);
+    fill_normal(c.x, nx, 1.0f, 16); fill_normal(c.w, nw, 0.5f, 17);
+    fill_normal(c.b, c.OC, 0.5f, 18); fill_normal(c.proj, no, 1.0f, 19);
+    float *dx = alloc_floats(nx), *dw = alloc_floats(nw), *db = alloc_floats(c.OC);
+    fc_backward(dx, dw, db, c.proj, c.x, c.w, c.N, c.IC, c.OC);
+    grad_check("fc input", fc_f, &c, c.x, dx, nx, 0);
+    grad_check("fc weight", fc_f, &c, c.w, dw, nw, 0);
+    grad_check("fc bias", fc_f, &c, c.b, db, c.OC, 0);
+    free(c.x); free(c.w); free(c.b); free(c.out); free(c.proj); free(dx); free(dw); free(db);
+}
+END_TEST
+
+typedef struct { int N, K; float *z, *probs; const uint8_t *y; } XentCtx;
+
+static double xent_f(void *vctx) {
+    XentCtx *c = vctx;
+    return softmax_xent_forward(c->probs, c->z, c->y, c->N, c->K);
+}
+
+START_TEST(test_xent_grad) {
+    uint8_t y[3] = {2, 0, 4};
+    XentCtx c = {.N = 3, .K = 5, .y = y};
+    size_t nz = (size_t)c.N * c.K;
+    c.z = alloc_floats(nz); c.probs = alloc_floats(nz);
+    fill_normal(c.z, nz, 2.0f, 20);
+    float loss = softmax_xent_forward(c.probs, c.z, y, c.N, c.K);
+    // Against log-softmax computed directly, in double.
+    double want = 0;
+    for (int n = 0; n < c.N; n++) {
+        double s = 0;
+        for (int k = 0; k < c.K; k++) s += exp(c.z[n * c.K + k]);
+        want += log(s) - c.z[n * c.K + y[n]];
+    }
+    ck_assert(fabs(loss - want / c.N) < 1e-5);
+    float *dz = alloc_floats(nz);
+    softmax_xent_backward(dz, c.probs, y, c.N, c.K);
+    grad_check("softmax cross-entropy", xent_f, &c, c.z, dz, nz, 0);
+    // Huge logits: stable, no inf/NaN.
+    c.z[0] = 1000.0f; c.z[1] = -1000.0f;
+    ck_assert(isfinite(softmax_xent_forward(c.probs, c.z, y, c.N, c.K)));
+    free(c.z); free(c.probs); free(dz);
+}
+END_TEST
+
+// ----------------------------------------------------------------------------
+// The whole network: its backward wires the layers together correctly.
+
+typedef struct { Probe *p; float *x; uint8_t *y; int n; } NetCtx;
+
+static double net_f(void *vctx) {
+    NetCtx *c = vctx;
+    return probe_loss_and_grad(c->p, c->x, c->y, c->n, NULL);
+}
+
+START_TEST(test_network_grad) {
+    NetCtx c = {.n = 2};
+    c.p = probe_alloc();
+    Probe *g = probe_alloc();
+    probe_init(c.p, 21);
+    // Non-zero biases, so that each bias gradient is checked at a generic
+    // point (at 0 they would still be checked, but ReLU kinks are likelier).
+    fill_normal(c.p->conv1_b, 32, 0.1f, 22);
+    fill_normal(c.p->fc_b, 10, 0.1f, 23);
+    c.x = alloc_floats((size_t)c.n * CIFAR_PIXELS);
+    fill_normal(c.x, (size_t)c.n * CIFAR_PIXELS, 0.5f, 24);
+    uint8_t y[2] = {3, 7};
+    c.y = y;
+    probe_loss_and_grad(c.p, c.x, y, c.n, g);
+    // A few entries of each tensor (the probe's ReLUs and max-pools have
+    // kinks; a handful of probes keeps the chance of straddling one small).
+    grad_check("probe conv1.weight", net_f, &c, c.p->conv1_w, g->conv1_w, 32 * 27, 12);
+    grad_check("probe conv1.bias", net_f, &c, c.p->conv1_b, g->conv1_b, 32, 8);
+    grad_check("probe conv2.weight", net_f, &c, c.p->conv2_w, g->conv2_w, 64 * 288, 12);
+    grad_check("probe conv3.weight", net_f, &c, c.p->conv3_w, g->conv3_w, 128 * 576, 12);
+    grad_check("probe conv3.bias", net_f, &c, c.p->conv3_b, g->conv3_b, 128, 8);
+    grad_check("probe fc.weight", net_f, &c, c.p->fc_w, g->fc_w, 10 * 128, 12);
+    grad_check("probe fc.bias", net_f, &c, c.p->fc_b, g->fc_b, 10, 0);
+    probe_free(c.p); probe_free(g); free(c.x);
+}
+END_TEST
+
+// ----------------------------------------------------------------------------
+// Training on a tiny synthetic set: two classes told apart by their colour.
+// Class 0 is reddish, class 1 bluish, both with strong pixel noise.
+
+static CifarSet colour_set(int n, unsigned long long seed) {
+    CifarSet s = {.n = n};
+    s.pixels = malloc((size_t)n * CIFAR_PIXELS);
+    s.labels = malloc((size_t)n);
+    Rng r; rng_seed(&r, seed);
+    for (int i = 0; i < n; i++) {
+        int y = (int)rng_below(&r, 2);
+        s.labels[i] = (uint8_t)y;
+        for (int c = 0; c < 3; c++) {
+            float base = (c == 0) ? (y ? 90.0f : 160.0f) : (c == 2) ? (y ? 160.0f : 90.0f) : 120.0f;
+            for (int k = 0; k < 1024; k++) {
+                float v = base + 40.0f * rng_normal(&r);
+                s.pixels[(size_t)i * CIFAR_PIXELS + c * 1024 + k] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+            }
+        }
+    }
+    return s;
+}
+
+static void free_set(CifarSet *s) { free(s->pixels); free(s->labels); }
+
+static ProbeRecipe tiny_recipe(void) {
+    ProbeRecipe r = probe_default_recipe();
+    r.epochs = 2;
+    r.batch = 32;
+    r.lr = 2e-3f;
+    r.seed = 5;
+    return r;
+}
+
+static float set_loss(const Probe *p, const CifarSet *s) {
+    float *x = alloc_floats((size_t)s->n * CIFAR_PIXELS);
+    cifar_range_to_float(s, 0, s->n, x);
+    float loss = probe_loss_and_grad(p, x, s->labels, s->n, NULL);
+    free(x);
+    return loss;
+}
+
+START_TEST(test_train_smoke) {
+    CifarSet train = colour_set(192, 30), test = colour_set(64, 31);
+    ProbeRecipe r = tiny_recipe();
+    Probe *init = probe_alloc();
+    probe_init(init, r.seed);                  // what probe_train starts from
+    float loss0 = set_loss(init, &test);
+    Probe *p = probe_train(&train, &test, &r, 0);
+    ck_assert_ptr_nonnull(p);
+    float loss1 = set_loss(p, &test);
+    ck_assert_msg(loss1 < 0.5f * loss0, "test loss %.4f -> %.4f", loss0, loss1);
+    ck_assert_msg(p->test_acc > 0.9f, "test accuracy %.3f", p->test_acc);
+    ck_assert(fabsf(probe_accuracy(p, &test) - p->test_acc) < 1e-6f);
+    // Features: (n, 128), non-negative (ReLU, then a mean).
+    float *x = alloc_floats(3 * CIFAR_PIXELS), *f = alloc_floats(3 * PROBE_FEATURES);
+    cifar_range_to_float(&test, 0, 3, x);
+    probe_features(p, x, 3, f);
+    for (int i = 0; i < 3 * PROBE_FEATURES; i++) ck_assert(f[i] >= 0.0f && isfinite(f[i]));
+    // probe-FD: the test images against themselves are 0 apart; the reddish
+    // class alone against the whole set is not.
+    float *all = alloc_floats((size_t)test.n * CIFAR_PIXELS);
+    float *fa = alloc_floats((size_t)test.n * PROBE_FEATURES), *fr = alloc_floats((size_t)test.n * PROBE_FEATURES);
+    cifar_range_to_float(&test, 0, test.n, all);
+    probe_features(p, all, test.n, fa);
+    int nred = 0;
+    for (int i = 0; i < test.n; i++)
+        if (test.labels[i] == 0)
+            memcpy(fr + (size_t)nred++ * PROBE_FEATURES, fa + (size_t)i * PROBE_FEATURES, sizeof(float) * PROBE_FEATURES);
+    double self = frechet_distance_features(fa, test.n, fa, test.n, PROBE_FEATURES);
+    double red = frechet_distance_features(fr, nred, fa, test.n, PROBE_FEATURES);
+    ck_assert_msg(fabs(self) < 1e-6 * red, "probe-FD of the set with itself: %g", self);
+    ck_assert_msg(red > 1e-3, "probe-FD of one class vs all: %g", red);
+    free(all); free(fa); free(fr);
+    probe_free(p); probe_free(init); free(x); free(f);
+    free_set(&train); free_set(&test);
+}
+END_TEST
+
+START_TEST(test_train_deterministic) {
+    CifarSet train = colour_set(32, 32);
+    ProbeRecipe r = tiny_recipe();
+    r.epochs = 1; r.batch = 16;
+    Probe *a = probe_train(&train, NULL, &r, 0), *b = probe_train(&train, NULL, &r, 0);
+    ck_assert(memcmp(a->params, b->params, sizeof(float) * a->n_params) == 0);
+    r.seed++;
+    Probe *c = probe_train(&train, NULL, &r, 0);
+    ck_assert(memcmp(a->params, c->params, sizeof(float) * a->n_params) != 0);
+    probe_free(a); probe_free(b); probe_free(c);
+    free_set(&train);
+}
+END_TEST
+
+// ----------------------------------------------------------------------------
+// The cache
+
+START_TEST(test_cache_key) {
+    CifarSet train = colour_set(32, 40), test = colour_set(16, 41);
+    ProbeRecipe r = tiny_recipe();
+    char k1[17], k2[17];
+    probe_cache_key(&r, &train, &test, k1);
+    probe_cache_key(&r, &train, &test, k2);
+    ck_assert_str_eq(k1, k2);
+    ck_assert_int_eq((int)strlen(k1), 16);
+    r.lr *= 2;                                       // another recipe
+    probe_cache_key(&r, &train, &test, k2);
+    ck_assert_str_ne(k1, k2);
+    r = tiny_recipe();
+    train.pixels[train.n * CIFAR_PIXELS - 1] ^= 1;   // one bit of the last training pixel
+    probe_cache_key(&r, &train, &test, k2);
+    ck_assert_str_ne(k1, k2);
+    train.pixels[train.n * CIFAR_PIXELS - 1] ^= 1;
+    test.labels[3] ^= 1;                             // one test label
+    probe_cache_key(&r, &train, &test, k2);
+    ck_assert_str_ne(k1, k2);
+    free_set(&train); free_set(&test);
+}
+END_TEST
+
+START_TEST(test_cache_roundtrip) {
+    char dir[] = "/tmp/tinydit_probe_cache_XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char sub[64];
+    snprintf(sub, sizeof(sub), "%s/a/b", dir);       // created on the way
+    CifarSet train = colour_set(32, 50), test = colour_set(16, 51);
+    ProbeRecipe r = tiny_recipe();
+    r.epochs = 1; r.batch = 16;
+    char err[256];
+    Probe *p = probe_get_or_train(sub, &train, &test, &r, 0, err, sizeof(err));
+    ck_assert_ptr_nonnull(p);
+    char path[256];
+    snprintf(path, sizeof(path), "%s/probe-%s.safetensors", sub, p->key);
+    ck_assert_int_eq(access(path, R_OK), 0);
+    // Second call: loaded, not trained: same weights, same accuracy.
+    Probe *q = probe_get_or_train(sub, &train, &test, &r, 0, err, sizeof(err));
+    ck_assert_ptr_nonnull(q);
+    ck_assert(memcmp(p->params, q->params, sizeof(float) * p->n_params) == 0);
+    ck_assert_str_eq(p->key, q->key);
+    ck_assert(fabsf(p->test_acc - q->test_acc) < 1e-6f);
+    // A corrupt cache file is retrained over, not trusted.
+    FILE *f = fopen(path, "wb");
+    fputs("not a safetensors file", f);
+    fclose(f);
+    ck_assert_ptr_null(probe_load(path, err, sizeof(err)));
+    Probe *s = probe_get_or_train(sub, &train, &test, &r, 0, err, sizeof(err));
+    ck_assert_ptr_nonnull(s);
+    ck_assert(memcmp(p->params, s->params, sizeof(float) * p->n_params) == 0);
+    ck_assert_ptr_nonnull(probe_load(path, err, sizeof(err)) ? (void *)1 : NULL);
+    probe_free(p); probe_free(q); probe_free(s);
+    free_set(&train); free_set(&test);
+    char cmd[128];
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
+int main(void) {
+    Suite *s = suite_create("probe");
+    TCase *layers = tcase_create("layers");
+    tcase_add_test(layers, test_conv_matches_direct_loop);
+    tcase_add_test(layers, test_conv_grad);
+    tcase_add_test(layers, test_im2col_col2im_adjoint);
+    tcase_add_test(layers, test_relu_grad);
+    tcase_add_test(layers, test_maxpool_grad);
+    tcase_add_test(layers, test_maxpool_ties_go_to_first);
+    tcase_add_test(layers, test_global_avgpool_grad);
+    tcase_add_test(layers, test_fc_grad);
+    tcase_add_test(layers, test_xent_grad);
+    tcase_add_test(layers, test_network_grad);
+    suite_add_tcase(s, layers);
+    TCase *train = tcase_create("train");
+    tcase_set_timeout(train, 60);
+    tcase_add_test(train, test_train_smoke);
+    tcase_add_test(train, test_train_deterministic);
+    tcase_add_test(train, test_cache_key);
+    tcase_add_test(train, test_cache_roundtrip);
+    suite_add_tcase(s, train);
+    return run_suite(s);
+}

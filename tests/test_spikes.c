@@ -1,0 +1,119 @@
+// test_spikes.c: the loss-spike counter of common/spikes.h on made-up curves.
+#include "testutil.h"
+#include "spikes.h"
+
+static float *curve(int n, float value) {
+    float *c = alloc_floats((size_t)n);
+    for (int i = 0; i < n; i++) c[i] = value;
+    return c;
+}
+
+START_TEST(test_flat_curve) {
+    float *c = curve(1000, 0.3f);
+    ck_assert_int_eq(count_loss_spikes(c, 1000), 0);
+    free(c);
+}
+END_TEST
+
+START_TEST(test_one_jump_after_window) {
+    float *c = curve(400, 1.0f);
+    c[250] = 2.0f;                      // 2x the median (1.0) of steps 150..249
+    unsigned char flags[400];
+    ck_assert_int_eq(count_loss_spikes_ex(c, 400, SPIKE_WINDOW, SPIKE_FACTOR, flags), 1);
+    for (int i = 0; i < 400; i++) ck_assert_int_eq(flags[i], i == 250);
+    // The spike sits in the next windows too, but the median ignores it.
+    ck_assert_int_eq(count_loss_spikes(c, 400), 1);
+    free(c);
+}
+END_TEST
+
+START_TEST(test_first_full_window_step_is_judged) {
+    // Step 100 is the first with 100 steps before it.
+    float *c = curve(200, 1.0f);
+    c[100] = 2.0f;
+    ck_assert_int_eq(count_loss_spikes(c, 200), 1);
+    free(c);
+}
+END_TEST
+
+START_TEST(test_jump_in_first_window_is_not_a_spike) {
+    // The documented rule: steps 0..99 have no full window and are never
+    // spikes, however large (the early loss falls too fast for a baseline).
+    float *c = curve(300, 1.0f);
+    c[0] = 50.0f;
+    c[50] = 10.0f;
+    c[99] = 3.0f;
+    ck_assert_int_eq(count_loss_spikes(c, 300), 0);
+    // A run no longer than the window has nothing to judge.
+    ck_assert_int_eq(count_loss_spikes(c, 100), 0);
+    free(c);
+}
+END_TEST
+
+START_TEST(test_slowly_rising_curve) {
+    // +0.1% a step: each loss is ~5% above the median of the 100 before it.
+    float *c = alloc_floats(2000);
+    for (int i = 0; i < 2000; i++) c[i] = 1.0f + 0.001f * i;
+    ck_assert_int_eq(count_loss_spikes(c, 2000), 0);
+    free(c);
+}
+END_TEST
+
+START_TEST(test_noisy_falling_curve) {
+    // A realistic training curve: decaying loss with ±10% noise.
+    float *c = alloc_floats(4000);
+    Rng r; rng_seed(&r, 3);
+    for (int i = 0; i < 4000; i++)
+        c[i] = (0.25f + 0.5f * expf(-i / 300.0f)) * (1.0f + 0.1f * rng_uniform_range(&r, -1, 1));
+    ck_assert_int_eq(count_loss_spikes(c, 4000), 0);
+    c[3000] = 2.0f * (0.25f + 0.5f * expf(-10.0f));   // ~2x the median: one spike
+    ck_assert_int_eq(count_loss_spikes(c, 4000), 1);
+    free(c);
+}
+END_TEST
+
+START_TEST(test_threshold_is_strict) {
+    float *c = curve(200, 2.0f);
+    c[150] = 3.0f;                      // exactly 1.5 x 2.0: not above it
+    ck_assert_int_eq(count_loss_spikes(c, 200), 0);
+    c[150] = 3.001f;
+    ck_assert_int_eq(count_loss_spikes(c, 200), 1);
+    free(c);
+}
+END_TEST
+
+START_TEST(test_median_of_even_window) {
+    // Window of 4 holding 1, 1, 3, 3: median (1 + 3)/2 = 2, threshold 3.
+    float c[6] = {1, 3, 1, 3, 3.5f, 2.9f};
+    unsigned char flags[6];
+    ck_assert_int_eq(count_loss_spikes_ex(c, 6, 4, 1.5f, flags), 1);
+    ck_assert_int_eq(flags[4], 1);
+    ck_assert_int_eq(flags[5], 0);      // median of {3,1,3,3.5} = 3, threshold 4.5
+}
+END_TEST
+
+START_TEST(test_non_finite_losses) {
+    float *c = curve(300, 1.0f);
+    c[200] = NAN;                       // a blow-up after the first window: a spike
+    c[250] = INFINITY;
+    c[20] = NAN;                        // in the first window: not judged
+    ck_assert_int_eq(count_loss_spikes(c, 300), 2);
+    free(c);
+}
+END_TEST
+
+int main(void) {
+    Suite *s = suite_create("spikes");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, test_flat_curve);
+    tcase_add_test(tc, test_one_jump_after_window);
+    tcase_add_test(tc, test_first_full_window_step_is_judged);
+    tcase_add_test(tc, test_jump_in_first_window_is_not_a_spike);
+    tcase_add_test(tc, test_slowly_rising_curve);
+    tcase_add_test(tc, test_noisy_falling_curve);
+    tcase_add_test(tc, test_threshold_is_strict);
+    tcase_add_test(tc, test_median_of_even_window);
+    tcase_add_test(tc, test_non_finite_losses);
+    suite_add_tcase(s, tc);
+    return run_suite(s);
+}
