@@ -9,6 +9,7 @@
 #include <cblas.h>
 #include <math.h>
 #include <string.h>
+#include "fastmath.h"
 #include "layers.h"
 
 // ---------------------------------------------------------------------------
@@ -96,18 +97,23 @@ void attention_forward(float *out, AttentionCache *c, const float *qkv,
             float *att = c->att + nh * L * L;
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, L, L, hd,
                         scale, q, hd, k, hd, 0.0f, att, L);
+            float row_max_abs = 0.0f;
             for (int i = 0; i < L; i++) {
                 float *row = att + (size_t)i * L;
-                float mx = -INFINITY;
+                float mx = -INFINITY, mn = INFINITY;
                 for (int j = 0; j < L; j++) {
-                    if (row[j] > mx) mx = row[j];
-                    if (fabsf(row[j]) > max_logit) max_logit = fabsf(row[j]);
+                    mx = row[j] > mx ? row[j] : mx;
+                    mn = row[j] < mn ? row[j] : mn;
                 }
+                // the largest |logit|, for the scorecard (QK-norm's reason to exist)
+                float big = fabsf(mx) > fabsf(mn) ? fabsf(mx) : fabsf(mn);
+                if (big > row_max_abs) row_max_abs = big;
                 float sum = 0.0f;   // subtract the max first: exp never overflows
-                for (int j = 0; j < L; j++) { row[j] = expf(row[j] - mx); sum += row[j]; }
+                for (int j = 0; j < L; j++) { row[j] = exp_fast(row[j] - mx); sum += row[j]; }
                 float inv = 1.0f / sum;
                 for (int j = 0; j < L; j++) row[j] *= inv;
             }
+            if (row_max_abs > max_logit) max_logit = row_max_abs;
             // 5. y (L, hd) = att · v, then merge heads into out (N, L, D).
             float *y = c->y + off;
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, L, hd, L,

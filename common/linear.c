@@ -28,7 +28,7 @@ void linear_forward_naive(float *out, const float *inp, const float *weight, con
 //   (The loops have no `if (nblocks > 1)` clause on purpose: outside a
 //   parallel region OpenBLAS would thread a one-block product itself.)
 #define ROW_BLOCK 128   // rows of inp / out per task (forward and dinp)
-#define COL_BLOCK 32    // output features per task (dweight, dbias)
+#define COL_BLOCK 64    // output features per task (dweight, dbias)
 
 void linear_forward(float *out, const float *inp, const float *weight, const float *bias,
                     int R, int IC, int OC) {
