@@ -3,16 +3,17 @@
 ROOT := .
 include mk/common.mk
 include mk/data.mk
+-include mk/hardening.mk
 
 STEPS := $(sort $(wildcard step[0-9]_*))
 TEST_SRC := $(wildcard tests/test_*.c)
 TESTS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 GOLDEN_DIR ?= ../shared/golden
 
-.PHONY: all lib check golden clean deps tests $(STEP_TARGETS)
+.PHONY: all lib check golden clean deps tests tools $(STEP_TARGETS)
 # step1_scorecard -> step1, step2_rmsnorm -> step2, ...
 STEP_TARGETS := $(foreach s,$(STEPS),$(firstword $(subst _, ,$(s))))
-all: lib tests $(STEP_TARGETS)
+all: lib tests tools $(STEP_TARGETS)
 lib: $(LIB)
 tests: $(TESTS)
 
@@ -25,6 +26,13 @@ golden: $(BUILD)/tests/golden_check
 	$(BUILD)/tests/golden_check $(GOLDEN_DIR)
 
 $(BUILD)/tests/golden_check: tools/golden_check.c $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $< -o $@ $(LIB) $(LDFLAGS) $(LDLIBS)
+
+# small tools: build/tools/train_probe (trains or loads the cached probe) ...
+TOOLS := $(patsubst tools/%.c,$(BUILD)/tools/%,$(filter-out tools/golden_check.c,$(wildcard tools/*.c)))
+tools: $(TOOLS)
+$(BUILD)/tools/%: tools/%.c $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $< -o $@ $(LIB) $(LDFLAGS) $(LDLIBS)
 

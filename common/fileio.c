@@ -10,7 +10,7 @@
 
 int write_file_atomic(const char *path, const void *data, size_t len, char *err, size_t errlen) {
     char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());   // per process: no two writers share it
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (fd < 0) {
         snprintf(err, errlen, "cannot write %s: %s", tmp, strerror(errno));

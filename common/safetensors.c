@@ -486,11 +486,12 @@ int st_writer_save_atomic(StWriter *w, const char *path, char *err, size_t errle
     char *header = build_header(w, &hlen);
     if (!header) return fail(err, errlen, "%s: cannot build the JSON header (out of memory)", path);
 
-    size_t plen = strlen(path);
-    char *tmp = malloc(plen + 5);
+    // path.tmp.<pid>: two processes saving the same file at once (two runs
+    // missing the probe cache together) never write into one temporary file
+    size_t tlen = strlen(path) + 32;
+    char *tmp = malloc(tlen);
     if (!tmp) { free(header); return fail(err, errlen, "%s: out of memory", path); }
-    memcpy(tmp, path, plen);
-    memcpy(tmp + plen, ".tmp", 5);
+    snprintf(tmp, tlen, "%s.tmp.%ld", path, (long)getpid());
 
     int rc = 0;
     FILE *f = fopen(tmp, "wb");

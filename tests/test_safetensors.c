@@ -448,7 +448,7 @@ START_TEST(test_atomic_save) {
     make_tmpdir();
     char path[300], tmp[320];
     snprintf(path, sizeof path, "%s/ckpt.safetensors", tmpdir);
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());   // the writer's temp name
     write_old_file(path, 1.0f);
     ck_assert_int_eq(access(tmp, F_OK), -1);   // no temp file left behind
     write_old_file(path, 2.0f);                // replacing works
