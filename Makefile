@@ -4,13 +4,14 @@ ROOT := .
 include mk/common.mk
 include mk/data.mk
 -include mk/hardening.mk
+-include mk/plots.mk
 
 STEPS := $(sort $(wildcard step[0-9]_*))
 TEST_SRC := $(wildcard tests/test_*.c)
 TESTS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 GOLDEN_DIR ?= ../shared/golden
 
-.PHONY: all lib check golden clean deps tests tools $(STEP_TARGETS)
+.PHONY: all lib check golden clean deps tests tools tutorial $(STEP_TARGETS)
 # step1_scorecard -> step1, step2_rmsnorm -> step2, ...
 STEP_TARGETS := $(foreach s,$(STEPS),$(firstword $(subst _, ,$(s))))
 all: lib tests tools $(STEP_TARGETS)
@@ -21,6 +22,25 @@ tests: $(TESTS)
 check: $(TESTS)
 	@set -e; for t in $(TESTS); do echo "== $$t"; $$t; done
 	@set -e; for s in $(STEPS); do $(MAKE) --no-print-directory -C $$s check; done
+
+# The main job: the whole tutorial, steps 1 to 6, at the quick preset
+# (PRESET=tutorial for the full runs, PRESET=smoke to try the machinery).
+# The baseline pair of step 6 is trained first so that step 1 reads it
+# instead of training the same runs twice.
+PRESET ?= quick
+S6 := step6_ablation/step6_ablation
+tutorial: all data
+	$(S6) ablation --preset $(PRESET) --only p11_base_s0,p11_base_s1
+	cd step1_scorecard && ./step1_scorecard --preset $(PRESET)
+	cd step2_rmsnorm && ./step2_rmsnorm
+	cd step3_qknorm && ./step3_qknorm
+	cd step4_swiglu && ./step4_swiglu
+	cd step5_rope2d && ./step5_rope2d
+	$(S6) ablation --preset $(PRESET)
+	$(S6) table
+	$(MAKE) --no-print-directory plots
+	$(S6) report
+	@echo "done: runs/report.md and runs/plots/"
 
 golden: $(BUILD)/tests/golden_check
 	$(BUILD)/tests/golden_check $(GOLDEN_DIR)

@@ -1,14 +1,23 @@
-// step6_ablation: the tutorial's last section. The training runs that differ
+// step6_ablation: the tutorial's last section. Nine training runs that differ
 // by one switch each, read against the seed gap, and a fair speed race.
 //
 //   step6_ablation train --name NAME [--preset smoke|quick|tutorial] [--set key=value]...
 //                        [--out runs] [--resume]
+//   step6_ablation ablation [--preset P] [--jobs N] [--out DIR] [--only NAME,...]
+//                           [--print-commands | --list]
+//   step6_ablation table [runs-dir]
+//   step6_ablation report [runs-dir]
+//   step6_ablation speed [--batch 64] [--threads 2] [--rounds 12] [--json]
 //   step6_ablation summary [--set key=value]... [--modern]
 //
-// Every run is one `train` command; see docs/step6_ablation.md.
+// Every run is one `train` command; `ablation` only starts those commands
+// (ablation.c). `table` and `report` read what the runs wrote (table.c);
+// `speed` times the six variants side by side (speed.c). See
+// docs/step6_ablation.md.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "ablation.h"
 #include "config.h"
 #include "model.h"
 #include "trainer.h"
@@ -21,6 +30,15 @@ static void usage(FILE *f) {
         "  train --name NAME [--preset P] [--set key=value]... [--modern] [--out DIR] [--resume]\n"
         "        train one run into DIR/NAME (default DIR: the project's runs/): metrics.json, loss.tsv,\n"
         "        ckpt.safetensors, samples.png\n"
+        "  ablation [--preset P] [--jobs N] [--out DIR] [--only NAME,...] [--print-commands]\n"
+        "        the nine runs of the comparison, each one `train --resume` command, N side by side\n"
+        "        (more: step6_ablation ablation --help)\n"
+        "  table [--tsv] [runs-dir]\n"
+        "        the table of the runs, the seed gap, a verdict per run, the lr 2e-3 pair\n"
+        "  report [-o FILE] [runs-dir]\n"
+        "        the same as Markdown in runs-dir/report.md, with links to the plots\n"
+        "  speed [--batch 64] [--threads 2] [--rounds 12] [--json]\n"
+        "        the six variants timed in turns in one process, with GFLOP/s and sgemm's rate\n"
         "  summary [--set key=value]... [--modern]\n"
         "        print the model as a tree with the parameters of each module\n"
         "\n"
@@ -125,6 +143,9 @@ static int cmd_summary(int argc, char **argv) {
 }
 
 int main(int argc, char **argv) {
+    // Line by line even into a file or a pipe: with the runs' logs, stdout and
+    // stderr then keep their order (stderr is never buffered).
+    setvbuf(stdout, NULL, _IOLBF, 0);
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
@@ -132,6 +153,10 @@ int main(int argc, char **argv) {
     const char *cmd = argv[1];
     if (strcmp(cmd, "train") == 0) return cmd_train(argc - 2, argv + 2);
     if (strcmp(cmd, "summary") == 0) return cmd_summary(argc - 2, argv + 2);
+    if (strcmp(cmd, "ablation") == 0) return cmd_ablation(argc - 2, argv + 2, argv[0]);
+    if (strcmp(cmd, "table") == 0) return cmd_table(argc - 2, argv + 2);
+    if (strcmp(cmd, "report") == 0) return cmd_report(argc - 2, argv + 2);
+    if (strcmp(cmd, "speed") == 0) return cmd_speed(argc - 2, argv + 2);
     fprintf(stderr, "error: unknown command '%s'\n\n", cmd);
     usage(stderr);
     return 2;

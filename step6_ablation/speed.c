@@ -1,0 +1,302 @@
+// speed.c: a fair speed comparison of the six variants, and how far a
+// training step is from what the machine's matrix multiply can do.
+//
+// The ms/step of the table was measured while other runs shared the cores,
+// under a load that changed during the session, so it cannot rank the
+// variants. Here all six are built in one process and take turns, one
+// training step each per round (common/bench.h: the round's first variant
+// rotates, and each variant's median over the rounds is kept), so a burst of
+// background load slows every variant alike and the median ignores it. The
+// first rounds are warm-up: caches, page faults of freshly allocated buffers,
+// OpenMP thread start-up.
+//
+// One timed call is exactly one training step of the trainer, train_step():
+// noise and times, forward, loss, backward, AdamW.
+#include <cblas.h>
+#include <cJSON.h>
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+#include "ablation.h"
+#include "bench.h"
+#include "model.h"
+#include "rng.h"
+#include "train_step.h"
+
+// ---------------------------------------------------------------------------
+// The floating-point work of a training step, counted from the config.
+//
+// We count the matrix products, which is where the time should go, as 2
+// operations (a multiply and an add) per multiply-add: an (M, K)·(K, N)
+// product is 2·M·N·K. With N images, L tokens, R = N·L token rows, width D,
+// H heads of hd = D/H, patch vector P = C·p·p, timestep features F, and MLP
+// hidden size Hm (GELU: mlp_ratio·D; SwiGLU: about 2/3 of that), a forward
+// pass does:
+//
+//   patch_embed            2·R·P·D
+//   t_fc1, t_fc2           2·N·F·D + 2·N·D·D
+//   each of the depth blocks:
+//     ada                  2·N·D·4D
+//     qkv                  2·R·D·3D
+//     q·kᵀ and att·v       2 · 2·(N·H)·L·L·hd  = 4·N·L²·D
+//     proj                 2·R·D·D
+//     GELU MLP             2 · 2·R·D·Hm        (fc1, fc2)
+//     SwiGLU MLP           3 · 2·R·D·Hm        (w1, w2, w3)
+//   ada_f                  2·N·D·2D
+//   head                   2·R·D·P
+//
+// The backward pass does twice that: for out = inp·Wᵀ it needs dinp = dout·W
+// and dW = doutᵀ·inp, two products of the forward's size; for attention,
+// d(att) = dy·vᵀ and dv = attᵀ·dy, then dq = dS·k and dk = dSᵀ·q. So a
+// step is 3 × forward. (Our backward skips the gradient into the image and
+// into the timestep features; that saves 2·R·P·D + 2·N·F·D, well under 1%,
+// and we count it anyway, as the usual "3 × forward" rule does.)
+//
+// Not counted: norms, QK-norm, RoPE, softmax, GELU/SiLU, adaLN modulation,
+// the loss, AdamW. Each costs a few operations per element of an (R, D) or
+// (R, Hm) tensor (or N·H·L·L for softmax): a few percent of the products at
+// the default size, and they are limited by memory, not arithmetic. So the
+// GFLOP/s below is "useful matrix work per second", which is what can be
+// compared with cblas_sgemm's rate: the difference is the price of
+// everything else (elementwise passes, small products, threading overhead).
+StepFlops train_step_flops_detail(const Config *c, int N) {
+    double D = c->dim, L = cfg_tokens(c), R = (double)N * L, P = cfg_patch_dim(c), F = c->freq_dim;
+    double Hm = cfg_mlp_hidden(c);
+    double mlp = c->mlp == MLP_SWIGLU ? 3 * 2 * R * D * Hm : 2 * 2 * R * D * Hm;
+    double block_linear = 2 * N * D * 4 * D + 2 * R * D * 3 * D + 2 * R * D * D + mlp;
+    double block_att = 4 * N * L * L * D;
+    StepFlops f;
+    f.attention = c->depth * block_att;
+    f.linear = 2 * R * P * D + 2 * N * F * D + 2 * N * D * D + c->depth * block_linear
+             + 2 * N * D * 2 * D + 2 * R * D * P;
+    f.forward = f.linear + f.attention;
+    f.step = 3 * f.forward;
+    return f;
+}
+
+double train_step_flops(const Config *c, int N) { return train_step_flops_detail(c, N).step; }
+
+// ---------------------------------------------------------------------------
+// The six variants are the first seven runs of the ablation without the
+// second seed: the same --set switches, so the race times exactly the
+// models that the table scores.
+static const int SPEED_RUNS[6] = { RUN_BASE_S0, RUN_RMSNORM, RUN_QKNORM, RUN_SWIGLU, RUN_ROPE, RUN_ALL };
+static const char *SPEED_LABELS[6] = { "baseline", "+ RMSNorm", "+ QK-norm", "+ SwiGLU", "+ 2D RoPE", "all four" };
+
+typedef struct {
+    Model m;
+    TrainState ts;
+    Rng rng;
+    const float *x1;
+    double flops;
+} Racer;
+
+static void racer_step(void *ctx) {
+    Racer *r = ctx;
+    train_step(&r->ts, r->x1, &r->rng);
+}
+
+typedef struct {
+    int M, N, K;
+    int trans_b;        // B stored (N, K) and used transposed, as linear_forward does
+    float *A, *B, *C;
+    const char *what;
+} Gemm;
+
+static void gemm_call(void *ctx) {
+    Gemm *g = ctx;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, g->trans_b ? CblasTrans : CblasNoTrans, g->M, g->N, g->K, 1.0f,
+                g->A, g->K, g->B, g->trans_b ? g->K : g->N, 0.0f, g->C, g->N);
+}
+
+static int gemm_init(Gemm *g, int M, int N, int K, int trans_b, const char *what) {
+    *g = (Gemm){ M, N, K, trans_b, malloc(sizeof(float) * M * K), malloc(sizeof(float) * K * N),
+                 malloc(sizeof(float) * M * N), what };
+    if (!g->A || !g->B || !g->C) return -1;
+    Rng r;
+    rng_seed(&r, 7);
+    rng_fill_normal(&r, g->A, (long)M * K, 1.0f);
+    rng_fill_normal(&r, g->B, (long)K * N, 1.0f);
+    memset(g->C, 0, sizeof(float) * M * N);
+    return 0;
+}
+
+static void gemm_free(Gemm *g) { free(g->A); free(g->B); free(g->C); }
+
+static void speed_usage(FILE *f) {
+    fprintf(f,
+        "usage: step6_ablation speed [--batch 64] [--threads 2] [--rounds 12] [--warmup 2]\n"
+        "                            [--square 1024] [--set key=value]... [--json]\n"
+        "\n"
+        "  the six variants (baseline, + RMSNorm, + QK-norm, + SwiGLU, + 2D RoPE, all four)\n"
+        "  built in one process and timed in turns, one training step each per round; the\n"
+        "  first --warmup rounds are not timed; the median ms per step, its ratio to the\n"
+        "  baseline, and GFLOP/s next to cblas_sgemm's rate in the same rounds on a\n"
+        "  model-shaped product (N*L, D)x(D, 4D) and a large square (--square).\n"
+        "  --set changes every variant's model (default: the tutorial's, dim 128, depth 4).\n");
+}
+
+static int parse_count(const char *s, int lo, int hi, int *out) {
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (*s == 0 || *end != 0 || v < lo || v > hi) return -1;
+    *out = (int)v;
+    return 0;
+}
+
+int cmd_speed(int argc, char **argv) {
+    int batch = 64, threads = 2, rounds = 12, warmup = 2, square = 1024;
+    bool json = false;
+    Config base = config_default();
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        int has = i + 1 < argc;
+        int *target = NULL, lo = 1, hi = 1 << 20;
+        if (strcmp(a, "--batch") == 0) target = &batch;
+        else if (strcmp(a, "--threads") == 0) { target = &threads; hi = 1024; }
+        else if (strcmp(a, "--rounds") == 0) { target = &rounds; hi = 1000; }
+        else if (strcmp(a, "--warmup") == 0) { target = &warmup; lo = 0; hi = 1000; }
+        else if (strcmp(a, "--square") == 0) { target = &square; lo = 16; hi = 8192; }
+        if (target) {
+            if (!has || parse_count(argv[++i], lo, hi, target) != 0) {
+                fprintf(stderr, "error: %s wants a whole number from %d to %d\n", a, lo, hi);
+                return 2;
+            }
+        } else if (strcmp(a, "--set") == 0 && has) {
+            char err[512];
+            if (config_set(&base, argv[++i], err, sizeof err) != 0) { fprintf(stderr, "error: %s\n", err); return 2; }
+        } else if (strcmp(a, "--json") == 0) {
+            json = true;
+        } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            speed_usage(stdout);
+            return 0;
+        } else {
+            fprintf(stderr, "error: unknown or incomplete option '%s'\n\n", a);
+            speed_usage(stderr);
+            return 2;
+        }
+    }
+    if (rounds <= warmup) {
+        fprintf(stderr, "error: --rounds (%d) must be more than --warmup (%d)\n", rounds, warmup);
+        return 2;
+    }
+    omp_set_num_threads(threads);
+
+    // Build the six models, each with its optimizer state, on the same images.
+    Racer *racers = calloc(6, sizeof(Racer));
+    size_t per = (size_t)base.channels * base.img * base.img;
+    float *x1 = malloc(sizeof(float) * per * batch);
+    if (!racers || !x1) { fprintf(stderr, "error: out of memory\n"); return 1; }
+    Rng data;
+    rng_seed(&data, 0);
+    rng_fill_normal(&data, x1, (long)(per * batch), 1.0f);   // like the tutorial's torch.randn images
+    BenchFn fns[8];
+    for (int v = 0; v < 6; v++) {
+        Config c = base;
+        char err[512];
+        for (int s = 0; ABLATION[SPEED_RUNS[v]].sets[s]; s++)
+            if (config_set(&c, ABLATION[SPEED_RUNS[v]].sets[s], err, sizeof err) != 0) {
+                fprintf(stderr, "error: %s\n", err);
+                return 2;
+            }
+        c.batch = batch;
+        Racer *r = &racers[v];
+        if (config_validate(&c, err, sizeof err) != 0 || model_build(&r->m, &c, err, sizeof err) != 0) {
+            fprintf(stderr, "error: %s: %s\n", SPEED_LABELS[v], err);
+            return 2;
+        }
+        model_init_weights(&r->m, 0);
+        AdamWConfig opt = { 3e-4f, 0.9f, 0.999f, 1e-8f, 0.0f };
+        if (train_state_init(&r->ts, &r->m, batch, &opt) != 0) { fprintf(stderr, "error: out of memory\n"); return 1; }
+        rng_seed(&r->rng, 1 + v);
+        r->x1 = x1;
+        r->flops = train_step_flops(&c, batch);
+        fns[v] = (BenchFn){ SPEED_LABELS[v], racer_step, r };
+    }
+    // The machine's side: the same library call the linear layers make, on
+    // the shape of the MLP's first product, and on a square big enough for
+    // OpenBLAS to reach its best rate.
+    Gemm g[2];
+    int R = batch * cfg_tokens(&base), D = base.dim;
+    char shape0[64], shape1[64];
+    snprintf(shape0, sizeof shape0, "(%dx%d)x(%dx%d)", R, D, D, 4 * D);
+    snprintf(shape1, sizeof shape1, "(%dx%d)x(%dx%d)", square, square, square, square);
+    if (gemm_init(&g[0], R, 4 * D, D, 1, shape0) != 0 || gemm_init(&g[1], square, square, square, 0, shape1) != 0) {
+        fprintf(stderr, "error: out of memory\n");
+        return 1;
+    }
+    fns[6] = (BenchFn){ "sgemm model-shaped", gemm_call, &g[0] };
+    fns[7] = (BenchFn){ "sgemm square", gemm_call, &g[1] };
+
+    if (!json) {
+        printf("fair speed comparison: 6 variants in one process, taking turns one training step at a time\n"
+               "(train_step: noise and times, forward, loss, backward, AdamW), batch %d, %d thread%s,\n"
+               "%d rounds of which %d warm-up: the median of %d\n\n",
+               batch, threads, threads == 1 ? "" : "s", rounds, warmup, rounds - warmup);
+        fflush(stdout);
+    }
+    double ms[8];
+    bench_interleaved(fns, 8, warmup, rounds - warmup, 1, ms);
+
+    double gemm_flops[2] = { 2.0 * R * 4 * D * D, 2.0 * square * square * (double)square };
+    if (json) {
+        cJSON *root = cJSON_CreateObject();
+        cJSON_AddNumberToObject(root, "batch", batch);
+        cJSON_AddNumberToObject(root, "threads", threads);
+        cJSON_AddNumberToObject(root, "rounds", rounds);
+        cJSON_AddNumberToObject(root, "warmup", warmup);
+        cJSON *vs = cJSON_AddArrayToObject(root, "variants");
+        for (int v = 0; v < 6; v++) {
+            cJSON *o = cJSON_CreateObject();
+            cJSON_AddStringToObject(o, "name", SPEED_LABELS[v]);
+            cJSON_AddNumberToObject(o, "ms_per_step", ms[v]);
+            cJSON_AddNumberToObject(o, "vs_baseline", ms[v] / ms[0]);
+            cJSON_AddNumberToObject(o, "gflop_per_step", racers[v].flops * 1e-9);
+            cJSON_AddNumberToObject(o, "gflops", racers[v].flops * 1e-6 / ms[v]);
+            cJSON_AddItemToArray(vs, o);
+        }
+        cJSON *gs = cJSON_AddArrayToObject(root, "sgemm");
+        for (int k = 0; k < 2; k++) {
+            cJSON *o = cJSON_CreateObject();
+            cJSON_AddStringToObject(o, "shape", g[k].what);
+            cJSON_AddNumberToObject(o, "ms", ms[6 + k]);
+            cJSON_AddNumberToObject(o, "gflops", gemm_flops[k] * 1e-6 / ms[6 + k]);
+            cJSON_AddItemToArray(gs, o);
+        }
+        char *text = cJSON_Print(root);
+        printf("%s\n", text);
+        free(text);
+        cJSON_Delete(root);
+    } else {
+        Table t;
+        table_init(&t, 5, "variant", "ms/step", "vs baseline", "GFLOP/step", "GFLOP/s");
+        for (int v = 0; v < 6; v++) {
+            table_cell(&t, "%s", SPEED_LABELS[v]);
+            table_cell(&t, "%.1f", ms[v]);
+            table_cell(&t, "%.2fx", ms[v] / ms[0]);
+            table_cell(&t, "%.2f", racers[v].flops * 1e-9);
+            table_cell(&t, "%.1f", racers[v].flops * 1e-6 / ms[v]);
+        }
+        table_print(&t);
+        printf("\ncblas_sgemm (OpenBLAS), timed in the same rounds:\n");
+        Table u;
+        table_init(&u, 4, "product", "GFLOP", "ms", "GFLOP/s");
+        for (int k = 0; k < 2; k++) {
+            table_cell(&u, "%s%s", g[k].what, k == 0 ? " = MLP fc1" : "");
+            table_cell(&u, "%.2f", gemm_flops[k] * 1e-9);
+            table_cell(&u, "%.2f", ms[6 + k]);
+            table_cell(&u, "%.1f", gemm_flops[k] * 1e-6 / ms[6 + k]);
+        }
+        table_print(&u);
+        double base_rate = racers[0].flops * 1e-6 / ms[0];
+        printf("\nthe baseline's step does its matrix work at %.0f%% of the model-shaped sgemm's rate\n"
+               "and %.0f%% of the large square's: the rest of the time goes to what the count leaves out\n"
+               "(elementwise passes, small products, threads waiting for each other)\n",
+               100 * base_rate / (gemm_flops[0] * 1e-6 / ms[6]), 100 * base_rate / (gemm_flops[1] * 1e-6 / ms[7]));
+    }
+    for (int v = 0; v < 6; v++) { train_state_free(&racers[v].ts); model_free(&racers[v].m); }
+    gemm_free(&g[0]); gemm_free(&g[1]);
+    free(racers); free(x1);
+    return 0;
+}

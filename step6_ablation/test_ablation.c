@@ -1,0 +1,436 @@
+// test_ablation.c: the nine runs' commands, the plot script, and the whole
+// smoke-preset ablation end to end.
+//
+//   commands      each run is one `train --resume` command with its switches;
+//                 --print-commands prints them one a line, for parallel/xargs
+//   plots         scripts/plots.sh on made-up runs (every figure, and a few
+//                 runs missing) writes complete PNG files; skipped with a note
+//                 without gnuplot
+//   end to end    `ablation --preset smoke --jobs 2` into a temporary folder:
+//                 nine metrics.json, a second start skips them all, a run
+//                 whose scorecard was lost is finished again with the same
+//                 numbers, then the table, the report and the plots of the
+//                 real runs. Needs CIFAR-10 (skipped with a note without it)
+//                 and takes a few minutes on two busy cores. The probe
+//                 classifier comes from the shared cache (TINYDIT_CACHE, else
+//                 the project's runs/.cache), trained once if it is not there.
+//
+// The tests run ./step6_ablation (built by `make check` first; the cwd is
+// this folder) and ../scripts/plots.sh.
+#include "testutil.h"
+#include "ablation.h"
+#include "cifar.h"
+#include "fileio.h"
+#include "probe.h"
+#include <glob.h>
+#include <stdarg.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PROG "./step6_ablation"
+#define PLOTS "../scripts/plots.sh"
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + 1e-9 * ts.tv_nsec;
+}
+
+static void make_tmp(char *dir, size_t n, const char *tag) {
+    snprintf(dir, n, "/tmp/step6_%s_XXXXXX", tag);
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+}
+
+static void rm_rf(const char *dir) {
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+// Runs a shell command with its output into log; returns the exit code.
+static int sh(const char *log, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int sh(const char *log, const char *fmt, ...) {
+    char cmd[4096], full[4600];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof cmd, fmt, ap);
+    va_end(ap);
+    snprintf(full, sizeof full, "( %s ) > '%s' 2>&1", cmd, log);
+    int st = system(full);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static char *slurp(const char *path) {
+    char err[256];
+    size_t len;
+    char *t = read_file_all(path, &len, err, sizeof err);
+    ck_assert_msg(t != NULL, "%s", err);
+    return t;
+}
+
+static const char *tail_of(const char *t) {
+    size_t n = strlen(t);
+    return n > 3000 ? t + n - 3000 : t;
+}
+
+static int count_lines(const char *t) {
+    int n = 0;
+    for (; *t; t++) n += *t == '\n';
+    return n;
+}
+
+// A complete PNG: the 8-byte signature, an IHDR with a nonzero size, and
+// the IEND chunk at the very end (a file cut short has none).
+static void assert_png(const char *path) {
+    FILE *f = fopen(path, "rb");
+    ck_assert_msg(f != NULL, "%s was not written", path);
+    unsigned char head[24], tail[12];
+    ck_assert_int_eq(fread(head, 1, 24, f), 24);
+    static const unsigned char sig[8] = { 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n' };
+    ck_assert_msg(memcmp(head, sig, 8) == 0, "%s: not a PNG signature", path);
+    ck_assert_msg(memcmp(head + 12, "IHDR", 4) == 0, "%s: no IHDR", path);
+    unsigned w = (unsigned)head[16] << 24 | head[17] << 16 | head[18] << 8 | head[19];
+    unsigned h = (unsigned)head[20] << 24 | head[21] << 16 | head[22] << 8 | head[23];
+    ck_assert_msg(w > 0 && h > 0, "%s: %ux%u", path, w, h);
+    ck_assert_int_eq(fseek(f, -12, SEEK_END), 0);
+    ck_assert_int_eq(fread(tail, 1, 12, f), 12);
+    ck_assert_msg(memcmp(tail + 4, "IEND", 4) == 0, "%s: no IEND at the end", path);
+    long size = ftell(f);
+    fclose(f);
+    ck_assert_int_gt(size, 1000);
+}
+
+static bool have_gnuplot(void) { return system("command -v gnuplot >/dev/null 2>&1") == 0; }
+
+// ---------------------------------------------------------------------------
+START_TEST(test_commands) {
+    AblationPlan p;
+    AblationMode mode;
+    char *args1[] = { "--preset", "smoke", "--jobs", "2", "--out", "/tmp/my runs", "--only", "p11_all,p11_qknorm_lr2e3" };
+    ck_assert_int_eq(ablation_parse(8, args1, &p, &mode), 0);
+    ck_assert_int_eq(mode, ABL_RUN);
+    ck_assert_int_eq(p.preset, PRESET_SMOKE);
+    ck_assert_int_eq(p.jobs, 2);
+    ck_assert_int_ge(p.threads, 1);       // the cores split between the two jobs
+    int selected = 0;
+    for (int r = 0; r < ABLATION_RUNS; r++) selected += p.selected[r];
+    ck_assert_int_eq(selected, 2);
+    ck_assert(p.selected[RUN_ALL] && p.selected[RUN_QKNORM_LR2E3]);
+
+    p.exe = "/x/step6_ablation";
+    p.threads = 1;
+    char *argv[32], buf[4096], line[4096];
+    int n = ablation_argv(&p, RUN_ALL, argv, 32, buf, sizeof buf);
+    const char *want[] = { "/x/step6_ablation", "train", "--name", "p11_all", "--preset", "smoke", "--resume",
+                           "--out", "/tmp/my runs", "--set", "norm=rmsnorm", "--set", "qk_norm=true",
+                           "--set", "mlp=swiglu", "--set", "pos=rope2d", "--set", "threads=1" };
+    ck_assert_int_eq(n, (int)(sizeof want / sizeof want[0]));
+    for (int i = 0; i < n; i++) ck_assert_str_eq(argv[i], want[i]);
+    ck_assert_ptr_null(argv[n]);
+    ablation_command_line(&p, RUN_QKNORM_LR2E3, line, sizeof line);
+    ck_assert_str_eq(line, "/x/step6_ablation train --name p11_qknorm_lr2e3 --preset smoke --resume "
+                           "--out '/tmp/my runs' --set qk_norm=true --set lr=2e-3 --set threads=1");
+    // too small a buffer is an error, not an overflow
+    ck_assert_int_eq(ablation_argv(&p, RUN_ALL, argv, 32, buf, 40), -1);
+    ck_assert_int_eq(ablation_argv(&p, RUN_ALL, argv, 5, buf, sizeof buf), -1);
+
+    // printed commands leave the threads to the machine that runs them
+    char *args2[] = { "--print-commands", "--jobs", "2" };
+    ck_assert_int_eq(ablation_parse(3, args2, &p, &mode), 0);
+    ck_assert_int_eq(mode, ABL_PRINT_COMMANDS);
+    ck_assert_int_eq(p.threads, 0);
+    ck_assert_int_eq(p.preset, PRESET_QUICK);
+
+    // every run differs from the baseline in its own switches, and the
+    // switches are valid config
+    for (int r = 0; r < ABLATION_RUNS; r++) {
+        Config c = config_default();
+        char err[256];
+        for (int i = 0; ABLATION[r].sets[i]; i++)
+            ck_assert_msg(config_set(&c, ABLATION[r].sets[i], err, sizeof err) == 0, "%s", err);
+        ck_assert_int_eq(ablation_index(ABLATION[r].name), r);
+    }
+    ck_assert_int_eq(ablation_index("p11_nothing"), -1);
+
+    char q[256];
+    shell_quote("plain-path/x_1.txt", q, sizeof q);  ck_assert_str_eq(q, "plain-path/x_1.txt");
+    shell_quote("two words", q, sizeof q);           ck_assert_str_eq(q, "'two words'");
+    shell_quote("it's", q, sizeof q);                ck_assert_str_eq(q, "'it'\\''s'");
+    shell_quote("", q, sizeof q);                    ck_assert_str_eq(q, "''");
+}
+END_TEST
+
+START_TEST(test_print_commands_and_bad_options) {
+    ck_assert_msg(access(PROG, X_OK) == 0, "%s not built", PROG);
+    char dir[256], log[300];
+    make_tmp(dir, sizeof dir, "cmds");
+    snprintf(log, sizeof log, "%s/out.txt", dir);
+    ck_assert_int_eq(sh(log, "%s ablation --print-commands --preset tutorial --out %s/runs", PROG, dir), 0);
+    char *t = slurp(log);
+    ck_assert_int_eq(count_lines(t), 9);
+    for (int r = 0; r < ABLATION_RUNS; r++) {
+        char want[600];
+        snprintf(want, sizeof want, " train --name %s --preset tutorial --resume --out %s/runs --set %s",
+                 ABLATION[r].name, dir, ABLATION[r].sets[0]);
+        ck_assert_msg(strstr(t, want), "no \"%s\" in:\n%s", want, t);
+    }
+    ck_assert_ptr_null(strstr(t, "threads="));
+    free(t);
+    ck_assert_int_eq(sh(log, "%s ablation --list", PROG), 0);
+    t = slurp(log);
+    ck_assert_str_eq(t, "p11_base_s0\np11_base_s1\np11_rmsnorm\np11_qknorm\np11_swiglu\np11_rope\np11_all\n"
+                        "p11_base_lr2e3\np11_qknorm_lr2e3\n");
+    free(t);
+    // bad options: exit 2 and a message, nothing started
+    const char *bad[][2] = {
+        { "--jobs 0", "--jobs" }, { "--jobs x", "--jobs" }, { "--only p11_nope", "p11_nope" },
+        { "--preset huge", "preset" }, { "--threads", "--threads" }, { "--frobnicate", "usage" },
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        ck_assert_int_eq(sh(log, "%s ablation %s --out %s/runs", PROG, bad[k][0], dir), 2);
+        t = slurp(log);
+        ck_assert_msg(strstr(t, bad[k][1]), "%s: no \"%s\" in:\n%s", bad[k][0], bad[k][1], t);
+        free(t);
+    }
+    struct stat sb;
+    ck_assert_msg(stat(log, &sb) == 0 && access(dir, F_OK) == 0, "temp folder gone");
+    char runs[300];
+    snprintf(runs, sizeof runs, "%s/runs", dir);
+    ck_assert_msg(access(runs, F_OK) != 0, "a bad command line created %s", runs);
+    rm_rf(dir);
+}
+END_TEST
+
+// ---------------------------------------------------------------------------
+// Made-up runs for the plot script: a loss curve that falls, a logit column,
+// a metrics.json, and a samples.png drawn by gnuplot itself.
+static void fake_run(const char *dir, int r, int steps) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, ABLATION[r].name);
+    mkdir(path, 0755);
+    snprintf(path, sizeof path, "%s/%s/loss.tsv", dir, ABLATION[r].name);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fprintf(f, "step\tloss\tgrad_norm\tmax_logit\n");
+    Rng rng;
+    rng_seed(&rng, 100 + r);
+    for (int s = 1; s <= steps; s++)
+        fprintf(f, "%d\t%.6f\t%.6f\t%.4f\n", s, 0.25 + 1.5 / (1 + 0.05 * s) * (1 + 0.01 * r) + 0.02 * rng_normal(&rng),
+                1.0, 2.0 + (r % 3) + 0.001 * s);
+    fclose(f);
+    snprintf(path, sizeof path, "%s/%s/metrics.json", dir, ABLATION[r].name);
+    f = fopen(path, "w");
+    fprintf(f, "{\"params\": %d, \"it_per_s\": %.3f, \"loss_spikes\": 0, \"raw\": {\"val_mse\": %.4f, "
+               "\"uncond\": {\"probe_fd\": 70.0}}, \"curve\": [[%d, 0.3]], \"preset\": \"smoke\"}\n",
+            41488 + r, 20.0 + r, 0.25 + 0.002 * r, steps);
+    fclose(f);
+    char log[600];
+    snprintf(log, sizeof log, "%s/gnuplot.log", dir);
+    ck_assert_int_eq(sh(log, "gnuplot -e \"set terminal pngcairo size 274,274; set output '%s/%s/samples.png'; "
+                             "unset key; plot sin(x*%d)\"", dir, ABLATION[r].name, r + 1), 0);
+}
+
+static const char *FIGURES[] = { "loss.png", "lr2e3.png", "max_logit.png", "ms_step.png", "val_mse.png", "samples.png" };
+
+START_TEST(test_plots_on_made_up_runs) {
+    if (!have_gnuplot()) {
+        printf("test_plots_on_made_up_runs: SKIPPED, gnuplot is not installed (make deps)\n");
+        return;
+    }
+    ck_assert_msg(access(PROG, X_OK) == 0, "%s not built", PROG);
+    char dir[256], log[300], runs[300], plots[300], png[400];
+    make_tmp(dir, sizeof dir, "plots");
+    snprintf(runs, sizeof runs, "%s/runs", dir);
+    snprintf(plots, sizeof plots, "%s/plots", dir);
+    snprintf(log, sizeof log, "%s/plots.log", dir);
+    mkdir(runs, 0755);
+    for (int r = 0; r < ABLATION_RUNS; r++) fake_run(runs, r, 400);
+    double t0 = now_s();
+    int rc = sh(log, "STEP6=%s sh %s %s %s", PROG, PLOTS, runs, plots);
+    char *t = slurp(log);
+    ck_assert_msg(rc == 0, "plots.sh exit %d:\n%s", rc, tail_of(t));
+    free(t);
+    for (size_t i = 0; i < sizeof FIGURES / sizeof FIGURES[0]; i++) {
+        snprintf(png, sizeof png, "%s/%s", plots, FIGURES[i]);
+        assert_png(png);
+    }
+    printf("plots.sh on nine made-up runs: %zu PNGs in %.1f s\n", sizeof FIGURES / sizeof FIGURES[0], now_s() - t0);
+
+    // Only three runs, none at lr 2e-3, one of them without its samples:
+    // notes, no lr2e3.png, and the rest still drawn.
+    rm_rf(runs);
+    rm_rf(plots);
+    mkdir(runs, 0755);
+    fake_run(runs, RUN_BASE_S0, 50);
+    fake_run(runs, RUN_QKNORM, 50);
+    fake_run(runs, RUN_ROPE, 50);
+    char samples[400];
+    snprintf(samples, sizeof samples, "%s/%s/samples.png", runs, ABLATION[RUN_ROPE].name);
+    unlink(samples);
+    rc = sh(log, "STEP6=%s sh %s %s %s", PROG, PLOTS, runs, plots);
+    t = slurp(log);
+    ck_assert_msg(rc == 0, "plots.sh exit %d:\n%s", rc, tail_of(t));
+    ck_assert_msg(strstr(t, "left out") && strstr(t, "p11_base_s1"), "no note on missing runs:\n%s", t);
+    ck_assert_msg(strstr(t, "no lr2e3.png"), "no note on the lr pair:\n%s", t);
+    free(t);
+    for (size_t i = 0; i < sizeof FIGURES / sizeof FIGURES[0]; i++) {
+        snprintf(png, sizeof png, "%s/%s", plots, FIGURES[i]);
+        if (strcmp(FIGURES[i], "lr2e3.png") == 0) ck_assert_msg(access(png, F_OK) != 0, "%s drawn without its runs", png);
+        else assert_png(png);
+    }
+    // no runs folder at all: an error that says so
+    rc = sh(log, "STEP6=%s sh %s %s/nowhere", PROG, PLOTS, dir);
+    ck_assert_int_ne(rc, 0);
+    t = slurp(log);
+    ck_assert_msg(strstr(t, "no runs folder"), "%s", t);
+    free(t);
+    rm_rf(dir);
+}
+END_TEST
+
+// ---------------------------------------------------------------------------
+static bool have_cifar(void) {
+    const char *d = cifar_dir();
+    char a[1024], b[1024];
+    snprintf(a, sizeof a, "%s/data_batch_5.bin", d);
+    snprintf(b, sizeof b, "%s/test_batch.bin", d);
+    return access(a, R_OK) == 0 && access(b, R_OK) == 0;
+}
+
+START_TEST(test_smoke_ablation_end_to_end) {
+    if (!have_cifar()) {
+        printf("test_smoke_ablation_end_to_end: SKIPPED, no CIFAR-10 in %s (set CIFAR_DIR, or make data)\n",
+               cifar_dir());
+        return;
+    }
+    ck_assert_msg(access(PROG, X_OK) == 0, "%s not built", PROG);
+    // The probe classifier is trained once per cache; say so when this test
+    // is the one that pays for it.
+    char pattern[1100];
+    snprintf(pattern, sizeof pattern, "%s/probe-*.safetensors", probe_cache_dir());
+    glob_t g;
+    if (glob(pattern, 0, NULL, &g) != 0)
+        printf("test_smoke_ablation_end_to_end: no probe in %s yet: the ablation trains it first (minutes; "
+               "point TINYDIT_CACHE at a filled cache to skip that)\n", probe_cache_dir());
+    globfree(&g);
+    fflush(stdout);
+    char dir[256], runs[300], log[300];
+    make_tmp(dir, sizeof dir, "e2e");
+    snprintf(runs, sizeof runs, "%s/runs", dir);
+    snprintf(log, sizeof log, "%s/ablation.log", dir);
+
+    // 1. all nine, two at a time
+    double t0 = now_s();
+    int rc = sh(log, "%s ablation --preset smoke --jobs 2 --out %s", PROG, runs);
+    double first = now_s() - t0;
+    char *t = slurp(log);
+    ck_assert_msg(rc == 0, "ablation exit %d:\n%s", rc, tail_of(t));
+    ck_assert_msg(strstr(t, "9 of 9 runs ended well"), "%s", tail_of(t));
+    ck_assert_msg(strstr(t, "--set threads="), "two jobs should split the threads:\n%s", tail_of(t));
+    free(t);
+    AblationResults *res = malloc(sizeof *res);
+    results_load(runs, res);
+    for (int r = 0; r < ABLATION_RUNS; r++)
+        ck_assert_msg(res->run[r].present, "%s: %s", ABLATION[r].name, res->run[r].note);
+    ck_assert(res->have_gap && !res->mixed_presets && !res->not_seed_pair);
+    for (int r = 0; r < ABLATION_RUNS; r++) {
+        const AblationRow *m = &res->run[r];
+        ck_assert_str_eq(m->m.preset, "smoke");
+        ck_assert_int_eq(m->steps, 60);
+        ck_assert_msg(isfinite(m->m.val_mse) && m->m.val_mse > 0, "%s val MSE %g", ABLATION[r].name, m->m.val_mse);
+        ck_assert_msg(isfinite(m->m.probe_fd), "%s has no probe-FD", ABLATION[r].name);
+        ck_assert_int_eq(m->n_curve, 4);
+        char tl[400];
+        snprintf(tl, sizeof tl, "%s/%s/train.log", runs, ABLATION[r].name);
+        ck_assert_msg(access(tl, R_OK) == 0, "no %s", tl);
+    }
+    // the switches reached the models: parameter counts differ as they should
+    ck_assert_int_eq(res->run[RUN_BASE_S0].m.params, res->run[RUN_BASE_S1].m.params);
+    ck_assert_int_eq(res->run[RUN_RMSNORM].m.params, res->run[RUN_BASE_S0].m.params);
+    ck_assert_int_gt(res->run[RUN_QKNORM].m.params, res->run[RUN_BASE_S0].m.params);
+    ck_assert_int_lt(res->run[RUN_ROPE].m.params, res->run[RUN_BASE_S0].m.params);
+    ck_assert(fabs(res->run[RUN_BASE_LR2E3].lr - 2e-3) < 1e-6);
+    ck_assert(res->run[RUN_BASE_S0].m.val_mse != res->run[RUN_BASE_S1].m.val_mse);
+
+    // 2. started again: every run is finished, nothing is trained
+    t0 = now_s();
+    rc = sh(log, "%s ablation --preset smoke --jobs 2 --out %s", PROG, runs);
+    double again = now_s() - t0;
+    t = slurp(log);
+    ck_assert_msg(rc == 0, "second ablation exit %d:\n%s", rc, tail_of(t));
+    int skipped = 0;
+    for (const char *c = t; (c = strstr(c, "finished already: val MSE")); c++) skipped++;
+    ck_assert_msg(skipped == 9, "%d of 9 runs skipped:\n%s", skipped, tail_of(t));
+    free(t);
+
+    // 3. a run killed during its scorecard (checkpoint complete, no
+    // metrics.json): the next start finishes it, with the same numbers
+    char metrics[400];
+    snprintf(metrics, sizeof metrics, "%s/p11_rope/metrics.json", runs);
+    double rope_val = res->run[RUN_ROPE].m.val_mse, rope_fd = res->run[RUN_ROPE].m.probe_fd;
+    ck_assert_int_eq(unlink(metrics), 0);
+    rc = sh(log, "%s ablation --preset smoke --jobs 2 --out %s --only p11_rope,p11_all", PROG, runs);
+    t = slurp(log);
+    ck_assert_msg(rc == 0, "resume exit %d:\n%s", rc, tail_of(t));
+    ck_assert_msg(strstr(t, "p11_all: finished already"), "%s", tail_of(t));
+    free(t);
+    results_load(runs, res);
+    ck_assert(res->run[RUN_ROPE].present);
+    ck_assert_double_eq_tol(res->run[RUN_ROPE].m.val_mse, rope_val, 1e-9);
+    ck_assert_double_eq_tol(res->run[RUN_ROPE].m.probe_fd, rope_fd, 1e-6);
+
+    // 4. the table and the report of the real runs
+    rc = sh(log, "%s table %s", PROG, runs);
+    t = slurp(log);
+    ck_assert_int_eq(rc, 0);
+    ck_assert_msg(strstr(t, "9 of 9 have a metrics.json") && strstr(t, "seed gap") && !strstr(t, "notes:"), "%s", t);
+    printf("%s", t);   // the real smoke table, for the log
+    free(t);
+    rc = sh(log, "%s report %s", PROG, runs);
+    ck_assert_int_eq(rc, 0);
+
+    // 5. the plots of the real runs, and the report's links to them
+    if (have_gnuplot()) {
+        char plots[400], png[500], md[400];
+        snprintf(plots, sizeof plots, "%s/plots", runs);
+        rc = sh(log, "STEP6=%s sh %s %s", PROG, PLOTS, runs);
+        t = slurp(log);
+        ck_assert_msg(rc == 0, "plots.sh exit %d:\n%s", rc, tail_of(t));
+        free(t);
+        for (size_t i = 0; i < sizeof FIGURES / sizeof FIGURES[0]; i++) {
+            snprintf(png, sizeof png, "%s/%s", plots, FIGURES[i]);
+            assert_png(png);
+        }
+        ck_assert_int_eq(sh(log, "%s report %s", PROG, runs), 0);
+        snprintf(md, sizeof md, "%s/report.md", runs);
+        t = slurp(md);
+        ck_assert_msg(strstr(t, "(plots/val_mse.png)") && strstr(t, "(plots/samples.png)"), "%s", t);
+        free(t);
+    } else {
+        printf("test_smoke_ablation_end_to_end: plots SKIPPED, gnuplot is not installed\n");
+    }
+    printf("smoke ablation: nine runs with --jobs 2 in %.0f s; started again: %.1f s\n", first, again);
+    free(res);
+    rm_rf(dir);
+}
+END_TEST
+
+int main(void) {
+    Suite *s = suite_create("step6_ablation");
+    TCase *fast = tcase_create("commands");
+    tcase_add_test(fast, test_commands);
+    tcase_add_test(fast, test_print_commands_and_bad_options);
+    tcase_set_timeout(fast, 60);
+    suite_add_tcase(s, fast);
+    TCase *plots = tcase_create("plots");
+    tcase_add_test(plots, test_plots_on_made_up_runs);
+    tcase_set_timeout(plots, 300);
+    suite_add_tcase(s, plots);
+    TCase *e2e = tcase_create("end_to_end");
+    tcase_add_test(e2e, test_smoke_ablation_end_to_end);
+    tcase_set_timeout(e2e, 1800);   // minutes on two loaded cores; a first probe training adds a few
+    suite_add_tcase(s, e2e);
+    return run_suite(s);
+}

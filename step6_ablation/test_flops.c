@@ -1,0 +1,72 @@
+// test_flops.c: the floating-point count of a training step (speed.c), on a
+// tiny config counted by hand, and on the tutorial's model. No timing here:
+// `make check` must not depend on how busy the machine is.
+#include "testutil.h"
+#include "ablation.h"
+
+// img 8, patch 4, 3 channels: a 2x2 grid, L = 4 tokens, P = 48.
+// dim 8, 2 heads (hd = 4), depth 1, mlp_ratio 2 (GELU hidden 16), freq_dim 4.
+// Batch N = 2, so R = N·L = 8 token rows.
+static Config tiny(void) {
+    Config c = config_default();
+    c.img = 8; c.patch = 4; c.channels = 3;
+    c.dim = 8; c.heads = 2; c.depth = 1; c.mlp_ratio = 2.0f; c.freq_dim = 4;
+    return c;
+}
+
+START_TEST(test_tiny_config_by_hand) {
+    Config c = tiny();
+    ck_assert_int_eq(cfg_tokens(&c), 4);
+    ck_assert_int_eq(cfg_mlp_hidden(&c), 16);
+    // forward, each product 2·M·N·K:
+    double patch = 2.0 * 8 * 48 * 8;          // (8, 48)·(48, 8)      6,144
+    double t_fc1 = 2.0 * 2 * 4 * 8;           // (2, 4)·(4, 8)          128
+    double t_fc2 = 2.0 * 2 * 8 * 8;           // (2, 8)·(8, 8)          256
+    double ada = 2.0 * 2 * 8 * 32;            // (2, 8)·(8, 32)       1,024
+    double qkv = 2.0 * 8 * 8 * 24;            // (8, 8)·(8, 24)       3,072
+    double scores = 4 * (2.0 * 4 * 4 * 4);    // 4 (image, head) pairs of (4, 4)·(4, 4): 512
+    double attv = 4 * (2.0 * 4 * 4 * 4);      // the same shape again:  512
+    double proj = 2.0 * 8 * 8 * 8;            // (8, 8)·(8, 8)        1,024
+    double mlp = 2.0 * 8 * 8 * 16 * 2;        // fc1 (8, 8)·(8, 16) and fc2 (8, 16)·(16, 8): 4,096
+    double ada_f = 2.0 * 2 * 8 * 16;          // (2, 8)·(8, 16)         512
+    double head = 2.0 * 8 * 8 * 48;           // (8, 8)·(8, 48)       6,144
+    double fwd = patch + t_fc1 + t_fc2 + ada + qkv + scores + attv + proj + mlp + ada_f + head;
+    ck_assert(fwd == 23424.0);
+    StepFlops f = train_step_flops_detail(&c, 2);
+    ck_assert_double_eq(f.attention, scores + attv);
+    ck_assert_double_eq(f.forward, fwd);
+    ck_assert_double_eq(f.step, 3 * fwd);     // backward = 2 x forward
+    ck_assert_double_eq(train_step_flops(&c, 2), 70272.0);
+
+    // SwiGLU: hidden int(2·2·8/3) = 10, three products of (8, 8)·(8, 10) size
+    c.mlp = MLP_SWIGLU;
+    ck_assert_int_eq(cfg_mlp_hidden(&c), 10);
+    ck_assert_double_eq(train_step_flops_detail(&c, 2).forward, fwd - mlp + 3 * (2.0 * 8 * 8 * 10));
+    // the other switches change no product (their work is elementwise)
+    Config d = tiny();
+    double base = train_step_flops(&d, 2);
+    d.norm = NORM_RMSNORM; d.qk_norm = true; d.pos = POS_ROPE2D; d.bias = false;
+    ck_assert_double_eq(train_step_flops(&d, 2), base);
+    // and the count is linear in the batch
+    ck_assert_double_eq(train_step_flops(&d, 6), 3 * base);
+}
+END_TEST
+
+START_TEST(test_tutorial_model) {
+    // dim 128, depth 4, 4 heads, batch 64: the number docs/step6_ablation.md quotes
+    Config c = config_default();
+    StepFlops f = train_step_flops_detail(&c, 64);
+    ck_assert_double_eq(f.linear, 6587154432.0);
+    ck_assert_double_eq(f.attention, 536870912.0);
+    ck_assert_double_eq(f.step, 21372076032.0);
+}
+END_TEST
+
+int main(void) {
+    Suite *s = suite_create("step6_flops");
+    TCase *tc = tcase_create("flops");
+    tcase_add_test(tc, test_tiny_config_by_hand);
+    tcase_add_test(tc, test_tutorial_model);
+    suite_add_tcase(s, tc);
+    return run_suite(s);
+}
