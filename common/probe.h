@@ -82,7 +82,7 @@ void softmax_xent_backward(float *dlogits, const float *probs, const uint8_t *la
 #define PROBE_CLASSES 10
 #define PROBE_RECIPE_VERSION "probe-v1"
 
-typedef struct {
+typedef struct ProbeRecipe {
     int epochs;         // passes over the training set
     int batch;          // images per step
     float lr;           // peak AdamW learning rate (linear warm-up, cosine decay)

@@ -56,6 +56,11 @@ void preset_apply(Preset p, Config *cfg, int *ckpt_every) {
     }
 }
 
+void preset_probe_recipe(Preset p, ProbeRecipe *out) {
+    *out = probe_default_recipe();
+    if (p == PRESET_SMOKE) out->epochs = 1;
+}
+
 void preset_describe(void *file) {
     FILE *f = file;
     fprintf(f, "presets:\n"
@@ -247,7 +252,9 @@ static int finish_run(const RunPaths *rp, const char *name, Preset preset, const
     char probe_key[17] = "";
     double fd_s = 0;
     if (c->channels == 3 && c->img == 32) {
-        Probe *probe = probe_get_or_train(NULL, train, test, NULL, 1, err, sizeof err);
+        ProbeRecipe recipe;
+        preset_probe_recipe(preset, &recipe);
+        Probe *probe = probe_get_or_train(NULL, train, test, &recipe, 1, err, sizeof err);
         if (!probe) {
             fprintf(stderr, "error: probe: %s\n", err);
         } else {
@@ -337,6 +344,7 @@ static int load_data(CifarSet *train, CifarSet *test) {
     char err[CIFAR_ERRLEN];
     if (cifar_load_train(NULL, train, err, sizeof err) != 0 || cifar_load_test(NULL, test, err, sizeof err) != 0) {
         fprintf(stderr, "error: %s\n", err);
+        cifar_free(train);   // loaded before the test set failed (a failed load leaves it empty)
         return -1;
     }
     return 0;

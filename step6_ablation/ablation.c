@@ -231,7 +231,7 @@ int ablation_parse(int argc, char **argv, AblationPlan *p, AblationMode *mode) {
 // The probe classifier is trained once and cached (common/probe.h). Two runs
 // started side by side on an empty cache would both train it, so the parent
 // makes sure it is there before it starts any run.
-static int prepare_probe(void) {
+static int prepare_probe(const AblationPlan *plan) {
     char err[1024];
     CifarSet train, test;
     if (cifar_load_train(NULL, &train, err, sizeof err) != 0) {
@@ -243,7 +243,9 @@ static int prepare_probe(void) {
         cifar_free(&train);
         return -1;
     }
-    Probe *p = probe_get_or_train(NULL, &train, &test, NULL, 1, err, sizeof err);
+    ProbeRecipe recipe;
+    preset_probe_recipe(plan->preset, &recipe);
+    Probe *p = probe_get_or_train(NULL, &train, &test, &recipe, 1, err, sizeof err);
     if (p) fprintf(stderr, "[ablation] probe classifier %s (test accuracy %.3f), cache %s\n", p->key,
                    p->test_acc, probe_cache_dir());
     else fprintf(stderr, "error: probe: %s\n", err);
@@ -330,7 +332,7 @@ static int run_plan(const AblationPlan *p) {
         if (p->selected[r]) { todo[n++] = r; unfinished += !run_finished(p, r); }
     char err[1024];
     if (make_dirs(runs_dir(p), err, sizeof err) != 0) { fprintf(stderr, "error: %s\n", err); return 1; }
-    if (unfinished > 0 && prepare_probe() != 0) return 1;
+    if (unfinished > 0 && prepare_probe(p) != 0) return 1;
 
     char per_run[48] = "";
     if (p->threads > 0) snprintf(per_run, sizeof per_run, ", %d thread%s each", p->threads, p->threads == 1 ? "" : "s");
@@ -436,6 +438,6 @@ int cmd_ablation(int argc, char **argv, const char *self) {
             }
         return 0;
     }
-    if (g_prepare_only) return prepare_probe() == 0 ? 0 : 1;
+    if (g_prepare_only) return prepare_probe(&p) == 0 ? 0 : 1;
     return run_plan(&p);
 }
