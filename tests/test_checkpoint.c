@@ -254,17 +254,7 @@ START_TEST(test_mismatches) {
 END_TEST
 
 static int find_golden(const char *file, char *out, size_t outlen) {
-    const char *env = getenv("GOLDEN_DIR");
-    int src_dir_len = (int)(strrchr(__FILE__, '/') ? strrchr(__FILE__, '/') - __FILE__ : 1);
-    const char *src_dir = strrchr(__FILE__, '/') ? __FILE__ : ".";
-    for (int i = 0; i < 3; i++) {
-        if (i == 0 && !env) continue;
-        if (i == 0) snprintf(out, outlen, "%s/%s", env, file);
-        if (i == 1) snprintf(out, outlen, "../shared/golden/%s", file);
-        if (i == 2) snprintf(out, outlen, "%.*s/../../shared/golden/%s", src_dir_len, src_dir, file);
-        if (access(out, R_OK) == 0) return 0;
-    }
-    return -1;
+    return golden_path(file, out, outlen) ? 0 : -1;
 }
 
 // The golden files' metadata ("4.0", "100.0", "true", plus non-config keys

@@ -274,35 +274,9 @@ END_TEST
 // ===========================================================================
 // (c) the PyTorch golden files
 //
-// Where: $GOLDEN_DIR, else ../shared/golden from the repo root. `make check`
-// runs the tests from the repo root; run by hand from elsewhere, the path is
-// also tried relative to the executable (build/tests/ -> repo root).
+// Where: golden_path in tests/testutil.h.
 
-static int is_dir(const char *path) {
-    DIR *d = opendir(path);
-    if (d) closedir(d);
-    return d != NULL;
-}
-
-static int find_golden_dir(char *out, size_t outlen) {
-    const char *env = getenv("GOLDEN_DIR");
-    if (env && *env) { snprintf(out, outlen, "%s", env); return is_dir(out); }
-    snprintf(out, outlen, "../shared/golden");
-    if (is_dir(out)) return 1;
-    char exe[1024];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n > 0) {
-        exe[n] = '\0';
-        for (int up = 0; up < 3; up++) {       // strip test_model, tests/, build/
-            char *slash = strrchr(exe, '/');
-            if (slash) *slash = '\0';
-        }
-        snprintf(out, outlen, "%s/../shared/golden", exe);
-        if (is_dir(out)) return 1;
-    }
-    snprintf(out, outlen, "../shared/golden");
-    return 0;
-}
+static int find_golden_dir(char *out, size_t outlen) { return golden_path(NULL, out, outlen); }
 
 static int cmp_str(const void *a, const void *b) {
     return strcmp(*(char *const *)a, *(char *const *)b);

@@ -5,7 +5,24 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "rng.h"
+
+#ifndef TINYDIT_ROOT
+#define TINYDIT_ROOT "."
+#endif
+
+// The PyTorch reference's golden files: $GOLDEN_DIR if set, else the shared
+// folder beside the project (TINYDIT_ROOT/../shared/golden, wherever the test
+// runs from). Writes the folder, or the file inside it, into out; returns 1
+// if it is there, 0 if not (the caller skips with a note).
+static inline int golden_path(const char *file, char *out, size_t outlen) {
+    const char *env = getenv("GOLDEN_DIR");
+    const char *dir = env && *env ? env : TINYDIT_ROOT "/../shared/golden";
+    if (file) snprintf(out, outlen, "%s/%s", dir, file);
+    else snprintf(out, outlen, "%s", dir);
+    return access(out, R_OK) == 0;
+}
 
 // Fills x (n) with N(0, std²) numbers from a fixed seed.
 static inline void fill_normal(float *x, size_t n, float std, unsigned long long seed) {
