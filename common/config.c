@@ -53,7 +53,12 @@ int cfg_mlp_hidden(const Config *c) {
     if (c->mlp == MLP_SWIGLU) {
         int h = (int)(2.0 * (double)c->mlp_ratio * c->dim / 3.0);
         int m = c->mlp_multiple_of;
-        if (m > 1) h = m * ((h + m - 1) / m);
+        // In long long: h + m - 1 overflows an int when m is near INT_MAX
+        // (fuzz/regressions/config/); config_validate refuses what is too big.
+        if (m > 1) {
+            long long r = (long long)m * (((long long)h + m - 1) / m);
+            h = r > INT_MAX ? INT_MAX : (int)r;
+        }
         return h;
     }
     return (int)((double)c->mlp_ratio * c->dim);
@@ -336,7 +341,11 @@ int config_validate(const Config *c, char *err, size_t errlen) {
     if (c->freq_dim % 2 != 0)
         return fail(err, errlen, "freq_dim=%d must be even (cos and sin halves)", c->freq_dim);
     // Guard the products the model allocates with: they must fit in an int.
-    if ((long long)c->dim * 4 > INT_MAX || (long long)c->img * c->img * c->channels > INT_MAX ||
+    // Checked by division, so that the check itself cannot overflow: img *
+    // img * channels overflows even a long long for img near 2^31 (found by
+    // `make fuzz`: --set img=1999199992 passed). With img^2 * channels in an
+    // int, patch_dim = channels * patch^2 (patch <= img) fits one too.
+    if (c->dim > INT_MAX / 4 || c->img > INT_MAX / c->img || c->img * c->img > INT_MAX / c->channels ||
         (long long)cfg_patch_dim(c) * c->dim > INT_MAX)
         return fail(err, errlen, "sizes too large (dim=%d img=%d channels=%d)", c->dim, c->img, c->channels);
     double hidden = (c->mlp == MLP_SWIGLU ? 2.0 * c->mlp_ratio / 3.0 : c->mlp_ratio) * c->dim;
@@ -345,6 +354,10 @@ int config_validate(const Config *c, char *err, size_t errlen) {
     if (cfg_mlp_hidden(c) < 1)
         return fail(err, errlen, "mlp hidden width is %d (mlp_ratio=%g, dim=%d): must be >= 1",
                     cfg_mlp_hidden(c), c->mlp_ratio, c->dim);
+    // after SwiGLU's rounding up to a multiple of mlp_multiple_of
+    if (cfg_mlp_hidden(c) > INT_MAX / 4 || (long long)cfg_mlp_hidden(c) * c->dim > INT_MAX)
+        return fail(err, errlen, "mlp hidden width %d (mlp_multiple_of=%d) is too large for dim=%d",
+                    cfg_mlp_hidden(c), c->mlp_multiple_of, c->dim);
     return 0;
 }
 

@@ -133,6 +133,11 @@ int dataloader_state_format(const DataLoaderState *s, char *out, size_t outlen) 
 }
 
 int dataloader_state_parse(const char *text, DataLoaderState *s, char *err, size_t errlen) {
+    // NULL: the key was missing (st_meta of a checkpoint without it)
+    if (!text) {
+        set_err(err, errlen, "dataloader: no saved state (the checkpoint has no train.data)");
+        return -1;
+    }
     uint64_t seed, rng_state;
     int epoch, pos, has_spare, consumed = 0;
     uint32_t spare_bits;

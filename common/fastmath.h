@@ -16,7 +16,16 @@
 // its Taylor series to r⁶ (error below 2e-7 on that interval); 2^n is built
 // directly in the float's exponent bits. Inputs are clamped to the range
 // where e^x is a normal float.
+//
+// A NaN fails both comparisons of the clamp and would reach the conversion to
+// int32_t below, which is undefined behaviour for NaN (UBSan reports the
+// shift, `make sanitize` with a diverging run). So a NaN is computed as 0 and
+// handed back unchanged at the end; both are selects, the loops still
+// vectorise.
 static inline float exp_fast(float x) {
+    int is_nan = x != x;
+    float xin = x;
+    x = is_nan ? 0.0f : x;
     x = x < -87.0f ? -87.0f : (x > 88.0f ? 88.0f : x);
     float n = __builtin_rintf(x * 1.44269504088896341f);
     // ln 2 split in two parts (Cody-Waite), so r keeps its low bits
@@ -26,7 +35,7 @@ static inline float exp_fast(float x) {
     int32_t bits = ((int32_t)n + 127) << 23;
     float scale;
     memcpy(&scale, &bits, sizeof scale);
-    return p * scale;
+    return is_nan ? xin : p * scale;
 }
 
 // erf(x) for x ≥ 0 as 1 − (a₁t + a₂t² + a₃t³ + a₄t⁴ + a₅t⁵)·e^(−x²) with

@@ -1,5 +1,6 @@
 // trainer.c: a whole training run (see trainer.h).
 #include <cJSON.h>
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <omp.h>
@@ -339,6 +340,22 @@ static int finish_run(const RunPaths *rp, const char *name, Preset preset, const
 }
 
 
+// A run killed while it saved leaves its temporary file (name.tmp.<pid>)
+// behind; the file it was replacing is intact. Clear them when a run starts.
+static void remove_stale_temp_files(const char *dir) {
+    DIR *d = opendir(dir);
+    if (!d) return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (strstr(e->d_name, ".tmp.")) {
+            char path[4096];
+            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+            unlink(path);
+        }
+    }
+    closedir(d);
+}
+
 // ---------------------------------------------------------------------------
 static int load_data(CifarSet *train, CifarSet *test) {
     char err[CIFAR_ERRLEN];
@@ -378,6 +395,7 @@ int trainer_run(const TrainOptions *o) {
         }
     }
     if (make_dirs(rp.dir, err, sizeof err) != 0) { fprintf(stderr, "error: %s\n", err); return TRAIN_ERROR; }
+    remove_stale_temp_files(rp.dir);
 
     CifarSet train, test;
     if (load_data(&train, &test) != 0) return TRAIN_ERROR;

@@ -1,0 +1,165 @@
+# mk/hardening.mk: the checks that look for bugs the tests do not ask about.
+# Included from the root Makefile; docs/hardening.md tells what each finds.
+#
+#   make sanitize                 all of `make check` under AddressSanitizer
+#                                 + UndefinedBehaviorSanitizer
+#   make valgrind                 a smoke training and its --resume under
+#                                 valgrind memcheck
+#   make fuzz [FUZZ_SECONDS=60] [FUZZ_TARGETS="safetensors cifar config"]
+#                                 libFuzzer on the three parsers of untrusted
+#                                 bytes, one target after the other
+#   make hardening-deps           apt-get the tools these need (root)
+#
+# None of them is part of `make check`: they take minutes and need clang and
+# valgrind. What `make check` does get: the fault tests
+# (step6_ablation/test_faults.c) and the replay of the fuzz corpus and of
+# every input that once crashed (tests/test_fuzz_corpus.c).
+
+.PHONY: sanitize valgrind valgrind-build fuzz fuzz-build hardening-deps
+
+SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+
+# ---------------------------------------------------------------------------
+# make sanitize
+#
+# The sanitized build must not mix with the normal one: mk/step.mk puts each
+# step's program inside its step folder (step6_ablation/step6_ablation), not
+# under $(BUILD), so a second BUILD dir alone would overwrite the normal
+# programs with sanitized ones. Instead the sources are copied into
+# build/sanitize/src (without build/, runs/, data/, .git) and `make check`
+# runs there with OPT and LDFLAGS overridden; nothing in the work tree
+# changes. Sanitizer reports name files under build/sanitize/src/. Unlike
+# `make check`, a failing test program does not stop the others: the run
+# ends with the list of every one that failed.
+#
+# Runtime options (ASan/UBSan/LSan read them from the environment; the fault
+# tests fork the programs, which inherit them):
+#   exitcode=86       a sanitizer finding must not look like one of the
+#                     programs' own exit codes (1 = TRAIN_ERROR, 3, 4 ...)
+#   halt_on_error     stop at the first finding, with a stack
+#   detect_leaks=1    LeakSanitizer, with mk/lsan.supp (see there: what is
+#                     suppressed and why)
+# and CK_TIMEOUT_MULTIPLIER=10: Check's per-test timeouts are set for normal
+# speed; ASan and UBSan make the numeric tests 2-5 times slower.
+SAN_DIR := $(BUILD)/sanitize
+SAN_ENV := ASAN_OPTIONS=exitcode=86:halt_on_error=1:detect_leaks=1:abort_on_error=0:strict_string_checks=1:detect_stack_use_after_return=1 \
+           UBSAN_OPTIONS=exitcode=87:halt_on_error=1:print_stacktrace=1 \
+           LSAN_OPTIONS=suppressions=$(abspath $(ROOT)/mk/lsan.supp):print_suppressions=0 \
+           CK_TIMEOUT_MULTIPLIER=10
+SAN_MAKEVARS := OPT="-O1 -g $(SAN_FLAGS)" LDFLAGS="-fopenmp $(SAN_FLAGS)"
+
+sanitize:
+	@rm -rf $(SAN_DIR)/src && mkdir -p $(SAN_DIR)/src
+	@tar -C $(ROOT) -cf - --exclude=./build --exclude=./.git --exclude=./runs \
+	     --exclude=./data --exclude=./fuzz/out . | tar -C $(SAN_DIR)/src -xf -
+	@# the probe classifier's cache (runs/.cache), copied rather than shared:
+	@# a probe trained by the sanitized build must not land in the real cache
+	@if [ -d $(ROOT)/runs/.cache ]; then mkdir -p $(SAN_DIR)/src/runs && cp -r $(ROOT)/runs/.cache $(SAN_DIR)/src/runs/; fi
+	@# CIFAR-10 from `make data` (without CIFAR_DIR the tests look in data/)
+	@if [ -d $(ROOT)/data ]; then ln -s $(abspath $(ROOT)/data) $(SAN_DIR)/src/data; fi
+	@# the step programs of the work tree are not sanitized: rebuild them there
+	@find $(SAN_DIR)/src -path '$(SAN_DIR)/src/step*/step[0-9]_*' -type f \
+	      ! -name '*.c' ! -name '*.h' -delete
+	@echo "make sanitize: make check in $(SAN_DIR)/src with $(SAN_FLAGS)"
+	$(MAKE) --no-print-directory -C $(SAN_DIR)/src tests $(SAN_MAKEVARS)
+	@# what `make check` runs, in its order (a step folder's tests run in
+	@# that folder, after its program is built, as mk/step.mk does), but going
+	@# on after a failure so that one run lists every finding
+	@cd $(SAN_DIR)/src && failed=; n=0; \
+	for t in $$(ls build/tests/test_* | sort); do \
+	    n=$$((n+1)); echo "== $$t"; $(SAN_ENV) $$t || failed="$$failed $$t"; done; \
+	for s in $$(ls -d step[0-9]_* | sort); do \
+	    tests=$$(cd $$s && ls test_*.c 2>/dev/null | sed "s|^|../build/$$s/|; s|\.c$$||"); \
+	    $(MAKE) --no-print-directory -C $$s $$s $$tests $(SAN_MAKEVARS) || { failed="$$failed $$s(build)"; continue; }; \
+	    for t in $$tests; do n=$$((n+1)); echo "== $$s: $$(basename $$t)"; \
+	        (cd $$s && $(SAN_ENV) $$t) || failed="$$failed $$s/$$(basename $$t)"; done; done; \
+	if [ -n "$$failed" ]; then echo "make sanitize: FAILED:$$failed (of $$n test programs)"; exit 1; fi; \
+	echo "make sanitize: OK, $$n test programs, no AddressSanitizer, UndefinedBehaviorSanitizer or LeakSanitizer finding"
+
+# ---------------------------------------------------------------------------
+# make valgrind
+#
+# memcheck: --error-exitcode=99 makes any invalid read or write, use of an
+# uninitialised value or "definitely lost" block fail the run.
+# A separate build of step6_ablation without -march=native: this machine
+# has AVX-512, which valgrind cannot run. The library is built by the same
+# rules as always, in its own BUILD dir with OPT overridden (a command-line
+# BUILD beats the `:=` of mk/common.mk), and linked like mk/step.mk links
+# the program, so nothing mixes with the normal objects. One thread
+# (OMP_NUM_THREADS=1, threads=1): valgrind runs threads one at a time
+# anyway, and libgomp's pool would only add noise. OpenBLAS picks its
+# kernels from CPUID; OPENBLAS_CORETYPE=Haswell keeps it on AVX2 ones.
+VG_DIR := $(abspath $(BUILD))/valgrind
+VG_BIN := $(VG_DIR)/step6_ablation
+VG_SRC := $(filter-out $(ROOT)/step6_ablation/test_%.c $(ROOT)/step6_ablation/main.c,$(wildcard $(ROOT)/step6_ablation/*.c))
+# Two runs of the smoke model, cut to 4 steps (a step takes about 20 s under
+# memcheck): a fresh one stopped at step 2 with a checkpoint (exit 4), then
+# --resume to the end (exit 0), so saving and loading are both checked.
+VG_ARGS ?= --preset smoke --no-scorecard --set threads=1 --set steps=4 --ckpt-every 2
+
+.PHONY: valgrind-build
+valgrind-build:
+	@$(MAKE) --no-print-directory BUILD=$(VG_DIR) OPT="-O1 -g" $(VG_DIR)/libtinydit.a
+	$(CC) $(CPPFLAGS) -I$(ROOT)/step6_ablation -O1 -g -std=c11 -Wall -Wextra -Wno-unused-parameter -fopenmp \
+	    $(ROOT)/step6_ablation/main.c $(VG_SRC) -o $(VG_BIN) $(VG_DIR)/libtinydit.a -fopenmp $(LDLIBS)
+
+valgrind: valgrind-build
+	@command -v valgrind >/dev/null || { echo "make valgrind: valgrind not found (make hardening-deps)"; exit 1; }
+	@out=$$(mktemp -d); fail=0; \
+	for phase in "fresh 4 --stop-after 2" "resume 0 --resume"; do \
+	    set -- $$phase; name=$$1; want=$$2; shift 2; log=$(VG_DIR)/valgrind-$$name.log; \
+	    echo "== make valgrind ($$name): step6_ablation train $(VG_ARGS) $$* (log: $$log)"; \
+	    rc=0; OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 OPENBLAS_CORETYPE=Haswell \
+	    valgrind --tool=memcheck --error-exitcode=99 --leak-check=full \
+	        --errors-for-leak-kinds=definite --show-leak-kinds=definite --num-callers=30 \
+	        $(VG_BIN) train --name valgrind $(VG_ARGS) --out $$out "$$@" >$$log 2>&1 || rc=$$?; \
+	    grep -E "ERROR SUMMARY|definitely lost|in use at exit|All heap blocks were freed|resuming|trained|stop" $$log \
+	        | grep -v " step [0-9]" | sed 's/^==[0-9]*== //'; \
+	    if [ $$rc -ne $$want ]; then echo "make valgrind ($$name): FAILED: exit $$rc, expected $$want; see $$log"; fail=1; fi; \
+	done; rm -rf $$out; \
+	if [ $$fail -ne 0 ]; then exit 1; fi; echo "make valgrind: OK"
+
+# ---------------------------------------------------------------------------
+# make fuzz
+#
+# libFuzzer with ASan + UBSan (clang). Each target starts from its committed
+# seeds in fuzz/corpus/<target>/ and keeps what it learns in
+# fuzz/out/<target>/corpus (not committed). A crash stops the run, leaves
+# fuzz/out/<target>/crash-<sha1>, and fails make: copy that file into
+# fuzz/regressions/<target>/ and fix the bug; tests/test_fuzz_corpus.c then
+# replays it in every `make check`.
+FUZZ_CC ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?= safetensors cifar config
+FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
+FUZZ_LIB_SRC := $(addprefix $(ROOT)/common/,safetensors.c config.c cifar.c dataloader.c rng.c)
+# -max_len: cifar up to 4 records and the control byte; a --set line is short.
+# fuzz/<target>.dict, where there is one, gives libFuzzer the words of the
+# format (keys, enum names, JSON keys) and the numbers at the edges of int,
+# uint64 and float, which random byte flips almost never spell in decimal.
+FUZZ_BINS := $(patsubst %,$(BUILD)/fuzz/fuzz_%,$(FUZZ_TARGETS))
+
+$(BUILD)/fuzz/fuzz_%: $(ROOT)/fuzz/fuzz_%.c $(ROOT)/fuzz/harness.h $(FUZZ_LIB_SRC) $(wildcard $(ROOT)/common/*.h)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_FLAGS) -std=c11 -Wall -Wextra $< $(FUZZ_LIB_SRC) -o $@ -lcjson -lm
+
+fuzz-build: $(FUZZ_BINS)
+
+fuzz: $(FUZZ_BINS)
+	@set -e; for t in $(FUZZ_TARGETS); do \
+	    mkdir -p $(ROOT)/fuzz/out/$$t/corpus; log=$(ROOT)/fuzz/out/$$t.log; \
+	    echo "== fuzz $$t for $(FUZZ_SECONDS) s (log: $$log)"; \
+	    case $$t in cifar) maxlen=12300;; config) maxlen=1024;; *) maxlen=4096;; esac; \
+	    dict=; if [ -f $(ROOT)/fuzz/$$t.dict ]; then dict=-dict=$(ROOT)/fuzz/$$t.dict; fi; \
+	    rc=0; $(BUILD)/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+	        -max_len=$$maxlen -timeout=10 -rss_limit_mb=2048 $$dict \
+	        -artifact_prefix=$(ROOT)/fuzz/out/$$t/ \
+	        $(ROOT)/fuzz/out/$$t/corpus $(ROOT)/fuzz/corpus/$$t >$$log 2>&1 || rc=$$?; \
+	    grep -E "INITED|DONE|stat::number_of_executed_units|stat::average_exec_per_sec|stat::peak_rss_mb" $$log || true; \
+	    if [ $$rc -ne 0 ]; then tail -40 $$log; echo "fuzz $$t: FAILED (exit $$rc): see $$log and fuzz/out/$$t/"; exit 1; fi; \
+	done
+
+# ---------------------------------------------------------------------------
+hardening-deps:
+	@if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq clang libclang-rt-14-dev valgrind; \
+	else echo "run as root:  apt-get install -y clang libclang-rt-14-dev valgrind"; fi
