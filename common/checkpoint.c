@@ -1,5 +1,6 @@
 // checkpoint.c: Model <-> safetensors file. See checkpoint.h.
 #include "checkpoint.h"
+#include "errors.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -9,15 +10,6 @@
 // Longest tensor name we build: a prefix plus a parameter name.
 #define CKPT_NAME_LEN (64 + PARAM_NAME_LEN)
 
-static int fail(char *err, size_t errlen, const char *fmt, ...) {
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
 
 // prefix + name into out; -1 if it does not fit.
 static int join_name(char *out, const char *prefix, const char *name) {
@@ -57,15 +49,15 @@ int checkpoint_save(const char *path, const Model *m,
                     const CheckpointArray *extra, int n_extra,
                     const CheckpointMeta *meta, int n_meta,
                     char *err, size_t errlen) {
-    if (!m || !m->params) return fail(err, errlen, "%s: no model to save", path);
+    if (!m || !m->params) return errorf(err, errlen, "%s: no model to save", path);
     KeyList keys = {0};
     Config dflt = config_default();
     config_foreach_field(&dflt, collect_key, &keys);
     for (int i = 0; i < n_meta; i++) {
         if (!meta[i].key || !meta[i].value)
-            return fail(err, errlen, "%s: metadata entry %d has no key or value", path, i);
+            return errorf(err, errlen, "%s: metadata entry %d has no key or value", path, i);
         if (is_config_key(&keys, meta[i].key))
-            return fail(err, errlen, "%s: metadata key '%s' is a config field; it is saved from the "
+            return errorf(err, errlen, "%s: metadata key '%s' is a config field; it is saved from the "
                         "model's config", path, meta[i].key);
     }
 
@@ -80,14 +72,14 @@ int checkpoint_save(const char *path, const Model *m,
         const float *base = e < 0 ? m->params : extra[e].values;
         if (!prefix || !base) {
             st_writer_free(&w);
-            return fail(err, errlen, "%s: extra array %d has no prefix or no values", path, e);
+            return errorf(err, errlen, "%s: extra array %d has no prefix or no values", path, e);
         }
         for (int i = 0; i < m->n_tensors; i++) {
             const ParamTensor *t = &m->tensors[i];
             char name[CKPT_NAME_LEN];
             if (join_name(name, prefix, t->name) != 0) {
                 st_writer_free(&w);
-                return fail(err, errlen, "%s: tensor name '%s%s' is too long", path, prefix, t->name);
+                return errorf(err, errlen, "%s: tensor name '%s%s' is too long", path, prefix, t->name);
             }
             long shape[2] = {t->shape[0], t->shape[1]};
             st_writer_add(&w, name, t->ndim, shape, base + t->offset);
@@ -111,13 +103,13 @@ int checkpoint_config_from(const SafeTensors *st, const char *src, Config *out,
         if (!is_config_key(&keys, k)) continue;   // trainer state, adamw.*, sample.*
         char kv[256], why[512];
         if (snprintf(kv, sizeof kv, "%s=%s", k, st->meta_values[i]) >= (int)sizeof kv)
-            return fail(err, errlen, "%s: metadata value of '%s' is too long", src, k);
+            return errorf(err, errlen, "%s: metadata value of '%s' is too long", src, k);
         if (config_set(&c, kv, why, sizeof why) != 0)
-            return fail(err, errlen, "%s: metadata: %s", src, why);
+            return errorf(err, errlen, "%s: metadata: %s", src, why);
     }
     char why[512];
     if (config_validate(&c, why, sizeof why) != 0)
-        return fail(err, errlen, "%s: the stored config is invalid: %s", src, why);
+        return errorf(err, errlen, "%s: the stored config is invalid: %s", src, why);
     *out = c;
     return 0;
 }
@@ -148,12 +140,12 @@ static const StTensor *find_matching(const SafeTensors *st, const char *src, con
                                      const ParamTensor *t, char *err, size_t errlen) {
     char name[CKPT_NAME_LEN];
     if (join_name(name, prefix, t->name) != 0) {
-        fail(err, errlen, "%s: tensor name '%s%s' is too long", src, prefix, t->name);
+        errorf(err, errlen, "%s: tensor name '%s%s' is too long", src, prefix, t->name);
         return NULL;
     }
     const StTensor *s = st_find(st, name);
     if (!s) {
-        fail(err, errlen, "%s: no tensor '%s' (the config needs it)", src, name);
+        errorf(err, errlen, "%s: no tensor '%s' (the config needs it)", src, name);
         return NULL;
     }
     long want[2] = {t->shape[0], t->shape[1]};
@@ -163,7 +155,7 @@ static const StTensor *find_matching(const SafeTensors *st, const char *src, con
         char have_s[96], want_s[96];
         shape_text(have_s, sizeof have_s, s->ndim, s->shape);
         shape_text(want_s, sizeof want_s, t->ndim, want);
-        fail(err, errlen, "%s: tensor '%s' has shape %s, the model expects %s", src, name, have_s, want_s);
+        errorf(err, errlen, "%s: tensor '%s' has shape %s, the model expects %s", src, name, have_s, want_s);
         return NULL;
     }
     return s;
@@ -193,7 +185,7 @@ int checkpoint_copy_params(const SafeTensors *st, const char *src, const char *p
         if (looks_like_param(name + plen) && !model_find(m, name + plen)) {
             char desc[256];
             config_describe(&m->cfg, desc, sizeof desc);
-            return fail(err, errlen, "%s: tensor '%s' is not a parameter of this config (%s): "
+            return errorf(err, errlen, "%s: tensor '%s' is not a parameter of this config (%s): "
                         "the metadata and the tensors disagree", src, name, desc);
         }
     }
@@ -233,7 +225,7 @@ int checkpoint_load(const char *path, Model *m, SafeTensors *st_out, char *err, 
     char why[512];
     int rc = checkpoint_config_from(&st, path, &c, err, errlen);
     if (rc == 0 && model_build(m, &c, why, sizeof why) != 0)
-        rc = fail(err, errlen, "%s: cannot build the model: %s", path, why);
+        rc = errorf(err, errlen, "%s: cannot build the model: %s", path, why);
     else if (rc == 0 && checkpoint_copy_params(&st, path, "", m, err, errlen) != 0) {
         model_free(m);
         rc = -1;

@@ -3,6 +3,7 @@
 // A file is read whole into memory and handed to cifar_parse_batch, so the
 // bytes from disk and the bytes a fuzzer makes go through the same checks.
 #include "cifar.h"
+#include "errors.h"
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -22,14 +23,6 @@ static const char *TRAIN_FILES[CIFAR_TRAIN_FILES] = {
 };
 static const char *TEST_FILES[1] = { "test_batch.bin" };
 
-// snprintf into the caller's buffer, if there is one.
-static void set_err(char *err, size_t errlen, const char *fmt, ...) {
-    if (!err || errlen == 0) return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 static int is_dir(const char *path) {
     struct stat st;
@@ -54,12 +47,12 @@ int cifar_parse_batch(const uint8_t *buf, size_t len, int records, const char *n
                       uint8_t *pixels, uint8_t *labels, char *err, size_t errlen) {
     if (!name) name = "(buffer)";
     if (records <= 0) {
-        set_err(err, errlen, "%s: asked for %d records; the count must be positive", name, records);
+        errorf(err, errlen, "%s: asked for %d records; the count must be positive", name, records);
         return -1;
     }
     size_t want = (size_t)records * CIFAR_RECORD_BYTES;
     if (!buf || len != want) {
-        set_err(err, errlen, "%s: %zu bytes, expected %zu (%d records of %d bytes): "
+        errorf(err, errlen, "%s: %zu bytes, expected %zu (%d records of %d bytes): "
                 "truncated, or not a CIFAR-10 binary batch file", name, buf ? len : 0, want,
                 records, CIFAR_RECORD_BYTES);
         return -1;
@@ -69,7 +62,7 @@ int cifar_parse_batch(const uint8_t *buf, size_t len, int records, const char *n
     for (int r = 0; r < records; r++) {
         uint8_t label = buf[(size_t)r * CIFAR_RECORD_BYTES];
         if (label >= CIFAR_NUM_CLASSES) {
-            set_err(err, errlen, "%s: record %d has label %d, but labels are 0-%d: "
+            errorf(err, errlen, "%s: record %d has label %d, but labels are 0-%d: "
                     "corrupt, or not a CIFAR-10 binary batch file (CIFAR-100 has 2 label bytes)",
                     name, r, label, CIFAR_NUM_CLASSES - 1);
             return -1;
@@ -86,13 +79,13 @@ int cifar_parse_batch(const uint8_t *buf, size_t len, int records, const char *n
 int cifar_read_file(const char *path, int records, uint8_t *pixels, uint8_t *labels,
                     char *err, size_t errlen) {
     if (records <= 0) {
-        set_err(err, errlen, "%s: asked for %d records; the count must be positive", path, records);
+        errorf(err, errlen, "%s: asked for %d records; the count must be positive", path, records);
         return -1;
     }
     size_t want = (size_t)records * CIFAR_RECORD_BYTES;
     FILE *f = fopen(path, "rb");
     if (!f) {
-        set_err(err, errlen, "cannot open %s: %s; %s", path, strerror(errno), CIFAR_HINT);
+        errorf(err, errlen, "cannot open %s: %s; %s", path, strerror(errno), CIFAR_HINT);
         return -1;
     }
     // Check the size up front: "30730000 bytes expected, file has 1234" says
@@ -101,12 +94,12 @@ int cifar_read_file(const char *path, int records, uint8_t *pixels, uint8_t *lab
     struct stat st;
     if (fstat(fileno(f), &st) == 0) {
         if (S_ISDIR(st.st_mode)) {
-            set_err(err, errlen, "%s: is a directory, expected a CIFAR-10 batch file", path);
+            errorf(err, errlen, "%s: is a directory, expected a CIFAR-10 batch file", path);
             fclose(f);
             return -1;
         }
         if (S_ISREG(st.st_mode) && (size_t)st.st_size != want) {
-            set_err(err, errlen, "%s: %lld bytes, expected %zu (%d records of %d bytes): "
+            errorf(err, errlen, "%s: %lld bytes, expected %zu (%d records of %d bytes): "
                     "truncated or incomplete download, or not a CIFAR-10 binary batch file",
                     path, (long long)st.st_size, want, records, CIFAR_RECORD_BYTES);
             fclose(f);
@@ -116,7 +109,7 @@ int cifar_read_file(const char *path, int records, uint8_t *pixels, uint8_t *lab
     // One byte more than needed, to notice a file that is too long.
     uint8_t *buf = malloc(want + 1);
     if (!buf) {
-        set_err(err, errlen, "%s: out of memory for %zu bytes", path, want + 1);
+        errorf(err, errlen, "%s: out of memory for %zu bytes", path, want + 1);
         fclose(f);
         return -1;
     }
@@ -125,7 +118,7 @@ int cifar_read_file(const char *path, int records, uint8_t *pixels, uint8_t *lab
     int saved_errno = errno;
     fclose(f);
     if (read_error || got < want) {
-        set_err(err, errlen, "%s: short read, got %zu of %zu bytes%s%s", path, got, want,
+        errorf(err, errlen, "%s: short read, got %zu of %zu bytes%s%s", path, got, want,
                 read_error ? ": " : "", read_error ? strerror(saved_errno) : "");
         free(buf);
         return -1;
@@ -153,28 +146,28 @@ int cifar_load_files(const char *dir, const char *const *names, int nfiles,
     if (!dir) dir = cifar_dir();
     struct stat st;
     if (stat(dir, &st) != 0) {
-        set_err(err, errlen, "CIFAR-10 directory %s not found (%s); %s", dir, strerror(errno),
+        errorf(err, errlen, "CIFAR-10 directory %s not found (%s); %s", dir, strerror(errno),
                 CIFAR_HINT);
         return -1;
     }
     if (!S_ISDIR(st.st_mode)) {
-        set_err(err, errlen, "CIFAR-10 directory %s is not a directory; %s", dir, CIFAR_HINT);
+        errorf(err, errlen, "CIFAR-10 directory %s is not a directory; %s", dir, CIFAR_HINT);
         return -1;
     }
     if (nfiles <= 0 || records_per_file <= 0) {
-        set_err(err, errlen, "%s: asked for %d files of %d records; both must be positive",
+        errorf(err, errlen, "%s: asked for %d files of %d records; both must be positive",
                 dir, nfiles, records_per_file);
         return -1;
     }
     size_t n = (size_t)nfiles * (size_t)records_per_file;
     if (n > (size_t)0x7fffffff) {
-        set_err(err, errlen, "%s: %zu images do not fit an int", dir, n);
+        errorf(err, errlen, "%s: %zu images do not fit an int", dir, n);
         return -1;
     }
     uint8_t *pixels = malloc(n * CIFAR_PIXELS);
     uint8_t *labels = malloc(n);
     if (!pixels || !labels) {
-        set_err(err, errlen, "%s: out of memory for %zu images (%zu MB)", dir, n,
+        errorf(err, errlen, "%s: out of memory for %zu images (%zu MB)", dir, n,
                 n * CIFAR_PIXELS >> 20);
         free(pixels);
         free(labels);
@@ -184,7 +177,7 @@ int cifar_load_files(const char *dir, const char *const *names, int nfiles,
         char path[4096];
         int len = snprintf(path, sizeof path, "%s/%s", dir, names[i]);
         if (len < 0 || (size_t)len >= sizeof path) {
-            set_err(err, errlen, "%s/%s: path too long", dir, names[i]);
+            errorf(err, errlen, "%s/%s: path too long", dir, names[i]);
             free(pixels);
             free(labels);
             return -1;

@@ -7,6 +7,7 @@
 // checkpoint metadata (config_foreach_field) and the key list all walk that
 // one table, so a new field cannot be settable but forgotten in checkpoints.
 #include "config.h"
+#include "errors.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -136,17 +137,6 @@ static const Field *find_field(const char *key, size_t keylen) {
     return NULL;
 }
 
-// snprintf into err if there is one. Always returns -1, so callers can
-// `return fail(err, errlen, ...)`.
-static int fail(char *err, size_t errlen, const char *fmt, ...) {
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
 
 // The list of enum names as "a | b | c".
 static void enum_choices(const Field *f, char *out, size_t outlen) {
@@ -220,11 +210,11 @@ static int parse_bool(const char *s, bool *out) {
 static int set_modern(Config *c, const char *value, char *err, size_t errlen) {
     bool on = true;
     if (value && parse_bool(value, &on) != 0)
-        return fail(err, errlen, "bad value '%s' for modern: allowed: true | 1 (%s)", value, MODERN_HELP);
+        return errorf(err, errlen, "bad value '%s' for modern: allowed: true | 1 (%s)", value, MODERN_HELP);
     // modern=false is an error, not a no-op: it could only mean "undo the
     // shorthand", which is ambiguous once the four fields were set one by one.
     if (!on)
-        return fail(err, errlen, "modern=%s is not supported: modern only switches on (%s); "
+        return errorf(err, errlen, "modern=%s is not supported: modern only switches on (%s); "
                     "set norm, mlp, qk_norm and bias individually instead", value, MODERN_HELP);
     c->norm = NORM_RMSNORM;
     c->mlp = MLP_SWIGLU;
@@ -245,7 +235,7 @@ static void key_list(char *out, size_t outlen) {
 }
 
 int config_set(Config *c, const char *kv, char *err, size_t errlen) {
-    if (!kv) return fail(err, errlen, "config_set: no key=value given");
+    if (!kv) return errorf(err, errlen, "config_set: no key=value given");
     const char *eq = strchr(kv, '=');
     size_t keylen = eq ? (size_t)(eq - kv) : strlen(kv);
     const char *value = eq ? eq + 1 : NULL;
@@ -256,12 +246,12 @@ int config_set(Config *c, const char *kv, char *err, size_t errlen) {
     if (!f) {
         char keys[512];
         key_list(keys, sizeof keys);
-        return fail(err, errlen, "unknown config key '%.*s'; known keys: %s", (int)keylen, kv, keys);
+        return errorf(err, errlen, "unknown config key '%.*s'; known keys: %s", (int)keylen, kv, keys);
     }
     if (!value) {
         char allowed[128];
         allowed_values(f, allowed, sizeof allowed);
-        return fail(err, errlen, "'%s' needs a value: %s=<%s>", f->key, f->key, allowed);
+        return errorf(err, errlen, "'%s' needs a value: %s=<%s>", f->key, f->key, allowed);
     }
 
     int bad = 0;
@@ -292,7 +282,7 @@ int config_set(Config *c, const char *kv, char *err, size_t errlen) {
     if (bad) {
         char allowed[128];
         allowed_values(f, allowed, sizeof allowed);
-        return fail(err, errlen, "bad value '%s' for %s (%s): allowed: %s", value, f->key, f->help, allowed);
+        return errorf(err, errlen, "bad value '%s' for %s (%s): allowed: %s", value, f->key, f->help, allowed);
     }
     return 0;
 }
@@ -313,33 +303,33 @@ int config_validate(const Config *c, char *err, size_t errlen) {
     for (int i = 0; i < N_FIELDS; i++) {
         const Field *f = &FIELDS[i];
         if (f->kind == F_INT && *field_int(c, f) < f->min)
-            return fail(err, errlen, "%s=%d: must be >= %d", f->key, *field_int(c, f), f->min);
+            return errorf(err, errlen, "%s=%d: must be >= %d", f->key, *field_int(c, f), f->min);
         if (f->kind == F_FLOAT && !isfinite(*field_float(c, f)))
-            return fail(err, errlen, "%s is not a finite number", f->key);
+            return errorf(err, errlen, "%s is not a finite number", f->key);
         if (f->kind == F_ENUM) {
             int v = *field_int(c, f), n = 0;
             while (f->names[n]) n++;
-            if (v < 0 || v >= n) return fail(err, errlen, "%s has an invalid value %d", f->key, v);
+            if (v < 0 || v >= n) return errorf(err, errlen, "%s has an invalid value %d", f->key, v);
         }
     }
-    if (!(c->mlp_ratio > 0)) return fail(err, errlen, "mlp_ratio=%g: must be > 0", c->mlp_ratio);
-    if (!(c->rope_base > 0)) return fail(err, errlen, "rope_base=%g: must be > 0", c->rope_base);
-    if (!(c->lr > 0)) return fail(err, errlen, "lr=%g: must be > 0", c->lr);
-    if (!(c->weight_decay >= 0)) return fail(err, errlen, "weight_decay=%g: must be >= 0", c->weight_decay);
+    if (!(c->mlp_ratio > 0)) return errorf(err, errlen, "mlp_ratio=%g: must be > 0", c->mlp_ratio);
+    if (!(c->rope_base > 0)) return errorf(err, errlen, "rope_base=%g: must be > 0", c->rope_base);
+    if (!(c->lr > 0)) return errorf(err, errlen, "lr=%g: must be > 0", c->lr);
+    if (!(c->weight_decay >= 0)) return errorf(err, errlen, "weight_decay=%g: must be >= 0", c->weight_decay);
 
     if (c->img % c->patch != 0)
-        return fail(err, errlen, "img=%d is not a multiple of patch=%d", c->img, c->patch);
+        return errorf(err, errlen, "img=%d is not a multiple of patch=%d", c->img, c->patch);
     if (c->dim % c->heads != 0)
-        return fail(err, errlen, "dim=%d is not a multiple of heads=%d", c->dim, c->heads);
+        return errorf(err, errlen, "dim=%d is not a multiple of heads=%d", c->dim, c->heads);
     int hd = cfg_head_dim(c);
     // Rotary and rms pairs work on (2i, 2i+1): an odd head_dim has no partner.
     if (hd % 2 != 0)
-        return fail(err, errlen, "head_dim = dim/heads = %d must be even", hd);
+        return errorf(err, errlen, "head_dim = dim/heads = %d must be even", hd);
     // 2-D RoPE gives half the pairs to rows and half to columns.
     if (c->pos == POS_ROPE2D && hd % 4 != 0)
-        return fail(err, errlen, "pos=rope2d needs head_dim = dim/heads = %d to be a multiple of 4", hd);
+        return errorf(err, errlen, "pos=rope2d needs head_dim = dim/heads = %d to be a multiple of 4", hd);
     if (c->freq_dim % 2 != 0)
-        return fail(err, errlen, "freq_dim=%d must be even (cos and sin halves)", c->freq_dim);
+        return errorf(err, errlen, "freq_dim=%d must be even (cos and sin halves)", c->freq_dim);
     // Guard the products the model allocates with: they must fit in an int.
     // Checked by division, so that the check itself cannot overflow: img *
     // img * channels overflows even a long long for img near 2^31 (found by
@@ -347,16 +337,16 @@ int config_validate(const Config *c, char *err, size_t errlen) {
     // int, patch_dim = channels * patch^2 (patch <= img) fits one too.
     if (c->dim > INT_MAX / 4 || c->img > INT_MAX / c->img || c->img * c->img > INT_MAX / c->channels ||
         (long long)cfg_patch_dim(c) * c->dim > INT_MAX)
-        return fail(err, errlen, "sizes too large (dim=%d img=%d channels=%d)", c->dim, c->img, c->channels);
+        return errorf(err, errlen, "sizes too large (dim=%d img=%d channels=%d)", c->dim, c->img, c->channels);
     double hidden = (c->mlp == MLP_SWIGLU ? 2.0 * c->mlp_ratio / 3.0 : c->mlp_ratio) * c->dim;
     if (hidden > INT_MAX / 4)
-        return fail(err, errlen, "mlp hidden width %.0f is too large", hidden);
+        return errorf(err, errlen, "mlp hidden width %.0f is too large", hidden);
     if (cfg_mlp_hidden(c) < 1)
-        return fail(err, errlen, "mlp hidden width is %d (mlp_ratio=%g, dim=%d): must be >= 1",
+        return errorf(err, errlen, "mlp hidden width is %d (mlp_ratio=%g, dim=%d): must be >= 1",
                     cfg_mlp_hidden(c), c->mlp_ratio, c->dim);
     // after SwiGLU's rounding up to a multiple of mlp_multiple_of
     if (cfg_mlp_hidden(c) > INT_MAX / 4 || (long long)cfg_mlp_hidden(c) * c->dim > INT_MAX)
-        return fail(err, errlen, "mlp hidden width %d (mlp_multiple_of=%d) is too large for dim=%d",
+        return errorf(err, errlen, "mlp hidden width %d (mlp_multiple_of=%d) is too large for dim=%d",
                     cfg_mlp_hidden(c), c->mlp_multiple_of, c->dim);
     return 0;
 }

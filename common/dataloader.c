@@ -1,6 +1,7 @@
 // dataloader.c: epochs of shuffled, randomly mirrored training images
 // (see dataloader.h for why the state is what it is).
 #include "dataloader.h"
+#include "errors.h"
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -14,13 +15,6 @@
 #define SALT_FLIP 0x464C495000000000ULL   // "FLIP"
 #define SALT_PERM 0x5045524D00000000ULL   // "PERM"
 
-static void set_err(char *err, size_t errlen, const char *fmt, ...) {
-    if (!err || errlen == 0) return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 // A seed for stream k of kind `salt`, scrambled from the run's seed with two
 // SplitMix64 outputs so that nearby seeds or nearby k give unrelated streams.
@@ -52,12 +46,12 @@ int dataloader_init(DataLoader *dl, const CifarSet *data, uint64_t seed, bool fl
                     char *err, size_t errlen) {
     memset(dl, 0, sizeof *dl);
     if (!data || data->n <= 0 || !data->pixels) {
-        set_err(err, errlen, "dataloader: no images to load from");
+        errorf(err, errlen, "dataloader: no images to load from");
         return -1;
     }
     dl->perm = malloc(sizeof(int) * (size_t)data->n);
     if (!dl->perm) {
-        set_err(err, errlen, "dataloader: out of memory for a permutation of %d", data->n);
+        errorf(err, errlen, "dataloader: out of memory for a permutation of %d", data->n);
         return -1;
     }
     dl->data = data;
@@ -109,7 +103,7 @@ DataLoaderState dataloader_get_state(const DataLoader *dl) {
 int dataloader_set_state(DataLoader *dl, const DataLoaderState *s, char *err, size_t errlen) {
     int n = dl->data->n;
     if (s->epoch < 0 || s->pos < 0 || s->pos > n) {
-        set_err(err, errlen, "dataloader: saved state (epoch %d, position %d) does not fit "
+        errorf(err, errlen, "dataloader: saved state (epoch %d, position %d) does not fit "
                 "a set of %d images", s->epoch, s->pos, n);
         return -1;
     }
@@ -135,7 +129,7 @@ int dataloader_state_format(const DataLoaderState *s, char *out, size_t outlen) 
 int dataloader_state_parse(const char *text, DataLoaderState *s, char *err, size_t errlen) {
     // NULL: the key was missing (st_meta of a checkpoint without it)
     if (!text) {
-        set_err(err, errlen, "dataloader: no saved state (the checkpoint has no train.data)");
+        errorf(err, errlen, "dataloader: no saved state (the checkpoint has no train.data)");
         return -1;
     }
     uint64_t seed, rng_state;
@@ -144,7 +138,7 @@ int dataloader_state_parse(const char *text, DataLoaderState *s, char *err, size
     int got = sscanf(text, "seed=%" SCNu64 " epoch=%d pos=%d rng=0x%" SCNx64 " spare=%d:0x%" SCNx32 "%n",
                      &seed, &epoch, &pos, &rng_state, &has_spare, &spare_bits, &consumed);
     if (got != 6 || text[consumed] != '\0' || (has_spare != 0 && has_spare != 1)) {
-        set_err(err, errlen, "dataloader: cannot parse state \"%s\"; expected e.g. "
+        errorf(err, errlen, "dataloader: cannot parse state \"%s\"; expected e.g. "
                 "\"seed=0 epoch=3 pos=1280 rng=0x9e3779b97f4a7c15 spare=0:0x00000000\"", text);
         return -1;
     }

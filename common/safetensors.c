@@ -1,6 +1,7 @@
 // safetensors.c: the safetensors reader (hardened: it is fuzzed) and the
 // atomic writer. See safetensors.h for the format.
 #include "safetensors.h"
+#include "errors.h"
 
 #include <cJSON.h>
 #include <errno.h>
@@ -26,15 +27,6 @@
 // longer exact integers, so anything larger is rejected as corrupt.
 #define ST_MAX_JSON_INT 9007199254740992.0
 
-static int fail(char *err, size_t errlen, const char *fmt, ...) {
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
 
 static char *dup_string(const char *s) {
     size_t n = strlen(s) + 1;
@@ -95,19 +87,19 @@ static int json_size(const cJSON *item, size_t *out) {
 
 static int parse_metadata(const cJSON *meta, SafeTensors *st, const char *src, char *err, size_t errlen) {
     if (!cJSON_IsObject(meta))
-        return fail(err, errlen, "%s: __metadata__ is not a JSON object", src);
+        return errorf(err, errlen, "%s: __metadata__ is not a JSON object", src);
     int n = cJSON_GetArraySize(meta);
     st->meta_keys = calloc((size_t)n + 1, sizeof(char *));
     st->meta_values = calloc((size_t)n + 1, sizeof(char *));
-    if (!st->meta_keys || !st->meta_values) return fail(err, errlen, "%s: out of memory", src);
+    if (!st->meta_keys || !st->meta_values) return errorf(err, errlen, "%s: out of memory", src);
     const cJSON *kv;
     cJSON_ArrayForEach(kv, meta) {
         if (!cJSON_IsString(kv) || !kv->valuestring)
-            return fail(err, errlen, "%s: metadata value of '%s' is not a string", src, kv->string);
+            return errorf(err, errlen, "%s: metadata value of '%s' is not a string", src, kv->string);
         if (st_meta(st, kv->string))
-            return fail(err, errlen, "%s: metadata key '%s' appears twice", src, kv->string);
+            return errorf(err, errlen, "%s: metadata key '%s' appears twice", src, kv->string);
         char *k = dup_string(kv->string), *v = dup_string(kv->valuestring);
-        if (!k || !v) { free(k); free(v); return fail(err, errlen, "%s: out of memory", src); }
+        if (!k || !v) { free(k); free(v); return errorf(err, errlen, "%s: out of memory", src); }
         st->meta_keys[st->n_meta] = k;
         st->meta_values[st->n_meta] = v;
         st->n_meta++;
@@ -135,34 +127,34 @@ static int parse_tensor(const cJSON *entry, const uint8_t *data, size_t data_len
                         Range *range, const char *src, char *err, size_t errlen) {
     const char *name = entry->string;
     if (!cJSON_IsObject(entry))
-        return fail(err, errlen, "%s: header entry '%s' is not an object", src, name);
+        return errorf(err, errlen, "%s: header entry '%s' is not an object", src, name);
 
     const cJSON *dtype = cJSON_GetObjectItemCaseSensitive(entry, "dtype");
     const cJSON *shape = cJSON_GetObjectItemCaseSensitive(entry, "shape");
     const cJSON *offsets = cJSON_GetObjectItemCaseSensitive(entry, "data_offsets");
     if (!cJSON_IsString(dtype) || !dtype->valuestring)
-        return fail(err, errlen, "%s: tensor '%s' has no string \"dtype\"", src, name);
+        return errorf(err, errlen, "%s: tensor '%s' has no string \"dtype\"", src, name);
     size_t elt;
     if (strcmp(dtype->valuestring, "F32") == 0) elt = 4;
     else if (strcmp(dtype->valuestring, "F64") == 0) elt = 8;
     else
-        return fail(err, errlen, "%s: tensor '%s' has dtype %.16s; only F32 (and F64, converted) "
+        return errorf(err, errlen, "%s: tensor '%s' has dtype %.16s; only F32 (and F64, converted) "
                     "are supported", src, name, dtype->valuestring);
 
     if (!cJSON_IsArray(shape))
-        return fail(err, errlen, "%s: tensor '%s' has no \"shape\" array", src, name);
+        return errorf(err, errlen, "%s: tensor '%s' has no \"shape\" array", src, name);
     int ndim = cJSON_GetArraySize(shape);
     if (ndim > ST_MAX_DIMS)
-        return fail(err, errlen, "%s: tensor '%s' has %d dimensions (at most %d)", src, name, ndim, ST_MAX_DIMS);
+        return errorf(err, errlen, "%s: tensor '%s' has %d dimensions (at most %d)", src, name, ndim, ST_MAX_DIMS);
 
     if (!cJSON_IsArray(offsets) || cJSON_GetArraySize(offsets) != 2)
-        return fail(err, errlen, "%s: tensor '%s' needs \"data_offsets\": [begin, end]", src, name);
+        return errorf(err, errlen, "%s: tensor '%s' needs \"data_offsets\": [begin, end]", src, name);
     size_t begin, end;
     if (json_size(cJSON_GetArrayItem(offsets, 0), &begin) || json_size(cJSON_GetArrayItem(offsets, 1), &end))
-        return fail(err, errlen, "%s: tensor '%s' has data_offsets that are not non-negative integers",
+        return errorf(err, errlen, "%s: tensor '%s' has data_offsets that are not non-negative integers",
                     src, name);
     if (begin > end || end > data_len)
-        return fail(err, errlen, "%s: tensor '%s' has data_offsets [%zu, %zu] outside the data section "
+        return errorf(err, errlen, "%s: tensor '%s' has data_offsets [%zu, %zu] outside the data section "
                     "of %zu bytes", src, name, begin, end, data_len);
 
     // numel = product of the shape, checked against the byte range as we go
@@ -173,22 +165,22 @@ static int parse_tensor(const cJSON *entry, const uint8_t *data, size_t data_len
     cJSON_ArrayForEach(dim, shape) {
         size_t v;
         if (json_size(dim, &v))
-            return fail(err, errlen, "%s: tensor '%s' has a shape entry that is not a non-negative integer",
+            return errorf(err, errlen, "%s: tensor '%s' has a shape entry that is not a non-negative integer",
                         src, name);
         if (v > (size_t)LONG_MAX)
-            return fail(err, errlen, "%s: tensor '%s' has a dimension too large", src, name);
+            return errorf(err, errlen, "%s: tensor '%s' has a dimension too large", src, name);
         t->shape[d++] = (long)v;
         if (v != 0 && numel > bytes / elt / v) numel = (size_t)-1;   // more elements than bytes
         else numel *= v;
     }
     if (numel == (size_t)-1 || numel * elt != bytes)
-        return fail(err, errlen, "%s: tensor '%s': shape does not match its %zu bytes of %s data",
+        return errorf(err, errlen, "%s: tensor '%s': shape does not match its %zu bytes of %s data",
                     src, name, bytes, dtype->valuestring);
 
     t->ndim = ndim;
     t->numel = numel;
     t->data = alloc_floats_aligned(numel);
-    if (!t->data) return fail(err, errlen, "%s: out of memory for tensor '%s' (%zu floats)", src, name, numel);
+    if (!t->data) return errorf(err, errlen, "%s: out of memory for tensor '%s' (%zu floats)", src, name, numel);
     const uint8_t *p = data + begin;
     if (elt == 4) {
         memcpy(t->data, p, bytes);   // the file's bytes may be unaligned: copy, never cast
@@ -207,25 +199,25 @@ static int parse_tensor(const cJSON *entry, const uint8_t *data, size_t data_len
 static int parse_buffer(const uint8_t *buf, size_t len, const char *src, SafeTensors *out,
                         char *err, size_t errlen) {
     memset(out, 0, sizeof *out);
-    if (!buf && len) return fail(err, errlen, "%s: no buffer", src);
+    if (!buf && len) return errorf(err, errlen, "%s: no buffer", src);
     if (len < 8)
-        return fail(err, errlen, "%s: %zu bytes is too short for the 8-byte header length", src, len);
+        return errorf(err, errlen, "%s: %zu bytes is too short for the 8-byte header length", src, len);
     uint64_t n = 0;
     for (int i = 7; i >= 0; i--) n = (n << 8) | buf[i];   // little-endian
     if (n > len - 8)
-        return fail(err, errlen, "%s: header length %llu is larger than the %zu bytes that follow "
+        return errorf(err, errlen, "%s: header length %llu is larger than the %zu bytes that follow "
                     "(truncated file?)", src, (unsigned long long)n, len - 8);
     if (n > ST_MAX_HEADER)
-        return fail(err, errlen, "%s: header length %llu is over the %u-byte limit", src,
+        return errorf(err, errlen, "%s: header length %llu is over the %u-byte limit", src,
                     (unsigned long long)n, ST_MAX_HEADER);
-    if (n < 2) return fail(err, errlen, "%s: header of %llu bytes cannot hold a JSON object",
+    if (n < 2) return errorf(err, errlen, "%s: header of %llu bytes cannot hold a JSON object",
                            src, (unsigned long long)n);
     const uint8_t *data = buf + 8 + n;
     size_t data_len = len - 8 - (size_t)n;
 
     // cJSON wants a terminated string; the header is not terminated in the file.
     char *text = malloc((size_t)n + 1);
-    if (!text) return fail(err, errlen, "%s: out of memory for a %llu-byte header", src, (unsigned long long)n);
+    if (!text) return errorf(err, errlen, "%s: out of memory for a %llu-byte header", src, (unsigned long long)n);
     memcpy(text, buf + 8, (size_t)n);
     text[n] = '\0';
     const char *parse_end = NULL;
@@ -233,7 +225,7 @@ static int parse_buffer(const uint8_t *buf, size_t len, const char *src, SafeTen
     if (!root) {
         size_t at = parse_end ? (size_t)(parse_end - text) : 0;
         free(text);
-        return fail(err, errlen, "%s: header is not valid JSON (error near byte %zu of %llu)",
+        return errorf(err, errlen, "%s: header is not valid JSON (error near byte %zu of %llu)",
                     src, at, (unsigned long long)n);
     }
     // After the JSON only padding may follow: spaces (the reference pads with
@@ -245,7 +237,7 @@ static int parse_buffer(const uint8_t *buf, size_t len, const char *src, SafeTen
             unsigned char byte = (unsigned char)*q;
             cJSON_Delete(root);
             free(text);
-            return fail(err, errlen, "%s: unexpected byte 0x%02x after the JSON header (byte %zu)",
+            return errorf(err, errlen, "%s: unexpected byte 0x%02x after the JSON header (byte %zu)",
                         src, byte, at);
         }
     }
@@ -254,26 +246,26 @@ static int parse_buffer(const uint8_t *buf, size_t len, const char *src, SafeTen
     int rc = 0;
     Range *ranges = NULL;
     if (!cJSON_IsObject(root)) {
-        rc = fail(err, errlen, "%s: header is not a JSON object", src);
+        rc = errorf(err, errlen, "%s: header is not a JSON object", src);
         goto done;
     }
     int n_entries = cJSON_GetArraySize(root);
     out->tensors = calloc((size_t)n_entries + 1, sizeof(StTensor));
     ranges = calloc((size_t)n_entries + 1, sizeof(Range));
-    if (!out->tensors || !ranges) { rc = fail(err, errlen, "%s: out of memory", src); goto done; }
+    if (!out->tensors || !ranges) { rc = errorf(err, errlen, "%s: out of memory", src); goto done; }
 
     int seen_meta = 0;
     const cJSON *entry;
     cJSON_ArrayForEach(entry, root) {
-        if (!entry->string) { rc = fail(err, errlen, "%s: header entry without a name", src); goto done; }
+        if (!entry->string) { rc = errorf(err, errlen, "%s: header entry without a name", src); goto done; }
         if (strcmp(entry->string, "__metadata__") == 0) {
-            if (seen_meta++) { rc = fail(err, errlen, "%s: __metadata__ appears twice", src); goto done; }
+            if (seen_meta++) { rc = errorf(err, errlen, "%s: __metadata__ appears twice", src); goto done; }
             if ((rc = parse_metadata(entry, out, src, err, errlen))) goto done;
             continue;
         }
         StTensor *t = &out->tensors[out->n_tensors];
         t->name = dup_string(entry->string);
-        if (!t->name) { rc = fail(err, errlen, "%s: out of memory", src); goto done; }
+        if (!t->name) { rc = errorf(err, errlen, "%s: out of memory", src); goto done; }
         out->n_tensors++;   // counted now so that st_free frees the name even if parsing fails
         if ((rc = parse_tensor(entry, data, data_len, t, &ranges[out->n_tensors - 1], src, err, errlen)))
             goto done;
@@ -288,7 +280,7 @@ static int parse_buffer(const uint8_t *buf, size_t len, const char *src, SafeTen
     for (int i = 0; i < out->n_tensors; i++) {
         if (ranges[i].begin == ranges[i].end) continue;
         if (prev >= 0 && ranges[i].begin < prev_end) {
-            rc = fail(err, errlen, "%s: tensors '%s' and '%s' overlap in the data section", src,
+            rc = errorf(err, errlen, "%s: tensors '%s' and '%s' overlap in the data section", src,
                       out->tensors[ranges[prev].index].name, out->tensors[ranges[i].index].name);
             goto done;
         }
@@ -300,12 +292,12 @@ static int parse_buffer(const uint8_t *buf, size_t len, const char *src, SafeTen
     // Check on a sorted copy so that a header with many tensors stays O(n log n).
     if (out->n_tensors > 1) {
         StTensor *sorted = malloc(sizeof(StTensor) * (size_t)out->n_tensors);
-        if (!sorted) { rc = fail(err, errlen, "%s: out of memory", src); goto done; }
+        if (!sorted) { rc = errorf(err, errlen, "%s: out of memory", src); goto done; }
         memcpy(sorted, out->tensors, sizeof(StTensor) * (size_t)out->n_tensors);
         qsort(sorted, (size_t)out->n_tensors, sizeof(StTensor), compare_names);
         for (int i = 1; i < out->n_tensors && rc == 0; i++)
             if (strcmp(sorted[i - 1].name, sorted[i].name) == 0)
-                rc = fail(err, errlen, "%s: tensor '%s' appears twice", src, sorted[i].name);
+                rc = errorf(err, errlen, "%s: tensor '%s' appears twice", src, sorted[i].name);
         free(sorted);
     }
 
@@ -323,21 +315,21 @@ int st_parse(const uint8_t *buf, size_t len, SafeTensors *out, char *err, size_t
 int st_read(const char *path, SafeTensors *out, char *err, size_t errlen) {
     memset(out, 0, sizeof *out);
     FILE *f = fopen(path, "rb");
-    if (!f) return fail(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+    if (!f) return errorf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
     struct stat sb;
     if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode)) {
         fclose(f);
-        return fail(err, errlen, "%s: not a regular file", path);
+        return errorf(err, errlen, "%s: not a regular file", path);
     }
     size_t len = (size_t)sb.st_size;
     uint8_t *buf = malloc(len ? len : 1);
-    if (!buf) { fclose(f); return fail(err, errlen, "%s: out of memory for %zu bytes", path, len); }
+    if (!buf) { fclose(f); return errorf(err, errlen, "%s: out of memory for %zu bytes", path, len); }
     size_t got = fread(buf, 1, len, f);
     int read_error = ferror(f);
     fclose(f);
     if (got != len || read_error) {
         free(buf);
-        return fail(err, errlen, "%s: read %zu of %zu bytes%s", path, got, len, read_error ? " (I/O error)" : "");
+        return errorf(err, errlen, "%s: read %zu of %zu bytes%s", path, got, len, read_error ? " (I/O error)" : "");
     }
     int rc = parse_buffer(buf, len, path, out, err, errlen);
     free(buf);
@@ -481,22 +473,22 @@ static int write_all(FILE *f, const void *p, size_t n) {
 }
 
 int st_writer_save_atomic(StWriter *w, const char *path, char *err, size_t errlen) {
-    if (w->failed) return fail(err, errlen, "%s: not saved: %s", path, w->error);
+    if (w->failed) return errorf(err, errlen, "%s: not saved: %s", path, w->error);
     size_t hlen = 0;
     char *header = build_header(w, &hlen);
-    if (!header) return fail(err, errlen, "%s: cannot build the JSON header (out of memory)", path);
+    if (!header) return errorf(err, errlen, "%s: cannot build the JSON header (out of memory)", path);
 
     // path.tmp.<pid>: two processes saving the same file at once (two runs
     // missing the probe cache together) never write into one temporary file
     size_t tlen = strlen(path) + 32;
     char *tmp = malloc(tlen);
-    if (!tmp) { free(header); return fail(err, errlen, "%s: out of memory", path); }
+    if (!tmp) { free(header); return errorf(err, errlen, "%s: out of memory", path); }
     snprintf(tmp, tlen, "%s.tmp.%ld", path, (long)getpid());
 
     int rc = 0;
     FILE *f = fopen(tmp, "wb");
     if (!f) {
-        rc = fail(err, errlen, "%s: cannot create %s: %s", path, tmp, strerror(errno));
+        rc = errorf(err, errlen, "%s: cannot create %s: %s", path, tmp, strerror(errno));
         goto out;
     }
     uint8_t lenbytes[8];
@@ -510,13 +502,13 @@ int st_writer_save_atomic(StWriter *w, const char *path, char *err, size_t errle
     int saved_errno = errno;
     if (fclose(f) != 0 && !bad) { bad = 1; saved_errno = errno; }
     if (bad) {
-        rc = fail(err, errlen, "%s: writing %s failed: %s (the old file, if any, is unchanged)",
+        rc = errorf(err, errlen, "%s: writing %s failed: %s (the old file, if any, is unchanged)",
                   path, tmp, strerror(saved_errno));
         unlink(tmp);
         goto out;
     }
     if (rename(tmp, path) != 0) {
-        rc = fail(err, errlen, "%s: cannot rename %s over it: %s", path, tmp, strerror(errno));
+        rc = errorf(err, errlen, "%s: cannot rename %s over it: %s", path, tmp, strerror(errno));
         unlink(tmp);
         goto out;
     }
