@@ -23,24 +23,25 @@ check: $(TESTS)
 	@set -e; for t in $(TESTS); do echo "== $$t"; $$t; done
 	@set -e; for s in $(STEPS); do $(MAKE) --no-print-directory -C $$s check; done
 
-# The main job: the whole tutorial, steps 1 to 6, at the quick preset
-# (PRESET=tutorial for the full runs, PRESET=smoke to try the machinery).
-# The baseline pair of step 6 is trained first so that step 1 reads it
-# instead of training the same runs twice.
+# The main job: the whole tutorial, steps 1 to 6, at the quick preset, into
+# runs/ (PRESET=tutorial RUNS=runs/tutorial for the full-size runs,
+# PRESET=smoke RUNS=/tmp/smoke to try the machinery in minutes). The baseline
+# pair of step 6 is trained first so that step 1 reads it instead of
+# training the same two runs again. Every run resumes where it stopped.
 PRESET ?= quick
+RUNS ?= $(abspath runs)
 S6 := step6_ablation/step6_ablation
 tutorial: all data
-	$(S6) ablation --preset $(PRESET) --only p11_base_s0,p11_base_s1
-	cd step1_scorecard && ./step1_scorecard --preset $(PRESET)
+	$(S6) ablation --preset $(PRESET) --out $(RUNS) --only p11_base_s0,p11_base_s1
+	cd step1_scorecard && ./step1_scorecard --preset $(PRESET) --out $(RUNS)
 	cd step2_rmsnorm && ./step2_rmsnorm
 	cd step3_qknorm && ./step3_qknorm
 	cd step4_swiglu && ./step4_swiglu
 	cd step5_rope2d && ./step5_rope2d
-	$(S6) ablation --preset $(PRESET)
-	$(S6) table
-	$(MAKE) --no-print-directory plots
-	$(S6) report
-	@echo "done: runs/report.md and runs/plots/"
+	$(S6) ablation --preset $(PRESET) --out $(RUNS)
+	$(S6) table $(RUNS)
+	$(MAKE) --no-print-directory plots RUNS=$(RUNS)
+	@echo "done: $(RUNS)/report.md and $(RUNS)/plots/"
 
 golden: $(BUILD)/tests/golden_check
 	$(BUILD)/tests/golden_check $(GOLDEN_DIR)

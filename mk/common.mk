@@ -3,7 +3,10 @@
 ROOT ?= .
 BUILD := $(ROOT)/build
 
-CC      ?= gcc
+# gcc unless the command line or the environment names another compiler
+ifeq ($(origin CC),default)
+CC := gcc
+endif
 # -ffp-contract=fast lets gcc use fused multiply-adds (with -std=c11 it would not)
 OPT     ?= -O3 -march=native -ffp-contract=fast
 CFLAGS  ?= $(OPT) -g -std=c11 -Wall -Wextra -Wno-unused-parameter -fopenmp
