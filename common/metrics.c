@@ -138,7 +138,7 @@ bool metrics_is_seed_pair(const RunMetrics *a, const RunMetrics *b) {
 }
 
 // 1152176 -> "1,152,176"
-static void with_commas(long long v, char *out, size_t n) {
+void with_commas(long long v, char *out, size_t n) {
     char digits[32];
     snprintf(digits, sizeof digits, "%lld", v < 0 ? -v : v);
     int len = (int)strlen(digits), k = 0;

@@ -60,3 +60,6 @@ bool metrics_is_seed_pair(const RunMetrics *a, const RunMetrics *b);
 // label NULL means the run's name.
 void metrics_print_header(FILE *f);
 void metrics_print_row(FILE *f, const char *label, const RunMetrics *r);
+
+// 1152176 -> "1,152,176" (thousands separated by commas, as the tables print counts)
+void with_commas(long long v, char *out, size_t n);

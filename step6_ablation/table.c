@@ -105,20 +105,6 @@ void verdict(double val, double base_mean, double gap, char *out, size_t outlen,
 
 // ---------------------------------------------------------------------------
 // Formatting helpers
-static void with_commas(long long v, char *out, size_t n) {
-    char digits[32];
-    snprintf(digits, sizeof digits, "%lld", v < 0 ? -v : v);
-    int len = (int)strlen(digits), o = 0;
-    char buf[48];
-    if (v < 0) buf[o++] = '-';
-    for (int i = 0; i < len; i++) {
-        if (i && (len - i) % 3 == 0) buf[o++] = ',';
-        buf[o++] = digits[i];
-    }
-    buf[o] = 0;
-    snprintf(out, n, "%s", buf);
-}
-
 static void fmt_fd(double fd, char *out, size_t n) {
     if (isfinite(fd)) snprintf(out, n, "%.1f", fd);
     else snprintf(out, n, "-");
