@@ -185,15 +185,23 @@ static double model_loss(void *p) {
 
 static const char *TINY[] = { "img=8", "patch=4", "dim=16", "heads=2", "depth=2", "freq_dim=8", NULL };
 
-static void check_model_grads(const char *name, const char *const *sets) {
-    // one thread: this is thousands of tiny passes, where OpenMP's fork/join
-    // costs more than the work (the thread-count question is test_determinism's)
+// The TINY model with the given switches, on one thread (the gradient and
+// sampler checks are thousands of tiny passes, where OpenMP's fork/join costs
+// more than the work; the thread-count question is test_determinism's).
+static Config build_tiny(Model *m, const char *const *sets) {
     omp_set_num_threads(1);
     Config cfg = config_default();
     apply(&cfg, TINY);
     apply(&cfg, sets);
+    build(m, &cfg);
+    return cfg;
+}
+
+static void check_model_grads(const char *name, const char *const *sets) {
+    // one thread: this is thousands of tiny passes, where OpenMP's fork/join
+    // costs more than the work (the thread-count question is test_determinism's)
     Model m;
-    build(&m, &cfg);
+    Config cfg = build_tiny(&m, sets);
     model_init_weights(&m, 7);
     // the norm gains start at exactly 1, the point where a bug that confuses
     // gain and 1/gain cancels; move them off it
@@ -408,12 +416,8 @@ END_TEST
 // the scorecard's S = 20, 1/20 is not a binary fraction: within 1e-5.
 
 static void check_sampler(const char *const *sets) {
-    omp_set_num_threads(1);
-    Config cfg = config_default();
-    apply(&cfg, TINY);
-    apply(&cfg, sets);
     Model m;
-    build(&m, &cfg);
+    Config cfg = build_tiny(&m, sets);
     memset(m.params, 0, m.n_params * sizeof(float));
     const float c = 0.75f;
     const ParamTensor *hb = model_find(&m, "head.bias");
