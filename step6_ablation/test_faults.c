@@ -724,6 +724,20 @@ typedef struct {
     const char *expect;   // in the message
 } Broken;
 
+// A copy of the step-20 run with b's checkpoint in place of its own, then
+// `train --resume` on it: the exit status, and the path of its log in log.
+static int resume_broken(const Broken *b, const uint8_t *loss, size_t loss_len, char *log, size_t loglen) {
+    char dir[400], p[500];
+    const char *resume[] = { "--resume", NULL };
+    snprintf(dir, sizeof dir, "%s/%s", g_tmp, b->name);
+    ck_assert_int_eq(mkdir(dir, 0755), 0);
+    write_bytes(path_in(p, sizeof p, dir, "loss.tsv"), loss, loss_len);
+    write_bytes(path_in(p, sizeof p, dir, "ckpt.safetensors"), b->bytes, b->len);
+    int st = run_train(g_tmp, b->name, NULL, resume);
+    snprintf(log, loglen, "%s/%s.log", g_tmp, b->name);
+    return st;
+}
+
 // Each broken file goes into a copy of the step-20 run, and `train --resume`
 // must exit 1 with a message (naming the checkpoint or what is wrong in it).
 static void resume_each(const Broken *b, int n) {
@@ -732,15 +746,9 @@ static void resume_each(const Broken *b, int n) {
     size_t loss_len;
     uint8_t *loss = read_bytes(src_loss, &loss_len);
     ck_assert_ptr_nonnull(loss);
-    const char *resume[] = { "--resume", NULL };
     for (int i = 0; i < n; i++) {
-        char dir[400], p[500], log[400];
-        snprintf(dir, sizeof dir, "%s/%s", g_tmp, b[i].name);
-        ck_assert_int_eq(mkdir(dir, 0755), 0);
-        write_bytes(path_in(p, sizeof p, dir, "loss.tsv"), loss, loss_len);
-        write_bytes(path_in(p, sizeof p, dir, "ckpt.safetensors"), b[i].bytes, b[i].len);
-        int st = run_train(g_tmp, b[i].name, NULL, resume);
-        snprintf(log, sizeof log, "%s/%s.log", g_tmp, b[i].name);
+        char log[400];
+        int st = resume_broken(&b[i], loss, loss_len, log, sizeof log);
         assert_exit(st, TRAIN_ERROR, log);
         assert_log_has(log, "error: ");
         assert_log_has(log, b[i].expect);
@@ -898,15 +906,9 @@ START_TEST(test_resume_from_bit_flipped_checkpoint) {
     snprintf(src_loss, sizeof src_loss, "%s/base/loss.tsv", g_tmp);
     size_t loss_len;
     uint8_t *loss = read_bytes(src_loss, &loss_len);
-    const char *resume[] = { "--resume", NULL };
     for (int i = 0; i < 3; i++) {
-        char dir[400], p[500], log[400];
-        snprintf(dir, sizeof dir, "%s/%s", g_tmp, b[i].name);
-        ck_assert_int_eq(mkdir(dir, 0755), 0);
-        write_bytes(path_in(p, sizeof p, dir, "loss.tsv"), loss, loss_len);
-        write_bytes(path_in(p, sizeof p, dir, "ckpt.safetensors"), b[i].bytes, b[i].len);
-        int st = run_train(g_tmp, b[i].name, NULL, resume);
-        snprintf(log, sizeof log, "%s/%s.log", g_tmp, b[i].name);
+        char log[400];
+        int st = resume_broken(&b[i], loss, loss_len, log, sizeof log);
         char *t = read_text(log);
         ck_assert_msg(WIFEXITED(st) && !strstr(t, "Sanitizer"), "%s:\n%s", b[i].name, tail_of(t));
         int code = WEXITSTATUS(st);
