@@ -19,10 +19,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "cifar.h"
-#include "config.h"
-#include "dataloader.h"
-#include "safetensors.h"
+#include "io/cifar.h"
+#include "io/config_parse.h"
+#include "train/dataloader.h"
+#include "io/safetensors.h"
 
 // Like assert, but never compiled out: a broken invariant is a finding.
 #define FUZZ_CHECK(cond)                                                        \

@@ -24,11 +24,13 @@ CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubu
 # export it yourself when running the programs by hand on a busy machine.
 export OMP_WAIT_POLICY ?= passive
 
-COMMON_SRC := $(wildcard $(ROOT)/common/*.c)
+# common/nn: the model the tutorial teaches; io, eval, train: what it stands on.
+COMMON_SRC := $(wildcard $(ROOT)/common/*/*.c)
+COMMON_HDR := $(wildcard $(ROOT)/common/*/*.h)
 COMMON_OBJ := $(patsubst $(ROOT)/common/%.c,$(BUILD)/common/%.o,$(COMMON_SRC))
 LIB := $(BUILD)/libtinydit.a
 
-$(BUILD)/common/%.o: $(ROOT)/common/%.c $(wildcard $(ROOT)/common/*.h)
+$(BUILD)/common/%.o: $(ROOT)/common/%.c $(COMMON_HDR)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 

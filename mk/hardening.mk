@@ -132,14 +132,14 @@ FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS ?= safetensors cifar config
 FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
-FUZZ_LIB_SRC := $(addprefix $(ROOT)/common/,safetensors.c config.c cifar.c dataloader.c rng.c)
+FUZZ_LIB_SRC := $(addprefix $(ROOT)/common/,io/safetensors.c io/config_parse.c nn/config.c io/cifar.c train/dataloader.c nn/rng.c io/errors.c)
 # -max_len: cifar up to 4 records and the control byte; a --set line is short.
 # fuzz/<target>.dict, where there is one, gives libFuzzer the words of the
 # format (keys, enum names, JSON keys) and the numbers at the edges of int,
 # uint64 and float, which random byte flips almost never spell in decimal.
 FUZZ_BINS := $(patsubst %,$(BUILD)/fuzz/fuzz_%,$(FUZZ_TARGETS))
 
-$(BUILD)/fuzz/fuzz_%: $(ROOT)/fuzz/fuzz_%.c $(ROOT)/fuzz/harness.h $(FUZZ_LIB_SRC) $(wildcard $(ROOT)/common/*.h)
+$(BUILD)/fuzz/fuzz_%: $(ROOT)/fuzz/fuzz_%.c $(ROOT)/fuzz/harness.h $(FUZZ_LIB_SRC) $(COMMON_HDR)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_FLAGS) -std=c11 -Wall -Wextra $< $(FUZZ_LIB_SRC) -o $@ -lcjson -lm
 

@@ -8,18 +8,18 @@
 //              The noise and the times are drawn once from a seed of their
 //              own (VAL_SEED), not from the run's seed, so every model sits
 //              exactly the same exam. Lower is better.
-//              -> scorecard_val_mse in common/scorecard.c
+//              -> scorecard_val_mse in common/eval/scorecard.c
 //   probe-FD   1,000 samples (20 Euler steps from fixed noise) against the
 //              10,000 real test images, as a Fréchet distance between two
 //              clouds of features of a small CIFAR-10 classifier that the
 //              project trains once and caches. FID's formula, our own network:
 //              compare it only within this project. Lower is better.
-//              -> common/probe.c (features), common/frechet.c (distance)
+//              -> common/eval/probe.c (features), common/eval/frechet.c (distance)
 //   ms/step    how long a training step took, on a machine shared with other
 //              work: small differences are noise.
-//              -> the step loop of trainer_run in common/trainer.c
+//              -> the step loop of trainer_run in common/train/trainer.c
 //   spikes     steps whose loss jumps above 1.5x the median of the 100 before.
-//              -> count_loss_spikes in common/spikes.c
+//              -> count_loss_spikes in common/eval/spikes.c
 //
 // And one number judges the others: the seed gap. We train the baseline
 // twice, changing nothing but the seed (0 and 1), and take the distance
@@ -29,7 +29,7 @@
 // This program trains those two baseline runs (or finds them finished) and
 // prints their scorecard and the seed gap; given run folders, it prints
 // theirs. Every number is read back from the runs' metrics.json files
-// (common/metrics.c), none is typed in here.
+// (common/io/metrics.c), none is typed in here.
 //
 //   cd step1_scorecard && make step1 && ./step1_scorecard --preset smoke
 //   ./step1_scorecard ../runs/step1_base_s0 ../runs/p11_rope
@@ -37,12 +37,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "checkpoint.h"
-#include "fileio.h"
-#include "metrics.h"
-#include "scorecard.h"
-#include "spikes.h"
-#include "trainer.h"
+#include "io/checkpoint.h"
+#include "io/fileio.h"
+#include "io/metrics.h"
+#include "eval/scorecard.h"
+#include "eval/spikes.h"
+#include "train/trainer.h"
 
 static void usage(FILE *f) {
     fprintf(f,

@@ -2,7 +2,7 @@
 //
 // Every metrics.json here is written by the test with known numbers, so what
 // the reader returns and what step1_scorecard prints can be checked exactly:
-//   - common/metrics.c reads the five scorecard fields and the extras, and
+//   - common/io/metrics.c reads the five scorecard fields and the extras, and
 //     refuses a file that lacks one (naming the file and the field);
 //   - the seed gap is |val MSE(s0) − val MSE(s1)| of two runs that are one
 //     config at two seeds, and only of such runs;
@@ -14,11 +14,11 @@
 #include <cJSON.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "checkpoint.h"
-#include "fileio.h"
-#include "metrics.h"
+#include "io/checkpoint.h"
+#include "io/fileio.h"
+#include "io/metrics.h"
 #include "testutil.h"
-#include "trainer.h"
+#include "train/trainer.h"
 
 #define PROGRAM TINYDIT_ROOT "/step1_scorecard/step1_scorecard"
 

@@ -10,7 +10,7 @@
 // The paper's bet is that the re-scaling is what keeps activations steady, and
 // that the re-centring is extra work for little benefit. This program shows:
 //   1. what each norm does to tokens whose mean is not zero,
-//   2. that rmsnorm_forward (common/norms.c) is the formula, by comparing it
+//   2. that rmsnorm_forward (common/nn/norms.c) is the formula, by comparing it
 //      with the same formula evaluated in double precision,
 //   3. how long each norm takes here, forward and backward, timed in turns.
 // In a training run the switch is --set norm=rmsnorm (see the last lines).
@@ -22,9 +22,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "bench.h"
-#include "layers.h"
-#include "rng.h"
+#include "io/bench.h"
+#include "nn/layers.h"
+#include "nn/rng.h"
 
 #define EPS 1e-6f   // the eps of both block norms (spec §2)
 
@@ -163,7 +163,7 @@ int main(int argc, char **argv) {
     for (int i = 0; i < D; i++) gain[i] = 1.0f + 0.5f * rng_normal(&rng);
     rmsnorm_forward(y_gain, rstd, x, gain, R, D, EPS);
 
-    printf("2. rmsnorm_forward (float32, common/norms.c) against the formula in double\n\n");
+    printf("2. rmsnorm_forward (float32, common/nn/norms.c) against the formula in double\n\n");
     table_init(&t, 3, "variant", "largest |ours - formula|", "largest |output|");
     for (int v = 0; v < 2; v++) {
         const float *g = v ? gain : NULL;
@@ -186,7 +186,7 @@ int main(int argc, char **argv) {
 
     // -----------------------------------------------------------------------
     // 3. Timings on the tutorial's tensor, (128·64, 128) tokens. The four
-    //    calls take turns (bench_interleaved in common/bench.c), so background
+    //    calls take turns (bench_interleaved in common/io/bench.c), so background
     //    load on this shared machine slows them all alike, and we keep medians.
     //    One thread by default: the cores are shared with other programs, and
     //    a parallel call waits for its slowest thread, so with every core in

@@ -1,7 +1,7 @@
-// test_rmsnorm.c: rmsnorm_forward / rmsnorm_backward of common/norms.c.
+// test_rmsnorm.c: rmsnorm_forward / rmsnorm_backward of common/nn/norms.c.
 // The formula, RMS 1 per token, an all-zero token, the gain, the gradients.
 #include "testutil.h"
-#include "layers.h"
+#include "nn/layers.h"
 
 #define EPS 1e-6f
 

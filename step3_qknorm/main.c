@@ -16,7 +16,7 @@
 //
 // This program shows:
 //   1. the logit table: scores and attention of random q, k scaled x1, x4, x16,
-//      without and with QK-norm (QueryKeyNorm, qk_norm_forward in common/attention.c),
+//      without and with QK-norm (QueryKeyNorm, qk_norm_forward in common/nn/attention.c),
 //   2. the GPT episode's check: an attention without biases whose query and key
 //      projection weights are multiplied by 10 (linear_forward + attention_forward),
 //   3. the bound √d against the largest logit seen over inputs of any scale.
@@ -26,9 +26,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "bench.h"
-#include "layers.h"
-#include "rng.h"
+#include "io/bench.h"
+#include "nn/layers.h"
+#include "nn/rng.h"
 
 #define EPS 1e-6f   // QK-norm's eps (spec §2)
 

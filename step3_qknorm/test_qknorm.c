@@ -2,7 +2,7 @@
 // qk_norm_forward, qk_norm_backward), the logit table, the GPT episode's x10
 // weights check, the bound √d, and gradients through attention with QK-norm.
 #include "testutil.h"
-#include "layers.h"
+#include "nn/layers.h"
 
 #define EPS 1e-6f
 

@@ -14,9 +14,9 @@
 // difference in a training run then comes from the design, not the size.
 //
 // This program uses the model's own pieces: the parameter table of
-// model_build (common/model.c), the hidden width of cfg_mlp_hidden
-// (common/config.c), and linear_forward/backward, gelu_forward/backward,
-// swiglu_forward/backward (common/linear.c, common/activations.c). It prints:
+// model_build (common/nn/model.c), the hidden width of cfg_mlp_hidden
+// (common/nn/config.c), and linear_forward/backward, gelu_forward/backward,
+// swiglu_forward/backward (common/nn/linear.c, common/nn/activations.c). It prints:
 //   1. both FFNs at D = 128 with biases: shapes and parameters, run on an input
 //   2. the GPT episode's rule at D = 384, no biases, hidden rounded up to a
 //      multiple of 64: 1,024 wide, as many weights as GELU's MLP
@@ -30,11 +30,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "bench.h"
-#include "config.h"
-#include "layers.h"
-#include "model.h"
-#include "rng.h"
+#include "io/bench.h"
+#include "io/config_parse.h"
+#include "nn/layers.h"
+#include "nn/model.h"
+#include "nn/rng.h"
 
 static void usage(FILE *f) {
     fprintf(f,
@@ -302,7 +302,7 @@ int main(int argc, char **argv) {
 
     // -----------------------------------------------------------------------
     // 3. Time. The FFN of one training batch, forward and backward, at D = 128.
-    //    The calls take turns (bench_interleaved, common/bench.c), so
+    //    The calls take turns (bench_interleaved, common/io/bench.c), so
     //    background load on this shared machine slows them all alike, and we
     //    keep medians. A third FFN is SwiGLU rounded the episode's way, to a
     //    multiple of 64: more work, but a width the matmul kernels may like better.

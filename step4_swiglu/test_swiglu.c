@@ -3,9 +3,9 @@
 // six whole-model counts of the spec, and SwiGLU's gating: its values and its
 // gradient.
 #include "testutil.h"
-#include "config.h"
-#include "layers.h"
-#include "model.h"
+#include "io/config_parse.h"
+#include "nn/layers.h"
+#include "nn/model.h"
 
 // cfg = the default with the given "key=value" settings applied.
 static Config config_with(const char *const *sets, int n) {

@@ -9,7 +9,7 @@
 // sit. Nothing is learned: the angles are fixed numbers.
 //
 // This program runs the two functions the model itself calls inside
-// attention (common/embed.c):
+// attention (common/nn/embed.c):
 //   rope2d_tables  cos and sin of every (token, feature) angle, built once
 //   rope_forward   x·cos + rot(x)·sin with rot(x) = (-x₁, x₀) for every pair
 // and prints, in order:
@@ -23,11 +23,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "bench.h"
-#include "config.h"
-#include "layers.h"
-#include "model.h"
-#include "rng.h"
+#include "io/bench.h"
+#include "io/config_parse.h"
+#include "nn/layers.h"
+#include "nn/model.h"
+#include "nn/rng.h"
 
 static void usage(FILE *f) {
     fprintf(f,

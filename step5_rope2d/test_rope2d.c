@@ -4,9 +4,9 @@
 // slowest pair turn where base 10,000 barely does, and rope_backward is the
 // gradient of rope_forward. Values to 1e-5 unless a test says otherwise.
 #include "testutil.h"
-#include "config.h"
-#include "layers.h"
-#include "model.h"
+#include "io/config_parse.h"
+#include "nn/layers.h"
+#include "nn/model.h"
 
 #define TOL 1e-5
 

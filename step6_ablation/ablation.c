@@ -18,10 +18,10 @@
 #include <limits.h>
 #include <unistd.h>
 #include "ablation.h"
-#include "cifar.h"
-#include "fileio.h"
-#include "probe.h"
-#include "progress.h"
+#include "io/cifar.h"
+#include "io/fileio.h"
+#include "eval/probe.h"
+#include "io/progress.h"
 
 // The order is the table's order. The two baselines differ only in the seed;
 // the seed gap between them is the yardstick for every other row.
@@ -228,7 +228,7 @@ int ablation_parse(int argc, char **argv, AblationPlan *p, AblationMode *mode) {
 // ---------------------------------------------------------------------------
 // Running
 
-// The probe classifier is trained once and cached (common/probe.h). Two runs
+// The probe classifier is trained once and cached (common/eval/probe.h). Two runs
 // started side by side on an empty cache would both train it, so the parent
 // makes sure it is there before it starts any run.
 static int prepare_probe(const AblationPlan *plan) {

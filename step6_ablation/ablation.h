@@ -8,9 +8,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
-#include "config.h"
-#include "metrics.h"
-#include "trainer.h"
+#include "io/config_parse.h"
+#include "io/metrics.h"
+#include "train/trainer.h"
 
 // ---------------------------------------------------------------------------
 // The runs (ablation.c). Each differs from the baseline by the --set values
@@ -61,7 +61,7 @@ void shell_quote(const char *s, char *out, size_t outlen);
 
 // ---------------------------------------------------------------------------
 // Reading the runs (table.c). The scorecard fields of each metrics.json are
-// read by common/metrics.h; the table adds the loss curve and the config's lr.
+// read by common/io/metrics.h; the table adds the loss curve and the config's lr.
 #define CURVE_MAX 512
 
 typedef struct {
@@ -98,7 +98,7 @@ int ablation_row_read(const char *path, AblationRow *row);
 void verdict(double val, double base_mean, double gap, char *out, size_t outlen, double *gaps);
 
 // Prints the table, the seed gap, the verdicts and the lr 2e-3 pair to
-// stdout (the columns are aligned by common/bench.h's table_print).
+// stdout (the columns are aligned by common/io/bench.h's table_print).
 void results_print(const AblationResults *res);
 // One tab-separated line per run, for scripts/plots.sh (NaN where unknown):
 //   name label present params val_mse probe_fd ms_step spikes base_mean gap

@@ -18,9 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "ablation.h"
-#include "config.h"
-#include "model.h"
-#include "trainer.h"
+#include "io/config_parse.h"
+#include "nn/model.h"
+#include "train/trainer.h"
 
 static void usage(FILE *f) {
     fprintf(f,

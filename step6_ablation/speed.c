@@ -4,7 +4,7 @@
 // The ms/step of the table was measured while other runs shared the cores,
 // under a load that changed during the session, so it cannot rank the
 // variants. Here all six are built in one process and take turns, one
-// training step each per round (common/bench.h: the round's first variant
+// training step each per round (common/io/bench.h: the round's first variant
 // rotates, and each variant's median over the rounds is kept), so a burst of
 // background load slows every variant alike and the median ignores it. The
 // first rounds are warm-up: caches, page faults of freshly allocated buffers,
@@ -19,10 +19,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include "ablation.h"
-#include "bench.h"
-#include "model.h"
-#include "rng.h"
-#include "train_step.h"
+#include "io/bench.h"
+#include "nn/model.h"
+#include "nn/rng.h"
+#include "nn/train_step.h"
 
 // ---------------------------------------------------------------------------
 // The floating-point work of a training step, counted from the config.

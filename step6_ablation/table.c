@@ -17,14 +17,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include "ablation.h"
-#include "bench.h"
-#include "fileio.h"
+#include "io/bench.h"
+#include "io/fileio.h"
 #include <sys/stat.h>
 
 // ---------------------------------------------------------------------------
 // Reading
 
-// The two things the scorecard reader (common/metrics.h) leaves out: the
+// The two things the scorecard reader (common/io/metrics.h) leaves out: the
 // loss curve, and the lr and steps of the run's config.
 static void read_curve(const char *path, AblationRow *row) {
     char err[512];

@@ -19,9 +19,9 @@
 // this folder) and ../scripts/plots.sh.
 #include "testutil.h"
 #include "ablation.h"
-#include "cifar.h"
-#include "fileio.h"
-#include "probe.h"
+#include "io/cifar.h"
+#include "io/fileio.h"
+#include "eval/probe.h"
 #include <glob.h>
 #include <stdarg.h>
 #include <sys/stat.h>

@@ -29,9 +29,9 @@
 // assertion prints the tail of that log. Under `make sanitize` the program
 // is sanitized too, and a sanitizer report in its output fails the test.
 #include "testutil.h"
-#include "checkpoint.h"
-#include "cifar.h"
-#include "trainer.h"
+#include "io/checkpoint.h"
+#include "io/cifar.h"
+#include "train/trainer.h"
 
 #include <dirent.h>
 #include <errno.h>

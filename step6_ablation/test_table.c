@@ -7,7 +7,7 @@
 // RMSNorm and SwiGLU "same".
 #include "testutil.h"
 #include "ablation.h"
-#include "fileio.h"
+#include "io/fileio.h"
 #include <fcntl.h>
 #include <stdarg.h>
 #include <sys/stat.h>

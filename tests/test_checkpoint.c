@@ -2,7 +2,7 @@
 // the AdamW moments and trainer metadata, old checkpoints that predate a
 // switch, mismatches, and the PyTorch reference's golden files.
 #include "testutil.h"
-#include "checkpoint.h"
+#include "io/checkpoint.h"
 
 #include <unistd.h>
 

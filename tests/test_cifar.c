@@ -6,8 +6,8 @@
 // The real data is checked too when CIFAR_DIR points at it (skipped if not):
 //     CIFAR_DIR=../shared/data/cifar-10-batches-bin build/tests/test_cifar
 #include "testutil.h"
-#include "cifar.h"
-#include "dataloader.h"
+#include "io/cifar.h"
+#include "train/dataloader.h"
 #include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>

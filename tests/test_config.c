@@ -1,7 +1,7 @@
 // test_config.c: defaults, the key=value parser, validation and the
 // metadata round trip of config.c.
 #include "testutil.h"
-#include "config.h"
+#include "io/config_parse.h"
 
 static char err[1024];
 

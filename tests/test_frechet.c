@@ -1,7 +1,7 @@
-// test_frechet.c: the Fréchet distance of common/frechet.h against cases
+// test_frechet.c: the Fréchet distance of common/eval/frechet.h against cases
 // whose answer is known in closed form.
 #include "testutil.h"
-#include "frechet.h"
+#include "eval/frechet.h"
 
 // x (n, d) = mu + z · Lᵀ with z ~ N(0, I): samples of N(mu, L·Lᵀ).
 static float *gaussian_sample(long n, int d, const double *mu, const double *L, unsigned long long seed) {

@@ -20,7 +20,7 @@
 // where its loops do split, must give the same bits on 1 and 2 threads.
 #include <omp.h>
 #include "testutil.h"
-#include "layers.h"
+#include "nn/layers.h"
 
 #define EPS 1e-6f
 

@@ -9,11 +9,11 @@
 #include <omp.h>
 #include <unistd.h>
 #include "testutil.h"
-#include "config.h"
-#include "flow.h"
-#include "golden.h"
-#include "model.h"
-#include "train_step.h"
+#include "io/config_parse.h"
+#include "nn/flow.h"
+#include "eval/golden.h"
+#include "nn/model.h"
+#include "nn/train_step.h"
 
 static char err[1024];
 

@@ -1,10 +1,10 @@
-// test_probe.c: the probe classifier (common/probe.h): every layer's backward
+// test_probe.c: the probe classifier (common/eval/probe.h): every layer's backward
 // against finite differences, the convolution against a direct loop, the
 // whole network's gradient, a training smoke test on a tiny synthetic set,
 // determinism, and the cache.
 #include "testutil.h"
-#include "probe.h"
-#include "frechet.h"
+#include "eval/probe.h"
+#include "eval/frechet.h"
 #include <unistd.h>
 
 // ----------------------------------------------------------------------------

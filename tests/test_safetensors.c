@@ -2,7 +2,7 @@
 // round trips, the PyTorch reference's golden file, corrupt files, and the
 // atomic save that never loses the old file.
 #include "testutil.h"
-#include "safetensors.h"
+#include "io/safetensors.h"
 
 #include <errno.h>
 #include <signal.h>

@@ -1,6 +1,6 @@
-// test_spikes.c: the loss-spike counter of common/spikes.h on made-up curves.
+// test_spikes.c: the loss-spike counter of common/eval/spikes.h on made-up curves.
 #include "testutil.h"
-#include "spikes.h"
+#include "eval/spikes.h"
 
 static float *curve(int n, float value) {
     float *c = alloc_floats((size_t)n);

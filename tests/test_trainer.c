@@ -11,12 +11,12 @@
 // Without it they print a note and pass. Training runs use one thread: on a
 // busy machine that is the fastest, and it keeps the runs comparable bit for bit.
 #include <unistd.h>
-#include "checkpoint.h"
-#include "cifar.h"
-#include "fileio.h"
-#include "scorecard.h"
+#include "io/checkpoint.h"
+#include "io/cifar.h"
+#include "io/fileio.h"
+#include "eval/scorecard.h"
 #include "testutil.h"
-#include "trainer.h"
+#include "train/trainer.h"
 
 // ---------------------------------------------------------------------------
 // (a) val MSE: the same exam for every model.

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "rng.h"
+#include "nn/rng.h"
 
 #ifndef TINYDIT_ROOT
 #define TINYDIT_ROOT "."

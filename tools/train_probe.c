@@ -4,9 +4,9 @@
 //   CIFAR_DIR=../shared/data/cifar-10-batches-bin ./build/tools/train_probe
 //   ./build/tools/train_probe epochs=6 lr=0.003     (another recipe, another key)
 //
-// The cache is $TINYDIT_CACHE, else the project's runs/.cache (see common/probe.h).
-#include "cifar.h"
-#include "probe.h"
+// The cache is $TINYDIT_CACHE, else the project's runs/.cache (see common/eval/probe.h).
+#include "io/cifar.h"
+#include "eval/probe.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

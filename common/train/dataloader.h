@@ -19,8 +19,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "cifar.h"
-#include "rng.h"
+#include "io/cifar.h"
+#include "nn/rng.h"
 
 typedef struct {
     uint64_t seed;        // the loader's seed (the run's seed)

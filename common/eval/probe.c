@@ -1,9 +1,9 @@
 // probe.c: the probe classifier: its parameters, forward and backward passes,
 // the training loop, and the on-disk cache (see probe.h).
 #include "probe.h"
-#include "adamw.h"
-#include "rng.h"
-#include "safetensors.h"
+#include "nn/adamw.h"
+#include "nn/rng.h"
+#include "io/safetensors.h"
 #include <errno.h>
 #include <math.h>
 #include <omp.h>

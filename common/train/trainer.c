@@ -12,14 +12,14 @@
 #define STB_IMAGE_WRITE_IMPLEMENTATION
 #define STBI_WRITE_NO_STDIO
 #include <stb_image_write.h>
-#include "checkpoint.h"
-#include "cifar.h"
+#include "io/checkpoint.h"
+#include "io/cifar.h"
 #include "dataloader.h"
-#include "fileio.h"
-#include "progress.h"
-#include "scorecard.h"
-#include "spikes.h"
-#include "train_step.h"
+#include "io/fileio.h"
+#include "io/progress.h"
+#include "eval/scorecard.h"
+#include "eval/spikes.h"
+#include "nn/train_step.h"
 #include "trainer.h"
 
 #define ERRLEN 4608

@@ -3,12 +3,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "checkpoint.h"
-#include "flow.h"
+#include "io/checkpoint.h"
+#include "nn/flow.h"
 #include "golden.h"
-#include "model.h"
-#include "safetensors.h"
-#include "train_step.h"
+#include "nn/model.h"
+#include "io/safetensors.h"
+#include "nn/train_step.h"
 
 // max |a − b| / max |b|: an error relative to the tensor's own scale, so a
 // tensor of small gradients is judged as strictly as one of large ones.

@@ -5,14 +5,14 @@
 //              every model sits the same exam.
 //   probe-FD   Fréchet distance between 1,000 samples (20 Euler steps, noise
 //              from FD_SEED) and the 10,000 test images, in the features of
-//              the cached probe classifier (common/probe.h).
+//              the cached probe classifier (common/eval/probe.h).
 //   ms/step    training speed (measured by the trainer).
 //   spikes     steps whose loss exceeds 1.5x the median of the previous 100
-//              (common/spikes.h).
+//              (common/eval/spikes.h).
 #pragma once
-#include "cifar.h"
+#include "io/cifar.h"
 #include "frechet.h"
-#include "model.h"
+#include "nn/model.h"
 #include "probe.h"
 
 #define VAL_SEED 1234ULL

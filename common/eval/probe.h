@@ -2,7 +2,7 @@
 //
 // FID measures generated images in the feature space of Inception-v3, a big
 // ImageNet network we neither have nor could run cheaply. Probe-FD uses the
-// same formula (common/frechet.h) in the feature space of a small CIFAR-10
+// same formula (common/eval/frechet.h) in the feature space of a small CIFAR-10
 // CNN that the project trains once, in a few minutes, and caches:
 //
 //   image (N, 3, 32, 32) in [-1, 1]
@@ -23,7 +23,7 @@
 #pragma once
 #include <stddef.h>
 #include <stdint.h>
-#include "cifar.h"
+#include "io/cifar.h"
 
 // ============================================================================
 // Layers. Conventions as in layers.h: dense row-major float32, images in

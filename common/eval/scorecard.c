@@ -1,8 +1,8 @@
 // scorecard.c: val MSE and probe-FD (see scorecard.h).
 #include <stdlib.h>
 #include <string.h>
-#include "flow.h"
-#include "rng.h"
+#include "nn/flow.h"
+#include "nn/rng.h"
 #include "scorecard.h"
 
 #define EVAL_BATCH 250

@@ -14,8 +14,8 @@
 // ignored by the config reader and left for the caller (st_meta).
 #pragma once
 #include <stddef.h>
-#include "config.h"
-#include "model.h"
+#include "config_parse.h"
+#include "nn/model.h"
 #include "safetensors.h"
 
 // Prefixes of the AdamW moments in a trainer's checkpoint.

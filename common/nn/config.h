@@ -1,5 +1,7 @@
-// config.h: every knob of TinyDiT and its training run (spec §2), and the
-// `--set key=value` parser that every program shares.
+// config.h: every knob of TinyDiT and its training run, the sizes derived
+// from them, and the checks that those sizes fit together. The `--set
+// key=value` parser that fills a Config from a command line is plumbing and
+// lives in io/config_parse.h.
 #pragma once
 #include <stdbool.h>
 #include <stddef.h>
@@ -37,27 +39,9 @@ static inline int cfg_head_dim(const Config *c) { return c->dim / c->heads; }
 static inline int cfg_patch_dim(const Config *c) { return c->channels * c->patch * c->patch; }
 int cfg_mlp_hidden(const Config *c);   // GELU: mlp_ratio*D; SwiGLU: int(2*mlp_ratio*D/3), rounded up
 
-Config config_default(void);
+Config config_default(void);   // the tutorial's model: 32x32x3, patch 4, D 128, 4 blocks, 4 heads
 
-// Applies one "key=value" (or the shorthand "modern" / "modern=true").
-// Returns 0 on success; on failure writes a message naming the key and what
-// is allowed into err (if not NULL) and returns -1.
-int config_set(Config *c, const char *key_eq_value, char *err, size_t errlen);
-
-// Checks that the sizes fit together (dim divisible by heads, img by patch,
-// head_dim divisible by 4 for rope2d, ...). 0 if fine, -1 with a message.
-int config_validate(const Config *c, char *err, size_t errlen);
-
-// Like config_set, but prints the message and what is allowed, then exits 2.
-void config_set_or_exit(Config *c, const char *key_eq_value);
-
-// Prints every key, its current value and its allowed values.
-void config_print_keys(const Config *c, void *file /* FILE* */);
-
-// The model fields as (key, value-string) pairs, for a checkpoint's metadata.
-// Calls fn once per field. Training fields are included too.
-typedef void (*ConfigFieldFn)(const char *key, const char *value, void *ctx);
-void config_foreach_field(const Config *c, ConfigFieldFn fn, void *ctx);
-
-// A one-line description, e.g. "dim=128 depth=4 heads=4 norm=layernorm ...".
-void config_describe(const Config *c, char *out, size_t outlen);
+// Checks that the model's sizes fit together (dim divisible by heads, img by
+// patch, head_dim divisible by 4 for rope2d, nothing that overflows an int).
+// 0 if fine, -1 with a message in err. model_build calls it.
+int config_check_model(const Config *c, char *err, size_t errlen);

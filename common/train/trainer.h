@@ -11,7 +11,7 @@
 //   samples.png       8x8 samples, 20 Euler steps
 #pragma once
 #include <stdbool.h>
-#include "config.h"
+#include "io/config_parse.h"
 
 // Runs go to the project's runs/ folder by default, wherever a program is
 // started from (TINYDIT_ROOT is set by mk/common.mk at build time).
@@ -37,7 +37,7 @@ const char *preset_name(Preset p);
 int preset_parse(const char *s, Preset *out);
 // The config and checkpoint interval of a preset (before --set).
 void preset_apply(Preset p, Config *cfg, int *ckpt_every);
-// The probe classifier of a preset's scorecard (common/probe.h). quick and
+// The probe classifier of a preset's scorecard (common/eval/probe.h). quick and
 // tutorial use the default recipe (4 epochs, about 61% test accuracy); smoke
 // trains a 1-epoch probe, so that a fresh checkout's tests do not spend
 // minutes on it. Smoke probe-FDs only show that the machinery works.

@@ -1,6 +1,6 @@
 // metrics.h: reading a run's metrics.json back, and printing scorecards.
 //
-// The trainer (common/trainer.c) writes runs/<name>/metrics.json in the
+// The trainer (common/train/trainer.c) writes runs/<name>/metrics.json in the
 // tutorial's schema (spec §6):
 //   {"params": 1152176, "it_per_s": 6.7, "loss_spikes": 0,
 //    "raw": {"val_mse": 0.2562, "uncond": {"probe_fd": 72.2}}, ...}
@@ -17,7 +17,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
-#include "config.h"
+#include "config_parse.h"
 
 #define METRICS_ERRLEN 2400
 

@@ -114,7 +114,7 @@ size_t model_count_params(const Config *cfg) {
 
 int model_build(Model *m, const Config *cfg, char *err, size_t errlen) {
     memset(m, 0, sizeof *m);
-    if (config_validate(cfg, err, errlen) != 0) return -1;
+    if (config_check_model(cfg, err, errlen) != 0) return -1;
     if (4 * (size_t)cfg->depth * 8 + 16 > MAX_PARAM_TENSORS) {
         snprintf(err, errlen, "depth %d is too deep for this build (MAX_PARAM_TENSORS)", cfg->depth);
         return -1;
