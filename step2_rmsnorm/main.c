@@ -14,6 +14,8 @@
 //      with the same formula evaluated in double precision,
 //   3. how long each norm takes here, forward and backward, timed in turns.
 // In a training run the switch is --set norm=rmsnorm (see the last lines).
+// Then it draws two pictures from those numbers (figures.c): the outputs of
+// section 1 as histograms, and the times of section 3 as bars.
 //
 //   cd step2_rmsnorm && make step2 && ./step2_rmsnorm
 #include <float.h>
@@ -22,19 +24,57 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "figures.h"
+#include "io/args.h"
 #include "io/bench.h"
+#include "io/figure.h"
 #include "nn/layers.h"
 #include "nn/rng.h"
 
-#define EPS 1e-6f   // the eps of both block norms (spec §2)
+#define EPS 1e-6f   // the eps of both block norms (NORM_EPS in common/nn/model.c)
 
 static void usage(FILE *f) {
-    fprintf(f, "usage: step2_rmsnorm [--rounds N] [--threads N] [--help]\n"
+    fprintf(f, "usage: step2_rmsnorm [--rounds N] [--threads N] [--figures DIR | --no-figures] [--help]\n"
                "  LayerNorm vs RMSNorm: what they do to tokens, a check of\n"
                "  rmsnorm_forward against the formula in double, and timings.\n"
-               "  --rounds N    timed rounds per function (default 51); each\n"
-               "                reported time is the median over the rounds\n"
-               "  --threads N   OpenMP threads for the timings (default 1)\n");
+               "  --rounds N      timed rounds per function (default 51); each\n"
+               "                  reported time is the median over the rounds\n"
+               "  --threads N     OpenMP threads for the timings (default 1)\n"
+               "  --figures DIR   where the pictures go (default %s):\n"
+               "                  step2_norm_outputs (the two norms' outputs as histograms)\n"
+               "                  and step2_norm_times (the timings as bars), .tsv .gp .png\n"
+               "  --no-figures    draw nothing\n", figure_default_dir());
+}
+
+typedef struct {
+    int rounds, threads;
+    const char *figures_dir;   // NULL: --no-figures
+} Options;
+
+// 0 to go on, or the exit code: 0 after --help, 2 after a bad argument.
+static int parse_options(int argc, char **argv, Options *o, int *exit_code) {
+    *o = (Options){ .rounds = 51, .threads = 1, .figures_dir = figure_default_dir() };
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); *exit_code = 0; return 1; }
+        if (!strcmp(a, "--no-figures")) { o->figures_dir = NULL; continue; }
+        if (!strcmp(a, "--figures") && i + 1 < argc) { o->figures_dir = argv[++i]; continue; }
+        int is_rounds = !strcmp(a, "--rounds"), is_threads = !strcmp(a, "--threads");
+        if ((is_rounds || is_threads) && i + 1 < argc) {
+            if (parse_int_in(argv[++i], 1, 1000, is_rounds ? &o->rounds : &o->threads) != 0) {
+                fprintf(stderr, "step2_rmsnorm: %s wants a number from 1 to 1000\n", a);
+                usage(stderr);
+                *exit_code = 2;
+                return 1;
+            }
+            continue;
+        }
+        fprintf(stderr, "step2_rmsnorm: unknown argument '%s'\n", a);
+        usage(stderr);
+        *exit_code = 2;
+        return 1;
+    }
+    return 0;
 }
 
 // The formula, evaluated in double from the float input: the reference that
@@ -70,8 +110,102 @@ static void token_stats(const float *y, int R, int D, double *mean_abs, double *
 }
 
 // ---------------------------------------------------------------------------
-// The four timed calls. Each works on the same (R, D) tokens; neither norm
-// has a gain here, so they do the same job apart from the centring.
+// 1. Tokens with a non-zero mean: x = 3·N(0,1) + 1, shape (4, 64, 128), i.e.
+//    256 tokens of 128 channels. A norm that forgot to centre would look just
+//    like one that centres on zero-mean data, so we shift it.
+typedef struct {
+    int N, L, D, R;                 // R = N·L tokens of D channels
+    float *x, *y_ln, *y_rms;        // (R, D)
+    float *mean, *rstd;             // (R) LayerNorm's statistics; rstd is reused
+} ShiftedTokens;
+
+static ShiftedTokens shifted_tokens(Rng *rng) {
+    ShiftedTokens s = { .N = 4, .L = 64, .D = 128 };
+    s.R = s.N * s.L;
+    size_t n = (size_t)s.R * s.D;
+    s.x = malloc(sizeof(float) * n);
+    s.y_ln = malloc(sizeof(float) * n);
+    s.y_rms = malloc(sizeof(float) * n);
+    s.mean = malloc(sizeof(float) * s.R);
+    s.rstd = malloc(sizeof(float) * s.R);
+    rng_fill_normal(rng, s.x, (long)n, 3.0f);
+    for (size_t i = 0; i < n; i++) s.x[i] += 1.0f;
+    return s;
+}
+
+static void shifted_tokens_free(ShiftedTokens *s) {
+    free(s->x); free(s->y_ln); free(s->y_rms); free(s->mean); free(s->rstd);
+}
+
+static void what_each_norm_does(ShiftedTokens *s) {
+    int R = s->R, D = s->D;
+    layernorm_forward(s->y_ln, s->mean, s->rstd, s->x, R, D, EPS);
+    rmsnorm_forward(s->y_rms, s->rstd, s->x, NULL, R, D, EPS);
+
+    printf("1. What each norm does to tokens with a non-zero mean\n"
+           "   x = 3·N(0,1) + 1, shape (%d, %d, %d): per token, the |mean| and the RMS\n"
+           "   of its %d channels, averaged over the %d tokens\n\n", s->N, s->L, D, D, R);
+    Table t;
+    table_init(&t, 3, "tokens", "mean |token mean|", "mean token rms");
+    const char *names[3] = { "input x", "LayerNorm(x)", "RMSNorm(x)" };
+    const float *ys[3] = { s->x, s->y_ln, s->y_rms };
+    double m = 0.0, q;
+    for (int row = 0; row < 3; row++) {
+        token_stats(ys[row], R, D, &m, &q);
+        table_cell(&t, "%s", names[row]); table_cell(&t, "%.3f", m); table_cell(&t, "%.3f", q);
+    }
+    table_print(&t);
+    printf("\n   Both bring every token to RMS 1; only LayerNorm moves its mean to 0.\n"
+           "   RMSNorm divides the mean by the same RMS as the rest, so a mean of %.3f stays.\n\n",
+           m);   // the last row's: RMSNorm(x)
+}
+
+// ---------------------------------------------------------------------------
+// 2. Ours against the formula in double precision, without a gain and with a
+//    random gain around 1. The difference is float32 rounding: a few units in
+//    the last place of outputs of size ~1.
+static void ours_against_the_formula(ShiftedTokens *s, Rng *rng) {
+    int R = s->R, D = s->D;
+    double *ref = malloc(sizeof(double) * R * D);
+    double worst_ulps = 0.0;   // the worst difference in units of FLT_EPSILON·|largest output|
+    float *gain = malloc(sizeof(float) * D), *y_gain = malloc(sizeof(float) * R * D);
+    for (int i = 0; i < D; i++) gain[i] = 1.0f + 0.5f * rng_normal(rng);
+    rmsnorm_forward(y_gain, s->rstd, s->x, gain, R, D, EPS);
+
+    printf("2. rmsnorm_forward (float32, common/nn/norms.c) against the formula in double\n\n");
+    Table t;
+    table_init(&t, 3, "variant", "largest |ours - formula|", "largest |output|");
+    for (int v = 0; v < 2; v++) {
+        const float *g = v ? gain : NULL;
+        const float *y = v ? y_gain : s->y_rms;
+        rmsnorm_reference(ref, s->x, g, R, D, EPS);
+        double worst = 0.0, big = 0.0;
+        for (int i = 0; i < R * D; i++) {
+            double d = fabs(y[i] - ref[i]);
+            if (d > worst) worst = d;
+            if (fabs(ref[i]) > big) big = fabs(ref[i]);
+        }
+        table_cell(&t, v ? "gain ~ 1 + 0.5·N(0,1)" : "no gain");
+        table_cell(&t, "%.2e", worst);
+        table_cell(&t, "%.3f", big);
+        if (worst / (big * FLT_EPSILON) > worst_ulps) worst_ulps = worst / (big * FLT_EPSILON);
+    }
+    table_print(&t);
+    printf("\n   Float32 rounding only: at most %.1f x FLT_EPSILON of the largest output.\n\n",
+           worst_ulps);
+    free(ref); free(gain); free(y_gain);
+}
+
+// ---------------------------------------------------------------------------
+// 3. Timings on the tutorial's tensor, (128·64, 128) tokens. The four calls
+//    take turns (bench_interleaved in common/io/bench.c), so background load
+//    on this shared machine slows them all alike, and we keep medians. One
+//    thread by default: the cores are shared with other programs, and a
+//    parallel call waits for its slowest thread, so with every core in use we
+//    would time the neighbours as much as the norm.
+//
+// The four timed calls work on the same (R, D) tokens; neither norm has a
+// gain here, so they do the same job apart from the centring.
 typedef struct {
     int R, D;
     float *x, *out, *dout, *dinp;   // (R, D)
@@ -98,147 +232,68 @@ static void rms_bwd(void *p) {
     rmsnorm_backward(b->dinp, NULL, b->dout, b->x, b->rms_rstd, NULL, b->R, b->D);
 }
 
-int main(int argc, char **argv) {
-    int rounds = 51, threads = 1;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) { usage(stdout); return 0; }
-        int is_rounds = !strcmp(argv[i], "--rounds"), is_threads = !strcmp(argv[i], "--threads");
-        if ((is_rounds || is_threads) && i + 1 < argc) {
-            char *end;
-            long v = strtol(argv[++i], &end, 10);
-            if (*end || v < 1 || v > 1000) {
-                fprintf(stderr, "step2_rmsnorm: %s wants a number from 1 to 1000\n", argv[i - 1]);
-                usage(stderr);
-                return 2;
-            }
-            if (is_rounds) rounds = (int)v; else threads = (int)v;
-            continue;
-        }
-        fprintf(stderr, "step2_rmsnorm: unknown argument '%s'\n", argv[i]);
-        usage(stderr);
-        return 2;
-    }
-    Rng rng;
-    rng_seed(&rng, 0);
-
-    // -----------------------------------------------------------------------
-    // 1. Tokens with a non-zero mean: x = 3·N(0,1) + 1, shape (4, 64, 128),
-    //    i.e. 256 tokens of 128 channels. A norm that forgot to centre would
-    //    look just like one that centres on zero-mean data, so we shift it.
-    int N = 4, L = 64, D = 128, R = N * L;
-    float *x = malloc(sizeof(float) * R * D);
-    float *y_ln = malloc(sizeof(float) * R * D), *y_rms = malloc(sizeof(float) * R * D);
-    float *mean = malloc(sizeof(float) * R), *rstd = malloc(sizeof(float) * R);
-    rng_fill_normal(&rng, x, (long)R * D, 3.0f);
-    for (int i = 0; i < R * D; i++) x[i] += 1.0f;
-
-    layernorm_forward(y_ln, mean, rstd, x, R, D, EPS);
-    rmsnorm_forward(y_rms, rstd, x, NULL, R, D, EPS);
-
-    printf("1. What each norm does to tokens with a non-zero mean\n"
-           "   x = 3·N(0,1) + 1, shape (%d, %d, %d): per token, the |mean| and the RMS\n"
-           "   of its %d channels, averaged over the %d tokens\n\n", N, L, D, D, R);
-    Table t;
-    table_init(&t, 3, "tokens", "mean |token mean|", "mean token rms");
-    double m, q;
-    token_stats(x, R, D, &m, &q);
-    table_cell(&t, "input x"); table_cell(&t, "%.3f", m); table_cell(&t, "%.3f", q);
-    token_stats(y_ln, R, D, &m, &q);
-    table_cell(&t, "LayerNorm(x)"); table_cell(&t, "%.3f", m); table_cell(&t, "%.3f", q);
-    token_stats(y_rms, R, D, &m, &q);
-    double rms_mean = m;
-    table_cell(&t, "RMSNorm(x)"); table_cell(&t, "%.3f", m); table_cell(&t, "%.3f", q);
-    table_print(&t);
-    printf("\n   Both bring every token to RMS 1; only LayerNorm moves its mean to 0.\n"
-           "   RMSNorm divides the mean by the same RMS as the rest, so a mean of %.3f stays.\n\n",
-           rms_mean);
-
-    // -----------------------------------------------------------------------
-    // 2. Ours against the formula in double precision, without a gain and with
-    //    a random gain around 1. The difference is float32 rounding: a few
-    //    units in the last place of outputs of size ~1.
-    double *ref = malloc(sizeof(double) * R * D);
-    double worst_ulps = 0.0;   // the worst difference in units of FLT_EPSILON·|largest output|
-    float *gain = malloc(sizeof(float) * D), *y_gain = malloc(sizeof(float) * R * D);
-    for (int i = 0; i < D; i++) gain[i] = 1.0f + 0.5f * rng_normal(&rng);
-    rmsnorm_forward(y_gain, rstd, x, gain, R, D, EPS);
-
-    printf("2. rmsnorm_forward (float32, common/nn/norms.c) against the formula in double\n\n");
-    table_init(&t, 3, "variant", "largest |ours - formula|", "largest |output|");
-    for (int v = 0; v < 2; v++) {
-        const float *g = v ? gain : NULL;
-        const float *y = v ? y_gain : y_rms;
-        rmsnorm_reference(ref, x, g, R, D, EPS);
-        double worst = 0.0, big = 0.0;
-        for (int i = 0; i < R * D; i++) {
-            double d = fabs(y[i] - ref[i]);
-            if (d > worst) worst = d;
-            if (fabs(ref[i]) > big) big = fabs(ref[i]);
-        }
-        table_cell(&t, v ? "gain ~ 1 + 0.5·N(0,1)" : "no gain");
-        table_cell(&t, "%.2e", worst);
-        table_cell(&t, "%.3f", big);
-        if (worst / (big * FLT_EPSILON) > worst_ulps) worst_ulps = worst / (big * FLT_EPSILON);
-    }
-    table_print(&t);
-    printf("\n   Float32 rounding only: at most %.1f x FLT_EPSILON of the largest output.\n\n",
-           worst_ulps);
-
-    // -----------------------------------------------------------------------
-    // 3. Timings on the tutorial's tensor, (128·64, 128) tokens. The four
-    //    calls take turns (bench_interleaved in common/io/bench.c), so background
-    //    load on this shared machine slows them all alike, and we keep medians.
-    //    One thread by default: the cores are shared with other programs, and
-    //    a parallel call waits for its slowest thread, so with every core in
-    //    use we would time the neighbours as much as the norm.
-    NormBench b;
-    b.R = 128 * 64; b.D = 128;
+static NormBench norm_bench_make(Rng *rng) {
+    NormBench b = { .R = 128 * 64, .D = 128 };
     size_t n = (size_t)b.R * b.D;
     b.x = malloc(sizeof(float) * n); b.out = malloc(sizeof(float) * n);
     b.dout = malloc(sizeof(float) * n); b.dinp = calloc(n, sizeof(float));
     b.mean = malloc(sizeof(float) * b.R); b.rstd = malloc(sizeof(float) * b.R);
     b.rms_rstd = malloc(sizeof(float) * b.R);
-    rng_fill_normal(&rng, b.x, (long)n, 1.0f);
-    rng_fill_normal(&rng, b.dout, (long)n, 1.0f);
+    rng_fill_normal(rng, b.x, (long)n, 1.0f);
+    rng_fill_normal(rng, b.dout, (long)n, 1.0f);
     ln_fwd(&b);   // fill the statistics once, so the backward passes read real values
     rms_fwd(&b);
+    return b;
+}
 
+static void norm_bench_free(NormBench *b) {
+    free(b->x); free(b->out); free(b->dout); free(b->dinp);
+    free(b->mean); free(b->rstd); free(b->rms_rstd);
+}
+
+static NormTimings time_per_call(Rng *rng, int rounds, int threads) {
+    NormBench b = norm_bench_make(rng);
     BenchFn fns[4] = {
         { "LayerNorm forward", ln_fwd, &b }, { "RMSNorm forward", rms_fwd, &b },
         { "LayerNorm backward", ln_bwd, &b }, { "RMSNorm backward", rms_bwd, &b },
     };
-    double ms[4];
+    NormTimings tm = { .R = b.R, .D = b.D, .rounds = rounds };
     omp_set_num_threads(threads);
     double t0 = now_ms();
-    bench_interleaved(fns, 4, 3, rounds, 4, ms);
+    bench_interleaved(fns, 4, 3, rounds, 4, tm.ms);
     double secs = (now_ms() - t0) / 1e3;
+    norm_bench_free(&b);
 
-    int nt = omp_get_max_threads();
+    tm.threads = omp_get_max_threads();
     printf("3. Time per call on (%d, %d) tokens, %d OpenMP thread%s, median of %d turns\n"
            "   (the four calls take turns; %.1f s in all)\n\n",
-           b.R, b.D, nt, nt == 1 ? "" : "s", rounds, secs);
+           tm.R, tm.D, tm.threads, tm.threads == 1 ? "" : "s", rounds, secs);
+    Table t;
     table_init(&t, 5, "pass", "LayerNorm ms", "RMSNorm ms", "RMSNorm/LayerNorm", "ns per token (LN, RMS)");
     const char *pass[2] = { "forward", "backward" };
     for (int p = 0; p < 2; p++) {
-        double a = ms[2 * p], r = ms[2 * p + 1];
+        double a = tm.ms[2 * p], r = tm.ms[2 * p + 1];
         table_cell(&t, "%s", pass[p]);
         table_cell(&t, "%.3f", a);
         table_cell(&t, "%.3f", r);
         table_cell(&t, "%.2fx", r / a);
-        table_cell(&t, "%.1f, %.1f", a * 1e6 / b.R, r * 1e6 / b.R);
+        table_cell(&t, "%.1f, %.1f", a * 1e6 / tm.R, r * 1e6 / tm.R);
     }
     table_print(&t);
+    return tm;
+}
 
-    // Why: in our C both norms are one fused loop per token. LayerNorm walks a
-    // token for its mean, again for its variance, and a last time to write;
-    // RMSNorm has no mean to find, so it walks once for mean(x²) and once to
-    // write. Each walk that sums is a chain of dependent float additions (we
-    // build without -ffast-math, so the compiler must keep their order and
-    // cannot split them across vector lanes): it costs about one add latency
-    // per channel, while the writing walk runs 8 or 16 lanes at a time. So the
-    // summing walks are most of the time, and RMSNorm has one fewer. Backward,
-    // both make one summing walk (LayerNorm's carries two independent sums
-    // side by side, which overlap) and one writing walk: a smaller gap.
+// Why: in our C both norms are one fused loop per token. LayerNorm walks a
+// token for its mean, again for its variance, and a last time to write;
+// RMSNorm has no mean to find, so it walks once for mean(x²) and once to
+// write. Each walk that sums is a chain of dependent float additions (we
+// build without -ffast-math, so the compiler must keep their order and
+// cannot split them across vector lanes): it costs about one add latency
+// per channel, while the writing walk runs 8 or 16 lanes at a time. So the
+// summing walks are most of the time, and RMSNorm has one fewer. Backward,
+// both make one summing walk (LayerNorm's carries two independent sums
+// side by side, which overlap) and one writing walk: a smaller gap.
+static void why_the_times_differ(const double ms[4]) {
     printf("\n   Here RMSNorm is %s forward (%.2fx the time of LayerNorm) and %s backward (%.2fx).\n",
            ms[1] < ms[0] ? "faster" : "not faster", ms[1] / ms[0],
            ms[3] < ms[2] ? "faster" : "not faster", ms[3] / ms[2]);
@@ -247,12 +302,45 @@ int main(int argc, char **argv) {
            "   The tutorial saw the opposite in PyTorch on CPU, where RMSNorm was built from\n"
            "   several small operations and LayerNorm was one kernel: a cheaper formula is\n"
            "   only cheaper when it runs as one loop.\n\n");
+}
 
+static void try_it(void) {
     printf("try it: step6_ablation/step6_ablation train --name mine --preset quick --set norm=rmsnorm\n"
            "        (--modern turns on the GPT episode's set: RMSNorm, SwiGLU, QK-norm, no biases)\n");
+}
 
-    free(x); free(y_ln); free(y_rms); free(mean); free(rstd);
-    free(ref); free(gain); free(y_gain);
-    free(b.x); free(b.out); free(b.dout); free(b.dinp); free(b.mean); free(b.rstd); free(b.rms_rstd);
+// ---------------------------------------------------------------------------
+// The pictures, from this run's numbers: the outputs of section 1 and the
+// times of section 3. 0, or 1 after a message on stderr.
+static int draw_figures(const char *dir, const ShiftedTokens *s, const NormTimings *tm) {
+    char err[512];
+    size_t n = (size_t)s->R * s->D;
+    int rc[2] = { figure_norm_outputs(dir, s->y_ln, s->y_rms, n, err, sizeof err), 0 };
+    if (rc[0] >= 0) rc[1] = figure_norm_times(dir, tm, err, sizeof err);
+    if (rc[0] < 0 || rc[1] < 0) {
+        fprintf(stderr, "step2_rmsnorm: %s\n", err);
+        return 1;
+    }
+    int drawn = (rc[0] == 0) + (rc[1] == 0);
+    figure_report(stdout, dir, drawn, rc[0] == FIGURE_NO_GNUPLOT);
     return 0;
+}
+
+int main(int argc, char **argv) {
+    Options o;
+    int exit_code;
+    if (parse_options(argc, argv, &o, &exit_code)) return exit_code;
+    Rng rng;
+    rng_seed(&rng, 0);
+
+    ShiftedTokens s = shifted_tokens(&rng);
+    what_each_norm_does(&s);
+    ours_against_the_formula(&s, &rng);
+    NormTimings tm = time_per_call(&rng, o.rounds, o.threads);
+    why_the_times_differ(tm.ms);
+    try_it();
+
+    int rc = o.figures_dir ? draw_figures(o.figures_dir, &s, &tm) : 0;
+    shifted_tokens_free(&s);
+    return rc;
 }
