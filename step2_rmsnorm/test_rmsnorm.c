@@ -1,6 +1,10 @@
 // test_rmsnorm.c: rmsnorm_forward / rmsnorm_backward of common/nn/norms.c.
-// The formula, RMS 1 per token, an all-zero token, the gain, the gradients.
+// The formula, RMS 1 per token, an all-zero token, the gain, the gradients;
+// and the step's figures (figures.c), with gnuplot and without.
+#include <sys/wait.h>
 #include "testutil.h"
+#include "figures.h"
+#include "io/figure.h"
 #include "nn/layers.h"
 
 #define EPS 1e-6f
@@ -160,6 +164,114 @@ START_TEST(test_backward_accumulates) {
 }
 END_TEST
 
+// ---------------------------------------------------------------------------
+// The figures. Each test works in its own folder under /tmp.
+static void make_tmpdir(char *dir, size_t len) {
+    snprintf(dir, len, "/tmp/test_rmsnorm_XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+}
+
+static void remove_tmpdir(const char *dir) {
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+static int file_exists(const char *dir, const char *name) {
+    char path[300];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    return access(path, F_OK) == 0;
+}
+
+static int png_valid(const char *dir, const char *name) {
+    char path[300];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    return figure_png_valid(path);
+}
+
+START_TEST(test_figures_drawn) {
+    if (!figure_gnuplot_available()) {
+        printf("test_figures_drawn: SKIPPED, gnuplot is not installed (make deps)\n");
+        return;
+    }
+    char dir[64], err[512];
+    make_tmpdir(dir, sizeof dir);
+    int R = 16, D = 32, n = R * D;
+    float *x = alloc_floats(n), *y_ln = alloc_floats(n), *y_rms = alloc_floats(n);
+    float *mean = alloc_floats(R), *rstd = alloc_floats(R);
+    shifted_tokens(x, n, 14);
+    layernorm_forward(y_ln, mean, rstd, x, R, D, EPS);
+    rmsnorm_forward(y_rms, rstd, x, NULL, R, D, EPS);
+    int rc = figure_norm_outputs(dir, y_ln, y_rms, n, err, sizeof err);
+    ck_assert_msg(rc == 0, "norm outputs figure: %s", err);
+    NormTimings t = { .R = R, .D = D, .threads = 1, .rounds = 3, .ms = { 2.0, 0.5, 1.5, 1.2 } };
+    rc = figure_norm_times(dir, &t, err, sizeof err);
+    ck_assert_msg(rc == 0, "norm times figure: %s", err);
+    const char *files[4] = { "step2_norm_outputs.tsv", "step2_norm_outputs.gp",
+                             "step2_norm_times.tsv", "step2_norm_times.gp" };
+    for (int i = 0; i < 4; i++) ck_assert_msg(file_exists(dir, files[i]), "no %s", files[i]);
+    ck_assert(png_valid(dir, "step2_norm_outputs.png"));
+    ck_assert(png_valid(dir, "step2_norm_times.png"));
+    free(x); free(y_ln); free(y_rms); free(mean); free(rstd);
+    remove_tmpdir(dir);
+}
+END_TEST
+
+// Runs the step's own program with the given environment prefix and
+// options, its standard output into dir/out.txt. Returns the exit status.
+static int run_step2(const char *env, const char *dir, const char *options) {
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "%s '%s/step2_rmsnorm/step2_rmsnorm' --rounds 1 %s >'%s/out.txt' 2>'%s/err.txt'",
+             env, TINYDIT_ROOT, options, dir, dir);
+    int rc = system(cmd);
+    return rc == -1 ? -1 : WEXITSTATUS(rc);
+}
+
+static char *read_text(const char *dir, const char *name) {
+    char path[300];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "rb");
+    ck_assert_msg(f != NULL, "cannot read %s", path);
+    static char text[1 << 16];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    text[n] = 0;
+    fclose(f);
+    return text;
+}
+
+START_TEST(test_figures_without_gnuplot) {
+    // The program prints all it prints, writes the data, draws nothing and
+    // ends by saying how to get the pictures.
+    char dir[64], options[128];
+    make_tmpdir(dir, sizeof dir);
+    snprintf(options, sizeof options, "--figures '%s/figures'", dir);
+    ck_assert_int_eq(run_step2("TINYDIT_GNUPLOT=/nonexistent/gnuplot", dir, options), 0);
+    const char *out = read_text(dir, "out.txt");
+    ck_assert(strstr(out, "1. What each norm does") && strstr(out, "3. Time per call"));
+    ck_assert(strstr(out, "try it:"));
+    ck_assert_msg(strstr(out, "figures: /nonexistent/gnuplot was not found") != NULL, "%s", out);
+    ck_assert(strstr(out, "Install gnuplot"));
+    char sub[100];
+    snprintf(sub, sizeof sub, "%s/figures", dir);
+    ck_assert(file_exists(sub, "step2_norm_outputs.tsv") && file_exists(sub, "step2_norm_times.tsv"));
+    ck_assert(!file_exists(sub, "step2_norm_outputs.png") && !file_exists(sub, "step2_norm_times.png"));
+    remove_tmpdir(dir);
+}
+END_TEST
+
+START_TEST(test_figures_bad_folder) {
+    // A folder that cannot be made: a message and a non-zero exit.
+    char dir[64];
+    make_tmpdir(dir, sizeof dir);
+    ck_assert_int_ne(run_step2("", dir, "--figures /dev/null/figures"), 0);
+    ck_assert(strstr(read_text(dir, "err.txt"), "step2_rmsnorm: ") != NULL);
+    // and --no-figures adds nothing to the output
+    ck_assert_int_eq(run_step2("", dir, "--no-figures"), 0);
+    ck_assert(strstr(read_text(dir, "out.txt"), "figures:") == NULL);
+    remove_tmpdir(dir);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("rmsnorm");
     TCase *tc = tcase_create("core");
@@ -171,5 +283,11 @@ int main(void) {
     tcase_add_test(tc, test_grad_gain);
     tcase_add_test(tc, test_backward_accumulates);
     suite_add_tcase(s, tc);
+    TCase *figures = tcase_create("figures");
+    tcase_add_test(figures, test_figures_drawn);
+    tcase_add_test(figures, test_figures_without_gnuplot);
+    tcase_add_test(figures, test_figures_bad_folder);
+    tcase_set_timeout(figures, 60);
+    suite_add_tcase(s, figures);
     return run_suite(s);
 }
