@@ -19,38 +19,72 @@
 //      without and with QK-norm (QueryKeyNorm, qk_norm_forward in common/nn/attention.c),
 //   2. the GPT episode's check: an attention without biases whose query and key
 //      projection weights are multiplied by 10 (linear_forward + attention_forward),
-//   3. the bound √d against the largest logit seen over inputs of any scale.
+//   3. the bound √d against the largest logit seen over inputs of any scale,
+// then draws two pictures from its numbers (figures.c): the largest logit
+// against the scale of q and k, and the attention maps behind section 1.
 //
 //   cd step3_qknorm && make step3 && ./step3_qknorm
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "figures.h"
 #include "io/bench.h"
+#include "io/figure.h"
 #include "nn/layers.h"
 #include "nn/rng.h"
 
-#define EPS 1e-6f   // QK-norm's eps (spec §2)
+#define EPS 1e-6f   // QK-norm's eps, the model's for every norm (NORM_EPS in common/nn/model.c)
 
 static void usage(FILE *f) {
-    fprintf(f, "usage: step3_qknorm [--help]\n"
+    fprintf(f, "usage: step3_qknorm [--figures DIR | --no-figures] [--help]\n"
                "  QK-norm: attention logits of growing q and k, the x10 weights check,\n"
-               "  and the bound sqrt(head_dim) on the logits. No options besides --help.\n");
+               "  and the bound sqrt(head_dim) on the logits.\n"
+               "  --figures DIR   where the pictures go (default %s):\n"
+               "                  step3_logit_growth (largest logit against the q, k scale)\n"
+               "                  and step3_attention_maps (one head's attention), .tsv .gp .png\n"
+               "  --no-figures    draw nothing\n", figure_default_dir());
 }
 
-// Scores (L, L) = q·kᵀ/√hd of one head and their softmax over each row.
-// q, k (L, hd). Writes the largest |score| and the mean, over the L queries,
-// of the largest attention weight (1/L for uniform attention, 1 for one-hot).
+// The figures folder, or NULL for --no-figures. 0 to go on, or 1 with the
+// exit code in *exit_code: 0 after --help, 2 after a bad argument.
+static int parse_options(int argc, char **argv, const char **figures_dir, int *exit_code) {
+    *figures_dir = figure_default_dir();
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); *exit_code = 0; return 1; }
+        if (!strcmp(a, "--no-figures")) { *figures_dir = NULL; continue; }
+        if (!strcmp(a, "--figures") && i + 1 < argc) { *figures_dir = argv[++i]; continue; }
+        fprintf(stderr, "step3_qknorm: unknown argument '%s'\n", a);
+        usage(stderr);
+        *exit_code = 2;
+        return 1;
+    }
+    return 0;
+}
+
+// Scores (L, L) = q·kᵀ/√hd of one head, in double. q, k (L, hd).
+static void head_scores(double *s, const float *q, const float *k, int L, int hd) {
+    double scale = 1.0 / sqrt((double)hd);
+    for (int i = 0; i < L; i++)
+        for (int j = 0; j < L; j++) {
+            double dot = 0.0;
+            for (int c = 0; c < hd; c++) dot += (double)q[i * hd + c] * k[j * hd + c];
+            s[i * L + j] = dot * scale;
+        }
+}
+
+// The largest |score| of q, k (L, hd) and the mean, over the L queries, of
+// the largest softmax weight (1/L for uniform attention, 1 for one-hot).
+// With att (L, L) not NULL, also the softmax of every row, written there.
 static void score_stats(const float *q, const float *k, int L, int hd,
-                        double *max_abs, double *mean_top) {
-    double scale = 1.0 / sqrt((double)hd), mx_abs = 0.0, top_sum = 0.0;
-    double *row = malloc(sizeof(double) * L);
+                        double *max_abs, double *mean_top, float *att) {
+    double *s = malloc(sizeof(double) * L * L), mx_abs = 0.0, top_sum = 0.0;
+    head_scores(s, q, k, L, hd);
     for (int i = 0; i < L; i++) {
+        const double *row = s + (size_t)i * L;
         double mx = -INFINITY;
         for (int j = 0; j < L; j++) {
-            double s = 0.0;
-            for (int c = 0; c < hd; c++) s += (double)q[i * hd + c] * k[j * hd + c];
-            row[j] = s * scale;
             if (row[j] > mx) mx = row[j];
             if (fabs(row[j]) > mx_abs) mx_abs = fabs(row[j]);
         }
@@ -58,16 +92,112 @@ static void score_stats(const float *q, const float *k, int L, int hd,
         double sum = 0.0;
         for (int j = 0; j < L; j++) sum += exp(row[j] - mx);
         top_sum += 1.0 / sum;
+        if (att) for (int j = 0; j < L; j++) att[(size_t)i * L + j] = (float)(exp(row[j] - mx) / sum);
     }
-    free(row);
+    free(s);
     *max_abs = mx_abs;
     *mean_top = top_sum / L;
 }
 
 // ---------------------------------------------------------------------------
-// A whole attention layer without biases, as in the GPT episode (a bias would
-// not grow with the weights, so scaling the weights alone would not scale the
-// projections): out = proj(attention(qkv(x))).
+// One head: q, k (64 tokens, head_dim 32) ~ N(0, 1), to be multiplied by a
+// growth factor as if training had grown the projection weights, and
+// QueryKeyNorm with its gains at 1 (their start).
+typedef struct {
+    int L, hd;
+    float *q, *k;              // (L, hd) as drawn
+    float *qs, *ks;            // (L, hd) scaled copies
+    float *qn, *kn;            // (L, hd) the scaled copies after QK-norm
+    float *q_rstd, *k_rstd;    // (L)
+    float *q_gain, *k_gain;    // (hd) ones
+    QueryKeyNorm qkn;
+} OneHead;
+
+static OneHead one_head(Rng *rng) {
+    OneHead h = { .L = 64, .hd = 32 };
+    size_t n = (size_t)h.L * h.hd;
+    h.q = malloc(sizeof(float) * n); h.k = malloc(sizeof(float) * n);
+    h.qs = malloc(sizeof(float) * n); h.ks = malloc(sizeof(float) * n);
+    h.qn = malloc(sizeof(float) * n); h.kn = malloc(sizeof(float) * n);
+    h.q_rstd = malloc(sizeof(float) * h.L); h.k_rstd = malloc(sizeof(float) * h.L);
+    h.q_gain = malloc(sizeof(float) * h.hd); h.k_gain = malloc(sizeof(float) * h.hd);
+    for (int i = 0; i < h.hd; i++) h.q_gain[i] = h.k_gain[i] = 1.0f;
+    h.qkn = qk_norm_make(h.hd, EPS, h.q_gain, h.k_gain);
+    rng_fill_normal(rng, h.q, (long)n, 1.0f);
+    rng_fill_normal(rng, h.k, (long)n, 1.0f);
+    return h;
+}
+
+static void one_head_free(OneHead *h) {
+    free(h->q); free(h->k); free(h->qs); free(h->ks); free(h->qn); free(h->kn);
+    free(h->q_rstd); free(h->k_rstd); free(h->q_gain); free(h->k_gain);
+}
+
+// qs, ks = growth · q, k; qn, kn = QK-norm of them.
+static void scale_and_normalise(OneHead *h, float growth) {
+    for (int i = 0; i < h->L * h->hd; i++) { h->qs[i] = growth * h->q[i]; h->ks[i] = growth * h->k[i]; }
+    // q, k (N=1, heads=1, L, hd): the shape QueryKeyNorm takes
+    qk_norm_forward(&h->qkn, h->qn, h->kn, h->q_rstd, h->k_rstd, h->qs, h->ks, 1, 1, h->L);
+}
+
+// ---------------------------------------------------------------------------
+// 1. The logit table: the head's scores and attention at growth x1, x4, x16,
+//    without and with QK-norm. The attention maps go to the figure.
+static void logit_table(OneHead *h, AttentionMaps *maps) {
+    int L = h->L, hd = h->hd;
+    printf("1. Attention logits of one head (%d tokens, head_dim %d) as q and k grow\n"
+           "   q, k ~ N(0,1) times the growth; top weight = mean over queries of the\n"
+           "   largest softmax weight (%.3f is uniform, 1 is one-hot)\n\n", L, hd, 1.0 / L);
+    Table t;
+    table_init(&t, 6, "q, k scaled", "max |logit|", "vs x1", "top weight",
+               "max |logit| QK-norm", "top weight QK-norm");
+    double base = 0.0;
+    for (int gi = 0; gi < 3; gi++) {
+        scale_and_normalise(h, (float)maps->growth[gi]);
+        double mx, top, mx_n, top_n;
+        score_stats(h->qs, h->ks, L, hd, &mx, &top, maps->weights[0][gi]);
+        score_stats(h->qn, h->kn, L, hd, &mx_n, &top_n, maps->weights[1][gi]);
+        maps->top[0][gi] = top;
+        maps->top[1][gi] = top_n;
+        if (gi == 0) base = mx;
+        table_cell(&t, "x%d", maps->growth[gi]);
+        table_cell(&t, "%.1f", mx);
+        table_cell(&t, "x%.1f", mx / base);
+        table_cell(&t, "%.2f", top);
+        table_cell(&t, "%.2f", mx_n);
+        table_cell(&t, "%.2f", top_n);
+    }
+    table_print(&t);
+    printf("\n   Without QK-norm the logits grow with the square of the growth and softmax\n"
+           "   turns one-hot; with it, logits and attention do not move.\n\n");
+}
+
+// The same head at many scales, for the figure (nothing printed, no random
+// numbers drawn): 10^-3 to 10^3 in quarter decades, marking the growth
+// factors of the attention maps.
+static void logit_growth_sweep(OneHead *h, const AttentionMaps *maps, LogitGrowth *g) {
+    g->n = 25;
+    g->head_dim = h->hd;
+    for (int i = 0; i < 3; i++) g->marks[i] = maps->growth[i];
+    for (int i = 0; i < g->n; i++) {
+        double top;
+        g->scale[i] = pow(10.0, -3.0 + 0.25 * i);
+        scale_and_normalise(h, (float)g->scale[i]);
+        score_stats(h->qs, h->ks, h->L, h->hd, &g->raw[i], &top, NULL);
+        score_stats(h->qn, h->kn, h->L, h->hd, &g->normed[i], &top, NULL);
+    }
+}
+
+// ---------------------------------------------------------------------------
+// 2. The x10 weights check, on TinyDiT's attention size: x (2, 64, 128), 4
+//    heads of 32. Weights as the model initialises them (uniform in ±1/√D,
+//    init_params in common/nn/model.c). Then the query and key projections
+//    (rows [0, D) and [D, 2D) of the qkv weight) are multiplied by 10, the
+//    values left alone.
+//
+// A whole attention layer without biases (a bias would not grow with the
+// weights, so scaling the weights alone would not scale the projections):
+// out = proj(attention(qkv(x))).
 //   x (N, L, D), w_qkv (3D, D), w_proj (D, D), out (N, L, D).
 // q_gain, k_gain (D/H) or NULL for no QK-norm. Returns the largest |logit|.
 static float attention_layer(float *out, const float *x, const float *w_qkv, const float *w_proj,
@@ -86,84 +216,28 @@ static float attention_layer(float *out, const float *x, const float *w_qkv, con
     return max_logit;
 }
 
-int main(int argc, char **argv) {
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) { usage(stdout); return 0; }
-        fprintf(stderr, "step3_qknorm: unknown argument '%s'\n", argv[i]);
-        usage(stderr);
-        return 2;
-    }
-    Rng rng;
-    rng_seed(&rng, 0);
-    Table t;
-
-    // -----------------------------------------------------------------------
-    // 1. The logit table. One head: q, k (64 tokens, head_dim 32) ~ N(0, 1),
-    //    then both multiplied by a growth factor, as if training had grown the
-    //    projection weights. QueryKeyNorm with its gains at 1 (their start).
-    int L = 64, hd = 32;
-    float *q = malloc(sizeof(float) * L * hd), *k = malloc(sizeof(float) * L * hd);
-    float *qs = malloc(sizeof(float) * L * hd), *ks = malloc(sizeof(float) * L * hd);
-    float *qn = malloc(sizeof(float) * L * hd), *kn = malloc(sizeof(float) * L * hd);
-    float *q_rstd = malloc(sizeof(float) * L), *k_rstd = malloc(sizeof(float) * L);
-    float *q_gain = malloc(sizeof(float) * hd), *k_gain = malloc(sizeof(float) * hd);
-    for (int i = 0; i < hd; i++) q_gain[i] = k_gain[i] = 1.0f;
-    QueryKeyNorm qkn = qk_norm_make(hd, EPS, q_gain, k_gain);
-    rng_fill_normal(&rng, q, L * hd, 1.0f);
-    rng_fill_normal(&rng, k, L * hd, 1.0f);
-
-    printf("1. Attention logits of one head (%d tokens, head_dim %d) as q and k grow\n"
-           "   q, k ~ N(0,1) times the growth; top weight = mean over queries of the\n"
-           "   largest softmax weight (%.3f is uniform, 1 is one-hot)\n\n", L, hd, 1.0 / L);
-    table_init(&t, 6, "q, k scaled", "max |logit|", "vs x1", "top weight",
-               "max |logit| QK-norm", "top weight QK-norm");
-    int growth[3] = { 1, 4, 16 };
-    double base = 0.0;
-    for (int gi = 0; gi < 3; gi++) {
-        float g = (float)growth[gi];
-        for (int i = 0; i < L * hd; i++) { qs[i] = g * q[i]; ks[i] = g * k[i]; }
-        // q, k (N=1, heads=1, L, hd): the shape QueryKeyNorm takes
-        qk_norm_forward(&qkn, qn, kn, q_rstd, k_rstd, qs, ks, 1, 1, L);
-        double mx, top, mx_n, top_n;
-        score_stats(qs, ks, L, hd, &mx, &top);
-        score_stats(qn, kn, L, hd, &mx_n, &top_n);
-        if (gi == 0) base = mx;
-        table_cell(&t, "x%d", growth[gi]);
-        table_cell(&t, "%.1f", mx);
-        table_cell(&t, "x%.1f", mx / base);
-        table_cell(&t, "%.2f", top);
-        table_cell(&t, "%.2f", mx_n);
-        table_cell(&t, "%.2f", top_n);
-    }
-    table_print(&t);
-    printf("\n   Without QK-norm the logits grow with the square of the growth and softmax\n"
-           "   turns one-hot; with it, logits and attention do not move.\n\n");
-
-    // -----------------------------------------------------------------------
-    // 2. The GPT episode's check, on TinyDiT's attention size: x (2, 64, 128),
-    //    4 heads of 32. Weights as spec §4 initialises them (uniform in
-    //    ±1/√D). Then the query and key projections (rows [0, D) and [D, 2D)
-    //    of the qkv weight) are multiplied by 10, the values left alone.
-    int N = 2, D = 128, H = 4;
+static void x10_weights_check(Rng *rng, const OneHead *h) {
+    int N = 2, L = h->L, D = 128, H = 4;
     size_t nx = (size_t)N * L * D;
     float *x = malloc(sizeof(float) * nx);
     float *w_qkv = malloc(sizeof(float) * 3 * D * D), *w_qkv10 = malloc(sizeof(float) * 3 * D * D);
     float *w_proj = malloc(sizeof(float) * D * D);
     float *before = malloc(sizeof(float) * nx), *after = malloc(sizeof(float) * nx);
     float bound_w = 1.0f / sqrtf((float)D);
-    rng_fill_normal(&rng, x, (long)nx, 1.0f);
-    rng_fill_uniform(&rng, w_qkv, 3L * D * D, -bound_w, bound_w);
-    rng_fill_uniform(&rng, w_proj, (long)D * D, -bound_w, bound_w);
+    rng_fill_normal(rng, x, (long)nx, 1.0f);
+    rng_fill_uniform(rng, w_qkv, 3L * D * D, -bound_w, bound_w);
+    rng_fill_uniform(rng, w_proj, (long)D * D, -bound_w, bound_w);
     memcpy(w_qkv10, w_qkv, sizeof(float) * 3 * D * D);
     for (long i = 0; i < 2L * D * D; i++) w_qkv10[i] *= 10.0f;   // query and key rows only
 
     printf("2. The GPT episode's check: attention without biases, x (%d, %d, %d), %d heads;\n"
            "   the query and key projection weights multiplied by 10\n\n", N, L, D, H);
+    Table t;
     table_init(&t, 5, "attention", "max |logit| before", "after", "max |output change|",
                "unchanged (< 1e-4)?");
     double change[2], growth_raw = 0.0;
     for (int qk = 0; qk < 2; qk++) {
-        const float *gq = qk ? q_gain : NULL, *gk = qk ? k_gain : NULL;
+        const float *gq = qk ? h->q_gain : NULL, *gk = qk ? h->k_gain : NULL;
         float l0 = attention_layer(before, x, w_qkv, w_proj, gq, gk, N, L, D, H);
         float l1 = attention_layer(after, x, w_qkv10, w_proj, gq, gk, N, L, D, H);
         double worst = 0.0;
@@ -185,45 +259,57 @@ int main(int argc, char **argv) {
            "   before; the %.2g left is eps (tiny next to mean(q²), and now even tinier)\n"
            "   and float rounding.\n\n",
            growth_raw, change[0], change[1]);
+    free(x); free(w_qkv); free(w_qkv10); free(w_proj); free(before); free(after);
+}
 
-    // -----------------------------------------------------------------------
-    // 3. The bound. With gains at 1, RMSNorm gives q̂ a mean square of
-    //    ms/(ms + eps) < 1, so |q̂| <= √d, and the same for k̂. Cauchy–Schwarz:
-    //    |q̂·k̂| <= |q̂||k̂| <= d, hence |logit| = |q̂·k̂|/√d <= √d. The scale of
-    //    the input never enters. We try inputs over eighteen orders of
-    //    magnitude, several random draws each, and keep the largest logit
-    //    seen; the last row is the worst case on purpose: every key equals
-    //    its query.
+// ---------------------------------------------------------------------------
+// 3. The bound. With gains at 1, RMSNorm gives q̂ a mean square of
+//    ms/(ms + eps) < 1, so |q̂| <= √d, and the same for k̂. Cauchy–Schwarz:
+//    |q̂·k̂| <= |q̂||k̂| <= d, hence |logit| = |q̂·k̂|/√d <= √d. The scale of the
+//    input never enters. We try inputs over eighteen orders of magnitude,
+//    several random draws each, and keep the largest logit seen; the last
+//    row is the worst case on purpose: every key equals its query.
+static const float BOUND_SCALES[4] = { 1e-3f, 1.0f, 1e3f, 1e6f };
+#define BOUND_SPREAD 6.0f        // row 4: every value its own scale, 10^-6 to 10^6
+#define BOUND_PARALLEL 1e3f      // row 5: k = q at this scale
+
+// Draws the head's qs, ks as row `row` of the table says (rows 0-3 one scale
+// each, row 4 mixed scales, row 5 keys equal to their queries).
+static void draw_row_inputs(OneHead *h, Rng *rng, int row) {
+    float *qs = h->qs, *ks = h->ks;
+    rng_fill_normal(rng, qs, h->L * h->hd, 1.0f);
+    rng_fill_normal(rng, ks, h->L * h->hd, 1.0f);
+    for (int i = 0; i < h->L * h->hd; i++) {
+        if (row < 4) { qs[i] *= BOUND_SCALES[row]; ks[i] *= BOUND_SCALES[row]; }
+        else if (row == 4) {
+            qs[i] *= powf(10.0f, rng_uniform_range(rng, -BOUND_SPREAD, BOUND_SPREAD));
+            ks[i] *= powf(10.0f, rng_uniform_range(rng, -BOUND_SPREAD, BOUND_SPREAD));
+        } else { qs[i] *= BOUND_PARALLEL; ks[i] = qs[i]; }   // the worst case
+    }
+}
+
+static void the_bound(OneHead *h, Rng *rng) {
+    int L = h->L, hd = h->hd, draws = 20;
     float bound = sqrtf((float)hd);
-    int draws = 20;
     printf("3. The bound: with gains at 1, |q̂·k̂|/√d <= √d = %.3f for d = %d, whatever the input\n"
            "   largest |logit| over %d random draws of q, k (%d tokens each)\n\n", bound, hd, draws, L);
+    Table t;
     table_init(&t, 5, "q, k drawn as", "without QK-norm", "with QK-norm", "bound √d",
                "with / bound");
-    float scales[4] = { 1e-3f, 1.0f, 1e3f, 1e6f };
-    float spread = 6.0f, parallel_scale = 1e3f;
     for (int row = 0; row < 6; row++) {
         double worst_raw = 0.0, worst_n = 0.0;
         for (int draw = 0; draw < draws; draw++) {
-            rng_fill_normal(&rng, qs, L * hd, 1.0f);
-            rng_fill_normal(&rng, ks, L * hd, 1.0f);
-            for (int i = 0; i < L * hd; i++) {
-                if (row < 4) { qs[i] *= scales[row]; ks[i] *= scales[row]; }
-                else if (row == 4) {   // every value its own scale, 10^-spread to 10^spread
-                    qs[i] *= powf(10.0f, rng_uniform_range(&rng, -spread, spread));
-                    ks[i] *= powf(10.0f, rng_uniform_range(&rng, -spread, spread));
-                } else { qs[i] *= parallel_scale; ks[i] = qs[i]; }   // the worst case
-            }
-            qk_norm_forward(&qkn, qn, kn, q_rstd, k_rstd, qs, ks, 1, 1, L);
+            draw_row_inputs(h, rng, row);
+            qk_norm_forward(&h->qkn, h->qn, h->kn, h->q_rstd, h->k_rstd, h->qs, h->ks, 1, 1, L);
             double mx, top;
-            score_stats(qs, ks, L, hd, &mx, &top);
+            score_stats(h->qs, h->ks, L, hd, &mx, &top, NULL);
             if (mx > worst_raw) worst_raw = mx;
-            score_stats(qn, kn, L, hd, &mx, &top);
+            score_stats(h->qn, h->kn, L, hd, &mx, &top, NULL);
             if (mx > worst_n) worst_n = mx;
         }
-        if (row < 4)       table_cell(&t, "N(0,1) x %g", scales[row]);
-        else if (row == 4) table_cell(&t, "N(0,1) x 10^U(%g,%g) each", -spread, spread);
-        else               table_cell(&t, "k = q, N(0,1) x %g", parallel_scale);
+        if (row < 4)       table_cell(&t, "N(0,1) x %g", BOUND_SCALES[row]);
+        else if (row == 4) table_cell(&t, "N(0,1) x 10^U(%g,%g) each", -BOUND_SPREAD, BOUND_SPREAD);
+        else               table_cell(&t, "k = q, N(0,1) x %g", BOUND_PARALLEL);
         table_cell(&t, "%.3g", worst_raw);
         table_cell(&t, "%.3f", worst_n);
         table_cell(&t, "%.3f", bound);
@@ -234,12 +320,49 @@ int main(int argc, char **argv) {
            "   key is parallel to its query (last row), or nearly so: with mixed scales\n"
            "   one huge value dominates each vector, q̂ and k̂ point along the same axis.\n"
            "   At the smallest scale mean(q²) is as small as eps, so q̂ comes out shorter.\n\n");
+}
 
+static void try_it(void) {
     printf("try it: step6_ablation/step6_ablation train --name mine --preset quick --set qk_norm=true\n"
            "        (--modern turns on the GPT episode's set: RMSNorm, SwiGLU, QK-norm, no biases)\n");
+}
 
-    free(q); free(k); free(qs); free(ks); free(qn); free(kn); free(q_rstd); free(k_rstd);
-    free(q_gain); free(k_gain); free(x); free(w_qkv); free(w_qkv10); free(w_proj);
-    free(before); free(after);
+// ---------------------------------------------------------------------------
+// The pictures, from this run's numbers: the sweep of the head's scale and
+// the attention maps of section 1. 0, or 1 after a message on stderr.
+static int draw_figures(const char *dir, OneHead *h, const AttentionMaps *maps) {
+    LogitGrowth growth;
+    logit_growth_sweep(h, maps, &growth);
+    char err[512];
+    int rc[2] = { figure_logit_growth(dir, &growth, err, sizeof err), 0 };
+    if (rc[0] >= 0) rc[1] = figure_attention_maps(dir, maps, err, sizeof err);
+    if (rc[0] < 0 || rc[1] < 0) {
+        fprintf(stderr, "step3_qknorm: %s\n", err);
+        return 1;
+    }
+    figure_report(stdout, dir, (rc[0] == 0) + (rc[1] == 0), rc[0] == FIGURE_NO_GNUPLOT);
     return 0;
+}
+
+int main(int argc, char **argv) {
+    const char *figures_dir;
+    int exit_code;
+    if (parse_options(argc, argv, &figures_dir, &exit_code)) return exit_code;
+    Rng rng;
+    rng_seed(&rng, 0);
+
+    OneHead h = one_head(&rng);
+    float *weights = malloc(sizeof(float) * 6 * h.L * h.L);   // the six attention maps
+    AttentionMaps maps = { .L = h.L, .growth = { 1, 4, 16 } };
+    for (int m = 0; m < 6; m++) maps.weights[m / 3][m % 3] = weights + (size_t)m * h.L * h.L;
+
+    logit_table(&h, &maps);
+    x10_weights_check(&rng, &h);
+    the_bound(&h, &rng);
+    try_it();
+
+    int rc = figures_dir ? draw_figures(figures_dir, &h, &maps) : 0;
+    one_head_free(&h);
+    free(weights);
+    return rc;
 }
