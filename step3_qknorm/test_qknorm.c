@@ -1,7 +1,11 @@
 // test_qknorm.c: QK-norm. The QueryKeyNorm interface (qk_norm_make,
 // qk_norm_forward, qk_norm_backward), the logit table, the GPT episode's x10
-// weights check, the bound √d, and gradients through attention with QK-norm.
+// weights check, the bound √d, and gradients through attention with QK-norm;
+// and the step's figures (figures.c), with gnuplot and without.
+#include <sys/wait.h>
 #include "testutil.h"
+#include "figures.h"
+#include "io/figure.h"
 #include "nn/layers.h"
 
 #define EPS 1e-6f
@@ -280,6 +284,136 @@ START_TEST(test_grad_attention_qk_norm) {
 }
 END_TEST
 
+// ---------------------------------------------------------------------------
+// The figures. Each test works in its own folder under /tmp.
+static void make_tmpdir(char *dir, size_t len) {
+    snprintf(dir, len, "/tmp/test_qknorm_XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+}
+
+static void remove_tmpdir(const char *dir) {
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+static int file_exists(const char *dir, const char *name) {
+    char path[300];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    return access(path, F_OK) == 0;
+}
+
+static int png_valid(const char *dir, const char *name) {
+    char path[300];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    return figure_png_valid(path);
+}
+
+START_TEST(test_figures_drawn) {
+    if (!figure_gnuplot_available()) {
+        printf("test_figures_drawn: SKIPPED, gnuplot is not installed (make deps)\n");
+        return;
+    }
+    char dir[64], err[512];
+    make_tmpdir(dir, sizeof dir);
+    // the largest logit of q, k (L, hd) at a few scales, without and with QK-norm
+    int L = 8, hd = 4, n = L * hd;
+    float *q = alloc_floats(n), *k = alloc_floats(n), *qs = alloc_floats(n), *ks = alloc_floats(n);
+    float *qn = alloc_floats(n), *kn = alloc_floats(n), *r1 = alloc_floats(L), *r2 = alloc_floats(L);
+    float *g1 = ones(hd), *g2 = ones(hd);
+    QueryKeyNorm m = qk_norm_make(hd, EPS, g1, g2);
+    fill_normal(q, n, 1.0f, 23);
+    fill_normal(k, n, 1.0f, 24);
+    LogitGrowth growth = { .n = 5, .head_dim = hd, .marks = { 1, 4, 16 } };
+    double top;
+    for (int i = 0; i < growth.n; i++) {
+        growth.scale[i] = pow(10.0, i - 2);
+        for (int j = 0; j < n; j++) { qs[j] = growth.scale[i] * q[j]; ks[j] = growth.scale[i] * k[j]; }
+        qk_norm_forward(&m, qn, kn, r1, r2, qs, ks, 1, 1, L);
+        score_stats(qs, ks, L, hd, &growth.raw[i], &top);
+        score_stats(qn, kn, L, hd, &growth.normed[i], &top);
+    }
+    int rc = figure_logit_growth(dir, &growth, err, sizeof err);
+    ck_assert_msg(rc == 0, "logit growth figure: %s", err);
+    // six small attention maps: uniform rows, and one-hot ones
+    float *weights = alloc_floats(6 * L * L);
+    AttentionMaps maps = { .L = L, .growth = { 1, 4, 16 } };
+    for (int b = 0; b < 6; b++) {
+        float *a = weights + b * L * L;
+        int one_hot = b == 1 || b == 2;   // without QK-norm at x4 and x16
+        for (int i = 0; i < L; i++)
+            for (int j = 0; j < L; j++) a[i * L + j] = one_hot ? (j == (i * 3) % L) : 1.0f / L;
+        maps.weights[b / 3][b % 3] = a;
+        maps.top[b / 3][b % 3] = one_hot ? 1.0 : 1.0 / L;
+    }
+    rc = figure_attention_maps(dir, &maps, err, sizeof err);
+    ck_assert_msg(rc == 0, "attention maps figure: %s", err);
+    const char *files[4] = { "step3_logit_growth.tsv", "step3_logit_growth.gp",
+                             "step3_attention_maps.tsv", "step3_attention_maps.gp" };
+    for (int i = 0; i < 4; i++) ck_assert_msg(file_exists(dir, files[i]), "no %s", files[i]);
+    ck_assert(png_valid(dir, "step3_logit_growth.png"));
+    ck_assert(png_valid(dir, "step3_attention_maps.png"));
+    free(q); free(k); free(qs); free(ks); free(qn); free(kn); free(r1); free(r2); free(g1); free(g2);
+    free(weights);
+    remove_tmpdir(dir);
+}
+END_TEST
+
+// Runs the step's own program with the given environment prefix and
+// options, its output into dir/out.txt and dir/err.txt. Returns the exit status.
+static int run_step3(const char *env, const char *dir, const char *options) {
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "%s '%s/step3_qknorm/step3_qknorm' %s >'%s/out.txt' 2>'%s/err.txt'",
+             env, TINYDIT_ROOT, options, dir, dir);
+    int rc = system(cmd);
+    return rc == -1 ? -1 : WEXITSTATUS(rc);
+}
+
+static char *read_text(const char *dir, const char *name) {
+    char path[300];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "rb");
+    ck_assert_msg(f != NULL, "cannot read %s", path);
+    static char text[1 << 16];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    text[n] = 0;
+    fclose(f);
+    return text;
+}
+
+START_TEST(test_figures_without_gnuplot) {
+    // The program prints all it prints, writes the data, draws nothing and
+    // ends by saying how to get the pictures.
+    char dir[64], options[128];
+    make_tmpdir(dir, sizeof dir);
+    snprintf(options, sizeof options, "--figures '%s/figures'", dir);
+    ck_assert_int_eq(run_step3("TINYDIT_GNUPLOT=/nonexistent/gnuplot", dir, options), 0);
+    const char *out = read_text(dir, "out.txt");
+    ck_assert(strstr(out, "1. Attention logits") && strstr(out, "3. The bound"));
+    ck_assert(strstr(out, "try it:"));
+    ck_assert_msg(strstr(out, "figures: /nonexistent/gnuplot was not found") != NULL, "%s", out);
+    ck_assert(strstr(out, "Install gnuplot"));
+    char sub[100];
+    snprintf(sub, sizeof sub, "%s/figures", dir);
+    ck_assert(file_exists(sub, "step3_logit_growth.tsv") && file_exists(sub, "step3_attention_maps.tsv"));
+    ck_assert(!file_exists(sub, "step3_logit_growth.png") && !file_exists(sub, "step3_attention_maps.png"));
+    remove_tmpdir(dir);
+}
+END_TEST
+
+START_TEST(test_figures_bad_folder) {
+    // A folder that cannot be made: a message and a non-zero exit.
+    char dir[64];
+    make_tmpdir(dir, sizeof dir);
+    ck_assert_int_ne(run_step3("", dir, "--figures /dev/null/figures"), 0);
+    ck_assert(strstr(read_text(dir, "err.txt"), "step3_qknorm: ") != NULL);
+    // and --no-figures adds nothing to the output
+    ck_assert_int_eq(run_step3("", dir, "--no-figures"), 0);
+    ck_assert(strstr(read_text(dir, "out.txt"), "figures:") == NULL);
+    remove_tmpdir(dir);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("qknorm");
     TCase *tc = tcase_create("core");
@@ -290,5 +424,11 @@ int main(void) {
     tcase_add_test(tc, test_grad_qk_norm);
     tcase_add_test(tc, test_grad_attention_qk_norm);
     suite_add_tcase(s, tc);
+    TCase *figures = tcase_create("figures");
+    tcase_add_test(figures, test_figures_drawn);
+    tcase_add_test(figures, test_figures_without_gnuplot);
+    tcase_add_test(figures, test_figures_bad_folder);
+    tcase_set_timeout(figures, 60);
+    suite_add_tcase(s, figures);
     return run_suite(s);
 }
