@@ -306,7 +306,7 @@ static void why_the_times_differ(const double ms[4]) {
 
 static void try_it(void) {
     printf("try it: step6_ablation/step6_ablation train --name mine --preset quick --set norm=rmsnorm\n"
-           "        (--modern turns on the GPT episode's set: RMSNorm, SwiGLU, QK-norm, no biases)\n");
+           "        (--modern turns on all four at once: RMSNorm, SwiGLU, QK-norm, no biases)\n");
 }
 
 // ---------------------------------------------------------------------------

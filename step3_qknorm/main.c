@@ -17,7 +17,7 @@
 // This program shows:
 //   1. the logit table: scores and attention of random q, k scaled x1, x4, x16,
 //      without and with QK-norm (QueryKeyNorm, qk_norm_forward in common/nn/attention.c),
-//   2. the GPT episode's check: an attention without biases whose query and key
+//   2. the x10 weights check: an attention without biases whose query and key
 //      projection weights are multiplied by 10 (linear_forward + attention_forward),
 //   3. the bound √d against the largest logit seen over inputs of any scale,
 // then draws two pictures from its numbers (figures.c): the largest logit
@@ -230,7 +230,7 @@ static void x10_weights_check(Rng *rng, const OneHead *h) {
     memcpy(w_qkv10, w_qkv, sizeof(float) * 3 * D * D);
     for (long i = 0; i < 2L * D * D; i++) w_qkv10[i] *= 10.0f;   // query and key rows only
 
-    printf("2. The GPT episode's check: attention without biases, x (%d, %d, %d), %d heads;\n"
+    printf("2. The x10 weights check: attention without biases, x (%d, %d, %d), %d heads;\n"
            "   the query and key projection weights multiplied by 10\n\n", N, L, D, H);
     Table t;
     table_init(&t, 5, "attention", "max |logit| before", "after", "max |output change|",
@@ -324,7 +324,7 @@ static void the_bound(OneHead *h, Rng *rng) {
 
 static void try_it(void) {
     printf("try it: step6_ablation/step6_ablation train --name mine --preset quick --set qk_norm=true\n"
-           "        (--modern turns on the GPT episode's set: RMSNorm, SwiGLU, QK-norm, no biases)\n");
+           "        (--modern turns on all four at once: RMSNorm, SwiGLU, QK-norm, no biases)\n");
 }
 
 // ---------------------------------------------------------------------------

@@ -1,5 +1,5 @@
 // test_qknorm.c: QK-norm. The QueryKeyNorm interface (qk_norm_make,
-// qk_norm_forward, qk_norm_backward), the logit table, the GPT episode's x10
+// qk_norm_forward, qk_norm_backward), the logit table, the x10
 // weights check, the bound √d, and gradients through attention with QK-norm;
 // and the step's figures (figures.c), with gnuplot and without.
 #include <sys/wait.h>
@@ -115,7 +115,7 @@ START_TEST(test_logit_table) {
 END_TEST
 
 // ---------------------------------------------------------------------------
-// The GPT episode's check: proj(attention(qkv(x))) without biases; multiply
+// The x10 weights check: proj(attention(qkv(x))) without biases; multiply
 // the query and key projection weights (the first two D-row slices of the
 // qkv weight) by 10.
 static void attention_layer(float *out, const float *x, const float *w_qkv, const float *w_proj,
