@@ -58,7 +58,13 @@ static int parse_options(int argc, char **argv, Options *o, int *exit_code) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); *exit_code = 0; return 1; }
         if (!strcmp(a, "--no-figures")) { o->figures_dir = NULL; continue; }
-        if (!strcmp(a, "--figures") && i + 1 < argc) { o->figures_dir = argv[++i]; continue; }
+        if (!strcmp(a, "--figures") && i + 1 < argc && argv[i + 1][0]) { o->figures_dir = argv[++i]; continue; }
+        if (!strcmp(a, "--figures")) {
+            fprintf(stderr, "step2_rmsnorm: --figures wants a folder\n");
+            usage(stderr);
+            *exit_code = 2;
+            return 1;
+        }
         int is_rounds = !strcmp(a, "--rounds"), is_threads = !strcmp(a, "--threads");
         if ((is_rounds || is_threads) && i + 1 < argc) {
             if (parse_int_in(argv[++i], 1, 1000, is_rounds ? &o->rounds : &o->threads) != 0) {
@@ -197,7 +203,7 @@ static void ours_against_the_formula(ShiftedTokens *s, Rng *rng) {
 }
 
 // ---------------------------------------------------------------------------
-// 3. Timings on the tutorial's tensor, (128·64, 128) tokens. The four calls
+// 3. Timings on TinyDiT's training shape, (128·64, 128) tokens. The four calls
 //    take turns (bench_interleaved in common/io/bench.c), so background load
 //    on this shared machine slows them all alike, and we keep medians. One
 //    thread by default: the cores are shared with other programs, and a

@@ -54,7 +54,13 @@ static int parse_options(int argc, char **argv, const char **figures_dir, int *e
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); *exit_code = 0; return 1; }
         if (!strcmp(a, "--no-figures")) { *figures_dir = NULL; continue; }
-        if (!strcmp(a, "--figures") && i + 1 < argc) { *figures_dir = argv[++i]; continue; }
+        if (!strcmp(a, "--figures") && i + 1 < argc && argv[i + 1][0]) { *figures_dir = argv[++i]; continue; }
+        if (!strcmp(a, "--figures")) {
+            fprintf(stderr, "step3_qknorm: --figures wants a folder\n");
+            usage(stderr);
+            *exit_code = 2;
+            return 1;
+        }
         fprintf(stderr, "step3_qknorm: unknown argument '%s'\n", a);
         usage(stderr);
         *exit_code = 2;
