@@ -28,6 +28,7 @@
 //   4. whole_model            the parameters of the whole model, with each
 //                             upgrade of the tutorial
 //   5. try_it                 the switch that turns SwiGLU on in a training run
+// and, with draw_figures, the pictures of figures.c into --figures DIR.
 //
 //   cd step4_swiglu && make step4 && ./step4_swiglu
 #include <math.h>
@@ -38,25 +39,32 @@
 #include "io/args.h"
 #include "io/bench.h"
 #include "io/config_parse.h"
+#include "io/figure.h"
 #include "nn/layers.h"
 #include "nn/model.h"
 #include "nn/rng.h"
 #include "ffn.h"
+#include "figures.h"
 
 static void usage(FILE *f) {
     fprintf(f,
-        "usage: step4_swiglu [--rounds N] [--batch N] [--help]\n"
+        "usage: step4_swiglu [--rounds N] [--batch N] [--figures DIR | --no-figures] [--help]\n"
         "  GELU FFN vs SwiGLU: shapes and parameter counts (D = 128, and the GPT\n"
         "  episode's D = 384), time per forward + backward, the whole model's counts.\n"
         "  --rounds N   timed rounds per call (default 9); each reported time is the\n"
         "               median over the rounds\n"
         "  --batch N    images in the timed batch, 64 tokens each (default 64)\n"
-        "  --help       this text\n");
+        "  --figures DIR  where the figures go (default %s):\n"
+        "               step4_activations (GELU and SiLU), step4_params (parameters\n"
+        "               against hidden width), each as .tsv data, .gp script and .png\n"
+        "  --no-figures no figures\n"
+        "  --help       this text\n", figure_default_dir());
 }
 
 typedef struct {
-    int rounds;   // timed rounds per call in section 3
-    int batch;    // images in section 3's batch
+    int rounds;               // timed rounds per call in section 3
+    int batch;                // images in section 3's batch
+    const char *figures_dir;  // NULL: no figures
 } Options;
 
 // Reads an integer option value in lo..hi, or exits with the usage.
@@ -72,11 +80,13 @@ static int int_arg(const char *name, const char *s, int lo, int hi) {
 
 // The options, or exits: 0 after --help, 2 with the usage on a bad argument.
 static Options parse_options(int argc, char **argv) {
-    Options o = { 9, 64 };   // 64 images: the quick preset's batch
+    Options o = { 9, 64, figure_default_dir() };   // 64 images: the quick preset's batch
     for (int a = 1; a < argc; a++) {
         if (!strcmp(argv[a], "--help") || !strcmp(argv[a], "-h")) { usage(stdout); exit(0); }
         if (!strcmp(argv[a], "--rounds") && a + 1 < argc) { o.rounds = int_arg("--rounds", argv[++a], 1, 1000); continue; }
         if (!strcmp(argv[a], "--batch") && a + 1 < argc) { o.batch = int_arg("--batch", argv[++a], 1, 4096); continue; }
+        if (!strcmp(argv[a], "--figures") && a + 1 < argc) { o.figures_dir = argv[++a]; continue; }
+        if (!strcmp(argv[a], "--no-figures")) { o.figures_dir = NULL; continue; }
         fprintf(stderr, "step4_swiglu: unknown argument '%s'\n\n", argv[a]);
         usage(stderr);
         exit(2);
@@ -371,6 +381,17 @@ static void try_it(void) {
            "        (--modern turns on the GPT episode's set: RMSNorm, SwiGLU, QK-norm, no biases)\n");
 }
 
+// ---------------------------------------------------------------------------
+// The figures (figures.c), computed afresh in this run, and the one line that
+// says where they are.
+static void draw_figures(const Options *o) {
+    if (!o->figures_dir) return;
+    char err[512];
+    int drawn = 0, rc = step4_figures(o->figures_dir, &drawn, err, sizeof err);
+    if (rc < 0) { fprintf(stderr, "step4_swiglu: figures: %s\n", err); exit(1); }
+    figure_report(stdout, o->figures_dir, drawn, rc == FIGURE_NO_GNUPLOT);
+}
+
 int main(int argc, char **argv) {
     Options o = parse_options(argc, argv);
     Step4 s;
@@ -380,6 +401,7 @@ int main(int argc, char **argv) {
     forward_backward_time(&s, &o);
     whole_model(&s);
     try_it();
+    draw_figures(&o);
     model_free(&s.gelu);
     model_free(&s.swiglu);
     return 0;
