@@ -21,6 +21,7 @@
 //   4. prefix_tokens           prefix tokens, which are not rotated at all
 //   5. in_the_model            what the switch changes in the model, and
 //                              try_it: how to turn it on
+// and, with draw_figures, the pictures of figures.c into --figures DIR.
 // Its tests (test_rope2d.c) check the same claims, plus the backward pass.
 #include <limits.h>
 #include <math.h>
@@ -30,27 +31,35 @@
 #include "io/args.h"
 #include "io/bench.h"
 #include "io/config_parse.h"
+#include "io/figure.h"
 #include "nn/layers.h"
 #include "nn/model.h"
 #include "nn/rng.h"
+#include "figures.h"
+#include "rope_probe.h"
 
 static void usage(FILE *f) {
     fprintf(f,
-        "usage: step5_rope2d [--seed N] [--help]\n"
+        "usage: step5_rope2d [--seed N] [--figures DIR | --no-figures] [--help]\n"
         "  2D rotary position embeddings on TinyDiT's 8x8 grid of patches:\n"
         "  the cos/sin tables, the relative-position property, why base 100,\n"
         "  prefix tokens, and the switch that turns RoPE on in a training run.\n"
         "  --seed N   seed of the random query and key vectors (default 0)\n"
-        "  --help     this text\n");
+        "  --figures DIR  where the figures go (default %s):\n"
+        "             step5_scores (q.k at every offset), step5_angles (each pair's\n"
+        "             angle across the grid), each as .tsv data, .gp script and .png\n"
+        "  --no-figures  no figures\n"
+        "  --help     this text\n", figure_default_dir());
 }
 
 typedef struct {
-    int seed;     // of the random q and k
+    int seed;                 // of the random q and k
+    const char *figures_dir;  // NULL: no figures
 } Options;
 
 // The options, or exits: 0 after --help, 2 with the usage on a bad argument.
 static Options parse_options(int argc, char **argv) {
-    Options o = { 0 };
+    Options o = { 0, figure_default_dir() };
     for (int a = 1; a < argc; a++) {
         if (!strcmp(argv[a], "--help") || !strcmp(argv[a], "-h")) { usage(stdout); exit(0); }
         if (!strcmp(argv[a], "--seed")) {
@@ -61,31 +70,13 @@ static Options parse_options(int argc, char **argv) {
             }
             continue;
         }
+        if (!strcmp(argv[a], "--figures") && a + 1 < argc) { o.figures_dir = argv[++a]; continue; }
+        if (!strcmp(argv[a], "--no-figures")) { o.figures_dir = NULL; continue; }
         fprintf(stderr, "step5_rope2d: unknown argument '%s'\n\n", argv[a]);
         usage(stderr);
         exit(2);
     }
     return o;
-}
-
-// The angle of pair i at table row tok, read back from the tables. Both
-// features of a pair share one angle, so feature 2i is enough. atan2 gives it
-// in (-pi, pi]: only angles below pi are read this way below.
-static double table_angle(const float *cos_t, const float *sin_t, int hd, int tok, int i) {
-    return atan2(sin_t[(size_t)tok * hd + 2 * i], cos_t[(size_t)tok * hd + 2 * i]);
-}
-
-// q·k after q is turned to grid slot (rq, cq) and k to slot (rk, ck). To turn
-// one vector as token l, hand rope_forward row l of the tables and L = 1.
-static double rope_score(const float *q, const float *k, const float *cos_t, const float *sin_t,
-                         int grid, int hd, int rq, int cq, int rk, int ck) {
-    float qr[hd], kr[hd];
-    int iq = rq * grid + cq, ik = rk * grid + ck;   // tokens are row-major over the grid
-    rope_forward(qr, q, cos_t + (size_t)iq * hd, sin_t + (size_t)iq * hd, 1, 1, hd);
-    rope_forward(kr, k, cos_t + (size_t)ik * hd, sin_t + (size_t)ik * hd, 1, 1, hd);
-    double s = 0.0;
-    for (int j = 0; j < hd; j++) s += (double)qr[j] * kr[j];
-    return s;
 }
 
 static double norm2(const float *x, int n) {
@@ -336,6 +327,16 @@ static void try_it(void) {
            "         no biases, and RoPE stays its own switch)\n");
 }
 
+// The figures (figures.c), computed afresh from this run's q and k, and the
+// one line that says where they are.
+static void draw_figures(const Options *o, const Step5 *s) {
+    if (!o->figures_dir) return;
+    char err[512];
+    int drawn = 0, rc = step5_figures(o->figures_dir, s->q, s->k, s->seed, &drawn, err, sizeof err);
+    if (rc < 0) { fprintf(stderr, "step5_rope2d: figures: %s\n", err); exit(1); }
+    figure_report(stdout, o->figures_dir, drawn, rc == FIGURE_NO_GNUPLOT);
+}
+
 int main(int argc, char **argv) {
     Options o = parse_options(argc, argv);
     Step5 s;
@@ -346,6 +347,7 @@ int main(int argc, char **argv) {
     prefix_tokens(&s);
     in_the_model(&s);
     try_it();
+    draw_figures(&o, &s);
     step5_free(&s);
     return 0;
 }
