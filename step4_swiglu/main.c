@@ -20,9 +20,9 @@
 // strung together in ffn.c. main() prints one section per function below:
 //   1. two_ffns_at_d128       both FFNs at D = 128 with biases: shapes and
 //                             parameters, run on an input
-//   2. rounding_rule          the GPT episode's rule at D = 384, no biases,
-//                             hidden rounded up to a multiple of 64: 1,024
-//                             wide, as many weights as GELU's MLP
+//   2. rounding_rule          hidden rounded up to a multiple of 64, and at
+//                             D = 384 without biases: 1,024 wide, as many
+//                             weights as GELU's MLP
 //   3. forward_backward_time  the time of one forward + backward of each FFN,
 //                             taken in turns
 //   4. whole_model            the parameters of the whole model, with each
@@ -49,8 +49,8 @@
 static void usage(FILE *f) {
     fprintf(f,
         "usage: step4_swiglu [--rounds N] [--batch N] [--figures DIR | --no-figures] [--help]\n"
-        "  GELU FFN vs SwiGLU: shapes and parameter counts (D = 128, and the GPT\n"
-        "  episode's D = 384), time per forward + backward, the whole model's counts.\n"
+        "  GELU FFN vs SwiGLU: shapes and parameter counts (D = 128, and D = 384\n"
+        "  without biases), time per forward + backward, the whole model's counts.\n"
         "  --rounds N   timed rounds per call (default 9); each reported time is the\n"
         "               median over the rounds\n"
         "  --batch N    images in the timed batch, 64 tokens each (default 64)\n"
@@ -189,7 +189,7 @@ static void two_ffns_at_d128(Step4 *s) {
 }
 
 // ---------------------------------------------------------------------------
-// 2. The GPT episode's rule: 2/3 of 4·D, rounded UP to a multiple of 64. A
+// 2. The rounding rule: 2/3 of 4·D, rounded UP to a multiple of 64. A
 //    width like 1,365⅓ is no width at all, and multiples of 64 suit the
 //    hardware.
 
@@ -225,19 +225,19 @@ static void rounding_table(const Step4 *s) {
 // The weights at D = 384 without biases. One block is enough: the MLP of
 // block 0 is the same whatever the depth.
 static void equal_weights_at_d384(const Step4 *s) {
-    const char *gpt_gelu[] = { "dim=384", "depth=1", "bias=false", "mlp=gelu" };
-    const char *gpt_swiglu[] = { "dim=384", "depth=1", "bias=false", "mlp=swiglu", "mlp_multiple_of=64" };
-    const char *gpt_swiglu_b[] = { "dim=384", "depth=1", "mlp=swiglu", "mlp_multiple_of=64" };
-    const char *gpt_gelu_b[] = { "dim=384", "depth=1", "mlp=gelu" };
+    const char *gelu_nobias[] = { "dim=384", "depth=1", "bias=false", "mlp=gelu" };
+    const char *swiglu_nobias[] = { "dim=384", "depth=1", "bias=false", "mlp=swiglu", "mlp_multiple_of=64" };
+    const char *swiglu_bias[] = { "dim=384", "depth=1", "mlp=swiglu", "mlp_multiple_of=64" };
+    const char *gelu_bias[] = { "dim=384", "depth=1", "mlp=gelu" };
     Model g384, s384, g384b, s384b;
-    build_or_exit(&g384, s->def, gpt_gelu, 4);
-    build_or_exit(&s384, s->def, gpt_swiglu, 5);
-    build_or_exit(&g384b, s->def, gpt_gelu_b, 3);
-    build_or_exit(&s384b, s->def, gpt_swiglu_b, 4);
+    build_or_exit(&g384, s->def, gelu_nobias, 4);
+    build_or_exit(&s384, s->def, swiglu_nobias, 5);
+    build_or_exit(&g384b, s->def, gelu_bias, 3);
+    build_or_exit(&s384b, s->def, swiglu_bias, 4);
     int D3 = g384.cfg.dim;
     FfnCount c3g = ffn_count(&g384), c3s = ffn_count(&s384);
     FfnCount c3gb = ffn_count(&g384b), c3sb = ffn_count(&s384b);
-    printf("\n   At D = %d without biases (the episode's MLP), from the parameter table:\n\n", D3);
+    printf("\n   At D = %d without biases (as GPT-style models build it), from the parameter table:\n\n", D3);
     Table t;
     table_init(&t, 3, "MLP", "shape", "weights");
     table_cell(&t, "GELU");   table_cell(&t, "%d -> %d -> %d", D3, cfg_mlp_hidden(&g384.cfg), D3);
@@ -255,7 +255,7 @@ static void equal_weights_at_d384(const Step4 *s) {
 }
 
 static void rounding_rule(const Step4 *s) {
-    printf("2. The GPT episode's rule: hidden = 2/3 x 4 x D, rounded up to a multiple of 64\n\n");
+    printf("2. The rounding rule: hidden = 2/3 x 4 x D, rounded up to a multiple of 64\n\n");
     rounding_table(s);
     equal_weights_at_d384(s);
 }
@@ -264,7 +264,7 @@ static void rounding_rule(const Step4 *s) {
 // 3. Time. The FFN of one training batch, forward and backward, at D = 128.
 //    The calls take turns (bench_interleaved, common/io/bench.c), so
 //    background load on this shared machine slows them all alike, and we
-//    keep medians. A third FFN is SwiGLU rounded the episode's way, to a
+//    keep medians. A third FFN is SwiGLU rounded by the rule of section 2, to a
 //    multiple of 64: more work, but a width the matmul kernels may like better.
 enum { NCALLS = 5 };
 
@@ -378,7 +378,7 @@ static void whole_model(const Step4 *s) {
 // 5. The switch in a training run.
 static void try_it(void) {
     printf("try it: step6_ablation/step6_ablation train --name mine --preset quick --set mlp=swiglu\n"
-           "        (--modern turns on the GPT episode's set: RMSNorm, SwiGLU, QK-norm, no biases)\n");
+           "        (--modern turns on RMSNorm, SwiGLU, QK-norm and no biases at once)\n");
 }
 
 // ---------------------------------------------------------------------------

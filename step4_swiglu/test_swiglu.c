@@ -1,7 +1,8 @@
 // test_swiglu.c: the claims of step 4, each as a test. The FFN counts at
-// D = 128, the GPT episode's equal counts at D = 384, the rounding rule, the
-// six whole-model counts of the spec, and SwiGLU's gating: its values and its
-// gradient. And the figures: valid PNGs with gnuplot, a clear notice without.
+// D = 128, the equal counts at D = 384 without biases, the rounding rule, the
+// six whole-model counts of step 4's section 4, and SwiGLU's gating: its
+// values and its gradient. And the figures: valid PNGs with gnuplot, a clear
+// notice without.
 #include "testutil.h"
 #include <sys/wait.h>
 #include "io/config_parse.h"
@@ -57,7 +58,7 @@ START_TEST(test_ffn_counts_at_d128) {
 END_TEST
 
 START_TEST(test_gpt_rule_at_d384) {
-    // The episode's MLP: D = 384, no biases, SwiGLU rounded to a multiple of 64.
+    // A GPT-style MLP: D = 384, no biases, SwiGLU rounded to a multiple of 64.
     const char *g[] = { "dim=384", "depth=1", "bias=false", "mlp=gelu" };
     const char *s[] = { "dim=384", "depth=1", "bias=false", "mlp=swiglu", "mlp_multiple_of=64" };
     Config cg = config_with(g, 4), cs = config_with(s, 5);
@@ -99,7 +100,7 @@ START_TEST(test_rounding_rule) {
 END_TEST
 
 START_TEST(test_whole_model_counts) {
-    // Spec §3: the tutorial's six counts at the default config.
+    // The six counts of step 4's section 4, at the default config.
     const char *rms[] = { "norm=rmsnorm" }, *qk[] = { "qk_norm=true" }, *sw[] = { "mlp=swiglu" };
     const char *rope[] = { "pos=rope2d" };
     const char *all[] = { "norm=rmsnorm", "qk_norm=true", "mlp=swiglu", "pos=rope2d" };

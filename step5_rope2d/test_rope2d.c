@@ -1,9 +1,10 @@
 // test_rope2d.c: the claims of step 5, each as a test. The tables follow the
-// spec's formula, the score of a rotated q and k depends only on their offset,
-// a rotation keeps lengths, prefix tokens are not rotated, base 100 lets the
-// slowest pair turn where base 10,000 barely does, and rope_backward is the
-// gradient of rope_forward. Values to 1e-5 unless a test says otherwise. And
-// the figures: valid PNGs with gnuplot, a clear notice without.
+// formula of docs/step5_rope2d.md, the score of a rotated q and k depends only
+// on their offset, a rotation keeps lengths, prefix tokens are not rotated,
+// base 100 lets the slowest pair turn where base 10,000 barely does, and
+// rope_backward is the gradient of rope_forward. Values to 1e-5 unless a test
+// says otherwise. And the figures: valid PNGs with gnuplot, a clear notice
+// without.
 #include "testutil.h"
 #include <sys/wait.h>
 #include "io/config_parse.h"
