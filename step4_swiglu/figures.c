@@ -41,8 +41,11 @@ static int activations_figure(const char *dir, char *err, size_t errlen) {
     for (int i = 0; i < NX; i++) fprintf(f, "%.4f\t%.6f\t%.6f\t%.6f\t%.6f\n", x[i], gelu[i], silu[i], dgelu[i], dsilu[i]);
     if (close_data(f, name, err, errlen) != 0) return -1;
 
-    char script[4096];
-    snprintf(script, sizeof script,
+    char *script = NULL;                 // the gnuplot script, grown as it is written
+    size_t script_len = 0;
+    FILE *gp = open_memstream(&script, &script_len);
+    if (!gp) return errorf(err, errlen, "out of memory");
+    fprintf(gp,
         "set datafile separator '\\t'\n"
         "set multiplot layout 1,2 title 'GELU and SiLU, the gate of SwiGLU: smooth switches, open for large x, shut for very negative x' font ',11'\n"
         "set grid lc rgb '#dddddd'\n"
@@ -68,7 +71,10 @@ static int activations_figure(const char *dir, char *err, size_t errlen) {
         "     '' using 1:5 with lines lw 2 lc rgb '#d62728' title \"SiLU'(x)\"\n"
         "unset multiplot\n",
         gelu[gmin], x[gmin], silu[smin], x[smin], x[gmin], gelu[gmin], x[smin], silu[smin], name, name);
-    return figure_draw(dir, name, 900, 420, script, err, errlen);
+    if (fclose(gp) != 0) { free(script); return errorf(err, errlen, "out of memory"); }
+    int status = figure_draw(dir, name, 900, 420, script, err, errlen);
+    free(script);
+    return status;
 }
 
 // ---------------------------------------------------------------------------
@@ -155,8 +161,11 @@ static int params_figure(const char *dir, char *err, size_t errlen) {
     Mark mark[3];
     if (marks_at_d128(mark, err, errlen) != 0) return -1;
     if (write_params_data(dir, name, mark, err, errlen) != 0) return -1;
-    char script[4096];
-    int n = snprintf(script, sizeof script,
+    char *script = NULL;                 // the gnuplot script, grown as it is written
+    size_t script_len = 0;
+    FILE *gp = open_memstream(&script, &script_len);
+    if (!gp) return errorf(err, errlen, "out of memory");
+    fprintf(gp,
         "set datafile separator '\\t'\n"
         "set title \"One FFN's parameters at D = %d: SwiGLU's 3 matrices at 2/3 of GELU's width cost the same (%+.2f%%)\"\n"
         "set xlabel 'hidden width H (features; tics every 64)'\n"
@@ -176,11 +185,13 @@ static int params_figure(const char *dir, char *err, size_t errlen) {
     const struct { const char *align; double dx, dy; } place[3] = { { "left", 1, -1.2 }, { "right", -1, 2.3 }, { "right", -1, 3.6 } };
     for (int i = 0; i < 3; i++)
         for (int line = 0; line < 2; line++)
-            n += snprintf(script + n, sizeof script - n,
-                          ", \\\n     '' index 1 every ::%d::%d using 1:($2/1000):%d with labels %s offset %g,%g font ',9' notitle",
-                          i, i, 3 + line, place[i].align, place[i].dx, place[i].dy - 1.1 * line);
-    snprintf(script + n, sizeof script - n, "\n");
-    return figure_draw(dir, name, 800, 450, script, err, errlen);
+            fprintf(gp, ", \\\n     '' index 1 every ::%d::%d using 1:($2/1000):%d with labels %s offset %g,%g font ',9' notitle",
+                    i, i, 3 + line, place[i].align, place[i].dx, place[i].dy - 1.1 * line);
+    fprintf(gp, "\n");
+    if (fclose(gp) != 0) { free(script); return errorf(err, errlen, "out of memory"); }
+    int status = figure_draw(dir, name, 800, 450, script, err, errlen);
+    free(script);
+    return status;
 }
 
 int step4_figures(const char *dir, int *drawn, char *err, size_t errlen) {

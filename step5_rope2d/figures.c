@@ -95,8 +95,11 @@ static int scores_figure(const char *dir, const float *q, const float *k, int se
     const int G = t.grid;
     tables_free(&t);
     if (rc != 0) return -1;
-    char script[6144];
-    int n = snprintf(script, sizeof script,
+    char *script = NULL;                 // the gnuplot script, grown as it is written
+    size_t script_len = 0;
+    FILE *gp = open_memstream(&script, &script_len);
+    if (!gp) return errorf(err, errlen, "out of memory");
+    fprintf(gp,
         "set datafile separator '\\t'\n"
         "set multiplot layout 2,2 title \"RoPE: q.k depends only on the offset from q to k, so the same cell has the same colour wherever q sits\\n"
         "(one random q and k, head\\\\_dim %d, seed %d, base %g; the box is 1 down, 2 right)\" font ',11'\n"
@@ -110,16 +113,17 @@ static int scores_figure(const char *dir, const float *q, const float *k, int se
         "set label 1 'q' at 0,0 center front font ',10' tc rgb 'white'\n",
         t.hd, seed, t.base, smin, smax, -(G - 0.5), G - 0.5, G - 0.5, -(G - 0.5));
     for (int p = 0; p < NPANELS; p++)
-        n += snprintf(script + n, sizeof script - n,
-            "set title 'q at (%d,%d), k at each of the %d slots'\n"
+        fprintf(gp, "set title 'q at (%d,%d), k at each of the %d slots'\n"
             "plot '%s.tsv' index %d using 2:1:3 with image notitle\n",
             query_slot[p][0], query_slot[p][1], G * G, name, p);
-    snprintf(script + n, sizeof script - n,
-        "set title \"all %d x %d pairs of slots, by offset: the mean\\n(the scores at one offset differ by at most %.1e)\"\n"
+    fprintf(gp, "set title \"all %d x %d pairs of slots, by offset: the mean\\n(the scores at one offset differ by at most %.1e)\"\n"
         "plot '%s.tsv' index %d using 2:1:3 with image notitle\n"
         "unset multiplot\n",
         G * G, G * G, spread, name, NPANELS);
-    return figure_draw(dir, name, 800, 760, script, err, errlen);
+    if (fclose(gp) != 0) { free(script); return errorf(err, errlen, "out of memory"); }
+    int status = figure_draw(dir, name, 800, 760, script, err, errlen);
+    free(script);
+    return status;
 }
 
 // ---------------------------------------------------------------------------
@@ -183,8 +187,11 @@ static int angles_figure(const char *dir, char *err, size_t errlen) {
         }
     }
     if (close_data(f, name, err, errlen) != 0) return -1;
-    char script[4096];
-    int n = snprintf(script, sizeof script,
+    char *script = NULL;                 // the gnuplot script, grown as it is written
+    size_t script_len = 0;
+    FILE *gp = open_memstream(&script, &script_len);
+    if (!gp) return errorf(err, errlen, "out of memory");
+    fprintf(gp,
         "set datafile separator '\\t'\n"
         "set multiplot layout 1,2 title 'The angle of each row pair at each row of the grid: a pair that stays under 10° can barely tell rows apart' font ',11'\n"
         "set logscale y\nset yrange [0.01:1000]\nset xrange [0.8:%d.2]\nset xtics 1\n"
@@ -197,21 +204,22 @@ static int angles_figure(const char *dir, char *err, size_t errlen) {
         G - 1);
     for (int b = 0; b < 2; b++) {
         char base[32];
-        n += snprintf(script + n, sizeof script - n,
-            "set title 'base %s: %d of %d pairs turn less than 10° by row %d'\n"
+        fprintf(gp, "set title 'base %s: %d of %d pairs turn less than 10° by row %d'\n"
             "plot 10 lc rgb '#999999' dt 2 lw 2 title '10°'",
             base_text(base, sizeof base, angle_base[b]), slow[b], Q, G - 1);
         for (int i = 0; i < Q; i++) {   // the legend names the pairs once, on the left
             char title[32] = "notitle";
             if (b == 0) snprintf(title, sizeof title, "title 'pair %d'", i);
-            n += snprintf(script + n, sizeof script - n,
-                ", \\\n     '%s.tsv' index %d every ::1 using 1:%d with linespoints pt 7 ps 0.6 lw 2 lc palette frac %g %s",
+            fprintf(gp, ", \\\n     '%s.tsv' index %d every ::1 using 1:%d with linespoints pt 7 ps 0.6 lw 2 lc palette frac %g %s",
                 name, b, i + 2, Q > 1 ? (double)i / (Q - 1) : 0.0, title);
         }
-        n += snprintf(script + n, sizeof script - n, "\nunset key\n");
+        fprintf(gp, "\nunset key\n");
     }
-    snprintf(script + n, sizeof script - n, "unset multiplot\n");
-    return figure_draw(dir, name, 900, 450, script, err, errlen);
+    fprintf(gp, "unset multiplot\n");
+    if (fclose(gp) != 0) { free(script); return errorf(err, errlen, "out of memory"); }
+    int status = figure_draw(dir, name, 900, 450, script, err, errlen);
+    free(script);
+    return status;
 }
 
 int step5_figures(const char *dir, const float *q, const float *k, int seed, int *drawn,
