@@ -16,13 +16,19 @@
 // This program uses the model's own pieces: the parameter table of
 // model_build (common/nn/model.c), the hidden width of cfg_mlp_hidden
 // (common/nn/config.c), and linear_forward/backward, gelu_forward/backward,
-// swiglu_forward/backward (common/nn/linear.c, common/nn/activations.c). It prints:
-//   1. both FFNs at D = 128 with biases: shapes and parameters, run on an input
-//   2. the GPT episode's rule at D = 384, no biases, hidden rounded up to a
-//      multiple of 64: 1,024 wide, as many weights as GELU's MLP
-//   3. the time of one forward + backward of each FFN, taken in turns
-//   4. the parameters of the whole model, with each upgrade of the tutorial
-//   5. the switch that turns SwiGLU on in a training run
+// swiglu_forward/backward (common/nn/linear.c, common/nn/activations.c),
+// strung together in ffn.c. main() prints one section per function below:
+//   1. two_ffns_at_d128       both FFNs at D = 128 with biases: shapes and
+//                             parameters, run on an input
+//   2. rounding_rule          hidden rounded up to a multiple of 64, and at
+//                             D = 384 without biases: 1,024 wide, as many
+//                             weights as GELU's MLP
+//   3. forward_backward_time  the time of one forward + backward of each FFN,
+//                             taken in turns
+//   4. whole_model            the parameters of the whole model, with each
+//                             upgrade of the tutorial
+//   5. try_it                 the switch that turns SwiGLU on in a training run
+// and, with draw_figures, the pictures of figures.c into --figures DIR.
 //
 //   cd step4_swiglu && make step4 && ./step4_swiglu
 #include <math.h>
@@ -30,21 +36,62 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "io/args.h"
 #include "io/bench.h"
 #include "io/config_parse.h"
+#include "io/figure.h"
 #include "nn/layers.h"
 #include "nn/model.h"
 #include "nn/rng.h"
+#include "ffn.h"
+#include "figures.h"
 
 static void usage(FILE *f) {
     fprintf(f,
-        "usage: step4_swiglu [--rounds N] [--batch N] [--help]\n"
-        "  GELU FFN vs SwiGLU: shapes and parameter counts (D = 128, and the GPT\n"
-        "  episode's D = 384), time per forward + backward, the whole model's counts.\n"
+        "usage: step4_swiglu [--rounds N] [--batch N] [--figures DIR | --no-figures] [--help]\n"
+        "  GELU FFN vs SwiGLU: shapes and parameter counts (D = 128, and D = 384\n"
+        "  without biases), time per forward + backward, the whole model's counts.\n"
         "  --rounds N   timed rounds per call (default 9); each reported time is the\n"
         "               median over the rounds\n"
         "  --batch N    images in the timed batch, 64 tokens each (default 64)\n"
-        "  --help       this text\n");
+        "  --figures DIR  where the figures go (default %s):\n"
+        "               step4_activations (GELU and SiLU), step4_params (parameters\n"
+        "               against hidden width), each as .tsv data, .gp script and .png\n"
+        "  --no-figures no figures\n"
+        "  --help       this text\n", figure_default_dir());
+}
+
+typedef struct {
+    int rounds;               // timed rounds per call in section 3
+    int batch;                // images in section 3's batch
+    const char *figures_dir;  // NULL: no figures
+} Options;
+
+// Reads an integer option value in lo..hi, or exits with the usage.
+static int int_arg(const char *name, const char *s, int lo, int hi) {
+    int v;
+    if (parse_int_in(s, lo, hi, &v) != 0) {
+        fprintf(stderr, "step4_swiglu: %s wants an integer in %d..%d, not '%s'\n\n", name, lo, hi, s);
+        usage(stderr);
+        exit(2);
+    }
+    return v;
+}
+
+// The options, or exits: 0 after --help, 2 with the usage on a bad argument.
+static Options parse_options(int argc, char **argv) {
+    Options o = { 9, 64, figure_default_dir() };   // 64 images: the quick preset's batch
+    for (int a = 1; a < argc; a++) {
+        if (!strcmp(argv[a], "--help") || !strcmp(argv[a], "-h")) { usage(stdout); exit(0); }
+        if (!strcmp(argv[a], "--rounds") && a + 1 < argc) { o.rounds = int_arg("--rounds", argv[++a], 1, 1000); continue; }
+        if (!strcmp(argv[a], "--batch") && a + 1 < argc) { o.batch = int_arg("--batch", argv[++a], 1, 4096); continue; }
+        if (!strcmp(argv[a], "--figures") && a + 1 < argc) { o.figures_dir = argv[++a]; continue; }
+        if (!strcmp(argv[a], "--no-figures")) { o.figures_dir = NULL; continue; }
+        fprintf(stderr, "step4_swiglu: unknown argument '%s'\n\n", argv[a]);
+        usage(stderr);
+        exit(2);
+    }
+    return o;
 }
 
 // Builds the parameter table of cfg with its `--set` changes applied, or exits.
@@ -54,152 +101,43 @@ static void build_or_exit(Model *m, Config cfg, const char *const *sets, int nse
     if (model_build(m, &cfg, err, sizeof err) != 0) { fprintf(stderr, "model_build: %s\n", err); exit(1); }
 }
 
-// What block 0's FFN holds, read from the model's parameter table: the
-// tensors named blocks.0.mlp.*, split into matrices (2-D) and biases (1-D).
-typedef struct { size_t weights, biases; } FfnCount;
-static FfnCount ffn_count(const Model *m) {
-    FfnCount c = {0, 0};
-    const char *prefix = "blocks.0.mlp.";
-    for (int i = 0; i < m->n_tensors; i++) {
-        const ParamTensor *t = &m->tensors[i];
-        if (strncmp(t->name, prefix, strlen(prefix)) != 0) continue;
-        if (t->ndim == 2) c.weights += t->size; else c.biases += t->size;
-    }
-    return c;
-}
-
-// ---------------------------------------------------------------------------
-// The two FFNs on R token rows of width D, written out with the model's
-// layers. Weights come from block 0 of a model; the buffers are sized for R.
-typedef struct {
-    int R, D, H;
-    const BlockParams *p;     // block 0's weights
-    BlockParams *g;           // and its gradients
-    float *x, *y, *dy, *dx;   // (R, D)
-    float *pre, *val, *act;   // (R, H): gate (or fc1 output), value, activation
-    float *dpre, *dval, *dact;
-} Ffn;
-
-static void ffn_alloc(Ffn *f, const Model *m, int R, float *x, float *dy) {
-    f->R = R; f->D = m->cfg.dim; f->H = cfg_mlp_hidden(&m->cfg);
-    f->p = &m->p.blocks[0]; f->g = &m->g.blocks[0];
-    size_t RD = (size_t)R * f->D, RH = (size_t)R * f->H;
-    f->x = x; f->dy = dy;
-    f->y = malloc(sizeof(float) * RD); f->dx = malloc(sizeof(float) * RD);
-    f->pre = malloc(sizeof(float) * RH); f->val = malloc(sizeof(float) * RH);
-    f->act = malloc(sizeof(float) * RH); f->dpre = malloc(sizeof(float) * RH);
-    f->dval = malloc(sizeof(float) * RH); f->dact = malloc(sizeof(float) * RH);
-}
-
-static void ffn_free(Ffn *f) {
-    free(f->y); free(f->dx); free(f->pre); free(f->val);
-    free(f->act); free(f->dpre); free(f->dval); free(f->dact);
-}
-
-// y = fc2(GELU(fc1(x)))
-static void gelu_ffn_forward(Ffn *f) {
-    linear_forward(f->pre, f->x, f->p->fc1_w, f->p->fc1_b, f->R, f->D, f->H);   // (R, H)
-    gelu_forward(f->act, f->pre, (size_t)f->R * f->H);
-    linear_forward(f->y, f->act, f->p->fc2_w, f->p->fc2_b, f->R, f->H, f->D);   // (R, D)
-}
-
-// y = w3(SiLU(w1(x)) ⊙ w2(x))
-static void swiglu_ffn_forward(Ffn *f) {
-    linear_forward(f->pre, f->x, f->p->w1_w, f->p->w1_b, f->R, f->D, f->H);     // gate (R, H)
-    linear_forward(f->val, f->x, f->p->w2_w, f->p->w2_b, f->R, f->D, f->H);     // value (R, H)
-    swiglu_forward(f->act, f->pre, f->val, (size_t)f->R * f->H);
-    linear_forward(f->y, f->act, f->p->w3_w, f->p->w3_b, f->R, f->H, f->D);     // (R, D)
-}
-
-// The backward passes run the forward in reverse. Every backward function
-// accumulates, so the input gradients are zeroed first, as the model does.
-static void gelu_ffn_backward(Ffn *f) {
-    size_t RH = (size_t)f->R * f->H;
-    memset(f->dact, 0, sizeof(float) * RH);
-    memset(f->dpre, 0, sizeof(float) * RH);
-    memset(f->dx, 0, sizeof(float) * f->R * f->D);
-    linear_backward(f->dact, f->g->fc2_w, f->g->fc2_b, f->dy, f->act, f->p->fc2_w, f->R, f->H, f->D);
-    gelu_backward(f->dpre, f->dact, f->pre, RH);
-    linear_backward(f->dx, f->g->fc1_w, f->g->fc1_b, f->dpre, f->x, f->p->fc1_w, f->R, f->D, f->H);
-}
-
-static void swiglu_ffn_backward(Ffn *f) {
-    size_t RH = (size_t)f->R * f->H;
-    memset(f->dact, 0, sizeof(float) * RH);
-    memset(f->dpre, 0, sizeof(float) * RH);
-    memset(f->dval, 0, sizeof(float) * RH);
-    memset(f->dx, 0, sizeof(float) * f->R * f->D);
-    linear_backward(f->dact, f->g->w3_w, f->g->w3_b, f->dy, f->act, f->p->w3_w, f->R, f->H, f->D);
-    swiglu_backward(f->dpre, f->dval, f->dact, f->pre, f->val, RH);
-    // x feeds both projections, so its gradient is the sum of the two
-    linear_backward(f->dx, f->g->w1_w, f->g->w1_b, f->dpre, f->x, f->p->w1_w, f->R, f->D, f->H);
-    linear_backward(f->dx, f->g->w2_w, f->g->w2_b, f->dval, f->x, f->p->w2_w, f->R, f->D, f->H);
-}
-
-// One timed call: forward then backward, as in a training step.
-static void gelu_ffn_step(void *p) { gelu_ffn_forward(p); gelu_ffn_backward(p); }
-static void swiglu_ffn_step(void *p) { swiglu_ffn_forward(p); swiglu_ffn_backward(p); }
-// The elementwise middle alone, forward and backward: GELU on (R, 4D), or
-// SwiGLU's gating on (R, 2/3·4D). Reads what the full step left in the buffers.
-static void gelu_mid_step(void *p) {
-    Ffn *f = p;
-    size_t RH = (size_t)f->R * f->H;
-    gelu_forward(f->act, f->pre, RH);
-    memset(f->dpre, 0, sizeof(float) * RH);
-    gelu_backward(f->dpre, f->dact, f->pre, RH);
-}
-static void swiglu_mid_step(void *p) {
-    Ffn *f = p;
-    size_t RH = (size_t)f->R * f->H;
-    swiglu_forward(f->act, f->pre, f->val, RH);
-    memset(f->dpre, 0, sizeof(float) * RH);
-    memset(f->dval, 0, sizeof(float) * RH);
-    swiglu_backward(f->dpre, f->dval, f->dact, f->pre, f->val, RH);
-}
-
 static double rms(const float *x, size_t n) {
     double s = 0.0;
     for (size_t i = 0; i < n; i++) s += (double)x[i] * x[i];
     return sqrt(s / n);
 }
 
-// Reads a positive integer option value, or exits with the usage.
-static int int_arg(const char *name, const char *s, int lo, int hi) {
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (*end || v < lo || v > hi) {
-        fprintf(stderr, "step4_swiglu: %s wants an integer in %d..%d, not '%s'\n\n", name, lo, hi, s);
-        usage(stderr);
-        exit(2);
-    }
-    return (int)v;
+// What the sections share: the default config and a model built each way
+// (block 0 of each holds one FFN, weights drawn as in model_init_weights), and
+// one random stream for the inputs of sections 1 and 3.
+typedef struct {
+    Config def;
+    Model gelu, swiglu;
+    int D, L, H_gelu, H_swiglu;
+    Rng rng;
+} Step4;
+
+static void step4_init(Step4 *s) {
+    const char *gelu_set[] = { "mlp=gelu" }, *swiglu_set[] = { "mlp=swiglu" };
+    s->def = config_default();
+    build_or_exit(&s->gelu, s->def, gelu_set, 1);
+    build_or_exit(&s->swiglu, s->def, swiglu_set, 1);
+    model_init_weights(&s->gelu, 0);
+    model_init_weights(&s->swiglu, 0);
+    s->D = s->def.dim;
+    s->L = cfg_tokens(&s->def);
+    s->H_gelu = cfg_mlp_hidden(&s->gelu.cfg);
+    s->H_swiglu = cfg_mlp_hidden(&s->swiglu.cfg);
+    rng_seed(&s->rng, 0);
 }
 
-int main(int argc, char **argv) {
-    int rounds = 9, batch = 64;  // 64 images: the quick preset's batch
-    for (int a = 1; a < argc; a++) {
-        if (!strcmp(argv[a], "--help") || !strcmp(argv[a], "-h")) { usage(stdout); return 0; }
-        if (!strcmp(argv[a], "--rounds") && a + 1 < argc) { rounds = int_arg("--rounds", argv[++a], 1, 1000); continue; }
-        if (!strcmp(argv[a], "--batch") && a + 1 < argc) { batch = int_arg("--batch", argv[++a], 1, 4096); continue; }
-        fprintf(stderr, "step4_swiglu: unknown argument '%s'\n\n", argv[a]);
-        usage(stderr);
-        return 2;
-    }
-    const Config def = config_default();
-    const char *gelu_set[] = { "mlp=gelu" }, *swiglu_set[] = { "mlp=swiglu" };
+// ---------------------------------------------------------------------------
+// 1. The tutorial's two FFNs: TinyDiT's width D = 128, with biases.
 
-    // -----------------------------------------------------------------------
-    // 1. The tutorial's two FFNs: TinyDiT's width D = 128, with biases. Block
-    //    0 of a model built each way holds exactly one of them.
-    Model mg, ms;
-    build_or_exit(&mg, def, gelu_set, 1);
-    build_or_exit(&ms, def, swiglu_set, 1);
-    model_init_weights(&mg, 0);
-    model_init_weights(&ms, 0);
-    int D = def.dim, Hg = cfg_mlp_hidden(&mg.cfg), Hs = cfg_mlp_hidden(&ms.cfg);
-    FfnCount cg = ffn_count(&mg), cs = ffn_count(&ms);
-
-    printf("1. Two FFNs at D = %d with biases, counted from the model's parameter table\n\n", D);
+// Their counts, from the parameter table of each model.
+static void ffn_counts_table(const Step4 *s) {
+    int D = s->D, Hg = s->H_gelu, Hs = s->H_swiglu;
+    FfnCount cg = ffn_count(&s->gelu), cs = ffn_count(&s->swiglu);
     Table t;
     table_init(&t, 5, "FFN", "shape", "weights", "biases", "params");
     table_cell(&t, "GELU");   table_cell(&t, "%d -> %d -> %d", D, Hg, D);
@@ -212,23 +150,23 @@ int main(int argc, char **argv) {
     table_cell(&t, "%+ld (%+.3f%%)", (long)(cs.weights + cs.biases) - (long)(cg.weights + cg.biases),
                100.0 * ((double)(cs.weights + cs.biases) / (cg.weights + cg.biases) - 1.0));
     table_print(&t);
-    printf("\n   SwiGLU's hidden %d = int(2/3 x %g x %d): a narrower middle pays for the third matrix.\n\n",
-           Hs, (double)def.mlp_ratio, D);
+}
 
-    // Both on the same input x (2, 64, 128): 2 images of 64 tokens.
-    int N = 2, L = cfg_tokens(&def), R = N * L;
-    Rng rng;
-    rng_seed(&rng, 0);
+// Both on the same input x (2, 64, 128): 2 images of 64 tokens.
+static void same_input_through_both(Step4 *s) {
+    int N = 2, L = s->L, D = s->D, R = N * L;
     float *x = malloc(sizeof(float) * R * D), *dy = malloc(sizeof(float) * R * D);
-    rng_fill_normal(&rng, x, (long)R * D, 1.0f);
+    rng_fill_normal(&s->rng, x, (long)R * D, 1.0f);
     Ffn fg, fs;
-    ffn_alloc(&fg, &mg, R, x, dy);
-    ffn_alloc(&fs, &ms, R, x, dy);
+    ffn_alloc(&fg, &s->gelu, R, x, dy);
+    ffn_alloc(&fs, &s->swiglu, R, x, dy);
     gelu_ffn_forward(&fg);
     swiglu_ffn_forward(&fs);
     // The output width is the last matrix's number of rows: (out, in).
-    const ParamTensor *fc2 = model_find(&mg, "blocks.0.mlp.fc2.weight"), *w3 = model_find(&ms, "blocks.0.mlp.w3.weight");
+    const ParamTensor *fc2 = model_find(&s->gelu, "blocks.0.mlp.fc2.weight");
+    const ParamTensor *w3 = model_find(&s->swiglu, "blocks.0.mlp.w3.weight");
     printf("   The same input x through both (weights drawn as in model_init_weights):\n\n");
+    Table t;
     table_init(&t, 4, "FFN", "input", "output", "rms of output");
     table_cell(&t, "GELU");   table_cell(&t, "(%d, %d, %d)", N, L, D); table_cell(&t, "(%d, %d, %d)", N, L, fc2->shape[0]);
     table_cell(&t, "%.4f", rms(fg.y, (size_t)R * D));
@@ -240,18 +178,30 @@ int main(int argc, char **argv) {
     ffn_free(&fg);
     ffn_free(&fs);
     free(x); free(dy);
+}
 
-    // -----------------------------------------------------------------------
-    // 2. The GPT episode's rule: 2/3 of 4·D, rounded UP to a multiple of 64.
-    //    A width like 1,365⅓ is no width at all, and multiples of 64 suit the
-    //    hardware. First the rounding at three widths, from cfg_mlp_hidden.
-    printf("2. The GPT episode's rule: hidden = 2/3 x 4 x D, rounded up to a multiple of 64\n\n");
+static void two_ffns_at_d128(Step4 *s) {
+    printf("1. Two FFNs at D = %d with biases, counted from the model's parameter table\n\n", s->D);
+    ffn_counts_table(s);
+    printf("\n   SwiGLU's hidden %d = int(2/3 x %g x %d): a narrower middle pays for the third matrix.\n\n",
+           s->H_swiglu, (double)s->def.mlp_ratio, s->D);
+    same_input_through_both(s);
+}
+
+// ---------------------------------------------------------------------------
+// 2. The rounding rule: 2/3 of 4·D, rounded UP to a multiple of 64. A
+//    width like 1,365⅓ is no width at all, and multiples of 64 suit the
+//    hardware.
+
+// The rounding at three widths, from cfg_mlp_hidden.
+static void rounding_table(const Step4 *s) {
+    Table t;
     table_init(&t, 4, "D", "2/3 x 4 x D", "int (multiple 1)", "multiple 64");
     const int dims[3] = { 128, 384, 512 };
     double asked_512 = 0.0;   // what D = 512 asks for, and the two ways to make it whole
     int cut_512 = 0, up_512 = 0;
     for (int i = 0; i < 3; i++) {
-        Config c = def;
+        Config c = s->def;
         char dim_kv[32];
         snprintf(dim_kv, sizeof dim_kv, "dim=%d", dims[i]);
         config_set_or_exit(&c, dim_kv);
@@ -269,23 +219,26 @@ int main(int argc, char **argv) {
     table_print(&t);
     printf("\n   No layer is %.2f wide: int() cuts it to %d, the rule rounds it up to %d, a width that\n"
            "   suits the hardware. TinyDiT keeps mlp_multiple_of=%d, so its SwiGLU is %d wide.\n",
-           asked_512, cut_512, up_512, def.mlp_multiple_of, Hs);
+           asked_512, cut_512, up_512, s->def.mlp_multiple_of, s->H_swiglu);
+}
 
-    // Then the weights at D = 384 without biases. One block is enough: the
-    // MLP of block 0 is the same whatever the depth.
-    const char *gpt_gelu[] = { "dim=384", "depth=1", "bias=false", "mlp=gelu" };
-    const char *gpt_swiglu[] = { "dim=384", "depth=1", "bias=false", "mlp=swiglu", "mlp_multiple_of=64" };
-    const char *gpt_swiglu_b[] = { "dim=384", "depth=1", "mlp=swiglu", "mlp_multiple_of=64" };
-    const char *gpt_gelu_b[] = { "dim=384", "depth=1", "mlp=gelu" };
+// The weights at D = 384 without biases. One block is enough: the MLP of
+// block 0 is the same whatever the depth.
+static void equal_weights_at_d384(const Step4 *s) {
+    const char *gelu_nobias[] = { "dim=384", "depth=1", "bias=false", "mlp=gelu" };
+    const char *swiglu_nobias[] = { "dim=384", "depth=1", "bias=false", "mlp=swiglu", "mlp_multiple_of=64" };
+    const char *swiglu_bias[] = { "dim=384", "depth=1", "mlp=swiglu", "mlp_multiple_of=64" };
+    const char *gelu_bias[] = { "dim=384", "depth=1", "mlp=gelu" };
     Model g384, s384, g384b, s384b;
-    build_or_exit(&g384, def, gpt_gelu, 4);
-    build_or_exit(&s384, def, gpt_swiglu, 5);
-    build_or_exit(&g384b, def, gpt_gelu_b, 3);
-    build_or_exit(&s384b, def, gpt_swiglu_b, 4);
+    build_or_exit(&g384, s->def, gelu_nobias, 4);
+    build_or_exit(&s384, s->def, swiglu_nobias, 5);
+    build_or_exit(&g384b, s->def, gelu_bias, 3);
+    build_or_exit(&s384b, s->def, swiglu_bias, 4);
     int D3 = g384.cfg.dim;
     FfnCount c3g = ffn_count(&g384), c3s = ffn_count(&s384);
     FfnCount c3gb = ffn_count(&g384b), c3sb = ffn_count(&s384b);
-    printf("\n   At D = %d without biases (the episode's MLP), from the parameter table:\n\n", D3);
+    printf("\n   At D = %d without biases (as GPT-style models build it), from the parameter table:\n\n", D3);
+    Table t;
     table_init(&t, 3, "MLP", "shape", "weights");
     table_cell(&t, "GELU");   table_cell(&t, "%d -> %d -> %d", D3, cfg_mlp_hidden(&g384.cfg), D3);
     table_cell(&t, "%zu", c3g.weights + c3g.biases);
@@ -299,47 +252,26 @@ int main(int argc, char **argv) {
            D3, H3, H3 / 64, D3, H3, D3, cfg_mlp_hidden(&g384.cfg),
            c3gb.biases, c3sb.biases, c3sb.biases - c3gb.biases);
     model_free(&g384); model_free(&s384); model_free(&g384b); model_free(&s384b);
+}
 
-    // -----------------------------------------------------------------------
-    // 3. Time. The FFN of one training batch, forward and backward, at D = 128.
-    //    The calls take turns (bench_interleaved, common/io/bench.c), so
-    //    background load on this shared machine slows them all alike, and we
-    //    keep medians. A third FFN is SwiGLU rounded the episode's way, to a
-    //    multiple of 64: more work, but a width the matmul kernels may like better.
-    const char *swiglu64_set[] = { "mlp=swiglu", "mlp_multiple_of=64" };
-    Model ms64;
-    build_or_exit(&ms64, def, swiglu64_set, 2);
-    model_init_weights(&ms64, 0);
-    int Hs64 = cfg_mlp_hidden(&ms64.cfg);
-    int RT = batch * L;
-    float *xt = malloc(sizeof(float) * RT * D), *dyt = malloc(sizeof(float) * RT * D);
-    rng_fill_normal(&rng, xt, (long)RT * D, 1.0f);
-    rng_fill_normal(&rng, dyt, (long)RT * D, 1.0f);
-    Ffn fs64;
-    ffn_alloc(&fg, &mg, RT, xt, dyt);
-    ffn_alloc(&fs, &ms, RT, xt, dyt);
-    ffn_alloc(&fs64, &ms64, RT, xt, dyt);
-    gelu_ffn_step(&fg);     // fill every buffer once, so the middles read sane values
-    swiglu_ffn_step(&fs);
-    char name_s[TABLE_CELL], name_s64[TABLE_CELL], mid_g[TABLE_CELL], mid_s[TABLE_CELL];
-    snprintf(name_s, sizeof name_s, "SwiGLU FFN (hidden %d)", Hs);
-    snprintf(name_s64, sizeof name_s64, "SwiGLU FFN (hidden %d)", Hs64);
-    snprintf(mid_g, sizeof mid_g, "GELU alone (%d x %d)", RT, Hg);
-    snprintf(mid_s, sizeof mid_s, "SwiGLU gate alone (%d x %d)", RT, Hs);
-    enum { NCALLS = 5 };
-    BenchFn fns[NCALLS] = { { "GELU FFN", gelu_ffn_step, &fg }, { name_s, swiglu_ffn_step, &fs },
-                            { name_s64, swiglu_ffn_step, &fs64 },
-                            { mid_g, gelu_mid_step, &fg }, { mid_s, swiglu_mid_step, &fs } };
-    double ms_call[NCALLS];
-    double t0 = now_ms();
-    bench_interleaved(fns, NCALLS, 2, rounds, 1, ms_call);
-    double secs = (now_ms() - t0) / 1e3;
-    // Matmul work: a Linear (R, in) -> (R, out) costs 2·R·in·out flops forward
-    // and twice that backward (dinp and dweight), so 6·R·in·out in all.
-    double flops[3] = { 6.0 * RT * D * Hg * 2, 6.0 * RT * D * Hs * 3, 6.0 * RT * D * Hs64 * 3 };
-    printf("3. One forward + backward on (%d, %d, %d) = %d tokens, %d OpenMP threads,\n"
-           "   median of %d turns each (the %d calls take turns; %.1f s in all)\n\n",
-           batch, L, D, RT, omp_get_max_threads(), rounds, NCALLS, secs);
+static void rounding_rule(const Step4 *s) {
+    printf("2. The rounding rule: hidden = 2/3 x 4 x D, rounded up to a multiple of 64\n\n");
+    rounding_table(s);
+    equal_weights_at_d384(s);
+}
+
+// ---------------------------------------------------------------------------
+// 3. Time. The FFN of one training batch, forward and backward, at D = 128.
+//    The calls take turns (bench_interleaved, common/io/bench.c), so
+//    background load on this shared machine slows them all alike, and we
+//    keep medians. A third FFN is SwiGLU rounded by the rule of section 2, to a
+//    multiple of 64: more work, but a width the matmul kernels may like better.
+enum { NCALLS = 5 };
+
+// The table of section 3: the first three calls are whole FFNs with matmul work
+// flops[i], the last two their elementwise middles.
+static void timing_table(const BenchFn *fns, const double *ms_call, const double *flops) {
+    Table t;
     table_init(&t, 5, "call", "ms per call", "vs GELU FFN", "matmul GFLOP", "GFLOP/s");
     for (int i = 0; i < NCALLS; i++) {
         table_cell(&t, "%s", fns[i].name);
@@ -353,6 +285,43 @@ int main(int argc, char **argv) {
         }
     }
     table_print(&t);
+}
+
+static void forward_backward_time(Step4 *s, const Options *o) {
+    const char *swiglu64_set[] = { "mlp=swiglu", "mlp_multiple_of=64" };
+    Model ms64;
+    build_or_exit(&ms64, s->def, swiglu64_set, 2);
+    model_init_weights(&ms64, 0);
+    int D = s->D, Hg = s->H_gelu, Hs = s->H_swiglu, Hs64 = cfg_mlp_hidden(&ms64.cfg);
+    int RT = o->batch * s->L;
+    float *xt = malloc(sizeof(float) * RT * D), *dyt = malloc(sizeof(float) * RT * D);
+    rng_fill_normal(&s->rng, xt, (long)RT * D, 1.0f);
+    rng_fill_normal(&s->rng, dyt, (long)RT * D, 1.0f);
+    Ffn fg, fs, fs64;
+    ffn_alloc(&fg, &s->gelu, RT, xt, dyt);
+    ffn_alloc(&fs, &s->swiglu, RT, xt, dyt);
+    ffn_alloc(&fs64, &ms64, RT, xt, dyt);
+    gelu_ffn_step(&fg);     // fill every buffer once, so the middles read sane values
+    swiglu_ffn_step(&fs);
+    char name_s[TABLE_CELL], name_s64[TABLE_CELL], mid_g[TABLE_CELL], mid_s[TABLE_CELL];
+    snprintf(name_s, sizeof name_s, "SwiGLU FFN (hidden %d)", Hs);
+    snprintf(name_s64, sizeof name_s64, "SwiGLU FFN (hidden %d)", Hs64);
+    snprintf(mid_g, sizeof mid_g, "GELU alone (%d x %d)", RT, Hg);
+    snprintf(mid_s, sizeof mid_s, "SwiGLU gate alone (%d x %d)", RT, Hs);
+    BenchFn fns[NCALLS] = { { "GELU FFN", gelu_ffn_step, &fg }, { name_s, swiglu_ffn_step, &fs },
+                            { name_s64, swiglu_ffn_step, &fs64 },
+                            { mid_g, gelu_mid_step, &fg }, { mid_s, swiglu_mid_step, &fs } };
+    double ms_call[NCALLS];
+    double t0 = now_ms();
+    bench_interleaved(fns, NCALLS, 2, o->rounds, 1, ms_call);
+    double secs = (now_ms() - t0) / 1e3;
+    // Matmul work: a Linear (R, in) -> (R, out) costs 2·R·in·out flops forward
+    // and twice that backward (dinp and dweight), so 6·R·in·out in all.
+    double flops[3] = { 6.0 * RT * D * Hg * 2, 6.0 * RT * D * Hs * 3, 6.0 * RT * D * Hs64 * 3 };
+    printf("3. One forward + backward on (%d, %d, %d) = %d tokens, %d OpenMP threads,\n"
+           "   median of %d turns each (the %d calls take turns; %.1f s in all)\n\n",
+           o->batch, s->L, D, RT, omp_get_max_threads(), o->rounds, NCALLS, secs);
+    timing_table(fns, ms_call, flops);
     printf("\n   Equal work (%+.2f%%) is not equal time: GFLOP/s shows how well each width keeps the\n"
            "   cores busy. The elementwise middles are %.0f%% (GELU) and %.0f%% (SwiGLU) of their FFN.\n\n",
            100.0 * (flops[1] / flops[0] - 1.0),
@@ -361,13 +330,14 @@ int main(int argc, char **argv) {
     ffn_free(&fs);
     ffn_free(&fs64);
     free(xt); free(dyt);
-    model_free(&mg);
-    model_free(&ms);
     model_free(&ms64);
+}
 
-    // -----------------------------------------------------------------------
-    // 4. The whole model with each upgrade of the tutorial, by model_count_params.
+// ---------------------------------------------------------------------------
+// 4. The whole model with each upgrade of the tutorial, by model_count_params.
+static void whole_model(const Step4 *s) {
     printf("4. The whole model (default config), one upgrade at a time\n\n");
+    const Config def = s->def;
     struct { const char *name, *sets[4]; int n; } variants[] = {
         { "baseline",     { NULL }, 0 },
         { "+ RMSNorm",    { "norm=rmsnorm" }, 1 },
@@ -376,6 +346,7 @@ int main(int argc, char **argv) {
         { "+ 2D RoPE",    { "pos=rope2d" }, 1 },
         { "all four",     { "norm=rmsnorm", "qk_norm=true", "mlp=swiglu", "pos=rope2d" }, 4 },
     };
+    Table t;
     table_init(&t, 4, "variant", "--set", "params", "vs baseline");
     size_t base_count = model_count_params(&def);
     for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++) {
@@ -401,8 +372,37 @@ int main(int argc, char **argv) {
     printf("\n   SwiGLU adds %ld over %d blocks: %ld per block, the FFN difference of section 1.\n"
            "   --modern (RMSNorm, SwiGLU, QK-norm, no biases; RoPE stays its own switch) has %zu.\n\n",
            extra, def.depth, extra / def.depth, model_count_params(&modern));
+}
 
+// ---------------------------------------------------------------------------
+// 5. The switch in a training run.
+static void try_it(void) {
     printf("try it: step6_ablation/step6_ablation train --name mine --preset quick --set mlp=swiglu\n"
-           "        (--modern turns on the GPT episode's set: RMSNorm, SwiGLU, QK-norm, no biases)\n");
+           "        (--modern turns on RMSNorm, SwiGLU, QK-norm and no biases at once)\n");
+}
+
+// ---------------------------------------------------------------------------
+// The figures (figures.c), computed afresh in this run, and the one line that
+// says where they are.
+static void draw_figures(const Options *o) {
+    if (!o->figures_dir) return;
+    char err[512];
+    int drawn = 0, rc = step4_figures(o->figures_dir, &drawn, err, sizeof err);
+    if (rc < 0) { fprintf(stderr, "step4_swiglu: figures: %s\n", err); exit(1); }
+    figure_report(stdout, o->figures_dir, drawn, rc == FIGURE_NO_GNUPLOT);
+}
+
+int main(int argc, char **argv) {
+    Options o = parse_options(argc, argv);
+    Step4 s;
+    step4_init(&s);
+    two_ffns_at_d128(&s);
+    rounding_rule(&s);
+    forward_backward_time(&s, &o);
+    whole_model(&s);
+    try_it();
+    draw_figures(&o);
+    model_free(&s.gelu);
+    model_free(&s.swiglu);
     return 0;
 }

@@ -1,11 +1,16 @@
 // test_swiglu.c: the claims of step 4, each as a test. The FFN counts at
-// D = 128, the GPT episode's equal counts at D = 384, the rounding rule, the
-// six whole-model counts of the spec, and SwiGLU's gating: its values and its
-// gradient.
+// D = 128, the equal counts at D = 384 without biases, the rounding rule, the
+// six whole-model counts of step 4's section 4, and SwiGLU's gating: its
+// values and its gradient. And the figures: valid PNGs with gnuplot, a clear
+// notice without.
 #include "testutil.h"
+#include <sys/wait.h>
 #include "io/config_parse.h"
+#include "io/figure.h"
+#include "io/paths.h"
 #include "nn/layers.h"
 #include "nn/model.h"
+#include "figures.h"
 
 // cfg = the default with the given "key=value" settings applied.
 static Config config_with(const char *const *sets, int n) {
@@ -53,7 +58,7 @@ START_TEST(test_ffn_counts_at_d128) {
 END_TEST
 
 START_TEST(test_gpt_rule_at_d384) {
-    // The episode's MLP: D = 384, no biases, SwiGLU rounded to a multiple of 64.
+    // A GPT-style MLP: D = 384, no biases, SwiGLU rounded to a multiple of 64.
     const char *g[] = { "dim=384", "depth=1", "bias=false", "mlp=gelu" };
     const char *s[] = { "dim=384", "depth=1", "bias=false", "mlp=swiglu", "mlp_multiple_of=64" };
     Config cg = config_with(g, 4), cs = config_with(s, 5);
@@ -95,7 +100,7 @@ START_TEST(test_rounding_rule) {
 END_TEST
 
 START_TEST(test_whole_model_counts) {
-    // Spec §3: the tutorial's six counts at the default config.
+    // The six counts of step 4's section 4, at the default config.
     const char *rms[] = { "norm=rmsnorm" }, *qk[] = { "qk_norm=true" }, *sw[] = { "mlp=swiglu" };
     const char *rope[] = { "pos=rope2d" };
     const char *all[] = { "norm=rmsnorm", "qk_norm=true", "mlp=swiglu", "pos=rope2d" };
@@ -165,6 +170,74 @@ START_TEST(test_swiglu_gradient) {
 }
 END_TEST
 
+// ---------------------------------------------------------------------------
+// The figures, in a fresh folder under /tmp each time.
+static void make_tmp(char *dir, size_t n) {
+    snprintf(dir, n, "/tmp/test_swiglu_XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+}
+
+static void remove_tmp(const char *dir) {
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+static int exists_in(const char *dir, const char *file) {
+    char path[1100];
+    snprintf(path, sizeof path, "%s/%s", dir, file);
+    return access(path, R_OK) == 0;
+}
+
+START_TEST(test_figures_are_pngs) {
+    if (!figure_gnuplot_available()) {
+        printf("test_figures_are_pngs: skipped, %s is not installed\n", figure_gnuplot_command());
+        return;
+    }
+    char dir[64], err[512], path[512];
+    make_tmp(dir, sizeof dir);
+    int drawn = -1;
+    ck_assert_msg(step4_figures(dir, &drawn, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(drawn, 2);
+    const char *names[2] = { "step4_activations", "step4_params" };
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, "%s/%s.png", dir, names[i]);
+        ck_assert_msg(figure_png_valid(path), "%s is not a PNG", path);
+        snprintf(path, sizeof path, "%s.tsv", names[i]);
+        ck_assert_msg(exists_in(dir, path), "no %s", path);
+    }
+    remove_tmp(dir);
+}
+END_TEST
+
+START_TEST(test_figures_notice_without_gnuplot) {
+    // The program itself, with gnuplot pointed at a missing file: everything
+    // is printed, the data is written, and the last lines say what to install.
+    char dir[64], exe[512], cmd[1536], out[600];
+    make_tmp(dir, sizeof dir);
+    ck_assert_int_eq(project_path(exe, sizeof exe, "step4_swiglu/step4_swiglu"), 0);
+    snprintf(out, sizeof out, "%s/stdout.txt", dir);
+    snprintf(cmd, sizeof cmd, "TINYDIT_GNUPLOT=/nonexistent/gnuplot '%s' --rounds 1 --batch 1 --figures '%s/figs' >'%s' 2>&1",
+             exe, dir, out);
+    int st = system(cmd);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s failed", cmd);
+    FILE *f = fopen(out, "r");
+    ck_assert_ptr_nonnull(f);
+    static char text[65536];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    text[n] = 0;
+    fclose(f);
+    ck_assert_ptr_nonnull(strstr(text, "4. The whole model"));
+    ck_assert_ptr_nonnull(strstr(text, "figures: /nonexistent/gnuplot was not found"));
+    ck_assert_ptr_nonnull(strstr(text, "Install gnuplot"));
+    char figs[128];
+    snprintf(figs, sizeof figs, "%s/figs", dir);
+    ck_assert(exists_in(figs, "step4_activations.tsv") && exists_in(figs, "step4_params.tsv"));
+    ck_assert(!exists_in(figs, "step4_activations.png") && !exists_in(figs, "step4_params.png"));
+    remove_tmp(dir);
+}
+END_TEST
+
 static Suite *swiglu_suite(void) {
     Suite *s = suite_create("swiglu");
     TCase *tc = tcase_create("swiglu");
@@ -174,6 +247,8 @@ static Suite *swiglu_suite(void) {
     tcase_add_test(tc, test_whole_model_counts);
     tcase_add_test(tc, test_swiglu_values);
     tcase_add_test(tc, test_swiglu_gradient);
+    tcase_add_test(tc, test_figures_are_pngs);
+    tcase_add_test(tc, test_figures_notice_without_gnuplot);
     suite_add_tcase(s, tc);
     return s;
 }

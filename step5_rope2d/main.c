@@ -12,51 +12,71 @@
 // attention (common/nn/embed.c):
 //   rope2d_tables  cos and sin of every (token, feature) angle, built once
 //   rope_forward   x·cos + rot(x)·sin with rot(x) = (-x₁, x₀) for every pair
-// and prints, in order:
-//   1. the tables for the 8×8 grid and head_dim 32
-//   2. the relative-position property, and that a rotation keeps lengths
-//   3. why the frequency base is 100 here and not the usual 10,000
-//   4. prefix tokens, which are not rotated at all
-//   5. what the switch changes in the model, and how to turn it on
+// and main() prints one section per function below:
+//   1. the_tables              the tables for the 8×8 grid and head_dim 32
+//   2. same_offset_same_score  the relative-position property, and that a
+//                              rotation keeps lengths
+//   3. why_base_100            why the frequency base is 100 here and not the
+//                              usual 10,000
+//   4. prefix_tokens           prefix tokens, which are not rotated at all
+//   5. in_the_model            what the switch changes in the model, and
+//                              try_it: how to turn it on
+// and, with draw_figures, the pictures of figures.c into --figures DIR.
 // Its tests (test_rope2d.c) check the same claims, plus the backward pass.
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "io/args.h"
 #include "io/bench.h"
 #include "io/config_parse.h"
+#include "io/figure.h"
 #include "nn/layers.h"
 #include "nn/model.h"
 #include "nn/rng.h"
+#include "figures.h"
+#include "rope_probe.h"
 
 static void usage(FILE *f) {
     fprintf(f,
-        "usage: step5_rope2d [--seed N] [--help]\n"
+        "usage: step5_rope2d [--seed N] [--figures DIR | --no-figures] [--help]\n"
         "  2D rotary position embeddings on TinyDiT's 8x8 grid of patches:\n"
         "  the cos/sin tables, the relative-position property, why base 100,\n"
         "  prefix tokens, and the switch that turns RoPE on in a training run.\n"
         "  --seed N   seed of the random query and key vectors (default 0)\n"
-        "  --help     this text\n");
+        "  --figures DIR  where the figures go (default %s):\n"
+        "             step5_scores (q.k at every offset), step5_angles (each pair's\n"
+        "             angle across the grid), each as .tsv data, .gp script and .png\n"
+        "  --no-figures  no figures\n"
+        "  --help     this text\n", figure_default_dir());
 }
 
-// The angle of pair i at table row tok, read back from the tables. Both
-// features of a pair share one angle, so feature 2i is enough. atan2 gives it
-// in (-pi, pi]: only angles below pi are read this way below.
-static double table_angle(const float *cos_t, const float *sin_t, int hd, int tok, int i) {
-    return atan2(sin_t[(size_t)tok * hd + 2 * i], cos_t[(size_t)tok * hd + 2 * i]);
-}
+typedef struct {
+    int seed;                 // of the random q and k
+    const char *figures_dir;  // NULL: no figures
+} Options;
 
-// q·k after q is turned to grid slot (rq, cq) and k to slot (rk, ck). To turn
-// one vector as token l, hand rope_forward row l of the tables and L = 1.
-static double rope_score(const float *q, const float *k, const float *cos_t, const float *sin_t,
-                         int grid, int hd, int rq, int cq, int rk, int ck) {
-    float qr[hd], kr[hd];
-    int iq = rq * grid + cq, ik = rk * grid + ck;   // tokens are row-major over the grid
-    rope_forward(qr, q, cos_t + (size_t)iq * hd, sin_t + (size_t)iq * hd, 1, 1, hd);
-    rope_forward(kr, k, cos_t + (size_t)ik * hd, sin_t + (size_t)ik * hd, 1, 1, hd);
-    double s = 0.0;
-    for (int j = 0; j < hd; j++) s += (double)qr[j] * kr[j];
-    return s;
+// The options, or exits: 0 after --help, 2 with the usage on a bad argument.
+static Options parse_options(int argc, char **argv) {
+    Options o = { 0, figure_default_dir() };
+    for (int a = 1; a < argc; a++) {
+        if (!strcmp(argv[a], "--help") || !strcmp(argv[a], "-h")) { usage(stdout); exit(0); }
+        if (!strcmp(argv[a], "--seed")) {
+            if (a + 1 >= argc || parse_int_in(argv[++a], 0, INT_MAX, &o.seed) != 0) {
+                fprintf(stderr, "step5_rope2d: --seed wants an integer in 0..%d\n\n", INT_MAX);
+                usage(stderr);
+                exit(2);
+            }
+            continue;
+        }
+        if (!strcmp(argv[a], "--figures") && a + 1 < argc) { o.figures_dir = argv[++a]; continue; }
+        if (!strcmp(argv[a], "--no-figures")) { o.figures_dir = NULL; continue; }
+        fprintf(stderr, "step5_rope2d: unknown argument '%s'\n\n", argv[a]);
+        usage(stderr);
+        exit(2);
+    }
+    return o;
 }
 
 static double norm2(const float *x, int n) {
@@ -65,106 +85,147 @@ static double norm2(const float *x, int n) {
     return sqrt(s);
 }
 
-int main(int argc, char **argv) {
-    unsigned long long seed = 0;
-    for (int a = 1; a < argc; a++) {
-        if (!strcmp(argv[a], "--help") || !strcmp(argv[a], "-h")) { usage(stdout); return 0; }
-        if (!strcmp(argv[a], "--seed")) {
-            char *end = NULL;
-            if (a + 1 < argc) seed = strtoull(argv[++a], &end, 10);
-            if (!end || *end || end == argv[a] || argv[a][0] == '-') {
-                fprintf(stderr, "step5_rope2d: --seed wants a non-negative integer\n\n");
-                usage(stderr);
-                return 2;
-            }
-            continue;
-        }
-        fprintf(stderr, "step5_rope2d: unknown argument '%s'\n\n", argv[a]);
-        usage(stderr);
-        return 2;
-    }
+// What the sections share: the model's sizes, its cos/sin tables, and one
+// random query and key.
+typedef struct {
+    Config cfg;
+    int grid, L, hd;
+    int quarter;              // pairs per axis: hd/2 pairs, half for rows, half for columns
+    float base;
+    float *cos_t, *sin_t;     // (L, hd) each, n_prefix 0
+    int seed;
+    float *q, *k;             // (hd) each
+    int tok_row, tok_col;     // the token whose table row section 1 shows
+} Step5;
 
-    // The model's own sizes: 32×32 images in 4×4 patches make an 8×8 grid of
-    // L = 64 tokens; D = 128 over 4 heads gives head_dim 32.
-    Config cfg = config_default();
-    const int grid = cfg_grid(&cfg), L = cfg_tokens(&cfg), hd = cfg_head_dim(&cfg);
-    const int quarter = hd / 4;        // pairs per axis: hd/2 pairs, half for rows, half for columns
-    const float base = cfg.rope_base;
+// The model's own sizes: 32×32 images in 4×4 patches make an 8×8 grid of
+// L = 64 tokens; D = 128 over 4 heads gives head_dim 32.
+static void step5_init(Step5 *s, int seed) {
+    s->cfg = config_default();
+    s->grid = cfg_grid(&s->cfg); s->L = cfg_tokens(&s->cfg); s->hd = cfg_head_dim(&s->cfg);
+    s->quarter = s->hd / 4;
+    s->base = s->cfg.rope_base;
+    s->cos_t = malloc(sizeof(float) * s->L * s->hd);
+    s->sin_t = malloc(sizeof(float) * s->L * s->hd);
+    rope2d_tables(s->cos_t, s->sin_t, s->grid, s->hd, s->base, 0);
+    s->seed = seed;
+    s->q = malloc(sizeof(float) * s->hd);
+    s->k = malloc(sizeof(float) * s->hd);
+    Rng rng;
+    rng_seed(&rng, (unsigned long long)seed);
+    rng_fill_normal(&rng, s->q, s->hd, 1.0f);
+    rng_fill_normal(&rng, s->k, s->hd, 1.0f);
+    s->tok_row = 1; s->tok_col = 2;
+}
 
-    float *cos_t = malloc(sizeof(float) * L * hd), *sin_t = malloc(sizeof(float) * L * hd);
-    rope2d_tables(cos_t, sin_t, grid, hd, base, 0);
+static void step5_free(Step5 *s) {
+    free(s->cos_t); free(s->sin_t); free(s->q); free(s->k);
+}
 
-    // ------------------------------------------------------------------
+// ----------------------------------------------------------------------
+// 1. The tables: one angle for every (token, feature)
+static void the_tables(const Step5 *s) {
+    const int grid = s->grid, L = s->L, hd = s->hd, quarter = s->quarter;
+    const float *cos_t = s->cos_t, *sin_t = s->sin_t;
     printf("1. The tables: one angle for every (token, feature)\n");
     double unit_err = 0.0;   // each (cos, sin) pair must sit on the unit circle
     for (int j = 0; j < L * hd; j++)
         unit_err = fmax(unit_err, fabs((double)cos_t[j] * cos_t[j] + (double)sin_t[j] * sin_t[j] - 1.0));
     printf("   rope2d_tables(grid %d, head_dim %d, base %g, n_prefix 0): cos and sin, shape (%d, %d) each\n",
-           grid, hd, base, L, hd);
+           grid, hd, s->base, L, hd);
     printf("   (%d tokens x %d features; both features of a pair share an angle; cos^2 + sin^2 = 1 to %.1e)\n\n",
            L, hd, unit_err);
     // The speed of pair i is its angle one step from the origin: at token
     // (1, 0) for a row pair, at token (0, 1) for a column pair.
-    int tr = 1, tc = 2, tok = tr * grid + tc;
+    int tr = s->tok_row, tc = s->tok_col, tok = tr * grid + tc;
     printf("   token (row %d, col %d) is row %d of the tables; pairs 0-%d follow the row, %d-%d the column:\n\n",
            tr, tc, tok, quarter - 1, quarter, 2 * quarter - 1);
-    Table t1;
+    Table t;
     char col_hdr[TABLE_CELL];
     snprintf(col_hdr, sizeof col_hdr, "angle of col pair %d+i", quarter);
-    table_init(&t1, 4, "pair i", "speed (rad/step)", "angle of row pair i", col_hdr);
+    table_init(&t, 4, "pair i", "speed (rad/step)", "angle of row pair i", col_hdr);
     for (int i = 0; i < quarter; i++) {
-        table_cell(&t1, "%d", i);
-        table_cell(&t1, "%.6f", table_angle(cos_t, sin_t, hd, 1 * grid + 0, i));
-        table_cell(&t1, "%.6f", table_angle(cos_t, sin_t, hd, tok, i));
-        table_cell(&t1, "%.6f", table_angle(cos_t, sin_t, hd, tok, quarter + i));
+        table_cell(&t, "%d", i);
+        table_cell(&t, "%.6f", table_angle(cos_t, sin_t, hd, 1 * grid + 0, i));
+        table_cell(&t, "%.6f", table_angle(cos_t, sin_t, hd, tok, i));
+        table_cell(&t, "%.6f", table_angle(cos_t, sin_t, hd, tok, quarter + i));
     }
-    table_print(&t1);
+    table_print(&t);
     printf("\n   (row pairs turn %d x speed, column pairs %d x speed: one table row, two positions)\n\n", tr, tc);
+}
 
-    // ------------------------------------------------------------------
+// ----------------------------------------------------------------------
+// 2. Same offset, same score
+
+// A rotation keeps lengths: q turned to every one of the 64 slots.
+static void rotation_keeps_lengths(const Step5 *s) {
+    const int L = s->L, hd = s->hd;
+    float *qs = malloc(sizeof(float) * L * hd), *qs_rot = malloc(sizeof(float) * L * hd);
+    for (int l = 0; l < L; l++) memcpy(qs + (size_t)l * hd, s->q, sizeof(float) * hd);
+    rope_forward(qs_rot, qs, s->cos_t, s->sin_t, 1, L, hd);            // (1, L, hd)
+    double len_q = norm2(s->q, hd), len_err = 0.0;
+    for (int l = 0; l < L; l++) len_err = fmax(len_err, fabs(norm2(qs_rot + (size_t)l * hd, hd) - len_q) / len_q);
+    printf("   rotation keeps lengths: |q| = %.4f, and q turned to each of the %d slots is within %.1e of it (relative)\n\n",
+           len_q, L, len_err);
+    free(qs); free(qs_rot);
+}
+
+static void same_offset_same_score(const Step5 *s) {
     printf("2. Same offset, same score\n");
-    float *q = malloc(sizeof(float) * hd), *k = malloc(sizeof(float) * hd);
-    Rng rng;
-    rng_seed(&rng, seed);
-    rng_fill_normal(&rng, q, hd, 1.0f);
-    rng_fill_normal(&rng, k, hd, 1.0f);
-    printf("   one random q and one random k (head_dim %d, seed %llu), turned to different grid slots:\n\n", hd, seed);
+    printf("   one random q and one random k (head_dim %d, seed %d), turned to different grid slots:\n\n",
+           s->hd, s->seed);
     // Three pairs with k one row down and two columns right of q, at
     // different places on the grid, then one with another offset.
     const int pairs[4][4] = { {0, 0, 1, 2}, {3, 4, 4, 6}, {6, 5, 7, 7}, {0, 0, 3, 0} };
     double score[4];
-    Table t2;
-    table_init(&t2, 4, "q at", "k at", "offset", "score q.k");
+    Table t;
+    table_init(&t, 4, "q at", "k at", "offset", "score q.k");
     for (int p = 0; p < 4; p++) {
-        const int *s = pairs[p];
-        score[p] = rope_score(q, k, cos_t, sin_t, grid, hd, s[0], s[1], s[2], s[3]);
-        table_cell(&t2, "(%d,%d)", s[0], s[1]);
-        table_cell(&t2, "(%d,%d)", s[2], s[3]);
-        table_cell(&t2, "%d down, %d right", s[2] - s[0], s[3] - s[1]);
-        table_cell(&t2, "%+.4f", score[p]);
+        const int *c = pairs[p];
+        score[p] = rope_score(s->q, s->k, s->cos_t, s->sin_t, s->grid, s->hd, c[0], c[1], c[2], c[3]);
+        table_cell(&t, "(%d,%d)", c[0], c[1]);
+        table_cell(&t, "(%d,%d)", c[2], c[3]);
+        table_cell(&t, "%d down, %d right", c[2] - c[0], c[3] - c[1]);
+        table_cell(&t, "%+.4f", score[p]);
     }
-    table_print(&t2);
+    table_print(&t);
     double spread = fmax(fmax(score[0], score[1]), score[2]) - fmin(fmin(score[0], score[1]), score[2]);
     printf("\n   (the three \"1 down, 2 right\" scores differ by at most %.1e; the other offset is %.4f away)\n",
            spread, fabs(score[3] - score[0]));
-    // A rotation keeps lengths: q turned to every one of the 64 slots.
-    float *qs = malloc(sizeof(float) * L * hd), *qs_rot = malloc(sizeof(float) * L * hd);
-    for (int l = 0; l < L; l++) memcpy(qs + (size_t)l * hd, q, sizeof(float) * hd);
-    rope_forward(qs_rot, qs, cos_t, sin_t, 1, L, hd);            // (1, L, hd)
-    double len_q = norm2(q, hd), len_err = 0.0;
-    for (int l = 0; l < L; l++) len_err = fmax(len_err, fabs(norm2(qs_rot + (size_t)l * hd, hd) - len_q) / len_q);
-    printf("   rotation keeps lengths: |q| = %.4f, and q turned to each of the %d slots is within %.1e of it (relative)\n\n",
-           len_q, L, len_err);
+    rotation_keeps_lengths(s);
+}
 
-    // ------------------------------------------------------------------
-    printf("3. Why base %g and not 10,000\n", base);
-    // Pair i turns base^(-i/quarter) radians per step: pair 0 one radian, the
-    // last pair slowest. On a grid of 8, positions are 0..7, so the largest
-    // offset attention can see is 7 steps.
-    const float bases[2] = { base, 10000.0f };
+// ----------------------------------------------------------------------
+// 3. Why base 100 and not 10,000. Pair i turns base^(-i/quarter) radians per
+//    step: pair 0 one radian, the last pair slowest. On a grid of 8,
+//    positions are 0..7, so the largest offset attention can see is 7 steps.
+enum { NBASES = 2 };
+
+// The turn of each row pair across the grid, in degrees, for both bases;
+// counts in slow[b] the pairs that turn less than 10 degrees.
+static void turn_table(const Step5 *s, const float *bases, double turn[][64], int *slow) {
+    Table t;
+    char hdr[NBASES][TABLE_CELL];
+    for (int b = 0; b < NBASES; b++) snprintf(hdr[b], sizeof hdr[b], "base %g", bases[b]);
+    table_init(&t, 3, "pair i", hdr[0], hdr[1]);
+    for (int i = 0; i < s->quarter; i++) {
+        table_cell(&t, "%d", i);
+        for (int b = 0; b < NBASES; b++) {
+            double deg = turn[b][i] * 180.0 / M_PI;
+            table_cell(&t, "%.2f", deg);
+            if (deg < 10.0) slow[b]++;
+        }
+    }
+    table_print(&t);
+}
+
+static void why_base_100(const Step5 *s) {
+    const int grid = s->grid, L = s->L, hd = s->hd, quarter = s->quarter;
+    printf("3. Why base %g and not 10,000\n", s->base);
+    const float bases[NBASES] = { s->base, 10000.0f };
     float *cos_b = malloc(sizeof(float) * L * hd), *sin_b = malloc(sizeof(float) * L * hd);
-    double turn[2][64], slow_direct[2];
-    for (int b = 0; b < 2; b++) {
+    double turn[NBASES][64], slow_direct[NBASES];
+    for (int b = 0; b < NBASES; b++) {
         rope2d_tables(cos_b, sin_b, grid, hd, bases[b], 0);
         for (int i = 0; i < quarter; i++)   // speed read at row 1, times 7 steps
             turn[b][i] = (grid - 1) * table_angle(cos_b, sin_b, hd, 1 * grid, i);
@@ -172,99 +233,121 @@ int main(int argc, char **argv) {
         // at row 7 can be read straight from the table.
         slow_direct[b] = table_angle(cos_b, sin_b, hd, (grid - 1) * grid, quarter - 1);
     }
+    free(cos_b); free(sin_b);
     printf("   how far each row pair turns from row 0 to row %d (%d steps), in degrees:\n\n", grid - 1, grid - 1);
-    Table t3;
-    char hdr[2][TABLE_CELL];
-    for (int b = 0; b < 2; b++) snprintf(hdr[b], sizeof hdr[b], "base %g", bases[b]);
-    table_init(&t3, 3, "pair i", hdr[0], hdr[1]);
-    int slow[2] = {0, 0};   // pairs that turn less than 10 degrees across the whole grid
-    for (int i = 0; i < quarter; i++) {
-        table_cell(&t3, "%d", i);
-        for (int b = 0; b < 2; b++) {
-            double deg = turn[b][i] * 180.0 / M_PI;
-            table_cell(&t3, "%.2f", deg);
-            if (deg < 10.0) slow[b]++;
-        }
-    }
-    table_print(&t3);
+    int slow[NBASES] = {0, 0};   // pairs that turn less than 10 degrees across the whole grid
+    turn_table(s, bases, turn, slow);
     printf("\n   The slowest pair (i = %d), from row 0 to row %d, read from the tables:\n", quarter - 1, grid - 1);
-    for (int b = 0; b < 2; b++)
+    for (int b = 0; b < NBASES; b++)
         printf("     base %-6g turns %.4f rad = %6.3f deg\n", bases[b], slow_direct[b], slow_direct[b] * 180.0 / M_PI);
     printf("   Pairs of an axis that turn less than 10 deg across the grid: %d of %d with base %g,\n"
            "   %d of %d with base %g. Such a pair has cos ~ 1 and sin ~ 0 at every slot: it can\n"
            "   barely tell two positions apart, and its features act as if RoPE were off.\n"
            "   The usual 10,000 was chosen for thousands of text positions; 8 need a smaller base.\n\n",
            slow[0], quarter, bases[0], slow[1], quarter, bases[1]);
+}
 
-    // ------------------------------------------------------------------
+// ----------------------------------------------------------------------
+// 4. Prefix tokens: angle 0, no rotation. Tokens that are not patches (a
+//    class token, or text tokens in a two-stream model) have no row or
+//    column. n_prefix puts them first in the tables, with angle 0; the
+//    grid's rows follow unchanged.
+static void prefix_tokens(const Step5 *s) {
+    const int L = s->L, hd = s->hd, tok = s->tok_row * s->grid + s->tok_col;
     printf("4. Prefix tokens: angle 0, no rotation\n");
-    // Tokens that are not patches (a class token, or text tokens in a
-    // two-stream model) have no row or column. n_prefix puts them first in
-    // the tables, with angle 0; the grid's rows follow unchanged.
     const int n_prefix = 1, Lp = n_prefix + L;
     float *cos_p = malloc(sizeof(float) * Lp * hd), *sin_p = malloc(sizeof(float) * Lp * hd);
-    rope2d_tables(cos_p, sin_p, grid, hd, base, n_prefix);
+    rope2d_tables(cos_p, sin_p, s->grid, hd, s->base, n_prefix);
     double cos_off = 0.0, sin_off = 0.0, grid_diff = 0.0;
     for (int j = 0; j < n_prefix * hd; j++) {
         cos_off = fmax(cos_off, fabs(cos_p[j] - 1.0));
         sin_off = fmax(sin_off, fabs(sin_p[j]));
     }
     for (int j = 0; j < L * hd; j++)
-        grid_diff = fmax(grid_diff, fmax(fabs(cos_p[n_prefix * hd + j] - cos_t[j]),
-                                         fabs(sin_p[n_prefix * hd + j] - sin_t[j])));
+        grid_diff = fmax(grid_diff, fmax(fabs(cos_p[n_prefix * hd + j] - s->cos_t[j]),
+                                         fabs(sin_p[n_prefix * hd + j] - s->sin_t[j])));
     // q as the prefix token and at every grid slot after it
     float *xp = malloc(sizeof(float) * Lp * hd), *xp_rot = malloc(sizeof(float) * Lp * hd);
-    for (int l = 0; l < Lp; l++) memcpy(xp + (size_t)l * hd, q, sizeof(float) * hd);
+    for (int l = 0; l < Lp; l++) memcpy(xp + (size_t)l * hd, s->q, sizeof(float) * hd);
     rope_forward(xp_rot, xp, cos_p, sin_p, 1, Lp, hd);
     double prefix_moved = 0.0, slot_moved = 0.0;
     for (int j = 0; j < hd; j++) {
-        prefix_moved = fmax(prefix_moved, fabs(xp_rot[j] - q[j]));
-        slot_moved = fmax(slot_moved, fabs(xp_rot[(size_t)(n_prefix + tok) * hd + j] - q[j]));
+        prefix_moved = fmax(prefix_moved, fabs(xp_rot[j] - s->q[j]));
+        slot_moved = fmax(slot_moved, fabs(xp_rot[(size_t)(n_prefix + tok) * hd + j] - s->q[j]));
     }
     printf("   rope2d_tables(..., n_prefix %d): shape (%d, %d); table row 0 is the prefix token\n\n", n_prefix, Lp, hd);
-    Table t4;
-    table_init(&t4, 2, "check", "max |difference|");
-    table_cell(&t4, "prefix row: cos - 1");                   table_cell(&t4, "%.1e", cos_off);
-    table_cell(&t4, "prefix row: sin");                       table_cell(&t4, "%.1e", sin_off);
-    table_cell(&t4, "prefix q after rope_forward - q");       table_cell(&t4, "%.1e", prefix_moved);
-    table_cell(&t4, "grid q at (1,2) after rope_forward - q"); table_cell(&t4, "%.4f", slot_moved);
-    table_cell(&t4, "grid rows vs the n_prefix 0 tables");   table_cell(&t4, "%.1e", grid_diff);
-    table_print(&t4);
+    Table t;
+    table_init(&t, 2, "check", "max |difference|");
+    table_cell(&t, "prefix row: cos - 1");                   table_cell(&t, "%.1e", cos_off);
+    table_cell(&t, "prefix row: sin");                       table_cell(&t, "%.1e", sin_off);
+    table_cell(&t, "prefix q after rope_forward - q");       table_cell(&t, "%.1e", prefix_moved);
+    table_cell(&t, "grid q at (%d,%d) after rope_forward - q", s->tok_row, s->tok_col);
+    table_cell(&t, "%.4f", slot_moved);
+    table_cell(&t, "grid rows vs the n_prefix 0 tables");   table_cell(&t, "%.1e", grid_diff);
+    table_print(&t);
     printf("\n   (the prefix token comes out as it went in; grid tokens turn exactly as before)\n\n");
+    free(cos_p); free(sin_p); free(xp); free(xp_rot);
+}
 
-    // ------------------------------------------------------------------
+// ----------------------------------------------------------------------
+// 5. In the model: pos=rope2d drops the learned tables; RoPE itself adds no
+//    parameters.
+static void in_the_model(const Step5 *s) {
     printf("5. In the model: the parameters with each kind of position\n\n");
-    // pos=rope2d drops the learned tables; RoPE itself adds no parameters.
+    const Config cfg = s->cfg;
     Config rope = cfg;
     config_set_or_exit(&rope, "pos=rope2d");
     Model learned, rotary;
     char err[256];
     if (model_build(&learned, &cfg, err, sizeof err) || model_build(&rotary, &rope, err, sizeof err)) {
         fprintf(stderr, "model_build: %s\n", err);
-        return 1;
+        exit(1);
     }
     const ParamTensor *pr = model_find(&learned, "pos_row"), *pc = model_find(&learned, "pos_col");
     // The model's tables (built in model_build) are the ones used above.
     double model_diff = 0.0;
-    for (int j = 0; j < L * hd; j++)
-        model_diff = fmax(model_diff, fmax(fabs(rotary.rope_cos[j] - cos_t[j]), fabs(rotary.rope_sin[j] - sin_t[j])));
-    Table t5;
-    table_init(&t5, 3, "pos", "params", "position parameters");
-    table_cell(&t5, "learned"); table_cell(&t5, "%zu", model_count_params(&cfg));
-    table_cell(&t5, "pos_row (%d, %d) + pos_col (%d, %d)", pr->shape[0], pr->shape[1], pc->shape[0], pc->shape[1]);
-    table_cell(&t5, "rope2d");  table_cell(&t5, "%zu", model_count_params(&rope));
-    table_cell(&t5, "none (fixed angles)");
-    table_print(&t5);
+    for (int j = 0; j < s->L * s->hd; j++)
+        model_diff = fmax(model_diff, fmax(fabs(rotary.rope_cos[j] - s->cos_t[j]), fabs(rotary.rope_sin[j] - s->sin_t[j])));
+    Table t;
+    table_init(&t, 3, "pos", "params", "position parameters");
+    table_cell(&t, "learned"); table_cell(&t, "%zu", model_count_params(&cfg));
+    table_cell(&t, "pos_row (%d, %d) + pos_col (%d, %d)", pr->shape[0], pr->shape[1], pc->shape[0], pc->shape[1]);
+    table_cell(&t, "rope2d");  table_cell(&t, "%zu", model_count_params(&rope));
+    table_cell(&t, "none (fixed angles)");
+    table_print(&t);
     printf("\n   (pos=rope2d has %zu fewer parameters; its model's tables match the ones above to %.1e)\n\n",
            model_count_params(&cfg) - model_count_params(&rope), model_diff);
     model_free(&learned);
     model_free(&rotary);
+}
 
+static void try_it(void) {
     printf("try it: step6_ablation/step6_ablation train --name mine --preset quick --set pos=rope2d\n");
     printf("        (--set rope_base=... changes the base; --modern adds RMSNorm, SwiGLU, QK-norm and\n"
            "         no biases, and RoPE stays its own switch)\n");
+}
 
-    free(cos_t); free(sin_t); free(q); free(k); free(qs); free(qs_rot);
-    free(cos_b); free(sin_b); free(cos_p); free(sin_p); free(xp); free(xp_rot);
+// The figures (figures.c), computed afresh from this run's q and k, and the
+// one line that says where they are.
+static void draw_figures(const Options *o, const Step5 *s) {
+    if (!o->figures_dir) return;
+    char err[512];
+    int drawn = 0, rc = step5_figures(o->figures_dir, s->q, s->k, s->seed, &drawn, err, sizeof err);
+    if (rc < 0) { fprintf(stderr, "step5_rope2d: figures: %s\n", err); exit(1); }
+    figure_report(stdout, o->figures_dir, drawn, rc == FIGURE_NO_GNUPLOT);
+}
+
+int main(int argc, char **argv) {
+    Options o = parse_options(argc, argv);
+    Step5 s;
+    step5_init(&s, o.seed);
+    the_tables(&s);
+    same_offset_same_score(&s);
+    why_base_100(&s);
+    prefix_tokens(&s);
+    in_the_model(&s);
+    try_it();
+    draw_figures(&o, &s);
+    step5_free(&s);
     return 0;
 }

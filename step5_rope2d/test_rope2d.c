@@ -1,12 +1,18 @@
 // test_rope2d.c: the claims of step 5, each as a test. The tables follow the
-// spec's formula, the score of a rotated q and k depends only on their offset,
-// a rotation keeps lengths, prefix tokens are not rotated, base 100 lets the
-// slowest pair turn where base 10,000 barely does, and rope_backward is the
-// gradient of rope_forward. Values to 1e-5 unless a test says otherwise.
+// formula of docs/step5_rope2d.md, the score of a rotated q and k depends only
+// on their offset, a rotation keeps lengths, prefix tokens are not rotated,
+// base 100 lets the slowest pair turn where base 10,000 barely does, and
+// rope_backward is the gradient of rope_forward. Values to 1e-5 unless a test
+// says otherwise. And the figures: valid PNGs with gnuplot, a clear notice
+// without.
 #include "testutil.h"
+#include <sys/wait.h>
 #include "io/config_parse.h"
+#include "io/figure.h"
+#include "io/paths.h"
 #include "nn/layers.h"
 #include "nn/model.h"
+#include "figures.h"
 
 #define TOL 1e-5
 
@@ -183,6 +189,76 @@ START_TEST(test_rope2d_drops_the_position_tables) {
 }
 END_TEST
 
+// ---------------------------------------------------------------------------
+// The figures, in a fresh folder under /tmp each time.
+static void make_tmp(char *dir, size_t n) {
+    snprintf(dir, n, "/tmp/test_rope2d_XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+}
+
+static void remove_tmp(const char *dir) {
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+static int exists_in(const char *dir, const char *file) {
+    char path[1100];
+    snprintf(path, sizeof path, "%s/%s", dir, file);
+    return access(path, R_OK) == 0;
+}
+
+START_TEST(test_figures_are_pngs) {
+    if (!figure_gnuplot_available()) {
+        printf("test_figures_are_pngs: skipped, %s is not installed\n", figure_gnuplot_command());
+        return;
+    }
+    char dir[64], err[512], path[512];
+    float q[HD], k[HD];
+    fill_normal(q, HD, 1.0f, 1);
+    fill_normal(k, HD, 1.0f, 2);
+    make_tmp(dir, sizeof dir);
+    int drawn = -1;
+    ck_assert_msg(step5_figures(dir, q, k, 0, &drawn, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(drawn, 2);
+    const char *names[2] = { "step5_scores", "step5_angles" };
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, "%s/%s.png", dir, names[i]);
+        ck_assert_msg(figure_png_valid(path), "%s is not a PNG", path);
+        snprintf(path, sizeof path, "%s.tsv", names[i]);
+        ck_assert_msg(exists_in(dir, path), "no %s", path);
+    }
+    remove_tmp(dir);
+}
+END_TEST
+
+START_TEST(test_figures_notice_without_gnuplot) {
+    // The program itself, with gnuplot pointed at a missing file: everything
+    // is printed, the data is written, and the last lines say what to install.
+    char dir[64], exe[512], cmd[1536], out[600];
+    make_tmp(dir, sizeof dir);
+    ck_assert_int_eq(project_path(exe, sizeof exe, "step5_rope2d/step5_rope2d"), 0);
+    snprintf(out, sizeof out, "%s/stdout.txt", dir);
+    snprintf(cmd, sizeof cmd, "TINYDIT_GNUPLOT=/nonexistent/gnuplot '%s' --figures '%s/figs' >'%s' 2>&1", exe, dir, out);
+    int st = system(cmd);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s failed", cmd);
+    FILE *f = fopen(out, "r");
+    ck_assert_ptr_nonnull(f);
+    static char text[65536];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    text[n] = 0;
+    fclose(f);
+    ck_assert_ptr_nonnull(strstr(text, "5. In the model"));
+    ck_assert_ptr_nonnull(strstr(text, "figures: /nonexistent/gnuplot was not found"));
+    ck_assert_ptr_nonnull(strstr(text, "Install gnuplot"));
+    char figs[128];
+    snprintf(figs, sizeof figs, "%s/figs", dir);
+    ck_assert(exists_in(figs, "step5_scores.tsv") && exists_in(figs, "step5_angles.tsv"));
+    ck_assert(!exists_in(figs, "step5_scores.png") && !exists_in(figs, "step5_angles.png"));
+    remove_tmp(dir);
+}
+END_TEST
+
 static Suite *rope2d_suite(void) {
     Suite *s = suite_create("rope2d");
     TCase *tc = tcase_create("rope2d");
@@ -195,6 +271,8 @@ static Suite *rope2d_suite(void) {
     tcase_add_test(tc, test_base_100_turns_the_slowest_pair);
     tcase_add_test(tc, test_rope_gradient);
     tcase_add_test(tc, test_rope2d_drops_the_position_tables);
+    tcase_add_test(tc, test_figures_are_pngs);
+    tcase_add_test(tc, test_figures_notice_without_gnuplot);
     suite_add_tcase(s, tc);
     return s;
 }

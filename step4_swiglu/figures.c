@@ -1,0 +1,207 @@
+// figures.c: step 4's pictures (see figures.h).
+#include "figures.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "io/errors.h"
+#include "io/figure.h"
+#include "nn/layers.h"
+#include "nn/model.h"
+#include "ffn.h"
+
+// Closes a figure's data file; -1 with a message if a write failed.
+static int close_data(FILE *f, const char *name, char *err, size_t errlen) {
+    int bad = ferror(f);
+    if (fclose(f) != 0 || bad) return errorf(err, errlen, "cannot write the data of figure %s", name);
+    return 0;
+}
+
+// ---------------------------------------------------------------------------
+// GELU and SiLU on x in [-5, 5], through the model's own functions. SiLU is
+// taken as SwiGLU computes it, swiglu_forward with every value 1, and its
+// slope as swiglu_backward's gate gradient for dout = 1.
+enum { NX = 201 };
+
+static int activations_figure(const char *dir, char *err, size_t errlen) {
+    static float x[NX], ones[NX], gelu[NX], silu[NX], dgelu[NX], dsilu[NX], dvalue[NX];
+    for (int i = 0; i < NX; i++) { x[i] = -5.0f + 10.0f * i / (NX - 1); ones[i] = 1.0f; }
+    gelu_forward(gelu, x, NX);
+    swiglu_forward(silu, x, ones, NX);
+    memset(dgelu, 0, sizeof dgelu); memset(dsilu, 0, sizeof dsilu); memset(dvalue, 0, sizeof dvalue);
+    gelu_backward(dgelu, ones, x, NX);                   // backward accumulates: zeroed above
+    swiglu_backward(dsilu, dvalue, ones, x, ones, NX);
+    int gmin = 0, smin = 0;                              // where each curve dips lowest
+    for (int i = 1; i < NX; i++) { if (gelu[i] < gelu[gmin]) gmin = i; if (silu[i] < silu[smin]) smin = i; }
+
+    const char *name = "step4_activations";
+    FILE *f = figure_data_open(dir, name, err, errlen);
+    if (!f) return -1;
+    fprintf(f, "# x\tGELU(x)\tSiLU(x)\tGELU'(x)\tSiLU'(x)\n");
+    for (int i = 0; i < NX; i++) fprintf(f, "%.4f\t%.6f\t%.6f\t%.6f\t%.6f\n", x[i], gelu[i], silu[i], dgelu[i], dsilu[i]);
+    if (close_data(f, name, err, errlen) != 0) return -1;
+
+    char *script = NULL;                 // the gnuplot script, grown as it is written
+    size_t script_len = 0;
+    FILE *gp = open_memstream(&script, &script_len);
+    if (!gp) return errorf(err, errlen, "out of memory");
+    fprintf(gp,
+        "set datafile separator '\\t'\n"
+        "set multiplot layout 1,2 title 'GELU and SiLU, the gate of SwiGLU: smooth switches, open for large x, shut for very negative x' font ',11'\n"
+        "set grid lc rgb '#dddddd'\n"
+        "set key top left box opaque\n"
+        "set xlabel 'input x (for SiLU: the gate g = W1 x)'\n"
+        "set xrange [-5:5]\n"
+        "set title 'the curves (gelu\\_forward, swiglu\\_forward with value 1)'\n"
+        "set ylabel 'output'\n"
+        "set yrange [-1:5]\n"
+        "set label 1 sprintf('GELU min %%.3f at x = %%.2f', %.6f, %.4f) at graph 0.03, graph 0.62 tc rgb '#1f77b4'\n"
+        "set label 2 sprintf('SiLU min %%.3f at x = %%.2f', %.6f, %.4f) at graph 0.03, graph 0.55 tc rgb '#d62728'\n"
+        "set label 3 '' at %.4f, %.6f point pt 7 ps 1 lc rgb '#1f77b4'\n"
+        "set label 4 '' at %.4f, %.6f point pt 7 ps 1 lc rgb '#d62728'\n"
+        "plot x lc rgb '#999999' dt 2 title 'x (fully open)', \\\n"
+        "     '%s.tsv' using 1:2 with lines lw 2 lc rgb '#1f77b4' title 'GELU(x) = x Φ(x)', \\\n"
+        "     '' using 1:3 with lines lw 2 lc rgb '#d62728' title 'SiLU(x) = x σ(x)'\n"
+        "unset label\n"
+        "set title 'their slopes (gelu\\_backward, swiglu\\_backward)'\n"
+        "set ylabel 'd output / d x'\n"
+        "set yrange [-0.2:1.2]\n"
+        "plot 1 lc rgb '#999999' dt 2 title 'slope 1', \\\n"
+        "     '%s.tsv' using 1:4 with lines lw 2 lc rgb '#1f77b4' title \"GELU'(x)\", \\\n"
+        "     '' using 1:5 with lines lw 2 lc rgb '#d62728' title \"SiLU'(x)\"\n"
+        "unset multiplot\n",
+        gelu[gmin], x[gmin], silu[smin], x[smin], x[gmin], gelu[gmin], x[smin], silu[smin], name, name);
+    if (fclose(gp) != 0) { free(script); return errorf(err, errlen, "out of memory"); }
+    int status = figure_draw(dir, name, 900, 420, script, err, errlen);
+    free(script);
+    return status;
+}
+
+// ---------------------------------------------------------------------------
+// Parameters of block 0's FFN (weights and biases), from model_build's table.
+// One block is enough: every block's FFN is the same.
+static int ffn_params(Config c, size_t *params, char *err, size_t errlen) {
+    c.depth = 1;
+    Model m;
+    if (model_build(&m, &c, err, errlen) != 0) return -1;
+    FfnCount n = ffn_count(&m);
+    *params = n.weights + n.biases;
+    model_free(&m);
+    return 0;
+}
+
+// The same at hidden width H. cfg_mlp_hidden derives H from mlp_ratio
+// (int(ratio·D) for GELU, int(2/3·ratio·D) for SwiGLU), so the ratio is
+// chosen to give exactly H, and checked.
+static int ffn_params_at(MlpKind mlp, int H, size_t *params, char *err, size_t errlen) {
+    Config c = config_default();
+    c.mlp = mlp;
+    c.mlp_ratio = mlp == MLP_SWIGLU ? 1.5f * H / c.dim : (float)H / c.dim;
+    if (cfg_mlp_hidden(&c) != H) return errorf(err, errlen, "no mlp_ratio gives hidden width %d", H);
+    return ffn_params(c, params, err, errlen);
+}
+
+// The three widths TinyDiT's configs give at D = 128: GELU's 4·D, SwiGLU's
+// int(2/3·4·D), and SwiGLU's rounded up to a multiple of 64.
+typedef struct { const char *what; int H; size_t params; } Mark;
+
+static int marks_at_d128(Mark mark[3], char *err, size_t errlen) {
+    Config c[3] = { config_default(), config_default(), config_default() };
+    c[0].mlp = MLP_GELU;
+    c[1].mlp = MLP_SWIGLU;
+    c[2].mlp = MLP_SWIGLU; c[2].mlp_multiple_of = 64;
+    const char *what[3] = { "GELU, 4·D", "SwiGLU, int(2/3·4·D)", "SwiGLU rounded up to a multiple of 64" };
+    for (int i = 0; i < 3; i++) {
+        mark[i].what = what[i];
+        mark[i].H = cfg_mlp_hidden(&c[i]);
+        if (ffn_params(c[i], &mark[i].params, err, errlen) != 0) return -1;
+    }
+    return 0;
+}
+
+// n as 131,712: the way the docs write counts.
+static const char *with_commas(char *out, size_t outlen, size_t n) {
+    char digits[32];
+    int len = snprintf(digits, sizeof digits, "%zu", n), o = 0;
+    for (int i = 0; i < len && o + 2 < (int)outlen; i++) {
+        if (i > 0 && (len - i) % 3 == 0) out[o++] = ',';
+        out[o++] = digits[i];
+    }
+    out[o] = 0;
+    return out;
+}
+
+enum { H_LO = 192, H_HI = 640, H_STEP = 8 };
+
+// The data: block 0 the two lines over H, block 1 the three marks.
+static int write_params_data(const char *dir, const char *name, const Mark mark[3], char *err, size_t errlen) {
+    FILE *f = figure_data_open(dir, name, err, errlen);
+    if (!f) return -1;
+    fprintf(f, "# hidden width H\tGELU FFN params\tSwiGLU params  (D = 128, with biases)\n");
+    for (int H = H_LO; H <= H_HI; H += H_STEP) {
+        size_t g = 0, s = 0;
+        if (ffn_params_at(MLP_GELU, H, &g, err, errlen) != 0 || ffn_params_at(MLP_SWIGLU, H, &s, err, errlen) != 0) {
+            fclose(f);
+            return -1;
+        }
+        fprintf(f, "%d\t%zu\t%zu\n", H, g, s);
+    }
+    fprintf(f, "\n\n# hidden width H\tparams\twhat\tcount\n");
+    for (int i = 0; i < 3; i++) {
+        char count[32], vs_gelu[32] = "";       // the SwiGLU marks against GELU's count
+        if (i > 0) snprintf(vs_gelu, sizeof vs_gelu, " (%+.2f%%)", 100.0 * ((double)mark[i].params / mark[0].params - 1.0));
+        fprintf(f, "%d\t%zu\t%s\tH = %d: %s%s\n", mark[i].H, mark[i].params, mark[i].what, mark[i].H,
+                with_commas(count, sizeof count, mark[i].params), vs_gelu);
+    }
+    return close_data(f, name, err, errlen);
+}
+
+static int params_figure(const char *dir, char *err, size_t errlen) {
+    const char *name = "step4_params";
+    Mark mark[3];
+    if (marks_at_d128(mark, err, errlen) != 0) return -1;
+    if (write_params_data(dir, name, mark, err, errlen) != 0) return -1;
+    char *script = NULL;                 // the gnuplot script, grown as it is written
+    size_t script_len = 0;
+    FILE *gp = open_memstream(&script, &script_len);
+    if (!gp) return errorf(err, errlen, "out of memory");
+    fprintf(gp,
+        "set datafile separator '\\t'\n"
+        "set title \"One FFN's parameters at D = %d: SwiGLU's 3 matrices at 2/3 of GELU's width cost the same (%+.2f%%)\"\n"
+        "set xlabel 'hidden width H (features; tics every 64)'\n"
+        "set ylabel 'parameters of one FFN (thousands)'\n"
+        "set xrange [%d:%d]\n"
+        "set xtics 64\n"
+        "set grid lc rgb '#dddddd'\n"
+        "set key bottom right box opaque\n"
+        "plot '%s.tsv' index 0 using 1:($2/1000) with lines lw 2 lc rgb '#1f77b4' title 'GELU FFN: 2 matrices (H, D), (D, H)', \\\n"
+        "     '' index 0 using 1:($3/1000) with lines lw 2 lc rgb '#d62728' title 'SwiGLU: 3 matrices', \\\n"
+        "     %zu/1000.0 lc rgb '#1f77b4' dt 2 title \"GELU's count at 4·D\", \\\n"
+        "     '' index 1 using 1:($2/1000) with points pt 7 ps 1.5 lc rgb 'black' notitle",
+        config_default().dim, 100.0 * ((double)mark[1].params / mark[0].params - 1.0), H_LO, H_HI,
+        name, mark[0].params);
+    // Each mark's two lines of text (columns 3 and 4), placed where no line runs:
+    // GELU's below right, SwiGLU's above left (the rounded one higher, clear of 341's).
+    const struct { const char *align; double dx, dy; } place[3] = { { "left", 1, -1.2 }, { "right", -1, 2.3 }, { "right", -1, 3.6 } };
+    for (int i = 0; i < 3; i++)
+        for (int line = 0; line < 2; line++)
+            fprintf(gp, ", \\\n     '' index 1 every ::%d::%d using 1:($2/1000):%d with labels %s offset %g,%g font ',9' notitle",
+                    i, i, 3 + line, place[i].align, place[i].dx, place[i].dy - 1.1 * line);
+    fprintf(gp, "\n");
+    if (fclose(gp) != 0) { free(script); return errorf(err, errlen, "out of memory"); }
+    int status = figure_draw(dir, name, 800, 450, script, err, errlen);
+    free(script);
+    return status;
+}
+
+int step4_figures(const char *dir, int *drawn, char *err, size_t errlen) {
+    int (*figures[2])(const char *, char *, size_t) = { activations_figure, params_figure };
+    int missing = 0;
+    *drawn = 0;
+    for (int i = 0; i < 2; i++) {
+        int rc = figures[i](dir, err, errlen);
+        if (rc < 0) return -1;
+        if (rc == FIGURE_NO_GNUPLOT) missing = 1; else (*drawn)++;
+    }
+    return missing ? FIGURE_NO_GNUPLOT : 0;
+}
