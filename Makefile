@@ -1,6 +1,14 @@
 # TinyDiT in C. `make` builds everything, `make check` runs every test.
 # See README.md for the tour; mk/common.mk holds the shared rules.
 ROOT := .
+# `make` alone: everything (the included mk/*.mk would otherwise make their
+# first target, the library, the default)
+.DEFAULT_GOAL := all
+# Where the tutorial's runs go (make tutorial, plots, report, ablation).
+# Set before mk/plots.mk, whose own default must not win; then made absolute,
+# because the recipes start programs from other folders (cd step1_scorecard).
+RUNS ?= runs
+override RUNS := $(abspath $(RUNS))
 include mk/common.mk
 include mk/data.mk
 -include mk/hardening.mk
@@ -9,7 +17,7 @@ include mk/data.mk
 STEPS := $(sort $(wildcard step[0-9]_*))
 TEST_SRC := $(wildcard tests/test_*.c)
 TESTS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
-GOLDEN_DIR ?= ../shared/golden
+GOLDEN_DIR ?= tests/golden
 
 .PHONY: all lib check golden clean deps tests tools tutorial $(STEP_TARGETS)
 # step1_scorecard -> step1, step2_rmsnorm -> step2, ...
@@ -28,10 +36,11 @@ check: $(TESTS)
 # PRESET=smoke RUNS=/tmp/smoke to try the machinery in minutes). The baseline
 # pair of step 6 is trained first so that step 1 reads it instead of
 # training the same two runs again. Every run resumes where it stopped.
+# RUNS and CIFAR_DIR reach the programs as absolute paths (see above and
+# mk/common.mk). `make data` only when CIFAR_DIR does not name the data.
 PRESET ?= quick
-RUNS ?= $(abspath runs)
 S6 := step6_ablation/step6_ablation
-tutorial: all data
+tutorial: all $(if $(CIFAR_DIR),,data)
 	$(S6) ablation --preset $(PRESET) --out $(RUNS) --only p11_base_s0,p11_base_s1
 	cd step1_scorecard && ./step1_scorecard --preset $(PRESET) --out $(RUNS)
 	cd step2_rmsnorm && ./step2_rmsnorm
