@@ -47,6 +47,6 @@ $(LIB): $(COMMON_OBJ)
 	ar rcs $@ $^
 
 # A test program: one Check suite per file, tests/test_NAME.c or stepN/test_*.c
-$(BUILD)/tests/%: $(ROOT)/tests/%.c $(ROOT)/tests/testutil.h $(LIB)
+$(BUILD)/tests/%: $(ROOT)/tests/%.c $(wildcard $(ROOT)/tests/*.h) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -I$(ROOT)/tests $(CFLAGS) $< -o $@ $(LIB) $(LDFLAGS) $(LDLIBS) $(CHECK_LIBS)

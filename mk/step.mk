@@ -18,7 +18,7 @@ step$(STEP): $(NAME)
 $(NAME): main.c $(STEP_SRC) $(wildcard *.h) $(LIB)
 	$(CC) $(CPPFLAGS) $(CFLAGS) main.c $(STEP_SRC) -o $@ $(LIB) $(LDFLAGS) $(LDLIBS)
 
-$(BUILD)/$(NAME)/%: %.c $(STEP_SRC) $(ROOT)/tests/testutil.h $(LIB)
+$(BUILD)/$(NAME)/%: %.c $(STEP_SRC) $(wildcard $(ROOT)/tests/*.h) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -I$(ROOT)/tests -I. $(CFLAGS) $< $(STEP_SRC) -o $@ $(LIB) $(LDFLAGS) $(LDLIBS) $(CHECK_LIBS)
 
