@@ -19,7 +19,7 @@ TEST_SRC := $(wildcard tests/test_*.c)
 TESTS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 GOLDEN_DIR ?= tests/golden
 
-.PHONY: all lib check golden clean deps tests tools tutorial $(STEP_TARGETS)
+.PHONY: all lib check golden golden-files clean deps tests tools tutorial $(STEP_TARGETS)
 # step1_scorecard -> step1, step2_rmsnorm -> step2, ...
 STEP_TARGETS := $(foreach s,$(STEPS),$(firstword $(subst _, ,$(s))))
 all: lib tests tools $(STEP_TARGETS)
@@ -52,8 +52,19 @@ tutorial: all $(if $(CIFAR_DIR),,data)
 	$(MAKE) --no-print-directory plots RUNS=$(RUNS)
 	@echo "done: $(RUNS)/report.md and $(RUNS)/plots/"
 
+# make golden: the C model against every golden file (tests/golden, made by
+# the project's PyTorch reference tools/tinydit_ref.py and committed; `make
+# check` runs the same comparison). make golden-files writes them again; it
+# needs PyTorch, looked for in python3, then in Debian's /usr/bin/python3.
 golden: $(BUILD)/tests/golden_check
 	$(BUILD)/tests/golden_check $(GOLDEN_DIR)
+
+TORCH_PYTHON = $(firstword $(foreach p,python3 /usr/bin/python3,$(shell $(p) -c 'import torch' 2>/dev/null && echo $(p))))
+golden-files:
+	@if [ -z "$(TORCH_PYTHON)" ]; then \
+	    echo "make golden-files: PyTorch is not installed (no python3 can import torch)."; \
+	    echo "Install it with:  apt-get install python3-torch"; exit 1; fi
+	$(TORCH_PYTHON) tools/tinydit_ref.py golden $(GOLDEN_DIR)
 
 $(BUILD)/tests/golden_check: tools/golden_check.c $(LIB)
 	@mkdir -p $(dir $@)
