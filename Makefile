@@ -26,8 +26,9 @@ all: lib tests tools $(STEP_TARGETS)
 lib: $(LIB)
 tests: $(TESTS)
 
-# make check: the library's tests, then each step folder's tests.
-check: $(TESTS)
+# make check: the library's tests, then each step folder's tests. Everything
+# is built first: tests/test_tutorial.c runs `make tutorial` in a copy of it.
+check: all
 	@set -e; for t in $(TESTS); do echo "== $$t"; $$t; done
 	@set -e; for s in $(STEPS); do $(MAKE) --no-print-directory -C $$s check; done
 
