@@ -5,6 +5,8 @@
 #     include ../mk/step.mk
 # then `make step3 && ./step3_qknorm` and `make check` work inside the folder.
 ROOT := ..
+# `make` alone builds the step's program (not the first rule of common.mk)
+.DEFAULT_GOAL := all
 include $(ROOT)/mk/common.mk
 
 STEP_TEST_SRC := $(wildcard test_*.c)
