@@ -242,7 +242,7 @@ END_TEST
 typedef struct { int code; char *out, *err; } Ran;
 
 static Ran run(const char *args) {
-    char cmd[2048], o[400], e[400];
+    char cmd[8192], o[400], e[400];
     snprintf(o, sizeof o, "%s/stdout.txt", g_tmp);
     snprintf(e, sizeof e, "%s/stderr.txt", g_tmp);
     snprintf(cmd, sizeof cmd, "'%s' %s >'%s' 2>'%s'", program(), args, o, e);
