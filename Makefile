@@ -1,6 +1,14 @@
 # TinyDiT in C. `make` builds everything, `make check` runs every test.
 # See README.md for the tour; mk/common.mk holds the shared rules.
 ROOT := .
+# `make` alone: everything (the included mk/*.mk would otherwise make their
+# first target, the library, the default)
+.DEFAULT_GOAL := all
+# Where the tutorial's runs go (make tutorial, plots, report, ablation).
+# Set before mk/plots.mk, whose own default must not win; then made absolute,
+# because the recipes start programs from other folders (cd step1_scorecard).
+RUNS ?= runs
+override RUNS := $(abspath $(RUNS))
 include mk/common.mk
 include mk/data.mk
 -include mk/hardening.mk
@@ -9,17 +17,18 @@ include mk/data.mk
 STEPS := $(sort $(wildcard step[0-9]_*))
 TEST_SRC := $(wildcard tests/test_*.c)
 TESTS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
-GOLDEN_DIR ?= ../shared/golden
+GOLDEN_DIR ?= tests/golden
 
-.PHONY: all lib check golden clean deps tests tools tutorial $(STEP_TARGETS)
+.PHONY: all lib check golden golden-files clean deps tests tools tutorial $(STEP_TARGETS)
 # step1_scorecard -> step1, step2_rmsnorm -> step2, ...
 STEP_TARGETS := $(foreach s,$(STEPS),$(firstword $(subst _, ,$(s))))
 all: lib tests tools $(STEP_TARGETS)
 lib: $(LIB)
 tests: $(TESTS)
 
-# make check: the library's tests, then each step folder's tests.
-check: $(TESTS)
+# make check: the library's tests, then each step folder's tests. Everything
+# is built first: tests/test_tutorial.c runs `make tutorial` in a copy of it.
+check: all
 	@set -e; for t in $(TESTS); do echo "== $$t"; $$t; done
 	@set -e; for s in $(STEPS); do $(MAKE) --no-print-directory -C $$s check; done
 
@@ -28,10 +37,11 @@ check: $(TESTS)
 # PRESET=smoke RUNS=/tmp/smoke to try the machinery in minutes). The baseline
 # pair of step 6 is trained first so that step 1 reads it instead of
 # training the same two runs again. Every run resumes where it stopped.
+# RUNS and CIFAR_DIR reach the programs as absolute paths (see above and
+# mk/common.mk). `make data` only when CIFAR_DIR does not name the data.
 PRESET ?= quick
-RUNS ?= $(abspath runs)
 S6 := step6_ablation/step6_ablation
-tutorial: all data
+tutorial: all $(if $(CIFAR_DIR),,data)
 	$(S6) ablation --preset $(PRESET) --out $(RUNS) --only p11_base_s0,p11_base_s1
 	cd step1_scorecard && ./step1_scorecard --preset $(PRESET) --out $(RUNS)
 	cd step2_rmsnorm && ./step2_rmsnorm
@@ -43,8 +53,19 @@ tutorial: all data
 	$(MAKE) --no-print-directory plots RUNS=$(RUNS)
 	@echo "done: $(RUNS)/report.md and $(RUNS)/plots/"
 
+# make golden: the C model against every golden file (tests/golden, made by
+# the project's PyTorch reference tools/tinydit_ref.py and committed; `make
+# check` runs the same comparison). make golden-files writes them again; it
+# needs PyTorch, looked for in python3, then in Debian's /usr/bin/python3.
 golden: $(BUILD)/tests/golden_check
 	$(BUILD)/tests/golden_check $(GOLDEN_DIR)
+
+TORCH_PYTHON = $(firstword $(foreach p,python3 /usr/bin/python3,$(shell $(p) -c 'import torch' 2>/dev/null && echo $(p))))
+golden-files:
+	@if [ -z "$(TORCH_PYTHON)" ]; then \
+	    echo "make golden-files: PyTorch is not installed (no python3 can import torch)."; \
+	    echo "Install it with:  apt-get install python3-torch"; exit 1; fi
+	$(TORCH_PYTHON) tools/tinydit_ref.py golden $(GOLDEN_DIR)
 
 $(BUILD)/tests/golden_check: tools/golden_check.c $(LIB)
 	@mkdir -p $(dir $@)

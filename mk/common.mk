@@ -3,6 +3,16 @@
 ROOT ?= .
 BUILD := $(ROOT)/build
 
+# A relative CIFAR_DIR or TINYDIT_CACHE means: from the folder make was
+# started in. Recipes run programs in other folders (cd step1_scorecard,
+# make -C step6_ablation), so the programs get them absolute.
+ifneq ($(strip $(CIFAR_DIR)),)
+override export CIFAR_DIR := $(abspath $(CIFAR_DIR))
+endif
+ifneq ($(strip $(TINYDIT_CACHE)),)
+override export TINYDIT_CACHE := $(abspath $(TINYDIT_CACHE))
+endif
+
 # gcc unless the command line or the environment names another compiler
 ifeq ($(origin CC),default)
 CC := gcc
@@ -10,8 +20,6 @@ endif
 # -ffp-contract=fast lets gcc use fused multiply-adds (with -std=c11 it would not)
 OPT     ?= -O3 -march=native -ffp-contract=fast
 CFLAGS  ?= $(OPT) -g -std=c11 -Wall -Wextra -Wno-unused-parameter -fopenmp
-# TINYDIT_ROOT: where runs/, runs/.cache and data/ are, whichever folder a program runs from
-CPPFLAGS += -DTINYDIT_ROOT='"$(abspath $(ROOT))"'
 CPPFLAGS += -D_GNU_SOURCE -I$(ROOT)/common -I/usr/include/stb -I/usr/include/cjson
 LDFLAGS ?= -fopenmp
 LDLIBS  += -lopenblas -llapacke -lcjson -lm
@@ -39,6 +47,6 @@ $(LIB): $(COMMON_OBJ)
 	ar rcs $@ $^
 
 # A test program: one Check suite per file, tests/test_NAME.c or stepN/test_*.c
-$(BUILD)/tests/%: $(ROOT)/tests/%.c $(ROOT)/tests/testutil.h $(LIB)
+$(BUILD)/tests/%: $(ROOT)/tests/%.c $(wildcard $(ROOT)/tests/*.h) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -I$(ROOT)/tests $(CFLAGS) $< -o $@ $(LIB) $(LDFLAGS) $(LDLIBS) $(CHECK_LIBS)

@@ -5,6 +5,8 @@
 #     include ../mk/step.mk
 # then `make step3 && ./step3_qknorm` and `make check` work inside the folder.
 ROOT := ..
+# `make` alone builds the step's program (not the first rule of common.mk)
+.DEFAULT_GOAL := all
 include $(ROOT)/mk/common.mk
 
 STEP_TEST_SRC := $(wildcard test_*.c)
@@ -18,7 +20,7 @@ step$(STEP): $(NAME)
 $(NAME): main.c $(STEP_SRC) $(wildcard *.h) $(LIB)
 	$(CC) $(CPPFLAGS) $(CFLAGS) main.c $(STEP_SRC) -o $@ $(LIB) $(LDFLAGS) $(LDLIBS)
 
-$(BUILD)/$(NAME)/%: %.c $(STEP_SRC) $(ROOT)/tests/testutil.h $(LIB)
+$(BUILD)/$(NAME)/%: %.c $(STEP_SRC) $(wildcard $(ROOT)/tests/*.h) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -I$(ROOT)/tests -I. $(CFLAGS) $< $(STEP_SRC) -o $@ $(LIB) $(LDFLAGS) $(LDLIBS) $(CHECK_LIBS)
 

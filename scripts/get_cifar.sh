@@ -4,8 +4,8 @@
 #
 #   1. fetch cifar-10-binary.tar.gz from the dataset's official page
 #      (Krizhevsky's CIFAR page, University of Toronto), with a progress bar;
-#   2. check its md5 (the archive's, not the unpacked files': copies such as
-#      ../shared/data are re-encoded and have other checksums, and are fine);
+#   2. check its md5 (the archive's, not the unpacked files': a re-encoded
+#      copy has other checksums, and is fine);
 #   3. unpack it into data/ and check the six files have the right size.
 #
 # No network, or a bad download: say how to use a copy that is already on the
@@ -38,8 +38,8 @@ data_batch_1.bin .. data_batch_5.bin and test_batch.bin) is already on this
 machine, point the programs at it instead of downloading:
 
     export CIFAR_DIR=/path/to/cifar-10-batches-bin
-    e.g. on this project's machines, from the project root:
-    export CIFAR_DIR=../shared/data/cifar-10-batches-bin
+
+(a relative path is taken from the folder you run make in)
 
 or put cifar-10-binary.tar.gz (from $URL)
 into $DATA/ yourself and run \`make data\` again.

@@ -17,7 +17,7 @@ import argparse, json, os, statistics, subprocess, sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 C_BIN = os.path.join(ROOT, "step6_ablation", "step6_ablation")
-TORCH_REF = os.path.join(ROOT, "..", "shared", "torchref", "tinydit_ref.py")
+TORCH_REF = os.path.join(ROOT, "tools", "tinydit_ref.py")   # the project's own PyTorch reference
 VARIANTS = ["baseline", "+ RMSNorm", "+ QK-norm", "+ SwiGLU", "+ 2D RoPE", "all four"]
 
 

@@ -40,6 +40,7 @@
 #include "io/checkpoint.h"
 #include "io/fileio.h"
 #include "io/metrics.h"
+#include "io/paths.h"
 #include "eval/scorecard.h"
 #include "eval/spikes.h"
 #include "train/trainer.h"
@@ -64,7 +65,7 @@ static void usage(FILE *f) {
         "  --threads N   OpenMP threads for training (default 0: all cores)\n"
         "  --out DIR     where the baseline runs live (default %s)\n"
         "  --help        this text\n"
-        "\n", DEFAULT_RUNS_DIR);
+        "\n", default_runs_dir());
     preset_describe(f);
 }
 
@@ -212,7 +213,7 @@ static int baseline_runs(Preset preset, const char *out_dir, int threads) {
 static void resolve_run(const char *arg, char *out, size_t n) {
     snprintf(out, n, "%s", arg);
     if (file_exists(arg) || arg[0] == '/') return;
-    const char *roots[2] = { TINYDIT_ROOT, DEFAULT_RUNS_DIR };
+    const char *roots[2] = { project_root(), default_runs_dir() };
     for (int i = 0; i < 2; i++) {
         char p[2048];
         if (snprintf(p, sizeof p, "%s/%s", roots[i], arg) >= (int)sizeof p) continue;
@@ -250,7 +251,7 @@ int main(int argc, char **argv) {
     Preset preset = PRESET_QUICK;
     bool preset_given = false;
     int threads = 0;
-    const char *out_dir = DEFAULT_RUNS_DIR;
+    const char *out_dir = default_runs_dir();
     char **paths = malloc(sizeof(char *) * (size_t)argc);
     int npaths = 0;
     for (int i = 1; i < argc; i++) {

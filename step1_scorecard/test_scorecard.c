@@ -17,10 +17,16 @@
 #include "io/checkpoint.h"
 #include "io/fileio.h"
 #include "io/metrics.h"
+#include "io/paths.h"
 #include "testutil.h"
 #include "train/trainer.h"
 
-#define PROGRAM TINYDIT_ROOT "/step1_scorecard/step1_scorecard"
+// the step's program, found from the project root like every path of a run
+static const char *program(void) {
+    static char path[4200];
+    if (!path[0]) ck_assert_int_eq(project_path(path, sizeof path, "step1_scorecard/step1_scorecard"), 0);
+    return path;
+}
 
 static char g_tmp[256];
 
@@ -236,10 +242,10 @@ END_TEST
 typedef struct { int code; char *out, *err; } Ran;
 
 static Ran run(const char *args) {
-    char cmd[2048], o[400], e[400];
+    char cmd[8192], o[400], e[400];
     snprintf(o, sizeof o, "%s/stdout.txt", g_tmp);
     snprintf(e, sizeof e, "%s/stderr.txt", g_tmp);
-    snprintf(cmd, sizeof cmd, "'%s' %s >'%s' 2>'%s'", PROGRAM, args, o, e);
+    snprintf(cmd, sizeof cmd, "'%s' %s >'%s' 2>'%s'", program(), args, o, e);
     int st = system(cmd);
     Ran r = { WIFEXITED(st) ? WEXITSTATUS(st) : -1, NULL, NULL };
     size_t len;

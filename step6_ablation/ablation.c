@@ -20,6 +20,7 @@
 #include "ablation.h"
 #include "io/cifar.h"
 #include "io/fileio.h"
+#include "io/paths.h"
 #include "eval/probe.h"
 #include "io/progress.h"
 
@@ -255,7 +256,7 @@ static int prepare_probe(const AblationPlan *plan) {
     return p ? 0 : -1;
 }
 
-static const char *runs_dir(const AblationPlan *p) { return p->out_dir ? p->out_dir : DEFAULT_RUNS_DIR; }
+static const char *runs_dir(const AblationPlan *p) { return p->out_dir ? p->out_dir : default_runs_dir(); }
 
 static bool run_finished(const AblationPlan *p, int r) {
     // only a hint for the messages and for skipping the probe; whether a run

@@ -19,6 +19,7 @@
 #include <string.h>
 #include "ablation.h"
 #include "io/config_parse.h"
+#include "io/paths.h"
 #include "nn/model.h"
 #include "train/trainer.h"
 
@@ -72,7 +73,7 @@ static int parse_common(int argc, char **argv, TrainOptions *o) {
             return 2;
         }
     o->preset = preset;
-    o->out_dir = DEFAULT_RUNS_DIR;
+    o->out_dir = default_runs_dir();
     o->scorecard = true;
     preset_apply(preset, &o->cfg, &o->ckpt_every);
     for (int i = 0; i < argc; i++) {

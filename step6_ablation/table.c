@@ -19,6 +19,7 @@
 #include "ablation.h"
 #include "io/bench.h"
 #include "io/fileio.h"
+#include "io/paths.h"
 #include <sys/stat.h>
 
 // ---------------------------------------------------------------------------
@@ -384,7 +385,7 @@ int report_write(const AblationResults *res, const char *path, char *err, size_t
 // ---------------------------------------------------------------------------
 // Commands
 int cmd_table(int argc, char **argv) {
-    const char *dir = DEFAULT_RUNS_DIR;
+    const char *dir = default_runs_dir();
     bool tsv = false;
     for (int i = 0; i < argc; i++) {
         if (strcmp(argv[i], "--tsv") == 0) tsv = true;
@@ -403,7 +404,7 @@ int cmd_table(int argc, char **argv) {
 }
 
 int cmd_report(int argc, char **argv) {
-    const char *dir = DEFAULT_RUNS_DIR, *out = NULL;
+    const char *dir = default_runs_dir(), *out = NULL;
     for (int i = 0; i < argc; i++) {
         if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) out = argv[++i];
         else if (argv[i][0] == '-') {

@@ -23,12 +23,15 @@
 // root too: the child sets it before exec (and ignores SIGXFSZ), so every
 // write past the limit fails with EFBIG, like a quota.
 //
-// The tests need CIFAR-10 (CIFAR_DIR, or the project's data/); without it
-// they say so and pass. The child's output goes through a pipe into
+// The runs train on CIFAR-10 when it is there (CIFAR_DIR, or the project's
+// data/), else on a small synthetic set of the same layout (tests/synth_cifar.h):
+// they test the trainer, not the data. Only the bad CIFAR files need the real
+// ones; without them that test says SKIPPED and passes. The child's output goes through a pipe into
 // <tmp>/<name>.log, so RLIMIT_FSIZE cannot eat the messages, and a failing
 // assertion prints the tail of that log. Under `make sanitize` the program
 // is sanitized too, and a sanitizer report in its output fails the test.
 #include "testutil.h"
+#include "synth_cifar.h"
 #include "io/checkpoint.h"
 #include "io/cifar.h"
 #include "train/trainer.h"
@@ -49,6 +52,7 @@
 #define RUN_TIMEOUT 600.0   // seconds; a smoke run takes a few (more under ASan)
 
 static char g_tmp[256];
+static char g_synth[256];   // the synthetic data set of this test, if any
 static double g_t0;   // when the current test started
 static const char *g_test;
 
@@ -76,6 +80,10 @@ static void tmp_end(void) {
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_tmp);
     ck_assert_int_eq(system(cmd), 0);
+    if (g_synth[0]) {
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_synth);
+        ck_assert_int_eq(system(cmd), 0);
+    }
 }
 
 static char *path_in(char *out, size_t n, const char *a, const char *b) {
@@ -280,16 +288,18 @@ static void assert_log_has(const char *log, const char *needle) {
 }
 
 // ---------------------------------------------------------------------------
-// CIFAR-10: the tests train on the real data, so they need it.
+// CIFAR-10: the real files for the test of bad files; the runs take the
+// synthetic set when the real one is not there.
 
 static const char *CIFAR_FILES[6] = { "data_batch_1.bin", "data_batch_2.bin", "data_batch_3.bin",
                                       "data_batch_4.bin", "data_batch_5.bin", "test_batch.bin" };
 static char g_cifar[4096];
 
-static int have_cifar(const char *test) {
+static int have_real_cifar(const char *test) {
     const char *dir = cifar_dir();
-    if (!realpath(dir, g_cifar)) {
-        printf("%s: skipped: no CIFAR-10 at %s (set CIFAR_DIR)\n", test, dir);
+    if (getenv("CIFAR_RECORDS") || !realpath(dir, g_cifar)) {
+        printf("%s: SKIPPED, it needs the real CIFAR-10 and there is none at %s (make data, or set CIFAR_DIR)\n",
+               test, dir);
         return 0;
     }
     for (int i = 0; i < 6; i++) {
@@ -297,13 +307,29 @@ static int have_cifar(const char *test) {
         struct stat sb;
         if (stat(path_in(p, sizeof p, g_cifar, CIFAR_FILES[i]), &sb) != 0 ||
             (size_t)sb.st_size != CIFAR_FILE_BYTES) {
-            printf("%s: skipped: %s missing or not 30,730,000 bytes\n", test, p);
+            printf("%s: SKIPPED, it needs the real CIFAR-10: %s missing or not 30,730,000 bytes\n", test, p);
             return 0;
         }
     }
     if (access(PROG, X_OK) != 0) {
         ck_abort_msg("%s not built (make check in step6_ablation builds it first)", PROG);
     }
+    return 1;
+}
+
+// Data for the runs: CIFAR-10 if it is there, else a synthetic set in its own
+// temporary folder (removed by tmp_end), which the children inherit through
+// CIFAR_DIR and CIFAR_RECORDS. Always 1: the runs never skip.
+static int have_cifar(const char *test) {
+    g_synth[0] = 0;
+    char dir[256];
+    snprintf(dir, sizeof dir, "/tmp/test_faults_data.XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    int synthetic = synth_cifar_use(dir, test);
+    ck_assert_msg(synthetic >= 0, "could not write a synthetic data set into %s", dir);
+    if (synthetic) snprintf(g_synth, sizeof g_synth, "%s", dir);
+    else rmdir(dir);
+    if (access(PROG, X_OK) != 0) ck_abort_msg("%s not built (make check in step6_ablation builds it first)", PROG);
     return 1;
 }
 
@@ -934,7 +960,7 @@ END_TEST
 // real files, with one of them replaced. Exit 1, and the message names the
 // file and what is wrong with it.
 START_TEST(test_bad_cifar_files) {
-    if (!have_cifar("bad cifar")) return;
+    if (!have_real_cifar("bad cifar")) return;
     tmp_begin(__func__);
     typedef struct { const char *name, *file; long size; int bad_label; const char *expect; } Case;
     const Case cases[] = {

@@ -3,8 +3,9 @@
 //
 // The loader is tested on small batch files made here, in a fresh temporary
 // directory: good ones (every byte checked), and each way a file can be bad.
-// The real data is checked too when CIFAR_DIR points at it (skipped if not):
-//     CIFAR_DIR=../shared/data/cifar-10-batches-bin build/tests/test_cifar
+// The real data is checked too when it is there (CIFAR_DIR, or the project's
+// data/ from `make data`); without it that test prints SKIPPED:
+//     CIFAR_DIR=/path/to/cifar-10-batches-bin build/tests/test_cifar
 #include "testutil.h"
 #include "io/cifar.h"
 #include "train/dataloader.h"
@@ -238,6 +239,32 @@ START_TEST(test_real_loader_insists_on_10000) {
 }
 END_TEST
 
+// CIFAR_RECORDS=n (the tests' small synthetic sets) makes the real loaders
+// expect n records per file, still exactly; anything but a whole number from
+// 1 to 10,000 is an error that names it.
+START_TEST(test_cifar_records_for_small_sets) {
+    const char *was = getenv("CIFAR_RECORDS");   // put back: with CK_FORK=no tests share a process
+    char *saved = was ? strdup(was) : NULL;
+    write_batch("test_batch.bin", 3, 0, 0);
+    CifarSet s;
+    char err[CIFAR_ERRLEN] = "";
+    setenv("CIFAR_RECORDS", "3", 1);
+    ck_assert_msg(cifar_load_test(tmpdir, &s, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(s.n, 3);
+    ck_assert_uint_eq(s.labels[2], gen_label(2, 0));
+    cifar_free(&s);
+    setenv("CIFAR_RECORDS", "4", 1);
+    expect_failure(cifar_load_test(tmpdir, &s, err, sizeof err), &s, err, "test_batch.bin", "expected 12292");
+    setenv("CIFAR_RECORDS", "3x", 1);
+    expect_failure(cifar_load_train(tmpdir, &s, err, sizeof err), &s, err, "CIFAR_RECORDS=3x", "1 to 10000");
+    setenv("CIFAR_RECORDS", "10001", 1);
+    expect_failure(cifar_load_test(tmpdir, &s, err, sizeof err), &s, err, "CIFAR_RECORDS=10001", NULL);
+    if (saved) setenv("CIFAR_RECORDS", saved, 1);
+    else unsetenv("CIFAR_RECORDS");
+    free(saved);
+}
+END_TEST
+
 // A NULL or small error buffer is fine: the message is cut, nothing overflows.
 START_TEST(test_small_error_buffer) {
     const char *names[] = { "missing.bin" };
@@ -297,18 +324,14 @@ START_TEST(test_cifar_dir_env) {
 END_TEST
 
 // ---------------------------------------------------------------------------
-// The real data, if CIFAR_DIR points at it.
+// The real data, if it is there.
 
 static int real_data_available(void) {
-    const char *dir = getenv("CIFAR_DIR");
-    if (!dir || !dir[0]) {
-        fprintf(stderr, "test_real_data: skipped (set CIFAR_DIR to run it)\n");
-        return 0;
-    }
     char p[4096];
-    snprintf(p, sizeof p, "%s/test_batch.bin", dir);
-    if (access(p, R_OK) != 0) {
-        fprintf(stderr, "test_real_data: skipped (%s not readable)\n", p);
+    snprintf(p, sizeof p, "%s/test_batch.bin", cifar_dir());
+    if (getenv("CIFAR_RECORDS") || access(p, R_OK) != 0) {
+        printf("test_real_data: SKIPPED, it needs the real CIFAR-10 and there is none at %s "
+               "(make data, or set CIFAR_DIR)\n", cifar_dir());
         return 0;
     }
     return 1;
@@ -557,6 +580,7 @@ static Suite *cifar_suite(void) {
     tcase_add_test(files, test_missing_directory);
     tcase_add_test(files, test_file_is_directory);
     tcase_add_test(files, test_real_loader_insists_on_10000);
+    tcase_add_test(files, test_cifar_records_for_small_sets);
     tcase_add_test(files, test_small_error_buffer);
     tcase_add_test(files, test_parse_batch_memory);
     tcase_add_test(files, test_cifar_dir_env);

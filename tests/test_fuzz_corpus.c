@@ -10,13 +10,10 @@
 // failed test; under `make sanitize` ASan and UBSan watch the replay too.
 #include "testutil.h"
 #include "../fuzz/harness.h"
+#include "io/paths.h"
 
 #include <dirent.h>
 #include <sys/stat.h>
-
-#ifndef TINYDIT_ROOT
-#define TINYDIT_ROOT "."
-#endif
 
 typedef int (*FuzzOne)(const uint8_t *data, size_t size);
 
@@ -60,10 +57,10 @@ static int replay_dir(const char *dir, FuzzOne fn) {
 
 static void replay_target(const char *target, FuzzOne fn) {
     char dir[4096];
-    snprintf(dir, sizeof dir, "%s/fuzz/corpus/%s", TINYDIT_ROOT, target);
+    snprintf(dir, sizeof dir, "%s/fuzz/corpus/%s", project_root(), target);
     int seeds = replay_dir(dir, fn);
     ck_assert_msg(seeds > 0, "no seed corpus in %s", dir);
-    snprintf(dir, sizeof dir, "%s/fuzz/regressions/%s", TINYDIT_ROOT, target);
+    snprintf(dir, sizeof dir, "%s/fuzz/regressions/%s", project_root(), target);
     int regressions = replay_dir(dir, fn);
     printf("fuzz %s: %d seeds, %d regression inputs replayed\n", target, seeds,
            regressions < 0 ? 0 : regressions);

@@ -6,21 +6,23 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "io/paths.h"
 #include "nn/rng.h"
 
-#ifndef TINYDIT_ROOT
-#define TINYDIT_ROOT "."
-#endif
-
-// The PyTorch reference's golden files: $GOLDEN_DIR if set, else the shared
-// folder beside the project (TINYDIT_ROOT/../shared/golden, wherever the test
-// runs from). Writes the folder, or the file inside it, into out; returns 1
-// if it is there, 0 if not (the caller skips with a note).
+// The PyTorch reference's golden files: $GOLDEN_DIR if set, else the
+// project's tests/golden (made by tools/tinydit_ref.py, committed), wherever
+// the test runs from. Writes the folder, or the file inside it, into out;
+// returns 1 if it is there, 0 if not.
 static inline int golden_path(const char *file, char *out, size_t outlen) {
-    const char *env = getenv("GOLDEN_DIR");
-    const char *dir = env && *env ? env : TINYDIT_ROOT "/../shared/golden";
-    if (file) snprintf(out, outlen, "%s/%s", dir, file);
-    else snprintf(out, outlen, "%s", dir);
+    const char *env = getenv("GOLDEN_DIR"), *slash = file ? "/" : "";
+    if (!file) file = "";
+    if (env && *env) {
+        snprintf(out, outlen, "%s%s%s", env, slash, file);
+    } else {
+        char relative[512];
+        snprintf(relative, sizeof relative, "tests/golden%s%s", slash, file);
+        if (project_path(out, outlen, relative) != 0) return 0;
+    }
     return access(out, R_OK) == 0;
 }
 

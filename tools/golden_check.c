@@ -1,5 +1,6 @@
-// golden_check: `make golden GOLDEN_DIR=dir` compares the C model with every
-// *.safetensors golden file in dir, one line per file with its worst errors.
+// golden_check: `make golden [GOLDEN_DIR=dir]` compares the C model with every
+// *.safetensors golden file in dir (default tests/golden), one line per file
+// with its worst errors.
 // Exit 0 when every file passes, 1 on any miss, 2 on bad usage or no files.
 #include <dirent.h>
 #include <stdio.h>
@@ -18,8 +19,8 @@ int main(int argc, char **argv) {
     }
     DIR *d = opendir(argv[1]);
     if (!d) {
-        fprintf(stderr, "golden_check: cannot open %s (generate files with "
-                        "../shared/torchref/tinydit_ref.py golden)\n", argv[1]);
+        fprintf(stderr, "golden_check: cannot open %s (the golden files are in tests/golden; "
+                        "`make golden-files` writes them with tools/tinydit_ref.py)\n", argv[1]);
         return 2;
     }
     char *names[512]; int n = 0;

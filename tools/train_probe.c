@@ -1,7 +1,7 @@
 // train_probe.c: trains the probe classifier behind probe-FD once (or finds
 // it in the cache) and prints its test accuracy and training time.
 //
-//   CIFAR_DIR=../shared/data/cifar-10-batches-bin ./build/tools/train_probe
+//   CIFAR_DIR=/path/to/cifar-10-batches-bin ./build/tools/train_probe
 //   ./build/tools/train_probe epochs=6 lr=0.003     (another recipe, another key)
 //
 // The cache is $TINYDIT_CACHE, else the project's runs/.cache (see common/eval/probe.h).

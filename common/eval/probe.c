@@ -4,6 +4,7 @@
 #include "nn/adamw.h"
 #include "nn/rng.h"
 #include "io/safetensors.h"
+#include "io/paths.h"
 #include <errno.h>
 #include <math.h>
 #include <omp.h>
@@ -383,16 +384,15 @@ void probe_cache_key(const ProbeRecipe *r, const CifarSet *train, const CifarSet
     snprintf(out, 17, "%016llx", (unsigned long long)h);
 }
 
-// TINYDIT_ROOT (set by mk/common.mk at build time) is the project root, so
-// that a program started from a step folder finds the same cache as one
-// started from the root, rather than training a probe of its own.
-#ifndef TINYDIT_ROOT
-#define TINYDIT_ROOT "."
-#endif
-
+// The project root is found at run time (io/paths.h), so that a program
+// started from a step folder finds the same cache as one started from the
+// root, rather than training a probe of its own.
 const char *probe_cache_dir(void) {
+    static char dir[1024];   // what make_dirs and probe_get_or_train take
     const char *d = getenv("TINYDIT_CACHE");
-    return (d && d[0]) ? d : TINYDIT_ROOT "/runs/.cache";
+    if (d && d[0]) return d;
+    if (!dir[0] && project_path(dir, sizeof dir, "runs/.cache") != 0) snprintf(dir, sizeof dir, "runs/.cache");
+    return dir;
 }
 
 int probe_save(const Probe *p, const ProbeRecipe *r, const char *path, char *err, size_t errlen) {

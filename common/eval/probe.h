@@ -138,7 +138,7 @@ Probe *probe_train(const CifarSet *train, const CifarSet *test, const ProbeRecip
 void probe_cache_key(const ProbeRecipe *r, const CifarSet *train, const CifarSet *test, char out[17]);
 
 // Cache directory: $TINYDIT_CACHE if set and not empty, else the project
-// root's runs/.cache (TINYDIT_ROOT, from the build), wherever the program runs.
+// root's runs/.cache (project_root() of io/paths.h), wherever the program runs.
 const char *probe_cache_dir(void);
 
 // Saves p (weights + metadata: key, recipe, test_acc, train_seconds) as

@@ -3,7 +3,9 @@
 // A file is read whole into memory and handed to cifar_parse_batch, so the
 // bytes from disk and the bytes a fuzzer makes go through the same checks.
 #include "cifar.h"
+#include "args.h"
 #include "errors.h"
+#include "paths.h"
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -15,7 +17,7 @@
 // because whoever reads the message is stuck until they know this.
 #define CIFAR_HINT "get CIFAR-10 with `make data` (from the project root), or point " \
                    "CIFAR_DIR at an existing copy of cifar-10-batches-bin, e.g. "     \
-                   "CIFAR_DIR=../shared/data/cifar-10-batches-bin"
+                   "export CIFAR_DIR=$HOME/data/cifar-10-batches-bin"
 
 static const char *TRAIN_FILES[CIFAR_TRAIN_FILES] = {
     "data_batch_1.bin", "data_batch_2.bin", "data_batch_3.bin",
@@ -23,24 +25,39 @@ static const char *TRAIN_FILES[CIFAR_TRAIN_FILES] = {
 };
 static const char *TEST_FILES[1] = { "test_batch.bin" };
 
-
-static int is_dir(const char *path) {
-    struct stat st;
-    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-#ifndef TINYDIT_ROOT
-#define TINYDIT_ROOT "."
-#endif
-
 const char *cifar_dir(void) {
+    static char project_data[4200];
     const char *env = getenv("CIFAR_DIR");
     if (env && env[0]) return env;
-    if (is_dir("data/cifar-10-batches-bin")) return "data/cifar-10-batches-bin";
-    if (is_dir("../data/cifar-10-batches-bin")) return "../data/cifar-10-batches-bin";
     // the project's own data/ folder, wherever the program was started from
-    if (is_dir(TINYDIT_ROOT "/data/cifar-10-batches-bin")) return TINYDIT_ROOT "/data/cifar-10-batches-bin";
-    return "data/cifar-10-batches-bin";
+    if (!project_data[0] && project_path(project_data, sizeof project_data, "data/cifar-10-batches-bin") != 0)
+        snprintf(project_data, sizeof project_data, "data/cifar-10-batches-bin");
+    return project_data;
+}
+
+// Records per file: CIFAR-10's 10,000, or CIFAR_RECORDS when it is set. The
+// tests write small data sets in the same layout (tests/synth_cifar.h: a few
+// dozen records per file) to drive the trainer without the real images, and
+// set CIFAR_RECORDS to their size. Asking for it keeps the size check exact:
+// a real file cut short at a record boundary is still an error, and a small
+// set is never taken for CIFAR-10 by accident. Said once on stderr, because
+// numbers measured on such a set mean nothing.
+static int records_per_file(const char *dir, int *out, char *err, size_t errlen) {
+    static int told;
+    const char *env = getenv("CIFAR_RECORDS");
+    *out = CIFAR_RECORDS_PER_FILE;
+    if (!env || !env[0]) return 0;
+    if (parse_int_in(env, 1, CIFAR_RECORDS_PER_FILE, out) != 0) {
+        errorf(err, errlen, "CIFAR_RECORDS=%s: expected the records per file of a small test set, "
+                "a whole number from 1 to %d; unset it to read CIFAR-10", env, CIFAR_RECORDS_PER_FILE);
+        return -1;
+    }
+    if (*out != CIFAR_RECORDS_PER_FILE && !told) {
+        fprintf(stderr, "note: CIFAR_RECORDS=%d: reading %s as a small test set of %d records per file, "
+                "not CIFAR-10's %d\n", *out, dir ? dir : cifar_dir(), *out, CIFAR_RECORDS_PER_FILE);
+        told = 1;
+    }
+    return 0;
 }
 
 int cifar_parse_batch(const uint8_t *buf, size_t len, int records, const char *name,
@@ -197,12 +214,17 @@ int cifar_load_files(const char *dir, const char *const *names, int nfiles,
 }
 
 int cifar_load_train(const char *dir, CifarSet *out, char *err, size_t errlen) {
-    return cifar_load_files(dir, TRAIN_FILES, CIFAR_TRAIN_FILES, CIFAR_RECORDS_PER_FILE,
-                            out, err, errlen);
+    int records;
+    out->n = 0; out->pixels = NULL; out->labels = NULL;
+    if (records_per_file(dir, &records, err, errlen) != 0) return -1;
+    return cifar_load_files(dir, TRAIN_FILES, CIFAR_TRAIN_FILES, records, out, err, errlen);
 }
 
 int cifar_load_test(const char *dir, CifarSet *out, char *err, size_t errlen) {
-    return cifar_load_files(dir, TEST_FILES, 1, CIFAR_RECORDS_PER_FILE, out, err, errlen);
+    int records;
+    out->n = 0; out->pixels = NULL; out->labels = NULL;
+    if (records_per_file(dir, &records, err, errlen) != 0) return -1;
+    return cifar_load_files(dir, TEST_FILES, 1, records, out, err, errlen);
 }
 
 void cifar_image_to_float(const uint8_t *pixels, int flip, float *out) {

@@ -37,15 +37,12 @@ typedef struct {
     uint8_t *labels;   // (n) class 0..9
 } CifarSet;
 
-// Where the data is, in this order:
+// Where the data is:
 //   1. the CIFAR_DIR environment variable, if set and not empty (taken as
-//      given, even if it does not exist, so a typo gives an error naming it);
-//   2. data/cifar-10-batches-bin, if that directory exists (a program run
-//      from the project root, where `make data` puts it);
-//   3. ../data/cifar-10-batches-bin, if that directory exists (a program run
-//      inside a step folder, e.g. step3_qknorm/, one level below the root);
-//   4. otherwise data/cifar-10-batches-bin, so the error message names the
-//      place where `make data` would put it.
+//      given, even if it does not exist, so a typo gives an error naming it;
+//      a relative path is relative to the folder the program runs in);
+//   2. otherwise the project's data/cifar-10-batches-bin, where `make data`
+//      puts it, wherever the program was started from (io/paths.h).
 // The returned string is static or the environment's: do not free it.
 const char *cifar_dir(void);
 
@@ -73,7 +70,9 @@ int cifar_load_files(const char *dir, const char *const *names, int nfiles,
 
 // The real thing: the 50,000 training images (data_batch_1..5, in order) or
 // the 10,000 test images, 10,000 records per file and nothing else.
-// dir NULL means cifar_dir().
+// dir NULL means cifar_dir(). The one exception is for tests: with
+// CIFAR_RECORDS=n in the environment every file must hold exactly n records
+// (a small synthetic set of the same layout; a note on stderr says so).
 int cifar_load_train(const char *dir, CifarSet *out, char *err, size_t errlen);
 int cifar_load_test(const char *dir, CifarSet *out, char *err, size_t errlen);
 

@@ -14,11 +14,7 @@
 #include "io/config_parse.h"
 
 // Runs go to the project's runs/ folder by default, wherever a program is
-// started from (TINYDIT_ROOT is set by mk/common.mk at build time).
-#ifndef TINYDIT_ROOT
-#define TINYDIT_ROOT "."
-#endif
-#define DEFAULT_RUNS_DIR TINYDIT_ROOT "/runs"
+// started from: default_runs_dir() of io/paths.h, found at run time.
 
 typedef enum { PRESET_SMOKE, PRESET_QUICK, PRESET_TUTORIAL } Preset;
 

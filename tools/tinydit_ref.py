@@ -1,0 +1,361 @@
+#!/usr/bin/python3
+"""TinyDiT in PyTorch: the reference the C model is checked against.
+
+The same model as common/nn (the parameter table of common/nn/model.c, the
+forward pass of docs/step1_scorecard.md), written the plain PyTorch way, so
+that autograd and torch.optim.AdamW supply the numbers the C code must
+reproduce by hand. Needs Debian's python3-torch (1.13), CPU only.
+
+    python3 tools/tinydit_ref.py golden [DIR]     the golden files (default tests/golden)
+    python3 tools/tinydit_ref.py bench [--threads 1] [--batch 128] [--steps 12] [--json]
+
+A golden file is a safetensors file computed in float64 and stored as F32:
+  metadata    the config (img, dim, norm, ... as --set would write them),
+              adamw.lr/beta1/beta2/eps/weight_decay, adamw.steps, sample.steps
+  param.*     the starting weights (random, larger than an init, so that
+              every path carries signal)
+  input.x1, input.x0, input.t    one batch: data, noise, times
+  output.v, output.loss          the model's velocity and the flow-matching loss
+  grad.*                         the loss's gradient at param.*
+  adamw.*                        the weights after one AdamW step
+  adamw<k>.grad.*, adamw<k>.*    k = 1..adamw.steps: the gradient at the
+                                 weights after step k-1 (same batch), and the
+                                 weights after step k
+  sample.noise, sample.out       an Euler sample of sample.steps steps, with
+                                 the weights after one step
+"""
+import argparse
+import json
+import math
+import os
+import struct
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+DEFAULTS = dict(img=32, channels=3, patch=4, dim=128, depth=4, heads=4, mlp_ratio=4.0,
+                freq_dim=256, norm="layernorm", qk_norm=False, mlp="gelu", mlp_multiple_of=1,
+                pos="learned", rope_base=100.0, bias=True)
+EPS = 1e-6   # both block norms and QK-norm
+
+
+# ---------------------------------------------------------------------------
+# The model
+
+def rms_norm(x, gain=None):
+    x = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + EPS)
+    return x if gain is None else x * gain
+
+
+def block_norm(cfg, x):   # no affine parameters: adaLN supplies scale and shift
+    if cfg["norm"] == "rmsnorm":
+        return rms_norm(x)
+    return F.layer_norm(x, x.shape[-1:], eps=EPS)
+
+
+def rope_tables(grid, head_dim, base):
+    """cos, sin (tokens, head_dim): pair i turns by row·base^(-i/q) for i < q = head_dim/4,
+    by col·base^(-(i-q)/q) for the others; both members of a pair share the angle."""
+    q = head_dim // 4
+    inv_freq = base ** (-torch.arange(q, dtype=torch.float32) / q)
+    token = torch.arange(grid * grid)
+    rows, cols = (token // grid).float(), (token % grid).float()
+    angle = torch.cat([rows[:, None] * inv_freq, cols[:, None] * inv_freq], dim=1)
+    angle = angle.repeat_interleave(2, dim=1)
+    return angle.cos(), angle.sin()
+
+
+def rope(x, cos, sin):   # rot(x): (x0, x1) -> (-x1, x0) in every pair
+    pairs = x.reshape(*x.shape[:-1], -1, 2)
+    rotated = torch.stack([-pairs[..., 1], pairs[..., 0]], dim=-1).reshape(x.shape)
+    return x * cos + rotated * sin
+
+
+class Gain(nn.Module):   # the learned gain of QK-norm's RMSNorm, starting at 1
+    def __init__(self, n):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(n))
+
+
+class Attention(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        d = cfg["dim"]
+        self.heads, self.head_dim = cfg["heads"], d // cfg["heads"]
+        self.qkv = nn.Linear(d, 3 * d, bias=cfg["bias"])
+        self.proj = nn.Linear(d, d, bias=cfg["bias"])
+        self.qk_norm = cfg["qk_norm"]
+        if self.qk_norm:   # one gain per channel of a head, shared by all heads
+            self.q_norm, self.k_norm = Gain(self.head_dim), Gain(self.head_dim)
+
+    def forward(self, x, rope_cs):   # x (N, L, D)
+        n, length, d = x.shape
+        qkv = self.qkv(x).reshape(n, length, 3, self.heads, self.head_dim)
+        q, k, v = qkv.permute(2, 0, 3, 1, 4)   # each (N, heads, L, head_dim)
+        if self.qk_norm:
+            q, k = rms_norm(q, self.q_norm.weight), rms_norm(k, self.k_norm.weight)
+        if rope_cs is not None:
+            q, k = rope(q, *rope_cs), rope(k, *rope_cs)
+        weights = (q @ k.transpose(-2, -1) / math.sqrt(self.head_dim)).softmax(-1)
+        return self.proj((weights @ v).transpose(1, 2).reshape(n, length, d))
+
+
+def mlp_hidden(cfg):
+    if cfg["mlp"] == "gelu":
+        return int(cfg["mlp_ratio"] * cfg["dim"])
+    hidden, m = int(2 * cfg["mlp_ratio"] * cfg["dim"] / 3), cfg["mlp_multiple_of"]
+    return m * math.ceil(hidden / m) if m > 1 else hidden
+
+
+class Mlp(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        d, h, b = cfg["dim"], mlp_hidden(cfg), cfg["bias"]
+        self.swiglu = cfg["mlp"] == "swiglu"
+        if self.swiglu:   # w1 the gate, w2 the value
+            self.w1, self.w2, self.w3 = nn.Linear(d, h, bias=b), nn.Linear(d, h, bias=b), nn.Linear(h, d, bias=b)
+        else:
+            self.fc1, self.fc2 = nn.Linear(d, h, bias=b), nn.Linear(h, d, bias=b)
+
+    def forward(self, x):
+        if self.swiglu:
+            return self.w3(F.silu(self.w1(x)) * self.w2(x))
+        return self.fc2(F.gelu(self.fc1(x)))   # exact GELU (erf)
+
+
+class Block(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        self.cfg = cfg
+        self.ada = nn.Linear(cfg["dim"], 4 * cfg["dim"], bias=cfg["bias"])
+        self.attn, self.mlp = Attention(cfg), Mlp(cfg)
+
+    def forward(self, h, c, rope_cs):   # h (N, L, D), c (N, D)
+        shift_a, scale_a, shift_m, scale_m = self.ada(F.silu(c))[:, None, :].chunk(4, dim=-1)
+        h = h + self.attn(block_norm(self.cfg, h) * (1 + scale_a) + shift_a, rope_cs)
+        return h + self.mlp(block_norm(self.cfg, h) * (1 + scale_m) + shift_m)
+
+
+class TinyDiT(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        self.cfg = cfg
+        d, b, grid = cfg["dim"], cfg["bias"], cfg["img"] // cfg["patch"]
+        patch_dim = cfg["channels"] * cfg["patch"] ** 2
+        self.patch_embed = nn.Linear(patch_dim, d, bias=b)
+        if cfg["pos"] == "learned":
+            self.pos_row = nn.Parameter(0.02 * torch.randn(grid, d))
+            self.pos_col = nn.Parameter(0.02 * torch.randn(grid, d))
+            self.rope_cs = None
+        else:
+            self.rope_cs = rope_tables(grid, d // cfg["heads"], cfg["rope_base"])
+        self.t_fc1 = nn.Linear(cfg["freq_dim"], d, bias=b)
+        self.t_fc2 = nn.Linear(d, d, bias=b)
+        self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg["depth"]))
+        self.ada_f = nn.Linear(d, 2 * d, bias=b)
+        self.head = nn.Linear(d, patch_dim, bias=b)
+
+    def timestep_features(self, t):   # (N,) -> (N, freq_dim): cos then sin
+        half = self.cfg["freq_dim"] // 2
+        freqs = torch.exp(-math.log(10000.0) * torch.arange(half, dtype=torch.float32) / half)
+        angle = 1000.0 * t[:, None] * freqs.to(t.dtype)
+        return torch.cat([angle.cos(), angle.sin()], dim=1)
+
+    def forward(self, x, t):   # x (N, C, img, img), t (N,) -> velocity, same shape as x
+        n, channels, img, _ = x.shape
+        p = self.cfg["patch"]; grid = img // p
+        # patches in row-major grid order, each (channel, row-in-patch, col-in-patch)
+        patches = x.reshape(n, channels, grid, p, grid, p).permute(0, 2, 4, 1, 3, 5)
+        h = self.patch_embed(patches.reshape(n, grid * grid, -1))
+        rope_cs = None
+        if self.rope_cs is None:
+            h = h + (self.pos_row[:, None, :] + self.pos_col[None, :, :]).reshape(grid * grid, -1)
+        else:
+            rope_cs = tuple(table.to(x.dtype) for table in self.rope_cs)
+        c = self.t_fc2(F.silu(self.t_fc1(self.timestep_features(t))))
+        for block in self.blocks:
+            h = block(h, c, rope_cs)
+        shift, scale = self.ada_f(F.silu(c))[:, None, :].chunk(2, dim=-1)
+        out = self.head(block_norm(self.cfg, h) * (1 + scale) + shift)
+        out = out.reshape(n, grid, grid, channels, p, p).permute(0, 3, 1, 4, 2, 5)
+        return out.reshape(n, channels, img, img)
+
+
+def flow_loss(model, x1, x0, t):
+    """x_t = (1-t)·x0 + t·x1; the model predicts the velocity x1 - x0."""
+    tb = t[:, None, None, None]
+    v = model((1 - tb) * x0 + tb * x1, t)
+    return ((v - (x1 - x0)) ** 2).mean(), v
+
+
+def adamw(model, lr, weight_decay):   # decay on weight matrices only, as the C trainer does
+    matrices = [p for p in model.parameters() if p.dim() >= 2]
+    vectors = [p for p in model.parameters() if p.dim() < 2]
+    return torch.optim.AdamW([{"params": matrices, "weight_decay": weight_decay},
+                              {"params": vectors, "weight_decay": 0.0}],
+                             lr=lr, betas=(0.9, 0.999), eps=1e-8)
+
+
+# ---------------------------------------------------------------------------
+# safetensors, written exactly as common/io/safetensors.c writes it: compact
+# JSON (metadata first, then each tensor's dtype, shape, data_offsets),
+# padded with spaces to a multiple of 8 bytes, then the raw little-endian F32.
+
+def save_safetensors(path, tensors, meta):
+    header, blobs, offset = {"__metadata__": meta}, [], 0
+    for name, t in tensors.items():
+        data = t.detach().to(torch.float32).contiguous().numpy().tobytes()
+        header[name] = {"dtype": "F32", "shape": list(t.shape), "data_offsets": [offset, offset + len(data)]}
+        blobs.append(data)
+        offset += len(data)
+    text = json.dumps(header, separators=(",", ":")).encode()
+    text += b" " * (-len(text) % 8)
+    with open(path + ".tmp", "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
+    os.replace(path + ".tmp", path)
+
+
+# ---------------------------------------------------------------------------
+# Golden files
+
+# Small models (a few hundred kB a file) that still have two blocks, two heads
+# and a 4x4 grid; one file per switch, all four together, the "modern" block,
+# and two shapes far from the default.
+SMALL = dict(img=16, patch=4, dim=16, depth=2, heads=2, freq_dim=16)
+GOLDEN = {
+    "baseline": (1, {}),
+    "rmsnorm": (2, dict(norm="rmsnorm")),
+    "qknorm": (3, dict(qk_norm=True)),
+    "swiglu": (4, dict(mlp="swiglu")),
+    "rope2d": (5, dict(pos="rope2d")),
+    "nobias": (6, dict(bias=False)),
+    "allfour": (7, dict(norm="rmsnorm", qk_norm=True, mlp="swiglu", pos="rope2d")),
+    "modern": (8, dict(norm="rmsnorm", qk_norm=True, mlp="swiglu", pos="rope2d", bias=False,
+                       mlp_multiple_of=16)),
+    # one grey channel, 3x3 patches, one block, one head of 24, RoPE at base 10,000
+    "shape": (9, dict(img=12, channels=1, patch=3, dim=24, depth=1, heads=1, freq_dim=8,
+                      mlp_ratio=2.0, pos="rope2d", qk_norm=True, rope_base=10000.0)),
+    # two channels, 2x2 patches, three blocks of three heads of 4, GELU at ratio 3
+    "shape2": (10, dict(img=8, channels=2, patch=2, dim=12, depth=3, heads=3, freq_dim=12,
+                        mlp_ratio=3.0)),
+}
+LR, WEIGHT_DECAY, ADAMW_STEPS, BATCH, SAMPLES, SAMPLE_STEPS = 1e-2, 1.0, 3, 3, 2, 4
+# WEIGHT_DECAY: large, so that one step's decay, lr·wd·|p| (about 0.15·lr for
+# a typical weight here), is several times the 5%-of-lr tolerance of the
+# AdamW check: a missing or misplaced decay cannot hide inside it.
+
+
+def meta_value(v):   # as the C config parser reads them: true/false, 4.0, 100.0
+    return str(v).lower() if isinstance(v, bool) else str(v)
+
+
+def golden_file(path, seed, overrides):
+    cfg = dict(DEFAULTS, **SMALL)
+    cfg.update(overrides)
+    torch.manual_seed(seed)
+    model = TinyDiT(cfg).double()
+    with torch.no_grad():   # weights larger than an init, norm gains around 1
+        for name, p in model.named_parameters():
+            p.copy_(torch.randn_like(p) * (0.15 if p.dim() >= 2 else 0.1) + (1.0 if "norm" in name else 0.0))
+    shape = (BATCH, cfg["channels"], cfg["img"], cfg["img"])
+    x1 = torch.rand(shape, dtype=torch.float64) * 2 - 1
+    x0 = torch.randn(shape, dtype=torch.float64)
+    t = torch.rand(BATCH, dtype=torch.float64)
+    out = {"param." + n: p.detach().clone() for n, p in model.named_parameters()}
+    out.update({"input.x1": x1, "input.x0": x0, "input.t": t})
+
+    opt = adamw(model, LR, WEIGHT_DECAY)
+    for k in range(1, ADAMW_STEPS + 1):
+        opt.zero_grad()
+        loss, v = flow_loss(model, x1, x0, t)
+        loss.backward()
+        grads = {n: p.grad.detach().clone() for n, p in model.named_parameters()}
+        if k == 1:
+            out.update({"output.v": v.detach(), "output.loss": loss.detach().reshape(1)})
+            out.update({"grad." + n: g for n, g in grads.items()})
+        opt.step()
+        after = {n: p.detach().clone() for n, p in model.named_parameters()}
+        if k == 1:
+            out.update({"adamw." + n: p for n, p in after.items()})
+            sample = euler_sample(model, cfg)
+        out.update({f"adamw{k}.grad." + n: g for n, g in grads.items()})
+        out.update({f"adamw{k}." + n: p for n, p in after.items()})
+    out.update(sample)
+
+    meta = {key: meta_value(cfg[key]) for key in DEFAULTS}
+    meta.update({"seed": str(seed), "adamw.lr": str(LR), "adamw.beta1": "0.9", "adamw.beta2": "0.999",
+                 "adamw.eps": str(1e-8), "adamw.weight_decay": str(WEIGHT_DECAY),
+                 "adamw.steps": str(ADAMW_STEPS), "sample.steps": str(SAMPLE_STEPS)})
+    save_safetensors(path, out, meta)
+    params = sum(p.numel() for p in model.parameters())
+    print(f"{path}: {params} parameters, loss {out['output.loss'].item():.6f}, {os.path.getsize(path)} bytes")
+
+
+def euler_sample(model, cfg):
+    """From noise at t = 0 to an image at t = 1: x += v(x, i/S) / S."""
+    with torch.no_grad():
+        noise = torch.randn(SAMPLES, cfg["channels"], cfg["img"], cfg["img"], dtype=torch.float64)
+        x = noise.clone()
+        for i in range(SAMPLE_STEPS):
+            x = x + model(x, torch.full((SAMPLES,), i / SAMPLE_STEPS, dtype=torch.float64)) / SAMPLE_STEPS
+    return {"sample.noise": noise, "sample.out": x}
+
+
+def cmd_golden(a):
+    os.makedirs(a.dir, exist_ok=True)
+    for name, (seed, overrides) in GOLDEN.items():
+        golden_file(os.path.join(a.dir, name + ".safetensors"), seed, overrides)
+
+
+# ---------------------------------------------------------------------------
+# The training-step race (scripts/speed_vs_torch.py): the six variants of the
+# tutorial at the default size, float32, one AdamW step per turn, turns
+# interleaved so that a change in the machine's load hits every variant.
+
+VARIANTS = {"baseline": {}, "+ RMSNorm": dict(norm="rmsnorm"), "+ QK-norm": dict(qk_norm=True),
+            "+ SwiGLU": dict(mlp="swiglu"), "+ 2D RoPE": dict(pos="rope2d"),
+            "all four": dict(norm="rmsnorm", qk_norm=True, mlp="swiglu", pos="rope2d")}
+
+
+def cmd_bench(a):
+    torch.manual_seed(0)
+    torch.set_num_threads(a.threads)
+    x1 = torch.rand(a.batch, 3, 32, 32) * 2 - 1
+    models = {name: TinyDiT(dict(DEFAULTS, **v)) for name, v in VARIANTS.items()}
+    opts = {name: torch.optim.AdamW(m.parameters(), lr=3e-4) for name, m in models.items()}
+    times = {name: [] for name in models}
+    for turn in range(a.steps):
+        for name, model in models.items():
+            start = time.perf_counter()
+            opts[name].zero_grad()
+            flow_loss(model, x1, torch.randn_like(x1), torch.rand(a.batch))[0].backward()
+            opts[name].step()
+            if turn >= 2:   # the first two turns warm up
+                times[name].append(time.perf_counter() - start)
+    median = {name: 1000 * sorted(ts)[len(ts) // 2] for name, ts in times.items()}
+    for name, ms in median.items():
+        print(f"{name:10s} {ms:7.1f} ms/step (median of {len(times[name])}, {a.threads} threads, batch {a.batch})")
+    if a.json:
+        print(json.dumps(median))
+
+
+def main():
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    ap = argparse.ArgumentParser(description="TinyDiT in PyTorch: golden files and the speed race")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    g = sub.add_parser("golden", help="write the golden files")
+    g.add_argument("dir", nargs="?", default=os.path.join(root, "tests", "golden"))
+    b = sub.add_parser("bench", help="training-step time of the six variants")
+    b.add_argument("--threads", type=int, default=1)
+    b.add_argument("--batch", type=int, default=128)
+    b.add_argument("--steps", type=int, default=12)
+    b.add_argument("--json", action="store_true")
+    a = ap.parse_args()
+    {"golden": cmd_golden, "bench": cmd_bench}[a.cmd](a)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
