@@ -1,6 +1,7 @@
-// attention.c: multi-head self-attention with QK-norm and 2D RoPE inside,
-// everything between the qkv Linear and the proj Linear (spec §4), and the
-// QueryKeyNorm module on its own.
+// attention.c: the QueryKeyNorm module, and multi-head self-attention with
+// QK-norm and 2D RoPE inside: everything between the qkv Linear and the proj
+// Linear. The attention normalises q and k through qk_norm_forward and
+// qk_norm_backward, the same functions step 3 teaches and tests on their own.
 //
 // Work is split over (image, head) pairs: each pair's L×L scores fit in
 // cache, and the pairs are independent, so one OpenMP loop covers them. The
@@ -15,7 +16,7 @@
 // ---------------------------------------------------------------------------
 // QueryKeyNorm: RMSNorm over head_dim for q and for k, one gain each, shared
 // by all heads. q, k (N, heads, L, hd) are just (N·heads·L) rows of hd.
-QueryKeyNorm qk_norm_make(int head_dim, float eps, float *q_gain, float *k_gain) {
+QueryKeyNorm qk_norm_make(int head_dim, float eps, const float *q_gain, const float *k_gain) {
     QueryKeyNorm m = { head_dim, eps, q_gain, k_gain };
     return m;
 }
@@ -23,7 +24,7 @@ QueryKeyNorm qk_norm_make(int head_dim, float eps, float *q_gain, float *k_gain)
 void qk_norm_forward(const QueryKeyNorm *m, float *q_out, float *k_out,
                      float *q_rstd, float *k_rstd, const float *q, const float *k,
                      int N, int heads, int L) {
-    int rows = N * heads * L;
+    int rows = N * heads * L;   // q, k, q_out, k_out (rows, hd); q_rstd, k_rstd (rows)
     rmsnorm_forward(q_out, q_rstd, q, m->q_gain, rows, m->head_dim, m->eps);
     rmsnorm_forward(k_out, k_rstd, k, m->k_gain, rows, m->head_dim, m->eps);
 }
@@ -31,7 +32,7 @@ void qk_norm_forward(const QueryKeyNorm *m, float *q_out, float *k_out,
 void qk_norm_backward(const QueryKeyNorm *m, float *dq, float *dk, float *dq_gain, float *dk_gain,
                       const float *dq_out, const float *dk_out, const float *q, const float *k,
                       const float *q_rstd, const float *k_rstd, int N, int heads, int L) {
-    int rows = N * heads * L;
+    int rows = N * heads * L;   // dq, dk, dq_out, dk_out (rows, hd); dq_gain, dk_gain (hd)
     rmsnorm_backward(dq, dq_gain, dq_out, q, q_rstd, m->q_gain, rows, m->head_dim);
     rmsnorm_backward(dk, dk_gain, dk_out, k, k_rstd, m->k_gain, rows, m->head_dim);
 }
@@ -66,6 +67,7 @@ void attention_forward(float *out, AttentionCache *c, const float *qkv,
     int hd = D / H;
     float scale = 1.0f / sqrtf((float)hd);
     float max_logit = 0.0f;
+    QueryKeyNorm qk_norm = qk_norm_make(hd, qk_eps, q_gain, k_gain);
     #pragma omp parallel for collapse(2) schedule(static) reduction(max:max_logit)
     for (int n = 0; n < N; n++) {
         for (int h = 0; h < H; h++) {
@@ -83,10 +85,11 @@ void attention_forward(float *out, AttentionCache *c, const float *qkv,
                 memcpy(v + (size_t)l * hd, row + 2 * D, hd * sizeof(float));
             }
             // 2. QK-norm: every (token, head) vector of q and k to RMS 1 · gain.
+            //    This head's q, k are one image, one head: (1, 1, L, hd).
             if (q_gain) {
-                rmsnorm_forward(c->q + off, c->q_rstd + nh * L, q, q_gain, L, hd, qk_eps);
-                rmsnorm_forward(c->k + off, c->k_rstd + nh * L, k, k_gain, L, hd, qk_eps);
-                q = c->q + off; k = c->k + off;
+                qk_norm_forward(&qk_norm, c->q + off, c->k + off, c->q_rstd + nh * L,
+                                c->k_rstd + nh * L, q, k, 1, 1, L);
+                q = c->q + off; k = c->k + off;         // (L, hd) each
             }
             // 3. RoPE: turn q and k by their token's row/column angles.
             if (cos_t) {
@@ -140,6 +143,7 @@ void attention_backward(float *dqkv, float *dq_gain, float *dk_gain, const float
     int hd = D / H;
     float scale = 1.0f / sqrtf((float)hd);
     size_t per_pair = (size_t)L * L + 6 * (size_t)L * hd + 2 * (size_t)hd;
+    QueryKeyNorm qk_norm = qk_norm_make(hd, 0.0f, q_gain, k_gain);  // eps is not used backward
     #pragma omp parallel for collapse(2) schedule(static)
     for (int n = 0; n < N; n++) {
         for (int h = 0; h < H; h++) {
@@ -192,8 +196,8 @@ void attention_backward(float *dqkv, float *dq_gain, float *dk_gain, const float
                 memset(dq2, 0, (size_t)L * hd * sizeof(float));
                 memset(dk2, 0, (size_t)L * hd * sizeof(float));
                 memset(dgq, 0, 2 * (size_t)hd * sizeof(float));
-                rmsnorm_backward(dq2, dgq, dq, c->q_raw + off, c->q_rstd + nh * L, q_gain, L, hd);
-                rmsnorm_backward(dk2, dgk, dk, c->k_raw + off, c->k_rstd + nh * L, k_gain, L, hd);
+                qk_norm_backward(&qk_norm, dq2, dk2, dgq, dgk, dq, dk, c->q_raw + off, c->k_raw + off,
+                                 c->q_rstd + nh * L, c->k_rstd + nh * L, 1, 1, L);
                 dq = dq2; dk = dk2;
             }
             // undo the split: accumulate into dqkv (N, L, 3D)
