@@ -71,13 +71,13 @@ void attention_forward(float *out, AttentionCache *c, const float *qkv,
     #pragma omp parallel for collapse(2) schedule(static) reduction(max:max_logit)
     for (int n = 0; n < N; n++) {
         for (int h = 0; h < H; h++) {
-            size_t nh = (size_t)n * H + h;
-            size_t off = nh * L * hd;
+            size_t nh = (size_t)n * H + h;     // the (image, head) pair
+            size_t off = nh * L * hd;          // its (L, hd) slice of (N, H, L, hd)
             // 1. split: q, k, v of this head are columns [h·hd, (h+1)·hd) of
             //    the first, second and third D-wide slices of qkv (N, L, 3D).
-            float *q = (q_gain ? c->q_raw : c->q) + off;
-            float *k = (q_gain ? c->k_raw : c->k) + off;
-            float *v = c->v + off;
+            float *q = (q_gain ? c->q_raw : c->q) + off;   // (L, hd)
+            float *k = (q_gain ? c->k_raw : c->k) + off;   // (L, hd)
+            float *v = c->v + off;                         // (L, hd)
             for (int l = 0; l < L; l++) {
                 const float *row = qkv + ((size_t)n * L + l) * 3 * D + h * hd;
                 memcpy(q + (size_t)l * hd, row, hd * sizeof(float));
@@ -91,7 +91,8 @@ void attention_forward(float *out, AttentionCache *c, const float *qkv,
                                 c->k_rstd + nh * L, q, k, 1, 1, L);
                 q = c->q + off; k = c->k + off;         // (L, hd) each
             }
-            // 3. RoPE: turn q and k by their token's row/column angles.
+            // 3. RoPE: turn q and k by their token's row/column angles (in place).
+            //    cos_t, sin_t (L, hd).
             if (cos_t) {
                 rope_forward(q, q, cos_t, sin_t, 1, L, hd);
                 rope_forward(k, k, cos_t, sin_t, 1, L, hd);
@@ -102,7 +103,7 @@ void attention_forward(float *out, AttentionCache *c, const float *qkv,
                         scale, q, hd, k, hd, 0.0f, att, L);
             float row_max_abs = 0.0f;
             for (int i = 0; i < L; i++) {
-                float *row = att + (size_t)i * L;
+                float *row = att + (size_t)i * L;   // (L) query i's scores
                 float mx = -INFINITY, mn = INFINITY;
                 for (int j = 0; j < L; j++) {
                     mx = row[j] > mx ? row[j] : mx;
@@ -118,7 +119,7 @@ void attention_forward(float *out, AttentionCache *c, const float *qkv,
             }
             if (row_max_abs > max_logit) max_logit = row_max_abs;
             // 5. y (L, hd) = att · v, then merge heads into out (N, L, D).
-            float *y = c->y + off;
+            float *y = c->y + off;                 // (L, hd)
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, L, hd, L,
                         1.0f, att, L, v, hd, 0.0f, y, hd);
             for (int l = 0; l < L; l++)
@@ -150,17 +151,17 @@ void attention_backward(float *dqkv, float *dq_gain, float *dk_gain, const float
             size_t nh = (size_t)n * H + h;
             size_t off = nh * L * hd;
             float *s = scratch + nh * per_pair;
-            float *datt = s; s += (size_t)L * L;
-            float *dy = s; s += (size_t)L * hd;
-            float *dq = s; s += (size_t)L * hd;
-            float *dk = s; s += (size_t)L * hd;
-            float *dv = s; s += (size_t)L * hd;
-            float *dq2 = s; s += (size_t)L * hd;
-            float *dk2 = s; s += (size_t)L * hd;
-            float *dgq = s; s += hd;
-            float *dgk = s;
-            const float *q = c->q + off, *k = c->k + off, *v = c->v + off;
-            const float *att = c->att + nh * L * L;
+            float *datt = s; s += (size_t)L * L;    // (L, L) dL/d(att), then dL/d(scores)
+            float *dy = s; s += (size_t)L * hd;     // (L, hd) this head's slice of dout
+            float *dq = s; s += (size_t)L * hd;     // (L, hd) dL/dq as the scores saw it
+            float *dk = s; s += (size_t)L * hd;     // (L, hd)
+            float *dv = s; s += (size_t)L * hd;     // (L, hd)
+            float *dq2 = s; s += (size_t)L * hd;    // (L, hd) spare: dq one stage earlier
+            float *dk2 = s; s += (size_t)L * hd;    // (L, hd)   (before RoPE, before QK-norm)
+            float *dgq = s; s += hd;                // (hd) this pair's share of dq_gain
+            float *dgk = s;                         // (hd) and of dk_gain
+            const float *q = c->q + off, *k = c->k + off, *v = c->v + off;   // (L, hd) each
+            const float *att = c->att + nh * L * L;                            // (L, L)
             // undo the merge: this head's slice of dout
             for (int l = 0; l < L; l++)
                 memcpy(dy + (size_t)l * hd, dout + ((size_t)n * L + l) * D + h * hd, hd * sizeof(float));
@@ -182,7 +183,8 @@ void attention_backward(float *dqkv, float *dq_gain, float *dk_gain, const float
                         1.0f, datt, L, k, hd, 0.0f, dq, hd);
             cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, L, hd, L,
                         1.0f, datt, L, q, hd, 0.0f, dk, hd);
-            // RoPE: rotate the gradients back by −angle
+            // RoPE: rotate the gradients back by −angle; dq, dk then point at
+            // the gradients before RoPE (the two buffers swap roles)
             if (cos_t) {
                 memset(dq2, 0, (size_t)L * hd * sizeof(float));
                 memset(dk2, 0, (size_t)L * hd * sizeof(float));

@@ -14,8 +14,8 @@ void patchify(float *tokens, const float *img, int N, int C, int S, int p) {
     #pragma omp parallel for collapse(2) schedule(static)
     for (int n = 0; n < N; n++)
         for (int tok = 0; tok < L; tok++) {
-            int gr = tok / g, gc = tok % g;
-            float *t = tokens + ((size_t)n * L + tok) * P;
+            int gr = tok / g, gc = tok % g;                   // the patch's grid row, column
+            float *t = tokens + ((size_t)n * L + tok) * P;    // (P) = (C, p, p)
             for (int c = 0; c < C; c++)
                 for (int i = 0; i < p; i++)
                     for (int j = 0; j < p; j++)
@@ -30,8 +30,8 @@ void unpatchify(float *img, const float *tokens, int N, int C, int S, int p) {
     #pragma omp parallel for collapse(2) schedule(static)
     for (int n = 0; n < N; n++)
         for (int tok = 0; tok < L; tok++) {
-            int gr = tok / g, gc = tok % g;
-            const float *t = tokens + ((size_t)n * L + tok) * P;
+            int gr = tok / g, gc = tok % g;                   // the patch's grid row, column
+            const float *t = tokens + ((size_t)n * L + tok) * P;   // (P) = (C, p, p)
             for (int c = 0; c < C; c++)
                 for (int i = 0; i < p; i++)
                     for (int j = 0; j < p; j++)
@@ -48,8 +48,8 @@ void pos_add_forward(float *h, const float *pos_row, const float *pos_col, int N
     #pragma omp parallel for collapse(2) schedule(static)
     for (int n = 0; n < N; n++)
         for (int tok = 0; tok < g * g; tok++) {
-            const float *pr = pos_row + (size_t)(tok / g) * D, *pc = pos_col + (size_t)(tok % g) * D;
-            float *x = h + ((size_t)n * g * g + tok) * D;
+            const float *pr = pos_row + (size_t)(tok / g) * D, *pc = pos_col + (size_t)(tok % g) * D; // (D)
+            float *x = h + ((size_t)n * g * g + tok) * D;                                            // (D)
             for (int i = 0; i < D; i++) x[i] += pr[i] + pc[i];
         }
 }
@@ -59,8 +59,8 @@ void pos_add_forward(float *h, const float *pos_row, const float *pos_col, int N
 void pos_add_backward(float *dpos_row, float *dpos_col, const float *dh, int N, int g, int D) {
     for (int n = 0; n < N; n++)
         for (int tok = 0; tok < g * g; tok++) {
-            const float *d = dh + ((size_t)n * g * g + tok) * D;
-            float *dr = dpos_row + (size_t)(tok / g) * D, *dc = dpos_col + (size_t)(tok % g) * D;
+            const float *d = dh + ((size_t)n * g * g + tok) * D;                                   // (D)
+            float *dr = dpos_row + (size_t)(tok / g) * D, *dc = dpos_col + (size_t)(tok % g) * D;  // (D)
             for (int i = 0; i < D; i++) { dr[i] += d[i]; dc[i] += d[i]; }
         }
 }
@@ -76,8 +76,8 @@ void timestep_embedding(float *e, const float *t, int N, int F) {
         for (int j = 0; j < half; j++) {
             float f = (float)exp(-log(10000.0) * j / half);   // float32 like the reference
             double arg = 1000.0 * (double)t[n] * (double)f;
-            e[(size_t)n * F + j] = (float)cos(arg);
-            e[(size_t)n * F + half + j] = (float)sin(arg);
+            e[(size_t)n * F + j] = (float)cos(arg);          // e (N, F): cosines first,
+            e[(size_t)n * F + half + j] = (float)sin(arg);   // then sines
         }
 }
 
@@ -112,9 +112,9 @@ void rope_forward(float *out, const float *x, const float *cos_t, const float *s
     #pragma omp parallel for schedule(static) if ((size_t)B * L * hd > 32768)
     for (int b = 0; b < B; b++)
         for (int l = 0; l < L; l++) {
-            const float *xi = x + ((size_t)b * L + l) * hd;
-            float *o = out + ((size_t)b * L + l) * hd;
-            const float *c = cos_t + (size_t)l * hd, *s = sin_t + (size_t)l * hd;
+            const float *xi = x + ((size_t)b * L + l) * hd;                          // (hd)
+            float *o = out + ((size_t)b * L + l) * hd;                               // (hd)
+            const float *c = cos_t + (size_t)l * hd, *s = sin_t + (size_t)l * hd;    // (hd) token l's angles
             for (int i = 0; i < hd; i += 2) {
                 float a = xi[i], bb = xi[i + 1];
                 o[i] = a * c[i] - bb * s[i];
@@ -131,9 +131,9 @@ void rope_backward(float *dx, const float *dout, const float *cos_t, const float
     #pragma omp parallel for schedule(static) if ((size_t)B * L * hd > 32768)
     for (int b = 0; b < B; b++)
         for (int l = 0; l < L; l++) {
-            const float *d = dout + ((size_t)b * L + l) * hd;
-            float *o = dx + ((size_t)b * L + l) * hd;
-            const float *c = cos_t + (size_t)l * hd, *s = sin_t + (size_t)l * hd;
+            const float *d = dout + ((size_t)b * L + l) * hd;                        // (hd)
+            float *o = dx + ((size_t)b * L + l) * hd;                                // (hd)
+            const float *c = cos_t + (size_t)l * hd, *s = sin_t + (size_t)l * hd;    // (hd)
             for (int i = 0; i < hd; i += 2) {
                 o[i] += d[i] * c[i] + d[i + 1] * s[i + 1];
                 o[i + 1] += d[i + 1] * c[i + 1] - d[i] * s[i];
