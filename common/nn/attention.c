@@ -16,7 +16,7 @@
 // ---------------------------------------------------------------------------
 // QueryKeyNorm: RMSNorm over head_dim for q and for k, one gain each, shared
 // by all heads. q, k (N, heads, L, hd) are just (N·heads·L) rows of hd.
-QueryKeyNorm qk_norm_make(int head_dim, float eps, const float *q_gain, const float *k_gain) {
+QueryKeyNorm qk_norm_make(int head_dim, float eps, float *q_gain, float *k_gain) {
     QueryKeyNorm m = { head_dim, eps, q_gain, k_gain };
     return m;
 }
@@ -24,7 +24,7 @@ QueryKeyNorm qk_norm_make(int head_dim, float eps, const float *q_gain, const fl
 void qk_norm_forward(const QueryKeyNorm *m, float *q_out, float *k_out,
                      float *q_rstd, float *k_rstd, const float *q, const float *k,
                      int N, int heads, int L) {
-    int rows = N * heads * L;   // q, k, q_out, k_out (rows, hd); q_rstd, k_rstd (rows)
+    int rows = N * heads * L;
     rmsnorm_forward(q_out, q_rstd, q, m->q_gain, rows, m->head_dim, m->eps);
     rmsnorm_forward(k_out, k_rstd, k, m->k_gain, rows, m->head_dim, m->eps);
 }
@@ -67,7 +67,9 @@ void attention_forward(float *out, AttentionCache *c, const float *qkv,
     int hd = D / H;
     float scale = 1.0f / sqrtf((float)hd);
     float max_logit = 0.0f;
-    QueryKeyNorm qk_norm = qk_norm_make(hd, qk_eps, q_gain, k_gain);
+    // The QueryKeyNorm functions only read the gains (the cast drops a const
+    // that the struct, made for the model's trainable gains, does not carry).
+    QueryKeyNorm qk_norm = qk_norm_make(hd, qk_eps, (float *)q_gain, (float *)k_gain);
     #pragma omp parallel for collapse(2) schedule(static) reduction(max:max_logit)
     for (int n = 0; n < N; n++) {
         for (int h = 0; h < H; h++) {
@@ -144,7 +146,7 @@ void attention_backward(float *dqkv, float *dq_gain, float *dk_gain, const float
     int hd = D / H;
     float scale = 1.0f / sqrtf((float)hd);
     size_t per_pair = (size_t)L * L + 6 * (size_t)L * hd + 2 * (size_t)hd;
-    QueryKeyNorm qk_norm = qk_norm_make(hd, 0.0f, q_gain, k_gain);  // eps is not used backward
+    QueryKeyNorm qk_norm = qk_norm_make(hd, 0.0f, (float *)q_gain, (float *)k_gain);  // eps: unused backward
     #pragma omp parallel for collapse(2) schedule(static)
     for (int n = 0; n < N; n++) {
         for (int h = 0; h < H; h++) {

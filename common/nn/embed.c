@@ -107,14 +107,16 @@ void rope2d_tables(float *cos_t, float *sin_t, int grid, int head_dim, float bas
 //   out₂ᵢ   = x₂ᵢ·cos − x₂ᵢ₊₁·sin
 //   out₂ᵢ₊₁ = x₂ᵢ₊₁·cos + x₂ᵢ·sin
 // Safe in place (out == x). x (B, L, hd): B independent (image, head) slices.
+// Shapes: x, out (B, L, hd), xi and o one token's vector (hd) of them;
+// cos_t, sin_t (L, hd), c and s token l's row.
 void rope_forward(float *out, const float *x, const float *cos_t, const float *sin_t,
                   int B, int L, int hd) {
     #pragma omp parallel for schedule(static) if ((size_t)B * L * hd > 32768)
     for (int b = 0; b < B; b++)
         for (int l = 0; l < L; l++) {
-            const float *xi = x + ((size_t)b * L + l) * hd;                          // (hd)
-            float *o = out + ((size_t)b * L + l) * hd;                               // (hd)
-            const float *c = cos_t + (size_t)l * hd, *s = sin_t + (size_t)l * hd;    // (hd) token l's angles
+            const float *xi = x + ((size_t)b * L + l) * hd;
+            float *o = out + ((size_t)b * L + l) * hd;
+            const float *c = cos_t + (size_t)l * hd, *s = sin_t + (size_t)l * hd;
             for (int i = 0; i < hd; i += 2) {
                 float a = xi[i], bb = xi[i + 1];
                 o[i] = a * c[i] - bb * s[i];
@@ -125,15 +127,15 @@ void rope_forward(float *out, const float *x, const float *cos_t, const float *s
 
 // A rotation's inverse is its transpose, the rotation by −angle:
 //   dx₂ᵢ += d₂ᵢ·cos + d₂ᵢ₊₁·sin,  dx₂ᵢ₊₁ += d₂ᵢ₊₁·cos − d₂ᵢ·sin
-// dx must not alias dout (it accumulates).
+// dx must not alias dout (it accumulates). Shapes as in rope_forward.
 void rope_backward(float *dx, const float *dout, const float *cos_t, const float *sin_t,
                    int B, int L, int hd) {
     #pragma omp parallel for schedule(static) if ((size_t)B * L * hd > 32768)
     for (int b = 0; b < B; b++)
         for (int l = 0; l < L; l++) {
-            const float *d = dout + ((size_t)b * L + l) * hd;                        // (hd)
-            float *o = dx + ((size_t)b * L + l) * hd;                                // (hd)
-            const float *c = cos_t + (size_t)l * hd, *s = sin_t + (size_t)l * hd;    // (hd)
+            const float *d = dout + ((size_t)b * L + l) * hd;
+            float *o = dx + ((size_t)b * L + l) * hd;
+            const float *c = cos_t + (size_t)l * hd, *s = sin_t + (size_t)l * hd;
             for (int i = 0; i < hd; i += 2) {
                 o[i] += d[i] * c[i] + d[i + 1] * s[i + 1];
                 o[i + 1] += d[i + 1] * c[i + 1] - d[i] * s[i];

@@ -79,9 +79,9 @@ void rope_backward(float *dx, const float *dout, const float *cos_t, const float
 typedef struct {
     int head_dim;
     float eps;
-    const float *q_gain, *k_gain;  // (head_dim) each, owned by the caller (model params)
+    float *q_gain, *k_gain;    // (head_dim) each, owned by the caller (model params)
 } QueryKeyNorm;
-QueryKeyNorm qk_norm_make(int head_dim, float eps, const float *q_gain, const float *k_gain);
+QueryKeyNorm qk_norm_make(int head_dim, float eps, float *q_gain, float *k_gain);
 // q, k (N, heads, L, head_dim) -> q_out, k_out; q_rstd, k_rstd (N*heads*L) saved.
 void qk_norm_forward(const QueryKeyNorm *m, float *q_out, float *k_out,
                      float *q_rstd, float *k_rstd, const float *q, const float *k,

@@ -53,31 +53,33 @@ void layernorm_backward(float *dinp, const float *dout, const float *inp,
 // ---------------------------------------------------------------------------
 // RMSNorm: y = x · rstd · gain,  rstd = 1 / sqrt(mean(x²) + eps). No mean is
 // subtracted, so there is one statistic per row instead of two.
+// Shapes: inp, out (R, D), x and y one row (D) of them; gain (D); rstd (R).
 void rmsnorm_forward(float *out, float *rstd, const float *inp, const float *gain,
                      int R, int D, float eps) {
     #pragma omp parallel for schedule(static) if ((size_t)R * D > 16384)
     for (int r = 0; r < R; r++) {
-        const float *x = inp + (size_t)r * D;     // (D) one row of inp (R, D)
-        float *y = out + (size_t)r * D;           // (D)
+        const float *x = inp + (size_t)r * D;
+        float *y = out + (size_t)r * D;
         float ms = 0.0f;
         for (int i = 0; i < D; i++) ms += x[i] * x[i];
         ms /= D;
         float s = 1.0f / sqrtf(ms + eps);
         if (gain) for (int i = 0; i < D; i++) y[i] = x[i] * s * gain[i];
         else      for (int i = 0; i < D; i++) y[i] = x[i] * s;
-        rstd[r] = s;                              // rstd (R): saved for backward
+        rstd[r] = s;
     }
 }
 
 // With g = dL/dy · gain (the gradient reaching x·rstd):
 //   dL/dx = rstd · g - rstd³ · x · mean(g · x)
 //   dL/dgain += Σ_rows dL/dy · x · rstd
+// Shapes: inp, dout, dinp (R, D), x, dy, dx one row (D) of them; gain, dgain (D).
 void rmsnorm_backward(float *dinp, float *dgain, const float *dout, const float *inp,
                       const float *rstd, const float *gain, int R, int D) {
     #pragma omp parallel for schedule(static) if ((size_t)R * D > 16384)
     for (int r = 0; r < R; r++) {
-        const float *x = inp + (size_t)r * D, *dy = dout + (size_t)r * D;  // (D) each
-        float *dx = dinp + (size_t)r * D;                                   // (D)
+        const float *x = inp + (size_t)r * D, *dy = dout + (size_t)r * D;
+        float *dx = dinp + (size_t)r * D;
         float s = rstd[r];
         float gx = 0.0f;
         for (int i = 0; i < D; i++) gx += dy[i] * (gain ? gain[i] : 1.0f) * x[i];
