@@ -17,6 +17,9 @@
 // Pages scanned: README.md, common/README.md and docs/*.md. The checker is
 // tested on made-up pages too: a quote that matches, one that drifted, one of
 // a file that is gone, one whose lines are there but not together.
+//
+// And one rule that common/README.md states: the layering of common/ (nn
+// includes nothing above it, io only nn, eval nn and io).
 #include "testutil.h"
 #include "io/paths.h"
 #include <ctype.h>
@@ -234,6 +237,49 @@ START_TEST(test_repository_docs) {
 }
 END_TEST
 
+// The layering that common/README.md states: each folder of common/
+// includes only the folders before it (nn, io, eval, train).
+START_TEST(test_layering) {
+    static const struct { const char *folder, *forbidden[3]; } rules[] = {
+        { "nn",   { "io/", "eval/", "train/" } },
+        { "io",   { "eval/", "train/", NULL } },
+        { "eval", { "train/", NULL, NULL } },
+    };
+    const char *root = project_root();
+    int bad = 0, files = 0;
+    for (size_t r = 0; r < sizeof rules / sizeof rules[0]; r++) {
+        char dir[2048];
+        snprintf(dir, sizeof dir, "%s/common/%s", root, rules[r].folder);
+        DIR *d = opendir(dir);
+        ck_assert_msg(d != NULL, "cannot list %s", dir);
+        struct dirent *e;
+        while ((e = readdir(d))) {
+            size_t k = strlen(e->d_name);
+            if (k < 3 || (strcmp(e->d_name + k - 2, ".c") && strcmp(e->d_name + k - 2, ".h"))) continue;
+            char path[2400];
+            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+            Lines src;
+            ck_assert_int_eq(lines_read(&src, path), 0);
+            files++;
+            for (int i = 0; i < src.n; i++)
+                for (int f = 0; f < 3 && rules[r].forbidden[f]; f++) {
+                    char inc[32];
+                    snprintf(inc, sizeof inc, "#include \"%s", rules[r].forbidden[f]);
+                    if (strstr(src.line[i], inc)) {
+                        fprintf(stderr, "common/%s/%s:%d: %s reaches above its layer\n",
+                                rules[r].folder, e->d_name, i + 1, src.line[i]);
+                        bad++;
+                    }
+                }
+            lines_free(&src);
+        }
+        closedir(d);
+    }
+    ck_assert_int_gt(files, 20);
+    ck_assert_msg(bad == 0, "%d include(s) break the layering of common/ (listed above)", bad);
+}
+END_TEST
+
 // ---------------------------------------------------------------------------
 // The checker itself, on made-up pages in a temp folder.
 
@@ -375,6 +421,7 @@ static Suite *docs_suite(void) {
     Suite *s = suite_create("docs");
     TCase *own = tcase_create("repository");
     tcase_add_test(own, test_repository_docs);
+    tcase_add_test(own, test_layering);
     suite_add_tcase(s, own);
     TCase *fake = tcase_create("checker");
     tcase_add_checked_fixture(fake, fake_setup, fake_teardown);
