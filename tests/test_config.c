@@ -278,23 +278,6 @@ START_TEST(test_set_or_exit) {
 }
 END_TEST
 
-// One run, compared field by field: the thread count never matters, the
-// seed only when asked, anything else always.
-START_TEST(test_same_run) {
-    Config a = config_default(), b = a;
-    ck_assert(config_same_run(&a, &b, false));
-    b.threads = a.threads + 3;
-    ck_assert(config_same_run(&a, &b, false));
-    b.seed = a.seed + 1;
-    ck_assert(!config_same_run(&a, &b, false));
-    ck_assert(config_same_run(&a, &b, true));
-    b.qk_norm = !a.qk_norm;
-    ck_assert(!config_same_run(&a, &b, true));
-    b = a; b.lr = a.lr * 2.0f;
-    ck_assert(!config_same_run(&a, &b, true));
-}
-END_TEST
-
 int main(void) {
     Suite *s = suite_create("config");
     TCase *tc = tcase_create("config");
@@ -308,7 +291,6 @@ int main(void) {
     tcase_add_test(tc, test_mlp_hidden);
     tcase_add_test(tc, test_round_trip);
     tcase_add_test(tc, test_describe_and_keys);
-    tcase_add_test(tc, test_same_run);
     tcase_add_exit_test(tc, test_set_or_exit, 2);
     suite_add_tcase(s, tc);
     return run_suite(s);

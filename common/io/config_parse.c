@@ -327,15 +327,3 @@ void config_describe(const Config *c, char *out, size_t outlen) {
         used += (size_t)n;
     }
 }
-
-bool config_same_run(const Config *a, const Config *b, bool ignore_seed) {
-    char va[64], vb[64];
-    for (int i = 0; i < N_FIELDS; i++) {
-        const Field *f = &FIELDS[i];
-        if (strcmp(f->key, "threads") == 0 || (ignore_seed && strcmp(f->key, "seed") == 0)) continue;
-        field_value(a, f, va, sizeof va);
-        field_value(b, f, vb, sizeof vb);
-        if (strcmp(va, vb) != 0) return false;
-    }
-    return true;
-}

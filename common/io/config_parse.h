@@ -2,7 +2,6 @@
 // and the printing of a Config (checkpoint metadata, --set help). The struct
 // itself and its derived sizes are the core's: nn/config.h.
 #pragma once
-#include <stdbool.h>
 #include <stddef.h>
 #include "nn/config.h"
 // Applies one "key=value" (or the shorthand "modern" / "modern=true").
@@ -27,9 +26,3 @@ void config_foreach_field(const Config *c, ConfigFieldFn fn, void *ctx);
 
 // A one-line description, e.g. "dim=128 depth=4 heads=4 norm=layernorm ...".
 void config_describe(const Config *c, char *out, size_t outlen);
-
-// True when a and b are the same training run: every field agrees as
-// config_describe prints it, except the thread count (it changes how fast a
-// run goes, never what it computes). With ignore_seed the seeds may differ
-// too: the same experiment at another seed (see metrics_is_seed_pair).
-bool config_same_run(const Config *a, const Config *b, bool ignore_seed);

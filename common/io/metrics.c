@@ -128,7 +128,13 @@ double metrics_val_mse_gap(const RunMetrics *a, const RunMetrics *b) {
 
 bool metrics_is_seed_pair(const RunMetrics *a, const RunMetrics *b) {
     if (!a->has_config || !b->has_config || a->cfg.seed == b->cfg.seed) return false;
-    return config_same_run(&a->cfg, &b->cfg, true);
+    Config x = a->cfg, y = b->cfg;
+    x.seed = y.seed = 0;
+    x.threads = y.threads = 0;
+    char dx[1024], dy[1024];
+    config_describe(&x, dx, sizeof dx);
+    config_describe(&y, dy, sizeof dy);
+    return strcmp(dx, dy) == 0;
 }
 
 // 1152176 -> "1,152,176"

@@ -50,10 +50,9 @@ int metrics_read(const char *path, RunMetrics *out, char *err, size_t errlen);
 // with two seeds.
 double metrics_val_mse_gap(const RunMetrics *a, const RunMetrics *b);
 
-// True when both runs carry their config, the seeds differ, and the configs
-// agree on every other field except the thread count
-// (config_same_run(.., ignore_seed=true)): a seed pair, whose val MSE gap is
-// a seed gap. A run without its config is never a pair: it cannot be told.
+// True when both runs carry their config and the configs agree on every field
+// except the seed and the thread count, and the seeds differ: a seed pair,
+// whose val MSE gap is a seed gap.
 bool metrics_is_seed_pair(const RunMetrics *a, const RunMetrics *b);
 
 // The scorecard as a table, one row per run, with the columns of the
