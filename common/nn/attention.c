@@ -93,8 +93,7 @@ void attention_forward(float *out, AttentionCache *c, const float *qkv,
                                 c->k_rstd + nh * L, q, k, 1, 1, L);
                 q = c->q + off; k = c->k + off;         // (L, hd) each
             }
-            // 3. RoPE: turn q and k by their token's row/column angles (in place).
-            //    cos_t, sin_t (L, hd).
+            // 3. RoPE: turn q and k by their token's row/column angles.
             if (cos_t) {
                 rope_forward(q, q, cos_t, sin_t, 1, L, hd);
                 rope_forward(k, k, cos_t, sin_t, 1, L, hd);
@@ -185,8 +184,7 @@ void attention_backward(float *dqkv, float *dq_gain, float *dk_gain, const float
                         1.0f, datt, L, k, hd, 0.0f, dq, hd);
             cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, L, hd, L,
                         1.0f, datt, L, q, hd, 0.0f, dk, hd);
-            // RoPE: rotate the gradients back by −angle; dq, dk then point at
-            // the gradients before RoPE (the two buffers swap roles)
+            // RoPE: rotate the gradients back by −angle
             if (cos_t) {
                 memset(dq2, 0, (size_t)L * hd * sizeof(float));
                 memset(dk2, 0, (size_t)L * hd * sizeof(float));
