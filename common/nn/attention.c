@@ -138,6 +138,18 @@ size_t attention_backward_scratch_floats(int N, int L, int D, int H) {
     return (size_t)N * H * ((size_t)L * L + 6 * (size_t)L * hd + 2 * (size_t)hd);
 }
 
+// The QK-norm gains are shared by all heads: their gradient is the sum of
+// every (image, head) pair's share, dgq and dgk (hd) each at the end of the
+// pair's scratch, added in pair order on one thread.
+static void add_pair_gain_grads(float *dq_gain, float *dk_gain, const float *scratch,
+                                int pairs, int L, int hd) {
+    size_t per_pair = (size_t)L * L + 6 * (size_t)L * hd + 2 * (size_t)hd;
+    for (size_t nh = 0; nh < (size_t)pairs; nh++) {
+        const float *g = scratch + nh * per_pair + (size_t)L * L + 6 * (size_t)L * hd;
+        for (int j = 0; j < hd; j++) { dq_gain[j] += g[j]; dk_gain[j] += g[hd + j]; }
+    }
+}
+
 void attention_backward(float *dqkv, float *dq_gain, float *dk_gain, const float *dout,
                         const AttentionCache *c, float *scratch,
                         const float *q_gain, const float *k_gain,
@@ -213,10 +225,5 @@ void attention_backward(float *dqkv, float *dq_gain, float *dk_gain, const float
             }
         }
     }
-    if (q_gain) {   // the gains are shared by all heads: sum the pairs in order
-        for (size_t nh = 0; nh < (size_t)N * H; nh++) {
-            const float *g = scratch + nh * per_pair + (size_t)L * L + 6 * (size_t)L * hd;
-            for (int j = 0; j < hd; j++) { dq_gain[j] += g[j]; dk_gain[j] += g[hd + j]; }
-        }
-    }
+    if (q_gain) add_pair_gain_grads(dq_gain, dk_gain, scratch, N * H, L, hd);
 }
