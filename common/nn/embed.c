@@ -107,8 +107,6 @@ void rope2d_tables(float *cos_t, float *sin_t, int grid, int head_dim, float bas
 //   out₂ᵢ   = x₂ᵢ·cos − x₂ᵢ₊₁·sin
 //   out₂ᵢ₊₁ = x₂ᵢ₊₁·cos + x₂ᵢ·sin
 // Safe in place (out == x). x (B, L, hd): B independent (image, head) slices.
-// Shapes: x, out (B, L, hd), xi and o one token's vector (hd) of them;
-// cos_t, sin_t (L, hd), c and s token l's row.
 void rope_forward(float *out, const float *x, const float *cos_t, const float *sin_t,
                   int B, int L, int hd) {
     #pragma omp parallel for schedule(static) if ((size_t)B * L * hd > 32768)
@@ -127,7 +125,7 @@ void rope_forward(float *out, const float *x, const float *cos_t, const float *s
 
 // A rotation's inverse is its transpose, the rotation by −angle:
 //   dx₂ᵢ += d₂ᵢ·cos + d₂ᵢ₊₁·sin,  dx₂ᵢ₊₁ += d₂ᵢ₊₁·cos − d₂ᵢ·sin
-// dx must not alias dout (it accumulates). Shapes as in rope_forward.
+// dx must not alias dout (it accumulates).
 void rope_backward(float *dx, const float *dout, const float *cos_t, const float *sin_t,
                    int B, int L, int hd) {
     #pragma omp parallel for schedule(static) if ((size_t)B * L * hd > 32768)
