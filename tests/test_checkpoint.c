@@ -9,15 +9,8 @@
 static char err[1024];
 static char tmpdir[256];
 
-static void make_tmpdir(void) {
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/test_checkpoint.XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
-}
-static void remove_tmpdir(void) {
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    ck_assert_int_eq(system(cmd), 0);
-}
+static void make_tmpdir(void) { tmpdir_make(tmpdir, sizeof tmpdir, "checkpoint"); }
+static void remove_tmpdir(void) { tmpdir_remove(tmpdir); }
 
 static Config config_with(const char *const *sets, int n) {
     Config c = config_default();

@@ -9,7 +9,6 @@
 #include "testutil.h"
 #include "io/cifar.h"
 #include "train/dataloader.h"
-#include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -18,24 +17,8 @@
 
 static char tmpdir[256];
 
-static void make_tmpdir(void) {
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/test_cifar_XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
-}
-
-static void remove_tmpdir(void) {
-    DIR *d = opendir(tmpdir);
-    if (!d) return;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-        char p[512];
-        snprintf(p, sizeof p, "%s/%s", tmpdir, e->d_name);
-        if (unlink(p) != 0) rmdir(p);   // the "file that is a directory" test
-    }
-    closedir(d);
-    rmdir(tmpdir);
-}
+static void make_tmpdir(void) { tmpdir_make(tmpdir, sizeof tmpdir, "cifar"); }
+static void remove_tmpdir(void) { tmpdir_remove(tmpdir); }
 
 static void path_in_tmp(char *out, size_t outlen, const char *name) {
     snprintf(out, outlen, "%s/%s", tmpdir, name);

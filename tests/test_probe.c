@@ -380,9 +380,9 @@ START_TEST(test_cache_key) {
 END_TEST
 
 START_TEST(test_cache_roundtrip) {
-    char dir[] = "/tmp/tinydit_probe_cache_XXXXXX";
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-    char sub[64];
+    char dir[256];
+    tmpdir_make(dir, sizeof dir, "probe_cache");
+    char sub[300];
     snprintf(sub, sizeof(sub), "%s/a/b", dir);       // created on the way
     CifarSet train = colour_set(32, 50), test = colour_set(16, 51);
     ProbeRecipe r = tiny_recipe();
@@ -390,7 +390,7 @@ START_TEST(test_cache_roundtrip) {
     char err[256];
     Probe *p = probe_get_or_train(sub, &train, &test, &r, 0, err, sizeof(err));
     ck_assert_ptr_nonnull(p);
-    char path[256];
+    char path[400];
     snprintf(path, sizeof(path), "%s/probe-%s.safetensors", sub, p->key);
     ck_assert_int_eq(access(path, R_OK), 0);
     // Second call: loaded, not trained: same weights, same accuracy.
@@ -412,9 +412,7 @@ START_TEST(test_cache_roundtrip) {
     probe_free(reloaded);
     probe_free(p); probe_free(q); probe_free(s);
     free_set(&train); free_set(&test);
-    char cmd[128];
-    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-    ck_assert_int_eq(system(cmd), 0);
+    tmpdir_remove(dir);
 }
 END_TEST
 

@@ -14,15 +14,8 @@ static char err[1024];
 
 // A fresh scratch directory per test (Check runs each test in its own process).
 static char tmpdir[256];
-static void make_tmpdir(void) {
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/test_safetensors.XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
-}
-static void remove_tmpdir(void) {
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    ck_assert_int_eq(system(cmd), 0);
-}
+static void make_tmpdir(void) { tmpdir_make(tmpdir, sizeof tmpdir, "safetensors"); }
+static void remove_tmpdir(void) { tmpdir_remove(tmpdir); }
 
 static uint8_t *read_whole(const char *path, size_t *len) {
     FILE *f = fopen(path, "rb");

@@ -89,17 +89,8 @@ static bool have_data(const char *test_name) {
 
 static char g_tmp[256];
 
-static const char *make_tmp(void) {
-    snprintf(g_tmp, sizeof g_tmp, "/tmp/test_trainer_XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(g_tmp));
-    return g_tmp;
-}
-
-static void remove_tmp(void) {
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_tmp);
-    ck_assert_int_eq(system(cmd), 0);
-}
+static const char *make_tmp(void) { return tmpdir_make(g_tmp, sizeof g_tmp, "trainer"); }
+static void remove_tmp(void) { tmpdir_remove(g_tmp); }
 
 // The smoke preset, one thread, no scorecard (the scorecard needs the probe).
 static TrainOptions smoke_options(const char *out_dir, const char *name) {

@@ -103,3 +103,33 @@ static inline int run_suite(Suite *s) {
     srunner_free(sr);
     return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }
+
+// ---------------------------------------------------------------------------
+// Temporary folders, one helper for every test that writes files.
+// tmpdir_make creates a fresh empty folder $TMPDIR/tinydit_<tag>_XXXXXX
+// (TMPDIR defaults to /tmp), writes its path into buf (n bytes) and returns
+// buf; the test fails if it cannot. tmpdir_remove deletes such a folder and
+// everything under it (without following symbolic links); it refuses any
+// path that tmpdir_make could not have made.
+#include <ftw.h>
+
+static inline char *tmpdir_make(char *buf, size_t n, const char *tag) {
+    const char *base = getenv("TMPDIR");
+    if (!base || !*base) base = "/tmp";
+    int len = snprintf(buf, n, "%s/tinydit_%s_XXXXXX", base, tag);
+    ck_assert_msg(len > 0 && (size_t)len < n, "temp folder name too long for its buffer");
+    ck_assert_msg(mkdtemp(buf) != NULL, "cannot create a temp folder %s", buf);
+    return buf;
+}
+
+static inline int tmpdir_remove_one(const char *path, const struct stat *st, int type, struct FTW *f) {
+    (void)st; (void)type; (void)f;
+    return remove(path);
+}
+
+static inline void tmpdir_remove(const char *path) {
+    ck_assert_msg(path && strstr(path, "/tinydit_") != NULL,
+                  "tmpdir_remove: %s is not a folder from tmpdir_make", path ? path : "(null)");
+    ck_assert_msg(nftw(path, tmpdir_remove_one, 16, FTW_DEPTH | FTW_PHYS) == 0,
+                  "cannot remove the temp folder %s", path);
+}

@@ -1,4 +1,7 @@
 // activations.c: GELU (exact, with erf), SiLU, and SwiGLU's gate.
+// All elementwise: inp, out, dout, dinp (and gate, value) are flat arrays of
+// n floats, whatever their shape in the model ((N, L, H) in the MLP, (N, D)
+// in the time embedding).
 #include <math.h>
 #include "fastmath.h"
 #include "layers.h"

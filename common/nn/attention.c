@@ -1,6 +1,7 @@
-// attention.c: multi-head self-attention with QK-norm and 2D RoPE inside,
-// everything between the qkv Linear and the proj Linear (spec §4), and the
-// QueryKeyNorm module on its own.
+// attention.c: the QueryKeyNorm module, and multi-head self-attention with
+// QK-norm and 2D RoPE inside: everything between the qkv Linear and the proj
+// Linear. The attention normalises q and k through qk_norm_forward and
+// qk_norm_backward, the same functions step 3 teaches and tests on their own.
 //
 // Work is split over (image, head) pairs: each pair's L×L scores fit in
 // cache, and the pairs are independent, so one OpenMP loop covers them. The
@@ -31,7 +32,7 @@ void qk_norm_forward(const QueryKeyNorm *m, float *q_out, float *k_out,
 void qk_norm_backward(const QueryKeyNorm *m, float *dq, float *dk, float *dq_gain, float *dk_gain,
                       const float *dq_out, const float *dk_out, const float *q, const float *k,
                       const float *q_rstd, const float *k_rstd, int N, int heads, int L) {
-    int rows = N * heads * L;
+    int rows = N * heads * L;   // dq, dk, dq_out, dk_out (rows, hd); dq_gain, dk_gain (hd)
     rmsnorm_backward(dq, dq_gain, dq_out, q, q_rstd, m->q_gain, rows, m->head_dim);
     rmsnorm_backward(dk, dk_gain, dk_out, k, k_rstd, m->k_gain, rows, m->head_dim);
 }
@@ -66,16 +67,19 @@ void attention_forward(float *out, AttentionCache *c, const float *qkv,
     int hd = D / H;
     float scale = 1.0f / sqrtf((float)hd);
     float max_logit = 0.0f;
+    // The QueryKeyNorm functions only read the gains (the cast drops a const
+    // that the struct, made for the model's trainable gains, does not carry).
+    QueryKeyNorm qk_norm = qk_norm_make(hd, qk_eps, (float *)q_gain, (float *)k_gain);
     #pragma omp parallel for collapse(2) schedule(static) reduction(max:max_logit)
     for (int n = 0; n < N; n++) {
         for (int h = 0; h < H; h++) {
-            size_t nh = (size_t)n * H + h;
-            size_t off = nh * L * hd;
+            size_t nh = (size_t)n * H + h;     // the (image, head) pair
+            size_t off = nh * L * hd;          // its (L, hd) slice of (N, H, L, hd)
             // 1. split: q, k, v of this head are columns [h·hd, (h+1)·hd) of
             //    the first, second and third D-wide slices of qkv (N, L, 3D).
-            float *q = (q_gain ? c->q_raw : c->q) + off;
-            float *k = (q_gain ? c->k_raw : c->k) + off;
-            float *v = c->v + off;
+            float *q = (q_gain ? c->q_raw : c->q) + off;   // (L, hd)
+            float *k = (q_gain ? c->k_raw : c->k) + off;   // (L, hd)
+            float *v = c->v + off;                         // (L, hd)
             for (int l = 0; l < L; l++) {
                 const float *row = qkv + ((size_t)n * L + l) * 3 * D + h * hd;
                 memcpy(q + (size_t)l * hd, row, hd * sizeof(float));
@@ -83,10 +87,11 @@ void attention_forward(float *out, AttentionCache *c, const float *qkv,
                 memcpy(v + (size_t)l * hd, row + 2 * D, hd * sizeof(float));
             }
             // 2. QK-norm: every (token, head) vector of q and k to RMS 1 · gain.
+            //    This head's q, k are one image, one head: (1, 1, L, hd).
             if (q_gain) {
-                rmsnorm_forward(c->q + off, c->q_rstd + nh * L, q, q_gain, L, hd, qk_eps);
-                rmsnorm_forward(c->k + off, c->k_rstd + nh * L, k, k_gain, L, hd, qk_eps);
-                q = c->q + off; k = c->k + off;
+                qk_norm_forward(&qk_norm, c->q + off, c->k + off, c->q_rstd + nh * L,
+                                c->k_rstd + nh * L, q, k, 1, 1, L);
+                q = c->q + off; k = c->k + off;         // (L, hd) each
             }
             // 3. RoPE: turn q and k by their token's row/column angles.
             if (cos_t) {
@@ -99,7 +104,7 @@ void attention_forward(float *out, AttentionCache *c, const float *qkv,
                         scale, q, hd, k, hd, 0.0f, att, L);
             float row_max_abs = 0.0f;
             for (int i = 0; i < L; i++) {
-                float *row = att + (size_t)i * L;
+                float *row = att + (size_t)i * L;   // (L) query i's scores
                 float mx = -INFINITY, mn = INFINITY;
                 for (int j = 0; j < L; j++) {
                     mx = row[j] > mx ? row[j] : mx;
@@ -115,7 +120,7 @@ void attention_forward(float *out, AttentionCache *c, const float *qkv,
             }
             if (row_max_abs > max_logit) max_logit = row_max_abs;
             // 5. y (L, hd) = att · v, then merge heads into out (N, L, D).
-            float *y = c->y + off;
+            float *y = c->y + off;                 // (L, hd)
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, L, hd, L,
                         1.0f, att, L, v, hd, 0.0f, y, hd);
             for (int l = 0; l < L; l++)
@@ -133,6 +138,18 @@ size_t attention_backward_scratch_floats(int N, int L, int D, int H) {
     return (size_t)N * H * ((size_t)L * L + 6 * (size_t)L * hd + 2 * (size_t)hd);
 }
 
+// The QK-norm gains are shared by all heads: their gradient is the sum of
+// every (image, head) pair's share, dgq and dgk (hd) each at the end of the
+// pair's scratch, added in pair order on one thread.
+static void add_pair_gain_grads(float *dq_gain, float *dk_gain, const float *scratch,
+                                int pairs, int L, int hd) {
+    size_t per_pair = (size_t)L * L + 6 * (size_t)L * hd + 2 * (size_t)hd;
+    for (size_t nh = 0; nh < (size_t)pairs; nh++) {
+        const float *g = scratch + nh * per_pair + (size_t)L * L + 6 * (size_t)L * hd;
+        for (int j = 0; j < hd; j++) { dq_gain[j] += g[j]; dk_gain[j] += g[hd + j]; }
+    }
+}
+
 void attention_backward(float *dqkv, float *dq_gain, float *dk_gain, const float *dout,
                         const AttentionCache *c, float *scratch,
                         const float *q_gain, const float *k_gain,
@@ -140,23 +157,24 @@ void attention_backward(float *dqkv, float *dq_gain, float *dk_gain, const float
     int hd = D / H;
     float scale = 1.0f / sqrtf((float)hd);
     size_t per_pair = (size_t)L * L + 6 * (size_t)L * hd + 2 * (size_t)hd;
+    QueryKeyNorm qk_norm = qk_norm_make(hd, 0.0f, (float *)q_gain, (float *)k_gain);  // eps: unused backward
     #pragma omp parallel for collapse(2) schedule(static)
     for (int n = 0; n < N; n++) {
         for (int h = 0; h < H; h++) {
             size_t nh = (size_t)n * H + h;
             size_t off = nh * L * hd;
             float *s = scratch + nh * per_pair;
-            float *datt = s; s += (size_t)L * L;
-            float *dy = s; s += (size_t)L * hd;
-            float *dq = s; s += (size_t)L * hd;
-            float *dk = s; s += (size_t)L * hd;
-            float *dv = s; s += (size_t)L * hd;
-            float *dq2 = s; s += (size_t)L * hd;
-            float *dk2 = s; s += (size_t)L * hd;
-            float *dgq = s; s += hd;
-            float *dgk = s;
-            const float *q = c->q + off, *k = c->k + off, *v = c->v + off;
-            const float *att = c->att + nh * L * L;
+            float *datt = s; s += (size_t)L * L;    // (L, L) dL/d(att), then dL/d(scores)
+            float *dy = s; s += (size_t)L * hd;     // (L, hd) this head's slice of dout
+            float *dq = s; s += (size_t)L * hd;     // (L, hd) dL/dq as the scores saw it
+            float *dk = s; s += (size_t)L * hd;     // (L, hd)
+            float *dv = s; s += (size_t)L * hd;     // (L, hd)
+            float *dq2 = s; s += (size_t)L * hd;    // (L, hd) spare: dq one stage earlier
+            float *dk2 = s; s += (size_t)L * hd;    // (L, hd)   (before RoPE, before QK-norm)
+            float *dgq = s; s += hd;                // (hd) this pair's share of dq_gain
+            float *dgk = s;                         // (hd) and of dk_gain
+            const float *q = c->q + off, *k = c->k + off, *v = c->v + off;   // (L, hd) each
+            const float *att = c->att + nh * L * L;                            // (L, L)
             // undo the merge: this head's slice of dout
             for (int l = 0; l < L; l++)
                 memcpy(dy + (size_t)l * hd, dout + ((size_t)n * L + l) * D + h * hd, hd * sizeof(float));
@@ -192,8 +210,8 @@ void attention_backward(float *dqkv, float *dq_gain, float *dk_gain, const float
                 memset(dq2, 0, (size_t)L * hd * sizeof(float));
                 memset(dk2, 0, (size_t)L * hd * sizeof(float));
                 memset(dgq, 0, 2 * (size_t)hd * sizeof(float));
-                rmsnorm_backward(dq2, dgq, dq, c->q_raw + off, c->q_rstd + nh * L, q_gain, L, hd);
-                rmsnorm_backward(dk2, dgk, dk, c->k_raw + off, c->k_rstd + nh * L, k_gain, L, hd);
+                qk_norm_backward(&qk_norm, dq2, dk2, dgq, dgk, dq, dk, c->q_raw + off, c->k_raw + off,
+                                 c->q_rstd + nh * L, c->k_rstd + nh * L, 1, 1, L);
                 dq = dq2; dk = dk2;
             }
             // undo the split: accumulate into dqkv (N, L, 3D)
@@ -207,10 +225,5 @@ void attention_backward(float *dqkv, float *dq_gain, float *dk_gain, const float
             }
         }
     }
-    if (q_gain) {   // the gains are shared by all heads: sum the pairs in order
-        for (size_t nh = 0; nh < (size_t)N * H; nh++) {
-            const float *g = scratch + nh * per_pair + (size_t)L * L + 6 * (size_t)L * hd;
-            for (int j = 0; j < hd; j++) { dq_gain[j] += g[j]; dk_gain[j] += g[hd + j]; }
-        }
-    }
+    if (q_gain) add_pair_gain_grads(dq_gain, dk_gain, scratch, N * H, L, hd);
 }

@@ -8,7 +8,7 @@
 #include <string.h>
 
 // ---------------------------------------------------------------------------
-// Defaults (spec §2)
+// Defaults: the tutorial's model
 
 Config config_default(void) {
     Config c;

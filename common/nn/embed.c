@@ -14,8 +14,8 @@ void patchify(float *tokens, const float *img, int N, int C, int S, int p) {
     #pragma omp parallel for collapse(2) schedule(static)
     for (int n = 0; n < N; n++)
         for (int tok = 0; tok < L; tok++) {
-            int gr = tok / g, gc = tok % g;
-            float *t = tokens + ((size_t)n * L + tok) * P;
+            int gr = tok / g, gc = tok % g;                   // the patch's grid row, column
+            float *t = tokens + ((size_t)n * L + tok) * P;    // (P) = (C, p, p)
             for (int c = 0; c < C; c++)
                 for (int i = 0; i < p; i++)
                     for (int j = 0; j < p; j++)
@@ -30,8 +30,8 @@ void unpatchify(float *img, const float *tokens, int N, int C, int S, int p) {
     #pragma omp parallel for collapse(2) schedule(static)
     for (int n = 0; n < N; n++)
         for (int tok = 0; tok < L; tok++) {
-            int gr = tok / g, gc = tok % g;
-            const float *t = tokens + ((size_t)n * L + tok) * P;
+            int gr = tok / g, gc = tok % g;                   // the patch's grid row, column
+            const float *t = tokens + ((size_t)n * L + tok) * P;   // (P) = (C, p, p)
             for (int c = 0; c < C; c++)
                 for (int i = 0; i < p; i++)
                     for (int j = 0; j < p; j++)
@@ -48,8 +48,8 @@ void pos_add_forward(float *h, const float *pos_row, const float *pos_col, int N
     #pragma omp parallel for collapse(2) schedule(static)
     for (int n = 0; n < N; n++)
         for (int tok = 0; tok < g * g; tok++) {
-            const float *pr = pos_row + (size_t)(tok / g) * D, *pc = pos_col + (size_t)(tok % g) * D;
-            float *x = h + ((size_t)n * g * g + tok) * D;
+            const float *pr = pos_row + (size_t)(tok / g) * D, *pc = pos_col + (size_t)(tok % g) * D; // (D)
+            float *x = h + ((size_t)n * g * g + tok) * D;                                            // (D)
             for (int i = 0; i < D; i++) x[i] += pr[i] + pc[i];
         }
 }
@@ -59,8 +59,8 @@ void pos_add_forward(float *h, const float *pos_row, const float *pos_col, int N
 void pos_add_backward(float *dpos_row, float *dpos_col, const float *dh, int N, int g, int D) {
     for (int n = 0; n < N; n++)
         for (int tok = 0; tok < g * g; tok++) {
-            const float *d = dh + ((size_t)n * g * g + tok) * D;
-            float *dr = dpos_row + (size_t)(tok / g) * D, *dc = dpos_col + (size_t)(tok % g) * D;
+            const float *d = dh + ((size_t)n * g * g + tok) * D;                                   // (D)
+            float *dr = dpos_row + (size_t)(tok / g) * D, *dc = dpos_col + (size_t)(tok % g) * D;  // (D)
             for (int i = 0; i < D; i++) { dr[i] += d[i]; dc[i] += d[i]; }
         }
 }
@@ -76,8 +76,8 @@ void timestep_embedding(float *e, const float *t, int N, int F) {
         for (int j = 0; j < half; j++) {
             float f = (float)exp(-log(10000.0) * j / half);   // float32 like the reference
             double arg = 1000.0 * (double)t[n] * (double)f;
-            e[(size_t)n * F + j] = (float)cos(arg);
-            e[(size_t)n * F + half + j] = (float)sin(arg);
+            e[(size_t)n * F + j] = (float)cos(arg);          // e (N, F): cosines first,
+            e[(size_t)n * F + half + j] = (float)sin(arg);   // then sines
         }
 }
 

@@ -1,4 +1,4 @@
-// flow.h: flow matching (spec §5). The model learns the velocity that carries
+// flow.h: flow matching. The model learns the velocity that carries
 // noise x₀ to data x₁ along a straight line; sampling follows it with Euler.
 #pragma once
 #include <stddef.h>

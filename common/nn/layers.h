@@ -73,8 +73,9 @@ void rope_forward(float *out, const float *x, const float *cos_t, const float *s
 void rope_backward(float *dx, const float *dout, const float *cos_t, const float *sin_t,
                    int B, int L, int hd);
 
-// QueryKeyNorm (seeds/query_key_norm_api.txt): one RMSNorm for queries and one
-// for keys over head_dim, each with a gain of head_dim shared by all heads.
+// QueryKeyNorm: one RMSNorm for queries and one for keys over head_dim, each
+// with a gain of head_dim shared by all heads. attention_forward and
+// attention_backward call these two functions for each (image, head).
 typedef struct {
     int head_dim;
     float eps;
@@ -90,7 +91,7 @@ void qk_norm_backward(const QueryKeyNorm *m, float *dq, float *dk, float *dq_gai
                       const float *q_rstd, const float *k_rstd, int N, int heads, int L);
 
 // ----------------------------------------------------------------------------
-// Multi-head self-attention core (spec §4), everything between the qkv linear
+// Multi-head self-attention core, everything between the qkv linear
 // and the proj linear:
 //   split qkv (N, L, 3D) into q, k, v (N, H, L, hd); QK-norm (if q_gain);
 //   RoPE (if cos_t); att = softmax(q·kᵀ/√hd) (N, H, L, L); y = att·v; merge

@@ -9,7 +9,7 @@ void linear_forward_naive(float *out, const float *inp, const float *weight, con
                           int R, int IC, int OC) {
     for (int r = 0; r < R; r++) {
         for (int o = 0; o < OC; o++) {
-            float acc = bias ? bias[o] : 0.0f;
+            float acc = bias ? bias[o] : 0.0f;   // out[r, o] = bias[o] + inp[r, :] · weight[o, :]
             for (int i = 0; i < IC; i++) acc += inp[(size_t)r * IC + i] * weight[(size_t)o * IC + i];
             out[(size_t)r * OC + o] = acc;
         }
@@ -36,7 +36,7 @@ void linear_forward(float *out, const float *inp, const float *weight, const flo
     #pragma omp parallel for schedule(static)
     for (int b = 0; b < nblocks; b++) {
         int r0 = b * ROW_BLOCK, rows = R - r0 < ROW_BLOCK ? R - r0 : ROW_BLOCK;
-        float *o = out + (size_t)r0 * OC;
+        float *o = out + (size_t)r0 * OC;                            // (rows, OC)
         // out (rows, OC) = inp (rows, IC) · weightᵀ (IC, OC)
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, OC, IC,
                     1.0f, inp + (size_t)r0 * IC, IC, weight, IC, 0.0f, o, OC);
@@ -70,9 +70,9 @@ void linear_backward(float *dinp, float *dweight, float *dbias,
                 cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, cols, IC, R,
                             1.0f, dout + o0, OC, inp, IC, 1.0f, dweight + (size_t)o0 * IC, IC);
             if (dbias) {
-                float acc[COL_BLOCK] = { 0 };
+                float acc[COL_BLOCK] = { 0 };                        // (cols)
                 for (int r = 0; r < R; r++) {
-                    const float *d = dout + (size_t)r * OC + o0;
+                    const float *d = dout + (size_t)r * OC + o0;     // (cols) of row r
                     for (int j = 0; j < cols; j++) acc[j] += d[j];
                 }
                 for (int j = 0; j < cols; j++) dbias[o0 + j] += acc[j];

@@ -1,6 +1,6 @@
 // model.c: TinyDiT. The parameter table (names as in PyTorch's state_dict),
 // the initialisation, the activations of one pass, and the forward and
-// backward passes of the whole model (spec §3, §4).
+// backward passes of the whole model.
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -152,7 +152,7 @@ void model_free(Model *m) {
     memset(m, 0, sizeof *m);
 }
 
-// Spec §4: Linear weights and biases uniform in ±1/√fan_in (PyTorch's
+// Linear weights and biases uniform in ±1/√fan_in (PyTorch's
 // default), position tables N(0, 0.02²), norm gains 1. Drawn tensor by
 // tensor in table order from one stream.
 void model_init_weights(Model *m, unsigned long long seed) {
@@ -176,7 +176,8 @@ void model_init_weights(Model *m, unsigned long long seed) {
 }
 
 // ---------------------------------------------------------------------------
-// Activations: one allocation, carved into named pieces.
+// Activations: one allocation, carved into named pieces. The same carving
+// runs twice: once with no base to count the floats, once to hand them out.
 typedef struct { float *base; size_t used; } Arena;
 static float *take(Arena *a, size_t n) {
     float *p = a->base ? a->base + a->used : NULL;
@@ -196,33 +197,45 @@ static void carve_activations(Activations *a, const Model *m, Arena *ar) {
     a->resid = take(ar, (2 * (size_t)c->depth + 1) * NL * D);
     for (int b = 0; b < c->depth; b++) {
         a->ada[b] = take(ar, N * 4 * D);
-        a->n1[b] = take(ar, NL * D); a->n2[b] = take(ar, NL * D);
-        a->st1a[b] = take(ar, NL); a->st1b[b] = take(ar, NL);
-        a->st2a[b] = take(ar, NL); a->st2b[b] = take(ar, NL);
-        a->m1[b] = take(ar, NL * D); a->m2[b] = take(ar, NL * D);
+        a->norm1[b] = take(ar, NL * D);
+        a->norm1_mean[b] = take(ar, NL); a->norm1_rstd[b] = take(ar, NL);
+        a->mod1[b] = take(ar, NL * D);
         a->qkv[b] = take(ar, NL * 3 * D);
         float *cache = take(ar, attention_cache_floats(N, L, D, c->heads, qk));
         if (cache) attention_cache_init(&a->att[b], cache, N, L, D, c->heads, qk);
         a->att_out[b] = take(ar, NL * D);
+        a->norm2[b] = take(ar, NL * D);
+        a->norm2_mean[b] = take(ar, NL); a->norm2_rstd[b] = take(ar, NL);
+        a->mod2[b] = take(ar, NL * D);
         a->h_pre[b] = take(ar, NL * H);
         a->h_val[b] = swiglu ? take(ar, NL * H) : NULL;
         a->h_act[b] = take(ar, NL * H);
     }
     a->ada_f = take(ar, N * 2 * D);
-    a->nf = take(ar, NL * D); a->stfa = take(ar, NL); a->stfb = take(ar, NL);
-    a->mf = take(ar, NL * D);
+    a->norm_f = take(ar, NL * D);
+    a->norm_f_mean = take(ar, NL); a->norm_f_rstd = take(ar, NL);
+    a->mod_f = take(ar, NL * D);
     a->out_tokens = take(ar, NL * P);
     a->v = take(ar, N * c->channels * S * S);
     a->max_logit = take(ar, c->depth);
+}
+
+// The per-block arrays of pointers (one pointer per block each).
+#define N_BLOCK_LISTS 14
+static void block_lists(Activations *a, float ***lists[N_BLOCK_LISTS]) {
+    float ***all[N_BLOCK_LISTS] = {
+        &a->ada, &a->norm1, &a->norm1_mean, &a->norm1_rstd, &a->mod1, &a->qkv, &a->att_out,
+        &a->norm2, &a->norm2_mean, &a->norm2_rstd, &a->mod2, &a->h_pre, &a->h_val, &a->h_act };
+    for (int i = 0; i < N_BLOCK_LISTS; i++) lists[i] = all[i];
 }
 
 int activations_alloc(Activations *a, const Model *m, int N) {
     memset(a, 0, sizeof *a);
     a->N = N;
     int depth = m->cfg.depth;
-    float ***lists[] = { &a->ada, &a->n1, &a->n2, &a->st1a, &a->st1b, &a->st2a, &a->st2b,
-                         &a->m1, &a->m2, &a->qkv, &a->att_out, &a->h_pre, &a->h_val, &a->h_act };
-    for (size_t i = 0; i < sizeof lists / sizeof lists[0]; i++) {
+    float ***lists[N_BLOCK_LISTS];
+    block_lists(a, lists);
+    for (int i = 0; i < N_BLOCK_LISTS; i++) {
         *lists[i] = calloc(depth, sizeof(float *));
         if (!*lists[i]) return -1;
     }
@@ -239,26 +252,44 @@ int activations_alloc(Activations *a, const Model *m, int N) {
 }
 
 void activations_free(Activations *a) {
+    float ***lists[N_BLOCK_LISTS];
+    block_lists(a, lists);
+    for (int i = 0; i < N_BLOCK_LISTS; i++) free(*lists[i]);
     free(a->mem);
-    free(a->ada); free(a->n1); free(a->n2); free(a->st1a); free(a->st1b); free(a->st2a);
-    free(a->st2b); free(a->m1); free(a->m2); free(a->qkv); free(a->att_out);
-    free(a->h_pre); free(a->h_val); free(a->h_act); free(a->att);
+    free(a->att);
     memset(a, 0, sizeof *a);
 }
 
 // ---------------------------------------------------------------------------
-// The block norm, LayerNorm or RMSNorm by the config. stat_a holds the mean
-// (LayerNorm only), stat_b the reciprocal spread.
-static void norm_forward(const Config *c, float *out, float *stat_a, float *stat_b,
+// The sizes every pass uses, from the config and the batch size.
+typedef struct {
+    int N, C, S, patch, grid;   // images, channels, image side, patch side, S/patch
+    int L, D, P, F, H, NL;      // tokens, width, patch values, freq features, MLP hidden, N·L
+    size_t NLD, NLH;            // N·L·D, N·L·H
+} Dims;
+
+static Dims dims_of(const Config *c, int N) {
+    Dims d;
+    d.N = N; d.C = c->channels; d.S = c->img; d.patch = c->patch; d.grid = cfg_grid(c);
+    d.L = cfg_tokens(c); d.D = c->dim; d.P = cfg_patch_dim(c); d.F = c->freq_dim;
+    d.H = cfg_mlp_hidden(c); d.NL = N * d.L;
+    d.NLD = (size_t)d.NL * d.D; d.NLH = (size_t)d.NL * d.H;
+    return d;
+}
+
+// The block norm, LayerNorm or RMSNorm by the config, over rows of D.
+// inp, out (R, D); mean, rstd (R). RMSNorm subtracts no mean: it leaves
+// `mean` alone and saves only rstd.
+static void norm_forward(const Config *c, float *out, float *mean, float *rstd,
                          const float *inp, int R) {
-    if (c->norm == NORM_RMSNORM) rmsnorm_forward(out, stat_b, inp, NULL, R, c->dim, NORM_EPS);
-    else layernorm_forward(out, stat_a, stat_b, inp, R, c->dim, NORM_EPS);
+    if (c->norm == NORM_RMSNORM) rmsnorm_forward(out, rstd, inp, NULL, R, c->dim, NORM_EPS);
+    else layernorm_forward(out, mean, rstd, inp, R, c->dim, NORM_EPS);
 }
 
 static void norm_backward(const Config *c, float *dinp, const float *dout, const float *inp,
-                          const float *stat_a, const float *stat_b, int R) {
-    if (c->norm == NORM_RMSNORM) rmsnorm_backward(dinp, NULL, dout, inp, stat_b, NULL, R, c->dim);
-    else layernorm_backward(dinp, dout, inp, stat_a, stat_b, R, c->dim);
+                          const float *mean, const float *rstd, int R) {
+    if (c->norm == NORM_RMSNORM) rmsnorm_backward(dinp, NULL, dout, inp, rstd, NULL, R, c->dim);
+    else layernorm_backward(dinp, dout, inp, mean, rstd, R, c->dim);
 }
 
 static void add_inplace(float *y, const float *x, size_t n) {
@@ -266,93 +297,120 @@ static void add_inplace(float *y, const float *x, size_t n) {
     for (size_t i = 0; i < n; i++) y[i] += x[i];
 }
 
-void model_forward(Model *m, Activations *a, const float *x, const float *t) {
-    const Config *c = &m->cfg;
+// ---------------------------------------------------------------------------
+// Forward: embed, the blocks, the final layer.
+
+// The image becomes tokens (into the residual stream), the time becomes c.
+static void embed_forward(const Model *m, Activations *a, Dims d, const float *x, const float *t) {
     const ParamViews *p = &m->p;
-    int N = a->N, C = c->channels, S = c->img, pt = c->patch, g = cfg_grid(c);
-    int L = cfg_tokens(c), D = c->dim, P = cfg_patch_dim(c), F = c->freq_dim;
-    int H = cfg_mlp_hidden(c), NL = N * L;
-    size_t NLD = (size_t)NL * D;
-    const float *cos_t = m->rope_cos, *sin_t = m->rope_sin;
-
     // tokens: patches of the noisy image, embedded, plus their position
-    patchify(a->tokens, x, N, C, S, pt);                          // (N, L, P)
-    float *h = a->resid;                                          // (N, L, D)
-    linear_forward(h, a->tokens, p->patch_w, p->patch_b, NL, P, D);
-    if (c->pos == POS_LEARNED) pos_add_forward(h, p->pos_row, p->pos_col, N, g, D);
-
+    patchify(a->tokens, x, d.N, d.C, d.S, d.patch);                 // (N, L, P)
+    float *h = a->resid;                                            // (N, L, D)
+    linear_forward(h, a->tokens, p->patch_w, p->patch_b, d.NL, d.P, d.D);
+    if (m->cfg.pos == POS_LEARNED) pos_add_forward(h, p->pos_row, p->pos_col, d.N, d.grid, d.D);
     // the condition c: the time, as waves, through a two-layer MLP
-    timestep_embedding(a->temb, t, N, F);                         // (N, F)
-    linear_forward(a->t_h, a->temb, p->t_fc1_w, p->t_fc1_b, N, F, D);
-    silu_forward(a->t_hs, a->t_h, (size_t)N * D);
-    linear_forward(a->c, a->t_hs, p->t_fc2_w, p->t_fc2_b, N, D, D); // (N, D)
-    silu_forward(a->c_silu, a->c, (size_t)N * D);
+    timestep_embedding(a->temb, t, d.N, d.F);                       // (N, F)
+    linear_forward(a->t_h, a->temb, p->t_fc1_w, p->t_fc1_b, d.N, d.F, d.D);   // (N, D)
+    silu_forward(a->t_hs, a->t_h, (size_t)d.N * d.D);
+    linear_forward(a->c, a->t_hs, p->t_fc2_w, p->t_fc2_b, d.N, d.D, d.D);     // (N, D)
+    silu_forward(a->c_silu, a->c, (size_t)d.N * d.D);
+}
 
-    for (int b = 0; b < c->depth; b++) {
-        const BlockParams *bp = &p->blocks[b];
-        float *x_in = a->resid + (2 * (size_t)b) * NLD;   // block input
-        float *x_mid = x_in + NLD;                          // after attention
-        float *x_out = x_mid + NLD;                         // after the MLP
-        float *ada = a->ada[b];                             // (N, 4D)
-        linear_forward(ada, a->c_silu, bp->ada_w, bp->ada_b, N, D, 4 * D);
-        // attention half: x_mid = x_in + attn(norm(x_in)·(1 + scale_a) + shift_a)
-        norm_forward(c, a->n1[b], a->st1a[b], a->st1b[b], x_in, NL);
-        modulate_forward(a->m1[b], a->n1[b], ada, ada + D, N, L, D, 4 * D);
-        linear_forward(a->qkv[b], a->m1[b], bp->qkv_w, bp->qkv_b, NL, D, 3 * D);
-        attention_forward(a->att_out[b], &a->att[b], a->qkv[b], bp->q_norm, bp->k_norm, NORM_EPS,
-                          cos_t, sin_t, N, L, D, c->heads);
-        a->max_logit[b] = a->att[b].max_logit;
-        linear_forward(x_mid, a->att_out[b], bp->proj_w, bp->proj_b, NL, D, D);
-        add_inplace(x_mid, x_in, NLD);
-        // MLP half: x_out = x_mid + mlp(norm(x_mid)·(1 + scale_m) + shift_m)
-        norm_forward(c, a->n2[b], a->st2a[b], a->st2b[b], x_mid, NL);
-        modulate_forward(a->m2[b], a->n2[b], ada + 2 * D, ada + 3 * D, N, L, D, 4 * D);
-        if (c->mlp == MLP_SWIGLU) {
-            linear_forward(a->h_pre[b], a->m2[b], bp->w1_w, bp->w1_b, NL, D, H);   // gate
-            linear_forward(a->h_val[b], a->m2[b], bp->w2_w, bp->w2_b, NL, D, H);   // value
-            swiglu_forward(a->h_act[b], a->h_pre[b], a->h_val[b], (size_t)NL * H);
-            linear_forward(x_out, a->h_act[b], bp->w3_w, bp->w3_b, NL, H, D);
-        } else {
-            linear_forward(a->h_pre[b], a->m2[b], bp->fc1_w, bp->fc1_b, NL, D, H);
-            gelu_forward(a->h_act[b], a->h_pre[b], (size_t)NL * H);
-            linear_forward(x_out, a->h_act[b], bp->fc2_w, bp->fc2_b, NL, H, D);
-        }
-        add_inplace(x_out, x_mid, NLD);
+// The MLP of block b: mod2 (N, L, D) -> out (N, L, D), through the hidden
+// width H: GELU(fc1) then fc2, or SwiGLU's silu(w1)·w2 then w3.
+static void mlp_forward(const Model *m, Activations *a, Dims d, int b, float *out) {
+    const BlockParams *bp = &m->p.blocks[b];
+    int NL = d.NL, D = d.D, H = d.H;
+    if (m->cfg.mlp == MLP_SWIGLU) {
+        linear_forward(a->h_pre[b], a->mod2[b], bp->w1_w, bp->w1_b, NL, D, H);   // (N, L, H) gate
+        linear_forward(a->h_val[b], a->mod2[b], bp->w2_w, bp->w2_b, NL, D, H);   // (N, L, H) value
+        swiglu_forward(a->h_act[b], a->h_pre[b], a->h_val[b], d.NLH);            // (N, L, H)
+        linear_forward(out, a->h_act[b], bp->w3_w, bp->w3_b, NL, H, D);          // (N, L, D)
+    } else {
+        linear_forward(a->h_pre[b], a->mod2[b], bp->fc1_w, bp->fc1_b, NL, D, H); // (N, L, H)
+        gelu_forward(a->h_act[b], a->h_pre[b], d.NLH);                           // (N, L, H)
+        linear_forward(out, a->h_act[b], bp->fc2_w, bp->fc2_b, NL, H, D);        // (N, L, D)
     }
+}
 
-    // final layer: norm, modulate with its own shift and scale, project to patches
-    float *x_last = a->resid + 2 * (size_t)c->depth * NLD;
-    linear_forward(a->ada_f, a->c_silu, p->ada_f_w, p->ada_f_b, N, D, 2 * D);
-    norm_forward(c, a->nf, a->stfa, a->stfb, x_last, NL);
-    modulate_forward(a->mf, a->nf, a->ada_f, a->ada_f + D, N, L, D, 2 * D);
-    linear_forward(a->out_tokens, a->mf, p->head_w, p->head_b, NL, D, P);
-    unpatchify(a->v, a->out_tokens, N, C, S, pt);                 // (N, C, S, S)
+// Block b reads the residual stream at 2b and writes it at 2b+1 (after the
+// attention half) and 2b+2 (after the MLP half).
+static void block_forward(const Model *m, Activations *a, Dims d, int b) {
+    const Config *c = &m->cfg;
+    const BlockParams *bp = &m->p.blocks[b];
+    int N = d.N, L = d.L, D = d.D, NL = d.NL;
+    float *x_in = a->resid + (2 * (size_t)b) * d.NLD;   // (N, L, D) block input
+    float *x_mid = x_in + d.NLD;                        // (N, L, D) after attention
+    float *x_out = x_mid + d.NLD;                       // (N, L, D) after the MLP
+    float *ada = a->ada[b];                             // (N, 4D)
+    linear_forward(ada, a->c_silu, bp->ada_w, bp->ada_b, N, D, 4 * D);
+    // attention half: x_mid = x_in + proj(attn(norm(x_in)·(1 + scale_a) + shift_a))
+    norm_forward(c, a->norm1[b], a->norm1_mean[b], a->norm1_rstd[b], x_in, NL);   // (N, L, D)
+    modulate_forward(a->mod1[b], a->norm1[b], ada, ada + D, N, L, D, 4 * D);      // (N, L, D)
+    linear_forward(a->qkv[b], a->mod1[b], bp->qkv_w, bp->qkv_b, NL, D, 3 * D);     // (N, L, 3D)
+    attention_forward(a->att_out[b], &a->att[b], a->qkv[b], bp->q_norm, bp->k_norm, NORM_EPS,
+                      m->rope_cos, m->rope_sin, N, L, D, c->heads);                // (N, L, D)
+    a->max_logit[b] = a->att[b].max_logit;
+    linear_forward(x_mid, a->att_out[b], bp->proj_w, bp->proj_b, NL, D, D);        // (N, L, D)
+    add_inplace(x_mid, x_in, d.NLD);
+    // MLP half: x_out = x_mid + mlp(norm(x_mid)·(1 + scale_m) + shift_m)
+    norm_forward(c, a->norm2[b], a->norm2_mean[b], a->norm2_rstd[b], x_mid, NL);  // (N, L, D)
+    modulate_forward(a->mod2[b], a->norm2[b], ada + 2 * D, ada + 3 * D, N, L, D, 4 * D);
+    mlp_forward(m, a, d, b, x_out);                                                // (N, L, D)
+    add_inplace(x_out, x_mid, d.NLD);
+}
+
+// The final layer: norm, modulate with its own shift and scale, project to patches.
+static void final_layer_forward(const Model *m, Activations *a, Dims d) {
+    const ParamViews *p = &m->p;
+    int N = d.N, L = d.L, D = d.D;
+    float *x_last = a->resid + 2 * (size_t)m->cfg.depth * d.NLD;                  // (N, L, D)
+    linear_forward(a->ada_f, a->c_silu, p->ada_f_w, p->ada_f_b, N, D, 2 * D);      // (N, 2D)
+    norm_forward(&m->cfg, a->norm_f, a->norm_f_mean, a->norm_f_rstd, x_last, d.NL);
+    modulate_forward(a->mod_f, a->norm_f, a->ada_f, a->ada_f + D, N, L, D, 2 * D); // (N, L, D)
+    linear_forward(a->out_tokens, a->mod_f, p->head_w, p->head_b, d.NL, D, d.P);   // (N, L, P)
+    unpatchify(a->v, a->out_tokens, N, d.C, d.S, d.patch);                         // (N, C, S, S)
+}
+
+void model_forward(Model *m, Activations *a, const float *x, const float *t) {
+    Dims d = dims_of(&m->cfg, a->N);
+    embed_forward(m, a, d, x, t);
+    for (int b = 0; b < m->cfg.depth; b++) block_forward(m, a, d, b);
+    final_layer_forward(m, a, d);
 }
 
 // ---------------------------------------------------------------------------
-int backward_scratch_alloc(BackwardScratch *s, const Model *m, int N) {
+// Backward: the same pieces in reverse order, each gradient into its own
+// buffer (carved like the activations).
+static void carve_scratch(BackwardScratch *s, const Model *m, int N, Arena *ar) {
     const Config *c = &m->cfg;
-    size_t L = cfg_tokens(c), D = c->dim, P = cfg_patch_dim(c), H = cfg_mlp_hidden(c);
-    size_t NL = (size_t)N * L, big = NL * (H > 3 * D ? H : 3 * D);
-    size_t att = attention_backward_scratch_floats(N, L, D, c->heads);
+    Dims d = dims_of(c, N);
+    size_t ND = (size_t)N * d.D;
+    s->dtokens = take(ar, (size_t)d.NL * d.P);
+    s->dmod_f = take(ar, d.NLD); s->dnorm_f = take(ar, d.NLD);
+    s->dada_f = take(ar, 2 * ND);
+    s->dresid = take(ar, d.NLD);
+    s->dh_act = take(ar, d.NLH); s->dh_pre = take(ar, d.NLH);
+    s->dh_val = c->mlp == MLP_SWIGLU ? take(ar, d.NLH) : NULL;
+    s->dmod2 = take(ar, d.NLD); s->dnorm2 = take(ar, d.NLD);
+    s->datt_out = take(ar, d.NLD);
+    s->dqkv = take(ar, 3 * d.NLD);
+    s->dmod1 = take(ar, d.NLD); s->dnorm1 = take(ar, d.NLD);
+    s->dada = take(ar, 4 * ND);
+    s->dc_silu = take(ar, ND); s->dc = take(ar, ND);
+    s->dt_hs = take(ar, ND); s->dt_h = take(ar, ND);
+    s->att_scratch = take(ar, attention_backward_scratch_floats(N, d.L, d.D, c->heads));
+}
+
+int backward_scratch_alloc(BackwardScratch *s, const Model *m, int N) {
     memset(s, 0, sizeof *s);
-    s->floats = 3 * NL * D + 3 * big + (size_t)N * 4 * D + 4 * (size_t)N * D + NL * P + att;
+    Arena ar = { NULL, 0 };
+    carve_scratch(s, m, N, &ar);           // first pass: count
+    s->floats = ar.used;
     s->mem = calloc(s->floats, sizeof(float));
     if (!s->mem) return -1;
-    float *q = s->mem;
-    s->dresid = q; q += NL * D;
-    s->dtmp = q;   q += NL * D;
-    s->dtmp2 = q;  q += NL * D;
-    s->dbig = q;   q += big;
-    s->dbig2 = q;  q += big;
-    s->dbig3 = q;  q += big;
-    s->dada = q;   q += (size_t)N * 4 * D;
-    s->dc_silu = q; q += (size_t)N * D;
-    s->dc = q;     q += (size_t)N * D;
-    s->dt_hs = q;  q += (size_t)N * D;
-    s->dt_h = q;   q += (size_t)N * D;
-    s->dtokens = q; q += NL * P;
-    s->att_scratch = q;
+    ar.base = s->mem; ar.used = 0;
+    carve_scratch(s, m, N, &ar);           // second pass: hand out
     return 0;
 }
 
@@ -367,86 +425,99 @@ void model_zero_grad(Model *m) {
 
 static void zero(float *x, size_t n) { memset(x, 0, n * sizeof(float)); }
 
-void model_backward(Model *m, Activations *a, BackwardScratch *s, const float *dv) {
-    const Config *c = &m->cfg;
-    const ParamViews *p = &m->p;
-    const ParamViews *g = &m->g;
-    int N = a->N, C = c->channels, S = c->img, pt = c->patch, gr = cfg_grid(c);
-    int L = cfg_tokens(c), D = c->dim, P = cfg_patch_dim(c), F = c->freq_dim;
-    int H = cfg_mlp_hidden(c), NL = N * L;
-    size_t NLD = (size_t)NL * D, NLH = (size_t)NL * H;
-    const float *cos_t = m->rope_cos, *sin_t = m->rope_sin;
-
+// The final layer in reverse, from dv: head, modulation, norm. Starts
+// dresid = dL/d(last residual stream) and dc_silu with ada_f's share.
+static void final_layer_backward(Model *m, Activations *a, BackwardScratch *s, Dims d,
+                                 const float *dv) {
+    const ParamViews *p = &m->p, *g = &m->g;
+    int N = d.N, L = d.L, D = d.D, NL = d.NL;
     // unpatchify only moved numbers around: its backward is patchify
-    patchify(s->dtokens, dv, N, C, S, pt);                        // (N, L, P)
-    // final layer, in reverse
-    float *dmf = s->dtmp, *dnf = s->dtmp2, *dada_f = s->dada;
-    zero(dmf, NLD);
-    linear_backward(dmf, g->head_w, g->head_b, s->dtokens, a->mf, p->head_w, NL, D, P);
-    zero(dnf, NLD); zero(dada_f, (size_t)N * 2 * D);
-    modulate_backward(dnf, dada_f, dada_f + D, dmf, a->nf, a->ada_f + D, N, L, D, 2 * D);
-    zero(s->dresid, NLD);
-    norm_backward(c, s->dresid, dnf, a->resid + 2 * (size_t)c->depth * NLD, a->stfa, a->stfb, NL);
-    zero(s->dc_silu, (size_t)N * D);
-    linear_backward(s->dc_silu, g->ada_f_w, g->ada_f_b, dada_f, a->c_silu, p->ada_f_w, N, D, 2 * D);
+    patchify(s->dtokens, dv, N, d.C, d.S, d.patch);                               // (N, L, P)
+    zero(s->dmod_f, d.NLD);                                                       // (N, L, D)
+    linear_backward(s->dmod_f, g->head_w, g->head_b, s->dtokens, a->mod_f, p->head_w, NL, D, d.P);
+    zero(s->dnorm_f, d.NLD); zero(s->dada_f, (size_t)N * 2 * D);                  // (N, L, D), (N, 2D)
+    modulate_backward(s->dnorm_f, s->dada_f, s->dada_f + D, s->dmod_f, a->norm_f, a->ada_f + D,
+                      N, L, D, 2 * D);
+    zero(s->dresid, d.NLD);                                                       // (N, L, D)
+    norm_backward(&m->cfg, s->dresid, s->dnorm_f, a->resid + 2 * (size_t)m->cfg.depth * d.NLD,
+                  a->norm_f_mean, a->norm_f_rstd, NL);
+    zero(s->dc_silu, (size_t)N * D);                                              // (N, D)
+    linear_backward(s->dc_silu, g->ada_f_w, g->ada_f_b, s->dada_f, a->c_silu, p->ada_f_w, N, D, 2 * D);
+}
 
-    // the blocks, last to first. s->dresid holds dL/d(residual stream).
-    for (int b = c->depth - 1; b >= 0; b--) {
-        const BlockParams *bp = &p->blocks[b];
-        const BlockParams *bg = &g->blocks[b];
-        const float *x_in = a->resid + (2 * (size_t)b) * NLD, *x_mid = x_in + NLD;
-        const float *ada = a->ada[b];
-        float *dada = s->dada;
-        zero(dada, (size_t)N * 4 * D);
-        // MLP half. x_out = x_mid + mlp(m2): dresid flows to x_mid unchanged
-        // (the residual) and through the MLP into dm2.
-        float *dm2 = s->dtmp;
-        zero(dm2, NLD);
-        if (c->mlp == MLP_SWIGLU) {
-            float *dact = s->dbig, *dgate = s->dbig2, *dval = s->dbig3;
-            zero(dact, NLH); zero(dgate, NLH); zero(dval, NLH);
-            linear_backward(dact, bg->w3_w, bg->w3_b, s->dresid, a->h_act[b], bp->w3_w, NL, H, D);
-            swiglu_backward(dgate, dval, dact, a->h_pre[b], a->h_val[b], NLH);
-            linear_backward(dm2, bg->w1_w, bg->w1_b, dgate, a->m2[b], bp->w1_w, NL, D, H);
-            linear_backward(dm2, bg->w2_w, bg->w2_b, dval, a->m2[b], bp->w2_w, NL, D, H);
-        } else {
-            float *dact = s->dbig, *dpre = s->dbig2;
-            zero(dact, NLH); zero(dpre, NLH);
-            linear_backward(dact, bg->fc2_w, bg->fc2_b, s->dresid, a->h_act[b], bp->fc2_w, NL, H, D);
-            gelu_backward(dpre, dact, a->h_pre[b], NLH);
-            linear_backward(dm2, bg->fc1_w, bg->fc1_b, dpre, a->m2[b], bp->fc1_w, NL, D, H);
-        }
-        float *dn2 = s->dtmp2;
-        zero(dn2, NLD);
-        modulate_backward(dn2, dada + 2 * D, dada + 3 * D, dm2, a->n2[b], ada + 3 * D, N, L, D, 4 * D);
-        norm_backward(c, s->dresid, dn2, x_mid, a->st2a[b], a->st2b[b], NL);  // now dL/dx_mid
-        // attention half. x_mid = x_in + proj(attn(m1))
-        float *datt_out = s->dtmp, *dqkv = s->dbig;
-        zero(datt_out, NLD); zero(dqkv, (size_t)NL * 3 * D);
-        linear_backward(datt_out, bg->proj_w, bg->proj_b, s->dresid, a->att_out[b], bp->proj_w, NL, D, D);
-        attention_backward(dqkv, bg->q_norm, bg->k_norm, datt_out, &a->att[b], s->att_scratch,
-                           bp->q_norm, bp->k_norm, cos_t, sin_t, N, L, D, c->heads);
-        float *dm1 = s->dtmp2;
-        zero(dm1, NLD);
-        linear_backward(dm1, bg->qkv_w, bg->qkv_b, dqkv, a->m1[b], bp->qkv_w, NL, D, 3 * D);
-        float *dn1 = s->dtmp;
-        zero(dn1, NLD);
-        modulate_backward(dn1, dada, dada + D, dm1, a->n1[b], ada + D, N, L, D, 4 * D);
-        norm_backward(c, s->dresid, dn1, x_in, a->st1a[b], a->st1b[b], NL);   // now dL/dx_in
-        // this block's shift and scale came from c through its ada Linear
-        linear_backward(s->dc_silu, bg->ada_w, bg->ada_b, dada, a->c_silu, bp->ada_w, N, D, 4 * D);
+// The MLP of block b in reverse: dresid (N, L, D) = dL/d(MLP output) back
+// through the hidden width into dmod2 (N, L, D).
+static void mlp_backward(Model *m, Activations *a, BackwardScratch *s, Dims d, int b) {
+    const BlockParams *bp = &m->p.blocks[b], *bg = &m->g.blocks[b];
+    int NL = d.NL, D = d.D, H = d.H;
+    zero(s->dmod2, d.NLD);
+    if (m->cfg.mlp == MLP_SWIGLU) {
+        zero(s->dh_act, d.NLH); zero(s->dh_pre, d.NLH); zero(s->dh_val, d.NLH);  // (N, L, H) each
+        linear_backward(s->dh_act, bg->w3_w, bg->w3_b, s->dresid, a->h_act[b], bp->w3_w, NL, H, D);
+        swiglu_backward(s->dh_pre, s->dh_val, s->dh_act, a->h_pre[b], a->h_val[b], d.NLH);
+        linear_backward(s->dmod2, bg->w1_w, bg->w1_b, s->dh_pre, a->mod2[b], bp->w1_w, NL, D, H);
+        linear_backward(s->dmod2, bg->w2_w, bg->w2_b, s->dh_val, a->mod2[b], bp->w2_w, NL, D, H);
+    } else {
+        zero(s->dh_act, d.NLH); zero(s->dh_pre, d.NLH);                          // (N, L, H) each
+        linear_backward(s->dh_act, bg->fc2_w, bg->fc2_b, s->dresid, a->h_act[b], bp->fc2_w, NL, H, D);
+        gelu_backward(s->dh_pre, s->dh_act, a->h_pre[b], d.NLH);
+        linear_backward(s->dmod2, bg->fc1_w, bg->fc1_b, s->dh_pre, a->mod2[b], bp->fc1_w, NL, D, H);
     }
+}
 
-    // the embedding: positions and the patch projection (the image itself
-    // needs no gradient)
-    if (c->pos == POS_LEARNED) pos_add_backward(g->pos_row, g->pos_col, s->dresid, N, gr, D);
-    linear_backward(NULL, g->patch_w, g->patch_b, s->dresid, a->tokens, p->patch_w, NL, P, D);
-    // the condition: back through SiLU, t_fc2, SiLU, t_fc1
-    zero(s->dc, (size_t)N * D);
-    silu_backward(s->dc, s->dc_silu, a->c, (size_t)N * D);
-    zero(s->dt_hs, (size_t)N * D);
+// Block b in reverse. On entry dresid = dL/dx_out, on exit dL/dx_in; along
+// the way the block's ada Linear adds its share to dc_silu.
+static void block_backward(Model *m, Activations *a, BackwardScratch *s, Dims d, int b) {
+    const Config *c = &m->cfg;
+    const BlockParams *bp = &m->p.blocks[b], *bg = &m->g.blocks[b];
+    int N = d.N, L = d.L, D = d.D, NL = d.NL;
+    const float *x_in = a->resid + (2 * (size_t)b) * d.NLD, *x_mid = x_in + d.NLD;  // (N, L, D)
+    const float *ada = a->ada[b];                                                  // (N, 4D)
+    float *dada = s->dada;                                                         // (N, 4D)
+    zero(dada, (size_t)N * 4 * D);
+    // MLP half. x_out = x_mid + mlp(mod2): dresid flows to x_mid unchanged
+    // (the residual) and through the MLP into dmod2.
+    mlp_backward(m, a, s, d, b);
+    zero(s->dnorm2, d.NLD);
+    modulate_backward(s->dnorm2, dada + 2 * D, dada + 3 * D, s->dmod2, a->norm2[b], ada + 3 * D,
+                      N, L, D, 4 * D);
+    norm_backward(c, s->dresid, s->dnorm2, x_mid, a->norm2_mean[b], a->norm2_rstd[b], NL);  // now dL/dx_mid
+    // attention half. x_mid = x_in + proj(attn(mod1))
+    zero(s->datt_out, d.NLD); zero(s->dqkv, 3 * d.NLD);                           // (N, L, D), (N, L, 3D)
+    linear_backward(s->datt_out, bg->proj_w, bg->proj_b, s->dresid, a->att_out[b], bp->proj_w, NL, D, D);
+    attention_backward(s->dqkv, bg->q_norm, bg->k_norm, s->datt_out, &a->att[b], s->att_scratch,
+                       bp->q_norm, bp->k_norm, m->rope_cos, m->rope_sin, N, L, D, c->heads);
+    zero(s->dmod1, d.NLD);
+    linear_backward(s->dmod1, bg->qkv_w, bg->qkv_b, s->dqkv, a->mod1[b], bp->qkv_w, NL, D, 3 * D);
+    zero(s->dnorm1, d.NLD);
+    modulate_backward(s->dnorm1, dada, dada + D, s->dmod1, a->norm1[b], ada + D, N, L, D, 4 * D);
+    norm_backward(c, s->dresid, s->dnorm1, x_in, a->norm1_mean[b], a->norm1_rstd[b], NL);   // now dL/dx_in
+    // this block's shift and scale came from c through its ada Linear
+    linear_backward(s->dc_silu, bg->ada_w, bg->ada_b, dada, a->c_silu, bp->ada_w, N, D, 4 * D);
+}
+
+// The embedding in reverse: positions and the patch projection (the image
+// itself needs no gradient), then the condition back through SiLU, t_fc2,
+// SiLU, t_fc1 (the time needs none either).
+static void embed_backward(Model *m, Activations *a, BackwardScratch *s, Dims d) {
+    const ParamViews *p = &m->p, *g = &m->g;
+    int N = d.N, D = d.D;
+    size_t ND = (size_t)N * D;
+    if (m->cfg.pos == POS_LEARNED) pos_add_backward(g->pos_row, g->pos_col, s->dresid, N, d.grid, D);
+    linear_backward(NULL, g->patch_w, g->patch_b, s->dresid, a->tokens, p->patch_w, d.NL, d.P, D);
+    zero(s->dc, ND);                                                              // (N, D)
+    silu_backward(s->dc, s->dc_silu, a->c, ND);
+    zero(s->dt_hs, ND);                                                           // (N, D)
     linear_backward(s->dt_hs, g->t_fc2_w, g->t_fc2_b, s->dc, a->t_hs, p->t_fc2_w, N, D, D);
-    zero(s->dt_h, (size_t)N * D);
-    silu_backward(s->dt_h, s->dt_hs, a->t_h, (size_t)N * D);
-    linear_backward(NULL, g->t_fc1_w, g->t_fc1_b, s->dt_h, a->temb, p->t_fc1_w, N, F, D);
+    zero(s->dt_h, ND);                                                            // (N, D)
+    silu_backward(s->dt_h, s->dt_hs, a->t_h, ND);
+    linear_backward(NULL, g->t_fc1_w, g->t_fc1_b, s->dt_h, a->temb, p->t_fc1_w, N, d.F, D);
+}
+
+void model_backward(Model *m, Activations *a, BackwardScratch *s, const float *dv) {
+    Dims d = dims_of(&m->cfg, a->N);
+    final_layer_backward(m, a, s, d, dv);
+    // the blocks, last to first. s->dresid holds dL/d(residual stream).
+    for (int b = m->cfg.depth - 1; b >= 0; b--) block_backward(m, a, s, d, b);
+    embed_backward(m, a, s, d);
 }

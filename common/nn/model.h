@@ -32,6 +32,10 @@ typedef struct {
 } ParamViews;
 
 // Activations of one forward pass at a fixed batch size N, sized once.
+// L tokens, D width, H the MLP's hidden width, P = C·p·p values per patch.
+// Each block has two halves, attention (1) and MLP (2), and each half starts
+// the same way: norm the residual stream, then modulate it with the shift and
+// scale that the block's ada Linear made from the condition c.
 typedef struct {
     int N;
     float *mem; size_t floats;
@@ -41,19 +45,23 @@ typedef struct {
     float *c, *c_silu;  // (N, D)     condition and SiLU(c), which every ada reads
     float *resid;       // (2·depth + 1, N, L, D) residual stream at each norm's input
     // per block (arrays of depth pointers):
-    float **ada;        // (N, 4D)  shift_a, scale_a, shift_m, scale_m
-    float **n1, **n2;   // (N, L, D) normed
-    float **st1a, **st1b, **st2a, **st2b; // (N·L) norm statistics (mean/rstd or rstd)
-    float **m1, **m2;   // (N, L, D) modulated
+    float **ada;        // (N, 4D)    shift_a, scale_a, shift_m, scale_m
+    float **norm1;      // (N, L, D)  norm of the block input (LayerNorm or RMSNorm)
+    float **norm1_mean; // (N·L)      its mean (LayerNorm only; RMSNorm has none)
+    float **norm1_rstd; // (N·L)      its 1/spread: 1/std (LayerNorm) or 1/rms (RMSNorm)
+    float **mod1;       // (N, L, D)  norm1 · (1 + scale_a) + shift_a, the attention's input
     float **qkv;        // (N, L, 3D)
     AttentionCache *att;
-    float **att_out;    // (N, L, D) merged heads, before proj
-    float **h_pre;      // (N, L, H) fc1 output (gelu) / w1 output (swiglu gate)
-    float **h_val;      // (N, L, H) w2 output (swiglu value)
-    float **h_act;      // (N, L, H) activation fed to fc2 / w3
+    float **att_out;    // (N, L, D)  merged heads, before proj
+    float **norm2, **norm2_mean, **norm2_rstd; // the same for the MLP half
+    float **mod2;       // (N, L, D)  norm2 · (1 + scale_m) + shift_m, the MLP's input
+    float **h_pre;      // (N, L, H)  MLP hidden pre-activation: fc1 output (gelu) / w1 output (swiglu gate)
+    float **h_val;      // (N, L, H)  w2 output (swiglu value; NULL for gelu)
+    float **h_act;      // (N, L, H)  MLP hidden activation fed to fc2 / w3
     // final layer:
-    float *ada_f;       // (N, 2D)
-    float *nf, *stfa, *stfb, *mf; // (N, L, D), (N·L), (N·L), (N, L, D)
+    float *ada_f;       // (N, 2D)    shift_f, scale_f
+    float *norm_f, *norm_f_mean, *norm_f_rstd; // (N, L, D), (N·L), (N·L)
+    float *mod_f;       // (N, L, D)  norm_f · (1 + scale_f) + shift_f, the head's input
     float *out_tokens;  // (N, L, P)
     float *v;           // (N, C, S, S) predicted velocity
     float *max_logit;   // (depth) largest |attention logit| of the last forward
@@ -73,7 +81,7 @@ typedef struct {
 // with a message if the config is invalid.
 int model_build(Model *m, const Config *cfg, char *err, size_t errlen);
 void model_free(Model *m);
-// Spec §4 initialisation from the given seed (PyTorch-like, not bit-identical).
+// Initialisation from the given seed (PyTorch-like, not bit-identical).
 void model_init_weights(Model *m, unsigned long long seed);
 const ParamTensor *model_find(const Model *m, const char *name);
 size_t model_count_params(const Config *cfg);  // without allocating weights
@@ -86,14 +94,23 @@ void activations_free(Activations *a);
 void model_forward(Model *m, Activations *a, const float *x, const float *t);
 
 // Backward from dv (N, C, S, S) = dLoss/dv. Accumulates into m->grads (zero
-// them first with model_zero_grad). scratch: see model_backward_scratch_floats.
+// them first with model_zero_grad). The gradient buffers are sized once, one
+// per tensor of the forward pass it is the gradient of (d<name> = dL/d<name>);
+// the blocks, run last to first, reuse them.
 typedef struct {
     float *mem; size_t floats;
-    float *dresid, *dtmp, *dtmp2;     // (N, L, D)
-    float *dbig, *dbig2, *dbig3;      // (N, L, max(3D, H))
-    float *dada, *dc_silu, *dc, *dt_hs, *dt_h; // (N, 4D), (N, D)...
-    float *dtokens;                   // (N, L, P)
-    float *att_scratch;
+    float *dtokens;                   // (N, L, P)   from dv, through unpatchify
+    float *dmod_f, *dnorm_f;          // (N, L, D)   final layer
+    float *dada_f;                    // (N, 2D)
+    float *dresid;                    // (N, L, D)   the residual stream, carried down the blocks
+    float *dh_act, *dh_pre, *dh_val;  // (N, L, H)   MLP hidden (dh_val: swiglu only)
+    float *dmod2, *dnorm2;            // (N, L, D)   MLP half
+    float *datt_out;                  // (N, L, D)
+    float *dqkv;                      // (N, L, 3D)
+    float *dmod1, *dnorm1;            // (N, L, D)   attention half
+    float *dada;                      // (N, 4D)
+    float *dc_silu, *dc, *dt_hs, *dt_h; // (N, D)    the condition, back to t_fc1
+    float *att_scratch;               // attention_backward_scratch_floats
 } BackwardScratch;
 int backward_scratch_alloc(BackwardScratch *s, const Model *m, int N);
 void backward_scratch_free(BackwardScratch *s);

@@ -10,8 +10,8 @@ void layernorm_forward(float *out, float *mean, float *rstd, const float *inp,
                        int R, int D, float eps) {
     #pragma omp parallel for schedule(static)
     for (int r = 0; r < R; r++) {
-        const float *x = inp + (size_t)r * D;
-        float *y = out + (size_t)r * D;
+        const float *x = inp + (size_t)r * D;     // (D) one row of inp (R, D)
+        float *y = out + (size_t)r * D;           // (D)
         float m = 0.0f;
         for (int i = 0; i < D; i++) m += x[i];
         m /= D;
@@ -20,7 +20,7 @@ void layernorm_forward(float *out, float *mean, float *rstd, const float *inp,
         v /= D;
         float s = 1.0f / sqrtf(v + eps);
         for (int i = 0; i < D; i++) y[i] = (x[i] - m) * s;
-        mean[r] = m;
+        mean[r] = m;                              // mean, rstd (R): saved for backward
         rstd[r] = s;
     }
 }
@@ -33,8 +33,8 @@ void layernorm_backward(float *dinp, const float *dout, const float *inp,
                         const float *mean, const float *rstd, int R, int D) {
     #pragma omp parallel for schedule(static)
     for (int r = 0; r < R; r++) {
-        const float *x = inp + (size_t)r * D, *g = dout + (size_t)r * D;
-        float *dx = dinp + (size_t)r * D;
+        const float *x = inp + (size_t)r * D, *g = dout + (size_t)r * D;   // (D) each
+        float *dx = dinp + (size_t)r * D;                                    // (D)
         float m = mean[r], s = rstd[r];
         float gmean = 0.0f, gxmean = 0.0f;
         for (int i = 0; i < D; i++) {
@@ -53,6 +53,7 @@ void layernorm_backward(float *dinp, const float *dout, const float *inp,
 // ---------------------------------------------------------------------------
 // RMSNorm: y = x · rstd · gain,  rstd = 1 / sqrt(mean(x²) + eps). No mean is
 // subtracted, so there is one statistic per row instead of two.
+// Shapes: inp, out (R, D), x and y one row (D) of them; gain (D); rstd (R).
 void rmsnorm_forward(float *out, float *rstd, const float *inp, const float *gain,
                      int R, int D, float eps) {
     #pragma omp parallel for schedule(static) if ((size_t)R * D > 16384)
@@ -72,6 +73,7 @@ void rmsnorm_forward(float *out, float *rstd, const float *inp, const float *gai
 // With g = dL/dy · gain (the gradient reaching x·rstd):
 //   dL/dx = rstd · g - rstd³ · x · mean(g · x)
 //   dL/dgain += Σ_rows dL/dy · x · rstd
+// Shapes: inp, dout, dinp (R, D), x, dy, dx one row (D) of them; gain, dgain (D).
 void rmsnorm_backward(float *dinp, float *dgain, const float *dout, const float *inp,
                       const float *rstd, const float *gain, int R, int D) {
     #pragma omp parallel for schedule(static) if ((size_t)R * D > 16384)
@@ -90,9 +92,9 @@ void rmsnorm_backward(float *dinp, float *dgain, const float *dout, const float 
     // so the result does not depend on the thread count.
     if (dgain) {
         for (int r = 0; r < R; r++) {
-            const float *x = inp + (size_t)r * D, *dy = dout + (size_t)r * D;
+            const float *x = inp + (size_t)r * D, *dy = dout + (size_t)r * D;  // (D) each
             float s = rstd[r];
-            for (int i = 0; i < D; i++) dgain[i] += dy[i] * x[i] * s;
+            for (int i = 0; i < D; i++) dgain[i] += dy[i] * x[i] * s;          // dgain (D)
         }
     }
 }
@@ -104,9 +106,9 @@ void modulate_forward(float *out, const float *x, const float *shift, const floa
     #pragma omp parallel for collapse(2) schedule(static)
     for (int n = 0; n < N; n++) {
         for (int l = 0; l < L; l++) {
-            const float *sh = shift + (size_t)n * stride, *sc = scale + (size_t)n * stride;
-            const float *xi = x + ((size_t)n * L + l) * D;
-            float *o = out + ((size_t)n * L + l) * D;
+            const float *sh = shift + (size_t)n * stride, *sc = scale + (size_t)n * stride;  // (D) image n's
+            const float *xi = x + ((size_t)n * L + l) * D;  // (D) token l of image n
+            float *o = out + ((size_t)n * L + l) * D;       // (D)
             for (int i = 0; i < D; i++) o[i] = xi[i] * (1.0f + sc[i]) + sh[i];
         }
     }
@@ -118,10 +120,10 @@ void modulate_backward(float *dx, float *dshift, float *dscale, const float *dou
                        const float *x, const float *scale, int N, int L, int D, int stride) {
     #pragma omp parallel for schedule(static)
     for (int n = 0; n < N; n++) {
-        const float *sc = scale + (size_t)n * stride;
-        float *dsh = dshift + (size_t)n * stride, *dsc = dscale + (size_t)n * stride;
+        const float *sc = scale + (size_t)n * stride;                                  // (D)
+        float *dsh = dshift + (size_t)n * stride, *dsc = dscale + (size_t)n * stride;  // (D) each
         for (int l = 0; l < L; l++) {
-            const float *g = dout + ((size_t)n * L + l) * D;
+            const float *g = dout + ((size_t)n * L + l) * D;   // (D) each: token l of image n
             const float *xi = x + ((size_t)n * L + l) * D;
             float *dxi = dx + ((size_t)n * L + l) * D;
             for (int i = 0; i < D; i++) {

@@ -29,7 +29,7 @@
 #include <string.h>
 #include "model.h"
 
-#define NORM_EPS_TEXT "1e-06"   // spec §2: every norm uses eps 1e-6
+#define NORM_EPS_TEXT "1e-06"   // every norm uses eps 1e-6 (NORM_EPS in model.c)
 #define MAX_LINES 64
 #define LINE_LEN 192
 

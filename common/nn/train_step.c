@@ -10,14 +10,14 @@ int train_state_init(TrainState *s, Model *m, int batch, const AdamWConfig *opt)
     s->model = m;
     s->batch = batch;
     s->opt = *opt;
-    size_t per = (size_t)batch * m->cfg.channels * m->cfg.img * m->cfg.img;
+    size_t per = (size_t)batch * m->cfg.channels * m->cfg.img * m->cfg.img;  // N·C·S·S
     if (activations_alloc(&s->act, m, batch) != 0) return -1;
     if (backward_scratch_alloc(&s->bw, m, batch) != 0) return -1;
     s->x0 = calloc(per, sizeof(float));
     s->xt = calloc(per, sizeof(float));
     s->target = calloc(per, sizeof(float));
     s->dv = calloc(per, sizeof(float));
-    s->t = calloc(batch, sizeof(float));
+    s->t = calloc(batch, sizeof(float));                 // (N)
     s->adam_m = calloc(m->n_params, sizeof(float));
     s->adam_v = calloc(m->n_params, sizeof(float));
     if (!s->x0 || !s->xt || !s->target || !s->dv || !s->t || !s->adam_m || !s->adam_v) return -1;
@@ -42,9 +42,9 @@ double train_forward_backward(TrainState *s, const float *x1, const float *x0, c
     Model *m = s->model;
     int N = s->batch;
     size_t per_image = (size_t)m->cfg.channels * m->cfg.img * m->cfg.img;
-    flow_interpolate(s->xt, s->target, x1, x0, t, N, per_image);
-    model_forward(m, &s->act, s->xt, t);
-    s->loss = flow_mse(s->dv, s->act.v, s->target, (size_t)N * per_image);
+    flow_interpolate(s->xt, s->target, x1, x0, t, N, per_image);   // xt, target (N, C, S, S)
+    model_forward(m, &s->act, s->xt, t);                           // act.v (N, C, S, S)
+    s->loss = flow_mse(s->dv, s->act.v, s->target, (size_t)N * per_image);   // dv (N, C, S, S)
     model_zero_grad(m);
     model_backward(m, &s->act, &s->bw, s->dv);
     s->max_logit = 0.0f;
@@ -68,8 +68,8 @@ void train_adamw_step(TrainState *s) {
 double train_step(TrainState *s, const float *x1, Rng *rng) {
     Model *m = s->model;
     size_t per = (size_t)s->batch * m->cfg.channels * m->cfg.img * m->cfg.img;
-    rng_fill_normal(rng, s->x0, (long)per, 1.0f);
-    rng_fill_uniform(rng, s->t, s->batch, 0.0f, 1.0f);
+    rng_fill_normal(rng, s->x0, (long)per, 1.0f);         // x0 (N, C, S, S) noise
+    rng_fill_uniform(rng, s->t, s->batch, 0.0f, 1.0f);    // t (N)
     double loss = train_forward_backward(s, x1, s->x0, s->t);
     s->grad_norm = grad_l2_norm(m);
     train_adamw_step(s);
