@@ -156,6 +156,7 @@ int main(int argc, char **argv) {
     if (strcmp(cmd, "table") == 0) return cmd_table(argc - 2, argv + 2);
     if (strcmp(cmd, "report") == 0) return cmd_report(argc - 2, argv + 2);
     if (strcmp(cmd, "speed") == 0) return cmd_speed(argc - 2, argv + 2);
+    if (strcmp(cmd, "attention-maps") == 0) return cmd_attention_maps(argc - 2, argv + 2);
     fprintf(stderr, "error: unknown command '%s'\n\n", cmd);
     usage(stderr);
     return 2;
