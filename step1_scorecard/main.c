@@ -68,7 +68,8 @@ static void usage(FILE *f) {
         "DIR/p11_base_s<k> of step 6 are used instead when they are the baseline at preset P.\n"
         "\n"
         "With run folders (or metrics.json files): prints their scorecard, the seed gap of\n"
-        "any two that are one config at two seeds, and the noise of each such group.\n"
+        "any two that are one config at two seeds, and the noise of each such group, and\n"
+        "draws the figures of the largest group.\n"
         "\n"
         "options:\n"
         "  --preset P      smoke | quick | tutorial (default quick)\n"
@@ -156,17 +157,21 @@ static void print_noise(const RunMetrics *runs, int n) {
 }
 
 // Given runs: the noise of every group of two or more that are one config at
-// several seeds.
-static void print_noise_of_groups(const RunMetrics *runs, int n) {
+// several seeds; the largest group is copied into *largest (n_largest runs)
+// for the figures.
+static void print_noise_of_groups(const RunMetrics *runs, int n, RunMetrics *largest, int *n_largest) {
     bool *done = calloc((size_t)n, sizeof *done);
     RunMetrics *group = calloc(STEP1_MAX_SEEDS, sizeof *group);
+    *n_largest = 0;
     for (int i = 0; i < n && done && group; i++) {
         if (done[i] || !runs[i].has_config) continue;
         int g = 0;
         group[g++] = runs[i];
         for (int j = i + 1; j < n && g < STEP1_MAX_SEEDS; j++)
             if (!done[j] && metrics_is_seed_pair(&runs[i], &runs[j])) { group[g++] = runs[j]; done[j] = true; }
-        if (g >= 2) print_noise(group, g);
+        if (g < 2) continue;
+        print_noise(group, g);
+        if (g > *n_largest) { memcpy(largest, group, sizeof *group * (size_t)g); *n_largest = g; }
     }
     free(done);
     free(group);
@@ -310,23 +315,29 @@ static void resolve_run(const char *arg, char *out, size_t n) {
     }
 }
 
-static int existing_runs(char **paths, int n) {
-    RunMetrics *runs = calloc((size_t)n, sizeof *runs);
-    if (!runs) { fprintf(stderr, "error: out of memory\n"); return 1; }
+static int existing_runs(char **paths, int n, const char *figures) {
+    RunMetrics *runs = calloc((size_t)n, sizeof *runs), *group = calloc(STEP1_MAX_SEEDS, sizeof *group);
+    if (!runs || !group) { free(runs); free(group); fprintf(stderr, "error: out of memory\n"); return 1; }
     for (int i = 0; i < n; i++) {
         char path[2048], err[METRICS_ERRLEN];
         resolve_run(paths[i], path, sizeof path);
         if (metrics_read(path, &runs[i], err, sizeof err) != 0) {
             fprintf(stderr, "error: %s\n", err);
             free(runs);
+            free(group);
             return 1;
         }
     }
     print_scorecard(runs, n);
-    print_noise_of_groups(runs, n);
+    int n_group;
+    print_noise_of_groups(runs, n, group, &n_group);
     print_legend(runs, n);
+    // the figures of the largest group of seeds, if there is one
+    int rc = 0;
+    if (figures && n_group >= 2 && step1_figures(group, n_group, figures) < 0) rc = 1;
     free(runs);
-    return 0;
+    free(group);
+    return rc;
 }
 
 // ---------------------------------------------------------------------------
@@ -383,7 +394,7 @@ int main(int argc, char **argv) {
                        malloc(sizeof(char *) * (size_t)argc), 0 };
     if (!o.paths) { fprintf(stderr, "error: out of memory\n"); return 1; }
     int rc = parse_options(argc, argv, &o);
-    if (rc == 0) rc = o.npaths > 0 ? existing_runs(o.paths, o.npaths) : baseline_runs(&o.plan);
+    if (rc == 0) rc = o.npaths > 0 ? existing_runs(o.paths, o.npaths, o.plan.figures) : baseline_runs(&o.plan);
     else if (rc == 1) rc = 0;
     free(o.paths);
     return rc;

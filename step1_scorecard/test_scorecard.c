@@ -285,7 +285,7 @@ START_TEST(test_program_prints_given_runs) {
     write_metrics(g_tmp, "base_s1", &s1, 0.2833, 70.5, 6.6, 1, NULL);
     write_metrics(g_tmp, "qknorm", &qk, 0.2790, 75.0, 5.2, 0, NULL);
     char args[1200];
-    snprintf(args, sizeof args, "'%s/base_s0' '%s/base_s1' '%s/qknorm'", g_tmp, g_tmp, g_tmp);
+    snprintf(args, sizeof args, "'%s/base_s0' '%s/base_s1' '%s/qknorm' --no-figures", g_tmp, g_tmp, g_tmp);
     Ran r = run(args);
     ck_assert_msg(r.code == 0, "exit %d:\n%s", r.code, r.err);
     const char *want[] = { "base_s0", "base_s1", "qknorm", "0.2812", "0.2833", "0.2790", "72.2", "70.5",
@@ -385,7 +385,7 @@ START_TEST(test_program_noise_and_figures) {
     finished_run(g_tmp, "p11_base_s0", &s0, 0.2809);
     finished_run(g_tmp, "step1_smoke_s1", &s1, 0.2821);
     finished_run(g_tmp, "p11_base_s2", &s2, 0.2790);           // a third seed, from step 6's --seeds
-    char args[900], figs[400];
+    char args[1400], figs[400];
     snprintf(figs, sizeof figs, "%s/figures", g_tmp);
     snprintf(args, sizeof args, "--preset smoke --out '%s' --figures '%s'", g_tmp, figs);
     Ran r = run(args);
@@ -427,12 +427,15 @@ START_TEST(test_program_noise_and_figures) {
     ck_assert_msg(!file_exists(path), "%s drawn without gnuplot", path);
     ran_free(&r);
 
-    // given folders: the noise of the group of seeds among them
-    snprintf(args, sizeof args, "'%s/p11_base_s0' '%s/step1_smoke_s1' '%s/p11_base_s2'", g_tmp, g_tmp, g_tmp);
+    // given folders: the noise of the group of seeds among them, and its figures
+    snprintf(args, sizeof args, "'%s/p11_base_s0' '%s/step1_smoke_s1' '%s/p11_base_s2' --figures '%s/given'",
+             g_tmp, g_tmp, g_tmp, g_tmp);
     r = run(args);
     ck_assert_int_eq(r.code, 0);
     ck_assert_msg(strstr(r.out, "from 3 seeds") && strstr(r.out, "spread (sample standard deviation) 0.0016"),
                   "%s", r.out);
+    snprintf(path, sizeof path, "%s/given/step1_loss_curves.tsv", g_tmp);
+    ck_assert_msg(file_exists(path), "no %s", path);
     ran_free(&r);
     remove_tmp();
 }

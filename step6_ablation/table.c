@@ -550,7 +550,8 @@ static const struct { const char *file, *what; } PLOTS[] = {
     { "ms_step.png",   "Training speed of each run (ms per step, measured while runs shared the machine)" },
     { "val_mse.png",   "Val MSE of each run, with the band of one seed gap around the baseline" },
     { "val_mse_seeds.png", "Val MSE of every seed, each configuration's mean with +-1 spread, the baseline's band" },
-    { "attention_maps.png", "Where a trained model looks: mean attention of the patches, learned positions vs 2D RoPE" },
+    { "step6_attention_offsets.png", "Where a trained model looks, by offset: learned positions vs 2D RoPE, per layer" },
+    { "step6_attention_centre.png", "Where the centre patch looks: learned positions vs 2D RoPE, per layer" },
     { "samples.png",   "Samples of every run (20 Euler steps, the same noise for all)" },
 };
 
