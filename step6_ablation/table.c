@@ -32,15 +32,19 @@
 // ---------------------------------------------------------------------------
 // Reading
 
-// The two things the scorecard reader (common/io/metrics.h) leaves out: the
-// loss curve, and the lr and steps of the run's config.
-static void read_curve(const char *path, AblationRow *row) {
+// What the scorecard reader (common/io/metrics.h) leaves out: the loss curve
+// and the run's times (the lr and steps come from its config).
+static void read_extras(const char *path, AblationRow *row) {
     char err[512];
     size_t len;
     char *text = read_file_all(path, &len, err, sizeof err);
     if (!text) return;
     cJSON *root = cJSON_ParseWithLength(text, len);
     free(text);
+    const cJSON *j = cJSON_GetObjectItemCaseSensitive(root, "train_seconds");
+    if (cJSON_IsNumber(j)) row->train_seconds = j->valuedouble;
+    j = cJSON_GetObjectItemCaseSensitive(root, "wall_seconds");
+    if (cJSON_IsNumber(j)) row->wall_seconds = j->valuedouble;
     const cJSON *curve = cJSON_GetObjectItemCaseSensitive(root, "curve"), *pt;
     cJSON_ArrayForEach(pt, curve) {
         if (row->n_curve >= CURVE_MAX) break;
@@ -56,7 +60,7 @@ static void read_curve(const char *path, AblationRow *row) {
 
 int ablation_row_read(const char *path, AblationRow *row) {
     memset(row, 0, sizeof *row);
-    row->lr = NAN;
+    row->lr = row->train_seconds = row->wall_seconds = NAN;
     if (!file_exists(path)) {
         snprintf(row->note, sizeof row->note, "no %s (not run yet, or not finished)", path);
         return -1;
@@ -66,7 +70,7 @@ int ablation_row_read(const char *path, AblationRow *row) {
         row->lr = row->m.cfg.lr;
         row->steps = row->m.cfg.steps;
     }
-    read_curve(path, row);
+    read_extras(path, row);
     row->present = true;
     return 0;
 }
@@ -482,12 +486,17 @@ void results_print_tsv(const AblationResults *res, FILE *f) {
 }
 
 void results_print_seeds_tsv(const AblationResults *res, FILE *f) {
-    fprintf(f, "# run\tconfig\tlabel\tseed\tval_mse\t(one line per run)\n");
+    fprintf(f, "# run\tconfig\tlabel\tseed\tval_mse\ttrain_seconds\twall_seconds\tname\t(one line per run)\n");
     fprintf(f, "# mean\tconfig\tlabel\tn\tmean\tsd\tse\t(one line per configuration)\n");
     for (int c = 0; c < ABLATION_CONFIGS; c++)
         for (int k = 0; k < ABLATION_MAX_SEEDS; k++)
-            if (res->cfg[c].seed[k].present)
-                fprintf(f, "run\t%d\t%s\t%d\t%.6f\n", c, ABLATION_CONFIG[c].label, k, res->cfg[c].seed[k].m.val_mse);
+            if (res->cfg[c].seed[k].present) {
+                const AblationRow *row = &res->cfg[c].seed[k];
+                char name[64];
+                ablation_run_name(c, k, name, sizeof name);
+                fprintf(f, "run\t%d\t%s\t%d\t%.6f\t%.1f\t%.1f\t%s\n", c, ABLATION_CONFIG[c].label, k, row->m.val_mse,
+                        row->train_seconds, row->wall_seconds, name);
+            }
     for (int c = 0; c < ABLATION_CONFIGS; c++) {
         const ConfigResults *cr = &res->cfg[c];
         fprintf(f, "mean\t%d\t%s\t%d\t%.6f\t%.6f\t%.6f\n", c, ABLATION_CONFIG[c].label, cr->n, cr->val.mean,

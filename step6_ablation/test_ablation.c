@@ -275,7 +275,8 @@ static void fake_run(const char *dir, int r, int steps) {
                              "unset key; plot sin(x*%d)\"", dir, ABLATION[r].name, r + 1), 0);
 }
 
-static const char *FIGURES[] = { "loss.png", "lr2e3.png", "max_logit.png", "ms_step.png", "val_mse.png", "samples.png" };
+static const char *FIGURES[] = { "loss.png", "lr2e3.png", "max_logit.png", "ms_step.png", "val_mse.png",
+                                 "val_mse_seeds.png", "samples.png" };
 
 START_TEST(test_plots_on_made_up_runs) {
     if (!have_gnuplot()) {

@@ -457,7 +457,8 @@ START_TEST(test_seeds_table) {
     results_print_seeds_tsv(res, f);
     fclose(f);
     char *t = read_file_all(tsv, &len, err, sizeof err);
-    assert_has(t, "run\t4\t+ 2D RoPE\t1\t0.250000\n");
+    assert_has(t, "run\t4\t+ 2D RoPE\t1\t0.250000\t");
+    assert_has(t, "\tp11_rope_s1\n");
     assert_has(t, "mean\t4\t+ 2D RoPE\t3\t0.255200\t0.005303\t0.003062\n");
     free(t);
     unlink(tsv);
