@@ -85,7 +85,7 @@ static int draw_loss_curves(const RunMetrics *runs, int n, const char *dir, char
 }
 
 static int draw_val_mse(const RunMetrics *runs, int n, const char *dir, char *err, size_t errlen) {
-    double vals[STEP1_MAX_SEEDS];
+    double vals[STEP1_MAX_SEEDS] = {0};
     for (int i = 0; i < n; i++) vals[i] = runs[i].val_mse;
     SeedSpread s = seed_spread(vals, n);
     double gap = metrics_val_mse_gap(&runs[0], &runs[1]), pair_mean = 0.5 * (vals[0] + vals[1]);

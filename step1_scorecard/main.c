@@ -127,11 +127,13 @@ static void print_scorecard(const RunMetrics *runs, int n) {
 // ---------------------------------------------------------------------------
 // The noise: n runs of one config at n seeds (n >= 2).
 static void print_noise(const RunMetrics *runs, int n) {
-    double vals[STEP1_MAX_SEEDS];
+    double vals[STEP1_MAX_SEEDS] = {0};
     for (int i = 0; i < n; i++) vals[i] = runs[i].val_mse;
     SeedSpread s = seed_spread(vals, n);
     double gap = metrics_val_mse_gap(&runs[0], &runs[1]);
-    printf("\nthe noise of one run, from %d seeds of one config (%s and its seed twins):\n", n, runs[0].name);
+    printf("\nthe noise of one run, from %d seeds of one config (", n);
+    for (int i = 0; i < n && i < 4; i++) printf("%s%s", i ? ", " : "", runs[i].name);
+    printf("%s):\n", n > 4 ? ", ..." : "");
     printf("  mean val MSE %.4f, spread (sample standard deviation) %.4f, standard error of the mean %.4f\n",
            s.mean, s.sd, s.se);
     printf("  the seed gap of the first pair, %.4f, is one draw of the distance between two runs.\n"
