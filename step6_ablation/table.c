@@ -405,8 +405,8 @@ static void print_lr_pair(const AblationResults *res) {
 
 static void print_compare(const AblationResults *res, const AblationResults *ref) {
     const char *p = preset_of(ref);
-    printf("\nyour runs against ours in %s%s%s%s (%d runs):\n", ref->dir, p ? " (" : "", p ? p : "",
-           p ? " preset)" : "", ref->n_present);
+    printf("\nyour runs against ours in %s (%s%s%d runs):\n", ref->dir, p ? p : "", p ? " preset, " : "",
+           ref->n_present);
     if (ref->dir_missing || !ref->n_present) { printf("  there are no runs in %s\n", ref->dir); return; }
     Table t;
     fill_compare_table(res, ref, &t);
