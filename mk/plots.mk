@@ -1,8 +1,9 @@
 # mk/plots.mk: the ablation from the project's root: its runs, its figures
 # and its report. Included by the root Makefile.
 #
-#   make -j2 ablation [PRESET=quick] [RUNS=runs]   the nine runs, two at a time
-#                                                  (step6_ablation/Makefile)
+#   make -j2 ablation [PRESET=quick] [RUNS=runs] [SEEDS=N]
+#                             the nine runs (N seeds a configuration), two at a
+#                             time (step6_ablation/Makefile)
 #   make plots [RUNS=runs]    every picture: the runs' plots into RUNS/plots
 #                             (scripts/plots.sh and the attention maps), each
 #                             step's figures into RUNS/figures, then RUNS/report.md
@@ -40,7 +41,7 @@ report: step6
 	$(STEP6_BIN) report $(RUNS)
 
 ablation: step6
-	$(MAKE) --no-print-directory -C $(ROOT)/step6_ablation ablation RUNS=$(abspath $(RUNS))
+	$(MAKE) --no-print-directory -C $(ROOT)/step6_ablation ablation RUNS=$(abspath $(RUNS)) $(if $(SEEDS),SEEDS=$(SEEDS))
 
 results: step1 step6
 	@test -n "$(PRESET)" || { echo "make results PRESET=quick RUNS=dir"; exit 2; }

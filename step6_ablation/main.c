@@ -1,5 +1,7 @@
-// step6_ablation: the tutorial's last section. Nine training runs that differ
-// by one switch each, read against the seed gap, and a fair speed race.
+// step6_ablation: the tutorial's last section. Eight configurations that
+// differ from the baseline by one switch each (or all four, or the learning
+// rate), each trained with one seed or more and read against the noise of the
+// seeds; where two trained models look; and a fair speed race.
 //
 //   step6_ablation train --name NAME [--preset smoke|quick|tutorial] [--set key=value]...
 //                        [--out runs] [--resume]
@@ -13,7 +15,8 @@
 //
 // Every run is one `train` command; `ablation` only starts those commands
 // (ablation.c). `table` and `report` read what the runs wrote (table.c);
-// `speed` times the six variants side by side (speed.c). See
+// `attention-maps` reads two runs' checkpoints (attention_maps.c); `speed`
+// times the six variants side by side (speed.c). See
 // docs/step6_ablation.md.
 #include <stdio.h>
 #include <stdlib.h>
