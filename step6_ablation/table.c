@@ -526,11 +526,17 @@ static void sadd(Str *s, const char *fmt, ...) {
     }
 }
 
+// Text as Markdown shows it: a '*' (the mark of an assumed spread) escaped,
+// so that it is not read as emphasis or a list.
+static void sadd_literal(Str *s, const char *text) {
+    for (const char *c = text; *c; c++) sadd(s, *c == '*' ? "\\*" : "%c", *c);
+}
+
 // A table as Markdown: the first column left-aligned, the others right.
 static void sadd_table(Str *s, const Table *t) {
     for (int r = 0; r <= t->nrows; r++) {
         sadd(s, "|");
-        for (int c = 0; c < t->ncols; c++) sadd(s, " %s |", t->cell[r][c]);
+        for (int c = 0; c < t->ncols; c++) { sadd(s, " "); sadd_literal(s, t->cell[r][c]); sadd(s, " |"); }
         sadd(s, "\n");
         if (r == 0) {
             sadd(s, "|");
@@ -545,7 +551,7 @@ static void sadd_paragraph(Str *s, const char *text) {
     for (const char *c = text; *c; c++) {
         if (*c == '\n') { sadd(s, c[1] == ' ' || c[1] == 0 ? "" : " "); continue; }
         if (*c == ' ' && c > text && c[-1] == '\n') continue;
-        sadd(s, "%c", *c);
+        sadd(s, *c == '*' ? "\\*" : "%c", *c);
     }
     sadd(s, "\n\n");
 }
@@ -592,7 +598,7 @@ static void report_tables(Str *s, const AblationResults *res, const AblationResu
         fill_compare_table(res, ref, &t);
         sadd_table(s, &t);
         sadd(s, "\n*Inside the noise*: the mean is within 2 standard errors of the other's (the rule of the "
-                "verdicts); * marks a side with one seed, whose spread is taken from the other.\n\n");
+                "verdicts); \\* marks a side with one seed, whose spread is taken from the other.\n\n");
     }
 }
 

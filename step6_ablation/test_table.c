@@ -497,13 +497,13 @@ START_TEST(test_compare_with_committed) {
     ck_assert_ptr_null(strstr(out, "different presets are not comparable"));
     free(out);
 
-    // the report carries the comparison too
+    // the report carries the comparison too ('*' escaped for Markdown)
     char path[512], err[256];
     snprintf(path, sizeof path, "%s/report.md", yours);
     ck_assert_int_eq(report_write(res, ref, path, err, sizeof err), 0);
     size_t len;
     char *md = read_file_all(path, &len, err, sizeof err);
-    assert_has(md, "| + 2D RoPE | 0.2580 (n=1) | 0.2552 (n=3) | 0.0053 | +0.0028 +- 0.0061* | inside the noise (0.5 se) |");
+    assert_has(md, "| + 2D RoPE | 0.2580 (n=1) | 0.2552 (n=3) | 0.0053 | +0.0028 +- 0.0061\\* | inside the noise (0.5 se) |");
     free(md);
 
     // another preset: said so
