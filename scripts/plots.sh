@@ -233,7 +233,7 @@ fi
 # band of one spread around the baseline's mean.
 "$STEP6" table --tsv-seeds "$RUNS" > "$tmp/seeds.tsv"
 awk -F'\t' '$1 == "run"' "$tmp/seeds.tsv" > "$tmp/seed_runs.tsv"
-awk -F'\t' '$1 == "mean" && $4 > 0' "$tmp/seeds.tsv" > "$tmp/seed_means.tsv"
+awk -F'\t' '$1 == "mean"' "$tmp/seeds.tsv" > "$tmp/seed_means.tsv"   # all: a configuration not run keeps its label
 if [ -s "$tmp/seed_runs.tsv" ]; then
     base=$(awk -F'\t' '$2 == 0 && $4 >= 2 { printf "%.6f %.6f", $5, $6 }' "$tmp/seed_means.tsv")
     if [ -n "$base" ]; then
