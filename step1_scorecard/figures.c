@@ -59,14 +59,20 @@ static int draw_loss_curves(const RunMetrics *runs, int n, const char *dir, char
     // two panels: the whole run, and the second half up
     // close, where the seeds' difference is of the size of the changes the
     // later steps measure
-    char plot[6000];
-    size_t len = 0;
+    // the whole run: every step thin, the trailing mean thick; up close,
+    // where single steps would swamp the differences, the trailing mean only
+    char plot[6000], close_up[3000];
+    size_t len = 0, len2 = 0;
     for (int b = 0; b < blocks; b++) {
         const char *c = COLOURS[drawn[b] % N_COLOURS];
+        unsigned long long seed = runs[drawn[b]].cfg.seed;
         len += (size_t)snprintf(plot + len, sizeof plot - len,
             "%s'step1_loss_curves.tsv' index %d using 1:2 with lines lc rgb '%s' lw 0.6 notitle, "
             "'' index %d using 1:3 with lines lc rgb '%s' lw 2.2 title 'seed %llu'",
-            b ? ", " : "", b, c, b, c, runs[drawn[b]].cfg.seed);
+            b ? ", " : "", b, c, b, c, seed);
+        len2 += (size_t)snprintf(close_up + len2, sizeof close_up - len2,
+            "%s'step1_loss_curves.tsv' index %d using 1:3 with lines lc rgb '%s' lw 2.2 title 'seed %llu'",
+            b ? ", " : "", b, c, seed);
     }
     char script[16384];
     snprintf(script, sizeof script,
@@ -75,12 +81,12 @@ static int draw_loss_curves(const RunMetrics *runs, int n, const char *dir, char
         "set xlabel 'training step'\nset ylabel 'flow-matching loss (MSE)'\nset grid\nset key top right\n"
         "set title 'the whole run'\nset format y '%%.2f'\n"
         "plot %s\n"
-        "set title 'the second half, up close'\nset xrange [%d:*]\n"
+        "set title 'the second half, up close: the trailing means'\nset xrange [%d:*]\nset format y '%%.3f'\n"
         "stats 'step1_loss_curves.tsv' using (($1 >= %d) ? $3 : NaN) nooutput\n"
         "set yrange [STATS_min - 0.15*(STATS_max - STATS_min) : STATS_max + 0.15*(STATS_max - STATS_min)]\n"
         "plot %s\n"
         "unset multiplot\n",
-        blocks, window, plot, steps / 2, steps / 2, plot);
+        blocks, window, plot, steps / 2, steps / 2, close_up);
     return drawn_or_error(figure_draw(dir, "step1_loss_curves", 1100, 520, script, err, errlen));
 }
 
@@ -107,7 +113,7 @@ static int draw_val_mse(const RunMetrics *runs, int n, const char *dir, char *er
         "set format y '%%.4f'\nset encoding utf8\nset key below\n"
         "plot %.6f + 0*x with filledcurves y1=%.6f fc rgb '#bcd7ee' fs solid 0.6 "
         "title 'mean ± 1 spread over the %d seeds: %.4f ± %.4f', "
-        "%.6f + 0*x with filledcurves y1=%.6f fc rgb '#f4b183' fs transparent solid 0.45 "
+        "%.6f + 0*x with filledcurves y1=%.6f fc rgb '#d9822b' fs transparent pattern 4 border lc rgb '#d9822b' "
         "title \"the tutorial's yardstick: mean of seeds 0, 1 ± their seed gap (%.4f)\", "
         "%.6f with lines lc rgb '#1f4e79' lw 2 title 'mean of all seeds', "
         "'step1_val_mse.tsv' using 1:2 with points pt 7 ps 1.6 lc rgb '#000000' title 'one run', "
