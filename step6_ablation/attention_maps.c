@@ -222,8 +222,7 @@ static int draw_maps(const char *dir, const char *name, const char *labels[2], c
         "set palette defined (0 '#000004', 1 '#3b0f70', 2 '#8c2981', 3 '#de4968', 4 '#fe9f6d', 5 '#fcfdbf')\n"
         "set logscale cb\nset cbrange [%.4g:%.4g]\nset size ratio -1\nset tics out nomirror scale 0.5\n"
         "set xlabel '%s'\nset ylabel '%s'\n",
-        depth, offsets ? "Where a patch looks, by offset: learned positions (top) and 2D RoPE (bottom)"
-                       : "Where the centre patch looks: learned positions (top) and 2D RoPE (bottom)",
+        depth, offsets ? "Where a patch looks, by offset" : "Where the centre patch looks",
         offsets ? "every query's attention to the key dx columns right and dy rows down" : centre_words, t, lo, hi,
         offsets ? "dx (columns)" : "key column", offsets ? "dy (rows)" : "key row");
     // offsets run from -(g - 1) to g - 1, grid positions from 0 to g - 1;
@@ -244,7 +243,7 @@ static int draw_maps(const char *dir, const char *name, const char *labels[2], c
         for (int l = 0; l < depth; l++) {
             if (l >= maps[k].depth) { len += (size_t)snprintf(script + len, sizeof script - len, "set multiplot next\n"); continue; }
             len += (size_t)snprintf(script + len, sizeof script - len,
-                "set title '%s, layer %d'\nplot '%s.tsv' index %d using 1:2:3 with image notitle\n",
+                "set title '%s, layer %d' noenhanced\nplot '%s.tsv' index %d using 1:2:3 with image notitle\n",
                 labels[k], l + 1, name, k * maps[0].depth + l);
         }
     len += (size_t)snprintf(script + len, sizeof script - len, "unset multiplot\n");
@@ -264,7 +263,8 @@ int cmd_attention_maps(int argc, char **argv) {
     float *xt = malloc(sizeof(float) * per * o.batch), *tvec = malloc(sizeof(float) * o.batch);
     AttentionMaps *maps = calloc(2, sizeof *maps);
     Config cfgs[2];
-    const char *labels[2] = { "learned positions", "2D RoPE" };
+    char label_text[2][160];
+    const char *labels[2] = { label_text[0], label_text[1] };
     rc = 1;
     if (!xt || !tvec || !maps) { fprintf(stderr, "error: out of memory\n"); goto done; }
     if (noised_images(o.batch, o.t, xt, tvec, err, sizeof err) != 0) { fprintf(stderr, "error: %s\n", err); goto done; }
@@ -275,8 +275,11 @@ int cmd_attention_maps(int argc, char **argv) {
                     err, o.names[0], o.names[1], o.names[0], o.names[1]);
             goto done;
         }
-    printf("attention of %s (learned positions) and %s (2D RoPE), %d test images noised to t = %.2f\n\n",
-           o.names[0], o.names[1], o.batch, o.t);
+    // each model's label says what its config is, not what it was asked for
+    for (int k = 0; k < 2; k++)
+        snprintf(label_text[k], sizeof label_text[k], "%s (%s)", o.names[k],
+                 cfgs[k].pos == POS_ROPE2D ? "2D RoPE" : "learned positions");
+    printf("attention of %s and %s, %d test images noised to t = %.2f\n\n", labels[0], labels[1], o.batch, o.t);
     print_maps_table(labels, maps, cfgs);
     int drawn = 0;
     for (int offsets = 1; offsets >= 0; offsets--) {
