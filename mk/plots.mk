@@ -1,21 +1,64 @@
 # mk/plots.mk: the ablation from the project's root: its runs, its figures
 # and its report. Included by the root Makefile.
 #
-#   make -j2 ablation [PRESET=quick] [RUNS=runs]   the nine runs, two at a time
-#                                                  (step6_ablation/Makefile)
-#   make plots [RUNS=runs]    gnuplot figures into RUNS/plots (scripts/plots.sh),
-#                             then RUNS/report.md
+#   make -j2 ablation [PRESET=quick] [RUNS=runs] [SEEDS=N]
+#                             the nine runs (N seeds a configuration), two at a
+#                             time (step6_ablation/Makefile)
+#   make plots [RUNS=runs]    every picture: the runs' plots into RUNS/plots
+#                             (scripts/plots.sh and the attention maps), each
+#                             step's figures into RUNS/figures, then RUNS/report.md
 #   make report [RUNS=runs]   RUNS/report.md alone
+#   make results PRESET=quick RUNS=dir [RUNNER='how the runs were scheduled']
+#                             the runs without their checkpoints, with table,
+#                             report, plots and README, into results/PRESET
+#                             (scripts/results.sh)
+#   make docs-figures [RUNS=runs] [RESULTS=results/quick]
+#                             the PNGs the docs embed, into docs/figures/
 RUNS ?= $(ROOT)/runs
 STEP6_BIN = $(ROOT)/step6_ablation/step6_ablation
 
-.PHONY: plots report ablation
-plots: step6
+.PHONY: plots report ablation results docs-figures step-figures
+plots: step1 step2 step3 step4 step5 step6
 	sh $(ROOT)/scripts/plots.sh $(RUNS) $(RUNS)/plots
+	$(STEP6_BIN) attention-maps --runs $(RUNS) || \
+	    echo "plots: no attention maps: they need the finished runs p11_base_s0 and p11_rope"
 	$(STEP6_BIN) report $(RUNS)
+	$(MAKE) --no-print-directory step-figures FIGURES=$(abspath $(RUNS))/figures BASELINE_RUNS="$(abspath $(RUNS))"
+
+# Each step program's figures into FIGURES. Step 1 draws the baseline's
+# seeds found in BASELINE_RUNS (it trains nothing when given folders).
+step-figures:
+	@set -- $(BASELINE_RUNS)/p11_base_s*; if [ -e "$$1" ] && [ $$# -ge 2 ]; then \
+	    echo "step1_scorecard $$* --figures $(FIGURES)"; \
+	    $(ROOT)/step1_scorecard/step1_scorecard "$$@" --figures $(FIGURES); \
+	else echo "plots: no step 1 figures: $(BASELINE_RUNS) has fewer than two p11_base_s* runs"; fi
+	cd $(ROOT)/step2_rmsnorm && ./step2_rmsnorm --figures $(FIGURES)
+	cd $(ROOT)/step3_qknorm && ./step3_qknorm --figures $(FIGURES)
+	cd $(ROOT)/step4_swiglu && ./step4_swiglu --figures $(FIGURES)
+	cd $(ROOT)/step5_rope2d && ./step5_rope2d --figures $(FIGURES)
 
 report: step6
 	$(STEP6_BIN) report $(RUNS)
 
 ablation: step6
-	$(MAKE) --no-print-directory -C $(ROOT)/step6_ablation ablation RUNS=$(abspath $(RUNS))
+	$(MAKE) --no-print-directory -C $(ROOT)/step6_ablation ablation RUNS=$(abspath $(RUNS)) $(if $(SEEDS),SEEDS=$(SEEDS))
+
+results: step1 step6
+	@test -n "$(PRESET)" || { echo "make results PRESET=quick RUNS=dir"; exit 2; }
+	RUNNER="$(RUNNER)" sh $(ROOT)/scripts/results.sh $(PRESET) $(RUNS)
+
+# The docs embed committed copies of the figures (docs/figures/*.png). Step
+# 1's and step 6's runs plots come from the committed results (RESULTS), the
+# attention maps from RUNS (they need the checkpoints), steps 2 to 5 compute
+# theirs on the spot. Drawn in build/docs-figures, then the PNGs are copied.
+RESULTS ?= $(ROOT)/results/quick
+DOCS_FIG := $(BUILD)/docs-figures
+docs-figures: step1 step2 step3 step4 step5 step6
+	rm -rf $(DOCS_FIG) && mkdir -p $(DOCS_FIG) $(ROOT)/docs/figures
+	$(MAKE) --no-print-directory step-figures FIGURES=$(abspath $(DOCS_FIG)) BASELINE_RUNS="$(abspath $(RESULTS))"
+	$(STEP6_BIN) attention-maps --runs $(RUNS) --out $(DOCS_FIG)
+	STEP6=$(STEP6_BIN) sh $(ROOT)/scripts/plots.sh $(RESULTS) $(DOCS_FIG)/plots
+	for p in val_mse_seeds loss lr2e3; do \
+	    [ ! -f $(DOCS_FIG)/plots/$$p.png ] || cp $(DOCS_FIG)/plots/$$p.png $(DOCS_FIG)/step6_$$p.png; done
+	cp $(DOCS_FIG)/step[1-6]_*.png $(ROOT)/docs/figures/
+	@ls -l $(ROOT)/docs/figures/

@@ -13,6 +13,8 @@
 #   max_logit.png  the largest attention logit over training: baseline vs QK-norm
 #   ms_step.png    ms per step of each run, as bars
 #   val_mse.png    val MSE of each run, with the band of one seed gap
+#   val_mse_seeds.png  every seed's val MSE, each configuration's mean and
+#                  spread, the band of the baseline's spread
 #   samples.png    every run's samples side by side
 # A run that is missing is left out with a note; a figure with no run at all
 # is not drawn. STEP6 names the program (default: step6_ablation/step6_ablation
@@ -224,6 +226,40 @@ EOF
     drawn="$drawn val_mse.png"
 else
     echo "plots.sh: no run has a metrics.json yet: no ms_step.png, val_mse.png"
+fi
+
+# Every seed of every configuration: the runs as dots, each configuration's
+# mean with +- one spread (sample standard deviation over its seeds), and the
+# band of one spread around the baseline's mean.
+"$STEP6" table --tsv-seeds "$RUNS" > "$tmp/seeds.tsv"
+awk -F'\t' '$1 == "run"' "$tmp/seeds.tsv" > "$tmp/seed_runs.tsv"
+awk -F'\t' '$1 == "mean"' "$tmp/seeds.tsv" > "$tmp/seed_means.tsv"   # all: a configuration not run keeps its label
+if [ -s "$tmp/seed_runs.tsv" ]; then
+    base=$(awk -F'\t' '$2 == 0 && $4 >= 2 { printf "%.6f %.6f", $5, $6 }' "$tmp/seed_means.tsv")
+    if [ -n "$base" ]; then
+        bmean=${base% *}; bsd=${base#* }
+        band="set object 1 rect from graph 0, first $bmean - $bsd to graph 1, first $bmean + $bsd behind fc rgb '#cfe3f5' fs solid 1.0 noborder
+set arrow 1 from graph 0, first $bmean to graph 1, first $bmean nohead dt 2 lc rgb '#4c72b0'"
+        bandnote="band: the baseline's mean +- one spread of its seeds ($(printf '%.4f' "$bsd"))"
+    else
+        band=""; bandnote="(no band: the baseline needs two seeds or more)"
+    fi
+    gnuplot <<EOF
+$common
+set datafile separator "\t"
+set output "$OUT/val_mse_seeds.png"
+set title "Val MSE of every seed (dots) and each configuration's mean +- one spread (bars)\n$bandnote"
+set ylabel "val MSE (lower is better)"
+set xtics rotate by -30 left
+set xrange [-0.5:7.5]
+set offsets 0, 0, graph 0.08, graph 0.08
+set key inside top right box opaque
+set bmargin 6
+$band
+plot "$tmp/seed_means.tsv" using 2:5:(\$4 >= 2 ? \$6 : 0):xtic(3) with yerrorbars pt 5 ps 1.4 lw 2 lc rgb "#c44e52" title "mean +- spread", \
+     "$tmp/seed_runs.tsv" using (\$2 + 0.15):5 with points pt 7 ps 0.9 lc rgb "#333333" title "one seed"
+EOF
+    drawn="$drawn val_mse_seeds.png"
 fi
 
 # Samples: a 3 x 3 grid, one panel per run (gnuplot reads PNG through libgd).

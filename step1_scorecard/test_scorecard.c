@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "io/checkpoint.h"
+#include "io/figure.h"
 #include "io/fileio.h"
 #include "io/metrics.h"
 #include "io/paths.h"
@@ -290,7 +291,7 @@ START_TEST(test_program_prints_given_runs) {
     write_metrics(g_tmp, "base_s1", &s1, 0.2833, 70.5, 6.6, 1, NULL);
     write_metrics(g_tmp, "qknorm", &qk, 0.2790, 75.0, 5.2, 0, NULL);
     char args[1200];
-    snprintf(args, sizeof args, "'%s/base_s0' '%s/base_s1' '%s/qknorm'", g_tmp, g_tmp, g_tmp);
+    snprintf(args, sizeof args, "'%s/base_s0' '%s/base_s1' '%s/qknorm' --no-figures", g_tmp, g_tmp, g_tmp);
     Ran r = run(args);
     ck_assert_msg(r.code == 0, "exit %d:\n%s", r.code, r.err);
     const char *want[] = { "base_s0", "base_s1", "qknorm", "0.2812", "0.2833", "0.2790", "72.2", "70.5",
@@ -337,6 +338,16 @@ static void finished_run(const char *dir, const char *name, const Config *cfg, d
     ck_assert_msg(checkpoint_save(path, &m, NULL, 0, meta, 1, err, sizeof err) == 0, "%s", err);
     model_free(&m);
     write_metrics(dir, name, cfg, val_mse, 80.0, 40.0, 0, NULL);
+    // a loss curve that falls, a little different for every seed
+    snprintf(path, sizeof path, "%s/%s/loss.tsv", dir, name);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fprintf(f, "step\tloss\tgrad_norm\tmax_logit\n");
+    Rng r;
+    rng_seed(&r, 50 + cfg->seed);
+    for (int s = 1; s <= cfg->steps; s++)
+        fprintf(f, "%d\t%.6f\t1.0\t2.0\n", s, 0.3 + 1.2 / (1 + 0.1 * s) + 0.02 * rng_normal(&r));
+    fclose(f);
 }
 
 START_TEST(test_program_reuses_finished_baselines) {
@@ -346,7 +357,7 @@ START_TEST(test_program_reuses_finished_baselines) {
     finished_run(g_tmp, "p11_base_s1", &quick_s1, 0.2500); // another preset: not used
     finished_run(g_tmp, "step1_smoke_s1", &s1, 0.3100);    // step 1's own: used
     char args[600];
-    snprintf(args, sizeof args, "--preset smoke --out '%s'", g_tmp);
+    snprintf(args, sizeof args, "--preset smoke --out '%s' --no-figures", g_tmp);
     Ran r = run(args);
     ck_assert_msg(r.code == 0, "exit %d:\n%s", r.code, r.err);
     const char *want[] = { "p11_base_s0", "step1_smoke_s1", "finished already", "0.3000", "0.3100",
@@ -359,13 +370,78 @@ START_TEST(test_program_reuses_finished_baselines) {
     // step 1's folder holding a run of another config: refuse, touch nothing
     Config other = s0;
     other.pos = POS_ROPE2D;
-    snprintf(args, sizeof args, "--preset smoke --out '%s/elsewhere'", g_tmp);
+    snprintf(args, sizeof args, "--preset smoke --out '%s/elsewhere' --no-figures", g_tmp);
     char sub[400];
     snprintf(sub, sizeof sub, "%s/elsewhere", g_tmp);
     finished_run(sub, "step1_smoke_s0", &other, 0.2000);
     r = run(args);
     ck_assert_int_eq(r.code, 1);
     ck_assert_msg(strstr(r.err, "another config"), "%s", r.err);
+    ran_free(&r);
+    remove_tmp();
+}
+END_TEST
+
+// Three finished baseline seeds: the program reads all three, prints the
+// noise (mean, spread, what N seeds buy), and draws its two figures, or
+// says how to get them without gnuplot.
+START_TEST(test_program_noise_and_figures) {
+    make_tmp();
+    Config s0 = baseline(PRESET_SMOKE, 0), s1 = baseline(PRESET_SMOKE, 1), s2 = baseline(PRESET_SMOKE, 2);
+    finished_run(g_tmp, "p11_base_s0", &s0, 0.2809);
+    finished_run(g_tmp, "step1_smoke_s1", &s1, 0.2821);
+    finished_run(g_tmp, "p11_base_s2", &s2, 0.2790);           // a third seed, from step 6's --seeds
+    char args[1400], figs[400];
+    snprintf(figs, sizeof figs, "%s/figures", g_tmp);
+    snprintf(args, sizeof args, "--preset smoke --out '%s' --figures '%s'", g_tmp, figs);
+    Ran r = run(args);
+    ck_assert_msg(r.code == 0, "exit %d:\n%s", r.code, r.err);
+    const char *want[] = { "p11_base_s2", "= 0.0012", "from 3 seeds", "mean val MSE 0.2807",
+                           "spread (sample standard deviation) 0.0016", "standard error of the mean 0.0009",
+                           "1.13 spreads (0.0018 here)", "what N seeds per configuration buy",
+                           "spread * sqrt(2/N)", "what the numbers are" };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+        ck_assert_msg(strstr(r.out, want[i]), "'%s' not in:\n%s", want[i], r.out);
+    // the table of what seeds buy: 3 seeds a side, se = 0.0016 * sqrt(2/3)
+    ck_assert_msg(strstr(r.out, "0.0013") && strstr(r.out, "0.0026"), "%s", r.out);
+    const char *names[] = { "step1_loss_curves", "step1_val_mse" };
+    bool gnuplot = system("command -v gnuplot >/dev/null 2>&1") == 0;
+    for (int i = 0; i < 2; i++) {
+        char path[600];
+        snprintf(path, sizeof path, "%s/%s.tsv", figs, names[i]);
+        ck_assert_msg(file_exists(path), "no %s", path);
+        snprintf(path, sizeof path, "%s/%s.png", figs, names[i]);
+        if (gnuplot) ck_assert_msg(figure_png_valid(path), "%s is not a PNG", path);
+    }
+    if (gnuplot) ck_assert_msg(strstr(r.out, "figures: 2 PNGs in"), "%s", r.out);
+    else printf("test_program_noise_and_figures: PNGs not checked, gnuplot is not installed\n");
+    ran_free(&r);
+
+    // without gnuplot: the same text, the data files, and a notice
+    snprintf(args, sizeof args, "--preset smoke --out '%s' --figures '%s/nognuplot'", g_tmp, g_tmp);
+    setenv("TINYDIT_GNUPLOT", "/nonexistent/gnuplot", 1);
+    r = run(args);
+    unsetenv("TINYDIT_GNUPLOT");
+    ck_assert_msg(r.code == 0, "exit %d:\n%s", r.code, r.err);
+    ck_assert_msg(strstr(r.out, "/nonexistent/gnuplot was not found") && strstr(r.out, "Install gnuplot"),
+                  "%s", r.out);
+    ck_assert_msg(strstr(r.out, "mean val MSE 0.2807"), "%s", r.out);
+    char path[600];
+    snprintf(path, sizeof path, "%s/nognuplot/step1_val_mse.tsv", g_tmp);
+    ck_assert_msg(file_exists(path), "no %s", path);
+    snprintf(path, sizeof path, "%s/nognuplot/step1_val_mse.png", g_tmp);
+    ck_assert_msg(!file_exists(path), "%s drawn without gnuplot", path);
+    ran_free(&r);
+
+    // given folders: the noise of the group of seeds among them, and its figures
+    snprintf(args, sizeof args, "'%s/p11_base_s0' '%s/step1_smoke_s1' '%s/p11_base_s2' --figures '%s/given'",
+             g_tmp, g_tmp, g_tmp, g_tmp);
+    r = run(args);
+    ck_assert_int_eq(r.code, 0);
+    ck_assert_msg(strstr(r.out, "from 3 seeds") && strstr(r.out, "spread (sample standard deviation) 0.0016"),
+                  "%s", r.out);
+    snprintf(path, sizeof path, "%s/given/step1_loss_curves.tsv", g_tmp);
+    ck_assert_msg(file_exists(path), "no %s", path);
     ran_free(&r);
     remove_tmp();
 }
@@ -383,6 +459,7 @@ int main(void) {
     tcase_add_test(program, test_program_arguments);
     tcase_add_test(program, test_program_prints_given_runs);
     tcase_add_test(program, test_program_reuses_finished_baselines);
+    tcase_add_test(program, test_program_noise_and_figures);
     tcase_set_timeout(program, 60);
     suite_add_tcase(s, program);
     return run_suite(s);

@@ -19,16 +19,17 @@
 #include <unistd.h>
 #include "ablation.h"
 #include "io/cifar.h"
+#include "io/args.h"
 #include "io/fileio.h"
 #include "io/paths.h"
 #include "eval/probe.h"
 #include "io/progress.h"
 
-// The order is the table's order. The two baselines differ only in the seed;
-// the seed gap between them is the yardstick for every other row.
-const AblationRun ABLATION[ABLATION_RUNS] = {
-    { "p11_base_s0",      "baseline (seed 0)", { "seed=0", NULL } },
-    { "p11_base_s1",      "baseline (seed 1)", { "seed=1", NULL } },
+// The order is the table's order. Every configuration differs from the
+// baseline in its own switches; the baseline's seeds differ only in the seed,
+// and their spread is the yardstick for every other row.
+const AblationConfig ABLATION_CONFIG[ABLATION_CONFIGS] = {
+    { "p11_base",         "baseline",          { NULL } },
     { "p11_rmsnorm",      "+ RMSNorm",         { "norm=rmsnorm", NULL } },
     { "p11_qknorm",       "+ QK-norm",         { "qk_norm=true", NULL } },
     { "p11_swiglu",       "+ SwiGLU",          { "mlp=swiglu", NULL } },
@@ -38,10 +39,59 @@ const AblationRun ABLATION[ABLATION_RUNS] = {
     { "p11_qknorm_lr2e3", "+ QK-norm, lr 2e-3",{ "qk_norm=true", "lr=2e-3", NULL } },
 };
 
+const AblationRun ABLATION[ABLATION_RUNS] = {
+    { "p11_base_s0",      "baseline (seed 0)",  CFG_BASE, 0 },
+    { "p11_base_s1",      "baseline (seed 1)",  CFG_BASE, 1 },
+    { "p11_rmsnorm",      "+ RMSNorm",          CFG_RMSNORM, 0 },
+    { "p11_qknorm",       "+ QK-norm",          CFG_QKNORM, 0 },
+    { "p11_swiglu",       "+ SwiGLU",           CFG_SWIGLU, 0 },
+    { "p11_rope",         "+ 2D RoPE",          CFG_ROPE, 0 },
+    { "p11_all",          "all four",           CFG_ALL, 0 },
+    { "p11_base_lr2e3",   "baseline, lr 2e-3",  CFG_BASE_LR2E3, 0 },
+    { "p11_qknorm_lr2e3", "+ QK-norm, lr 2e-3", CFG_QKNORM_LR2E3, 0 },
+};
+
 int ablation_index(const char *name) {
     for (int r = 0; r < ABLATION_RUNS; r++)
         if (strcmp(ABLATION[r].name, name) == 0) return r;
     return -1;
+}
+
+void ablation_run_name(int config, int seed, char *out, size_t outlen) {
+    if (config == CFG_BASE || seed > 0) snprintf(out, outlen, "%s_s%d", ABLATION_CONFIG[config].name, seed);
+    else snprintf(out, outlen, "%s", ABLATION_CONFIG[config].name);
+}
+
+int ablation_run_parse(const char *name, int *config, int *seed) {
+    // by construction every name is made by ablation_run_name: try them all
+    for (int c = 0; c < ABLATION_CONFIGS; c++)
+        for (int k = 0; k < ABLATION_MAX_SEEDS; k++) {
+            char n[64];
+            ablation_run_name(c, k, n, sizeof n);
+            if (strcmp(n, name) == 0) { *config = c; *seed = k; return 0; }
+        }
+    return -1;
+}
+
+int ablation_config_seeds(int config, int n) {
+    return config == CFG_BASE && n < 2 ? 2 : n;
+}
+
+// The round in which a run starts: the tutorial's nine are round 0 (with the
+// baseline's seed 1), then round k holds every configuration's seed k.
+static int start_round(int config, int seed) { return config == CFG_BASE && seed == 1 ? 0 : seed; }
+
+int ablation_plan_runs(const AblationPlan *p, int *config, int *seed, int cap) {
+    int n = 0;
+    for (int round = 0; round < ABLATION_MAX_SEEDS; round++)
+        for (int c = 0; c < ABLATION_CONFIGS; c++)
+            for (int k = 0; k < ABLATION_MAX_SEEDS; k++)
+                if (p->selected[c][k] && start_round(c, k) == round && n < cap) {
+                    config[n] = c;
+                    seed[n] = k;
+                    n++;
+                }
+    return n;
 }
 
 // ---------------------------------------------------------------------------
@@ -67,8 +117,11 @@ void shell_quote(const char *s, char *out, size_t outlen) {
     out[n] = 0;
 }
 
-int ablation_argv(const AblationPlan *p, int r, char **argv, int cap, char *buf, size_t buflen) {
-    const AblationRun *run = &ABLATION[r];
+int ablation_argv(const AblationPlan *p, int config, int seed, char **argv, int cap, char *buf, size_t buflen) {
+    const AblationConfig *cf = &ABLATION_CONFIG[config];
+    char name[64], seed_set[32];
+    ablation_run_name(config, seed, name, sizeof name);
+    snprintf(seed_set, sizeof seed_set, "seed=%d", seed);
     int n = 0;
     size_t used = 0;
     // every string is copied into buf, so the argv outlives nothing it points to
@@ -79,11 +132,15 @@ int ablation_argv(const AblationPlan *p, int r, char **argv, int cap, char *buf,
     } while (0)
     ARG(p->exe);
     ARG("train");
-    ARG("--name"); ARG(run->name);
+    ARG("--name"); ARG(name);
     ARG("--preset"); ARG(preset_name(p->preset));
     ARG("--resume");   // continues an interrupted run, and does nothing for a finished one
     if (p->out_dir) { ARG("--out"); ARG(p->out_dir); }
-    for (int i = 0; run->sets[i]; i++) { ARG("--set"); ARG(run->sets[i]); }
+    // the seed: always for the baseline (its runs are its seeds), else from
+    // seed 1 on (seed 0 is the config's default, as in the tutorial's runs)
+    if (config == CFG_BASE) { ARG("--set"); ARG(seed_set); }
+    for (int i = 0; cf->sets[i]; i++) { ARG("--set"); ARG(cf->sets[i]); }
+    if (config != CFG_BASE && seed > 0) { ARG("--set"); ARG(seed_set); }
     if (p->threads > 0) {
         char t[32];
         snprintf(t, sizeof t, "threads=%d", p->threads);
@@ -94,9 +151,9 @@ int ablation_argv(const AblationPlan *p, int r, char **argv, int cap, char *buf,
     return n;
 }
 
-void ablation_command_line(const AblationPlan *p, int r, char *out, size_t outlen) {
+void ablation_command_line(const AblationPlan *p, int config, int seed, char *out, size_t outlen) {
     char *argv[32], buf[4096], q[2048];
-    int n = ablation_argv(p, r, argv, 32, buf, sizeof buf);
+    int n = ablation_argv(p, config, seed, argv, 32, buf, sizeof buf);
     size_t len = 0;
     out[0] = 0;
     for (int i = 0; i < n && len < outlen; i++) {
@@ -109,20 +166,23 @@ void ablation_command_line(const AblationPlan *p, int r, char *out, size_t outle
 // Options
 static void ablation_usage(FILE *f) {
     fprintf(f,
-        "usage: step6_ablation ablation [--preset smoke|quick|tutorial] [--jobs N] [--threads T]\n"
-        "                               [--out DIR] [--only NAME,...] [--print-commands | --list]\n"
-        "                               [--log] [--prepare] [--exe PATH]\n"
+        "usage: step6_ablation ablation [--preset smoke|quick|tutorial] [--seeds N] [--jobs N]\n"
+        "                               [--threads T] [--out DIR] [--only NAME,...]\n"
+        "                               [--print-commands | --list] [--log] [--prepare] [--exe PATH]\n"
         "\n"
-        "  the nine runs, each one `train --resume` command: finished runs are skipped,\n"
-        "  interrupted ones continue from their checkpoint\n"
+        "  every configuration with N seeds, each run one `train --resume` command:\n"
+        "  finished runs are skipped, interrupted ones continue from their checkpoint\n"
         "\n"
         "  --preset P        smoke | quick | tutorial (default quick)\n"
+        "  --seeds N         seeds per configuration (default 1: the tutorial's nine runs;\n"
+        "                    the baseline always gets at least 2). Seed k of the baseline\n"
+        "                    is p11_base_s<k>; of the others NAME (k = 0) and NAME_s<k>\n"
         "  --jobs N          runs side by side (default 1); each run's output then goes\n"
         "                    to DIR/NAME/train.log\n"
         "  --threads T       threads per run (default: the cores divided by N when N > 1,\n"
         "                    else the run's own default, all cores)\n"
         "  --out DIR         the runs' folder (default: the project's runs/)\n"
-        "  --only A,B        just these runs\n"
+        "  --only A,B        just these runs (any seed's name, e.g. p11_rope_s2)\n"
         "  --log             each run's output to DIR/NAME/train.log, also with --jobs 1\n"
         "  --print-commands  print the train commands, one a line, and run nothing\n"
         "                    (for GNU parallel / xargs; see docs/step6_ablation.md)\n"
@@ -130,91 +190,91 @@ static void ablation_usage(FILE *f) {
         "  --prepare         make sure the probe classifier is cached, then stop\n"
         "  --exe PATH        the program the commands call (default: this one)\n"
         "\n"
-        "runs:\n");
-    for (int r = 0; r < ABLATION_RUNS; r++) {
-        fprintf(f, "  %-18s %-20s", ABLATION[r].name, ABLATION[r].label);
-        for (int i = 0; ABLATION[r].sets[i]; i++) fprintf(f, " --set %s", ABLATION[r].sets[i]);
+        "configurations (seed 0's name):\n");
+    for (int c = 0; c < ABLATION_CONFIGS; c++) {
+        char name[64];
+        ablation_run_name(c, 0, name, sizeof name);
+        fprintf(f, "  %-18s %-20s", name, ABLATION_CONFIG[c].label);
+        for (int i = 0; ABLATION_CONFIG[c].sets[i]; i++) fprintf(f, " --set %s", ABLATION_CONFIG[c].sets[i]);
         fprintf(f, "\n");
     }
 }
 
-static int parse_positive(const char *s, int *out) {
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (*s == 0 || *end != 0 || v < 1 || v > 4096) return -1;
-    *out = (int)v;
+static bool g_prepare_only;
+
+// --only A,B,...: marks the named runs. 0, or 2 with a message.
+static int parse_only(const char *arg, AblationPlan *p, bool *any_only) {
+    char list[1024];
+    snprintf(list, sizeof list, "%s", arg);
+    char *save = NULL;
+    for (char *name = strtok_r(list, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
+        int c, k;
+        if (ablation_run_parse(name, &c, &k) != 0) {
+            fprintf(stderr, "error: --only: no run named '%s'; the runs are", name);
+            for (int r = 0; r < ABLATION_CONFIGS; r++) {
+                char n0[64];
+                ablation_run_name(r, 0, n0, sizeof n0);
+                fprintf(stderr, "%s %s", r ? "," : "", n0);
+            }
+            fprintf(stderr, " and their seeds NAME_s1, NAME_s2, ... (the baseline: p11_base_s0, _s1, ...)\n");
+            return 2;
+        }
+        p->selected[c][k] = true;
+        *any_only = true;
+    }
+    if (!*any_only) { fprintf(stderr, "error: --only wants run names\n"); return 2; }
     return 0;
 }
 
-static bool g_prepare_only;
+// A whole number in [lo, hi] for option opt, or 2 with a message.
+static int parse_count(const char *opt, const char *s, long lo, long hi, int *out) {
+    if (parse_int_in(s, lo, hi, out) == 0) return 0;
+    fprintf(stderr, "error: %s wants a whole number from %ld to %ld, not '%s'\n", opt, lo, hi, s);
+    return 2;
+}
 
 int ablation_parse(int argc, char **argv, AblationPlan *p, AblationMode *mode) {
     memset(p, 0, sizeof *p);
     p->preset = PRESET_QUICK;
     p->jobs = 1;
+    p->seeds = 1;
     *mode = ABL_RUN;
     g_prepare_only = false;
     bool any_only = false, threads_given = false;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
-        int has = i + 1 < argc;
+        int has = i + 1 < argc, rc = 0;
         if (strcmp(a, "--preset") == 0 && has) {
             if (preset_parse(argv[++i], &p->preset) != 0) {
                 fprintf(stderr, "error: unknown preset '%s'\n", argv[i]);
                 preset_describe(stderr);
                 return 2;
             }
-        } else if (strcmp(a, "--jobs") == 0 && has) {
-            if (parse_positive(argv[++i], &p->jobs) != 0) {
-                fprintf(stderr, "error: --jobs wants a whole number >= 1, not '%s'\n", argv[i]);
-                return 2;
-            }
-        } else if (strcmp(a, "--threads") == 0 && has) {
-            if (parse_positive(argv[++i], &p->threads) != 0) {
-                fprintf(stderr, "error: --threads wants a whole number >= 1, not '%s'\n", argv[i]);
-                return 2;
-            }
+        }
+        else if (strcmp(a, "--jobs") == 0 && has) rc = parse_count("--jobs", argv[++i], 1, 4096, &p->jobs);
+        else if (strcmp(a, "--seeds") == 0 && has) rc = parse_count("--seeds", argv[++i], 1, ABLATION_MAX_SEEDS, &p->seeds);
+        else if (strcmp(a, "--threads") == 0 && has) {
+            rc = parse_count("--threads", argv[++i], 1, 4096, &p->threads);
             threads_given = true;
-        } else if (strcmp(a, "--out") == 0 && has) {
-            p->out_dir = argv[++i];
-        } else if (strcmp(a, "--exe") == 0 && has) {
-            p->exe = argv[++i];
-        } else if (strcmp(a, "--only") == 0 && has) {
-            // a comma-separated list of names
-            char list[1024];
-            snprintf(list, sizeof list, "%s", argv[++i]);
-            char *save = NULL;
-            for (char *name = strtok_r(list, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
-                int r = ablation_index(name);
-                if (r < 0) {
-                    fprintf(stderr, "error: --only: no run named '%s'; the runs are:", name);
-                    for (int k = 0; k < ABLATION_RUNS; k++) fprintf(stderr, " %s", ABLATION[k].name);
-                    fprintf(stderr, "\n");
-                    return 2;
-                }
-                p->selected[r] = true;
-                any_only = true;
-            }
-            if (!any_only) { fprintf(stderr, "error: --only wants run names\n"); return 2; }
-        } else if (strcmp(a, "--print-commands") == 0) {
-            *mode = ABL_PRINT_COMMANDS;
-        } else if (strcmp(a, "--list") == 0) {
-            *mode = ABL_LIST;
-        } else if (strcmp(a, "--log") == 0) {
-            p->log_to_file = true;
-        } else if (strcmp(a, "--prepare") == 0) {
-            g_prepare_only = true;
-        } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            ablation_usage(stdout);
-            exit(0);
-        } else {
+        }
+        else if (strcmp(a, "--out") == 0 && has) p->out_dir = argv[++i];
+        else if (strcmp(a, "--exe") == 0 && has) p->exe = argv[++i];
+        else if (strcmp(a, "--only") == 0 && has) rc = parse_only(argv[++i], p, &any_only);
+        else if (strcmp(a, "--print-commands") == 0) *mode = ABL_PRINT_COMMANDS;
+        else if (strcmp(a, "--list") == 0) *mode = ABL_LIST;
+        else if (strcmp(a, "--log") == 0) p->log_to_file = true;
+        else if (strcmp(a, "--prepare") == 0) g_prepare_only = true;
+        else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) { ablation_usage(stdout); exit(0); }
+        else {
             fprintf(stderr, "error: unknown or incomplete option '%s'\n\n", a);
             ablation_usage(stderr);
             return 2;
         }
+        if (rc) return rc;
     }
     if (!any_only)
-        for (int r = 0; r < ABLATION_RUNS; r++) p->selected[r] = true;
+        for (int c = 0; c < ABLATION_CONFIGS; c++)
+            for (int k = 0; k < ablation_config_seeds(c, p->seeds); k++) p->selected[c][k] = true;
     // Two runs on two cores with two threads each would fight over the
     // cores (and OpenMP threads spin while they wait): split them instead.
     // Printed commands keep the run's default unless --threads says otherwise,
@@ -258,32 +318,34 @@ static int prepare_probe(const AblationPlan *plan) {
 
 static const char *runs_dir(const AblationPlan *p) { return p->out_dir ? p->out_dir : default_runs_dir(); }
 
-static bool run_finished(const AblationPlan *p, int r) {
+static bool run_finished(const AblationPlan *p, const char *name) {
     // only a hint for the messages and for skipping the probe; whether a run
     // is complete is decided by `train --resume` itself
     char path[2048];
-    snprintf(path, sizeof path, "%s/%s/metrics.json", runs_dir(p), ABLATION[r].name);
+    snprintf(path, sizeof path, "%s/%s/metrics.json", runs_dir(p), name);
     return file_exists(path);
 }
 
 static volatile sig_atomic_t g_stop;
 static void on_stop(int sig) { g_stop = sig; }
 
-typedef struct { pid_t pid; int run; double t0; bool was_finished; } Job;
+// One run of the plan: configuration, seed, folder name, log (or "").
+typedef struct { int config, seed; char name[64]; char log[2100]; } PlannedRun;
+typedef struct { pid_t pid; const PlannedRun *run; double t0; bool was_finished; } Job;
 
-// Starts run r in a child process. With log != NULL its output goes there.
-static pid_t launch(const AblationPlan *p, int r, const char *log) {
+// Starts a run in a child process. With a log its output goes there.
+static pid_t launch(const AblationPlan *p, const PlannedRun *run) {
     char *argv[32], buf[4096];
-    if (ablation_argv(p, r, argv, 32, buf, sizeof buf) < 0) return -1;
+    if (ablation_argv(p, run->config, run->seed, argv, 32, buf, sizeof buf) < 0) return -1;
     fflush(stdout); fflush(stderr);
     pid_t pid = fork();
     if (pid != 0) return pid;
     // the child
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
-    if (log) {
-        int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
-        if (fd < 0) { fprintf(stderr, "error: cannot open %s: %s\n", log, strerror(errno)); _exit(1); }
+    if (run->log[0]) {
+        int fd = open(run->log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+        if (fd < 0) { fprintf(stderr, "error: cannot open %s: %s\n", run->log, strerror(errno)); _exit(1); }
         dup2(fd, STDOUT_FILENO);
         dup2(fd, STDERR_FILENO);
         close(fd);
@@ -304,13 +366,13 @@ static const char *exit_meaning(int code) {
     }
 }
 
-static void report_end(const AblationPlan *p, const Job *j, int status, const char *log, int *failed) {
-    const char *name = ABLATION[j->run].name;
+static void report_end(const AblationPlan *p, const Job *j, int status, int *failed) {
+    const char *name = j->run->name, *log = j->run->log;
     double mins = (wall_seconds() - j->t0) / 60.0;
     int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     if (code != 0) {
         printf("[ablation] %s: exit %d (%s) after %.1f min%s%s\n", name, code, exit_meaning(code), mins,
-               log ? "; see " : "", log ? log : "");
+               log[0] ? "; see " : "", log);
         (*failed)++;
         return;
     }
@@ -327,14 +389,81 @@ static void report_end(const AblationPlan *p, const Job *j, int status, const ch
                name, mins, m.val_mse, m.probe_fd, m.ms_per_step, m.loss_spikes);
 }
 
-static int run_plan(const AblationPlan *p) {
-    int todo[ABLATION_RUNS], n = 0, unfinished = 0;
-    for (int r = 0; r < ABLATION_RUNS; r++)
-        if (p->selected[r]) { todo[n++] = r; unfinished += !run_finished(p, r); }
-    char err[1024];
-    if (make_dirs(runs_dir(p), err, sizeof err) != 0) { fprintf(stderr, "error: %s\n", err); return 1; }
-    if (unfinished > 0 && prepare_probe(p) != 0) return 1;
+// Prints the command of a run, makes its log's folder when it logs to a
+// file, and starts it. 0, or -1 (counted as failed by the caller).
+static int start_run(const AblationPlan *p, PlannedRun *run, Job *job) {
+    char line[4096], err[1024];
+    ablation_command_line(p, run->config, run->seed, line, sizeof line);
+    printf("%s\n", line);
+    run->log[0] = 0;
+    if (p->jobs > 1 || p->log_to_file) {
+        // side by side, the progress lines would interleave: each run
+        // writes to its own log, appended across resumes
+        char dir[2048];
+        snprintf(dir, sizeof dir, "%s/%s", runs_dir(p), run->name);
+        if (make_dirs(dir, err, sizeof err) != 0) { fprintf(stderr, "error: %s\n", err); return -1; }
+        snprintf(run->log, sizeof run->log, "%s/train.log", dir);
+        printf("[ablation] %s: started, log %s\n", run->name, run->log);
+    }
+    bool was_finished = run_finished(p, run->name);
+    pid_t pid = launch(p, run);
+    if (pid < 0) { fprintf(stderr, "error: cannot start %s: %s\n", run->name, strerror(errno)); return -1; }
+    *job = (Job){ pid, run, wall_seconds(), was_finished };
+    return 0;
+}
 
+// Waits for one job to end (passing a stop signal on to the running ones).
+// 1 when a job ended, 0 when interrupted (try again), -1 on an error.
+static int wait_one(const AblationPlan *p, Job *jobs, int *running, int *stopped, int *failed) {
+    int status;
+    pid_t pid = waitpid(-1, &status, 0);
+    if (pid < 0) {
+        if (errno != EINTR) { fprintf(stderr, "error: waitpid: %s\n", strerror(errno)); return -1; }
+        if (g_stop && !*stopped) {
+            // a terminal's Ctrl-C reaches the runs directly; a kill of
+            // this process alone is passed on, so they save a checkpoint
+            *stopped = 1;
+            fprintf(stderr, "[ablation] stopping: the running runs save a checkpoint; "
+                            "start the ablation again to resume\n");
+            for (int j = 0; j < *running; j++) kill(jobs[j].pid, SIGTERM);
+        }
+        return 0;
+    }
+    for (int j = 0; j < *running; j++)
+        if (jobs[j].pid == pid) {
+            report_end(p, &jobs[j], status, failed);
+            jobs[j] = jobs[--*running];
+            break;
+        }
+    fflush(stdout);
+    return 1;
+}
+
+// The selected runs, in the order they start (ablation_plan_runs).
+static int plan_list(const AblationPlan *p, PlannedRun *runs, int *unfinished) {
+    int config[ABLATION_CONFIGS * ABLATION_MAX_SEEDS], seed[ABLATION_CONFIGS * ABLATION_MAX_SEEDS];
+    int n = ablation_plan_runs(p, config, seed, ABLATION_CONFIGS * ABLATION_MAX_SEEDS);
+    *unfinished = 0;
+    for (int i = 0; i < n; i++) {
+        runs[i].config = config[i];
+        runs[i].seed = seed[i];
+        ablation_run_name(config[i], seed[i], runs[i].name, sizeof runs[i].name);
+        *unfinished += !run_finished(p, runs[i].name);
+    }
+    return n;
+}
+
+static int run_plan(const AblationPlan *p) {
+    PlannedRun *runs = calloc(ABLATION_CONFIGS * ABLATION_MAX_SEEDS, sizeof *runs);
+    Job *jobs = calloc(ABLATION_CONFIGS * ABLATION_MAX_SEEDS, sizeof *jobs);
+    if (!runs || !jobs) { free(runs); free(jobs); fprintf(stderr, "error: out of memory\n"); return 1; }
+    int unfinished, n = plan_list(p, runs, &unfinished);
+    char err[1024] = "";
+    if (make_dirs(runs_dir(p), err, sizeof err) != 0 || (unfinished > 0 && prepare_probe(p) != 0)) {
+        if (err[0]) fprintf(stderr, "error: %s\n", err);
+        free(runs); free(jobs);
+        return 1;
+    }
     char per_run[48] = "";
     if (p->threads > 0) snprintf(per_run, sizeof per_run, ", %d thread%s each", p->threads, p->threads == 1 ? "" : "s");
     printf("[ablation] %d run%s, %s preset, %d at a time%s, into %s\n", n, n == 1 ? "" : "s",
@@ -347,57 +476,13 @@ static int run_plan(const AblationPlan *p) {
     sigaction(SIGTERM, &sa, NULL);
     g_stop = 0;
 
-    Job jobs[ABLATION_RUNS];
     int running = 0, next = 0, failed = 0, stopped = 0;
-    char logs[ABLATION_RUNS][2100];
     double t_start = wall_seconds();
     while (next < n || running > 0) {
-        while (!g_stop && running < p->jobs && next < n) {
-            int r = todo[next++];
-            char line[4096];
-            ablation_command_line(p, r, line, sizeof line);
-            printf("%s\n", line);
-            const char *log = NULL;
-            if (p->jobs > 1 || p->log_to_file) {
-                // side by side, the progress lines would interleave: each run
-                // writes to its own log, appended across resumes
-                char dir[2048];
-                snprintf(dir, sizeof dir, "%s/%s", runs_dir(p), ABLATION[r].name);
-                if (make_dirs(dir, err, sizeof err) != 0) { fprintf(stderr, "error: %s\n", err); failed++; continue; }
-                snprintf(logs[r], sizeof logs[r], "%s/train.log", dir);
-                log = logs[r];
-                printf("[ablation] %s: started, log %s\n", ABLATION[r].name, log);
-            }
-            bool was_finished = run_finished(p, r);
-            pid_t pid = launch(p, r, log);
-            if (pid < 0) { fprintf(stderr, "error: cannot start %s: %s\n", ABLATION[r].name, strerror(errno)); failed++; continue; }
-            jobs[running++] = (Job){ pid, r, wall_seconds(), was_finished };
-        }
-        if (running == 0) break;
-        int status;
-        pid_t pid = waitpid(-1, &status, 0);
-        if (pid < 0) {
-            if (errno == EINTR) {
-                if (g_stop && !stopped) {
-                    // a terminal's Ctrl-C reaches the runs directly; a kill of
-                    // this process alone is passed on, so they save a checkpoint
-                    stopped = 1;
-                    fprintf(stderr, "[ablation] stopping: the running runs save a checkpoint; "
-                                    "start the ablation again to resume\n");
-                    for (int j = 0; j < running; j++) kill(jobs[j].pid, SIGTERM);
-                }
-                continue;
-            }
-            fprintf(stderr, "error: waitpid: %s\n", strerror(errno));
-            break;
-        }
-        for (int j = 0; j < running; j++)
-            if (jobs[j].pid == pid) {
-                report_end(p, &jobs[j], status, p->jobs > 1 || p->log_to_file ? logs[jobs[j].run] : NULL, &failed);
-                jobs[j] = jobs[--running];
-                break;
-            }
-        fflush(stdout);
+        while (!g_stop && running < p->jobs && next < n)
+            if (start_run(p, &runs[next++], &jobs[running]) == 0) running++;
+            else failed++;
+        if (running == 0 || wait_one(p, jobs, &running, &stopped, &failed) < 0) break;
     }
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
@@ -407,6 +492,8 @@ static int run_plan(const AblationPlan *p) {
     if (failed) printf(", %d did not", failed);
     if (not_started) printf(", %d not started", not_started);
     printf(". The table: step6_ablation table%s%s\n", p->out_dir ? " " : "", p->out_dir ? p->out_dir : "");
+    free(runs);
+    free(jobs);
     if (g_stop) return 128 + (int)g_stop;
     return failed || not_started ? 1 : 0;
 }
@@ -425,18 +512,15 @@ int cmd_ablation(int argc, char **argv, const char *self) {
         else if (realpath(self, exe)) p.exe = exe;
         else p.exe = self;
     }
-    if (mode == ABL_LIST) {
-        for (int r = 0; r < ABLATION_RUNS; r++)
-            if (p.selected[r]) printf("%s\n", ABLATION[r].name);
-        return 0;
-    }
-    if (mode == ABL_PRINT_COMMANDS) {
-        for (int r = 0; r < ABLATION_RUNS; r++)
-            if (p.selected[r]) {
-                char line[4096];
-                ablation_command_line(&p, r, line, sizeof line);
-                printf("%s\n", line);
-            }
+    if (mode == ABL_LIST || mode == ABL_PRINT_COMMANDS) {
+        int config[ABLATION_CONFIGS * ABLATION_MAX_SEEDS], seed[ABLATION_CONFIGS * ABLATION_MAX_SEEDS];
+        int n = ablation_plan_runs(&p, config, seed, ABLATION_CONFIGS * ABLATION_MAX_SEEDS);
+        for (int i = 0; i < n; i++) {
+            char line[4096];
+            if (mode == ABL_LIST) ablation_run_name(config[i], seed[i], line, sizeof line);
+            else ablation_command_line(&p, config[i], seed[i], line, sizeof line);
+            printf("%s\n", line);
+        }
         return 0;
     }
     if (g_prepare_only) return prepare_probe(&p) == 0 ? 0 : 1;

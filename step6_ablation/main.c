@@ -1,23 +1,28 @@
-// step6_ablation: the tutorial's last section. Nine training runs that differ
-// by one switch each, read against the seed gap, and a fair speed race.
+// step6_ablation: the tutorial's last section. Eight configurations that
+// differ from the baseline by one switch each (or all four, or the learning
+// rate), each trained with one seed or more and read against the noise of the
+// seeds; where two trained models look; and a fair speed race.
 //
 //   step6_ablation train --name NAME [--preset smoke|quick|tutorial] [--set key=value]...
 //                        [--out runs] [--resume]
-//   step6_ablation ablation [--preset P] [--jobs N] [--out DIR] [--only NAME,...]
+//   step6_ablation ablation [--preset P] [--seeds N] [--jobs N] [--out DIR] [--only NAME,...]
 //                           [--print-commands | --list]
-//   step6_ablation table [runs-dir]
-//   step6_ablation report [runs-dir]
+//   step6_ablation table [--compare DIR] [runs-dir]
+//   step6_ablation report [--compare DIR] [runs-dir]
+//   step6_ablation attention-maps [--runs DIR] [--out DIR] [--t T]
 //   step6_ablation speed [--batch 64] [--threads 2] [--rounds 12] [--json]
 //   step6_ablation summary [--set key=value]... [--modern]
 //
 // Every run is one `train` command; `ablation` only starts those commands
 // (ablation.c). `table` and `report` read what the runs wrote (table.c);
-// `speed` times the six variants side by side (speed.c). See
+// `attention-maps` reads two runs' checkpoints (attention_maps.c); `speed`
+// times the six variants side by side (speed.c). See
 // docs/step6_ablation.md.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "ablation.h"
+#include "io/args.h"
 #include "io/config_parse.h"
 #include "io/paths.h"
 #include "nn/model.h"
@@ -31,13 +36,18 @@ static void usage(FILE *f) {
         "  train --name NAME [--preset P] [--set key=value]... [--modern] [--out DIR] [--resume]\n"
         "        train one run into DIR/NAME (default DIR: the project's runs/): metrics.json, loss.tsv,\n"
         "        ckpt.safetensors, samples.png\n"
-        "  ablation [--preset P] [--jobs N] [--out DIR] [--only NAME,...] [--print-commands]\n"
-        "        the nine runs of the comparison, each one `train --resume` command, N side by side\n"
-        "        (more: step6_ablation ablation --help)\n"
-        "  table [--tsv] [runs-dir]\n"
-        "        the table of the runs, the seed gap, a verdict per run, the lr 2e-3 pair\n"
-        "  report [-o FILE] [runs-dir]\n"
+        "  ablation [--preset P] [--seeds N] [--jobs N] [--out DIR] [--only NAME,...] [--print-commands]\n"
+        "        every configuration with N seeds (default: the tutorial's nine runs), each run one\n"
+        "        `train --resume` command, N side by side (more: step6_ablation ablation --help)\n"
+        "  table [--tsv | --tsv-seeds] [--compare DIR] [runs-dir]\n"
+        "        the tutorial's table and seed gap; each configuration's mean and spread over its\n"
+        "        seeds, its difference to the baseline +- standard error, a verdict; the lr 2e-3\n"
+        "        pair; with --compare, your means against the runs in DIR (e.g. results/quick)\n"
+        "  report [-o FILE] [--compare DIR] [runs-dir]\n"
         "        the same as Markdown in runs-dir/report.md, with links to the plots\n"
+        "  attention-maps [--runs DIR] [--out DIR] [--t T] [--batch N]\n"
+        "        where trained models look: the mean attention of a patch over the grid, per\n"
+        "        layer, for p11_base_s0 (learned positions) and p11_rope (2D RoPE)\n"
         "  speed [--batch 64] [--threads 2] [--rounds 12] [--json]\n"
         "        the six variants timed in turns in one process, with GFLOP/s and sgemm's rate\n"
         "  summary [--set key=value]... [--modern]\n"
@@ -46,20 +56,12 @@ static void usage(FILE *f) {
         "options:\n"
         "  --preset P        smoke | quick | tutorial (default quick)\n"
         "  --set key=value   any config field, e.g. --set qk_norm=true (list: --set help)\n"
-        "  --modern          RMSNorm, SwiGLU, QK-norm and no biases (the GPT episode's block)\n"
+        "  --modern          RMSNorm, SwiGLU, QK-norm and no biases (a modern block in one switch)\n"
         "  --ckpt-every N    steps between checkpoints (default: the preset's)\n"
         "  --no-scorecard    skip val MSE and probe-FD at the end\n"
         "  --stop-after N    stop after step N as if interrupted (for tests)\n"
         "\n");
     preset_describe(f);
-}
-
-static int parse_int_arg(const char *s, int *out) {
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (*s == 0 || *end != 0 || v < 0 || v > 100000000) return -1;
-    *out = (int)v;
-    return 0;
 }
 
 // Options shared by train and summary. Presets apply first, then --set in order.
@@ -90,13 +92,13 @@ static int parse_common(int argc, char **argv, TrainOptions *o) {
         else if (strcmp(a, "--resume") == 0) o->resume = true;
         else if (strcmp(a, "--no-scorecard") == 0) o->scorecard = false;
         else if (strcmp(a, "--ckpt-every") == 0 && has) {
-            if (parse_int_arg(argv[++i], &o->ckpt_every) != 0 || o->ckpt_every < 1) {
+            if (parse_int_in(argv[++i], 1, 100000000, &o->ckpt_every) != 0) {
                 fprintf(stderr, "error: --ckpt-every wants a positive whole number, not '%s'\n", argv[i]);
                 return 2;
             }
         }
         else if (strcmp(a, "--stop-after") == 0 && has) {
-            if (parse_int_arg(argv[++i], &o->stop_after) != 0) {
+            if (parse_int_in(argv[++i], 0, 100000000, &o->stop_after) != 0) {
                 fprintf(stderr, "error: --stop-after wants a whole number, not '%s'\n", argv[i]);
                 return 2;
             }
@@ -158,6 +160,7 @@ int main(int argc, char **argv) {
     if (strcmp(cmd, "table") == 0) return cmd_table(argc - 2, argv + 2);
     if (strcmp(cmd, "report") == 0) return cmd_report(argc - 2, argv + 2);
     if (strcmp(cmd, "speed") == 0) return cmd_speed(argc - 2, argv + 2);
+    if (strcmp(cmd, "attention-maps") == 0) return cmd_attention_maps(argc - 2, argv + 2);
     fprintf(stderr, "error: unknown command '%s'\n\n", cmd);
     usage(stderr);
     return 2;

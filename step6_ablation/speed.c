@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "ablation.h"
+#include "io/args.h"
 #include "io/bench.h"
 #include "nn/model.h"
 #include "nn/rng.h"
@@ -78,10 +79,10 @@ StepFlops train_step_flops_detail(const Config *c, int N) {
 double train_step_flops(const Config *c, int N) { return train_step_flops_detail(c, N).step; }
 
 // ---------------------------------------------------------------------------
-// The six variants are the first seven runs of the ablation without the
-// second seed: the same --set switches, so the race times exactly the
-// models that the table scores.
-static const int SPEED_RUNS[6] = { RUN_BASE_S0, RUN_RMSNORM, RUN_QKNORM, RUN_SWIGLU, RUN_ROPE, RUN_ALL };
+// The six variants are the first six configurations of the ablation: the
+// same --set switches, so the race times exactly the models that the table
+// scores.
+static const int SPEED_RUNS[6] = { CFG_BASE, CFG_RMSNORM, CFG_QKNORM, CFG_SWIGLU, CFG_ROPE, CFG_ALL };
 static const char *SPEED_LABELS[6] = { "baseline", "+ RMSNorm", "+ QK-norm", "+ SwiGLU", "+ 2D RoPE", "all four" };
 
 typedef struct {
@@ -137,70 +138,63 @@ static void speed_usage(FILE *f) {
         "  --set changes every variant's model (default: the tutorial's, dim 128, depth 4).\n");
 }
 
-static int parse_count(const char *s, int lo, int hi, int *out) {
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (*s == 0 || *end != 0 || v < lo || v > hi) return -1;
-    *out = (int)v;
-    return 0;
-}
+typedef struct {
+    int batch, threads, rounds, warmup, square;
+    bool json;
+    Config base;
+} SpeedOptions;
 
-int cmd_speed(int argc, char **argv) {
-    int batch = 64, threads = 2, rounds = 12, warmup = 2, square = 1024;
-    bool json = false;
-    Config base = config_default();
+// The options. 0, 1 when --help printed the usage, or 2 with a message.
+static int parse_speed_options(int argc, char **argv, SpeedOptions *o) {
+    *o = (SpeedOptions){ 64, 2, 12, 2, 1024, false, config_default() };
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         int has = i + 1 < argc;
         int *target = NULL, lo = 1, hi = 1 << 20;
-        if (strcmp(a, "--batch") == 0) target = &batch;
-        else if (strcmp(a, "--threads") == 0) { target = &threads; hi = 1024; }
-        else if (strcmp(a, "--rounds") == 0) { target = &rounds; hi = 1000; }
-        else if (strcmp(a, "--warmup") == 0) { target = &warmup; lo = 0; hi = 1000; }
-        else if (strcmp(a, "--square") == 0) { target = &square; lo = 16; hi = 8192; }
+        if (strcmp(a, "--batch") == 0) target = &o->batch;
+        else if (strcmp(a, "--threads") == 0) { target = &o->threads; hi = 1024; }
+        else if (strcmp(a, "--rounds") == 0) { target = &o->rounds; hi = 1000; }
+        else if (strcmp(a, "--warmup") == 0) { target = &o->warmup; lo = 0; hi = 1000; }
+        else if (strcmp(a, "--square") == 0) { target = &o->square; lo = 16; hi = 8192; }
         if (target) {
-            if (!has || parse_count(argv[++i], lo, hi, target) != 0) {
+            if (!has || parse_int_in(argv[++i], lo, hi, target) != 0) {
                 fprintf(stderr, "error: %s wants a whole number from %d to %d\n", a, lo, hi);
                 return 2;
             }
         } else if (strcmp(a, "--set") == 0 && has) {
             char err[512];
-            if (config_set(&base, argv[++i], err, sizeof err) != 0) { fprintf(stderr, "error: %s\n", err); return 2; }
+            if (config_set(&o->base, argv[++i], err, sizeof err) != 0) { fprintf(stderr, "error: %s\n", err); return 2; }
         } else if (strcmp(a, "--json") == 0) {
-            json = true;
+            o->json = true;
         } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             speed_usage(stdout);
-            return 0;
+            return 1;
         } else {
             fprintf(stderr, "error: unknown or incomplete option '%s'\n\n", a);
             speed_usage(stderr);
             return 2;
         }
     }
-    if (rounds <= warmup) {
-        fprintf(stderr, "error: --rounds (%d) must be more than --warmup (%d)\n", rounds, warmup);
+    if (o->rounds <= o->warmup) {
+        fprintf(stderr, "error: --rounds (%d) must be more than --warmup (%d)\n", o->rounds, o->warmup);
         return 2;
     }
-    omp_set_num_threads(threads);
+    return 0;
+}
 
-    // Build the six models, each with its optimizer state, on the same images.
-    Racer *racers = calloc(6, sizeof(Racer));
-    size_t per = (size_t)base.channels * base.img * base.img;
-    float *x1 = malloc(sizeof(float) * per * batch);
-    if (!racers || !x1) { fprintf(stderr, "error: out of memory\n"); return 1; }
-    Rng data;
-    rng_seed(&data, 0);
-    rng_fill_normal(&data, x1, (long)(per * batch), 1.0f);   // like the tutorial's torch.randn images
-    BenchFn fns[8];
+// Builds the six models, each with its optimizer state, on the same images
+// x1, and their entries fns[0..6). 0, or the exit code with a message.
+static int build_racers(const SpeedOptions *o, Racer *racers, const float *x1, BenchFn *fns) {
     for (int v = 0; v < 6; v++) {
-        Config c = base;
+        Config c = o->base;
         char err[512];
-        for (int s = 0; ABLATION[SPEED_RUNS[v]].sets[s]; s++)
-            if (config_set(&c, ABLATION[SPEED_RUNS[v]].sets[s], err, sizeof err) != 0) {
+        const AblationConfig *cf = &ABLATION_CONFIG[SPEED_RUNS[v]];
+        for (int s = 0; cf->sets[s]; s++)
+            if (config_set(&c, cf->sets[s], err, sizeof err) != 0) {
                 fprintf(stderr, "error: %s\n", err);
                 return 2;
             }
-        c.batch = batch;
+        c.batch = o->batch;
         Racer *r = &racers[v];
         if (config_validate(&c, err, sizeof err) != 0 || model_build(&r->m, &c, err, sizeof err) != 0) {
             fprintf(stderr, "error: %s: %s\n", SPEED_LABELS[v], err);
@@ -208,93 +202,120 @@ int cmd_speed(int argc, char **argv) {
         }
         model_init_weights(&r->m, 0);
         AdamWConfig opt = { 3e-4f, 0.9f, 0.999f, 1e-8f, 0.0f };
-        if (train_state_init(&r->ts, &r->m, batch, &opt) != 0) { fprintf(stderr, "error: out of memory\n"); return 1; }
+        if (train_state_init(&r->ts, &r->m, o->batch, &opt) != 0) { fprintf(stderr, "error: out of memory\n"); return 1; }
         rng_seed(&r->rng, 1 + v);
         r->x1 = x1;
-        r->flops = train_step_flops(&c, batch);
+        r->flops = train_step_flops(&c, o->batch);
         fns[v] = (BenchFn){ SPEED_LABELS[v], racer_step, r };
     }
-    // The machine's side: the same library call the linear layers make, on
-    // the shape of the MLP's first product, and on a square big enough for
-    // OpenBLAS to reach its best rate.
-    Gemm g[2];
-    int R = batch * cfg_tokens(&base), D = base.dim;
-    char shape0[64], shape1[64];
-    snprintf(shape0, sizeof shape0, "(%dx%d)x(%dx%d)", R, D, D, 4 * D);
-    snprintf(shape1, sizeof shape1, "(%dx%d)x(%dx%d)", square, square, square, square);
-    if (gemm_init(&g[0], R, 4 * D, D, 1, shape0) != 0 || gemm_init(&g[1], square, square, square, 0, shape1) != 0) {
-        fprintf(stderr, "error: out of memory\n");
-        return 1;
-    }
+    return 0;
+}
+
+// The machine's side: the same library call the linear layers make, on the
+// shape of the MLP's first product, and on a square big enough for OpenBLAS
+// to reach its best rate. Their entries are fns[6], fns[7]. 0, or -1.
+static int build_gemms(const SpeedOptions *o, Gemm *g, char shapes[2][64], BenchFn *fns) {
+    int R = o->batch * cfg_tokens(&o->base), D = o->base.dim, sq = o->square;
+    snprintf(shapes[0], 64, "(%dx%d)x(%dx%d)", R, D, D, 4 * D);
+    snprintf(shapes[1], 64, "(%dx%d)x(%dx%d)", sq, sq, sq, sq);
+    if (gemm_init(&g[0], R, 4 * D, D, 1, shapes[0]) != 0 || gemm_init(&g[1], sq, sq, sq, 0, shapes[1]) != 0)
+        return -1;
     fns[6] = (BenchFn){ "sgemm model-shaped", gemm_call, &g[0] };
     fns[7] = (BenchFn){ "sgemm square", gemm_call, &g[1] };
+    return 0;
+}
 
-    if (!json) {
+static double gemm_flops(const Gemm *g) { return 2.0 * g->M * g->N * (double)g->K; }
+
+static void print_speed_json(const SpeedOptions *o, const Racer *racers, const Gemm *g, const double *ms) {
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddNumberToObject(root, "batch", o->batch);
+    cJSON_AddNumberToObject(root, "threads", o->threads);
+    cJSON_AddNumberToObject(root, "rounds", o->rounds);
+    cJSON_AddNumberToObject(root, "warmup", o->warmup);
+    cJSON *vs = cJSON_AddArrayToObject(root, "variants");
+    for (int v = 0; v < 6; v++) {
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddStringToObject(j, "name", SPEED_LABELS[v]);
+        cJSON_AddNumberToObject(j, "ms_per_step", ms[v]);
+        cJSON_AddNumberToObject(j, "vs_baseline", ms[v] / ms[0]);
+        cJSON_AddNumberToObject(j, "gflop_per_step", racers[v].flops * 1e-9);
+        cJSON_AddNumberToObject(j, "gflops", racers[v].flops * 1e-6 / ms[v]);
+        cJSON_AddItemToArray(vs, j);
+    }
+    cJSON *gs = cJSON_AddArrayToObject(root, "sgemm");
+    for (int k = 0; k < 2; k++) {
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddStringToObject(j, "shape", g[k].what);
+        cJSON_AddNumberToObject(j, "ms", ms[6 + k]);
+        cJSON_AddNumberToObject(j, "gflops", gemm_flops(&g[k]) * 1e-6 / ms[6 + k]);
+        cJSON_AddItemToArray(gs, j);
+    }
+    char *text = cJSON_Print(root);
+    printf("%s\n", text);
+    free(text);
+    cJSON_Delete(root);
+}
+
+static void print_speed_tables(const Racer *racers, const Gemm *g, const double *ms) {
+    Table t;
+    table_init(&t, 5, "variant", "ms/step", "vs baseline", "GFLOP/step", "GFLOP/s");
+    for (int v = 0; v < 6; v++) {
+        table_cell(&t, "%s", SPEED_LABELS[v]);
+        table_cell(&t, "%.1f", ms[v]);
+        table_cell(&t, "%.2fx", ms[v] / ms[0]);
+        table_cell(&t, "%.2f", racers[v].flops * 1e-9);
+        table_cell(&t, "%.1f", racers[v].flops * 1e-6 / ms[v]);
+    }
+    table_print(&t);
+    printf("\ncblas_sgemm (OpenBLAS), timed in the same rounds:\n");
+    Table u;
+    table_init(&u, 4, "product", "GFLOP", "ms", "GFLOP/s");
+    for (int k = 0; k < 2; k++) {
+        table_cell(&u, "%s%s", g[k].what, k == 0 ? " = MLP fc1" : "");
+        table_cell(&u, "%.2f", gemm_flops(&g[k]) * 1e-9);
+        table_cell(&u, "%.2f", ms[6 + k]);
+        table_cell(&u, "%.1f", gemm_flops(&g[k]) * 1e-6 / ms[6 + k]);
+    }
+    table_print(&u);
+    double base_rate = racers[0].flops * 1e-6 / ms[0];
+    printf("\nthe baseline's step does its matrix work at %.0f%% of the model-shaped sgemm's rate\n"
+           "and %.0f%% of the large square's: the rest of the time goes to what the count leaves out\n"
+           "(elementwise passes, small products, threads waiting for each other)\n",
+           100 * base_rate / (gemm_flops(&g[0]) * 1e-6 / ms[6]), 100 * base_rate / (gemm_flops(&g[1]) * 1e-6 / ms[7]));
+}
+
+int cmd_speed(int argc, char **argv) {
+    SpeedOptions o;
+    int rc = parse_speed_options(argc, argv, &o);
+    if (rc) return rc == 1 ? 0 : rc;
+    omp_set_num_threads(o.threads);
+
+    Racer *racers = calloc(6, sizeof(Racer));
+    size_t per = (size_t)o.base.channels * o.base.img * o.base.img;
+    float *x1 = malloc(sizeof(float) * per * o.batch);
+    if (!racers || !x1) { fprintf(stderr, "error: out of memory\n"); return 1; }
+    Rng data;
+    rng_seed(&data, 0);
+    rng_fill_normal(&data, x1, (long)(per * o.batch), 1.0f);   // like the tutorial's torch.randn images
+    BenchFn fns[8];
+    Gemm g[2];
+    char shapes[2][64];
+    if ((rc = build_racers(&o, racers, x1, fns)) != 0) return rc;
+    if (build_gemms(&o, g, shapes, fns) != 0) { fprintf(stderr, "error: out of memory\n"); return 1; }
+
+    if (!o.json) {
         printf("fair speed comparison: 6 variants in one process, taking turns one training step at a time\n"
                "(train_step: noise and times, forward, loss, backward, AdamW), batch %d, %d thread%s,\n"
                "%d rounds of which %d warm-up: the median of %d\n\n",
-               batch, threads, threads == 1 ? "" : "s", rounds, warmup, rounds - warmup);
+               o.batch, o.threads, o.threads == 1 ? "" : "s", o.rounds, o.warmup, o.rounds - o.warmup);
         fflush(stdout);
     }
     double ms[8];
-    bench_interleaved(fns, 8, warmup, rounds - warmup, 1, ms);
+    bench_interleaved(fns, 8, o.warmup, o.rounds - o.warmup, 1, ms);
+    if (o.json) print_speed_json(&o, racers, g, ms);
+    else print_speed_tables(racers, g, ms);
 
-    double gemm_flops[2] = { 2.0 * R * 4 * D * D, 2.0 * square * square * (double)square };
-    if (json) {
-        cJSON *root = cJSON_CreateObject();
-        cJSON_AddNumberToObject(root, "batch", batch);
-        cJSON_AddNumberToObject(root, "threads", threads);
-        cJSON_AddNumberToObject(root, "rounds", rounds);
-        cJSON_AddNumberToObject(root, "warmup", warmup);
-        cJSON *vs = cJSON_AddArrayToObject(root, "variants");
-        for (int v = 0; v < 6; v++) {
-            cJSON *o = cJSON_CreateObject();
-            cJSON_AddStringToObject(o, "name", SPEED_LABELS[v]);
-            cJSON_AddNumberToObject(o, "ms_per_step", ms[v]);
-            cJSON_AddNumberToObject(o, "vs_baseline", ms[v] / ms[0]);
-            cJSON_AddNumberToObject(o, "gflop_per_step", racers[v].flops * 1e-9);
-            cJSON_AddNumberToObject(o, "gflops", racers[v].flops * 1e-6 / ms[v]);
-            cJSON_AddItemToArray(vs, o);
-        }
-        cJSON *gs = cJSON_AddArrayToObject(root, "sgemm");
-        for (int k = 0; k < 2; k++) {
-            cJSON *o = cJSON_CreateObject();
-            cJSON_AddStringToObject(o, "shape", g[k].what);
-            cJSON_AddNumberToObject(o, "ms", ms[6 + k]);
-            cJSON_AddNumberToObject(o, "gflops", gemm_flops[k] * 1e-6 / ms[6 + k]);
-            cJSON_AddItemToArray(gs, o);
-        }
-        char *text = cJSON_Print(root);
-        printf("%s\n", text);
-        free(text);
-        cJSON_Delete(root);
-    } else {
-        Table t;
-        table_init(&t, 5, "variant", "ms/step", "vs baseline", "GFLOP/step", "GFLOP/s");
-        for (int v = 0; v < 6; v++) {
-            table_cell(&t, "%s", SPEED_LABELS[v]);
-            table_cell(&t, "%.1f", ms[v]);
-            table_cell(&t, "%.2fx", ms[v] / ms[0]);
-            table_cell(&t, "%.2f", racers[v].flops * 1e-9);
-            table_cell(&t, "%.1f", racers[v].flops * 1e-6 / ms[v]);
-        }
-        table_print(&t);
-        printf("\ncblas_sgemm (OpenBLAS), timed in the same rounds:\n");
-        Table u;
-        table_init(&u, 4, "product", "GFLOP", "ms", "GFLOP/s");
-        for (int k = 0; k < 2; k++) {
-            table_cell(&u, "%s%s", g[k].what, k == 0 ? " = MLP fc1" : "");
-            table_cell(&u, "%.2f", gemm_flops[k] * 1e-9);
-            table_cell(&u, "%.2f", ms[6 + k]);
-            table_cell(&u, "%.1f", gemm_flops[k] * 1e-6 / ms[6 + k]);
-        }
-        table_print(&u);
-        double base_rate = racers[0].flops * 1e-6 / ms[0];
-        printf("\nthe baseline's step does its matrix work at %.0f%% of the model-shaped sgemm's rate\n"
-               "and %.0f%% of the large square's: the rest of the time goes to what the count leaves out\n"
-               "(elementwise passes, small products, threads waiting for each other)\n",
-               100 * base_rate / (gemm_flops[0] * 1e-6 / ms[6]), 100 * base_rate / (gemm_flops[1] * 1e-6 / ms[7]));
-    }
     for (int v = 0; v < 6; v++) { train_state_free(&racers[v].ts); model_free(&racers[v].m); }
     gemm_free(&g[0]); gemm_free(&g[1]);
     free(racers); free(x1);

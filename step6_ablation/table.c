@@ -6,11 +6,19 @@
 // or unreadable becomes a note under the table, never a crash, so the table
 // can be looked at while the runs are still going.
 //
-// The verdict of a row is read against the seed gap: the two baselines differ
-// only in their seed, so |val MSE(s0) - val MSE(s1)| is how much the score
-// moves when nothing real changes. A row is compared with the mean of the two
-// baselines; a difference within one gap is "same", beyond it a gain (lower
-// val MSE) or a loss, counted in gaps.
+// Two ways to read a row, side by side:
+//   the tutorial's  one run per configuration against one seed gap, the
+//                   distance |val MSE(s0) - val MSE(s1)| of the baseline's two
+//                   seeds: within one gap "same", beyond it a gain or a loss,
+//                   counted in gaps;
+//   over seeds      every configuration trained with n seeds: its mean and
+//                   spread (sample standard deviation), the difference of its
+//                   mean to the baseline's with the standard error of that
+//                   difference, and a verdict only when the difference is
+//                   more than two standard errors; else "not resolved".
+// One pair's gap is one draw of a noisy distance: it can be far smaller (or
+// larger) than the spread of the runs, and it is the baseline's, not the
+// row's. The second table measures the noise of each row from its own seeds.
 #include <cJSON.h>
 #include <math.h>
 #include <stdarg.h>
@@ -25,15 +33,19 @@
 // ---------------------------------------------------------------------------
 // Reading
 
-// The two things the scorecard reader (common/io/metrics.h) leaves out: the
-// loss curve, and the lr and steps of the run's config.
-static void read_curve(const char *path, AblationRow *row) {
+// What the scorecard reader (common/io/metrics.h) leaves out: the loss curve
+// and the run's times (the lr and steps come from its config).
+static void read_extras(const char *path, AblationRow *row) {
     char err[512];
     size_t len;
     char *text = read_file_all(path, &len, err, sizeof err);
     if (!text) return;
     cJSON *root = cJSON_ParseWithLength(text, len);
     free(text);
+    const cJSON *j = cJSON_GetObjectItemCaseSensitive(root, "train_seconds");
+    if (cJSON_IsNumber(j)) row->train_seconds = j->valuedouble;
+    j = cJSON_GetObjectItemCaseSensitive(root, "wall_seconds");
+    if (cJSON_IsNumber(j)) row->wall_seconds = j->valuedouble;
     const cJSON *curve = cJSON_GetObjectItemCaseSensitive(root, "curve"), *pt;
     cJSON_ArrayForEach(pt, curve) {
         if (row->n_curve >= CURVE_MAX) break;
@@ -49,7 +61,7 @@ static void read_curve(const char *path, AblationRow *row) {
 
 int ablation_row_read(const char *path, AblationRow *row) {
     memset(row, 0, sizeof *row);
-    row->lr = NAN;
+    row->lr = row->train_seconds = row->wall_seconds = NAN;
     if (!file_exists(path)) {
         snprintf(row->note, sizeof row->note, "no %s (not run yet, or not finished)", path);
         return -1;
@@ -59,7 +71,7 @@ int ablation_row_read(const char *path, AblationRow *row) {
         row->lr = row->m.cfg.lr;
         row->steps = row->m.cfg.steps;
     }
-    read_curve(path, row);
+    read_extras(path, row);
     row->present = true;
     return 0;
 }
@@ -70,18 +82,33 @@ void results_load(const char *dir, AblationResults *res) {
     struct stat sb;
     res->dir_missing = stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode);
     const char *first_preset = NULL;
-    for (int r = 0; r < ABLATION_RUNS; r++) {
-        char path[2048];
-        snprintf(path, sizeof path, "%s/%s/metrics.json", dir, ABLATION[r].name);
-        AblationRow *row = &res->run[r];
-        if (ablation_row_read(path, row) != 0) continue;
-        res->n_present++;
-        if (row->m.preset[0]) {
-            if (!first_preset) first_preset = row->m.preset;
-            else if (strcmp(first_preset, row->m.preset) != 0) res->mixed_presets = true;
+    for (int c = 0; c < ABLATION_CONFIGS; c++) {
+        ConfigResults *cr = &res->cfg[c];
+        double vals[ABLATION_MAX_SEEDS], fd_sum = 0, ms_sum = 0;
+        int fd_n = 0;
+        for (int k = 0; k < ABLATION_MAX_SEEDS; k++) {
+            char name[64], path[2048];
+            ablation_run_name(c, k, name, sizeof name);
+            snprintf(path, sizeof path, "%s/%s/metrics.json", dir, name);
+            AblationRow *row = &cr->seed[k];
+            if (ablation_row_read(path, row) != 0) continue;
+            res->n_present++;
+            if (!cr->n) cr->params = row->m.params;
+            vals[cr->n++] = row->m.val_mse;
+            ms_sum += row->m.ms_per_step;
+            cr->spikes += row->m.loss_spikes;
+            if (isfinite(row->m.probe_fd)) { fd_sum += row->m.probe_fd; fd_n++; }
+            if (row->m.preset[0]) {
+                if (!first_preset) first_preset = row->m.preset;
+                else if (strcmp(first_preset, row->m.preset) != 0) res->mixed_presets = true;
+            }
         }
+        cr->val = seed_spread(vals, cr->n);
+        cr->probe_fd = fd_n ? fd_sum / fd_n : NAN;
+        cr->ms_per_step = cr->n ? ms_sum / cr->n : NAN;
     }
-    const AblationRow *s0 = &res->run[RUN_BASE_S0], *s1 = &res->run[RUN_BASE_S1];
+    for (int r = 0; r < ABLATION_RUNS; r++) res->nine_present += results_run(res, r)->present;
+    const AblationRow *s0 = results_run(res, RUN_BASE_S0), *s1 = results_run(res, RUN_BASE_S1);
     if (s0->present && s1->present) {
         res->have_gap = true;
         res->base_mean = 0.5 * (s0->m.val_mse + s1->m.val_mse);
@@ -91,8 +118,14 @@ void results_load(const char *dir, AblationResults *res) {
     }
 }
 
+const AblationRow *results_run(const AblationResults *res, int r) {
+    return &res->cfg[ABLATION[r].config].seed[ABLATION[r].seed];
+}
+
 // ---------------------------------------------------------------------------
 // Verdicts
+
+// The tutorial's: one run against one seed gap.
 void verdict(double val, double base_mean, double gap, char *out, size_t outlen, double *gaps) {
     double delta = val - base_mean;
     double g = gap > 0 ? fabs(delta) / gap : (delta == 0 ? 0 : INFINITY);
@@ -104,10 +137,35 @@ void verdict(double val, double base_mean, double gap, char *out, size_t outlen,
     else snprintf(out, outlen, "%s, %.1f gaps", delta < 0 ? "gain" : "loss", g);
 }
 
+// Ours: two means over seeds, and the standard error of their difference.
+void compare_means(SeedSpread a, SeedSpread b, Comparison *out) {
+    memset(out, 0, sizeof *out);
+    out->diff = a.mean - b.mean;
+    out->se = out->z = NAN;
+    double sd_a = a.sd, sd_b = b.sd;
+    // one seed has no spread of its own: borrow the other side's, and say so
+    if (a.n < 2 && b.n >= 2) { sd_a = b.sd; out->assumed = true; }
+    if (b.n < 2 && a.n >= 2) { sd_b = a.sd; out->assumed = true; }
+    if (a.n < 1 || b.n < 1 || !isfinite(sd_a) || !isfinite(sd_b)) {
+        snprintf(out->verdict, sizeof out->verdict, "? no spread measured");
+        return;
+    }
+    out->se = sqrt(sd_a * sd_a / a.n + sd_b * sd_b / b.n);
+    out->z = out->se > 0 ? fabs(out->diff) / out->se : (out->diff == 0 ? 0 : INFINITY);
+    out->resolved = out->z > COMPARE_SE;
+    const char *what = !out->resolved ? "not resolved" : out->diff < 0 ? "gain" : "loss";
+    snprintf(out->verdict, sizeof out->verdict, "%s (%.1f se)%s", what, out->z, out->assumed ? "*" : "");
+}
+
 // ---------------------------------------------------------------------------
 // Formatting helpers
 static void fmt_fd(double fd, char *out, size_t n) {
     if (isfinite(fd)) snprintf(out, n, "%.1f", fd);
+    else snprintf(out, n, "-");
+}
+
+static void fmt_or_dash(double v, const char *fmt, char *out, size_t n) {
+    if (isfinite(v)) snprintf(out, n, fmt, v);
     else snprintf(out, n, "-");
 }
 
@@ -127,9 +185,10 @@ static void fmt_curve(const AblationRow *m, char *out, size_t n, int steps_not_l
     if (len < n) snprintf(out + len, n - len, "]");
 }
 
-// The row's verdict and its difference from the baseline mean.
+// The tutorial's verdict of one of the nine runs, and its difference from
+// the mean of the baseline pair.
 static void row_verdict(const AblationResults *res, int r, char *delta, size_t dn, char *v, size_t vn) {
-    const AblationRow *m = &res->run[r];
+    const AblationRow *m = results_run(res, r);
     if (!res->have_gap) { snprintf(delta, dn, "-"); snprintf(v, vn, "? (no seed gap)"); return; }
     snprintf(delta, dn, "%+.4f", m->m.val_mse - res->base_mean);
     if (r == RUN_BASE_S0 || r == RUN_BASE_S1) snprintf(v, vn, "noise floor");
@@ -137,113 +196,239 @@ static void row_verdict(const AblationResults *res, int r, char *delta, size_t d
 }
 
 static double lr_ratio(const AblationResults *res, double *lr_hi, double *lr_lo) {
-    *lr_hi = res->run[RUN_BASE_LR2E3].present ? res->run[RUN_BASE_LR2E3].lr : res->run[RUN_QKNORM_LR2E3].lr;
-    *lr_lo = res->run[RUN_BASE_S0].present ? res->run[RUN_BASE_S0].lr : res->run[RUN_BASE_S1].lr;
+    const AblationRow *b = results_run(res, RUN_BASE_LR2E3), *q = results_run(res, RUN_QKNORM_LR2E3);
+    const AblationRow *s0 = results_run(res, RUN_BASE_S0), *s1 = results_run(res, RUN_BASE_S1);
+    *lr_hi = b->present ? b->lr : q->lr;
+    *lr_lo = s0->present ? s0->lr : s1->lr;
     return *lr_hi / *lr_lo;
 }
 
 static const char *preset_of(const AblationResults *res) {
-    for (int r = 0; r < ABLATION_RUNS; r++)
-        if (res->run[r].present && res->run[r].m.preset[0]) return res->run[r].m.preset;
+    for (int c = 0; c < ABLATION_CONFIGS; c++)
+        for (int k = 0; k < ABLATION_MAX_SEEDS; k++)
+            if (res->cfg[c].seed[k].present && res->cfg[c].seed[k].m.preset[0]) return res->cfg[c].seed[k].m.preset;
     return NULL;
 }
 
+// The seeds of a configuration that are there, as "0,1,2".
+static void fmt_seeds(const ConfigResults *cr, char *out, size_t n) {
+    size_t len = 0;
+    out[0] = 0;
+    for (int k = 0; k < ABLATION_MAX_SEEDS && len < n; k++)
+        if (cr->seed[k].present) len += snprintf(out + len, n - len, "%s%d", len ? "," : "", k);
+}
+
 // ---------------------------------------------------------------------------
-// The text table
-void results_print(const AblationResults *res) {
-    const char *preset = preset_of(res);
-    printf("runs in %s%s%s%s: %d of %d have a metrics.json\n\n", res->dir, preset ? " (" : "",
-           preset ? preset : "", preset ? " preset)" : "", res->n_present, ABLATION_RUNS);
-    Table t;
-    table_init(&t, 8, "run", "params", "val MSE", "probe-FD", "ms/step", "spikes", "vs baseline", "verdict");
+// The tables, filled once and printed as text or as Markdown.
+
+// The tutorial's: the nine runs (one per configuration, two baselines), each
+// against the seed gap of the baseline pair.
+static void fill_tutorial_table(const AblationResults *res, Table *t) {
+    table_init(t, 8, "run", "params", "val MSE", "probe-FD", "ms/step", "spikes", "vs baseline", "verdict");
     for (int r = RUN_BASE_S0; r <= RUN_ALL; r++) {
-        const AblationRow *m = &res->run[r];
-        char params[32], fd[32], delta[32], v[48];
-        table_cell(&t, "%s", ABLATION[r].label);
+        const AblationRow *m = results_run(res, r);
+        table_cell(t, "%s", ABLATION[r].label);
         if (!m->present) {
-            table_cell(&t, "-"); table_cell(&t, "-"); table_cell(&t, "-"); table_cell(&t, "-");
-            table_cell(&t, "-"); table_cell(&t, "-"); table_cell(&t, "missing");
+            for (int c = 0; c < 6; c++) table_cell(t, "-");
+            table_cell(t, "missing");
             continue;
         }
+        char params[32], fd[32], delta[32], v[48];
         with_commas(m->m.params, params, sizeof params);
         fmt_fd(m->m.probe_fd, fd, sizeof fd);
         row_verdict(res, r, delta, sizeof delta, v, sizeof v);
-        table_cell(&t, "%s", params);
-        table_cell(&t, "%.4f", m->m.val_mse);
-        table_cell(&t, "%s", fd);
-        table_cell(&t, "%.1f", m->m.ms_per_step);
-        table_cell(&t, "%d", m->m.loss_spikes);
-        table_cell(&t, "%s", delta);
-        table_cell(&t, "%s", v);
+        table_cell(t, "%s", params);
+        table_cell(t, "%.4f", m->m.val_mse);
+        table_cell(t, "%s", fd);
+        table_cell(t, "%.1f", m->m.ms_per_step);
+        table_cell(t, "%d", m->m.loss_spikes);
+        table_cell(t, "%s", delta);
+        table_cell(t, "%s", v);
     }
-    table_print(&t);
+}
 
-    if (res->have_gap)
-        printf("\nseed gap (|val MSE seed 0 - seed 1| of the baseline): %.4f; baseline mean %.4f.\n"
-               "\"vs baseline\" is val MSE minus that mean; within one seed gap the verdict is \"same\",\n"
-               "beyond it a gain (lower val MSE) or a loss, and by how many gaps.\n",
-               res->gap, res->base_mean);
-    else
-        printf("\nno seed gap yet: it needs both p11_base_s0 and p11_base_s1, so there are no verdicts.\n");
+// Ours: every configuration over its seeds, against the baseline's seeds.
+static void fill_seeds_table(const AblationResults *res, Table *t) {
+    table_init(t, 9, "configuration", "seeds", "val MSE", "spread", "probe-FD", "ms/step", "vs baseline", "+- se",
+               "verdict");
+    const ConfigResults *base = &res->cfg[CFG_BASE];
+    for (int c = 0; c < ABLATION_CONFIGS; c++) {
+        const ConfigResults *cr = &res->cfg[c];
+        char seeds[64], sd[32], fd[32], diff[32], se[32], v[48];
+        table_cell(t, "%s", ABLATION_CONFIG[c].label);
+        if (!cr->n) {
+            for (int k = 0; k < 7; k++) table_cell(t, "-");
+            table_cell(t, "missing");
+            continue;
+        }
+        fmt_seeds(cr, seeds, sizeof seeds);
+        fmt_or_dash(cr->val.sd, "%.4f", sd, sizeof sd);
+        fmt_fd(cr->probe_fd, fd, sizeof fd);
+        Comparison cmp;
+        compare_means(cr->val, base->val, &cmp);
+        if (c == CFG_BASE) { snprintf(diff, sizeof diff, "0"); snprintf(se, sizeof se, "-"); snprintf(v, sizeof v, "reference"); }
+        else if (!base->n) { snprintf(diff, sizeof diff, "-"); snprintf(se, sizeof se, "-"); snprintf(v, sizeof v, "? no baseline"); }
+        else {
+            snprintf(diff, sizeof diff, "%+.4f", cmp.diff);
+            fmt_or_dash(cmp.se, "%.4f", se, sizeof se);
+            if (cmp.assumed && isfinite(cmp.se)) strncat(se, "*", sizeof se - strlen(se) - 1);
+            snprintf(v, sizeof v, "%s", cmp.verdict);
+        }
+        table_cell(t, "%d (%s)", cr->n, seeds);
+        table_cell(t, "%.4f", cr->val.mean);
+        table_cell(t, "%s", sd);
+        table_cell(t, "%s", fd);
+        table_cell(t, "%.1f", cr->ms_per_step);
+        table_cell(t, "%s", diff);
+        table_cell(t, "%s", se);
+        table_cell(t, "%s", v);
+    }
+}
 
-    // The stress test: the same baseline and QK-norm at a much larger lr
-    const AblationRow *b = &res->run[RUN_BASE_LR2E3], *q = &res->run[RUN_QKNORM_LR2E3];
+// --compare: the user's mean of each configuration against the committed one.
+static void fill_compare_table(const AblationResults *res, const AblationResults *ref, Table *t) {
+    table_init(t, 6, "configuration", "yours", "ours", "ours' spread", "difference +- se", "lands");
+    for (int c = 0; c < ABLATION_CONFIGS; c++) {
+        const ConfigResults *you = &res->cfg[c], *us = &ref->cfg[c];
+        if (!you->n && !us->n) continue;
+        table_cell(t, "%s", ABLATION_CONFIG[c].label);
+        char yours[48] = "-", ours[48] = "-", sd[32] = "-", diff[48] = "-", lands[48];
+        if (you->n) snprintf(yours, sizeof yours, "%.4f (n=%d)", you->val.mean, you->n);
+        if (us->n) snprintf(ours, sizeof ours, "%.4f (n=%d)", us->val.mean, us->n);
+        if (us->n) fmt_or_dash(us->val.sd, "%.4f", sd, sizeof sd);
+        Comparison cmp;
+        compare_means(you->val, us->val, &cmp);
+        if (!you->n || !us->n) snprintf(lands, sizeof lands, "%s", you->n ? "not in ours" : "not in yours");
+        else {
+            if (isfinite(cmp.se)) snprintf(diff, sizeof diff, "%+.4f +- %.4f%s", cmp.diff, cmp.se, cmp.assumed ? "*" : "");
+            else snprintf(diff, sizeof diff, "%+.4f", cmp.diff);
+            if (!isfinite(cmp.se)) snprintf(lands, sizeof lands, "? no spread measured");
+            else if (!cmp.resolved) snprintf(lands, sizeof lands, "inside the noise (%.1f se)", cmp.z);
+            else snprintf(lands, sizeof lands, "outside: %s (%.1f se)", cmp.diff < 0 ? "lower" : "higher", cmp.z);
+        }
+        table_cell(t, "%s", yours);
+        table_cell(t, "%s", ours);
+        table_cell(t, "%s", sd);
+        table_cell(t, "%s", diff);
+        table_cell(t, "%s", lands);
+    }
+}
+
+// The lr 2e-3 pair, seed 0 of each, against the baseline pair's gap.
+static void fill_lr_table(const AblationResults *res, Table *u) {
+    table_init(u, 6, "run", "val MSE", "probe-FD", "spikes", "vs baseline", "verdict");
+    for (int r = RUN_BASE_LR2E3; r <= RUN_QKNORM_LR2E3; r++) {
+        const AblationRow *m = results_run(res, r);
+        table_cell(u, "%s", r == RUN_BASE_LR2E3 ? "baseline" : "+ QK-norm");
+        if (!m->present) {
+            for (int c = 0; c < 4; c++) table_cell(u, "-");
+            table_cell(u, "missing");
+            continue;
+        }
+        char fd[32], delta[32], v[48];
+        fmt_fd(m->m.probe_fd, fd, sizeof fd);
+        row_verdict(res, r, delta, sizeof delta, v, sizeof v);
+        table_cell(u, "%.4f", m->m.val_mse);
+        table_cell(u, "%s", fd);
+        table_cell(u, "%d", m->m.loss_spikes);
+        table_cell(u, "%s", delta);
+        table_cell(u, "%s", v);
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The words around the tables, one string each, shared by the text and the
+// report (which joins the lines of a paragraph).
+static const char *SEEDS_FOOTNOTE =
+    "val MSE is the mean over the seeds listed; spread is their sample standard deviation (n - 1).\n"
+    "vs baseline is that mean minus the baseline's mean; +- se is the standard error of this\n"
+    "difference of two means, sqrt(sd_a^2/n_a + sd_b^2/n_b). The verdict is a gain (lower val MSE)\n"
+    "or a loss only when the difference is more than 2 standard errors, else \"not resolved\": the\n"
+    "seeds cannot tell it from noise. With 3 seeds a side even 2 se is a lenient bar (a t-test\n"
+    "with 4 degrees of freedom asks for 2.8); more seeds make se smaller and the bar honest.\n";
+static const char *ASSUMED_FOOTNOTE =
+    "* one seed: this row's own noise is not measured, so its spread is assumed to be the\n"
+    "  baseline's. Configurations need not share their noise; more seeds (ablation --seeds 3) measure it.\n";
+
+// The tutorial's seed gap against the spread: for two draws of the same
+// noise the expected |a - b| is 2 sd / sqrt(pi), about 1.13 sd, and one pair
+// often falls far below it.
+static void print_gap_vs_spread(const AblationResults *res) {
+    const ConfigResults *base = &res->cfg[CFG_BASE];
+    if (!res->have_gap || base->n < 3) return;
+    printf("\nthe tutorial's one pair against the baseline's %d seeds: the pair's gap %.4f, the spread %.4f;\n"
+           "two draws of the same noise differ by 1.13 spreads on average (2 sd / sqrt(pi)), so one\n"
+           "pair is one noisy draw of the noise, not a measure of it.\n",
+           base->n, res->gap, base->val.sd);
+}
+
+static bool any_assumed(const AblationResults *res) {
+    if (res->cfg[CFG_BASE].n < 2) return false;
+    for (int c = 1; c < ABLATION_CONFIGS; c++)
+        if (res->cfg[c].n == 1) return true;
+    return false;
+}
+
+// ---------------------------------------------------------------------------
+// The text
+static void print_lr_pair(const AblationResults *res) {
+    const AblationRow *b = results_run(res, RUN_BASE_LR2E3), *q = results_run(res, RUN_QKNORM_LR2E3);
     double hi, lo, ratio = lr_ratio(res, &hi, &lo);
-    if (isfinite(ratio))
-        printf("\nhigh learning rate: lr %.3g (%.1fx the baseline's %.3g)\n", hi, ratio, lo);
-    else
-        printf("\nhigh learning rate (lr 2e-3):\n");
-    if (!b->present && !q->present) {
-        printf("  neither run is there yet\n");
-    } else {
-        Table u;
-        table_init(&u, 6, "run", "val MSE", "probe-FD", "spikes", "vs baseline", "verdict");
-        for (int r = RUN_BASE_LR2E3; r <= RUN_QKNORM_LR2E3; r++) {
-            const AblationRow *m = &res->run[r];
-            table_cell(&u, "%s", r == RUN_BASE_LR2E3 ? "baseline" : "+ QK-norm");
-            if (!m->present) {
-                for (int c = 0; c < 4; c++) table_cell(&u, "-");
-                table_cell(&u, "missing");
-                continue;
-            }
-            char fd[32], delta[32], v[48];
-            fmt_fd(m->m.probe_fd, fd, sizeof fd);
-            row_verdict(res, r, delta, sizeof delta, v, sizeof v);
-            table_cell(&u, "%.4f", m->m.val_mse);
-            table_cell(&u, "%s", fd);
-            table_cell(&u, "%d", m->m.loss_spikes);
-            table_cell(&u, "%s", delta);
-            table_cell(&u, "%s", v);
-        }
-        table_print(&u);
-        if (res->have_gap)
-            printf("  (vs baseline: against the baseline at the default lr, in its seed gaps)\n");
-        if (b->present && q->present && res->have_gap) {
-            char v[48];
-            verdict(q->m.val_mse, b->m.val_mse, res->gap, v, sizeof v, NULL);
-            printf("  + QK-norm against the baseline, both at the high lr: %+.4f, %s\n", q->m.val_mse - b->m.val_mse, v);
-        }
-        printf("  loss curves (mean training loss per window%s):\n",
-               (b->present && curve_stride(b) > 1) || (q->present && curve_stride(q) > 1) ? ", every 4th window" : "");
-        for (int r = RUN_BASE_LR2E3; r <= RUN_QKNORM_LR2E3; r++) {
-            const AblationRow *m = &res->run[r];
-            if (!m->present) continue;
-            char losses[4096], steps[4096];
-            fmt_curve(m, losses, sizeof losses, 0);
-            fmt_curve(m, steps, sizeof steps, 1);
-            printf("    %-10s %s at steps %s\n", r == RUN_BASE_LR2E3 ? "baseline" : "+ QK-norm", losses, steps);
-        }
+    if (isfinite(ratio)) printf("\nhigh learning rate: lr %.3g (%.1fx the baseline's %.3g)\n", hi, ratio, lo);
+    else printf("\nhigh learning rate (lr 2e-3):\n");
+    if (!b->present && !q->present) { printf("  neither run is there yet\n"); return; }
+    Table u;
+    fill_lr_table(res, &u);
+    table_print(&u);
+    if (res->have_gap) printf("  (vs baseline: against the baseline at the default lr, in its seed gaps)\n");
+    if (b->present && q->present && res->have_gap) {
+        char v[48];
+        verdict(q->m.val_mse, b->m.val_mse, res->gap, v, sizeof v, NULL);
+        printf("  + QK-norm against the baseline, both at the high lr: %+.4f, %s\n", q->m.val_mse - b->m.val_mse, v);
     }
+    const ConfigResults *cb = &res->cfg[CFG_BASE_LR2E3], *cq = &res->cfg[CFG_QKNORM_LR2E3];
+    if (cb->n >= 2 || cq->n >= 2) {
+        Comparison cmp;
+        compare_means(cq->val, cb->val, &cmp);
+        printf("  over seeds (%d and %d): %+.4f, %s\n", cq->n, cb->n, cmp.diff, cmp.verdict);
+    }
+    printf("  loss curves (mean training loss per window%s):\n",
+           (b->present && curve_stride(b) > 1) || (q->present && curve_stride(q) > 1) ? ", every 4th window" : "");
+    for (int r = RUN_BASE_LR2E3; r <= RUN_QKNORM_LR2E3; r++) {
+        const AblationRow *m = results_run(res, r);
+        if (!m->present || !m->n_curve) continue;
+        char losses[4096], steps[4096];
+        fmt_curve(m, losses, sizeof losses, 0);
+        fmt_curve(m, steps, sizeof steps, 1);
+        printf("    %-10s %s at steps %s\n", r == RUN_BASE_LR2E3 ? "baseline" : "+ QK-norm", losses, steps);
+    }
+}
 
+static void print_compare(const AblationResults *res, const AblationResults *ref) {
+    const char *p = preset_of(ref);
+    printf("\nyour runs against ours in %s (%s%s%d runs):\n", ref->dir, p ? p : "", p ? " preset, " : "",
+           ref->n_present);
+    if (ref->dir_missing || !ref->n_present) { printf("  there are no runs in %s\n", ref->dir); return; }
+    Table t;
+    fill_compare_table(res, ref, &t);
+    table_print(&t);
+    printf("  \"inside the noise\": your mean is within 2 standard errors of ours (the same rule as the\n"
+           "  verdicts); * marks a side with one seed, whose spread is taken from the other.\n");
+    const char *q = preset_of(res);
+    if (p && q && strcmp(p, q) != 0)
+        printf("  note: your runs are %s, ours %s: different presets are not comparable\n", q, p);
+}
+
+static void print_notes(const AblationResults *res) {
     int notes = 0;
     if (res->dir_missing) {
-        notes++;
         printf("\nnotes:\n  there is no folder %s: no runs yet? (step6_ablation ablation makes them)\n", res->dir);
+        return;
     }
-    for (int r = 0; r < ABLATION_RUNS && !res->dir_missing; r++)
-        if (!res->run[r].present) {
+    for (int r = 0; r < ABLATION_RUNS; r++)
+        if (!results_run(res, r)->present) {
             if (!notes++) printf("\nnotes:\n");
-            printf("  %s: %s\n", ABLATION[r].name, res->run[r].note);
+            printf("  %s: %s\n", ABLATION[r].name, results_run(res, r)->note);
         }
     if (res->not_seed_pair) {
         if (!notes++) printf("\nnotes:\n");
@@ -253,8 +438,38 @@ void results_print(const AblationResults *res) {
         if (!notes++) printf("\nnotes:\n");
         printf("  the runs come from different presets: their numbers are not comparable\n");
         for (int r = 0; r < ABLATION_RUNS; r++)
-            if (res->run[r].present) printf("    %-18s %s\n", ABLATION[r].name, res->run[r].m.preset);
+            if (results_run(res, r)->present) printf("    %-18s %s\n", ABLATION[r].name, results_run(res, r)->m.preset);
     }
+}
+
+void results_print(const AblationResults *res, const AblationResults *ref) {
+    const char *preset = preset_of(res);
+    int extra = res->n_present - res->nine_present;
+    printf("runs in %s%s%s%s: %d of %d have a metrics.json", res->dir, preset ? " (" : "",
+           preset ? preset : "", preset ? " preset)" : "", res->nine_present, ABLATION_RUNS);
+    if (extra > 0) printf(", and %d more seed%s", extra, extra == 1 ? "" : "s");
+    printf("\n\nthe tutorial's method: one run per configuration, read against one seed gap\n");
+    Table t;
+    fill_tutorial_table(res, &t);
+    table_print(&t);
+    if (res->have_gap)
+        printf("\nseed gap (|val MSE seed 0 - seed 1| of the baseline): %.4f; baseline mean %.4f.\n"
+               "\"vs baseline\" is val MSE minus that mean; within one seed gap the verdict is \"same\",\n"
+               "beyond it a gain (lower val MSE) or a loss, and by how many gaps.\n",
+               res->gap, res->base_mean);
+    else
+        printf("\nno seed gap yet: it needs both p11_base_s0 and p11_base_s1, so there are no verdicts.\n");
+
+    printf("\nover seeds: each configuration's own noise, and the error bar of its difference\n");
+    fill_seeds_table(res, &t);
+    table_print(&t);
+    printf("\n%s", SEEDS_FOOTNOTE);
+    if (any_assumed(res)) printf("%s", ASSUMED_FOOTNOTE);
+    print_gap_vs_spread(res);
+
+    print_lr_pair(res);
+    if (ref) print_compare(res, ref);
+    print_notes(res);
 }
 
 void results_print_tsv(const AblationResults *res, FILE *f) {
@@ -262,12 +477,31 @@ void results_print_tsv(const AblationResults *res, FILE *f) {
     // from here too; gnuplot reads "NaN" as a missing value.
     fprintf(f, "# name\tlabel\tpresent\tparams\tval_mse\tprobe_fd\tms_step\tspikes\tbase_mean\tgap\n");
     for (int r = 0; r < ABLATION_RUNS; r++) {
-        const AblationRow *m = &res->run[r];
+        const AblationRow *m = results_run(res, r);
         double nan = NAN;
         fprintf(f, "%s\t%s\t%d\t%lld\t%.6f\t%.3f\t%.3f\t%d\t%.6f\t%.6f\n", ABLATION[r].name, ABLATION[r].label,
                 m->present, m->present ? m->m.params : 0, m->present ? m->m.val_mse : nan, m->present ? m->m.probe_fd : nan,
                 m->present ? m->m.ms_per_step : nan, m->present ? m->m.loss_spikes : 0, res->have_gap ? res->base_mean : nan,
                 res->have_gap ? res->gap : nan);
+    }
+}
+
+void results_print_seeds_tsv(const AblationResults *res, FILE *f) {
+    fprintf(f, "# run\tconfig\tlabel\tseed\tval_mse\ttrain_seconds\twall_seconds\tname\t(one line per run)\n");
+    fprintf(f, "# mean\tconfig\tlabel\tn\tmean\tsd\tse\t(one line per configuration)\n");
+    for (int c = 0; c < ABLATION_CONFIGS; c++)
+        for (int k = 0; k < ABLATION_MAX_SEEDS; k++)
+            if (res->cfg[c].seed[k].present) {
+                const AblationRow *row = &res->cfg[c].seed[k];
+                char name[64];
+                ablation_run_name(c, k, name, sizeof name);
+                fprintf(f, "run\t%d\t%s\t%d\t%.6f\t%.1f\t%.1f\t%s\n", c, ABLATION_CONFIG[c].label, k, row->m.val_mse,
+                        row->train_seconds, row->wall_seconds, name);
+            }
+    for (int c = 0; c < ABLATION_CONFIGS; c++) {
+        const ConfigResults *cr = &res->cfg[c];
+        fprintf(f, "mean\t%d\t%s\t%d\t%.6f\t%.6f\t%.6f\n", c, ABLATION_CONFIG[c].label, cr->n, cr->val.mean,
+                cr->val.sd, cr->val.se);
     }
 }
 
@@ -279,103 +513,167 @@ static void sadd(Str *s, const char *fmt, ...) __attribute__((format(printf, 2, 
 static void sadd(Str *s, const char *fmt, ...) {
     va_list ap;
     for (;;) {
+        if (!s->buf) return;
         va_start(ap, fmt);
         int n = vsnprintf(s->buf + s->len, s->cap - s->len, fmt, ap);
         va_end(ap);
         if (n < 0) return;
         if (s->len + (size_t)n < s->cap) { s->len += (size_t)n; return; }
         s->cap = 2 * (s->cap + (size_t)n);
-        s->buf = realloc(s->buf, s->cap);
+        char *grown = realloc(s->buf, s->cap);
+        if (!grown) free(s->buf);
+        s->buf = grown;
         if (!s->buf) { s->len = s->cap = 0; return; }
     }
 }
 
-// The plots that `make plots` draws (scripts/plots.sh), in the report's order.
+// Text as Markdown shows it: a '*' (the mark of an assumed spread) escaped,
+// so that it is not read as emphasis or a list.
+static void sadd_literal(Str *s, const char *text) {
+    for (const char *c = text; *c; c++) sadd(s, *c == '*' ? "\\*" : "%c", *c);
+}
+
+// A table as Markdown: the first column left-aligned, the others right.
+static void sadd_table(Str *s, const Table *t) {
+    for (int r = 0; r <= t->nrows; r++) {
+        sadd(s, "|");
+        for (int c = 0; c < t->ncols; c++) { sadd(s, " "); sadd_literal(s, t->cell[r][c]); sadd(s, " |"); }
+        sadd(s, "\n");
+        if (r == 0) {
+            sadd(s, "|");
+            for (int c = 0; c < t->ncols; c++) sadd(s, "%s|", c ? "---:" : "---");
+            sadd(s, "\n");
+        }
+    }
+}
+
+// A footnote of the text as one Markdown paragraph: its lines joined.
+static void sadd_paragraph(Str *s, const char *text) {
+    for (const char *c = text; *c; c++) {
+        if (*c == '\n') { sadd(s, c[1] == ' ' || c[1] == 0 ? "" : " "); continue; }
+        if (*c == ' ' && c > text && c[-1] == '\n') continue;
+        sadd(s, *c == '*' ? "\\*" : "%c", *c);
+    }
+    sadd(s, "\n\n");
+}
+
+// The plots that `make plots` draws (scripts/plots.sh and the attention
+// maps), in the report's order.
 static const struct { const char *file, *what; } PLOTS[] = {
     { "loss.png",      "Training loss of every run (smoothed)" },
     { "lr2e3.png",     "The lr 2e-3 pair against the baseline at the default lr" },
     { "max_logit.png", "Largest attention logit during training: baseline vs QK-norm, both learning rates" },
     { "ms_step.png",   "Training speed of each run (ms per step, measured while runs shared the machine)" },
     { "val_mse.png",   "Val MSE of each run, with the band of one seed gap around the baseline" },
+    { "val_mse_seeds.png", "Val MSE of every seed, each configuration's mean with +-1 spread, the baseline's band" },
+    { "step6_attention_offsets.png", "Where a trained model looks, by offset: learned positions vs 2D RoPE, per layer" },
+    { "step6_attention_centre.png", "Where the centre patch looks: learned positions vs 2D RoPE, per layer" },
     { "samples.png",   "Samples of every run (20 Euler steps, the same noise for all)" },
 };
 
-int report_write(const AblationResults *res, const char *path, char *err, size_t errlen) {
-    Str s = { malloc(4096), 0, 4096 };
-    if (!s.buf) { snprintf(err, errlen, "out of memory"); return -1; }
-    s.buf[0] = 0;
-    const char *preset = preset_of(res);
-    sadd(&s, "# TinyDiT ablation: RMSNorm, QK-norm, SwiGLU, 2D RoPE\n\n");
-    sadd(&s, "Written by `step6_ablation report` from the runs in `%s`%s%s%s: %d of %d runs have a "
-             "`metrics.json`, and every number below is read from them.\n\n",
-         res->dir, preset ? " (" : "", preset ? preset : "", preset ? " preset)" : "", res->n_present, ABLATION_RUNS);
-    sadd(&s, "| run | params | val MSE | probe-FD | ms/step | spikes | vs baseline | verdict |\n");
-    sadd(&s, "|---|---:|---:|---:|---:|---:|---:|---|\n");
-    for (int r = 0; r < ABLATION_RUNS; r++) {
-        const AblationRow *m = &res->run[r];
-        if (!m->present) { sadd(&s, "| %s | | | | | | | missing |\n", ABLATION[r].label); continue; }
-        char params[32], fd[32], delta[32], v[48];
-        with_commas(m->m.params, params, sizeof params);
-        fmt_fd(m->m.probe_fd, fd, sizeof fd);
-        row_verdict(res, r, delta, sizeof delta, v, sizeof v);
-        sadd(&s, "| %s | %s | %.4f | %s | %.1f | %d | %s | %s |\n", ABLATION[r].label, params, m->m.val_mse, fd,
-             m->m.ms_per_step, m->m.loss_spikes, delta, v);
-    }
+static void report_tables(Str *s, const AblationResults *res, const AblationResults *ref) {
+    Table t;
+    sadd(s, "## The tutorial's method: one run per configuration, one seed gap\n\n");
+    fill_tutorial_table(res, &t);
+    sadd_table(s, &t);
     if (res->have_gap)
-        sadd(&s, "\n**Seed gap** (|val MSE seed 0 − seed 1| of the baseline): %.4f; baseline mean %.4f. "
+        sadd(s, "\n**Seed gap** (|val MSE seed 0 − seed 1| of the baseline): %.4f; baseline mean %.4f. "
                  "*vs baseline* is a run's val MSE minus that mean. Within one seed gap the verdict is "
-                 "*same* (noise); beyond it a *gain* (lower val MSE) or a *loss*, counted in gaps. "
-                 "The two lr 2e-3 rows are compared with the same baseline, at the default lr.\n",
+                 "*same* (noise); beyond it a *gain* (lower val MSE) or a *loss*, counted in gaps.\n\n",
              res->gap, res->base_mean);
     else
-        sadd(&s, "\nNo seed gap yet (it needs both `p11_base_s0` and `p11_base_s1`), so no verdicts.\n");
-    const AblationRow *b = &res->run[RUN_BASE_LR2E3], *q = &res->run[RUN_QKNORM_LR2E3];
+        sadd(s, "\nNo seed gap yet (it needs both `p11_base_s0` and `p11_base_s1`), so no verdicts.\n\n");
+    sadd(s, "## Over seeds: each configuration's own noise\n\n");
+    fill_seeds_table(res, &t);
+    sadd_table(s, &t);
+    sadd(s, "\n");
+    sadd_paragraph(s, SEEDS_FOOTNOTE);
+    if (any_assumed(res)) sadd_paragraph(s, ASSUMED_FOOTNOTE);
+    const ConfigResults *base = &res->cfg[CFG_BASE];
+    if (res->have_gap && base->n >= 3)
+        sadd(s, "The tutorial's one pair against the baseline's %d seeds: the pair's gap is %.4f, the spread "
+                "%.4f. Two draws of the same noise differ by 1.13 spreads on average (2 sd / √π), so one "
+                "pair is one noisy draw of the noise, not a measure of it.\n\n", base->n, res->gap, base->val.sd);
+    if (ref && ref->n_present) {
+        sadd(s, "## These runs against `%s`\n\n", ref->dir);
+        fill_compare_table(res, ref, &t);
+        sadd_table(s, &t);
+        sadd(s, "\n*Inside the noise*: the mean is within 2 standard errors of the other's (the rule of the "
+                "verdicts); \\* marks a side with one seed, whose spread is taken from the other.\n\n");
+    }
+}
+
+static void report_lr_pair(Str *s, const AblationResults *res) {
+    const AblationRow *b = results_run(res, RUN_BASE_LR2E3), *q = results_run(res, RUN_QKNORM_LR2E3);
+    if (!b->present && !q->present) return;
+    Table t;
+    sadd(s, "## The high learning rate (lr 2e-3), seed 0\n\n");
+    fill_lr_table(res, &t);
+    sadd_table(s, &t);
     if (b->present && q->present && res->have_gap) {
         char v[48];
         verdict(q->m.val_mse, b->m.val_mse, res->gap, v, sizeof v, NULL);
-        sadd(&s, "\nAt lr 2e-3, QK-norm against the baseline at the same lr: %+.4f (%s); loss spikes %d and %d.\n",
+        sadd(s, "\nAt lr 2e-3, QK-norm against the baseline at the same lr: %+.4f (%s); loss spikes %d and %d.\n",
              q->m.val_mse - b->m.val_mse, v, b->m.loss_spikes, q->m.loss_spikes);
     }
     for (int r = RUN_BASE_LR2E3; r <= RUN_QKNORM_LR2E3; r++) {
-        const AblationRow *m = &res->run[r];
+        const AblationRow *m = results_run(res, r);
         if (!m->present || !m->n_curve) continue;
         char losses[4096], steps[4096];
         fmt_curve(m, losses, sizeof losses, 0);
         fmt_curve(m, steps, sizeof steps, 1);
-        sadd(&s, "%s- %s, loss curve: %s at steps %s\n", r == RUN_BASE_LR2E3 ? "\n" : "", ABLATION[r].label,
+        sadd(s, "%s- %s, loss curve: %s at steps %s\n", r == RUN_BASE_LR2E3 ? "\n" : "", ABLATION[r].label,
              losses, steps);
     }
+    sadd(s, "\n");
+}
 
-    // Links to the plots that exist, relative to the report's folder.
+// Links to the plots that exist, relative to the report's folder; then notes.
+static void report_plots_and_notes(Str *s, const AblationResults *res, const char *path) {
     char dir[2048];
     snprintf(dir, sizeof dir, "%s", path);
     char *slash = strrchr(dir, '/');
     if (slash) slash[1] = 0; else dir[0] = 0;
-    sadd(&s, "\n## Plots\n\n");
+    sadd(s, "## Plots\n\n");
     int shown = 0;
     for (size_t i = 0; i < sizeof PLOTS / sizeof PLOTS[0]; i++) {
         char p[2200];
         snprintf(p, sizeof p, "%splots/%s", dir, PLOTS[i].file);
         if (!file_exists(p)) continue;
-        sadd(&s, "%s\n\n![%s](plots/%s)\n\n", PLOTS[i].what, PLOTS[i].what, PLOTS[i].file);
+        sadd(s, "%s\n\n![%s](plots/%s)\n\n", PLOTS[i].what, PLOTS[i].what, PLOTS[i].file);
         shown++;
     }
-    if (!shown) sadd(&s, "No plots yet: `make plots` draws them into `plots/` next to this report.\n\n");
-
+    if (!shown) sadd(s, "No plots yet: `make plots` draws them into `plots/` next to this report.\n\n");
     int notes = 0;
     for (int r = 0; r < ABLATION_RUNS; r++)
-        if (!res->run[r].present) {
-            if (!notes++) sadd(&s, "## Notes\n\n");
-            sadd(&s, "- `%s`: %s\n", ABLATION[r].name, res->run[r].note);
+        if (!results_run(res, r)->present) {
+            if (!notes++) sadd(s, "## Notes\n\n");
+            sadd(s, "- `%s`: %s\n", ABLATION[r].name, results_run(res, r)->note);
         }
     if (res->not_seed_pair) {
-        if (!notes++) sadd(&s, "## Notes\n\n");
-        sadd(&s, "- `p11_base_s0` and `p11_base_s1` differ in more than their seed: their gap is not a seed gap.\n");
+        if (!notes++) sadd(s, "## Notes\n\n");
+        sadd(s, "- `p11_base_s0` and `p11_base_s1` differ in more than their seed: their gap is not a seed gap.\n");
     }
     if (res->mixed_presets) {
-        if (!notes++) sadd(&s, "## Notes\n\n");
-        sadd(&s, "- The runs come from different presets, so their numbers are not comparable.\n");
+        if (!notes++) sadd(s, "## Notes\n\n");
+        sadd(s, "- The runs come from different presets, so their numbers are not comparable.\n");
     }
+}
+
+int report_write(const AblationResults *res, const AblationResults *ref, const char *path, char *err,
+                 size_t errlen) {
+    Str s = { malloc(4096), 0, 4096 };
+    if (!s.buf) { snprintf(err, errlen, "out of memory"); return -1; }
+    s.buf[0] = 0;
+    const char *preset = preset_of(res);
+    sadd(&s, "# TinyDiT ablation: RMSNorm, QK-norm, SwiGLU, 2D RoPE\n\n");
+    sadd(&s, "Written by `step6_ablation report` from the runs in `%s`%s%s%s: %d of the tutorial's %d runs "
+             "and %d runs in all have a `metrics.json`, and every number below is read from them.\n\n",
+         res->dir, preset ? " (" : "", preset ? preset : "", preset ? " preset)" : "", res->nine_present,
+         ABLATION_RUNS, res->n_present);
+    report_tables(&s, res, ref);
+    report_lr_pair(&s, res);
+    report_plots_and_notes(&s, res, path);
     if (!s.buf) { snprintf(err, errlen, "out of memory"); return -1; }
     int rc = write_file_atomic(path, s.buf, s.len, err, errlen);
     free(s.buf);
@@ -384,43 +682,64 @@ int report_write(const AblationResults *res, const char *path, char *err, size_t
 
 // ---------------------------------------------------------------------------
 // Commands
+
+// Loads dir, and ref_dir when given (NULL otherwise). Both NULL when out of memory.
+static AblationResults *load_pair(const char *dir, const char *ref_dir, AblationResults **ref) {
+    AblationResults *res = malloc(sizeof *res);
+    *ref = ref_dir ? malloc(sizeof **ref) : NULL;
+    if (!res || (ref_dir && !*ref)) {
+        free(res); free(*ref); *ref = NULL;
+        fprintf(stderr, "error: out of memory\n");
+        return NULL;
+    }
+    results_load(dir, res);
+    if (ref_dir) results_load(ref_dir, *ref);
+    return res;
+}
+
 int cmd_table(int argc, char **argv) {
-    const char *dir = default_runs_dir();
-    bool tsv = false;
+    const char *dir = default_runs_dir(), *ref_dir = NULL;
+    int tsv = 0;
     for (int i = 0; i < argc; i++) {
-        if (strcmp(argv[i], "--tsv") == 0) tsv = true;
+        if (strcmp(argv[i], "--tsv") == 0) tsv = 1;
+        else if (strcmp(argv[i], "--tsv-seeds") == 0) tsv = 2;
+        else if (strcmp(argv[i], "--compare") == 0 && i + 1 < argc) ref_dir = argv[++i];
         else if (argv[i][0] == '-') {
-            fprintf(stderr, "error: unknown option '%s'\nusage: step6_ablation table [--tsv] [runs-dir]\n", argv[i]);
+            fprintf(stderr, "error: unknown or incomplete option '%s'\n"
+                            "usage: step6_ablation table [--tsv | --tsv-seeds] [--compare DIR] [runs-dir]\n", argv[i]);
             return 2;
         } else dir = argv[i];
     }
-    AblationResults *res = malloc(sizeof *res);
-    if (!res) { fprintf(stderr, "error: out of memory\n"); return 1; }
-    results_load(dir, res);
-    if (tsv) results_print_tsv(res, stdout);
-    else results_print(res);
+    AblationResults *ref, *res = load_pair(dir, ref_dir, &ref);
+    if (!res) return 1;
+    if (tsv == 1) results_print_tsv(res, stdout);
+    else if (tsv == 2) results_print_seeds_tsv(res, stdout);
+    else results_print(res, ref);
     free(res);
+    free(ref);
     return 0;
 }
 
 int cmd_report(int argc, char **argv) {
-    const char *dir = default_runs_dir(), *out = NULL;
+    const char *dir = default_runs_dir(), *out = NULL, *ref_dir = NULL;
     for (int i = 0; i < argc; i++) {
         if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) out = argv[++i];
+        else if (strcmp(argv[i], "--compare") == 0 && i + 1 < argc) ref_dir = argv[++i];
         else if (argv[i][0] == '-') {
-            fprintf(stderr, "error: unknown option '%s'\nusage: step6_ablation report [-o FILE] [runs-dir]\n", argv[i]);
+            fprintf(stderr, "error: unknown or incomplete option '%s'\n"
+                            "usage: step6_ablation report [-o FILE] [--compare DIR] [runs-dir]\n", argv[i]);
             return 2;
         } else dir = argv[i];
     }
     char path[2048], err[2400];
     if (out) snprintf(path, sizeof path, "%s", out);
     else snprintf(path, sizeof path, "%s/report.md", dir);
-    AblationResults *res = malloc(sizeof *res);
-    if (!res) { fprintf(stderr, "error: out of memory\n"); return 1; }
-    results_load(dir, res);
-    int rc = report_write(res, path, err, sizeof err);
-    if (rc == 0) printf("wrote %s (%d of %d runs)\n", path, res->n_present, ABLATION_RUNS);
+    AblationResults *ref, *res = load_pair(dir, ref_dir, &ref);
+    if (!res) return 1;
+    int rc = report_write(res, ref, path, err, sizeof err);
+    if (rc == 0) printf("wrote %s (%d runs)\n", path, res->n_present);
     else fprintf(stderr, "error: %s\n", err);
     free(res);
+    free(ref);
     return rc == 0 ? 0 : 1;
 }

@@ -118,26 +118,27 @@ START_TEST(test_commands) {
     ck_assert_int_eq(p.jobs, 2);
     ck_assert_int_ge(p.threads, 1);       // the cores split between the two jobs
     int selected = 0;
-    for (int r = 0; r < ABLATION_RUNS; r++) selected += p.selected[r];
+    for (int c = 0; c < ABLATION_CONFIGS; c++)
+        for (int k = 0; k < ABLATION_MAX_SEEDS; k++) selected += p.selected[c][k];
     ck_assert_int_eq(selected, 2);
-    ck_assert(p.selected[RUN_ALL] && p.selected[RUN_QKNORM_LR2E3]);
+    ck_assert(p.selected[CFG_ALL][0] && p.selected[CFG_QKNORM_LR2E3][0]);
 
     p.exe = "/x/step6_ablation";
     p.threads = 1;
     char *argv[32], buf[4096], line[4096];
-    int n = ablation_argv(&p, RUN_ALL, argv, 32, buf, sizeof buf);
+    int n = ablation_argv(&p, CFG_ALL, 0, argv, 32, buf, sizeof buf);
     const char *want[] = { "/x/step6_ablation", "train", "--name", "p11_all", "--preset", "smoke", "--resume",
                            "--out", "/tmp/my runs", "--set", "norm=rmsnorm", "--set", "qk_norm=true",
                            "--set", "mlp=swiglu", "--set", "pos=rope2d", "--set", "threads=1" };
     ck_assert_int_eq(n, (int)(sizeof want / sizeof want[0]));
     for (int i = 0; i < n; i++) ck_assert_str_eq(argv[i], want[i]);
     ck_assert_ptr_null(argv[n]);
-    ablation_command_line(&p, RUN_QKNORM_LR2E3, line, sizeof line);
+    ablation_command_line(&p, CFG_QKNORM_LR2E3, 0, line, sizeof line);
     ck_assert_str_eq(line, "/x/step6_ablation train --name p11_qknorm_lr2e3 --preset smoke --resume "
                            "--out '/tmp/my runs' --set qk_norm=true --set lr=2e-3 --set threads=1");
     // too small a buffer is an error, not an overflow
-    ck_assert_int_eq(ablation_argv(&p, RUN_ALL, argv, 32, buf, 40), -1);
-    ck_assert_int_eq(ablation_argv(&p, RUN_ALL, argv, 5, buf, sizeof buf), -1);
+    ck_assert_int_eq(ablation_argv(&p, CFG_ALL, 0, argv, 32, buf, 40), -1);
+    ck_assert_int_eq(ablation_argv(&p, CFG_ALL, 0, argv, 5, buf, sizeof buf), -1);
 
     // printed commands leave the threads to the machine that runs them
     char *args2[] = { "--print-commands", "--jobs", "2" };
@@ -151,11 +152,48 @@ START_TEST(test_commands) {
     for (int r = 0; r < ABLATION_RUNS; r++) {
         Config c = config_default();
         char err[256];
-        for (int i = 0; ABLATION[r].sets[i]; i++)
-            ck_assert_msg(config_set(&c, ABLATION[r].sets[i], err, sizeof err) == 0, "%s", err);
+        const char *const *sets = ABLATION_CONFIG[ABLATION[r].config].sets;
+        for (int i = 0; sets[i]; i++)
+            ck_assert_msg(config_set(&c, sets[i], err, sizeof err) == 0, "%s", err);
         ck_assert_int_eq(ablation_index(ABLATION[r].name), r);
+        char name[64];
+        ablation_run_name(ABLATION[r].config, ABLATION[r].seed, name, sizeof name);
+        ck_assert_str_eq(name, ABLATION[r].name);
     }
     ck_assert_int_eq(ablation_index("p11_nothing"), -1);
+
+    // --seeds 3: every configuration three times (the baseline too), the
+    // tutorial's nine first, then round by round; seed k >= 1 of a
+    // configuration is its name + _s<k>, trained with --set seed=k
+    char *args3[] = { "--seeds", "3", "--out", "/tmp/r" };
+    ck_assert_int_eq(ablation_parse(4, args3, &p, &mode), 0);
+    int cfgs[ABLATION_CONFIGS * ABLATION_MAX_SEEDS], seeds[ABLATION_CONFIGS * ABLATION_MAX_SEEDS];
+    int nruns = ablation_plan_runs(&p, cfgs, seeds, ABLATION_CONFIGS * ABLATION_MAX_SEEDS);
+    ck_assert_int_eq(nruns, 24);
+    for (int r = 0; r < ABLATION_RUNS; r++) ck_assert(cfgs[r] == ABLATION[r].config && seeds[r] == ABLATION[r].seed);
+    char name[64];
+    ablation_run_name(cfgs[9], seeds[9], name, sizeof name);
+    ck_assert_str_eq(name, "p11_rmsnorm_s1");
+    ablation_run_name(cfgs[16], seeds[16], name, sizeof name);
+    ck_assert_str_eq(name, "p11_base_s2");
+    p.exe = "/x/s6";
+    ablation_command_line(&p, CFG_BASE_LR2E3, 2, line, sizeof line);
+    ck_assert_str_eq(line, "/x/s6 train --name p11_base_lr2e3_s2 --preset quick --resume --out /tmp/r "
+                           "--set lr=2e-3 --set seed=2");
+    ablation_command_line(&p, CFG_BASE, 2, line, sizeof line);
+    ck_assert_str_eq(line, "/x/s6 train --name p11_base_s2 --preset quick --resume --out /tmp/r --set seed=2");
+    // names read back
+    int c, k;
+    ck_assert_int_eq(ablation_run_parse("p11_rope_s2", &c, &k), 0);
+    ck_assert(c == CFG_ROPE && k == 2);
+    ck_assert_int_eq(ablation_run_parse("p11_qknorm_lr2e3", &c, &k), 0);
+    ck_assert(c == CFG_QKNORM_LR2E3 && k == 0);
+    ck_assert_int_eq(ablation_run_parse("p11_base_s0", &c, &k), 0);
+    ck_assert(c == CFG_BASE && k == 0);
+    ck_assert_int_eq(ablation_run_parse("p11_base", &c, &k), -1);     // the baseline's names carry the seed
+    ck_assert_int_eq(ablation_run_parse("p11_rope_s0", &c, &k), -1);  // seed 0 of the others does not
+    ck_assert_int_eq(ablation_config_seeds(CFG_BASE, 1), 2);
+    ck_assert_int_eq(ablation_config_seeds(CFG_ROPE, 1), 1);
 
     char q[256];
     shell_quote("plain-path/x_1.txt", q, sizeof q);  ck_assert_str_eq(q, "plain-path/x_1.txt");
@@ -175,8 +213,12 @@ START_TEST(test_print_commands_and_bad_options) {
     ck_assert_int_eq(count_lines(t), 9);
     for (int r = 0; r < ABLATION_RUNS; r++) {
         char want[600];
+        // the baseline's first --set is its seed, the others' their switch
+        char seed_set[32];
+        snprintf(seed_set, sizeof seed_set, "seed=%d", ABLATION[r].seed);
+        const char *first = ABLATION[r].config == CFG_BASE ? seed_set : ABLATION_CONFIG[ABLATION[r].config].sets[0];
         snprintf(want, sizeof want, " train --name %s --preset tutorial --resume --out %s/runs --set %s",
-                 ABLATION[r].name, dir, ABLATION[r].sets[0]);
+                 ABLATION[r].name, dir, first);
         ck_assert_msg(strstr(t, want), "no \"%s\" in:\n%s", want, t);
     }
     ck_assert_ptr_null(strstr(t, "threads="));
@@ -190,6 +232,7 @@ START_TEST(test_print_commands_and_bad_options) {
     const char *bad[][2] = {
         { "--jobs 0", "--jobs" }, { "--jobs x", "--jobs" }, { "--only p11_nope", "p11_nope" },
         { "--preset huge", "preset" }, { "--threads", "--threads" }, { "--frobnicate", "usage" },
+        { "--seeds 0", "--seeds" }, { "--seeds 17", "--seeds" }, { "--only p11_rope_s0", "p11_rope_s0" },
     };
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
         ck_assert_int_eq(sh(log, "%s ablation %s --out %s/runs", PROG, bad[k][0], dir), 2);
@@ -235,7 +278,8 @@ static void fake_run(const char *dir, int r, int steps) {
                              "unset key; plot sin(x*%d)\"", dir, ABLATION[r].name, r + 1), 0);
 }
 
-static const char *FIGURES[] = { "loss.png", "lr2e3.png", "max_logit.png", "ms_step.png", "val_mse.png", "samples.png" };
+static const char *FIGURES[] = { "loss.png", "lr2e3.png", "max_logit.png", "ms_step.png", "val_mse.png",
+                                 "val_mse_seeds.png", "samples.png" };
 
 START_TEST(test_plots_on_made_up_runs) {
     if (!have_gnuplot()) {
@@ -324,10 +368,10 @@ START_TEST(test_smoke_ablation_end_to_end) {
     AblationResults *res = malloc(sizeof *res);
     results_load(runs, res);
     for (int r = 0; r < ABLATION_RUNS; r++)
-        ck_assert_msg(res->run[r].present, "%s: %s", ABLATION[r].name, res->run[r].note);
+        ck_assert_msg(results_run(res, r)->present, "%s: %s", ABLATION[r].name, results_run(res, r)->note);
     ck_assert(res->have_gap && !res->mixed_presets && !res->not_seed_pair);
     for (int r = 0; r < ABLATION_RUNS; r++) {
-        const AblationRow *m = &res->run[r];
+        const AblationRow *m = results_run(res, r);
         ck_assert_str_eq(m->m.preset, "smoke");
         ck_assert_int_eq(m->steps, 60);
         ck_assert_msg(isfinite(m->m.val_mse) && m->m.val_mse > 0, "%s val MSE %g", ABLATION[r].name, m->m.val_mse);
@@ -338,12 +382,12 @@ START_TEST(test_smoke_ablation_end_to_end) {
         ck_assert_msg(access(tl, R_OK) == 0, "no %s", tl);
     }
     // the switches reached the models: parameter counts differ as they should
-    ck_assert_int_eq(res->run[RUN_BASE_S0].m.params, res->run[RUN_BASE_S1].m.params);
-    ck_assert_int_eq(res->run[RUN_RMSNORM].m.params, res->run[RUN_BASE_S0].m.params);
-    ck_assert_int_gt(res->run[RUN_QKNORM].m.params, res->run[RUN_BASE_S0].m.params);
-    ck_assert_int_lt(res->run[RUN_ROPE].m.params, res->run[RUN_BASE_S0].m.params);
-    ck_assert(fabs(res->run[RUN_BASE_LR2E3].lr - 2e-3) < 1e-6);
-    ck_assert(res->run[RUN_BASE_S0].m.val_mse != res->run[RUN_BASE_S1].m.val_mse);
+    ck_assert_int_eq(results_run(res, RUN_BASE_S0)->m.params, results_run(res, RUN_BASE_S1)->m.params);
+    ck_assert_int_eq(results_run(res, RUN_RMSNORM)->m.params, results_run(res, RUN_BASE_S0)->m.params);
+    ck_assert_int_gt(results_run(res, RUN_QKNORM)->m.params, results_run(res, RUN_BASE_S0)->m.params);
+    ck_assert_int_lt(results_run(res, RUN_ROPE)->m.params, results_run(res, RUN_BASE_S0)->m.params);
+    ck_assert(fabs(results_run(res, RUN_BASE_LR2E3)->lr - 2e-3) < 1e-6);
+    ck_assert(results_run(res, RUN_BASE_S0)->m.val_mse != results_run(res, RUN_BASE_S1)->m.val_mse);
 
     // 2. started again: every run is finished, nothing is trained
     t0 = now_s();
@@ -360,7 +404,7 @@ START_TEST(test_smoke_ablation_end_to_end) {
     // metrics.json): the next start finishes it, with the same numbers
     char metrics[400];
     snprintf(metrics, sizeof metrics, "%s/p11_rope/metrics.json", runs);
-    double rope_val = res->run[RUN_ROPE].m.val_mse, rope_fd = res->run[RUN_ROPE].m.probe_fd;
+    double rope_val = results_run(res, RUN_ROPE)->m.val_mse, rope_fd = results_run(res, RUN_ROPE)->m.probe_fd;
     ck_assert_int_eq(unlink(metrics), 0);
     rc = sh(log, "%s ablation --preset smoke --jobs 2 --out %s --only p11_rope,p11_all", PROG, runs);
     t = slurp(log);
@@ -368,9 +412,9 @@ START_TEST(test_smoke_ablation_end_to_end) {
     ck_assert_msg(strstr(t, "p11_all: finished already"), "%s", tail_of(t));
     free(t);
     results_load(runs, res);
-    ck_assert(res->run[RUN_ROPE].present);
-    ck_assert_double_eq_tol(res->run[RUN_ROPE].m.val_mse, rope_val, 1e-9);
-    ck_assert_double_eq_tol(res->run[RUN_ROPE].m.probe_fd, rope_fd, 1e-6);
+    ck_assert(results_run(res, RUN_ROPE)->present);
+    ck_assert_double_eq_tol(results_run(res, RUN_ROPE)->m.val_mse, rope_val, 1e-9);
+    ck_assert_double_eq_tol(results_run(res, RUN_ROPE)->m.probe_fd, rope_fd, 1e-6);
 
     // 4. the table and the report of the real runs
     rc = sh(log, "%s table %s", PROG, runs);

@@ -1,5 +1,7 @@
 // test_table.c: the table, the seed gap and the verdicts, on made-up
-// metrics.json files in a temporary folder.
+// metrics.json files in a temporary folder; then several seeds per
+// configuration: the spread, the standard error of a difference of means,
+// the verdicts (gain, loss, not resolved, one seed assumed), and --compare.
 //
 // The made-up runs carry the tutorial's own numbers (its Step 6 table), so
 // the expected verdicts can be checked against what the tutorial says: the
@@ -98,7 +100,7 @@ static char *capture_stdout(void (*fn)(void *), void *ctx) {
     return text;
 }
 
-static void print_results(void *res) { results_print(res); }
+static void print_results(void *res) { results_print(res, NULL); }
 
 static AblationResults *load(void) {
     AblationResults *res = malloc(sizeof *res);
@@ -160,14 +162,14 @@ START_TEST(test_tutorial_numbers) {
     ck_assert(!res->mixed_presets);
     ck_assert(fabs(res->gap - 0.0035) < 1e-9);
     ck_assert(fabs(res->base_mean - 0.25445) < 1e-9);
-    const RunMetrics *q = &res->run[RUN_QKNORM].m;
+    const RunMetrics *q = &results_run(res, RUN_QKNORM)->m;
     ck_assert_int_eq(q->params, 1152432);
     ck_assert(fabs(q->val_mse - 0.2499) < 1e-9 && fabs(q->probe_fd - 75.0) < 1e-9);
     ck_assert(fabs(q->ms_per_step - 192.7) < 1e-3);   // 1000 / it_per_s, as the tutorial computes it
-    ck_assert_int_eq(res->run[RUN_QKNORM_LR2E3].m.loss_spikes, 2);
-    ck_assert_int_eq(res->run[RUN_QKNORM_LR2E3].steps, 4000);
-    ck_assert_int_eq(res->run[RUN_BASE_LR2E3].n_curve, 16);
-    ck_assert(fabs(res->run[RUN_BASE_LR2E3].lr - 2e-3) < 1e-9);
+    ck_assert_int_eq(results_run(res, RUN_QKNORM_LR2E3)->m.loss_spikes, 2);
+    ck_assert_int_eq(results_run(res, RUN_QKNORM_LR2E3)->steps, 4000);
+    ck_assert_int_eq(results_run(res, RUN_BASE_LR2E3)->n_curve, 16);
+    ck_assert(fabs(results_run(res, RUN_BASE_LR2E3)->lr - 2e-3) < 1e-9);
 
     char *out = capture_stdout(print_results, res);
     // the rows, as the tutorial prints them, with the verdicts it reaches
@@ -208,14 +210,14 @@ START_TEST(test_missing_and_broken_runs) {
                      "\"raw\": {\"val_mse\": 0.2559, \"uncond\": {\"probe_fd\": null}}, \"curve\": []}");
     AblationResults *res = load();
     ck_assert_int_eq(res->n_present, 6);
-    ck_assert(!res->run[RUN_SWIGLU].present);
-    assert_has(res->run[RUN_SWIGLU].note, "not run yet");
-    ck_assert(!res->run[RUN_ROPE].present);
-    assert_has(res->run[RUN_ROPE].note, "not a JSON object");
-    ck_assert(!res->run[RUN_ALL].present);
-    assert_has(res->run[RUN_ALL].note, "raw.val_mse");
-    ck_assert(res->run[RUN_RMSNORM].present);
-    ck_assert(isnan(res->run[RUN_RMSNORM].m.probe_fd));
+    ck_assert(!results_run(res, RUN_SWIGLU)->present);
+    assert_has(results_run(res, RUN_SWIGLU)->note, "not run yet");
+    ck_assert(!results_run(res, RUN_ROPE)->present);
+    assert_has(results_run(res, RUN_ROPE)->note, "not a JSON object");
+    ck_assert(!results_run(res, RUN_ALL)->present);
+    assert_has(results_run(res, RUN_ALL)->note, "raw.val_mse");
+    ck_assert(results_run(res, RUN_RMSNORM)->present);
+    ck_assert(isnan(results_run(res, RUN_RMSNORM)->m.probe_fd));
     char *out = capture_stdout(print_results, res);
     assert_has(out, "6 of 9 have a metrics.json");
     assert_row(out, "+ SwiGLU", "missing", NULL);
@@ -290,7 +292,7 @@ START_TEST(test_report_and_tsv) {
     snprintf(path, sizeof path, "%s/plots/loss.png", g_dir);
     write_text(path, "png");
     snprintf(path, sizeof path, "%s/report.md", g_dir);
-    ck_assert_int_eq(report_write(res, path, err, sizeof err), 0);
+    ck_assert_int_eq(report_write(res, NULL, path, err, sizeof err), 0);
     size_t len;
     char *md = read_file_all(path, &len, err, sizeof err);
     ck_assert_ptr_nonnull(md);
@@ -320,6 +322,206 @@ START_TEST(test_report_and_tsv) {
 }
 END_TEST
 
+// ---------------------------------------------------------------------------
+// Several seeds per configuration.
+
+// A minimal metrics.json of one seed's run, with its config's seed.
+static void write_seed_run(const char *dir, const char *name, double val, int seed, const char *preset) {
+    char path[512], text[1024];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    mkdir(path, 0755);
+    snprintf(text, sizeof text,
+             "{\"params\": 1152176, \"it_per_s\": 10.0, \"loss_spikes\": 0, \"raw\": {\"val_mse\": %.4f, "
+             "\"uncond\": {\"probe_fd\": 90.0}}, \"config\": {\"dim\": \"128\", \"seed\": \"%d\"}, "
+             "\"preset\": \"%s\"}\n", val, seed, preset);
+    snprintf(path, sizeof path, "%s/%s/metrics.json", dir, name);
+    write_text(path, text);
+}
+
+// Made-up quick-preset runs: the baseline and three upgrades with 3 seeds
+// (one clear gain, one clear loss, one inside the noise), QK-norm with one
+// seed, "all four" not run, the lr 2e-3 pair with 2 and 1 seeds.
+static void make_seed_runs(const char *dir) {
+    static const struct { const char *config; double val[3]; int n; } SEEDS[] = {
+        { "p11_base",         { 0.2809, 0.2821, 0.2790 }, 3 },
+        { "p11_rmsnorm",      { 0.2845, 0.2790, 0.2800 }, 3 },
+        { "p11_swiglu",       { 0.2916, 0.2872, 0.2900 }, 3 },
+        { "p11_rope",         { 0.2606, 0.2500, 0.2550 }, 3 },
+        { "p11_qknorm",       { 0.2795 }, 1 },
+        { "p11_base_lr2e3",   { 0.2500, 0.2510 }, 2 },
+        { "p11_qknorm_lr2e3", { 0.2490 }, 1 },
+    };
+    for (size_t i = 0; i < sizeof SEEDS / sizeof SEEDS[0]; i++)
+        for (int k = 0; k < SEEDS[i].n; k++) {
+            char name[64];
+            bool base = strcmp(SEEDS[i].config, "p11_base") == 0;
+            if (base || k > 0) snprintf(name, sizeof name, "%s_s%d", SEEDS[i].config, k);
+            else snprintf(name, sizeof name, "%s", SEEDS[i].config);
+            write_seed_run(dir, name, SEEDS[i].val[k], k, "quick");
+        }
+}
+
+START_TEST(test_seed_spread_and_compare) {
+    double base[3] = { 0.2809, 0.2821, 0.2790 }, rope[3] = { 0.2606, 0.2500, 0.2550 }, one[1] = { 0.2795 };
+    SeedSpread b = seed_spread(base, 3), r = seed_spread(rope, 3), q = seed_spread(one, 1), none = seed_spread(NULL, 0);
+    ck_assert_int_eq(b.n, 3);
+    ck_assert_double_eq_tol(b.mean, 0.2806666667, 1e-9);
+    ck_assert_double_eq_tol(b.sd, 0.0015631165, 1e-9);          // sample std, n - 1
+    ck_assert_double_eq_tol(b.se, 0.0015631165 / sqrt(3.0), 1e-9);
+    ck_assert(q.n == 1 && q.mean == 0.2795 && isnan(q.sd) && isnan(q.se));
+    ck_assert(none.n == 0 && isnan(none.mean));
+
+    // a gain far outside the noise: se = sqrt(sd_a^2/n_a + sd_b^2/n_b)
+    Comparison c;
+    compare_means(r, b, &c);
+    ck_assert_double_eq_tol(c.diff, -0.0254666667, 1e-9);
+    ck_assert_double_eq_tol(c.se, sqrt(0.0053028294 * 0.0053028294 / 3 + 0.0015631165 * 0.0015631165 / 3), 1e-9);
+    ck_assert(c.resolved && !c.assumed);
+    ck_assert_str_eq(c.verdict, "gain (8.0 se)");
+    // one seed: the baseline's spread is assumed, and the verdict says so
+    compare_means(q, b, &c);
+    ck_assert(c.assumed && !c.resolved);
+    ck_assert_double_eq_tol(c.se, 0.0015631165 * sqrt(1.0 + 1.0 / 3), 1e-9);
+    ck_assert_str_eq(c.verdict, "not resolved (0.6 se)*");
+    // no spread anywhere: no verdict
+    SeedSpread b1 = seed_spread(base, 1);
+    compare_means(q, b1, &c);
+    ck_assert(isnan(c.se) && !c.resolved);
+    ck_assert_str_eq(c.verdict, "? no spread measured");
+    // the rule's edge: exactly 2 se is not resolved, a hair more is
+    SeedSpread x = { 2, 0.0, 0.01, 0.01 / sqrt(2.0) }, y = { 2, 0.02, 0.01, 0.01 / sqrt(2.0) };
+    compare_means(y, x, &c);                                    // diff 0.02, se 0.01
+    ck_assert(!c.resolved);
+    y.mean = 0.0201;
+    compare_means(y, x, &c);
+    ck_assert(c.resolved);
+    ck_assert_str_eq(c.verdict, "loss (2.0 se)");
+}
+END_TEST
+
+START_TEST(test_seeds_table) {
+    snprintf(g_dir, sizeof g_dir, "/tmp/step6_seeds_XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(g_dir));
+    make_seed_runs(g_dir);
+    AblationResults *res = load();
+    ck_assert_int_eq(res->n_present, 3 + 3 + 3 + 3 + 1 + 2 + 1);
+    ck_assert_int_eq(res->nine_present, 8);                     // all four is missing
+    ck_assert_int_eq(res->cfg[CFG_BASE].n, 3);
+    ck_assert_int_eq(res->cfg[CFG_ALL].n, 0);
+    ck_assert(res->have_gap);
+    ck_assert_double_eq_tol(res->gap, 0.0012, 1e-9);
+    ck_assert_double_eq_tol(res->cfg[CFG_ROPE].val.sd, 0.0053028294, 1e-9);
+
+    char *out = capture_stdout(print_results, res);
+    assert_has(out, "8 of 9 have a metrics.json, and 8 more seeds");
+    // the tutorial's method, kept: RMSNorm's seed 0 is "loss, 2.5 gaps" ...
+    assert_has(out, "the tutorial's method");
+    assert_row(out, "+ RMSNorm", "0.2845", "+0.0030", "loss, 2.5 gaps", NULL);
+    // ... and over three seeds it is not resolved
+    assert_has(out, "over seeds");
+    assert_row(out, "baseline ", "3 (0,1,2)", "0.2807", "0.0016", "reference", NULL);
+    const char *rows_over_seeds = strstr(out, "over seeds");
+    assert_row(rows_over_seeds, "+ RMSNorm", "3 (0,1,2)", "0.2812", "0.0029", "+0.0005", "0.0019",
+               "not resolved (0.3 se)", NULL);
+    assert_row(rows_over_seeds, "+ SwiGLU", "0.2896", "+0.0089", "0.0016", "loss (5.7 se)", NULL);
+    assert_row(rows_over_seeds, "+ 2D RoPE", "0.2552", "0.0053", "-0.0255", "0.0032", "gain (8.0 se)", NULL);
+    assert_row(rows_over_seeds, "+ QK-norm", "1 (0)", "0.2795", "0.0018*", "not resolved (0.6 se)*", NULL);
+    assert_row(rows_over_seeds, "all four", "missing", NULL);
+    // the footnotes say how the error bar is computed and what * means
+    assert_has(out, "standard error of this\ndifference of two means, sqrt(sd_a^2/n_a + sd_b^2/n_b)");
+    assert_has(out, "more than 2 standard errors");
+    assert_has(out, "* one seed: this row's own noise is not measured");
+    // the one pair against the spread
+    assert_has(out, "the pair's gap 0.0012, the spread 0.0016");
+    // the lr pair over its seeds
+    assert_has(out, "over seeds (1 and 2)");
+    free(out);
+
+    // the report holds the same tables
+    char path[512], err[256];
+    snprintf(path, sizeof path, "%s/report.md", g_dir);
+    ck_assert_int_eq(report_write(res, NULL, path, err, sizeof err), 0);
+    size_t len;
+    char *md = read_file_all(path, &len, err, sizeof err);
+    ck_assert_ptr_nonnull(md);
+    assert_has(md, "| configuration | seeds | val MSE | spread | probe-FD | ms/step | vs baseline | +- se | verdict |");
+    assert_has(md, "| + 2D RoPE | 3 (0,1,2) | 0.2552 | 0.0053 | 90.0 | 100.0 | -0.0255 | 0.0032 | gain (8.0 se) |");
+    assert_has(md, "| + RMSNorm | 3 (0,1,2) | 0.2812 | 0.0029 | 90.0 | 100.0 | +0.0005 | 0.0019 | not resolved (0.3 se) |");
+    assert_has(md, "sqrt(sd_a^2/n_a + sd_b^2/n_b)");
+    free(md);
+
+    // the seeds TSV for the plot: one line per run, one per configuration
+    char tsv[] = "/tmp/step6_tsv_XXXXXX";
+    int fd = mkstemp(tsv);
+    FILE *f = fdopen(fd, "w");
+    results_print_seeds_tsv(res, f);
+    fclose(f);
+    char *t = read_file_all(tsv, &len, err, sizeof err);
+    assert_has(t, "run\t4\t+ 2D RoPE\t1\t0.250000\t");
+    assert_has(t, "\tp11_rope_s1\n");
+    assert_has(t, "mean\t4\t+ 2D RoPE\t3\t0.255200\t0.005303\t0.003062\n");
+    free(t);
+    unlink(tsv);
+    free(res);
+    remove_runs();
+}
+END_TEST
+
+static const AblationResults *g_ref;
+static void print_with_ref(void *res) { results_print(res, g_ref); }
+
+START_TEST(test_compare_with_committed) {
+    // ours: the made-up three-seed runs; yours: one seed of a few rows
+    char ours[256], yours[300];
+    snprintf(ours, sizeof ours, "/tmp/step6_ours_XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(ours));
+    make_seed_runs(ours);
+    snprintf(yours, sizeof yours, "%s/yours", ours);
+    mkdir(yours, 0755);
+    write_seed_run(yours, "p11_base_s0", 0.2815, 0, "quick");
+    write_seed_run(yours, "p11_rope", 0.2580, 0, "quick");     // 0.5 se from ours: inside
+    write_seed_run(yours, "p11_swiglu", 0.2700, 0, "quick");   // far below ours: outside
+    write_seed_run(yours, "p11_all", 0.2400, 0, "quick");      // we have no such run
+    AblationResults *res = malloc(sizeof *res), *ref = malloc(sizeof *ref);
+    results_load(yours, res);
+    results_load(ours, ref);
+    g_ref = ref;
+    char *out = capture_stdout(print_with_ref, res);
+    assert_has(out, "your runs against ours in");
+    const char *cmp = strstr(out, "your runs against ours");
+    assert_row(cmp, "+ 2D RoPE", "0.2580 (n=1)", "0.2552 (n=3)", "0.0053", "+0.0028 +- 0.0061*",
+               "inside the noise (0.5 se)", NULL);
+    assert_row(cmp, "+ SwiGLU", "0.2700 (n=1)", "0.2896 (n=3)", "outside: lower", NULL);
+    assert_row(cmp, "all four", "0.2400 (n=1)", "not in ours", NULL);
+    assert_row(cmp, "+ RMSNorm", "-", "0.2812 (n=3)", "not in yours", NULL);
+    ck_assert_ptr_null(strstr(out, "different presets are not comparable"));
+    free(out);
+
+    // the report carries the comparison too ('*' escaped for Markdown)
+    char path[512], err[256];
+    snprintf(path, sizeof path, "%s/report.md", yours);
+    ck_assert_int_eq(report_write(res, ref, path, err, sizeof err), 0);
+    size_t len;
+    char *md = read_file_all(path, &len, err, sizeof err);
+    assert_has(md, "| + 2D RoPE | 0.2580 (n=1) | 0.2552 (n=3) | 0.0053 | +0.0028 +- 0.0061\\* | inside the noise (0.5 se) |");
+    free(md);
+
+    // another preset: said so
+    write_seed_run(yours, "p11_rope", 0.2580, 0, "smoke");
+    write_seed_run(yours, "p11_base_s0", 0.2580, 0, "smoke");
+    write_seed_run(yours, "p11_swiglu", 0.2580, 0, "smoke");
+    write_seed_run(yours, "p11_all", 0.2580, 0, "smoke");
+    results_load(yours, res);
+    out = capture_stdout(print_with_ref, res);
+    assert_has(out, "your runs are smoke, ours quick");
+    free(out);
+    free(res);
+    free(ref);
+    snprintf(g_dir, sizeof g_dir, "%s", ours);
+    remove_runs();
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("step6_table");
     TCase *tc = tcase_create("table");
@@ -328,6 +530,9 @@ int main(void) {
     tcase_add_test(tc, test_missing_and_broken_runs);
     tcase_add_test(tc, test_mixed_presets_are_flagged);
     tcase_add_test(tc, test_report_and_tsv);
+    tcase_add_test(tc, test_seed_spread_and_compare);
+    tcase_add_test(tc, test_seeds_table);
+    tcase_add_test(tc, test_compare_with_committed);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }

@@ -126,15 +126,33 @@ double metrics_val_mse_gap(const RunMetrics *a, const RunMetrics *b) {
     return fabs(a->val_mse - b->val_mse);
 }
 
-bool metrics_is_seed_pair(const RunMetrics *a, const RunMetrics *b) {
-    if (!a->has_config || !b->has_config || a->cfg.seed == b->cfg.seed) return false;
-    Config x = a->cfg, y = b->cfg;
-    x.seed = y.seed = 0;
+bool configs_agree(const Config *a, const Config *b, bool ignore_seed) {
+    Config x = *a, y = *b;
+    if (ignore_seed) x.seed = y.seed = 0;
     x.threads = y.threads = 0;
     char dx[1024], dy[1024];
     config_describe(&x, dx, sizeof dx);
     config_describe(&y, dy, sizeof dy);
     return strcmp(dx, dy) == 0;
+}
+
+bool metrics_is_seed_pair(const RunMetrics *a, const RunMetrics *b) {
+    if (!a->has_config || !b->has_config || a->cfg.seed == b->cfg.seed) return false;
+    return configs_agree(&a->cfg, &b->cfg, true);
+}
+
+SeedSpread seed_spread(const double *values, int n) {
+    SeedSpread s = { n, NAN, NAN, NAN };
+    if (n < 1) return s;
+    double sum = 0;
+    for (int i = 0; i < n; i++) sum += values[i];
+    s.mean = sum / n;
+    if (n < 2) return s;
+    double sq = 0;                           // two passes: no cancellation
+    for (int i = 0; i < n; i++) sq += (values[i] - s.mean) * (values[i] - s.mean);
+    s.sd = sqrt(sq / (n - 1));
+    s.se = s.sd / sqrt((double)n);
+    return s;
 }
 
 // 1152176 -> "1,152,176"

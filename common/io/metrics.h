@@ -1,7 +1,7 @@
 // metrics.h: reading a run's metrics.json back, and printing scorecards.
 //
 // The trainer (common/train/trainer.c) writes runs/<name>/metrics.json in the
-// tutorial's schema (spec §6):
+// tutorial's schema:
 //   {"params": 1152176, "it_per_s": 6.7, "loss_spikes": 0,
 //    "raw": {"val_mse": 0.2562, "uncond": {"probe_fd": 72.2}}, ...}
 // plus more fields of its own (ms_per_step, preset, seed, config, probe, ...).
@@ -54,6 +54,18 @@ double metrics_val_mse_gap(const RunMetrics *a, const RunMetrics *b);
 // except the seed and the thread count, and the seeds differ: a seed pair,
 // whose val MSE gap is a seed gap.
 bool metrics_is_seed_pair(const RunMetrics *a, const RunMetrics *b);
+
+// The one comparison behind metrics_is_seed_pair: true when a and b agree on
+// every field but the thread count (which changes the speed, not the
+// numbers), and but the seed too when ignore_seed.
+bool configs_agree(const Config *a, const Config *b, bool ignore_seed);
+
+// The noise of one config measured over seeds: n values of val MSE, their
+// mean, their spread sd (the sample standard deviation, dividing by n - 1)
+// and the standard error of the mean se = sd / sqrt(n). With n < 2 there is
+// no spread to measure: sd and se are NAN.
+typedef struct { int n; double mean, sd, se; } SeedSpread;
+SeedSpread seed_spread(const double *values, int n);
 
 // The scorecard as a table, one row per run, with the columns of the
 // tutorial's table script: params, val MSE, probe-FD, ms/step, spikes.

@@ -1,0 +1,298 @@
+// attention_maps.c: where trained models look. For a model with learned
+// position tables (p11_base_s0) and one with 2D RoPE (p11_rope), loaded from
+// their checkpoints, one forward pass on a batch of noised test images at a
+// fixed time t; the softmax probabilities of every layer, averaged over the
+// images and the heads, give two pictures per layer:
+//   offsets  the attention a query gives to the key dx columns and dy rows
+//            away, averaged over every query that has such a key: the
+//            model's habit, wherever the query sits;
+//   centre   the attention of one query, the patch at the grid's centre,
+//            over the whole grid.
+// Both in units of uniform attention (1/L): 1 is "no preference", 4 is four
+// times the even share. A table prints, per layer, the share a query keeps
+// for itself and the mean distance to what it attends to.
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "ablation.h"
+#include "io/args.h"
+#include "io/checkpoint.h"
+#include "io/errors.h"
+#include "io/cifar.h"
+#include "io/figure.h"
+#include "io/bench.h"
+#include "io/paths.h"
+#include "nn/flow.h"
+#include "nn/rng.h"
+
+// Per layer, from a forward pass: the maps (in units of 1/L) and two numbers.
+void attention_maps_compute(const Model *m, const Activations *a, AttentionMaps *out) {
+    const Config *c = &m->cfg;
+    int g = cfg_grid(c), L = cfg_tokens(c), H = c->heads, N = a->N, W = 2 * g - 1;
+    memset(out, 0, sizeof *out);
+    out->depth = c->depth;
+    out->grid = g;
+    int centre = (g / 2) * g + g / 2;
+    for (int l = 0; l < c->depth && l < ATT_MAX_LAYERS; l++) {
+        const float *att = a->att[l].att;               // (N, H, L, L) softmax probabilities
+        double sum[ATT_MAX_OFFSETS] = {0}, self = 0, dist = 0;
+        int count[ATT_MAX_OFFSETS] = {0};
+        for (int q = 0; q < L; q++) {
+            int qr = q / g, qc = q % g;
+            for (int k = 0; k < L; k++) {
+                int kr = k / g, kc = k % g;
+                double p = 0;                           // mean over images and heads
+                for (int nh = 0; nh < N * H; nh++) p += att[((size_t)nh * L + q) * L + k];
+                p /= (double)N * H;
+                int o = (kr - qr + g - 1) * W + (kc - qc + g - 1);
+                sum[o] += p;
+                count[o]++;
+                if (q == k) self += p;
+                dist += p * hypot(kr - qr, kc - qc);
+                if (q == centre) out->centre[l][k] = (float)(p * L);
+            }
+        }
+        for (int o = 0; o < W * W; o++) out->offsets[l][o] = (float)(sum[o] / count[o] * L);
+        out->self[l] = self / L;
+        out->distance[l] = dist / L;
+    }
+    // the mean distance between a query and a key when attention is even
+    double even = 0;
+    for (int q = 0; q < L; q++)
+        for (int k = 0; k < L; k++) even += hypot(k / g - q / g, k % g - q % g);
+    out->uniform_distance = even / ((double)L * L);
+}
+
+// ---------------------------------------------------------------------------
+typedef struct {
+    const char *runs, *out;
+    const char *names[2];      // the learned-position run and the RoPE run
+    double t;
+    int batch;
+} MapsOptions;
+
+static void maps_usage(FILE *f) {
+    fprintf(f,
+        "usage: step6_ablation attention-maps [--runs DIR] [--out DIR] [--t T] [--batch N]\n"
+        "                                     [--learned NAME] [--rope NAME]\n"
+        "\n"
+        "  loads DIR/NAME/ckpt.safetensors of a learned-position run (default p11_base_s0)\n"
+        "  and a 2D RoPE run (default p11_rope), runs each on the first N test images\n"
+        "  (default 64) noised to time T (default 0.5, noise from a fixed seed), and\n"
+        "  writes the mean attention of every layer: step6_attention_offsets (a query's\n"
+        "  attention by row and column offset, over all queries) and step6_attention_centre\n"
+        "  (the centre patch's attention over the grid), .tsv, .gp and .png, into\n"
+        "  --out (default DIR/plots)\n");
+}
+
+static int parse_maps_options(int argc, char **argv, MapsOptions *o) {
+    *o = (MapsOptions){ default_runs_dir(), NULL, { "p11_base_s0", "p11_rope" }, 0.5, 64 };
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        int has = i + 1 < argc;
+        if (strcmp(a, "--runs") == 0 && has) o->runs = argv[++i];
+        else if (strcmp(a, "--out") == 0 && has) o->out = argv[++i];
+        else if (strcmp(a, "--learned") == 0 && has) o->names[0] = argv[++i];
+        else if (strcmp(a, "--rope") == 0 && has) o->names[1] = argv[++i];
+        else if (strcmp(a, "--batch") == 0 && has) {
+            if (parse_int_in(argv[++i], 1, 1024, &o->batch) != 0) {
+                fprintf(stderr, "error: --batch wants a whole number from 1 to 1024, not '%s'\n", argv[i]);
+                return 2;
+            }
+        } else if (strcmp(a, "--t") == 0 && has) {
+            char *end;
+            o->t = strtod(argv[++i], &end);
+            if (*end || !(o->t >= 0 && o->t <= 1)) {
+                fprintf(stderr, "error: --t wants a time from 0 to 1, not '%s'\n", argv[i]);
+                return 2;
+            }
+        } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) { maps_usage(stdout); return 1; }
+        else {
+            fprintf(stderr, "error: unknown or incomplete option '%s'\n\n", a);
+            maps_usage(stderr);
+            return 2;
+        }
+    }
+    return 0;
+}
+
+// The batch: the first n test images x1, noise x0 from a fixed seed, and
+// x_t = (1 - t) x0 + t x1 at one t for all. 0, or -1 with a message.
+static int noised_images(int n, double t, float *xt, float *tvec, char *err, size_t errlen) {
+    CifarSet test;
+    if (cifar_load_test(NULL, &test, err, errlen) != 0) return -1;
+    if (test.n < n) n = test.n;
+    size_t per = 3 * 32 * 32;
+    float *x1 = malloc(sizeof(float) * per * n), *x0 = malloc(sizeof(float) * per * n),
+          *target = malloc(sizeof(float) * per * n);
+    if (!x1 || !x0 || !target) { free(x1); free(x0); free(target); cifar_free(&test); return errorf(err, errlen, "out of memory"); }
+    for (int i = 0; i < n; i++) {
+        cifar_image_to_float(test.pixels + (size_t)i * per, 0, x1 + (size_t)i * per);
+        tvec[i] = (float)t;
+    }
+    Rng r;
+    rng_seed(&r, 2024);
+    rng_fill_normal(&r, x0, (long)(per * n), 1.0f);
+    flow_interpolate(xt, target, x1, x0, tvec, n, per);
+    free(x1); free(x0); free(target);
+    cifar_free(&test);
+    return 0;
+}
+
+// One run: its checkpoint, a forward pass, the maps. 0, or -1 with a message.
+static int run_maps(const char *dir, const char *name, const float *xt, const float *tvec, int n,
+                    AttentionMaps *maps, Config *cfg, char *err, size_t errlen) {
+    char path[2200];
+    snprintf(path, sizeof path, "%s/%s/ckpt.safetensors", dir, name);
+    Model m;
+    if (checkpoint_load(path, &m, NULL, err, errlen) != 0) return -1;
+    *cfg = m.cfg;
+    Activations a;
+    if (m.cfg.img != 32 || m.cfg.channels != 3 || cfg_grid(&m.cfg) > ATT_MAX_GRID || m.cfg.depth > ATT_MAX_LAYERS) {
+        model_free(&m);
+        return errorf(err, errlen, "%s: a %dx%d grid of depth %d is not a CIFAR-10 model this command can map",
+                      path, cfg_grid(cfg), cfg_grid(cfg), cfg->depth);
+    }
+    if (activations_alloc(&a, &m, n) != 0) { model_free(&m); return errorf(err, errlen, "out of memory"); }
+    model_forward(&m, &a, xt, tvec);
+    attention_maps_compute(&m, &a, maps);
+    activations_free(&a);
+    model_free(&m);
+    return 0;
+}
+
+// ---------------------------------------------------------------------------
+// The text: per layer, the share a query keeps for itself and how far it looks.
+static void print_maps_table(const char *labels[2], const AttentionMaps maps[2], const Config cfgs[2]) {
+    Table t;
+    table_init(&t, 5, "model", "layer", "to itself (x even)", "mean distance (patches)", "even attention's");
+    for (int k = 0; k < 2; k++)
+        for (int l = 0; l < maps[k].depth; l++) {
+            int L = cfg_tokens(&cfgs[k]);
+            table_cell(&t, "%s", l == 0 ? labels[k] : "");
+            table_cell(&t, "%d", l + 1);
+            table_cell(&t, "%.2f", maps[k].self[l] * L);
+            table_cell(&t, "%.2f", maps[k].distance[l]);
+            table_cell(&t, "%.2f", maps[k].uniform_distance);
+        }
+    table_print(&t);
+    printf("\"to itself\": the attention a patch gives its own key, in units of the even share 1/L;\n"
+           "\"mean distance\": the distance (in patches) to the keys, weighted by attention; with even\n"
+           "attention it would be the last column.\n");
+}
+
+// The maps as gnuplot data blocks: model k, layer l is block k * depth + l.
+static int write_maps_data(const char *dir, const char *name, const AttentionMaps maps[2], bool offsets,
+                           float *lo, float *hi, char *err, size_t errlen) {
+    FILE *f = figure_data_open(dir, name, err, errlen);
+    if (!f) return -1;
+    *lo = INFINITY;
+    *hi = 0;
+    for (int k = 0; k < 2; k++)
+        for (int l = 0; l < maps[k].depth; l++) {
+            int g = maps[k].grid, W = offsets ? 2 * g - 1 : g;
+            fprintf(f, "# %s, layer %d: %s, attention in units of 1/L\n", k ? "2D RoPE" : "learned positions", l + 1,
+                    offsets ? "column offset, row offset" : "column, row of the key");
+            for (int y = 0; y < W; y++) {
+                for (int x = 0; x < W; x++) {
+                    float v = offsets ? maps[k].offsets[l][y * W + x] : maps[k].centre[l][y * W + x];
+                    if (v < *lo) *lo = v;
+                    if (v > *hi) *hi = v;
+                    fprintf(f, "%d\t%d\t%.5f\n", offsets ? x - (g - 1) : x, offsets ? y - (g - 1) : y, v);
+                }
+                fprintf(f, "\n");
+            }
+            fprintf(f, "\n");               // blocks end in two blank lines
+        }
+    fclose(f);
+    return 0;
+}
+
+static int draw_maps(const char *dir, const char *name, const char *labels[2], const AttentionMaps maps[2],
+                     bool offsets, double t, char *err, size_t errlen) {
+    float lo, hi;
+    if (write_maps_data(dir, name, maps, offsets, &lo, &hi, err, errlen) != 0) return -1;
+    if (!(lo > 0)) lo = 1e-3f;
+    int depth = maps[0].depth > maps[1].depth ? maps[0].depth : maps[1].depth, g = maps[0].grid;
+    char centre_words[96];
+    snprintf(centre_words, sizeof centre_words, "the query at row %d, column %d (from 0)", g / 2, g / 2);
+    char script[16384];
+    size_t len = (size_t)snprintf(script, sizeof script,
+        "set multiplot layout 2,%d title \"%s\\n{/*0.85 %s}\\n{/*0.85 mean over the images (noised to t = %.2f) "
+        "and the heads; 1 = even attention (1/L); log colour scale}\"\n"
+        "set palette defined (0 '#000004', 1 '#3b0f70', 2 '#8c2981', 3 '#de4968', 4 '#fe9f6d', 5 '#fcfdbf')\n"
+        "set logscale cb\nset cbrange [%.4g:%.4g]\nset size ratio -1\nset tics out nomirror scale 0.5\n"
+        "set xlabel '%s'\nset ylabel '%s'\n",
+        depth, offsets ? "Where a patch looks, by offset" : "Where the centre patch looks",
+        offsets ? "every query's attention to the key dx columns right and dy rows down" : centre_words, t, lo, hi,
+        offsets ? "dx (columns)" : "key column", offsets ? "dy (rows)" : "key row");
+    // offsets run from -(g - 1) to g - 1, grid positions from 0 to g - 1;
+    // the rows go down the page, as in the image
+    double from = offsets ? -(g - 0.5) : -0.5, to = g - 0.5;
+    len += (size_t)snprintf(script + len, sizeof script - len, "set xrange [%g:%g]\nset yrange [%g:%g]\n",
+                            from, to, to, from);
+    // colour-bar labels at round numbers inside the range (a log axis shorter
+    // than a decade would show only one)
+    static const double TICS[] = { 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 0.8, 0.9, 1, 1.1, 1.2, 1.5, 2, 3, 5, 7, 10, 20, 30, 50, 100 };
+    len += (size_t)snprintf(script + len, sizeof script - len, "set cbtics (");
+    int ntics = 0;
+    for (size_t i = 0; i < sizeof TICS / sizeof TICS[0]; i++)
+        if (TICS[i] >= lo && TICS[i] <= hi)
+            len += (size_t)snprintf(script + len, sizeof script - len, "%s'%g' %g", ntics++ ? ", " : "", TICS[i], TICS[i]);
+    len += (size_t)snprintf(script + len, sizeof script - len, ntics ? ")\n" : "'1' 1)\n");
+    for (int k = 0; k < 2; k++)
+        for (int l = 0; l < depth; l++) {
+            if (l >= maps[k].depth) { len += (size_t)snprintf(script + len, sizeof script - len, "set multiplot next\n"); continue; }
+            len += (size_t)snprintf(script + len, sizeof script - len,
+                "set title '%s, layer %d' noenhanced\nplot '%s.tsv' index %d using 1:2:3 with image notitle\n",
+                labels[k], l + 1, name, k * maps[0].depth + l);
+        }
+    len += (size_t)snprintf(script + len, sizeof script - len, "unset multiplot\n");
+    int width = 360 * depth + 120 > 900 ? 360 * depth + 120 : 900;
+    int rc = figure_draw(dir, name, width, 800, script, err, errlen);
+    return rc == 0 ? 1 : rc == FIGURE_NO_GNUPLOT ? 0 : -1;
+}
+
+int cmd_attention_maps(int argc, char **argv) {
+    MapsOptions o;
+    int rc = parse_maps_options(argc, argv, &o);
+    if (rc) return rc == 1 ? 0 : rc;
+    char out[2100], err[2400];
+    if (o.out) snprintf(out, sizeof out, "%s", o.out);
+    else snprintf(out, sizeof out, "%s/plots", o.runs);
+    size_t per = 3 * 32 * 32;
+    float *xt = malloc(sizeof(float) * per * o.batch), *tvec = malloc(sizeof(float) * o.batch);
+    AttentionMaps *maps = calloc(2, sizeof *maps);
+    Config cfgs[2];
+    char label_text[2][160];
+    const char *labels[2] = { label_text[0], label_text[1] };
+    rc = 1;
+    if (!xt || !tvec || !maps) { fprintf(stderr, "error: out of memory\n"); goto done; }
+    if (noised_images(o.batch, o.t, xt, tvec, err, sizeof err) != 0) { fprintf(stderr, "error: %s\n", err); goto done; }
+    for (int k = 0; k < 2; k++)
+        if (run_maps(o.runs, o.names[k], xt, tvec, o.batch, &maps[k], &cfgs[k], err, sizeof err) != 0) {
+            fprintf(stderr, "error: %s\n(attention-maps needs the finished runs %s and %s; "
+                            "step6_ablation ablation --only %s,%s trains them)\n",
+                    err, o.names[0], o.names[1], o.names[0], o.names[1]);
+            goto done;
+        }
+    // each model's label says what its config is, not what it was asked for
+    for (int k = 0; k < 2; k++)
+        snprintf(label_text[k], sizeof label_text[k], "%s (%s)", o.names[k],
+                 cfgs[k].pos == POS_ROPE2D ? "2D RoPE" : "learned positions");
+    printf("attention of %s and %s, %d test images noised to t = %.2f\n\n", labels[0], labels[1], o.batch, o.t);
+    print_maps_table(labels, maps, cfgs);
+    int drawn = 0;
+    for (int offsets = 1; offsets >= 0; offsets--) {
+        int d = draw_maps(out, offsets ? "step6_attention_offsets" : "step6_attention_centre", labels, maps,
+                          offsets, o.t, err, sizeof err);
+        if (d < 0) { fprintf(stderr, "error: %s\n", err); goto done; }
+        drawn += d;
+    }
+    printf("\n");
+    figure_report(stdout, out, drawn, !figure_gnuplot_available());
+    rc = 0;
+done:
+    free(xt); free(tvec); free(maps);
+    return rc;
+}

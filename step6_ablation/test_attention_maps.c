@@ -1,0 +1,187 @@
+// test_attention_maps.c: where trained models look (attention_maps.c).
+//
+//   the maps      with every q and k zero, attention is even: every map is 1
+//                 (in units of 1/L), a query keeps 1/L for itself, and the
+//                 mean distance is that of even attention; the centre map of
+//                 any model sums to L (one query's probabilities sum to 1)
+//   the command   on two made-up checkpoints (a learned-position and a 2D
+//                 RoPE smoke model, untrained): the table, two valid PNGs
+//                 (with gnuplot), the data and a notice without gnuplot, and
+//                 a clear error when a run has no checkpoint. Needs CIFAR-10
+//                 (skipped with a note without it).
+#include "testutil.h"
+#include "ablation.h"
+#include "io/checkpoint.h"
+#include "io/cifar.h"
+#include "io/figure.h"
+#include "io/fileio.h"
+#include <sys/wait.h>
+
+#define PROG "./step6_ablation"
+
+static Config smoke(bool rope) {
+    Config c;
+    int every;
+    preset_apply(PRESET_SMOKE, &c, &every);
+    if (rope) c.pos = POS_ROPE2D;
+    return c;
+}
+
+// A model built from cfg with its weights drawn, and a forward pass on noise.
+static void forward_on_noise(Model *m, Activations *a, const Config *cfg, int N, bool zero_qkv) {
+    char err[512];
+    ck_assert_msg(model_build(m, cfg, err, sizeof err) == 0, "%s", err);
+    model_init_weights(m, 3);
+    if (zero_qkv)
+        for (int l = 0; l < cfg->depth; l++) {
+            memset(m->p.blocks[l].qkv_w, 0, sizeof(float) * 3 * cfg->dim * cfg->dim);
+            memset(m->p.blocks[l].qkv_b, 0, sizeof(float) * 3 * cfg->dim);
+        }
+    ck_assert_int_eq(activations_alloc(a, m, N), 0);
+    size_t per = (size_t)cfg->channels * cfg->img * cfg->img;
+    float *x = alloc_floats(per * N), t[4] = { 0.5f, 0.5f, 0.5f, 0.5f };
+    fill_normal(x, per * N, 1.0f, 9);
+    model_forward(m, a, x, t);
+    free(x);
+}
+
+START_TEST(test_even_attention) {
+    for (int rope = 0; rope < 2; rope++) {
+        Config c = smoke(rope);
+        Model m;
+        Activations a;
+        forward_on_noise(&m, &a, &c, 4, true);
+        AttentionMaps *maps = malloc(sizeof *maps);
+        attention_maps_compute(&m, &a, maps);
+        int g = cfg_grid(&c), L = cfg_tokens(&c), W = 2 * g - 1;
+        ck_assert_int_eq(maps->depth, c.depth);
+        ck_assert_int_eq(maps->grid, g);
+        for (int l = 0; l < c.depth; l++) {
+            for (int o = 0; o < W * W; o++) ck_assert_float_eq_tol(maps->offsets[l][o], 1.0f, 1e-4f);
+            for (int k = 0; k < L; k++) ck_assert_float_eq_tol(maps->centre[l][k], 1.0f, 1e-4f);
+            ck_assert_double_eq_tol(maps->self[l], 1.0 / L, 1e-6);
+            ck_assert_double_eq_tol(maps->distance[l], maps->uniform_distance, 1e-5);
+        }
+        // the mean distance between two cells of an 8x8 grid (4.14 patches, self included)
+        ck_assert_double_eq_tol(maps->uniform_distance, 4.13648, 1e-4);
+        free(maps);
+        activations_free(&a);
+        model_free(&m);
+    }
+}
+END_TEST
+
+START_TEST(test_centre_map_is_one_query) {
+    Config c = smoke(true);
+    Model m;
+    Activations a;
+    forward_on_noise(&m, &a, &c, 3, false);
+    AttentionMaps *maps = malloc(sizeof *maps);
+    attention_maps_compute(&m, &a, maps);
+    int L = cfg_tokens(&c);
+    for (int l = 0; l < c.depth; l++) {
+        double sum = 0;
+        for (int k = 0; k < L; k++) sum += maps->centre[l][k];
+        ck_assert_double_eq_tol(sum, L, 1e-3);                 // probabilities sum to 1, times L
+        ck_assert(maps->self[l] > 0 && maps->self[l] < 1);
+    }
+    free(maps);
+    activations_free(&a);
+    model_free(&m);
+}
+END_TEST
+
+static void save_model(const char *dir, const char *name, bool rope) {
+    char path[600], err[1024];
+    Config c = smoke(rope);
+    Model m;
+    ck_assert_msg(model_build(&m, &c, err, sizeof err) == 0, "%s", err);
+    model_init_weights(&m, rope ? 5 : 4);
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    ck_assert_int_eq(make_dirs(path, err, sizeof err), 0);
+    snprintf(path, sizeof path, "%s/%s/ckpt.safetensors", dir, name);
+    ck_assert_msg(checkpoint_save(path, &m, NULL, 0, NULL, 0, err, sizeof err) == 0, "%s", err);
+    model_free(&m);
+}
+
+static int sh(const char *cmd) {
+    int st = system(cmd);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static char *slurp(const char *path) {
+    char err[256];
+    size_t len;
+    char *t = read_file_all(path, &len, err, sizeof err);
+    ck_assert_msg(t != NULL, "%s", err);
+    return t;
+}
+
+START_TEST(test_command) {
+    char a[1100], b[1100];
+    snprintf(a, sizeof a, "%s/data_batch_5.bin", cifar_dir());
+    snprintf(b, sizeof b, "%s/test_batch.bin", cifar_dir());
+    if (access(b, R_OK) != 0) {
+        printf("test_command: SKIPPED, no CIFAR-10 in %s (set CIFAR_DIR, or make data)\n", cifar_dir());
+        return;
+    }
+    char dir[] = "/tmp/step6_maps_XXXXXX", cmd[2400], log[300];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(log, sizeof log, "%s/out.txt", dir);
+    save_model(dir, "p11_base_s0", false);
+    save_model(dir, "p11_rope", true);
+
+    // with gnuplot (if there is one): the table and two PNGs in DIR/plots
+    snprintf(cmd, sizeof cmd, "%s attention-maps --runs %s --batch 8 > %s 2>&1", PROG, dir, log);
+    ck_assert_int_eq(sh(cmd), 0);
+    char *t = slurp(log);
+    ck_assert_msg(strstr(t, "to itself") && strstr(t, "learned positions") && strstr(t, "2D RoPE"), "%s", t);
+    const char *names[] = { "step6_attention_offsets", "step6_attention_centre" };
+    for (int i = 0; i < 2; i++) {
+        char path[600];
+        snprintf(path, sizeof path, "%s/plots/%s.tsv", dir, names[i]);
+        ck_assert_msg(file_exists(path), "no %s", path);
+        snprintf(path, sizeof path, "%s/plots/%s.png", dir, names[i]);
+        if (figure_gnuplot_available()) ck_assert_msg(figure_png_valid(path), "%s is not a PNG:\n%s", path, t);
+    }
+    if (figure_gnuplot_available()) ck_assert_msg(strstr(t, "figures: 2 PNGs in"), "%s", t);
+    else printf("test_command: PNGs not checked, gnuplot is not installed\n");
+    free(t);
+
+    // without gnuplot: the data, no picture, and how to get it
+    snprintf(cmd, sizeof cmd, "TINYDIT_GNUPLOT=/nonexistent %s attention-maps --runs %s --batch 8 --out %s/bare > %s 2>&1",
+             PROG, dir, dir, log);
+    ck_assert_int_eq(sh(cmd), 0);
+    t = slurp(log);
+    ck_assert_msg(strstr(t, "/nonexistent was not found") && strstr(t, "Install gnuplot"), "%s", t);
+    free(t);
+    char path[600];
+    snprintf(path, sizeof path, "%s/bare/step6_attention_offsets.tsv", dir);
+    ck_assert_msg(file_exists(path), "no %s", path);
+    snprintf(path, sizeof path, "%s/bare/step6_attention_offsets.png", dir);
+    ck_assert_msg(!file_exists(path), "%s drawn without gnuplot", path);
+
+    // a run without a checkpoint: exit 1, naming it
+    snprintf(cmd, sizeof cmd, "%s attention-maps --runs %s --rope p11_nothing > %s 2>&1", PROG, dir, log);
+    ck_assert_int_eq(sh(cmd), 1);
+    t = slurp(log);
+    ck_assert_msg(strstr(t, "p11_nothing/ckpt.safetensors"), "%s", t);
+    free(t);
+    // bad options
+    snprintf(cmd, sizeof cmd, "%s attention-maps --t 2 > %s 2>&1", PROG, log);
+    ck_assert_int_eq(sh(cmd), 2);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
+int main(void) {
+    Suite *s = suite_create("step6_attention_maps");
+    TCase *tc = tcase_create("maps");
+    tcase_add_test(tc, test_even_attention);
+    tcase_add_test(tc, test_centre_map_is_one_query);
+    tcase_add_test(tc, test_command);
+    tcase_set_timeout(tc, 120);
+    suite_add_tcase(s, tc);
+    return run_suite(s);
+}
