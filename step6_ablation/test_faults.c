@@ -17,6 +17,8 @@
 //   CIFAR files short, long, missing, or      exit 1 and a message naming the file
 //   with a bad label
 //   bad arguments, to every step program      usage and exit 2
+//   a second train on a folder in use         exit 1 naming the first's PID;
+//                                             a killed run's lock is no obstacle
 //
 // Why not `chmod 0500` for "cannot write": CI and this machine run as root,
 // and root writes through any permission bits. RLIMIT_FSIZE is enforced for
@@ -966,6 +968,71 @@ START_TEST(test_resume_from_bit_flipped_checkpoint) {
 END_TEST
 
 // ===========================================================================
+// Two trains on one run folder. The first holds <run>/.lock (flock, with its
+// PID inside); a second, with or without --resume, must stop at once with a
+// message naming that PID, exit 1, and leave the first run alone: the first
+// is then stopped by SIGKILL, which leaves the lock file (with the dead PID)
+// behind but releases the lock, and --resume continues the run to its end.
+START_TEST(test_second_train_on_a_locked_folder_stops) {
+    if (!have_cifar("run lock")) return;
+    tmp_begin(__func__);
+    char ckpt[400], lock[400], loss[400], log[400];
+    snprintf(ckpt, sizeof ckpt, "%s/run/ckpt.safetensors", g_tmp);
+    snprintf(lock, sizeof lock, "%s/run/.lock", g_tmp);
+    snprintf(loss, sizeof loss, "%s/run/loss.tsv", g_tmp);
+    const char *forever[] = { "--set", "steps=1000000", NULL };
+    Child first;
+    start_train(&first, g_tmp, "run", NULL, forever);
+    int status;
+    double t_start = now_s();
+    while (!exists(ckpt)) {   // its first checkpoint (step 20 of the smoke preset)
+        ck_assert_msg(!poll_exit(&first, &status), "the first train ended early");
+        ck_assert_msg(now_s() - t_start < RUN_TIMEOUT, "the first train made no checkpoint");
+        sleep_s(0.01);
+    }
+    char pid[32];
+    snprintf(pid, sizeof pid, "PID %ld", (long)first.pid);
+    const char *names[] = { "second_resume", "second_fresh" };
+    for (int k = 0; k < 2; k++) {
+        // under its own name for the log, into the first run's folder
+        char *argv[] = { PROG, "train", "--name", "run", "--preset", "smoke", "--out", g_tmp, "--no-scorecard",
+                         "--set", "threads=1", k == 0 ? "--resume" : NULL, NULL };
+        Child second;
+        snprintf(log, sizeof log, "%s/%s.log", g_tmp, names[k]);
+        double t0 = now_s();
+        spawn(&second, log, NULL, argv);
+        status = finish(&second, RUN_TIMEOUT);
+        assert_exit(status, TRAIN_ERROR, log);
+        assert_log_has(log, "is in use by another train");
+        assert_log_has(log, pid);
+        char *t = read_text(log);
+        ck_assert_msg(!strstr(t, "resuming") && !strstr(t, "preset,"), "the second train started:\n%s", tail_of(t));
+        char *nl = strchr(t, '\n');
+        if (nl) *nl = 0;
+        printf("  %-14s exit 1 after %.2f s: %.200s\n", names[k], now_s() - t0, t);
+        free(t);
+        ck_assert_msg(!poll_exit(&first, &status), "the first train ended while the second ran");
+    }
+    kill(first.pid, SIGKILL);
+    status = finish(&first, RUN_TIMEOUT);
+    ck_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+    char *held = read_text(lock);
+    ck_assert_msg(strstr(held, pid + 4) == held, "the lock file holds '%s', not the killed PID", held);
+    free(held);
+    int at = assert_good_checkpoint(ckpt);
+    ck_assert_int_ge(loss_rows(loss), at);   // the second trains cut nothing
+    char steps[32];
+    snprintf(steps, sizeof steps, "steps=%d", at + 3);
+    const char *more[] = { "--resume", "--set", steps, NULL };
+    int st = run_train(g_tmp, "run", NULL, more);
+    assert_exit(st, TRAIN_OK, path_in(log, sizeof log, g_tmp, "run.log"));
+    ck_assert_int_eq(assert_good_checkpoint(ckpt), at + 3);
+    printf("  killed at checkpoint %d with its lock file left behind; --resume ran to step %d\n", at, at + 3);
+    tmp_end();
+}
+END_TEST
+
+// ===========================================================================
 // CIFAR-10 files that are wrong: CIFAR_DIR points at a folder of links to the
 // real files, with one of them replaced. Exit 1, and the message names the
 // file and what is wrong with it.
@@ -1108,6 +1175,7 @@ int main(void) {
     tcase_add_test(tc, test_resume_from_truncated_or_lying_checkpoint);
     tcase_add_test(tc, test_resume_from_bit_flipped_checkpoint);
     tcase_add_test(tc, test_sigkill_then_resume_is_bit_identical);
+    tcase_add_test(tc, test_second_train_on_a_locked_folder_stops);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }
