@@ -83,7 +83,7 @@ $(STEP_TARGETS): lib
 	$(MAKE) --no-print-directory -C $(wildcard $@_*) $@
 
 DEB_PACKAGES := build-essential pkg-config libopenblas-openmp-dev liblapacke-dev check \
-                libcjson-dev libstb-dev gnuplot-nox
+                libcjson-dev libstb-dev gnuplot-nox zlib1g-dev
 deps:
 	@if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(DEB_PACKAGES); \
 	else echo "run as root:  apt-get install -y $(DEB_PACKAGES)"; fi

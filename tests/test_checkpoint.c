@@ -3,6 +3,7 @@
 // switch, mismatches, and the PyTorch reference's golden files.
 #include "testutil.h"
 #include "io/checkpoint.h"
+#include "io/checksum.h"
 
 #include <unistd.h>
 
@@ -104,7 +105,8 @@ START_TEST(test_default_round_trip_and_count) {
 END_TEST
 
 // Spec §7: a checkpoint saved before qk_norm/mlp/norm/pos/bias existed has no
-// such metadata and loads as the original block.
+// such metadata and loads as the original block. It has no checksums either
+// (it predates them too), which is allowed.
 START_TEST(test_old_checkpoint_gets_defaults) {
     make_tmpdir();
     char path[300];
@@ -144,6 +146,89 @@ START_TEST(test_old_checkpoint_gets_defaults) {
     ck_assert_int_eq(checkpoint_read_config(path, &d, err, sizeof err), 0);
     Config def = config_default();
     assert_same_config(&d, &def);
+    remove_tmpdir();
+}
+END_TEST
+
+// Every tensor and the metadata carry a CRC32 (checksum.h). One flipped bit
+// in a tensor's data is refused with that tensor named; a changed metadata
+// value is refused too.
+static uint8_t *slurp(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    ck_assert_ptr_nonnull(f);
+    fseek(f, 0, SEEK_END);
+    *len = (size_t)ftell(f);
+    rewind(f);
+    uint8_t *b = malloc(*len + 1);
+    ck_assert_uint_eq(fread(b, 1, *len, f), *len);
+    fclose(f);
+    b[*len] = 0;
+    return b;
+}
+
+static void spill(const char *path, const uint8_t *b, size_t len) {
+    FILE *f = fopen(path, "wb");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_uint_eq(fwrite(b, 1, len, f), len);
+    fclose(f);
+}
+
+START_TEST(test_checksums_catch_a_flipped_bit) {
+    make_tmpdir();
+    char path[300], bad[300];
+    snprintf(path, sizeof path, "%s/ckpt.safetensors", tmpdir);
+    snprintf(bad, sizeof bad, "%s/bad.safetensors", tmpdir);
+    const char *sets[] = {"dim=32", "depth=2", "heads=2"};
+    Config c = config_with(sets, 3);
+    Model m;
+    build(&m, &c, 4);
+    float *am = alloc_floats(m.n_params);
+    fill_normal(am, m.n_params, 1e-3f, 5);
+    CheckpointArray extra[1] = {{CHECKPOINT_ADAMW_M, am}};
+    CheckpointMeta meta[1] = {{"train.step", "123"}};
+    ck_assert_msg(checkpoint_save(path, &m, extra, 1, meta, 1, err, sizeof err) == 0, "%s", err);
+    SafeTensors st;
+    ck_assert_int_eq(st_read(path, &st, err, sizeof err), 0);
+    ck_assert_ptr_nonnull(st_meta(&st, "crc32.blocks.1.attn.qkv.weight"));
+    ck_assert_ptr_nonnull(st_meta(&st, "crc32.adamw_m.head.bias"));
+    ck_assert_ptr_nonnull(st_meta(&st, ST_CRC_METADATA_KEY));
+    ck_assert_int_eq(st_verify_checksums(&st, path, err, sizeof err), 0);
+    st_free(&st);
+
+    size_t len;
+    uint8_t *b = slurp(path, &len);
+    size_t hlen = 0;
+    for (int i = 7; i >= 0; i--) hlen = (hlen << 8) | b[i];
+    // the parameters are written first, in table order: a tensor's bytes
+    // start at 4 * its offset in the data section
+    const ParamTensor *t = model_find(&m, "blocks.1.attn.qkv.weight");
+    ck_assert_ptr_nonnull(t);
+    size_t at = 8 + hlen + 4 * t->offset + 4 * 7 + 2;   // element 7, a mantissa bit
+    b[at] ^= 0x10;
+    spill(bad, b, len);
+    ck_assert_int_eq(st_read(bad, &st, err, sizeof err), 0);   // the format alone cannot tell
+    ck_assert(st_find(&st, t->name)->data[7] != m.params[t->offset + 7]);
+    st_free(&st);
+    Model r;
+    err[0] = 0;
+    ck_assert_int_eq(checkpoint_load(bad, &r, NULL, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "'blocks.1.attn.qkv.weight' fails its CRC32 check"), "%s", err);
+    printf("checksums: a flipped data bit gives: %s\n", err);
+    ck_assert_int_eq(checkpoint_load_params(bad, &m, err, sizeof err), -1);
+    b[at] ^= 0x10;
+
+    // a metadata value changed (the step, one digit)
+    char *step = strstr((char *)b + 8, "\"train.step\":\"123\"");
+    ck_assert_ptr_nonnull(step);
+    step[strlen("\"train.step\":\"12")] = '4';
+    spill(bad, b, len);
+    ck_assert_int_eq(checkpoint_load(bad, &r, NULL, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "metadata fails its CRC32 check"), "%s", err);
+    Config rc;
+    ck_assert_int_eq(checkpoint_read_config(bad, &rc, err, sizeof err), -1);
+    free(b);
+    free(am);
+    model_free(&m);
     remove_tmpdir();
 }
 END_TEST
@@ -298,6 +383,7 @@ int main(void) {
     tcase_add_test(tc, test_default_round_trip_and_count);
     tcase_add_test(tc, test_old_checkpoint_gets_defaults);
     tcase_add_test(tc, test_mismatches);
+    tcase_add_test(tc, test_checksums_catch_a_flipped_bit);
     tcase_add_test(tc, test_golden_configs);
     suite_add_tcase(s, tc);
     return run_suite(s);

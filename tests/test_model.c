@@ -320,6 +320,9 @@ START_TEST(test_golden) {
             printf("golden %-22s loss %.1e out %.1e grad %.1e (%s) adamw %.1e sample %.1e  %s\n",
                    names[i], rep.loss_rel, rep.out_err, rep.grad_err, rep.grad_worst,
                    rep.adamw_err, rep.sample_err, rep.pass ? "ok" : "FAIL");
+            for (int k = 0; k < rep.adamw_steps; k++)
+                printf("    AdamW step %d: %.1e of lr on the reference's gradients, %.1e with ours\n", k + 1,
+                       rep.adamw_step_err[k], rep.adamw_step_e2e[k]);
             if (!rep.pass) failed++;
         }
         free(names[i]);

@@ -32,8 +32,9 @@ int main(int argc, char **argv) {
     closedir(d);
     if (n == 0) { fprintf(stderr, "golden_check: no *.safetensors in %s\n", argv[1]); return 2; }
     qsort(names, n, sizeof names[0], by_name);
-    printf("tolerances: loss %.0e rel, output/grads/sample %.0e of max |ref|, AdamW %.0f%% of lr\n",
-           GOLDEN_TOL_LOSS, GOLDEN_TOL_OUT, GOLDEN_TOL_ADAMW * 100);
+    printf("tolerances: loss %.0e rel, output/grads/sample %.0e of max |ref|, AdamW %.1f%% of lr on the file's "
+           "gradients, %.0f%% end to end (e2e)\n", GOLDEN_TOL_LOSS, GOLDEN_TOL_OUT, GOLDEN_TOL_ADAMW_STEPS * 100,
+           GOLDEN_TOL_ADAMW * 100);
     printf("%-24s %9s %9s %9s %9s %9s %9s  %s\n", "file", "loss", "output", "grads", "adamw/lr", "e2e/lr", "sample", "verdict");
     int failed = 0;
     for (int i = 0; i < n; i++) {
@@ -47,6 +48,13 @@ int main(int argc, char **argv) {
             printf("%-24s %9.2e %9.2e %9.2e %9.2e %9.2e %9.2e  %s%s%s\n", names[i], r.loss_rel, r.out_err,
                    r.grad_err, r.adamw_err, r.adamw_e2e_err, r.sample_err, r.pass ? "ok" : "MISS",
                    r.pass ? "" : " worst grad: ", r.pass ? "" : r.grad_worst);
+            if (r.adamw_steps) {
+                printf("  %d AdamW steps, adamw/lr:", r.adamw_steps);
+                for (int k = 0; k < r.adamw_steps; k++) printf(" %.2e", r.adamw_step_err[k]);
+                printf("  e2e/lr:");
+                for (int k = 0; k < r.adamw_steps; k++) printf(" %.2e", r.adamw_step_e2e[k]);
+                printf("  (%ld weights unresolved)\n", r.adamw_step_unresolved);
+            }
             if (!r.pass) failed++;
         }
         free(names[i]);

@@ -1,5 +1,6 @@
 // checkpoint.c: Model <-> safetensors file. See checkpoint.h.
 #include "checkpoint.h"
+#include "checksum.h"
 #include "errors.h"
 
 #include <stdarg.h>
@@ -85,6 +86,7 @@ int checkpoint_save(const char *path, const Model *m,
             st_writer_add(&w, name, t->ndim, shape, base + t->offset);
         }
     }
+    st_writer_add_checksums(&w);   // last: it covers every tensor and metadata entry
     int rc = st_writer_save_atomic(&w, path, err, errlen);
     st_writer_free(&w);
     return rc;
@@ -114,9 +116,20 @@ int checkpoint_config_from(const SafeTensors *st, const char *src, Config *out,
     return 0;
 }
 
+// st_read, then the file's checksums (checksum.h): a damaged checkpoint is
+// refused here, with the tensor named, before anything uses it.
+static int read_checked(const char *path, SafeTensors *st, char *err, size_t errlen) {
+    if (st_read(path, st, err, errlen) != 0) return -1;
+    if (st_verify_checksums(st, path, err, errlen) != 0) {
+        st_free(st);
+        return -1;
+    }
+    return 0;
+}
+
 int checkpoint_read_config(const char *path, Config *out, char *err, size_t errlen) {
     SafeTensors st;
-    if (st_read(path, &st, err, errlen) != 0) return -1;
+    if (read_checked(path, &st, err, errlen) != 0) return -1;
     int rc = checkpoint_config_from(&st, path, out, err, errlen);
     st_free(&st);
     return rc;
@@ -220,7 +233,7 @@ int checkpoint_copy_array(const SafeTensors *st, const char *src, const char *pr
 
 int checkpoint_load(const char *path, Model *m, SafeTensors *st_out, char *err, size_t errlen) {
     SafeTensors st;
-    if (st_read(path, &st, err, errlen) != 0) return -1;
+    if (read_checked(path, &st, err, errlen) != 0) return -1;
     Config c;
     char why[512];
     int rc = checkpoint_config_from(&st, path, &c, err, errlen);
@@ -237,7 +250,7 @@ int checkpoint_load(const char *path, Model *m, SafeTensors *st_out, char *err, 
 
 int checkpoint_load_params(const char *path, Model *m, char *err, size_t errlen) {
     SafeTensors st;
-    if (st_read(path, &st, err, errlen) != 0) return -1;
+    if (read_checked(path, &st, err, errlen) != 0) return -1;
     int rc = checkpoint_copy_params(&st, path, "", m, err, errlen);
     st_free(&st);
     return rc;

@@ -7,6 +7,9 @@
 //   - the whole config in __metadata__ (config_foreach_field: every field as
 //     the string config_set reads back), plus optional trainer state (step,
 //     RNG state, ...) as more string key/values.
+//   - a CRC32 of every tensor and of the metadata (checksum.h), checked by
+//     every load below: a damaged file is refused with the tensor named. A
+//     file saved before checksums existed has none and loads as it is.
 // Reading the config starts from config_default() and applies the config
 // keys found, so a file saved before a switch (qk_norm, mlp, norm, pos, bias)
 // existed loads as the original block. Metadata keys that are not config

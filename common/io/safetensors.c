@@ -196,9 +196,10 @@ static int parse_tensor(const cJSON *entry, const uint8_t *data, size_t data_len
     return 0;
 }
 
-static int parse_buffer(const uint8_t *buf, size_t len, const char *src, SafeTensors *out,
-                        char *err, size_t errlen) {
-    memset(out, 0, sizeof *out);
+// The 8-byte little-endian header length, checked against the buffer: the
+// header must fit, stay under ST_MAX_HEADER and hold at least "{}".
+static int read_header_length(const uint8_t *buf, size_t len, const char *src, uint64_t *out,
+                              char *err, size_t errlen) {
     if (!buf && len) return errorf(err, errlen, "%s: no buffer", src);
     if (len < 8)
         return errorf(err, errlen, "%s: %zu bytes is too short for the 8-byte header length", src, len);
@@ -212,96 +213,120 @@ static int parse_buffer(const uint8_t *buf, size_t len, const char *src, SafeTen
                     (unsigned long long)n, ST_MAX_HEADER);
     if (n < 2) return errorf(err, errlen, "%s: header of %llu bytes cannot hold a JSON object",
                            src, (unsigned long long)n);
-    const uint8_t *data = buf + 8 + n;
-    size_t data_len = len - 8 - (size_t)n;
+    *out = n;
+    return 0;
+}
 
-    // cJSON wants a terminated string; the header is not terminated in the file.
+// The n-byte JSON header at text (not NUL-terminated in the file) parsed;
+// NULL with a message. After the JSON only padding may follow: spaces (the
+// reference pads with spaces), or other JSON whitespace. A NUL byte stops
+// cJSON early and is caught here too.
+static cJSON *parse_header_json(const uint8_t *header, uint64_t n, const char *src, char *err, size_t errlen) {
     char *text = malloc((size_t)n + 1);
-    if (!text) return errorf(err, errlen, "%s: out of memory for a %llu-byte header", src, (unsigned long long)n);
-    memcpy(text, buf + 8, (size_t)n);
+    if (!text) {
+        errorf(err, errlen, "%s: out of memory for a %llu-byte header", src, (unsigned long long)n);
+        return NULL;
+    }
+    memcpy(text, header, (size_t)n);
     text[n] = '\0';
     const char *parse_end = NULL;
     cJSON *root = cJSON_ParseWithLengthOpts(text, (size_t)n, &parse_end, 0);
     if (!root) {
         size_t at = parse_end ? (size_t)(parse_end - text) : 0;
-        free(text);
-        return errorf(err, errlen, "%s: header is not valid JSON (error near byte %zu of %llu)",
-                    src, at, (unsigned long long)n);
+        errorf(err, errlen, "%s: header is not valid JSON (error near byte %zu of %llu)", src, at,
+               (unsigned long long)n);
     }
-    // After the JSON only padding may follow: spaces (the reference pads with
-    // spaces), or other JSON whitespace. A NUL byte stops cJSON early and is
-    // caught here too.
-    for (const char *q = parse_end; q < text + n; q++) {
+    for (const char *q = parse_end; root && q < text + n; q++) {
         if (*q != ' ' && *q != '\t' && *q != '\n' && *q != '\r') {
-            size_t at = (size_t)(q - text);
-            unsigned char byte = (unsigned char)*q;
+            errorf(err, errlen, "%s: unexpected byte 0x%02x after the JSON header (byte %zu)", src,
+                   (unsigned char)*q, (size_t)(q - text));
             cJSON_Delete(root);
-            free(text);
-            return errorf(err, errlen, "%s: unexpected byte 0x%02x after the JSON header (byte %zu)",
-                        src, byte, at);
+            root = NULL;
         }
     }
     free(text);
+    return root;
+}
 
-    int rc = 0;
-    Range *ranges = NULL;
-    if (!cJSON_IsObject(root)) {
-        rc = errorf(err, errlen, "%s: header is not a JSON object", src);
-        goto done;
-    }
-    int n_entries = cJSON_GetArraySize(root);
-    out->tensors = calloc((size_t)n_entries + 1, sizeof(StTensor));
-    ranges = calloc((size_t)n_entries + 1, sizeof(Range));
-    if (!out->tensors || !ranges) { rc = errorf(err, errlen, "%s: out of memory", src); goto done; }
-
-    int seen_meta = 0;
+// Every entry of the header object: __metadata__ (once) or a tensor, whose
+// byte range goes into ranges[i] for the overlap check.
+static int parse_entries(const cJSON *root, const uint8_t *data, size_t data_len, SafeTensors *out,
+                         Range *ranges, const char *src, char *err, size_t errlen) {
+    int seen_meta = 0, rc;
     const cJSON *entry;
     cJSON_ArrayForEach(entry, root) {
-        if (!entry->string) { rc = errorf(err, errlen, "%s: header entry without a name", src); goto done; }
+        if (!entry->string) return errorf(err, errlen, "%s: header entry without a name", src);
         if (strcmp(entry->string, "__metadata__") == 0) {
-            if (seen_meta++) { rc = errorf(err, errlen, "%s: __metadata__ appears twice", src); goto done; }
-            if ((rc = parse_metadata(entry, out, src, err, errlen))) goto done;
+            if (seen_meta++) return errorf(err, errlen, "%s: __metadata__ appears twice", src);
+            if ((rc = parse_metadata(entry, out, src, err, errlen))) return rc;
             continue;
         }
         StTensor *t = &out->tensors[out->n_tensors];
         t->name = dup_string(entry->string);
-        if (!t->name) { rc = errorf(err, errlen, "%s: out of memory", src); goto done; }
+        if (!t->name) return errorf(err, errlen, "%s: out of memory", src);
         out->n_tensors++;   // counted now so that st_free frees the name even if parsing fails
         if ((rc = parse_tensor(entry, data, data_len, t, &ranges[out->n_tensors - 1], src, err, errlen)))
-            goto done;
+            return rc;
         ranges[out->n_tensors - 1].index = out->n_tensors - 1;
     }
+    return 0;
+}
 
-    // Two tensors may not share bytes: sort the ranges and compare neighbours.
-    // Empty tensors (begin == end) hold no bytes and cannot overlap anything.
+// Two tensors may not share bytes: sort the ranges and compare neighbours.
+// Empty tensors (begin == end) hold no bytes and cannot overlap anything.
+static int check_no_overlap(const SafeTensors *out, Range *ranges, const char *src, char *err, size_t errlen) {
     qsort(ranges, (size_t)out->n_tensors, sizeof(Range), compare_ranges);
     size_t prev_end = 0;
     int prev = -1;
     for (int i = 0; i < out->n_tensors; i++) {
         if (ranges[i].begin == ranges[i].end) continue;
-        if (prev >= 0 && ranges[i].begin < prev_end) {
-            rc = errorf(err, errlen, "%s: tensors '%s' and '%s' overlap in the data section", src,
-                      out->tensors[ranges[prev].index].name, out->tensors[ranges[i].index].name);
-            goto done;
-        }
+        if (prev >= 0 && ranges[i].begin < prev_end)
+            return errorf(err, errlen, "%s: tensors '%s' and '%s' overlap in the data section", src,
+                          out->tensors[ranges[prev].index].name, out->tensors[ranges[i].index].name);
         prev_end = ranges[i].end;
         prev = i;
     }
+    return 0;
+}
 
-    // cJSON keeps duplicate keys; a file with two tensors of one name is corrupt.
-    // Check on a sorted copy so that a header with many tensors stays O(n log n).
-    if (out->n_tensors > 1) {
-        StTensor *sorted = malloc(sizeof(StTensor) * (size_t)out->n_tensors);
-        if (!sorted) { rc = errorf(err, errlen, "%s: out of memory", src); goto done; }
-        memcpy(sorted, out->tensors, sizeof(StTensor) * (size_t)out->n_tensors);
-        qsort(sorted, (size_t)out->n_tensors, sizeof(StTensor), compare_names);
-        for (int i = 1; i < out->n_tensors && rc == 0; i++)
-            if (strcmp(sorted[i - 1].name, sorted[i].name) == 0)
-                rc = errorf(err, errlen, "%s: tensor '%s' appears twice", src, sorted[i].name);
-        free(sorted);
+// cJSON keeps duplicate keys; a file with two tensors of one name is corrupt.
+// Check on a sorted copy so that a header with many tensors stays O(n log n).
+static int check_unique_names(const SafeTensors *out, const char *src, char *err, size_t errlen) {
+    if (out->n_tensors < 2) return 0;
+    StTensor *sorted = malloc(sizeof(StTensor) * (size_t)out->n_tensors);
+    if (!sorted) return errorf(err, errlen, "%s: out of memory", src);
+    memcpy(sorted, out->tensors, sizeof(StTensor) * (size_t)out->n_tensors);
+    qsort(sorted, (size_t)out->n_tensors, sizeof(StTensor), compare_names);
+    int rc = 0;
+    for (int i = 1; i < out->n_tensors && rc == 0; i++)
+        if (strcmp(sorted[i - 1].name, sorted[i].name) == 0)
+            rc = errorf(err, errlen, "%s: tensor '%s' appears twice", src, sorted[i].name);
+    free(sorted);
+    return rc;
+}
+
+static int parse_buffer(const uint8_t *buf, size_t len, const char *src, SafeTensors *out,
+                        char *err, size_t errlen) {
+    memset(out, 0, sizeof *out);
+    uint64_t n = 0;
+    if (read_header_length(buf, len, src, &n, err, errlen) != 0) return -1;
+    const uint8_t *data = buf + 8 + n;
+    size_t data_len = len - 8 - (size_t)n;
+    cJSON *root = parse_header_json(buf + 8, n, src, err, errlen);
+    if (!root) return -1;
+    int rc = 0;
+    Range *ranges = NULL;
+    if (!cJSON_IsObject(root)) {
+        rc = errorf(err, errlen, "%s: header is not a JSON object", src);
+    } else {
+        int n_entries = cJSON_GetArraySize(root);
+        out->tensors = calloc((size_t)n_entries + 1, sizeof(StTensor));
+        ranges = calloc((size_t)n_entries + 1, sizeof(Range));
+        if (!out->tensors || !ranges) rc = errorf(err, errlen, "%s: out of memory", src);
     }
-
-done:
+    if (rc == 0) rc = parse_entries(root, data, data_len, out, ranges, src, err, errlen);
+    if (rc == 0) rc = check_no_overlap(out, ranges, src, err, errlen);
+    if (rc == 0) rc = check_unique_names(out, src, err, errlen);
     free(ranges);
     cJSON_Delete(root);
     if (rc) st_free(out);

@@ -2,16 +2,19 @@
 #include <cJSON.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <omp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <unistd.h>
 #define STB_IMAGE_WRITE_IMPLEMENTATION
 #define STBI_WRITE_NO_STDIO
 #include <stb_image_write.h>
+#include "io/args.h"
 #include "io/checkpoint.h"
 #include "io/cifar.h"
 #include "dataloader.h"
@@ -84,11 +87,8 @@ static void rng_to_text(const Rng *r, char *out, size_t n) {
 // train.step of a checkpoint: a whole number >= 0, else -1 (atoi would read
 // "abc" as 0 and quietly restart a trained model's history).
 static int parse_step(const char *s) {
-    if (!s || *s < '0' || *s > '9') return -1;
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    return (errno || *end || v > 100000000) ? -1 : (int)v;
+    int step;
+    return s && parse_int_in(s, 0, 100000000, &step) == 0 ? step : -1;
 }
 
 // Where the last good checkpoint is, for the messages of a run that stops on
@@ -202,9 +202,157 @@ static int write_sample_grid(const char *path, const float *x, int n, int C, int
 }
 
 // ---------------------------------------------------------------------------
+// The trainer's state in a checkpoint's metadata that both a resume and the
+// scorecard read: the step, the training time so far, and the largest
+// attention logit of each block.
+typedef struct {
+    int step;                       // -1 when missing or not a whole number
+    double train_seconds;
+    float max_logit_layers[64];
+} SavedProgress;
+
+static void read_progress(const SafeTensors *st, int depth, SavedProgress *p) {
+    const char *v;
+    memset(p, 0, sizeof *p);
+    p->step = parse_step(st_meta(st, "train.step"));
+    p->train_seconds = (v = st_meta(st, "train.seconds")) ? atof(v) : 0.0;
+    if ((v = st_meta(st, "train.max_logit"))) {
+        const char *q = v;
+        for (int b = 0; b < depth && b < 64 && *q; b++) {
+            p->max_logit_layers[b] = strtof(q, (char **)&q);
+            if (*q == ',') q++;
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
 // The scorecard and metrics.json of a finished run.
+typedef struct {
+    double val_mse, fd, probe_acc;     // fd and probe_acc NaN without a probe
+    double val_s, sample_s, fd_s;      // seconds each part took
+    char probe_key[17];
+} Scorecard;
+
+// The probe-FD of the samples (32x32 RGB configs only: the probe's input).
+static void score_probe_fd(const Config *c, Preset preset, const CifarSet *train, const CifarSet *test,
+                           const float *samples, Scorecard *sc) {
+    char err[ERRLEN];
+    if (c->channels != 3 || c->img != 32) return;
+    ProbeRecipe recipe;
+    preset_probe_recipe(preset, &recipe);
+    Probe *probe = probe_get_or_train(NULL, train, test, &recipe, 1, err, sizeof err);
+    if (!probe) {
+        fprintf(stderr, "error: probe: %s\n", err);
+        return;
+    }
+    double t0 = wall_seconds();
+    FeatureStats real;
+    if (scorecard_real_stats(probe, test, &real) == 0) {
+        sc->fd = scorecard_probe_fd(probe, &real, samples, FD_SAMPLES);
+        feature_stats_free(&real);
+    }
+    sc->fd_s = wall_seconds() - t0;
+    sc->probe_acc = probe->test_acc;
+    memcpy(sc->probe_key, probe->key, sizeof sc->probe_key);
+    probe_free(probe);
+}
+
+// val MSE, then FD_SAMPLES samples: their probe-FD, the first 64 into samples_png.
+static void run_scorecard(Model *m, const char *name, Preset preset, const CifarSet *train,
+                          const CifarSet *test, const char *samples_png, Scorecard *sc) {
+    char err[ERRLEN];
+    const Config *c = &m->cfg;
+    sc->fd = NAN; sc->probe_acc = NAN; sc->fd_s = 0; sc->probe_key[0] = '\0';
+    fprintf(stderr, "[%s] scorecard: val MSE on %d test images...\n", name, VAL_IMAGES);
+    double t0 = wall_seconds();
+    sc->val_mse = scorecard_val_mse(m, test, VAL_IMAGES);
+    sc->val_s = wall_seconds() - t0;
+
+    fprintf(stderr, "[%s] scorecard: %d samples x %d Euler steps for probe-FD...\n", name, FD_SAMPLES, FD_EULER_STEPS);
+    t0 = wall_seconds();
+    size_t per = (size_t)c->channels * c->img * c->img;
+    float *samples = malloc(sizeof(float) * per * FD_SAMPLES);
+    scorecard_samples(m, samples, FD_SAMPLES, FD_EULER_STEPS);
+    sc->sample_s = wall_seconds() - t0;
+    score_probe_fd(c, preset, train, test, samples, sc);
+    if (write_sample_grid(samples_png, samples, 64 < FD_SAMPLES ? 64 : FD_SAMPLES, c->channels, c->img,
+                          err, sizeof err) != 0)
+        fprintf(stderr, "warning: %s\n", err);
+    free(samples);
+}
+
 static void add_config_field(const char *key, const char *value, void *obj) {
     cJSON_AddStringToObject((cJSON *)obj, key, value);
+}
+
+// curve: the mean training loss of each 250-step window (shorter runs: a
+// quarter of the run, so there are always four points)
+static void add_loss_curve(cJSON *root, const float *loss, int steps) {
+    int window = steps >= 1000 ? 250 : (steps >= 4 ? steps / 4 : 1);
+    cJSON *curve = cJSON_AddArrayToObject(root, "curve");
+    for (int s0 = 0; s0 + window <= steps; s0 += window) {
+        double sum = 0;
+        for (int i = s0; i < s0 + window; i++) sum += loss[i];
+        cJSON *pt = cJSON_CreateArray();
+        cJSON_AddItemToArray(pt, cJSON_CreateNumber(s0 + window));
+        cJSON_AddItemToArray(pt, cJSON_CreateNumber(round(sum / window * 1e5) / 1e5));
+        cJSON_AddItemToArray(curve, pt);
+    }
+    cJSON_AddNumberToObject(root, "curve_window", window);
+}
+
+// metrics.json's content: the scorecard in the tutorial's schema, then the
+// run's config, timings, loss curve and probe.
+static cJSON *metrics_json(const Model *m, const char *name, Preset preset, const SavedProgress *p,
+                           const float *loss, const Scorecard *sc, double total_wall) {
+    const Config *c = &m->cfg;
+    int steps = p->step;
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "name", name);
+    cJSON_AddNumberToObject(root, "params", (double)m->n_params);
+    double it_per_s = p->train_seconds > 0 ? steps / p->train_seconds : 0;
+    cJSON_AddNumberToObject(root, "it_per_s", it_per_s);
+    cJSON_AddNumberToObject(root, "ms_per_step", it_per_s > 0 ? 1000.0 / it_per_s : 0);
+    cJSON_AddNumberToObject(root, "loss_spikes", count_loss_spikes(loss, steps));
+    cJSON *raw = cJSON_AddObjectToObject(root, "raw");
+    cJSON_AddNumberToObject(raw, "val_mse", sc->val_mse);
+    cJSON *uncond = cJSON_AddObjectToObject(raw, "uncond");
+    if (isfinite(sc->fd)) cJSON_AddNumberToObject(uncond, "probe_fd", sc->fd);
+    else cJSON_AddNullToObject(uncond, "probe_fd");
+    add_loss_curve(root, loss, steps);
+    cJSON *cfgj = cJSON_AddObjectToObject(root, "config");
+    // every config field, as the strings a checkpoint stores
+    config_foreach_field(c, add_config_field, cfgj);
+    cJSON_AddStringToObject(root, "preset", preset_name(preset));
+    cJSON_AddNumberToObject(root, "seed", (double)c->seed);
+    cJSON_AddNumberToObject(root, "steps", steps);
+    cJSON_AddNumberToObject(root, "batch", c->batch);
+    cJSON_AddNumberToObject(root, "threads", omp_get_max_threads());
+    cJSON_AddNumberToObject(root, "train_seconds", p->train_seconds);
+    cJSON_AddNumberToObject(root, "final_loss", steps > 0 ? loss[steps - 1] : 0);
+    cJSON *mla = cJSON_AddArrayToObject(root, "max_attn_logit");
+    for (int b = 0; b < c->depth; b++) cJSON_AddItemToArray(mla, cJSON_CreateNumber(p->max_logit_layers[b]));
+    cJSON *probe = cJSON_AddObjectToObject(root, "probe");
+    cJSON_AddStringToObject(probe, "key", sc->probe_key);
+    if (isfinite(sc->probe_acc)) cJSON_AddNumberToObject(probe, "test_acc", sc->probe_acc);
+    cJSON *timing = cJSON_AddObjectToObject(root, "scorecard_seconds");
+    cJSON_AddNumberToObject(timing, "val_mse", sc->val_s);
+    cJSON_AddNumberToObject(timing, "sampling", sc->sample_s);
+    cJSON_AddNumberToObject(timing, "probe_fd", sc->fd_s);
+    cJSON_AddNumberToObject(root, "wall_seconds", total_wall);
+    return root;
+}
+
+// Writes root (pretty-printed, with a final newline) and frees it.
+static int write_json(const char *path, cJSON *root, char *err, size_t errlen) {
+    char *json = cJSON_Print(root);
+    cJSON_Delete(root);
+    size_t jl = strlen(json);
+    json = realloc(json, jl + 2);
+    json[jl] = '\n'; json[jl + 1] = 0;
+    int rc = write_file_atomic(path, json, jl + 1, err, errlen);
+    free(json);
+    return rc;
 }
 
 static int finish_run(const RunPaths *rp, const char *name, Preset preset, const CifarSet *train,
@@ -217,123 +365,29 @@ static int finish_run(const RunPaths *rp, const char *name, Preset preset, const
         fprintf(stderr, "error: %s\n", err);
         return TRAIN_ERROR;
     }
-    const Config *c = &m.cfg;
-    const char *v;
-    int steps = (v = st_meta(&st, "train.step")) ? atoi(v) : 0;
-    double train_seconds = (v = st_meta(&st, "train.seconds")) ? atof(v) : 0.0;
-    float max_logit_layers[64] = { 0 };
-    if ((v = st_meta(&st, "train.max_logit"))) {
-        const char *q = v;
-        for (int b = 0; b < c->depth && b < 64 && *q; b++) {
-            max_logit_layers[b] = strtof(q, (char **)&q);
-            if (*q == ',') q++;
-        }
-    }
+    SavedProgress prog;
+    read_progress(&st, m.cfg.depth, &prog);
     st_free(&st);
-    float *loss = calloc(steps + 1, sizeof(float)), *gn = calloc(steps + 1, sizeof(float));
-    float *ml = calloc(steps + 1, sizeof(float));
-    if (read_loss_tsv(rp->loss, steps, loss, gn, ml, err, sizeof err) < 0) {
-        fprintf(stderr, "error: %s\n", err);
-        free(loss); free(gn); free(ml); model_free(&m);
+    int steps = prog.step;
+    if (steps < 0) {
+        fprintf(stderr, "error: %s: train.step is missing or not a whole number\n", rp->ckpt);
+        model_free(&m);
         return TRAIN_ERROR;
     }
-
-    fprintf(stderr, "[%s] scorecard: val MSE on %d test images...\n", name, VAL_IMAGES);
-    double t0 = wall_seconds();
-    double val_mse = scorecard_val_mse(&m, test, VAL_IMAGES);
-    double val_s = wall_seconds() - t0;
-
-    fprintf(stderr, "[%s] scorecard: %d samples x %d Euler steps for probe-FD...\n", name, FD_SAMPLES, FD_EULER_STEPS);
-    t0 = wall_seconds();
-    size_t per = (size_t)c->channels * c->img * c->img;
-    float *samples = malloc(sizeof(float) * per * FD_SAMPLES);
-    scorecard_samples(&m, samples, FD_SAMPLES, FD_EULER_STEPS);
-    double sample_s = wall_seconds() - t0;
-    double fd = NAN, probe_acc = NAN;
-    char probe_key[17] = "";
-    double fd_s = 0;
-    if (c->channels == 3 && c->img == 32) {
-        ProbeRecipe recipe;
-        preset_probe_recipe(preset, &recipe);
-        Probe *probe = probe_get_or_train(NULL, train, test, &recipe, 1, err, sizeof err);
-        if (!probe) {
-            fprintf(stderr, "error: probe: %s\n", err);
-        } else {
-            t0 = wall_seconds();
-            FeatureStats real;
-            if (scorecard_real_stats(probe, test, &real) == 0) {
-                fd = scorecard_probe_fd(probe, &real, samples, FD_SAMPLES);
-                feature_stats_free(&real);
-            }
-            fd_s = wall_seconds() - t0;
-            probe_acc = probe->test_acc;
-            memcpy(probe_key, probe->key, sizeof probe_key);
-            probe_free(probe);
-        }
+    float *loss = calloc(steps + 1, sizeof(float)), *gn = calloc(steps + 1, sizeof(float));
+    float *ml = calloc(steps + 1, sizeof(float));
+    int rc = read_loss_tsv(rp->loss, steps, loss, gn, ml, err, sizeof err) < 0 ? -1 : 0;
+    if (rc == 0) {
+        Scorecard sc;
+        run_scorecard(&m, name, preset, train, test, rp->samples, &sc);
+        double total_wall = wall_before + (wall_seconds() - t_start);
+        rc = write_json(rp->metrics, metrics_json(&m, name, preset, &prog, loss, &sc, total_wall), err, sizeof err);
+        double it_per_s = prog.train_seconds > 0 ? steps / prog.train_seconds : 0;
+        if (rc == 0)
+            printf("[%s] val MSE %.4f | probe-FD %.1f | %.1f ms/step | %d loss spikes | %s\n", name, sc.val_mse,
+                   sc.fd, it_per_s > 0 ? 1000.0 / it_per_s : 0, count_loss_spikes(loss, steps), rp->metrics);
     }
-    if (write_sample_grid(rp->samples, samples, 64 < FD_SAMPLES ? 64 : FD_SAMPLES, c->channels, c->img,
-                          err, sizeof err) != 0)
-        fprintf(stderr, "warning: %s\n", err);
-    free(samples);
-
-    // curve: the mean training loss of each 250-step window (shorter runs:
-    // a quarter of the run, so there are always four points)
-    int window = steps >= 1000 ? 250 : (steps >= 4 ? steps / 4 : 1);
-    int spikes = count_loss_spikes(loss, steps);
-    cJSON *root = cJSON_CreateObject();
-    cJSON_AddStringToObject(root, "name", name);
-    cJSON_AddNumberToObject(root, "params", (double)m.n_params);
-    double it_per_s = train_seconds > 0 ? steps / train_seconds : 0;
-    cJSON_AddNumberToObject(root, "it_per_s", it_per_s);
-    cJSON_AddNumberToObject(root, "ms_per_step", it_per_s > 0 ? 1000.0 / it_per_s : 0);
-    cJSON_AddNumberToObject(root, "loss_spikes", spikes);
-    cJSON *raw = cJSON_AddObjectToObject(root, "raw");
-    cJSON_AddNumberToObject(raw, "val_mse", val_mse);
-    cJSON *uncond = cJSON_AddObjectToObject(raw, "uncond");
-    if (isfinite(fd)) cJSON_AddNumberToObject(uncond, "probe_fd", fd);
-    else cJSON_AddNullToObject(uncond, "probe_fd");
-    cJSON *curve = cJSON_AddArrayToObject(root, "curve");
-    for (int s0 = 0; s0 + window <= steps; s0 += window) {
-        double sum = 0;
-        for (int i = s0; i < s0 + window; i++) sum += loss[i];
-        cJSON *pt = cJSON_CreateArray();
-        cJSON_AddItemToArray(pt, cJSON_CreateNumber(s0 + window));
-        cJSON_AddItemToArray(pt, cJSON_CreateNumber(round(sum / window * 1e5) / 1e5));
-        cJSON_AddItemToArray(curve, pt);
-    }
-    cJSON_AddNumberToObject(root, "curve_window", window);
-    cJSON *cfgj = cJSON_AddObjectToObject(root, "config");
-    // every config field, as the strings a checkpoint stores
-    config_foreach_field(c, add_config_field, cfgj);
-    cJSON_AddStringToObject(root, "preset", preset_name(preset));
-    cJSON_AddNumberToObject(root, "seed", (double)c->seed);
-    cJSON_AddNumberToObject(root, "steps", steps);
-    cJSON_AddNumberToObject(root, "batch", c->batch);
-    cJSON_AddNumberToObject(root, "threads", omp_get_max_threads());
-    cJSON_AddNumberToObject(root, "train_seconds", train_seconds);
-    cJSON_AddNumberToObject(root, "final_loss", steps > 0 ? loss[steps - 1] : 0);
-    cJSON *mla = cJSON_AddArrayToObject(root, "max_attn_logit");
-    for (int b = 0; b < c->depth; b++) cJSON_AddItemToArray(mla, cJSON_CreateNumber(max_logit_layers[b]));
-    cJSON *probe = cJSON_AddObjectToObject(root, "probe");
-    cJSON_AddStringToObject(probe, "key", probe_key);
-    if (isfinite(probe_acc)) cJSON_AddNumberToObject(probe, "test_acc", probe_acc);
-    cJSON *timing = cJSON_AddObjectToObject(root, "scorecard_seconds");
-    cJSON_AddNumberToObject(timing, "val_mse", val_s);
-    cJSON_AddNumberToObject(timing, "sampling", sample_s);
-    cJSON_AddNumberToObject(timing, "probe_fd", fd_s);
-    double total_wall = wall_before + (wall_seconds() - t_start);
-    cJSON_AddNumberToObject(root, "wall_seconds", total_wall);
-    char *json = cJSON_Print(root);
-    cJSON_Delete(root);
-    size_t jl = strlen(json);
-    json = realloc(json, jl + 2);
-    json[jl] = '\n'; json[jl + 1] = 0;
-    int rc = write_file_atomic(rp->metrics, json, jl + 1, err, sizeof err);
-    free(json);
     if (rc != 0) fprintf(stderr, "error: %s\n", err);
-    else
-        printf("[%s] val MSE %.4f | probe-FD %.1f | %.1f ms/step | %d loss spikes | %s\n", name, val_mse,
-               fd, it_per_s > 0 ? 1000.0 / it_per_s : 0, spikes, rp->metrics);
     free(loss); free(gn); free(ml);
     model_free(&m);
     return rc == 0 ? TRAIN_OK : TRAIN_ERROR;
@@ -357,6 +411,42 @@ static void remove_stale_temp_files(const char *dir) {
 }
 
 // ---------------------------------------------------------------------------
+// The run folder's lock: <run>/.lock, held with flock(2) while a train (or a
+// scorecard) writes the folder, with the holder's PID inside for the message
+// a second one prints. The kernel drops the lock when its process ends,
+// however it ends, so a killed run never blocks the next --resume; the file
+// stays (deleting it would let two processes lock two different files).
+// Returns the descriptor to close when done, or -1 after a message.
+static int lock_run_dir(const char *dir) {
+    char path[2100];
+    snprintf(path, sizeof path, "%s/.lock", dir);
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        fprintf(stderr, "error: cannot open %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        int e = errno;
+        char pid[32];
+        ssize_t n = pread(fd, pid, sizeof pid - 1, 0);
+        pid[n > 0 ? n : 0] = '\0';
+        pid[strcspn(pid, "\n")] = '\0';
+        if (e == EWOULDBLOCK)
+            fprintf(stderr, "error: %s is in use by another train, PID %s (it holds %s); wait for it to end, "
+                            "or stop it and continue with --resume\n", dir, pid[0] ? pid : "unknown", path);
+        else
+            fprintf(stderr, "error: cannot lock %s: %s\n", path, strerror(e));
+        close(fd);
+        return -1;
+    }
+    char pid[32];
+    int len = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+    if (ftruncate(fd, 0) != 0 || pwrite(fd, pid, (size_t)len, 0) != len)
+        fprintf(stderr, "warning: cannot write the PID into %s: %s\n", path, strerror(errno));
+    return fd;
+}
+
+// ---------------------------------------------------------------------------
 static int load_data(CifarSet *train, CifarSet *test) {
     char err[CIFAR_ERRLEN];
     if (cifar_load_train(NULL, train, err, sizeof err) != 0 || cifar_load_test(NULL, test, err, sizeof err) != 0) {
@@ -367,227 +457,288 @@ static int load_data(CifarSet *train, CifarSet *test) {
     return 0;
 }
 
+// A run folder that already holds a checkpoint: without --resume that is a
+// mistake; with --resume and metrics.json there, the run may be finished
+// already (the ablation relies on this). TRAIN_USAGE or TRAIN_OK to stop
+// here, -1 to go on.
+static int check_existing_run(const TrainOptions *o, const RunPaths *rp, int have_ckpt, int steps) {
+    if (have_ckpt && !o->resume) {
+        fprintf(stderr, "error: %s already holds a run; add --resume to continue it, or choose another --name\n", rp->dir);
+        return TRAIN_USAGE;
+    }
+    if (!(file_exists(rp->metrics) && have_ckpt && o->resume)) return -1;
+    char err[ERRLEN];
+    Config old;
+    SafeTensors st;
+    if (checkpoint_read_config(rp->ckpt, &old, err, sizeof err) != 0 || st_read(rp->ckpt, &st, err, sizeof err) != 0)
+        return -1;
+    int done = parse_step(st_meta(&st, "train.step"));
+    st_free(&st);
+    if (done < steps) return -1;
+    printf("[%s] finished already (%d steps): %s\n", o->name, done, rp->metrics);
+    return TRAIN_OK;
+}
+
+// Everything a run holds while it trains; the flags say what to free.
+typedef struct {
+    Config cfg;
+    Model m; int have_model;
+    TrainState ts; int have_ts;
+    DataLoader dl;                 // zeroed: freed whether or not it was set up
+    Rng noise;
+    double train_seconds;
+    int start, steps;              // the loop runs steps start+1 .. steps
+    float max_logit_layers[64];
+    float *loss_hist, *gn_hist, *ml_hist;   // (steps + 1) each
+} Run;
+
+static void run_free(Run *r) {
+    dataloader_free(&r->dl);
+    if (r->have_ts) train_state_free(&r->ts);
+    if (r->have_model) model_free(&r->m);
+    free(r->loss_hist); free(r->gn_hist); free(r->ml_hist);
+}
+
+static int init_train_state(Run *r) {
+    AdamWConfig opt = { r->cfg.lr, 0.9f, 0.999f, 1e-8f, r->cfg.weight_decay };
+    if (train_state_init(&r->ts, &r->m, r->cfg.batch, &opt) != 0) {
+        fprintf(stderr, "error: out of memory\n");
+        return -1;
+    }
+    r->have_ts = 1;
+    return 0;
+}
+
+// A fresh run: weights from the seed, an empty loss.tsv.
+static int start_run(Run *r, const TrainOptions *o, const RunPaths *rp, const CifarSet *train) {
+    char err[ERRLEN];
+    if (model_build(&r->m, &r->cfg, err, sizeof err) != 0) {
+        fprintf(stderr, "error: %s\n", err);
+        return TRAIN_ERROR;
+    }
+    r->have_model = 1;
+    model_init_weights(&r->m, r->cfg.seed);
+    if (init_train_state(r) != 0) return TRAIN_ERROR;
+    rng_seed(&r->noise, r->cfg.seed + NOISE_SEED_OFFSET);
+    if (dataloader_init(&r->dl, train, r->cfg.seed, r->cfg.flip, err, sizeof err) != 0 ||
+        write_loss_tsv(rp->loss, 0, NULL, NULL, NULL, err, sizeof err) != 0) {
+        fprintf(stderr, "error: %s\n", err);
+        return TRAIN_ERROR;
+    }
+    char desc[512];
+    config_describe(&r->cfg, desc, sizeof desc);
+    printf("[%s] %s preset, %zu params, %d threads: %s\n", o->name, preset_name(o->preset), r->m.n_params,
+           omp_get_max_threads(), desc);
+    return TRAIN_OK;
+}
+
+// The AdamW moments, noise stream and data order of a checkpoint into r.
+// 1 when all of it was there and valid.
+static int restore_trainer_state(Run *r, const SafeTensors *st, const char *ckpt, const CifarSet *train,
+                                 char *err, size_t errlen) {
+    DataLoaderState ds;
+    err[0] = '\0';   // the checks below that fail without a message leave it empty
+    return r->start >= 0
+        && checkpoint_copy_array(st, ckpt, CHECKPOINT_ADAMW_M, &r->m, r->ts.adam_m, err, errlen) == 0
+        && checkpoint_copy_array(st, ckpt, CHECKPOINT_ADAMW_V, &r->m, r->ts.adam_v, err, errlen) == 0
+        && rng_from_text(st_meta(st, "train.noise_rng"), &r->noise) == 0
+        && dataloader_init(&r->dl, train, r->cfg.seed, r->cfg.flip, err, errlen) == 0
+        && dataloader_state_parse(st_meta(st, "train.data"), &ds, err, errlen) == 0
+        && dataloader_set_state(&r->dl, &ds, err, errlen) == 0;
+}
+
+// Resume: the checkpoint's config wins; the loop continues with the same
+// weights, moments, noise stream and data order, and loss.tsv is cut back
+// to the checkpoint's step (the steps logged after it will be redone).
+static int resume_run(Run *r, const TrainOptions *o, const RunPaths *rp, const CifarSet *train) {
+    char err[ERRLEN];
+    SafeTensors st;
+    if (checkpoint_load(rp->ckpt, &r->m, &st, err, sizeof err) != 0) {
+        fprintf(stderr, "error: cannot resume: %s\n", err);
+        return TRAIN_ERROR;
+    }
+    r->have_model = 1;
+    Config saved = r->m.cfg;
+    saved.threads = r->cfg.threads; saved.steps = r->cfg.steps;
+    char a[512], b[512];
+    config_describe(&saved, a, sizeof a);
+    config_describe(&r->cfg, b, sizeof b);
+    if (strcmp(a, b) != 0)
+        fprintf(stderr, "note: resuming with the checkpoint's config (%s); --set values that differ are ignored\n", a);
+    r->m.cfg.steps = r->cfg.steps; r->m.cfg.threads = r->cfg.threads;
+    r->cfg = r->m.cfg;
+    if (init_train_state(r) != 0) { st_free(&st); return TRAIN_ERROR; }
+    SavedProgress prog;
+    read_progress(&st, r->cfg.depth, &prog);
+    r->start = prog.step;
+    r->train_seconds = prog.train_seconds;
+    memcpy(r->max_logit_layers, prog.max_logit_layers, sizeof r->max_logit_layers);
+    int ok = restore_trainer_state(r, &st, rp->ckpt, train, err, sizeof err);
+    st_free(&st);
+    if (!ok) {
+        fprintf(stderr, "error: %s has no usable trainer state%s%s\n", rp->ckpt, err[0] ? ": " : "", err);
+        return TRAIN_ERROR;
+    }
+    if (r->start > r->steps) {
+        // the history arrays hold `steps` rows: a checkpoint further on
+        // (--set steps lowered, or a corrupt train.step) cannot continue
+        fprintf(stderr, "error: %s is at step %d, past the run's steps=%d; resume with "
+                        "--set steps=%d or more\n", rp->ckpt, r->start, r->steps, r->start);
+        return TRAIN_ERROR;
+    }
+    r->ts.step = r->start;
+    int rows = read_loss_tsv(rp->loss, r->start, r->loss_hist, r->gn_hist, r->ml_hist, err, sizeof err);
+    if (rows < r->start) {
+        fprintf(stderr, "error: %s has %d of the %d steps in the checkpoint\n", rp->loss, rows < 0 ? 0 : rows, r->start);
+        return TRAIN_ERROR;
+    }
+    if (write_loss_tsv(rp->loss, r->start, r->loss_hist, r->gn_hist, r->ml_hist, err, sizeof err) != 0) {
+        fprintf(stderr, "error: %s\n", err);
+        return TRAIN_ERROR;
+    }
+    printf("[%s] resuming at step %d of %d\n", o->name, r->start, r->steps);
+    return TRAIN_OK;
+}
+
+// One step's numbers into the history, the per-block logit maxima, loss.tsv
+// and the progress bar.
+static void record_step(Run *r, int step, double loss, FILE *lf, Progress *pr) {
+    r->loss_hist[step - 1] = (float)loss;
+    r->gn_hist[step - 1] = (float)r->ts.grad_norm;
+    r->ml_hist[step - 1] = r->ts.max_logit;
+    for (int b = 0; b < r->cfg.depth && b < 64; b++)
+        if (r->ts.act.max_logit[b] > r->max_logit_layers[b]) r->max_logit_layers[b] = r->ts.act.max_logit[b];
+    fprintf(lf, "%d\t%.6f\t%.6f\t%.4f\n", step, loss, r->ts.grad_norm, r->ts.max_logit);
+    char extra[64];
+    snprintf(extra, sizeof extra, "loss %.4f", loss);
+    progress_update(pr, step, extra);
+}
+
+// loss.tsv onto the disk, then the checkpoint. TRAIN_OK, or TRAIN_ERROR
+// with a message that says which checkpoint is kept.
+static int save_point(Run *r, const TrainOptions *o, const RunPaths *rp, FILE *lf, Progress *pr, int last_saved) {
+    char err[ERRLEN], kept[2300];
+    if (fflush(lf) != 0 || ferror(lf) || fsync(fileno(lf)) != 0) {
+        int e = errno;
+        progress_end(pr);
+        last_checkpoint_text(kept, sizeof kept, last_saved, rp->ckpt);
+        fprintf(stderr, "error: cannot write %s: %s; %s\n", rp->loss, strerror(e), kept);
+        return TRAIN_ERROR;
+    }
+    if (save_checkpoint(rp, &r->m, &r->ts, &r->noise, &r->dl, r->train_seconds, r->max_logit_layers, o->preset,
+                        err, sizeof err) != 0) {
+        progress_end(pr);
+        last_checkpoint_text(kept, sizeof kept, last_saved, rp->ckpt);
+        fprintf(stderr, "error: %s\n(%s)\n", err, kept);
+        return TRAIN_ERROR;
+    }
+    return TRAIN_OK;
+}
+
+// Steps start+1 .. steps, with a checkpoint every ckpt_every steps, at the
+// end, and when stopped. TRAIN_OK when every step ran; else TRAIN_DIVERGED,
+// TRAIN_ERROR, TRAIN_STOPPED (stop_after) or 128 + the signal.
+static int train_steps(Run *r, const TrainOptions *o, const RunPaths *rp, FILE *lf) {
+    size_t per = (size_t)r->cfg.channels * r->cfg.img * r->cfg.img;
+    float *x1 = malloc(sizeof(float) * per * r->cfg.batch);
+    Progress pr;
+    progress_begin(&pr, stderr, o->name, r->start, r->steps);
+    int last_saved = r->start, rc = TRAIN_OK;
+    for (int step = r->start + 1; step <= r->steps; step++) {
+        double t0 = wall_seconds();
+        dataloader_next(&r->dl, r->cfg.batch, x1, NULL, NULL);
+        double loss = train_step(&r->ts, x1, &r->noise);
+        r->train_seconds += wall_seconds() - t0;
+        if (!isfinite(loss) || !isfinite(r->ts.grad_norm)) {
+            progress_end(&pr);
+            char kept[2300];
+            last_checkpoint_text(kept, sizeof kept, last_saved, rp->ckpt);
+            fprintf(stderr, "error: step %d: the loss is %s (gradient norm %g): training diverged; "
+                            "%s. Try a lower lr.\n",
+                    step, isfinite(loss) ? "finite but the gradient is not" : "not a number",
+                    r->ts.grad_norm, kept);
+            rc = TRAIN_DIVERGED;
+            break;
+        }
+        record_step(r, step, loss, lf, &pr);
+        int stop_now = g_stop_signal || (o->stop_after && step == o->stop_after);
+        if (step % o->ckpt_every == 0 || step == r->steps || stop_now) {
+            if ((rc = save_point(r, o, rp, lf, &pr, last_saved)) != TRAIN_OK) break;
+            last_saved = step;
+        }
+        if (stop_now) {
+            progress_end(&pr);
+            if (g_stop_signal)
+                fprintf(stderr, "[%s] stopped by signal %d at step %d; checkpoint saved. Continue with --resume.\n",
+                        o->name, (int)g_stop_signal, step);
+            rc = g_stop_signal ? 128 + (int)g_stop_signal : TRAIN_STOPPED;
+            break;
+        }
+    }
+    if (rc == TRAIN_OK) progress_end(&pr);
+    free(x1);
+    return rc;
+}
+
+// The steps, with Ctrl-C caught, then (if they all ran) the scorecard.
+static int train_and_score(Run *r, const TrainOptions *o, const RunPaths *rp, const CifarSet *train,
+                           const CifarSet *test) {
+    FILE *lf = fopen(rp->loss, "a");
+    if (!lf) {
+        fprintf(stderr, "error: cannot append to %s: %s\n", rp->loss, strerror(errno));
+        return TRAIN_ERROR;
+    }
+    signal(SIGINT, on_signal);
+    signal(SIGTERM, on_signal);
+    double session_start = wall_seconds();
+    int rc = train_steps(r, o, rp, lf);
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    fclose(lf);
+    double session = wall_seconds() - session_start;
+    if (rc == TRAIN_OK) {
+        printf("[%s] trained %d steps: %.1f ms/step (%.1f s this session)\n", o->name, r->steps,
+               1000.0 * r->train_seconds / r->steps, session);
+        if (o->scorecard) rc = finish_run(rp, o->name, o->preset, train, test, session);
+    }
+    return rc;
+}
+
+// Everything of trainer_run that happens while the folder is locked.
+static int train_locked(const TrainOptions *o, const RunPaths *rp) {
+    Run r;
+    memset(&r, 0, sizeof r);
+    r.cfg = o->cfg;
+    r.steps = r.cfg.steps;
+    int have_ckpt = file_exists(rp->ckpt);
+    int rc = check_existing_run(o, rp, have_ckpt, r.steps);
+    if (rc >= 0) return rc;
+    remove_stale_temp_files(rp->dir);
+    CifarSet train, test;
+    if (load_data(&train, &test) != 0) return TRAIN_ERROR;
+    r.loss_hist = calloc(r.steps + 1, sizeof(float));
+    r.gn_hist = calloc(r.steps + 1, sizeof(float));
+    r.ml_hist = calloc(r.steps + 1, sizeof(float));
+    rc = have_ckpt ? resume_run(&r, o, rp, &train) : start_run(&r, o, rp, &train);
+    if (rc == TRAIN_OK) rc = train_and_score(&r, o, rp, &train, &test);
+    run_free(&r);
+    cifar_free(&train);
+    cifar_free(&test);
+    return rc;
+}
+
 int trainer_run(const TrainOptions *o) {
     char err[ERRLEN];
     RunPaths rp;
     run_paths(&rp, o->out_dir, o->name);
-    Config cfg = o->cfg;
-    if (cfg.threads > 0) omp_set_num_threads(cfg.threads);
-    int have_ckpt = file_exists(rp.ckpt);
-    if (have_ckpt && !o->resume) {
-        fprintf(stderr, "error: %s already holds a run; add --resume to continue it, or choose another --name\n", rp.dir);
-        return TRAIN_USAGE;
-    }
-    if (file_exists(rp.metrics) && have_ckpt && o->resume) {
-        // finished already: nothing to do (the ablation relies on this)
-        Config old;
-        if (checkpoint_read_config(rp.ckpt, &old, err, sizeof err) == 0) {
-            SafeTensors st;
-            if (st_read(rp.ckpt, &st, err, sizeof err) == 0) {
-                const char *v = st_meta(&st, "train.step");
-                int done = v ? atoi(v) : 0;
-                st_free(&st);
-                if (done >= cfg.steps) {
-                    printf("[%s] finished already (%d steps): %s\n", o->name, done, rp.metrics);
-                    return TRAIN_OK;
-                }
-            }
-        }
-    }
+    if (o->cfg.threads > 0) omp_set_num_threads(o->cfg.threads);
+    // the folder and its lock first: nothing below may touch a folder that
+    // another train is writing
     if (make_dirs(rp.dir, err, sizeof err) != 0) { fprintf(stderr, "error: %s\n", err); return TRAIN_ERROR; }
-    remove_stale_temp_files(rp.dir);
-
-    CifarSet train, test;
-    if (load_data(&train, &test) != 0) return TRAIN_ERROR;
-
-    Model m;
-    TrainState ts;
-    DataLoader dl = { 0 };   // zeroed: the error paths free it whether or not it was set up
-    Rng noise;
-    double train_seconds = 0.0;
-    int start = 0;
-    float max_logit_layers[64] = { 0 };
-    int steps = cfg.steps;
-    float *loss_hist = calloc(steps + 1, sizeof(float)), *gn_hist = calloc(steps + 1, sizeof(float));
-    float *ml_hist = calloc(steps + 1, sizeof(float));
-    int rc = TRAIN_ERROR;
-
-    if (have_ckpt) {
-        // resume: the checkpoint's config wins; the loop continues with the
-        // same weights, moments, noise stream and data order
-        SafeTensors st;
-        if (checkpoint_load(rp.ckpt, &m, &st, err, sizeof err) != 0) {
-            fprintf(stderr, "error: cannot resume: %s\n", err);
-            goto out_nomodel;
-        }
-        Config saved = m.cfg;
-        saved.threads = cfg.threads; saved.steps = cfg.steps;
-        char a[512], b[512];
-        config_describe(&saved, a, sizeof a);
-        config_describe(&cfg, b, sizeof b);
-        if (strcmp(a, b) != 0)
-            fprintf(stderr, "note: resuming with the checkpoint's config (%s); --set values that differ are ignored\n", a);
-        m.cfg.steps = cfg.steps; m.cfg.threads = cfg.threads;
-        cfg = m.cfg;
-        if (train_state_init(&ts, &m, cfg.batch, &(AdamWConfig){ cfg.lr, 0.9f, 0.999f, 1e-8f, cfg.weight_decay }) != 0) {
-            fprintf(stderr, "error: out of memory\n"); st_free(&st); goto out_model;
-        }
-        const char *v;
-        start = parse_step(st_meta(&st, "train.step"));
-        DataLoaderState ds;
-        err[0] = '\0';   // the checks below that fail without a message leave it empty
-        int ok = start >= 0
-              && checkpoint_copy_array(&st, rp.ckpt, CHECKPOINT_ADAMW_M, &m, ts.adam_m, err, sizeof err) == 0
-              && checkpoint_copy_array(&st, rp.ckpt, CHECKPOINT_ADAMW_V, &m, ts.adam_v, err, sizeof err) == 0
-              && rng_from_text(st_meta(&st, "train.noise_rng"), &noise) == 0
-              && dataloader_init(&dl, &train, cfg.seed, cfg.flip, err, sizeof err) == 0
-              && dataloader_state_parse(st_meta(&st, "train.data"), &ds, err, sizeof err) == 0
-              && dataloader_set_state(&dl, &ds, err, sizeof err) == 0;
-        train_seconds = (v = st_meta(&st, "train.seconds")) ? atof(v) : 0.0;
-        if ((v = st_meta(&st, "train.max_logit"))) {
-            const char *q = v;
-            for (int b2 = 0; b2 < cfg.depth && b2 < 64 && *q; b2++) {
-                max_logit_layers[b2] = strtof(q, (char **)&q);
-                if (*q == ',') q++;
-            }
-        }
-        st_free(&st);
-        if (!ok) {
-            fprintf(stderr, "error: %s has no usable trainer state%s%s\n", rp.ckpt, err[0] ? ": " : "", err);
-            goto out_state;
-        }
-        if (start > steps) {
-            // the history arrays hold `steps` rows: a checkpoint further on
-            // (--set steps lowered, or a corrupt train.step) cannot continue
-            fprintf(stderr, "error: %s is at step %d, past the run's steps=%d; resume with "
-                            "--set steps=%d or more\n", rp.ckpt, start, steps, start);
-            goto out_state;
-        }
-        ts.step = start;
-        int rows = read_loss_tsv(rp.loss, start, loss_hist, gn_hist, ml_hist, err, sizeof err);
-        if (rows < start) {
-            fprintf(stderr, "error: %s has %d of the %d steps in the checkpoint\n", rp.loss, rows < 0 ? 0 : rows, start);
-            goto out_state;
-        }
-        // forget any steps logged after the checkpoint: they will be redone
-        if (write_loss_tsv(rp.loss, start, loss_hist, gn_hist, ml_hist, err, sizeof err) != 0) {
-            fprintf(stderr, "error: %s\n", err);
-            goto out_state;
-        }
-        printf("[%s] resuming at step %d of %d\n", o->name, start, steps);
-    } else {
-        if (model_build(&m, &cfg, err, sizeof err) != 0) {
-            fprintf(stderr, "error: %s\n", err);
-            goto out_nomodel;
-        }
-        model_init_weights(&m, cfg.seed);
-        if (train_state_init(&ts, &m, cfg.batch, &(AdamWConfig){ cfg.lr, 0.9f, 0.999f, 1e-8f, cfg.weight_decay }) != 0) {
-            fprintf(stderr, "error: out of memory\n"); goto out_model;
-        }
-        rng_seed(&noise, cfg.seed + NOISE_SEED_OFFSET);
-        if (dataloader_init(&dl, &train, cfg.seed, cfg.flip, err, sizeof err) != 0) {
-            fprintf(stderr, "error: %s\n", err); goto out_state;
-        }
-        if (write_loss_tsv(rp.loss, 0, NULL, NULL, NULL, err, sizeof err) != 0) {
-            fprintf(stderr, "error: %s\n", err); goto out_loader;
-        }
-        char desc[512];
-        config_describe(&cfg, desc, sizeof desc);
-        printf("[%s] %s preset, %zu params, %d threads: %s\n", o->name, preset_name(o->preset), m.n_params,
-               omp_get_max_threads(), desc);
-    }
-
-    {
-        FILE *lf = fopen(rp.loss, "a");
-        if (!lf) { fprintf(stderr, "error: cannot append to %s: %s\n", rp.loss, strerror(errno)); goto out_loader; }
-        size_t per = (size_t)cfg.channels * cfg.img * cfg.img;
-        float *x1 = malloc(sizeof(float) * per * cfg.batch);
-        signal(SIGINT, on_signal);
-        signal(SIGTERM, on_signal);
-        Progress pr;
-        progress_begin(&pr, stderr, o->name, start, steps);
-        double session_start = wall_seconds();
-        int last_saved = start;
-        rc = TRAIN_OK;
-        for (int step = start + 1; step <= steps; step++) {
-            double t0 = wall_seconds();
-            dataloader_next(&dl, cfg.batch, x1, NULL, NULL);
-            double loss = train_step(&ts, x1, &noise);
-            train_seconds += wall_seconds() - t0;
-            if (!isfinite(loss) || !isfinite(ts.grad_norm)) {
-                progress_end(&pr);
-                char kept[2300];
-                last_checkpoint_text(kept, sizeof kept, last_saved, rp.ckpt);
-                fprintf(stderr, "error: step %d: the loss is %s (gradient norm %g): training diverged; "
-                                "%s. Try a lower lr.\n",
-                        step, isfinite(loss) ? "finite but the gradient is not" : "not a number",
-                        ts.grad_norm, kept);
-                rc = TRAIN_DIVERGED;
-                break;
-            }
-            loss_hist[step - 1] = (float)loss;
-            gn_hist[step - 1] = (float)ts.grad_norm;
-            ml_hist[step - 1] = ts.max_logit;
-            for (int b = 0; b < cfg.depth && b < 64; b++)
-                if (ts.act.max_logit[b] > max_logit_layers[b]) max_logit_layers[b] = ts.act.max_logit[b];
-            fprintf(lf, "%d\t%.6f\t%.6f\t%.4f\n", step, loss, ts.grad_norm, ts.max_logit);
-            char extra[64];
-            snprintf(extra, sizeof extra, "loss %.4f", loss);
-            progress_update(&pr, step, extra);
-            int stop_now = g_stop_signal || (o->stop_after && step == o->stop_after);
-            if (step % o->ckpt_every == 0 || step == steps || stop_now) {
-                if (fflush(lf) != 0 || ferror(lf) || fsync(fileno(lf)) != 0) {
-                    int e = errno;
-                    progress_end(&pr);
-                    char kept[2300];
-                    last_checkpoint_text(kept, sizeof kept, last_saved, rp.ckpt);
-                    fprintf(stderr, "error: cannot write %s: %s; %s\n", rp.loss, strerror(e), kept);
-                    rc = TRAIN_ERROR;
-                    break;
-                }
-                if (save_checkpoint(&rp, &m, &ts, &noise, &dl, train_seconds, max_logit_layers, o->preset,
-                                    err, sizeof err) != 0) {
-                    progress_end(&pr);
-                    char kept[2300];
-                    last_checkpoint_text(kept, sizeof kept, last_saved, rp.ckpt);
-                    fprintf(stderr, "error: %s\n(%s)\n", err, kept);
-                    rc = TRAIN_ERROR;
-                    break;
-                }
-                last_saved = step;
-            }
-            if (stop_now) {
-                progress_end(&pr);
-                if (g_stop_signal)
-                    fprintf(stderr, "[%s] stopped by signal %d at step %d; checkpoint saved. Continue with --resume.\n",
-                            o->name, (int)g_stop_signal, step);
-                rc = g_stop_signal ? 128 + (int)g_stop_signal : TRAIN_STOPPED;
-                break;
-            }
-        }
-        if (rc == TRAIN_OK) progress_end(&pr);
-        signal(SIGINT, SIG_DFL);
-        signal(SIGTERM, SIG_DFL);
-        fclose(lf);
-        free(x1);
-        double session = wall_seconds() - session_start;
-        if (rc == TRAIN_OK) {
-            printf("[%s] trained %d steps: %.1f ms/step (%.1f s this session)\n", o->name, steps,
-                   1000.0 * train_seconds / steps, session);
-            if (o->scorecard) rc = finish_run(&rp, o->name, o->preset, &train, &test, session);
-        }
-    }
-
-out_loader:
-out_state:
-    dataloader_free(&dl);
-    train_state_free(&ts);
-out_model:
-    model_free(&m);
-out_nomodel:
-    free(loss_hist); free(gn_hist); free(ml_hist);
-    cifar_free(&train);
-    cifar_free(&test);
+    int lock = lock_run_dir(rp.dir);
+    if (lock < 0) return TRAIN_ERROR;
+    int rc = train_locked(o, &rp);
+    close(lock);
     return rc;
 }
 
@@ -598,9 +749,14 @@ int trainer_finish(const char *run_dir, const char *name, Preset preset) {
     snprintf(rp.loss, sizeof rp.loss, "%s/loss.tsv", run_dir);
     snprintf(rp.metrics, sizeof rp.metrics, "%s/metrics.json", run_dir);
     snprintf(rp.samples, sizeof rp.samples, "%s/samples.png", run_dir);
+    int lock = lock_run_dir(run_dir);
+    if (lock < 0) return TRAIN_ERROR;
     CifarSet train, test;
-    if (load_data(&train, &test) != 0) return TRAIN_ERROR;
-    int rc = finish_run(&rp, name, preset, &train, &test, 0.0);
-    cifar_free(&train); cifar_free(&test);
+    int rc = TRAIN_ERROR;
+    if (load_data(&train, &test) == 0) {
+        rc = finish_run(&rp, name, preset, &train, &test, 0.0);
+        cifar_free(&train); cifar_free(&test);
+    }
+    close(lock);
     return rc;
 }

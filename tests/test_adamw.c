@@ -1,0 +1,185 @@
+// test_adamw.c: AdamW over several steps, against a plain transcription.
+//
+// On the first step from zero moments AdamW moves every weight by about
+// lr·g/(|g|+ε), whatever β1 and β2 are: the bias corrections cancel the
+// moments' (1−β) factors exactly. A one-step check therefore cannot see a
+// wrong β or a broken recurrence; from step 2 on they matter. These tests run
+// STEPS steps with a fresh random gradient each step (so the moments mix
+// gradients that disagree) and compare, after every step, the weights and
+// both moments with the update written out in double precision, as
+// torch.optim.AdamW computes it:
+//     p ← p − lr·wd·p
+//     m ← β1·m + (1−β1)·g,   v ← β2·v + (1−β2)·g²
+//     p ← p − lr · (m / (1−β1ᵗ)) / (√(v / (1−β2ᵗ)) + ε)
+//
+// Tolerances. The weights: |p − p_ref| ≤ ADAMW_TOL · lr, ADAMW_TOL = 1e-3,
+// with lr = 1e-2 and weights of size 1..4, whose float32 rounding alone is
+// 1e-7..5e-7, i.e. up to 5e-5 of lr (measured: at most 1e-4 of lr over six
+// steps). What the test must catch is far larger: a missing weight decay (wd
+// = 0.1) leaves a weight of size ~1 off by 0.1·lr per step; a missing bias
+// correction scales the first step by 0.1 (β1 side) or 30 (β2 side). The
+// moments: within MOMENT_TOL = 1e-5 of their own scale (float32 rounding is
+// 1e-7), so a wrong β1 or β2 fails at the first step, in the moment itself.
+#include "testutil.h"
+#include "nn/adamw.h"
+#include "io/config_parse.h"
+#include "nn/model.h"
+#include "nn/train_step.h"
+
+#define STEPS 6
+#define ADAMW_TOL 1e-3
+#define MOMENT_TOL 1e-5
+
+// The reference: one AdamW step in double, on n values.
+static void adamw_reference(double *p, const double *g, double *m, double *v, size_t n, int t,
+                            double lr, double b1, double b2, double eps, double wd) {
+    double bc1 = 1.0 - pow(b1, t), bc2 = 1.0 - pow(b2, t);
+    for (size_t i = 0; i < n; i++) {
+        p[i] -= lr * wd * p[i];
+        m[i] = b1 * m[i] + (1.0 - b1) * g[i];
+        v[i] = b2 * v[i] + (1.0 - b2) * g[i] * g[i];
+        p[i] -= lr * (m[i] / bc1) / (sqrt(v[i] / bc2) + eps);
+    }
+}
+
+// One tensor's state on both sides: ours in float, the reference in double.
+typedef struct {
+    size_t n;
+    float *p, *g, *m, *v;
+    double *rp, *rg, *rm, *rv;
+} Pair;
+
+static void pair_init(Pair *s, size_t n, const float *p0) {
+    s->n = n;
+    s->p = alloc_floats(n); s->g = alloc_floats(n); s->m = alloc_floats(n); s->v = alloc_floats(n);
+    s->rp = calloc(n, sizeof(double)); s->rg = calloc(n, sizeof(double));
+    s->rm = calloc(n, sizeof(double)); s->rv = calloc(n, sizeof(double));
+    ck_assert(s->rp && s->rg && s->rm && s->rv);
+    for (size_t i = 0; i < n; i++) { s->p[i] = p0[i]; s->rp[i] = p0[i]; }
+}
+
+static void pair_free(Pair *s) {
+    free(s->p); free(s->g); free(s->m); free(s->v);
+    free(s->rp); free(s->rg); free(s->rm); free(s->rv);
+}
+
+// Gradients of mixed sizes: most N(0, 1), some 1e-3 times smaller, some
+// 1e3 times larger, so that ε, v's slow memory and the sign flips all act.
+static void fill_gradient(float *g, double *rg, size_t n, unsigned long long seed) {
+    fill_normal(g, n, 1.0f, seed);
+    for (size_t i = 0; i < n; i++) {
+        if (i % 7 == 3) g[i] *= 1e-3f;
+        if (i % 11 == 5) g[i] *= 1e3f;
+        rg[i] = g[i];
+    }
+}
+
+static double max_abs(const double *x, size_t n) {
+    double s = 0.0;
+    for (size_t i = 0; i < n; i++) if (fabs(x[i]) > s) s = fabs(x[i]);
+    return s;
+}
+
+// Worst |ours − reference| of the weights, in units of lr; asserts the
+// moments too. what names the tensor in messages.
+static double compare_pair(const Pair *s, const char *what, int step, double lr) {
+    double worst = 0.0, mscale = max_abs(s->rm, s->n), vscale = max_abs(s->rv, s->n);
+    for (size_t i = 0; i < s->n; i++) {
+        double e = fabs(s->p[i] - s->rp[i]) / lr;
+        if (!(e <= worst)) worst = e;   // NaN sticks
+        ck_assert_msg(fabs(s->m[i] - s->rm[i]) <= MOMENT_TOL * mscale,
+                      "%s step %d: first moment m[%zu] = %.9g, reference %.9g", what, step, i, s->m[i], s->rm[i]);
+        ck_assert_msg(fabs(s->v[i] - s->rv[i]) <= MOMENT_TOL * vscale,
+                      "%s step %d: second moment v[%zu] = %.9g, reference %.9g", what, step, i, s->v[i], s->rv[i]);
+    }
+    ck_assert_msg(worst <= ADAMW_TOL, "%s step %d: a weight is %.3g·lr from the reference (tolerance %.0e·lr)",
+                  what, step, worst, ADAMW_TOL);
+    return worst;
+}
+
+// adamw_update on its own: a 2-D-like tensor with weight decay and a 1-D-like
+// one without, STEPS steps.
+START_TEST(test_adamw_update_matches_reference) {
+    AdamWConfig c = { 1e-2f, 0.9f, 0.999f, 1e-8f, 0.1f };
+    const size_t n[2] = { 96, 40 };
+    const float wd[2] = { c.weight_decay, 0.0f };
+    Pair s[2];
+    for (int k = 0; k < 2; k++) {
+        float *p0 = alloc_floats(n[k]);
+        fill_normal(p0, n[k], 1.0f, 100 + k);
+        pair_init(&s[k], n[k], p0);
+        free(p0);
+    }
+    double worst[STEPS] = { 0 };
+    for (int t = 1; t <= STEPS; t++)
+        for (int k = 0; k < 2; k++) {
+            fill_gradient(s[k].g, s[k].rg, n[k], 1000 + 10 * t + k);
+            adamw_update(s[k].p, s[k].g, s[k].m, s[k].v, n[k], t, &c, wd[k]);
+            adamw_reference(s[k].rp, s[k].rg, s[k].rm, s[k].rv, n[k], t, c.lr, c.beta1, c.beta2, c.eps, wd[k]);
+            double e = compare_pair(&s[k], k == 0 ? "decayed tensor" : "tensor without decay", t, c.lr);
+            if (e > worst[t - 1]) worst[t - 1] = e;
+        }
+    printf("adamw_update vs double reference, worst |p - ref| / lr per step:");
+    for (int t = 0; t < STEPS; t++) printf(" %.1e", worst[t]);
+    printf("\n");
+    for (int k = 0; k < 2; k++) pair_free(&s[k]);
+}
+END_TEST
+
+// train_adamw_step on a tiny model: every tensor, with the model's own rule
+// for which tensors are decayed (two or more dimensions) checked against the
+// reference applying weight decay exactly to the 2-D tensors.
+START_TEST(test_train_adamw_step_decays_matrices_only) {
+    Config cfg = config_default();
+    const char *sets[] = { "img=8", "patch=4", "dim=16", "heads=2", "depth=1", "freq_dim=8", "norm=rmsnorm", NULL };
+    char err[512];
+    for (int i = 0; sets[i]; i++) ck_assert_msg(config_set(&cfg, sets[i], err, sizeof err) == 0, "%s", err);
+    Model m;
+    ck_assert_msg(model_build(&m, &cfg, err, sizeof err) == 0, "%s", err);
+    // weights of size ~1 everywhere (not the initialisation's zero biases),
+    // so that a decay applied to the wrong tensors moves them visibly
+    fill_normal(m.params, m.n_params, 1.0f, 3);
+    AdamWConfig opt = { 1e-2f, 0.9f, 0.999f, 1e-8f, 0.1f };
+    TrainState ts;
+    ck_assert_int_eq(train_state_init(&ts, &m, 1, &opt), 0);
+    Pair s;
+    pair_init(&s, m.n_params, m.params);
+    int n1 = 0, n2 = 0;
+    for (int i = 0; i < m.n_tensors; i++) {
+        if (m.tensors[i].ndim >= 2) n2++;
+        else n1++;
+    }
+    ck_assert_msg(n1 > 0 && n2 > 0, "the tiny model should have 1-D and 2-D tensors (%d, %d)", n1, n2);
+    double worst = 0.0;
+    for (int t = 1; t <= STEPS; t++) {
+        fill_gradient(m.grads, s.rg, m.n_params, 2000 + t);
+        train_adamw_step(&ts);
+        ck_assert_int_eq(ts.step, t);
+        for (int i = 0; i < m.n_tensors; i++) {
+            const ParamTensor *T = &m.tensors[i];
+            size_t o = T->offset;
+            double wd = T->ndim >= 2 ? opt.weight_decay : 0.0;
+            adamw_reference(s.rp + o, s.rg + o, s.rm + o, s.rv + o, T->size, t, opt.lr, opt.beta1, opt.beta2,
+                            opt.eps, wd);
+            Pair view = { T->size, m.params + o, NULL, ts.adam_m + o, ts.adam_v + o,
+                          s.rp + o, NULL, s.rm + o, s.rv + o };
+            double e = compare_pair(&view, T->name, t, opt.lr);
+            if (e > worst) worst = e;
+        }
+    }
+    printf("train_adamw_step: %d tensors (%d decayed), %d steps, worst |p - ref| / lr %.1e\n",
+           m.n_tensors, n2, STEPS, worst);
+    pair_free(&s);
+    train_state_free(&ts);
+    model_free(&m);
+}
+END_TEST
+
+int main(void) {
+    Suite *s = suite_create("adamw");
+    TCase *tc = tcase_create("adamw");
+    tcase_add_test(tc, test_adamw_update_matches_reference);
+    tcase_add_test(tc, test_train_adamw_step_decays_matrices_only);
+    suite_add_tcase(s, tc);
+    return run_suite(s);
+}
