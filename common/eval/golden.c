@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "io/args.h"
 #include "io/checkpoint.h"
 #include "nn/flow.h"
 #include "golden.h"
@@ -199,8 +200,8 @@ static int compare_step(Golden *g, int k, unsigned char *skip, double *worst) {
 static int check_adamw_steps(Golden *g, GoldenReport *rep) {
     const char *v = st_meta(&g->st, "adamw.steps");
     if (!v) return 0;
-    int K = atoi(v);
-    if (K < 1 || K > GOLDEN_MAX_STEPS) {
+    int K;
+    if (parse_int_in(v, 1, GOLDEN_MAX_STEPS, &K) != 0) {
         snprintf(g->err, g->errlen, "%s: adamw.steps is '%s', not 1..%d", g->path, v, GOLDEN_MAX_STEPS);
         return -1;
     }
