@@ -5,6 +5,7 @@
 #include "testutil.h"
 #include "figures.h"
 #include "io/figure.h"
+#include "io/paths.h"
 #include "nn/layers.h"
 
 #define EPS 1e-6f
@@ -222,7 +223,7 @@ END_TEST
 static int run_step2(const char *env, const char *dir, const char *options) {
     char cmd[1024];
     snprintf(cmd, sizeof cmd, "%s '%s/step2_rmsnorm/step2_rmsnorm' --rounds 1 %s >'%s/out.txt' 2>'%s/err.txt'",
-             env, TINYDIT_ROOT, options, dir, dir);
+             env, project_root(), options, dir, dir);
     int rc = system(cmd);
     return rc == -1 ? -1 : WEXITSTATUS(rc);
 }
