@@ -43,15 +43,15 @@ PRESET ?= quick
 S6 := step6_ablation/step6_ablation
 tutorial: all $(if $(CIFAR_DIR),,data)
 	$(S6) ablation --preset $(PRESET) --out $(RUNS) --only p11_base_s0,p11_base_s1
-	cd step1_scorecard && ./step1_scorecard --preset $(PRESET) --out $(RUNS)
-	cd step2_rmsnorm && ./step2_rmsnorm
-	cd step3_qknorm && ./step3_qknorm
-	cd step4_swiglu && ./step4_swiglu
-	cd step5_rope2d && ./step5_rope2d
+	cd step1_scorecard && ./step1_scorecard --preset $(PRESET) --out $(RUNS) --figures $(RUNS)/figures
+	cd step2_rmsnorm && ./step2_rmsnorm --figures $(RUNS)/figures
+	cd step3_qknorm && ./step3_qknorm --figures $(RUNS)/figures
+	cd step4_swiglu && ./step4_swiglu --figures $(RUNS)/figures
+	cd step5_rope2d && ./step5_rope2d --figures $(RUNS)/figures
 	$(S6) ablation --preset $(PRESET) --out $(RUNS)
 	$(S6) table $(RUNS)
-	$(MAKE) --no-print-directory plots RUNS=$(RUNS)
-	@echo "done: $(RUNS)/report.md and $(RUNS)/plots/"
+	$(MAKE) --no-print-directory runs-plots RUNS=$(RUNS)
+	@echo "done: $(RUNS)/report.md, $(RUNS)/plots/ and $(RUNS)/figures/"
 
 # make golden: the C model against every golden file (tests/golden, made by
 # the project's PyTorch reference tools/tinydit_ref.py and committed; `make

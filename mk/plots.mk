@@ -7,6 +7,7 @@
 #   make plots [RUNS=runs]    every picture: the runs' plots into RUNS/plots
 #                             (scripts/plots.sh and the attention maps), each
 #                             step's figures into RUNS/figures, then RUNS/report.md
+#   make runs-plots [RUNS=runs]  the same without the step programs' figures
 #   make report [RUNS=runs]   RUNS/report.md alone
 #   make results PRESET=quick RUNS=dir [RUNNER='how the runs were scheduled']
 #                             the runs without their checkpoints, with table,
@@ -17,13 +18,17 @@
 RUNS ?= $(ROOT)/runs
 STEP6_BIN = $(ROOT)/step6_ablation/step6_ablation
 
-.PHONY: plots report ablation results docs-figures step-figures
-plots: step1 step2 step3 step4 step5 step6
+.PHONY: plots runs-plots report ablation results docs-figures step-figures
+plots: runs-plots
+	$(MAKE) --no-print-directory step-figures FIGURES=$(abspath $(RUNS))/figures BASELINE_RUNS="$(abspath $(RUNS))"
+
+# The runs' own pictures and the report (make tutorial calls this one: its
+# step programs have drawn their figures already).
+runs-plots: step1 step2 step3 step4 step5 step6
 	sh $(ROOT)/scripts/plots.sh $(RUNS) $(RUNS)/plots
 	$(STEP6_BIN) attention-maps --runs $(RUNS) || \
 	    echo "plots: no attention maps: they need the finished runs p11_base_s0 and p11_rope"
 	$(STEP6_BIN) report $(RUNS)
-	$(MAKE) --no-print-directory step-figures FIGURES=$(abspath $(RUNS))/figures BASELINE_RUNS="$(abspath $(RUNS))"
 
 # Each step program's figures into FIGURES. Step 1 draws the baseline's
 # seeds found in BASELINE_RUNS (it trains nothing when given folders).

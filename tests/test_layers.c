@@ -555,7 +555,8 @@ END_TEST
 
 // A hand-made 1 x 2 x 4 x 4 image, patch 2: pixel (c, y, x) holds c·100 +
 // y·10 + x. Token (gr, gc) is number gr·2 + gc, and its vector runs channel
-// by channel, then row, then column inside the patch (spec §3).
+// by channel, then row, then column inside the patch (the order of
+// nn/embed.c and of tools/tinydit_ref.py).
 START_TEST(test_patchify_order) {
     float img[2 * 4 * 4], tok[4 * 8];
     for (int c = 0; c < 2; c++)
@@ -646,7 +647,7 @@ START_TEST(test_pos_add_grad) {
 END_TEST
 
 // ===========================================================================
-// Timestep features against spec §4: e = [cos(1000·t·f_j), sin(1000·t·f_j)],
+// Timestep features against their formula: e = [cos(1000·t·f_j), sin(1000·t·f_j)],
 // f_j = exp(-ln(10000)·j/(F/2)). The reference rounds f_j to float32 before
 // the product, which moves an angle of up to 1000 by up to ~6e-5, so the
 // comparison with the all-double formula allows 1e-4. t = 0 is exact.

@@ -76,7 +76,7 @@ START_TEST(test_param_counts) {
 }
 END_TEST
 
-// Shapes of spec §3 at the default config, by name, for the all-four variant
+// Shapes of the parameter table (nn/model.c) at the default config, by name, for the all-four variant
 // with biases (and the learned-position tensors from the baseline).
 START_TEST(test_tensor_shapes) {
     struct { const char *name; int ndim, d0, d1; } want[] = {

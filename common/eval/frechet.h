@@ -1,5 +1,5 @@
 // frechet.h: the Fréchet distance between two sets of feature vectors, the
-// "FD" of probe-FD (spec §6).
+// "FD" of probe-FD.
 //
 // Each set is summarised by a Gaussian: its mean μ and covariance Σ. The
 // Fréchet (2-Wasserstein) distance between two Gaussians is

@@ -1,4 +1,4 @@
-// probe.h: the probe classifier behind probe-FD (spec §6).
+// probe.h: the probe classifier behind probe-FD.
 //
 // FID measures generated images in the feature space of Inception-v3, a big
 // ImageNet network we neither have nor could run cheaply. Probe-FD uses the

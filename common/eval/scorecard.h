@@ -1,4 +1,4 @@
-// scorecard.h: the four numbers every run reports (spec §6), computed the
+// scorecard.h: the four numbers every run reports, computed the
 // same way for every model so that runs can be compared:
 //   val MSE    the flow-matching loss on the first 2,000 test images, with
 //              noise and times drawn from VAL_SEED, not from the run's seed:

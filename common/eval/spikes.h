@@ -1,4 +1,4 @@
-// spikes.h: the scorecard's "loss spikes" (spec §6): steps whose training
+// spikes.h: the scorecard's "loss spikes": steps whose training
 // loss exceeds 1.5 × the median of the previous 100 steps.
 //
 // The rule, precisely (window W = 100, factor F = 1.5, steps counted from 0):

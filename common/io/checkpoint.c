@@ -174,7 +174,7 @@ static const StTensor *find_matching(const SafeTensors *st, const char *src, con
     return s;
 }
 
-// Is name (without prefix) a parameter name of some TinyDiT (spec §3)?
+// Is name (without prefix) a parameter name of some TinyDiT, as nn/model.c names them?
 static int looks_like_param(const char *name) {
     static const char *const exact[] = {"pos_row", "pos_col"};
     static const char *const modules[] = {"patch_embed.", "t_fc1.", "t_fc2.", "blocks.", "ada_f.", "head."};

@@ -1,4 +1,4 @@
-// checkpoint.h: a Model saved to and loaded from a safetensors file (spec §7).
+// checkpoint.h: a Model saved to and loaded from a safetensors file.
 //
 // A checkpoint holds:
 //   - every parameter under its spec name ("blocks.0.attn.qkv.weight", ...)
@@ -54,7 +54,7 @@ int checkpoint_config_from(const SafeTensors *st, const char *src, Config *out,
 
 // Copies every parameter of m from the tensors named prefix + name ("" for a
 // checkpoint, "param." for a golden file). Each must exist with exactly the
-// model's shape; a tensor that looks like a parameter (spec §3 names) but
+// model's shape; a tensor that looks like a parameter (the names model.c gives) but
 // that m does not have is an error too (the metadata and the tensors
 // disagree). 0 or -1 with a message.
 int checkpoint_copy_params(const SafeTensors *st, const char *src, const char *prefix,

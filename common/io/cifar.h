@@ -1,4 +1,4 @@
-// cifar.h: the CIFAR-10 binary loader (spec §1).
+// cifar.h: the CIFAR-10 binary loader.
 //
 // The binary version of CIFAR-10 is six files of 10,000 records each:
 // data_batch_1.bin ... data_batch_5.bin (the 50,000 training images) and

@@ -1,5 +1,5 @@
 // safetensors.h: read and write the safetensors format, the checkpoint and
-// golden-file format shared with the PyTorch reference (spec §7).
+// golden-file format shared with the PyTorch reference (tools/tinydit_ref.py).
 //
 // A file is:
 //     8 bytes   N, the header length, unsigned little-endian

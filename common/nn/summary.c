@@ -17,7 +17,7 @@
 //   )
 //   params: 1152176
 //
-// Module names follow the PyTorch reference (torchref/tinydit_ref.py), so a
+// Module names follow the PyTorch reference (tools/tinydit_ref.py), so a
 // line of the summary names the tensors of the state_dict it counts. Every
 // shape and count is read from the model's tensor table, never from a formula
 // of our own: the summary shows what was built, and its counts add up to the

@@ -1,4 +1,4 @@
-// dataloader.h: the order in which training images are seen (spec §1).
+// dataloader.h: the order in which training images are seen.
 //
 // Each epoch is a fresh random permutation of all n images (Fisher-Yates),
 // and each image is mirrored left-right with probability 1/2 (if flip is on).

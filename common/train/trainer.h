@@ -1,4 +1,4 @@
-// trainer.h: a whole training run on CIFAR-10 (spec §1, §5, §6): data order,
+// trainer.h: a whole training run on CIFAR-10: data order,
 // AdamW steps, a progress bar, atomic checkpoints, exact resume, and at the
 // end the scorecard, metrics.json, loss.tsv and a grid of samples.
 //
