@@ -12,7 +12,6 @@
 // No data and no training: the finished runs are a made-up metrics.json
 // next to a checkpoint that says it is done.
 #include <cJSON.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #include "io/checkpoint.h"
 #include "io/figure.h"
@@ -22,25 +21,10 @@
 #include "testutil.h"
 #include "train/trainer.h"
 
-// the step's program, found from the project root like every path of a run
-static const char *program(void) {
-    static char path[4200];
-    if (!path[0]) ck_assert_int_eq(project_path(path, sizeof path, "step1_scorecard/step1_scorecard"), 0);
-    return path;
-}
-
 static char g_tmp[256];
 
-static void make_tmp(void) {
-    snprintf(g_tmp, sizeof g_tmp, "/tmp/test_scorecard_XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(g_tmp));
-}
-
-static void remove_tmp(void) {
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_tmp);
-    ck_assert_int_eq(system(cmd), 0);
-}
+static void make_tmp(void) { tmpdir_make(g_tmp, sizeof g_tmp, "scorecard"); }
+static void remove_tmp(void) { tmpdir_remove(g_tmp); }
 
 // The baseline config of a preset at a seed, as a run would have it.
 static Config baseline(Preset p, unsigned long long seed) {
@@ -243,14 +227,11 @@ END_TEST
 typedef struct { int code; char *out, *err; } Ran;
 
 static Ran run(const char *args) {
-    char cmd[8192], o[400], e[400];
-    snprintf(o, sizeof o, "%s/stdout.txt", g_tmp);
-    snprintf(e, sizeof e, "%s/stderr.txt", g_tmp);
-    snprintf(cmd, sizeof cmd, "'%s' %s >'%s' 2>'%s'", program(), args, o, e);
-    int st = system(cmd);
-    Ran r = { WIFEXITED(st) ? WEXITSTATUS(st) : -1, NULL, NULL };
+    Ran r = { run_program("", "step1_scorecard/step1_scorecard", args, g_tmp), NULL, NULL };
+    char o[400], e[400], err[600];
+    snprintf(o, sizeof o, "%s/out.txt", g_tmp);
+    snprintf(e, sizeof e, "%s/err.txt", g_tmp);
     size_t len;
-    char err[600];
     r.out = read_file_all(o, &len, err, sizeof err);
     r.err = read_file_all(e, &len, err, sizeof err);
     ck_assert(r.out && r.err);

@@ -2,7 +2,6 @@
 // qk_norm_forward, qk_norm_backward), the logit table, the x10
 // weights check, the bound √d, and gradients through attention with QK-norm;
 // and the step's figures (figures.c), with gnuplot and without.
-#include <sys/wait.h>
 #include "testutil.h"
 #include "figures.h"
 #include "io/figure.h"
@@ -287,36 +286,13 @@ END_TEST
 
 // ---------------------------------------------------------------------------
 // The figures. Each test works in its own folder under /tmp.
-static void make_tmpdir(char *dir, size_t len) {
-    snprintf(dir, len, "/tmp/test_qknorm_XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-}
-
-static void remove_tmpdir(const char *dir) {
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    ck_assert_int_eq(system(cmd), 0);
-}
-
-static int file_exists(const char *dir, const char *name) {
-    char path[300];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    return access(path, F_OK) == 0;
-}
-
-static int png_valid(const char *dir, const char *name) {
-    char path[300];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    return figure_png_valid(path);
-}
-
 START_TEST(test_figures_drawn) {
     if (!figure_gnuplot_available()) {
         printf("test_figures_drawn: SKIPPED, gnuplot is not installed (make deps)\n");
         return;
     }
-    char dir[64], err[512];
-    make_tmpdir(dir, sizeof dir);
+    char dir[256], err[512];
+    tmpdir_make(dir, sizeof dir, "qknorm");
     // the largest logit of q, k (L, hd) at a few scales, without and with QK-norm
     int L = 8, hd = 4, n = L * hd;
     float *q = alloc_floats(n), *k = alloc_floats(n), *qs = alloc_floats(n), *ks = alloc_floats(n);
@@ -351,67 +327,51 @@ START_TEST(test_figures_drawn) {
     ck_assert_msg(rc == 0, "attention maps figure: %s", err);
     const char *files[4] = { "step3_logit_growth.tsv", "step3_logit_growth.gp",
                              "step3_attention_maps.tsv", "step3_attention_maps.gp" };
-    for (int i = 0; i < 4; i++) ck_assert_msg(file_exists(dir, files[i]), "no %s", files[i]);
-    ck_assert(png_valid(dir, "step3_logit_growth.png"));
-    ck_assert(png_valid(dir, "step3_attention_maps.png"));
+    for (int i = 0; i < 4; i++) ck_assert_msg(file_in(dir, files[i]), "no %s", files[i]);
+    ck_assert(png_in(dir, "step3_logit_growth.png"));
+    ck_assert(png_in(dir, "step3_attention_maps.png"));
     free(q); free(k); free(qs); free(ks); free(qn); free(kn); free(r1); free(r2); free(g1); free(g2);
     free(weights);
-    remove_tmpdir(dir);
+    tmpdir_remove(dir);
 }
 END_TEST
 
 // Runs the step's own program with the given environment prefix and
 // options, its output into dir/out.txt and dir/err.txt. Returns the exit status.
 static int run_step3(const char *env, const char *dir, const char *options) {
-    char cmd[1024];
-    snprintf(cmd, sizeof cmd, "%s '%s/step3_qknorm/step3_qknorm' %s >'%s/out.txt' 2>'%s/err.txt'",
-             env, project_root(), options, dir, dir);
-    int rc = system(cmd);
-    return rc == -1 ? -1 : WEXITSTATUS(rc);
-}
-
-static char *read_text(const char *dir, const char *name) {
-    char path[300];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "rb");
-    ck_assert_msg(f != NULL, "cannot read %s", path);
-    static char text[1 << 16];
-    size_t n = fread(text, 1, sizeof text - 1, f);
-    text[n] = 0;
-    fclose(f);
-    return text;
+    return run_program(env, "step3_qknorm/step3_qknorm", options, dir);
 }
 
 START_TEST(test_figures_without_gnuplot) {
     // The program prints all it prints, writes the data, draws nothing and
     // ends by saying how to get the pictures.
-    char dir[64], options[128];
-    make_tmpdir(dir, sizeof dir);
+    char dir[256], options[400];
+    tmpdir_make(dir, sizeof dir, "qknorm");
     snprintf(options, sizeof options, "--figures '%s/figures'", dir);
     ck_assert_int_eq(run_step3("TINYDIT_GNUPLOT=/nonexistent/gnuplot", dir, options), 0);
-    const char *out = read_text(dir, "out.txt");
+    const char *out = read_text_in(dir, "out.txt");
     ck_assert(strstr(out, "1. Attention logits") && strstr(out, "3. The bound"));
     ck_assert(strstr(out, "try it:"));
     ck_assert_msg(strstr(out, "figures: /nonexistent/gnuplot was not found") != NULL, "%s", out);
     ck_assert(strstr(out, "Install gnuplot"));
-    char sub[100];
+    char sub[300];
     snprintf(sub, sizeof sub, "%s/figures", dir);
-    ck_assert(file_exists(sub, "step3_logit_growth.tsv") && file_exists(sub, "step3_attention_maps.tsv"));
-    ck_assert(!file_exists(sub, "step3_logit_growth.png") && !file_exists(sub, "step3_attention_maps.png"));
-    remove_tmpdir(dir);
+    ck_assert(file_in(sub, "step3_logit_growth.tsv") && file_in(sub, "step3_attention_maps.tsv"));
+    ck_assert(!file_in(sub, "step3_logit_growth.png") && !file_in(sub, "step3_attention_maps.png"));
+    tmpdir_remove(dir);
 }
 END_TEST
 
 START_TEST(test_figures_bad_folder) {
     // A folder that cannot be made: a message and a non-zero exit.
-    char dir[64];
-    make_tmpdir(dir, sizeof dir);
+    char dir[256];
+    tmpdir_make(dir, sizeof dir, "qknorm");
     ck_assert_int_ne(run_step3("", dir, "--figures /dev/null/figures"), 0);
-    ck_assert(strstr(read_text(dir, "err.txt"), "step3_qknorm: ") != NULL);
+    ck_assert(strstr(read_text_in(dir, "err.txt"), "step3_qknorm: ") != NULL);
     // and --no-figures adds nothing to the output
     ck_assert_int_eq(run_step3("", dir, "--no-figures"), 0);
-    ck_assert(strstr(read_text(dir, "out.txt"), "figures:") == NULL);
-    remove_tmpdir(dir);
+    ck_assert(strstr(read_text_in(dir, "out.txt"), "figures:") == NULL);
+    tmpdir_remove(dir);
 }
 END_TEST
 

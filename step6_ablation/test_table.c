@@ -69,16 +69,11 @@ static void write_run(const char *dir, const Row *r, const char *preset) {
 }
 
 static void make_runs(void) {
-    snprintf(g_dir, sizeof g_dir, "/tmp/step6_table_XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(g_dir));
+    tmpdir_make(g_dir, sizeof g_dir, "table");
     for (size_t i = 0; i < sizeof TUTORIAL / sizeof TUTORIAL[0]; i++) write_run(g_dir, &TUTORIAL[i], "tutorial");
 }
 
-static void remove_runs(void) {
-    char cmd[400];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
-    ck_assert_int_eq(system(cmd), 0);
-}
+static void remove_runs(void) { tmpdir_remove(g_dir); }
 
 // Runs fn with stdout going into a file and returns what it printed.
 static char *capture_stdout(void (*fn)(void *), void *ctx) {
@@ -199,8 +194,8 @@ START_TEST(test_missing_and_broken_runs) {
     char path[512];
     // one run never started, one cut off mid-write, one without val MSE, one
     // without a probe (probe_fd null is allowed: "-")
-    snprintf(path, sizeof path, "rm -rf '%s/p11_swiglu'", g_dir);
-    ck_assert_int_eq(system(path), 0);
+    snprintf(path, sizeof path, "%s/p11_swiglu", g_dir);
+    tmpdir_remove(path);
     snprintf(path, sizeof path, "%s/p11_rope/metrics.json", g_dir);
     write_text(path, "{\"params\": 1150128, \"raw\": {\"val_mse\": 0.22");
     snprintf(path, sizeof path, "%s/p11_all/metrics.json", g_dir);
@@ -229,8 +224,8 @@ START_TEST(test_missing_and_broken_runs) {
     free(out);
 
     // without the second seed there is no gap and no verdict, but a table
-    snprintf(path, sizeof path, "rm -rf '%s/p11_base_s1'", g_dir);
-    ck_assert_int_eq(system(path), 0);
+    snprintf(path, sizeof path, "%s/p11_base_s1", g_dir);
+    tmpdir_remove(path);
     results_load(g_dir, res);
     ck_assert(!res->have_gap);
     out = capture_stdout(print_results, res);
@@ -400,8 +395,7 @@ START_TEST(test_seed_spread_and_compare) {
 END_TEST
 
 START_TEST(test_seeds_table) {
-    snprintf(g_dir, sizeof g_dir, "/tmp/step6_seeds_XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(g_dir));
+    tmpdir_make(g_dir, sizeof g_dir, "seeds");
     make_seed_runs(g_dir);
     AblationResults *res = load();
     ck_assert_int_eq(res->n_present, 3 + 3 + 3 + 3 + 1 + 2 + 1);
@@ -473,8 +467,7 @@ static void print_with_ref(void *res) { results_print(res, g_ref); }
 START_TEST(test_compare_with_committed) {
     // ours: the made-up three-seed runs; yours: one seed of a few rows
     char ours[256], yours[300];
-    snprintf(ours, sizeof ours, "/tmp/step6_ours_XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(ours));
+    tmpdir_make(ours, sizeof ours, "ours");
     make_seed_runs(ours);
     snprintf(yours, sizeof yours, "%s/yours", ours);
     mkdir(yours, 0755);

@@ -5,7 +5,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
+#include "io/figure.h"
+#include "io/fileio.h"
 #include "io/paths.h"
 #include "nn/rng.h"
 
@@ -159,4 +162,59 @@ static inline void tmpdir_remove(const char *path) {
                   "tmpdir_remove: %s is not a folder from tmpdir_make", path ? path : "(null)");
     ck_assert_msg(nftw(path, tmpdir_remove_one, 16, FTW_DEPTH | FTW_PHYS) == 0,
                   "cannot remove the temp folder %s", path);
+}
+
+// ---------------------------------------------------------------------------
+// Files in a test's folder, and the project's programs run from a test.
+
+// True when dir/name exists.
+static inline int file_in(const char *dir, const char *name) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    return access(path, F_OK) == 0;
+}
+
+// True when dir/name is a PNG file (figure_png_valid).
+static inline int png_in(const char *dir, const char *name) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    return figure_png_valid(path);
+}
+
+// The text of dir/name (its first 64 KiB), in a buffer that the next call
+// reuses; the test fails if the file cannot be read.
+static inline char *read_text_in(const char *dir, const char *name) {
+    static char text[1 << 16];
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "rb");
+    ck_assert_msg(f != NULL, "cannot read %s", path);
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    text[n] = 0;
+    fclose(f);
+    return text;
+}
+
+// The whole of the file at path, allocated (free it); the test fails if it
+// cannot be read.
+static inline char *read_whole_file(const char *path) {
+    char err[4400];
+    size_t len;
+    char *text = read_file_all(path, &len, err, sizeof err);
+    ck_assert_msg(text != NULL, "%s", err);
+    return text;
+}
+
+// Runs one of the project's programs, named from the project root (e.g.
+// "step2_rmsnorm/step2_rmsnorm"), with options, after the environment
+// prefix env ("" for none, or e.g. "TINYDIT_GNUPLOT=/nonexistent/gnuplot").
+// Its standard output goes to dir/out.txt and its standard error to
+// dir/err.txt. Returns its exit status, or -1 if it did not exit normally.
+static inline int run_program(const char *env, const char *program, const char *options, const char *dir) {
+    char cmd[8192];
+    int len = snprintf(cmd, sizeof cmd, "%s '%s/%s' %s >'%s/out.txt' 2>'%s/err.txt'",
+                       env, project_root(), program, options, dir, dir);
+    ck_assert_msg(len > 0 && (size_t)len < sizeof cmd, "run_program: the command is too long");
+    int st = system(cmd);
+    return st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
