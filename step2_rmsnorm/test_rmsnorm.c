@@ -166,6 +166,9 @@ END_TEST
 
 // ---------------------------------------------------------------------------
 // The figures. Each test works in its own folder under /tmp.
+static const char *const FIGURES[2] = { "step2_norm_outputs", "step2_norm_times" };
+#define PROGRAM "step2_rmsnorm/step2_rmsnorm"
+
 START_TEST(test_figures_drawn) {
     if (!figure_gnuplot_available()) {
         printf("test_figures_drawn: SKIPPED, gnuplot is not installed (make deps)\n");
@@ -184,53 +187,30 @@ START_TEST(test_figures_drawn) {
     NormTimings t = { .R = R, .D = D, .threads = 1, .rounds = 3, .ms = { 2.0, 0.5, 1.5, 1.2 } };
     rc = figure_norm_times(dir, &t, err, sizeof err);
     ck_assert_msg(rc == 0, "norm times figure: %s", err);
-    const char *files[4] = { "step2_norm_outputs.tsv", "step2_norm_outputs.gp",
-                             "step2_norm_times.tsv", "step2_norm_times.gp" };
-    for (int i = 0; i < 4; i++) ck_assert_msg(file_in(dir, files[i]), "no %s", files[i]);
-    ck_assert(png_in(dir, "step2_norm_outputs.png"));
-    ck_assert(png_in(dir, "step2_norm_times.png"));
+    check_figures_drawn(dir, FIGURES, 2);
     free(x); free(y_ln); free(y_rms); free(mean); free(rstd);
     tmpdir_remove(dir);
 }
 END_TEST
 
-// Runs the step's own program with the given environment prefix and
-// options, its output into dir/out.txt and dir/err.txt. Returns the exit status.
-static int run_step2(const char *env, const char *dir, const char *options) {
-    char all[512];
-    snprintf(all, sizeof all, "--rounds 1 %s", options);
-    return run_program(env, "step2_rmsnorm/step2_rmsnorm", all, dir);
-}
-
 START_TEST(test_figures_without_gnuplot) {
     // The program prints all it prints, writes the data, draws nothing and
     // ends by saying how to get the pictures.
-    char dir[256], options[400];
+    char dir[256];
     tmpdir_make(dir, sizeof dir, "rmsnorm");
-    snprintf(options, sizeof options, "--figures '%s/figures'", dir);
-    ck_assert_int_eq(run_step2("TINYDIT_GNUPLOT=/nonexistent/gnuplot", dir, options), 0);
-    const char *out = read_text_in(dir, "out.txt");
+    const char *out = check_figures_without_gnuplot(dir, PROGRAM, "--rounds 1", FIGURES, 2);
     ck_assert(strstr(out, "1. What each norm does") && strstr(out, "3. Time per call"));
     ck_assert(strstr(out, "try it:"));
-    ck_assert_msg(strstr(out, "figures: /nonexistent/gnuplot was not found") != NULL, "%s", out);
-    ck_assert(strstr(out, "Install gnuplot"));
-    char sub[300];
-    snprintf(sub, sizeof sub, "%s/figures", dir);
-    ck_assert(file_in(sub, "step2_norm_outputs.tsv") && file_in(sub, "step2_norm_times.tsv"));
-    ck_assert(!file_in(sub, "step2_norm_outputs.png") && !file_in(sub, "step2_norm_times.png"));
     tmpdir_remove(dir);
 }
 END_TEST
 
 START_TEST(test_figures_bad_folder) {
-    // A folder that cannot be made: a message and a non-zero exit.
+    // A folder that cannot be made: a message and a non-zero exit; and
+    // --no-figures adds nothing to the output.
     char dir[256];
     tmpdir_make(dir, sizeof dir, "rmsnorm");
-    ck_assert_int_ne(run_step2("", dir, "--figures /dev/null/figures"), 0);
-    ck_assert(strstr(read_text_in(dir, "err.txt"), "step2_rmsnorm: ") != NULL);
-    // and --no-figures adds nothing to the output
-    ck_assert_int_eq(run_step2("", dir, "--no-figures"), 0);
-    ck_assert(strstr(read_text_in(dir, "out.txt"), "figures:") == NULL);
+    check_figures_bad_folder(dir, PROGRAM, "--rounds 1", "step2_rmsnorm");
     tmpdir_remove(dir);
 }
 END_TEST

@@ -286,6 +286,9 @@ END_TEST
 
 // ---------------------------------------------------------------------------
 // The figures. Each test works in its own folder under /tmp.
+static const char *const FIGURES[2] = { "step3_logit_growth", "step3_attention_maps" };
+#define PROGRAM "step3_qknorm/step3_qknorm"
+
 START_TEST(test_figures_drawn) {
     if (!figure_gnuplot_available()) {
         printf("test_figures_drawn: SKIPPED, gnuplot is not installed (make deps)\n");
@@ -325,52 +328,31 @@ START_TEST(test_figures_drawn) {
     }
     rc = figure_attention_maps(dir, &maps, err, sizeof err);
     ck_assert_msg(rc == 0, "attention maps figure: %s", err);
-    const char *files[4] = { "step3_logit_growth.tsv", "step3_logit_growth.gp",
-                             "step3_attention_maps.tsv", "step3_attention_maps.gp" };
-    for (int i = 0; i < 4; i++) ck_assert_msg(file_in(dir, files[i]), "no %s", files[i]);
-    ck_assert(png_in(dir, "step3_logit_growth.png"));
-    ck_assert(png_in(dir, "step3_attention_maps.png"));
+    check_figures_drawn(dir, FIGURES, 2);
     free(q); free(k); free(qs); free(ks); free(qn); free(kn); free(r1); free(r2); free(g1); free(g2);
     free(weights);
     tmpdir_remove(dir);
 }
 END_TEST
 
-// Runs the step's own program with the given environment prefix and
-// options, its output into dir/out.txt and dir/err.txt. Returns the exit status.
-static int run_step3(const char *env, const char *dir, const char *options) {
-    return run_program(env, "step3_qknorm/step3_qknorm", options, dir);
-}
-
 START_TEST(test_figures_without_gnuplot) {
     // The program prints all it prints, writes the data, draws nothing and
     // ends by saying how to get the pictures.
-    char dir[256], options[400];
+    char dir[256];
     tmpdir_make(dir, sizeof dir, "qknorm");
-    snprintf(options, sizeof options, "--figures '%s/figures'", dir);
-    ck_assert_int_eq(run_step3("TINYDIT_GNUPLOT=/nonexistent/gnuplot", dir, options), 0);
-    const char *out = read_text_in(dir, "out.txt");
+    const char *out = check_figures_without_gnuplot(dir, PROGRAM, "", FIGURES, 2);
     ck_assert(strstr(out, "1. Attention logits") && strstr(out, "3. The bound"));
     ck_assert(strstr(out, "try it:"));
-    ck_assert_msg(strstr(out, "figures: /nonexistent/gnuplot was not found") != NULL, "%s", out);
-    ck_assert(strstr(out, "Install gnuplot"));
-    char sub[300];
-    snprintf(sub, sizeof sub, "%s/figures", dir);
-    ck_assert(file_in(sub, "step3_logit_growth.tsv") && file_in(sub, "step3_attention_maps.tsv"));
-    ck_assert(!file_in(sub, "step3_logit_growth.png") && !file_in(sub, "step3_attention_maps.png"));
     tmpdir_remove(dir);
 }
 END_TEST
 
 START_TEST(test_figures_bad_folder) {
-    // A folder that cannot be made: a message and a non-zero exit.
+    // A folder that cannot be made: a message and a non-zero exit; and
+    // --no-figures adds nothing to the output.
     char dir[256];
     tmpdir_make(dir, sizeof dir, "qknorm");
-    ck_assert_int_ne(run_step3("", dir, "--figures /dev/null/figures"), 0);
-    ck_assert(strstr(read_text_in(dir, "err.txt"), "step3_qknorm: ") != NULL);
-    // and --no-figures adds nothing to the output
-    ck_assert_int_eq(run_step3("", dir, "--no-figures"), 0);
-    ck_assert(strstr(read_text_in(dir, "out.txt"), "figures:") == NULL);
+    check_figures_bad_folder(dir, PROGRAM, "", "step3_qknorm");
     tmpdir_remove(dir);
 }
 END_TEST

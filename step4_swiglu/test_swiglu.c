@@ -171,23 +171,19 @@ END_TEST
 
 // ---------------------------------------------------------------------------
 // The figures, in a fresh folder under /tmp each time.
+static const char *const FIGURES[2] = { "step4_activations", "step4_params" };
+
 START_TEST(test_figures_are_pngs) {
     if (!figure_gnuplot_available()) {
         printf("test_figures_are_pngs: skipped, %s is not installed\n", figure_gnuplot_command());
         return;
     }
-    char dir[256], err[512], path[512];
+    char dir[256], err[512];
     tmpdir_make(dir, sizeof dir, "swiglu");
     int drawn = -1;
     ck_assert_msg(step4_figures(dir, &drawn, err, sizeof err) == 0, "%s", err);
     ck_assert_int_eq(drawn, 2);
-    const char *names[2] = { "step4_activations", "step4_params" };
-    for (int i = 0; i < 2; i++) {
-        snprintf(path, sizeof path, "%s/%s.png", dir, names[i]);
-        ck_assert_msg(figure_png_valid(path), "%s is not a PNG", path);
-        snprintf(path, sizeof path, "%s.tsv", names[i]);
-        ck_assert_msg(file_in(dir, path), "no %s", path);
-    }
+    check_figures_drawn(dir, FIGURES, 2);
     tmpdir_remove(dir);
 }
 END_TEST
@@ -195,19 +191,10 @@ END_TEST
 START_TEST(test_figures_notice_without_gnuplot) {
     // The program itself, with gnuplot pointed at a missing file: everything
     // is printed, the data is written, and the last lines say what to install.
-    char dir[256], options[400];
+    char dir[256];
     tmpdir_make(dir, sizeof dir, "swiglu");
-    snprintf(options, sizeof options, "--rounds 1 --batch 1 --figures '%s/figs'", dir);
-    int st = run_program("TINYDIT_GNUPLOT=/nonexistent/gnuplot", "step4_swiglu/step4_swiglu", options, dir);
-    ck_assert_msg(st == 0, "step4_swiglu/step4_swiglu %s failed (exit %d):\n%s", options, st, read_text_in(dir, "err.txt"));
-    const char *text = read_text_in(dir, "out.txt");
+    const char *text = check_figures_without_gnuplot(dir, "step4_swiglu/step4_swiglu", "--rounds 1 --batch 1", FIGURES, 2);
     ck_assert_ptr_nonnull(strstr(text, "4. The whole model"));
-    ck_assert_ptr_nonnull(strstr(text, "figures: /nonexistent/gnuplot was not found"));
-    ck_assert_ptr_nonnull(strstr(text, "Install gnuplot"));
-    char figs[300];
-    snprintf(figs, sizeof figs, "%s/figs", dir);
-    ck_assert(file_in(figs, "step4_activations.tsv") && file_in(figs, "step4_params.tsv"));
-    ck_assert(!file_in(figs, "step4_activations.png") && !file_in(figs, "step4_params.png"));
     tmpdir_remove(dir);
 }
 END_TEST

@@ -218,3 +218,58 @@ static inline int run_program(const char *env, const char *program, const char *
     int st = system(cmd);
     return st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
+
+// ---------------------------------------------------------------------------
+// The checks every step's figures share. names are the figures' NAMEs
+// (e.g. "step2_norm_times"), n of them.
+
+// dir holds NAME.tsv, NAME.gp and a valid NAME.png of each figure.
+static inline void check_figures_drawn(const char *dir, const char *const names[], int n) {
+    static const char *const kinds[3] = { "tsv", "gp", "png" };
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < 3; k++) {
+            char file[300];
+            snprintf(file, sizeof file, "%s.%s", names[i], kinds[k]);
+            ck_assert_msg(file_in(dir, file), "no %s in %s", file, dir);
+            if (k == 2) ck_assert_msg(png_in(dir, file), "%s/%s is not a PNG", dir, file);
+        }
+}
+
+// Runs program (named from the project root) with options and
+// --figures DIR/figures, gnuplot pointed at a missing program. It must exit
+// 0, end by saying gnuplot was not found and how to install it, and write
+// each figure's NAME.tsv but no NAME.png. Returns its standard output (in
+// read_text_in's buffer) for the step's own checks.
+static inline const char *check_figures_without_gnuplot(const char *dir, const char *program, const char *options,
+                                                        const char *const names[], int n) {
+    char all[1200], figures[300];
+    snprintf(figures, sizeof figures, "%s/figures", dir);
+    snprintf(all, sizeof all, "%s --figures '%s'", options, figures);
+    int st = run_program("TINYDIT_GNUPLOT=/nonexistent/gnuplot", program, all, dir);
+    ck_assert_msg(st == 0, "%s %s: exit %d\n%s", program, all, st, read_text_in(dir, "err.txt"));
+    for (int i = 0; i < n; i++) {
+        char file[300];
+        snprintf(file, sizeof file, "%s.tsv", names[i]);
+        ck_assert_msg(file_in(figures, file), "no %s in %s", file, figures);
+        snprintf(file, sizeof file, "%s.png", names[i]);
+        ck_assert_msg(!file_in(figures, file), "%s drawn without gnuplot", file);
+    }
+    const char *out = read_text_in(dir, "out.txt");
+    ck_assert_msg(strstr(out, "figures: /nonexistent/gnuplot was not found") != NULL, "%s", out);
+    ck_assert_msg(strstr(out, "Install gnuplot") != NULL, "%s", out);
+    return out;
+}
+
+// A figures folder that cannot be made: a message on stderr starting with
+// "who: " and a non-zero exit; and --no-figures adds no "figures:" line.
+static inline void check_figures_bad_folder(const char *dir, const char *program, const char *options,
+                                            const char *who) {
+    char all[1200], prefix[200];
+    snprintf(all, sizeof all, "%s --figures /dev/null/figures", options);
+    ck_assert_int_ne(run_program("", program, all, dir), 0);
+    snprintf(prefix, sizeof prefix, "%s: ", who);
+    ck_assert_msg(strstr(read_text_in(dir, "err.txt"), prefix) != NULL, "no '%s' in its error", prefix);
+    snprintf(all, sizeof all, "%s --no-figures", options);
+    ck_assert_int_eq(run_program("", program, all, dir), 0);
+    ck_assert(strstr(read_text_in(dir, "out.txt"), "figures:") == NULL);
+}
