@@ -196,22 +196,16 @@ END_TEST
 START_TEST(test_figures_without_gnuplot) {
     // The program prints all it prints, writes the data, draws nothing and
     // ends by saying how to get the pictures.
-    char dir[256];
-    tmpdir_make(dir, sizeof dir, "rmsnorm");
-    const char *out = check_figures_without_gnuplot(dir, PROGRAM, "--rounds 1", FIGURES, 2);
+    const char *out = check_figures_without_gnuplot(PROGRAM, "--rounds 1", FIGURES, 2);
     ck_assert(strstr(out, "1. What each norm does") && strstr(out, "3. Time per call"));
     ck_assert(strstr(out, "try it:"));
-    tmpdir_remove(dir);
 }
 END_TEST
 
 START_TEST(test_figures_bad_folder) {
     // A folder that cannot be made: a message and a non-zero exit; and
     // --no-figures adds nothing to the output.
-    char dir[256];
-    tmpdir_make(dir, sizeof dir, "rmsnorm");
-    check_figures_bad_folder(dir, PROGRAM, "--rounds 1", "step2_rmsnorm");
-    tmpdir_remove(dir);
+    check_figures_bad_folder(PROGRAM, "--rounds 1", "step2_rmsnorm");
 }
 END_TEST
 

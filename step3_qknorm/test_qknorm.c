@@ -338,22 +338,16 @@ END_TEST
 START_TEST(test_figures_without_gnuplot) {
     // The program prints all it prints, writes the data, draws nothing and
     // ends by saying how to get the pictures.
-    char dir[256];
-    tmpdir_make(dir, sizeof dir, "qknorm");
-    const char *out = check_figures_without_gnuplot(dir, PROGRAM, "", FIGURES, 2);
+    const char *out = check_figures_without_gnuplot(PROGRAM, "", FIGURES, 2);
     ck_assert(strstr(out, "1. Attention logits") && strstr(out, "3. The bound"));
     ck_assert(strstr(out, "try it:"));
-    tmpdir_remove(dir);
 }
 END_TEST
 
 START_TEST(test_figures_bad_folder) {
     // A folder that cannot be made: a message and a non-zero exit; and
     // --no-figures adds nothing to the output.
-    char dir[256];
-    tmpdir_make(dir, sizeof dir, "qknorm");
-    check_figures_bad_folder(dir, PROGRAM, "", "step3_qknorm");
-    tmpdir_remove(dir);
+    check_figures_bad_folder(PROGRAM, "", "step3_qknorm");
 }
 END_TEST
 

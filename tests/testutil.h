@@ -235,14 +235,15 @@ static inline void check_figures_drawn(const char *dir, const char *const names[
         }
 }
 
-// Runs program (named from the project root) with options and
-// --figures DIR/figures, gnuplot pointed at a missing program. It must exit
-// 0, end by saying gnuplot was not found and how to install it, and write
-// each figure's NAME.tsv but no NAME.png. Returns its standard output (in
-// read_text_in's buffer) for the step's own checks.
-static inline const char *check_figures_without_gnuplot(const char *dir, const char *program, const char *options,
+// Runs program (named from the project root) with options and --figures,
+// gnuplot pointed at a missing program, in a temp folder of its own. It must
+// exit 0, end by saying gnuplot was not found and how to install it, and
+// write each figure's NAME.tsv but no NAME.png. Returns its standard output
+// (in read_text_in's buffer) for the step's own checks.
+static inline const char *check_figures_without_gnuplot(const char *program, const char *options,
                                                         const char *const names[], int n) {
-    char all[1200], figures[300];
+    char dir[256], all[1200], figures[300];
+    tmpdir_make(dir, sizeof dir, "figures");
     snprintf(figures, sizeof figures, "%s/figures", dir);
     snprintf(all, sizeof all, "%s --figures '%s'", options, figures);
     int st = run_program("TINYDIT_GNUPLOT=/nonexistent/gnuplot", program, all, dir);
@@ -257,14 +258,16 @@ static inline const char *check_figures_without_gnuplot(const char *dir, const c
     const char *out = read_text_in(dir, "out.txt");
     ck_assert_msg(strstr(out, "figures: /nonexistent/gnuplot was not found") != NULL, "%s", out);
     ck_assert_msg(strstr(out, "Install gnuplot") != NULL, "%s", out);
+    tmpdir_remove(dir);
     return out;
 }
 
-// A figures folder that cannot be made: a message on stderr starting with
-// "who: " and a non-zero exit; and --no-figures adds no "figures:" line.
-static inline void check_figures_bad_folder(const char *dir, const char *program, const char *options,
-                                            const char *who) {
-    char all[1200], prefix[200];
+// Runs program with options in a temp folder of its own. A figures folder
+// that cannot be made: a message on stderr starting with "who: " and a
+// non-zero exit; and --no-figures adds no "figures:" line.
+static inline void check_figures_bad_folder(const char *program, const char *options, const char *who) {
+    char dir[256], all[1200], prefix[200];
+    tmpdir_make(dir, sizeof dir, "figures");
     snprintf(all, sizeof all, "%s --figures /dev/null/figures", options);
     ck_assert_int_ne(run_program("", program, all, dir), 0);
     snprintf(prefix, sizeof prefix, "%s: ", who);
@@ -272,4 +275,5 @@ static inline void check_figures_bad_folder(const char *dir, const char *program
     snprintf(all, sizeof all, "%s --no-figures", options);
     ck_assert_int_eq(run_program("", program, all, dir), 0);
     ck_assert(strstr(read_text_in(dir, "out.txt"), "figures:") == NULL);
+    tmpdir_remove(dir);
 }
