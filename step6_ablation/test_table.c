@@ -95,6 +95,17 @@ static char *capture_stdout(void (*fn)(void *), void *ctx) {
     return text;
 }
 
+// What print writes for res, in memory (free it).
+static char *printed(void (*print)(const AblationResults *, FILE *), const AblationResults *res) {
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    ck_assert_ptr_nonnull(f);
+    print(res, f);
+    ck_assert_int_eq(fclose(f), 0);
+    return text;
+}
+
 static void print_results(void *res) { results_print(res, NULL); }
 
 static AblationResults *load(void) {
@@ -288,9 +299,7 @@ START_TEST(test_report_and_tsv) {
     write_text(path, "png");
     snprintf(path, sizeof path, "%s/report.md", g_dir);
     ck_assert_int_eq(report_write(res, NULL, path, err, sizeof err), 0);
-    size_t len;
-    char *md = read_file_all(path, &len, err, sizeof err);
-    ck_assert_ptr_nonnull(md);
+    char *md = read_whole_file(path);
     assert_has(md, "| run | params | val MSE | probe-FD | ms/step | spikes | vs baseline | verdict |");
     assert_has(md, "| + 2D RoPE | 1,150,128 | 0.2289 | 63.9 | 246.9 | 0 | -0.0255 | gain, 7.3 gaps |");
     assert_has(md, "| + QK-norm | 1,152,432 | 0.2499 | 75.0 | 192.7 | 0 | -0.0045 | gain, 1.3 gaps |");
@@ -300,18 +309,12 @@ START_TEST(test_report_and_tsv) {
     free(md);
 
     // the TSV that scripts/plots.sh reads: a header and all nine runs
-    char tsv[] = "/tmp/step6_tsv_XXXXXX";
-    int fd = mkstemp(tsv);
-    FILE *f = fdopen(fd, "w");
-    results_print_tsv(res, f);
-    fclose(f);
-    char *t = read_file_all(tsv, &len, err, sizeof err);
+    char *t = printed(results_print_tsv, res);
     int lines = 0;
     for (char *c = t; *c; c++) lines += *c == '\n';
     ck_assert_int_eq(lines, 10);
     assert_has(t, "p11_rope\t+ 2D RoPE\t1\t1150128\t0.228900\t63.900\t246.900\t0\t0.254450\t0.003500\n");
     free(t);
-    unlink(tsv);
     free(res);
     remove_runs();
 }
@@ -435,9 +438,7 @@ START_TEST(test_seeds_table) {
     char path[512], err[256];
     snprintf(path, sizeof path, "%s/report.md", g_dir);
     ck_assert_int_eq(report_write(res, NULL, path, err, sizeof err), 0);
-    size_t len;
-    char *md = read_file_all(path, &len, err, sizeof err);
-    ck_assert_ptr_nonnull(md);
+    char *md = read_whole_file(path);
     assert_has(md, "| configuration | seeds | val MSE | spread | probe-FD | ms/step | vs baseline | +- se | verdict |");
     assert_has(md, "| + 2D RoPE | 3 (0,1,2) | 0.2552 | 0.0053 | 90.0 | 100.0 | -0.0255 | 0.0032 | gain (8.0 se) |");
     assert_has(md, "| + RMSNorm | 3 (0,1,2) | 0.2812 | 0.0029 | 90.0 | 100.0 | +0.0005 | 0.0019 | not resolved (0.3 se) |");
@@ -445,17 +446,11 @@ START_TEST(test_seeds_table) {
     free(md);
 
     // the seeds TSV for the plot: one line per run, one per configuration
-    char tsv[] = "/tmp/step6_tsv_XXXXXX";
-    int fd = mkstemp(tsv);
-    FILE *f = fdopen(fd, "w");
-    results_print_seeds_tsv(res, f);
-    fclose(f);
-    char *t = read_file_all(tsv, &len, err, sizeof err);
+    char *t = printed(results_print_seeds_tsv, res);
     assert_has(t, "run\t4\t+ 2D RoPE\t1\t0.250000\t");
     assert_has(t, "\tp11_rope_s1\n");
     assert_has(t, "mean\t4\t+ 2D RoPE\t3\t0.255200\t0.005303\t0.003062\n");
     free(t);
-    unlink(tsv);
     free(res);
     remove_runs();
 }
@@ -494,8 +489,7 @@ START_TEST(test_compare_with_committed) {
     char path[512], err[256];
     snprintf(path, sizeof path, "%s/report.md", yours);
     ck_assert_int_eq(report_write(res, ref, path, err, sizeof err), 0);
-    size_t len;
-    char *md = read_file_all(path, &len, err, sizeof err);
+    char *md = read_whole_file(path);
     assert_has(md, "| + 2D RoPE | 0.2580 (n=1) | 0.2552 (n=3) | 0.0053 | +0.0028 +- 0.0061\\* | inside the noise (0.5 se) |");
     free(md);
 
