@@ -37,6 +37,22 @@ static float *ones(int n) {
     return g;
 }
 
+// score_stats of one head's q, k (L, hd) multiplied by scale: without
+// QK-norm into raw / raw_top, and with it (gains at 1) into normed /
+// normed_top.
+static void stats_at_scale(const float *q, const float *k, int L, int hd, double scale, double *raw,
+                           double *raw_top, double *normed, double *normed_top) {
+    int n = L * hd;
+    float *qs = alloc_floats(n), *ks = alloc_floats(n), *qn = alloc_floats(n), *kn = alloc_floats(n);
+    float *r1 = alloc_floats(L), *r2 = alloc_floats(L), *g1 = ones(hd), *g2 = ones(hd);
+    QueryKeyNorm m = qk_norm_make(hd, EPS, g1, g2);
+    for (int i = 0; i < n; i++) { qs[i] = scale * q[i]; ks[i] = scale * k[i]; }
+    qk_norm_forward(&m, qn, kn, r1, r2, qs, ks, 1, 1, L);
+    score_stats(qs, ks, L, hd, raw, raw_top);
+    score_stats(qn, kn, L, hd, normed, normed_top);
+    free(qs); free(ks); free(qn); free(kn); free(r1); free(r2); free(g1); free(g2);
+}
+
 // ---------------------------------------------------------------------------
 START_TEST(test_interface) {
     // Built from head_dim and epsilon (plus the two gains it normalises with).
@@ -85,20 +101,13 @@ START_TEST(test_logit_table) {
     // Scores grow with the square of the scale and softmax turns one-hot;
     // with QK-norm they stay put.
     int L = 64, hd = 32, n = L * hd;
-    float *q = alloc_floats(n), *k = alloc_floats(n), *qs = alloc_floats(n), *ks = alloc_floats(n);
-    float *qn = alloc_floats(n), *kn = alloc_floats(n), *r1 = alloc_floats(L), *r2 = alloc_floats(L);
-    float *g1 = ones(hd), *g2 = ones(hd);
-    QueryKeyNorm m = qk_norm_make(hd, EPS, g1, g2);
+    float *q = alloc_floats(n), *k = alloc_floats(n);
     fill_normal(q, n, 1.0f, 5);
     fill_normal(k, n, 1.0f, 6);
     double raw[3], raw_top[3], nrm[3], nrm_top[3];
     int growth[3] = { 1, 4, 16 };
-    for (int gi = 0; gi < 3; gi++) {
-        for (int i = 0; i < n; i++) { qs[i] = growth[gi] * q[i]; ks[i] = growth[gi] * k[i]; }
-        qk_norm_forward(&m, qn, kn, r1, r2, qs, ks, 1, 1, L);
-        score_stats(qs, ks, L, hd, &raw[gi], &raw_top[gi]);
-        score_stats(qn, kn, L, hd, &nrm[gi], &nrm_top[gi]);
-    }
+    for (int gi = 0; gi < 3; gi++)
+        stats_at_scale(q, k, L, hd, growth[gi], &raw[gi], &raw_top[gi], &nrm[gi], &nrm_top[gi]);
     for (int gi = 1; gi < 3; gi++) {
         double sq = (double)growth[gi] * growth[gi];
         ck_assert_msg(fabs(raw[gi] / raw[0] - sq) <= 1e-4 * sq, "raw logits grew x%g, not x%g",
@@ -110,7 +119,7 @@ START_TEST(test_logit_table) {
     ck_assert_msg(raw_top[0] < 0.2, "x1 attention should be spread out (%g)", raw_top[0]);
     ck_assert_msg(raw_top[2] > 0.99, "x16 attention should be one-hot (%g)", raw_top[2]);
     ck_assert_msg(nrm_top[2] < 0.2, "QK-norm attention should stay spread out (%g)", nrm_top[2]);
-    free(q); free(k); free(qs); free(ks); free(qn); free(kn); free(r1); free(r2); free(g1); free(g2);
+    free(q); free(k);
 }
 END_TEST
 
@@ -298,20 +307,14 @@ START_TEST(test_figures_drawn) {
     tmpdir_make(dir, sizeof dir, "qknorm");
     // the largest logit of q, k (L, hd) at a few scales, without and with QK-norm
     int L = 8, hd = 4, n = L * hd;
-    float *q = alloc_floats(n), *k = alloc_floats(n), *qs = alloc_floats(n), *ks = alloc_floats(n);
-    float *qn = alloc_floats(n), *kn = alloc_floats(n), *r1 = alloc_floats(L), *r2 = alloc_floats(L);
-    float *g1 = ones(hd), *g2 = ones(hd);
-    QueryKeyNorm m = qk_norm_make(hd, EPS, g1, g2);
+    float *q = alloc_floats(n), *k = alloc_floats(n);
     fill_normal(q, n, 1.0f, 23);
     fill_normal(k, n, 1.0f, 24);
     LogitGrowth growth = { .n = 5, .head_dim = hd, .marks = { 1, 4, 16 } };
     double top;
     for (int i = 0; i < growth.n; i++) {
         growth.scale[i] = pow(10.0, i - 2);
-        for (int j = 0; j < n; j++) { qs[j] = growth.scale[i] * q[j]; ks[j] = growth.scale[i] * k[j]; }
-        qk_norm_forward(&m, qn, kn, r1, r2, qs, ks, 1, 1, L);
-        score_stats(qs, ks, L, hd, &growth.raw[i], &top);
-        score_stats(qn, kn, L, hd, &growth.normed[i], &top);
+        stats_at_scale(q, k, L, hd, growth.scale[i], &growth.raw[i], &top, &growth.normed[i], &top);
     }
     int rc = figure_logit_growth(dir, &growth, err, sizeof err);
     ck_assert_msg(rc == 0, "logit growth figure: %s", err);
@@ -329,8 +332,7 @@ START_TEST(test_figures_drawn) {
     rc = figure_attention_maps(dir, &maps, err, sizeof err);
     ck_assert_msg(rc == 0, "attention maps figure: %s", err);
     check_figures_drawn(dir, FIGURES, 2);
-    free(q); free(k); free(qs); free(ks); free(qn); free(kn); free(r1); free(r2); free(g1); free(g2);
-    free(weights);
+    free(q); free(k); free(weights);
     tmpdir_remove(dir);
 }
 END_TEST
