@@ -170,10 +170,7 @@ static const char *const FIGURES[2] = { "step2_norm_outputs", "step2_norm_times"
 #define PROGRAM "step2_rmsnorm/step2_rmsnorm"
 
 START_TEST(test_figures_drawn) {
-    if (!figure_gnuplot_available()) {
-        printf("test_figures_drawn: SKIPPED, gnuplot is not installed (make deps)\n");
-        return;
-    }
+    if (!gnuplot_or_skip("test_figures_drawn")) return;
     char dir[256], err[512];
     tmpdir_make(dir, sizeof dir, "rmsnorm");
     int R = 16, D = 32, n = R * D;

@@ -299,10 +299,7 @@ static const char *const FIGURES[2] = { "step3_logit_growth", "step3_attention_m
 #define PROGRAM "step3_qknorm/step3_qknorm"
 
 START_TEST(test_figures_drawn) {
-    if (!figure_gnuplot_available()) {
-        printf("test_figures_drawn: SKIPPED, gnuplot is not installed (make deps)\n");
-        return;
-    }
+    if (!gnuplot_or_skip("test_figures_drawn")) return;
     char dir[256], err[512];
     tmpdir_make(dir, sizeof dir, "qknorm");
     // the largest logit of q, k (L, hd) at a few scales, without and with QK-norm

@@ -174,10 +174,7 @@ END_TEST
 static const char *const FIGURES[2] = { "step4_activations", "step4_params" };
 
 START_TEST(test_figures_are_pngs) {
-    if (!figure_gnuplot_available()) {
-        printf("test_figures_are_pngs: skipped, %s is not installed\n", figure_gnuplot_command());
-        return;
-    }
+    if (!gnuplot_or_skip("test_figures_are_pngs")) return;
     char dir[256], err[512];
     tmpdir_make(dir, sizeof dir, "swiglu");
     int drawn = -1;

@@ -193,10 +193,7 @@ END_TEST
 static const char *const FIGURES[2] = { "step5_scores", "step5_angles" };
 
 START_TEST(test_figures_are_pngs) {
-    if (!figure_gnuplot_available()) {
-        printf("test_figures_are_pngs: skipped, %s is not installed\n", figure_gnuplot_command());
-        return;
-    }
+    if (!gnuplot_or_skip("test_figures_are_pngs")) return;
     char dir[256], err[512];
     float q[HD], k[HD];
     fill_normal(q, HD, 1.0f, 1);

@@ -223,6 +223,13 @@ static inline int run_program(const char *env, const char *program, const char *
 // The checks every step's figures share. names are the figures' NAMEs
 // (e.g. "step2_norm_times"), n of them.
 
+// True when gnuplot runs; otherwise says that test is skipped and why.
+static inline int gnuplot_or_skip(const char *test) {
+    if (figure_gnuplot_available()) return 1;
+    printf("%s: SKIPPED, %s is not installed (make deps)\n", test, figure_gnuplot_command());
+    return 0;
+}
+
 // dir holds NAME.tsv, NAME.gp and a valid NAME.png of each figure.
 static inline void check_figures_drawn(const char *dir, const char *const names[], int n) {
     static const char *const kinds[3] = { "tsv", "gp", "png" };
