@@ -385,8 +385,8 @@ START_TEST(test_program_noise_and_figures) {
         ck_assert_msg(strstr(r.out, want[i]), "'%s' not in:\n%s", want[i], r.out);
     // the table of what seeds buy: 3 seeds a side, se = 0.0016 * sqrt(2/3)
     ck_assert_msg(strstr(r.out, "0.0013") && strstr(r.out, "0.0026"), "%s", r.out);
-    const char *names[] = { "step1_loss_curves", "step1_val_mse" };
-    bool gnuplot = system("command -v gnuplot >/dev/null 2>&1") == 0;
+    const char *const names[] = { "step1_loss_curves", "step1_val_mse" };
+    bool gnuplot = figure_gnuplot_available();
     for (int i = 0; i < 2; i++) {
         char path[600];
         snprintf(path, sizeof path, "%s/%s.tsv", figs, names[i]);
@@ -399,20 +399,9 @@ START_TEST(test_program_noise_and_figures) {
     ran_free(&r);
 
     // without gnuplot: the same text, the data files, and a notice
-    snprintf(args, sizeof args, "--preset smoke --out '%s' --figures '%s/nognuplot'", g_tmp, g_tmp);
-    setenv("TINYDIT_GNUPLOT", "/nonexistent/gnuplot", 1);
-    r = run(args);
-    unsetenv("TINYDIT_GNUPLOT");
-    ck_assert_msg(r.code == 0, "exit %d:\n%s", r.code, r.err);
-    ck_assert_msg(strstr(r.out, "/nonexistent/gnuplot was not found") && strstr(r.out, "Install gnuplot"),
-                  "%s", r.out);
-    ck_assert_msg(strstr(r.out, "mean val MSE 0.2807"), "%s", r.out);
-    char path[600];
-    snprintf(path, sizeof path, "%s/nognuplot/step1_val_mse.tsv", g_tmp);
-    ck_assert_msg(file_exists(path), "no %s", path);
-    snprintf(path, sizeof path, "%s/nognuplot/step1_val_mse.png", g_tmp);
-    ck_assert_msg(!file_exists(path), "%s drawn without gnuplot", path);
-    ran_free(&r);
+    snprintf(args, sizeof args, "--preset smoke --out '%s'", g_tmp);
+    const char *out = check_figures_without_gnuplot("step1_scorecard/step1_scorecard", args, names, 2);
+    ck_assert_msg(strstr(out, "mean val MSE 0.2807"), "%s", out);
 
     // given folders: the noise of the group of seeds among them, and its figures
     snprintf(args, sizeof args, "'%s/p11_base_s0' '%s/step1_smoke_s1' '%s/p11_base_s2' --figures '%s/given'",
@@ -421,6 +410,7 @@ START_TEST(test_program_noise_and_figures) {
     ck_assert_int_eq(r.code, 0);
     ck_assert_msg(strstr(r.out, "from 3 seeds") && strstr(r.out, "spread (sample standard deviation) 0.0016"),
                   "%s", r.out);
+    char path[600];
     snprintf(path, sizeof path, "%s/given/step1_loss_curves.tsv", g_tmp);
     ck_assert_msg(file_exists(path), "no %s", path);
     ran_free(&r);

@@ -249,10 +249,11 @@ static inline void check_figures_drawn(const char *dir, const char *const names[
 // (in read_text_in's buffer) for the step's own checks.
 static inline const char *check_figures_without_gnuplot(const char *program, const char *options,
                                                         const char *const names[], int n) {
-    char dir[256], all[1200], figures[300];
+    char dir[256], all[4600], figures[300];
     tmpdir_make(dir, sizeof dir, "figures");
     snprintf(figures, sizeof figures, "%s/figures", dir);
-    snprintf(all, sizeof all, "%s --figures '%s'", options, figures);
+    int len = snprintf(all, sizeof all, "%s --figures '%s'", options, figures);
+    ck_assert_msg(len > 0 && (size_t)len < sizeof all, "the options are too long");
     int st = run_program("TINYDIT_GNUPLOT=/nonexistent/gnuplot", program, all, dir);
     ck_assert_msg(st == 0, "%s %s: exit %d\n%s", program, all, st, read_text_in(dir, "err.txt"));
     for (int i = 0; i < n; i++) {
@@ -273,7 +274,7 @@ static inline const char *check_figures_without_gnuplot(const char *program, con
 // that cannot be made: a message on stderr starting with "who: " and a
 // non-zero exit; and --no-figures adds no "figures:" line.
 static inline void check_figures_bad_folder(const char *program, const char *options, const char *who) {
-    char dir[256], all[1200], prefix[200];
+    char dir[256], all[4600], prefix[200];
     tmpdir_make(dir, sizeof dir, "figures");
     snprintf(all, sizeof all, "%s --figures /dev/null/figures", options);
     ck_assert_int_ne(run_program("", program, all, dir), 0);
