@@ -13,9 +13,6 @@ static const char *COLOURS[] = { "#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#f
                                  "#e377c2" };
 #define N_COLOURS (int)(sizeof COLOURS / sizeof COLOURS[0])
 
-// figure_draw's answer as a count: 1 drawn, 0 without gnuplot, -1 an error.
-static int drawn_or_error(int rc) { return rc == 0 ? 1 : rc == FIGURE_NO_GNUPLOT ? 0 : -1; }
-
 // Copies run's loss.tsv (step, loss, ...) into f as one gnuplot data block:
 // step, loss, and the mean of the last `window` losses. Returns the number of
 // steps, 0 if the run has no loss.tsv.
@@ -46,7 +43,10 @@ static int write_loss_block(FILE *f, const RunMetrics *run, int window) {
     return n;
 }
 
-static int draw_loss_curves(const RunMetrics *runs, int n, const char *dir, char *err, size_t errlen) {
+// Each figure adds what figure_draw answered to t; -1 with a message in err
+// on an error.
+static int draw_loss_curves(const RunMetrics *runs, int n, const char *dir, FigureTally *t, char *err,
+                            size_t errlen) {
     FILE *f = figure_data_open(dir, "step1_loss_curves", err, errlen);
     if (!f) return -1;
     int steps = runs[0].has_config ? runs[0].cfg.steps : 1000;
@@ -54,8 +54,8 @@ static int draw_loss_curves(const RunMetrics *runs, int n, const char *dir, char
     int drawn[STEP1_MAX_SEEDS], blocks = 0;
     for (int i = 0; i < n; i++)
         if (write_loss_block(f, &runs[i], window) > 0) drawn[blocks++] = i;
-    fclose(f);
-    if (!blocks) return 0;
+    if (figure_data_close(f, dir, "step1_loss_curves", err, errlen) != 0) return -1;
+    if (!blocks) return 0;                   // no run has its losses: nothing to draw
     // two panels: the whole run, and the second half up
     // close, where the seeds' difference is of the size of the changes the
     // later steps measure
@@ -87,10 +87,11 @@ static int draw_loss_curves(const RunMetrics *runs, int n, const char *dir, char
         "plot %s\n"
         "unset multiplot\n",
         blocks, window, plot, steps / 2, steps / 2, close_up);
-    return drawn_or_error(figure_draw(dir, "step1_loss_curves", 1100, 520, script, err, errlen));
+    return figure_tally_add(t, figure_draw(dir, "step1_loss_curves", 1100, 520, script, err, errlen), NULL, err);
 }
 
-static int draw_val_mse(const RunMetrics *runs, int n, const char *dir, char *err, size_t errlen) {
+static int draw_val_mse(const RunMetrics *runs, int n, const char *dir, FigureTally *t, char *err,
+                        size_t errlen) {
     double vals[STEP1_MAX_SEEDS] = {0};
     for (int i = 0; i < n; i++) vals[i] = runs[i].val_mse;
     SeedSpread s = seed_spread(vals, n);
@@ -100,7 +101,7 @@ static int draw_val_mse(const RunMetrics *runs, int n, const char *dir, char *er
     fprintf(f, "# seed\tval_mse\trun    (mean %.6f, spread %.6f over %d seeds; seed gap of the first pair %.6f)\n",
             s.mean, s.sd, n, gap);
     for (int i = 0; i < n; i++) fprintf(f, "%llu\t%.6f\t%s\n", runs[i].cfg.seed, vals[i], runs[i].name);
-    fclose(f);
+    if (figure_data_close(f, dir, "step1_val_mse", err, errlen) != 0) return -1;
     double lo = fmin(pair_mean - gap, s.mean - s.sd), hi = fmax(pair_mean + gap, s.mean + s.sd);
     for (int i = 0; i < n; i++) { lo = fmin(lo, vals[i]); hi = fmax(hi, vals[i]); }
     double pad = 0.35 * (hi - lo > 0 ? hi - lo : 1e-3);
@@ -121,21 +122,18 @@ static int draw_val_mse(const RunMetrics *runs, int n, const char *dir, char *er
         n, n - 1, lo - pad, hi + pad,
         s.mean + s.sd, s.mean - s.sd, n, s.mean, s.sd,
         pair_mean + gap, pair_mean - gap, gap, s.mean);
-    return drawn_or_error(figure_draw(dir, "step1_val_mse", 900, 580, script, err, errlen));
+    return figure_tally_add(t, figure_draw(dir, "step1_val_mse", 900, 580, script, err, errlen), NULL, err);
 }
 
 int step1_figures(const RunMetrics *runs, int n, const char *dir) {
     char err[1024];
-    int drawn = 0, rc;
-    if ((rc = draw_loss_curves(runs, n, dir, err, sizeof err)) < 0) goto fail;
-    drawn += rc;
-    if ((rc = draw_val_mse(runs, n, dir, err, sizeof err)) < 0) goto fail;
-    drawn += rc;
+    FigureTally t = { 0 };
+    if (draw_loss_curves(runs, n, dir, &t, err, sizeof err) < 0 ||
+        draw_val_mse(runs, n, dir, &t, err, sizeof err) < 0) {
+        fprintf(stderr, "error: figures: %s\n", err);
+        return -1;
+    }
     printf("\n");
-    figure_report(stdout, dir, drawn, !figure_gnuplot_available());
-    return drawn;
-fail:
-    // FIGURE_NO_GNUPLOT comes back as 1 from figure_draw, and -1 only on an error
-    fprintf(stderr, "error: figures: %s\n", err);
-    return -1;
+    figure_tally_report(stdout, &t, dir);
+    return t.drawn;
 }

@@ -12,7 +12,6 @@
 // No data and no training: the finished runs are a made-up metrics.json
 // next to a checkpoint that says it is done.
 #include <cJSON.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #include "io/checkpoint.h"
 #include "io/figure.h"
@@ -22,25 +21,10 @@
 #include "testutil.h"
 #include "train/trainer.h"
 
-// the step's program, found from the project root like every path of a run
-static const char *program(void) {
-    static char path[4200];
-    if (!path[0]) ck_assert_int_eq(project_path(path, sizeof path, "step1_scorecard/step1_scorecard"), 0);
-    return path;
-}
-
 static char g_tmp[256];
 
-static void make_tmp(void) {
-    snprintf(g_tmp, sizeof g_tmp, "/tmp/test_scorecard_XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(g_tmp));
-}
-
-static void remove_tmp(void) {
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_tmp);
-    ck_assert_int_eq(system(cmd), 0);
-}
+static void make_tmp(void) { tmpdir_make(g_tmp, sizeof g_tmp, "scorecard"); }
+static void remove_tmp(void) { tmpdir_remove(g_tmp); }
 
 // The baseline config of a preset at a seed, as a run would have it.
 static Config baseline(Preset p, unsigned long long seed) {
@@ -243,14 +227,11 @@ END_TEST
 typedef struct { int code; char *out, *err; } Ran;
 
 static Ran run(const char *args) {
-    char cmd[8192], o[400], e[400];
-    snprintf(o, sizeof o, "%s/stdout.txt", g_tmp);
-    snprintf(e, sizeof e, "%s/stderr.txt", g_tmp);
-    snprintf(cmd, sizeof cmd, "'%s' %s >'%s' 2>'%s'", program(), args, o, e);
-    int st = system(cmd);
-    Ran r = { WIFEXITED(st) ? WEXITSTATUS(st) : -1, NULL, NULL };
+    Ran r = { run_program("", "step1_scorecard/step1_scorecard", args, g_tmp), NULL, NULL };
+    char o[400], e[400], err[600];
+    snprintf(o, sizeof o, "%s/out.txt", g_tmp);
+    snprintf(e, sizeof e, "%s/err.txt", g_tmp);
     size_t len;
-    char err[600];
     r.out = read_file_all(o, &len, err, sizeof err);
     r.err = read_file_all(e, &len, err, sizeof err);
     ck_assert(r.out && r.err);
@@ -404,8 +385,8 @@ START_TEST(test_program_noise_and_figures) {
         ck_assert_msg(strstr(r.out, want[i]), "'%s' not in:\n%s", want[i], r.out);
     // the table of what seeds buy: 3 seeds a side, se = 0.0016 * sqrt(2/3)
     ck_assert_msg(strstr(r.out, "0.0013") && strstr(r.out, "0.0026"), "%s", r.out);
-    const char *names[] = { "step1_loss_curves", "step1_val_mse" };
-    bool gnuplot = system("command -v gnuplot >/dev/null 2>&1") == 0;
+    const char *const names[] = { "step1_loss_curves", "step1_val_mse" };
+    bool gnuplot = figure_gnuplot_available();
     for (int i = 0; i < 2; i++) {
         char path[600];
         snprintf(path, sizeof path, "%s/%s.tsv", figs, names[i]);
@@ -418,20 +399,9 @@ START_TEST(test_program_noise_and_figures) {
     ran_free(&r);
 
     // without gnuplot: the same text, the data files, and a notice
-    snprintf(args, sizeof args, "--preset smoke --out '%s' --figures '%s/nognuplot'", g_tmp, g_tmp);
-    setenv("TINYDIT_GNUPLOT", "/nonexistent/gnuplot", 1);
-    r = run(args);
-    unsetenv("TINYDIT_GNUPLOT");
-    ck_assert_msg(r.code == 0, "exit %d:\n%s", r.code, r.err);
-    ck_assert_msg(strstr(r.out, "/nonexistent/gnuplot was not found") && strstr(r.out, "Install gnuplot"),
-                  "%s", r.out);
-    ck_assert_msg(strstr(r.out, "mean val MSE 0.2807"), "%s", r.out);
-    char path[600];
-    snprintf(path, sizeof path, "%s/nognuplot/step1_val_mse.tsv", g_tmp);
-    ck_assert_msg(file_exists(path), "no %s", path);
-    snprintf(path, sizeof path, "%s/nognuplot/step1_val_mse.png", g_tmp);
-    ck_assert_msg(!file_exists(path), "%s drawn without gnuplot", path);
-    ran_free(&r);
+    snprintf(args, sizeof args, "--preset smoke --out '%s'", g_tmp);
+    const char *out = check_figures_without_gnuplot("step1_scorecard/step1_scorecard", args, names, 2);
+    ck_assert_msg(strstr(out, "mean val MSE 0.2807"), "%s", out);
 
     // given folders: the noise of the group of seeds among them, and its figures
     snprintf(args, sizeof args, "'%s/p11_base_s0' '%s/step1_smoke_s1' '%s/p11_base_s2' --figures '%s/given'",
@@ -440,6 +410,7 @@ START_TEST(test_program_noise_and_figures) {
     ck_assert_int_eq(r.code, 0);
     ck_assert_msg(strstr(r.out, "from 3 seeds") && strstr(r.out, "spread (sample standard deviation) 0.0016"),
                   "%s", r.out);
+    char path[600];
     snprintf(path, sizeof path, "%s/given/step1_loss_curves.tsv", g_tmp);
     ck_assert_msg(file_exists(path), "no %s", path);
     ran_free(&r);

@@ -57,7 +57,7 @@ static int write_histograms(const char *dir, const float *y_ln, const float *y_r
     for (int b = 0; b < nbins; b++)
         fprintf(f, "%.3f\t%.6f\t%.6f\n", lo + (b + 0.5) * BIN_WIDTH, d_ln[b], d_rms[b]);
     free(d_ln); free(d_rms);
-    if (fclose(f) != 0) return errorf(err, errlen, "cannot write %s/step2_norm_outputs.tsv", dir);
+    if (figure_data_close(f, dir, "step2_norm_outputs", err, errlen) != 0) return -1;
     return 0;
 }
 
@@ -100,7 +100,7 @@ int figure_norm_times(const char *dir, const NormTimings *t, char *err, size_t e
                "forward\t%.4f\t%.4f\nbackward\t%.4f\t%.4f\n",
             t->R, t->D, t->threads, t->threads == 1 ? "" : "s", t->rounds,
             t->ms[0], t->ms[1], t->ms[2], t->ms[3]);
-    if (fclose(f) != 0) return errorf(err, errlen, "cannot write %s/step2_norm_times.tsv", dir);
+    if (figure_data_close(f, dir, "step2_norm_times", err, errlen) != 0) return -1;
 
     char script[4096];
     snprintf(script, sizeof script,

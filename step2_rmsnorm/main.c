@@ -321,14 +321,11 @@ static void try_it(void) {
 static int draw_figures(const char *dir, const ShiftedTokens *s, const NormTimings *tm) {
     char err[512];
     size_t n = (size_t)s->R * s->D;
-    int rc[2] = { figure_norm_outputs(dir, s->y_ln, s->y_rms, n, err, sizeof err), 0 };
-    if (rc[0] >= 0) rc[1] = figure_norm_times(dir, tm, err, sizeof err);
-    if (rc[0] < 0 || rc[1] < 0) {
-        fprintf(stderr, "step2_rmsnorm: %s\n", err);
+    FigureTally t = { 0 };
+    if (figure_tally_add(&t, figure_norm_outputs(dir, s->y_ln, s->y_rms, n, err, sizeof err), "step2_rmsnorm", err) < 0 ||
+        figure_tally_add(&t, figure_norm_times(dir, tm, err, sizeof err), "step2_rmsnorm", err) < 0)
         return 1;
-    }
-    int drawn = (rc[0] == 0) + (rc[1] == 0);
-    figure_report(stdout, dir, drawn, rc[0] == FIGURE_NO_GNUPLOT);
+    figure_tally_report(stdout, &t, dir);
     return 0;
 }
 

@@ -1,7 +1,6 @@
 // test_rmsnorm.c: rmsnorm_forward / rmsnorm_backward of common/nn/norms.c.
 // The formula, RMS 1 per token, an all-zero token, the gain, the gradients;
 // and the step's figures (figures.c), with gnuplot and without.
-#include <sys/wait.h>
 #include "testutil.h"
 #include "figures.h"
 #include "io/figure.h"
@@ -167,36 +166,13 @@ END_TEST
 
 // ---------------------------------------------------------------------------
 // The figures. Each test works in its own folder under /tmp.
-static void make_tmpdir(char *dir, size_t len) {
-    snprintf(dir, len, "/tmp/test_rmsnorm_XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-}
-
-static void remove_tmpdir(const char *dir) {
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    ck_assert_int_eq(system(cmd), 0);
-}
-
-static int file_exists(const char *dir, const char *name) {
-    char path[300];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    return access(path, F_OK) == 0;
-}
-
-static int png_valid(const char *dir, const char *name) {
-    char path[300];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    return figure_png_valid(path);
-}
+static const char *const FIGURES[2] = { "step2_norm_outputs", "step2_norm_times" };
+#define PROGRAM "step2_rmsnorm/step2_rmsnorm"
 
 START_TEST(test_figures_drawn) {
-    if (!figure_gnuplot_available()) {
-        printf("test_figures_drawn: SKIPPED, gnuplot is not installed (make deps)\n");
-        return;
-    }
-    char dir[64], err[512];
-    make_tmpdir(dir, sizeof dir);
+    if (!gnuplot_or_skip("test_figures_drawn")) return;
+    char dir[256], err[512];
+    tmpdir_make(dir, sizeof dir, "rmsnorm");
     int R = 16, D = 32, n = R * D;
     float *x = alloc_floats(n), *y_ln = alloc_floats(n), *y_rms = alloc_floats(n);
     float *mean = alloc_floats(R), *rstd = alloc_floats(R);
@@ -208,68 +184,25 @@ START_TEST(test_figures_drawn) {
     NormTimings t = { .R = R, .D = D, .threads = 1, .rounds = 3, .ms = { 2.0, 0.5, 1.5, 1.2 } };
     rc = figure_norm_times(dir, &t, err, sizeof err);
     ck_assert_msg(rc == 0, "norm times figure: %s", err);
-    const char *files[4] = { "step2_norm_outputs.tsv", "step2_norm_outputs.gp",
-                             "step2_norm_times.tsv", "step2_norm_times.gp" };
-    for (int i = 0; i < 4; i++) ck_assert_msg(file_exists(dir, files[i]), "no %s", files[i]);
-    ck_assert(png_valid(dir, "step2_norm_outputs.png"));
-    ck_assert(png_valid(dir, "step2_norm_times.png"));
+    check_figures_drawn(dir, FIGURES, 2);
     free(x); free(y_ln); free(y_rms); free(mean); free(rstd);
-    remove_tmpdir(dir);
+    tmpdir_remove(dir);
 }
 END_TEST
-
-// Runs the step's own program with the given environment prefix and
-// options, its standard output into dir/out.txt. Returns the exit status.
-static int run_step2(const char *env, const char *dir, const char *options) {
-    char cmd[1024];
-    snprintf(cmd, sizeof cmd, "%s '%s/step2_rmsnorm/step2_rmsnorm' --rounds 1 %s >'%s/out.txt' 2>'%s/err.txt'",
-             env, project_root(), options, dir, dir);
-    int rc = system(cmd);
-    return rc == -1 ? -1 : WEXITSTATUS(rc);
-}
-
-static char *read_text(const char *dir, const char *name) {
-    char path[300];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "rb");
-    ck_assert_msg(f != NULL, "cannot read %s", path);
-    static char text[1 << 16];
-    size_t n = fread(text, 1, sizeof text - 1, f);
-    text[n] = 0;
-    fclose(f);
-    return text;
-}
 
 START_TEST(test_figures_without_gnuplot) {
     // The program prints all it prints, writes the data, draws nothing and
     // ends by saying how to get the pictures.
-    char dir[64], options[128];
-    make_tmpdir(dir, sizeof dir);
-    snprintf(options, sizeof options, "--figures '%s/figures'", dir);
-    ck_assert_int_eq(run_step2("TINYDIT_GNUPLOT=/nonexistent/gnuplot", dir, options), 0);
-    const char *out = read_text(dir, "out.txt");
+    const char *out = check_figures_without_gnuplot(PROGRAM, "--rounds 1", FIGURES, 2);
     ck_assert(strstr(out, "1. What each norm does") && strstr(out, "3. Time per call"));
     ck_assert(strstr(out, "try it:"));
-    ck_assert_msg(strstr(out, "figures: /nonexistent/gnuplot was not found") != NULL, "%s", out);
-    ck_assert(strstr(out, "Install gnuplot"));
-    char sub[100];
-    snprintf(sub, sizeof sub, "%s/figures", dir);
-    ck_assert(file_exists(sub, "step2_norm_outputs.tsv") && file_exists(sub, "step2_norm_times.tsv"));
-    ck_assert(!file_exists(sub, "step2_norm_outputs.png") && !file_exists(sub, "step2_norm_times.png"));
-    remove_tmpdir(dir);
 }
 END_TEST
 
 START_TEST(test_figures_bad_folder) {
-    // A folder that cannot be made: a message and a non-zero exit.
-    char dir[64];
-    make_tmpdir(dir, sizeof dir);
-    ck_assert_int_ne(run_step2("", dir, "--figures /dev/null/figures"), 0);
-    ck_assert(strstr(read_text(dir, "err.txt"), "step2_rmsnorm: ") != NULL);
-    // and --no-figures adds nothing to the output
-    ck_assert_int_eq(run_step2("", dir, "--no-figures"), 0);
-    ck_assert(strstr(read_text(dir, "out.txt"), "figures:") == NULL);
-    remove_tmpdir(dir);
+    // A folder that cannot be made: a message and a non-zero exit; and
+    // --no-figures adds nothing to the output.
+    check_figures_bad_folder(PROGRAM, "--rounds 1", "step2_rmsnorm");
 }
 END_TEST
 

@@ -1,7 +1,6 @@
 // figures.c: step 3's pictures (see figures.h). The numbers come in from
 // main.c; this file only writes them down and styles the plots.
 #include "figures.h"
-#include "io/errors.h"
 #include "io/figure.h"
 
 #include <math.h>
@@ -14,7 +13,7 @@ int figure_logit_growth(const char *dir, const LogitGrowth *g, char *err, size_t
     fprintf(f, "# one head, q and k (64 tokens, head_dim %d) ~ N(0,1) times the scale\n"
                "# scale\tmax_abs_logit\tmax_abs_logit_qk_norm\n", g->head_dim);
     for (int i = 0; i < g->n; i++) fprintf(f, "%.6g\t%.6g\t%.6g\n", g->scale[i], g->raw[i], g->normed[i]);
-    if (fclose(f) != 0) return errorf(err, errlen, "cannot write %s/step3_logit_growth.tsv", dir);
+    if (figure_data_close(f, dir, "step3_logit_growth", err, errlen) != 0) return -1;
 
     double bound = sqrt((double)g->head_dim);
     char script[4096];
@@ -60,7 +59,7 @@ static int write_maps(const char *dir, const AttentionMaps *m, char *err, size_t
             }
             fputs("\n\n", f);
         }
-    if (fclose(f) != 0) return errorf(err, errlen, "cannot write %s/step3_attention_maps.tsv", dir);
+    if (figure_data_close(f, dir, "step3_attention_maps", err, errlen) != 0) return -1;
     return 0;
 }
 

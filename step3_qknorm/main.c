@@ -340,13 +340,11 @@ static int draw_figures(const char *dir, OneHead *h, const AttentionMaps *maps) 
     LogitGrowth growth;
     logit_growth_sweep(h, maps, &growth);
     char err[512];
-    int rc[2] = { figure_logit_growth(dir, &growth, err, sizeof err), 0 };
-    if (rc[0] >= 0) rc[1] = figure_attention_maps(dir, maps, err, sizeof err);
-    if (rc[0] < 0 || rc[1] < 0) {
-        fprintf(stderr, "step3_qknorm: %s\n", err);
+    FigureTally t = { 0 };
+    if (figure_tally_add(&t, figure_logit_growth(dir, &growth, err, sizeof err), "step3_qknorm", err) < 0 ||
+        figure_tally_add(&t, figure_attention_maps(dir, maps, err, sizeof err), "step3_qknorm", err) < 0)
         return 1;
-    }
-    figure_report(stdout, dir, (rc[0] == 0) + (rc[1] == 0), rc[0] == FIGURE_NO_GNUPLOT);
+    figure_tally_report(stdout, &t, dir);
     return 0;
 }
 

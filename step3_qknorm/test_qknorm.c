@@ -2,7 +2,6 @@
 // qk_norm_forward, qk_norm_backward), the logit table, the x10
 // weights check, the bound √d, and gradients through attention with QK-norm;
 // and the step's figures (figures.c), with gnuplot and without.
-#include <sys/wait.h>
 #include "testutil.h"
 #include "figures.h"
 #include "io/figure.h"
@@ -36,6 +35,22 @@ static float *ones(int n) {
     float *g = alloc_floats(n);
     for (int i = 0; i < n; i++) g[i] = 1.0f;
     return g;
+}
+
+// score_stats of one head's q, k (L, hd) multiplied by scale: without
+// QK-norm into raw / raw_top, and with it (gains at 1) into normed /
+// normed_top.
+static void stats_at_scale(const float *q, const float *k, int L, int hd, double scale, double *raw,
+                           double *raw_top, double *normed, double *normed_top) {
+    int n = L * hd;
+    float *qs = alloc_floats(n), *ks = alloc_floats(n), *qn = alloc_floats(n), *kn = alloc_floats(n);
+    float *r1 = alloc_floats(L), *r2 = alloc_floats(L), *g1 = ones(hd), *g2 = ones(hd);
+    QueryKeyNorm m = qk_norm_make(hd, EPS, g1, g2);
+    for (int i = 0; i < n; i++) { qs[i] = scale * q[i]; ks[i] = scale * k[i]; }
+    qk_norm_forward(&m, qn, kn, r1, r2, qs, ks, 1, 1, L);
+    score_stats(qs, ks, L, hd, raw, raw_top);
+    score_stats(qn, kn, L, hd, normed, normed_top);
+    free(qs); free(ks); free(qn); free(kn); free(r1); free(r2); free(g1); free(g2);
 }
 
 // ---------------------------------------------------------------------------
@@ -86,20 +101,13 @@ START_TEST(test_logit_table) {
     // Scores grow with the square of the scale and softmax turns one-hot;
     // with QK-norm they stay put.
     int L = 64, hd = 32, n = L * hd;
-    float *q = alloc_floats(n), *k = alloc_floats(n), *qs = alloc_floats(n), *ks = alloc_floats(n);
-    float *qn = alloc_floats(n), *kn = alloc_floats(n), *r1 = alloc_floats(L), *r2 = alloc_floats(L);
-    float *g1 = ones(hd), *g2 = ones(hd);
-    QueryKeyNorm m = qk_norm_make(hd, EPS, g1, g2);
+    float *q = alloc_floats(n), *k = alloc_floats(n);
     fill_normal(q, n, 1.0f, 5);
     fill_normal(k, n, 1.0f, 6);
     double raw[3], raw_top[3], nrm[3], nrm_top[3];
     int growth[3] = { 1, 4, 16 };
-    for (int gi = 0; gi < 3; gi++) {
-        for (int i = 0; i < n; i++) { qs[i] = growth[gi] * q[i]; ks[i] = growth[gi] * k[i]; }
-        qk_norm_forward(&m, qn, kn, r1, r2, qs, ks, 1, 1, L);
-        score_stats(qs, ks, L, hd, &raw[gi], &raw_top[gi]);
-        score_stats(qn, kn, L, hd, &nrm[gi], &nrm_top[gi]);
-    }
+    for (int gi = 0; gi < 3; gi++)
+        stats_at_scale(q, k, L, hd, growth[gi], &raw[gi], &raw_top[gi], &nrm[gi], &nrm_top[gi]);
     for (int gi = 1; gi < 3; gi++) {
         double sq = (double)growth[gi] * growth[gi];
         ck_assert_msg(fabs(raw[gi] / raw[0] - sq) <= 1e-4 * sq, "raw logits grew x%g, not x%g",
@@ -111,7 +119,7 @@ START_TEST(test_logit_table) {
     ck_assert_msg(raw_top[0] < 0.2, "x1 attention should be spread out (%g)", raw_top[0]);
     ck_assert_msg(raw_top[2] > 0.99, "x16 attention should be one-hot (%g)", raw_top[2]);
     ck_assert_msg(nrm_top[2] < 0.2, "QK-norm attention should stay spread out (%g)", nrm_top[2]);
-    free(q); free(k); free(qs); free(ks); free(qn); free(kn); free(r1); free(r2); free(g1); free(g2);
+    free(q); free(k);
 }
 END_TEST
 
@@ -287,52 +295,23 @@ END_TEST
 
 // ---------------------------------------------------------------------------
 // The figures. Each test works in its own folder under /tmp.
-static void make_tmpdir(char *dir, size_t len) {
-    snprintf(dir, len, "/tmp/test_qknorm_XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-}
-
-static void remove_tmpdir(const char *dir) {
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    ck_assert_int_eq(system(cmd), 0);
-}
-
-static int file_exists(const char *dir, const char *name) {
-    char path[300];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    return access(path, F_OK) == 0;
-}
-
-static int png_valid(const char *dir, const char *name) {
-    char path[300];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    return figure_png_valid(path);
-}
+static const char *const FIGURES[2] = { "step3_logit_growth", "step3_attention_maps" };
+#define PROGRAM "step3_qknorm/step3_qknorm"
 
 START_TEST(test_figures_drawn) {
-    if (!figure_gnuplot_available()) {
-        printf("test_figures_drawn: SKIPPED, gnuplot is not installed (make deps)\n");
-        return;
-    }
-    char dir[64], err[512];
-    make_tmpdir(dir, sizeof dir);
+    if (!gnuplot_or_skip("test_figures_drawn")) return;
+    char dir[256], err[512];
+    tmpdir_make(dir, sizeof dir, "qknorm");
     // the largest logit of q, k (L, hd) at a few scales, without and with QK-norm
     int L = 8, hd = 4, n = L * hd;
-    float *q = alloc_floats(n), *k = alloc_floats(n), *qs = alloc_floats(n), *ks = alloc_floats(n);
-    float *qn = alloc_floats(n), *kn = alloc_floats(n), *r1 = alloc_floats(L), *r2 = alloc_floats(L);
-    float *g1 = ones(hd), *g2 = ones(hd);
-    QueryKeyNorm m = qk_norm_make(hd, EPS, g1, g2);
+    float *q = alloc_floats(n), *k = alloc_floats(n);
     fill_normal(q, n, 1.0f, 23);
     fill_normal(k, n, 1.0f, 24);
     LogitGrowth growth = { .n = 5, .head_dim = hd, .marks = { 1, 4, 16 } };
     double top;
     for (int i = 0; i < growth.n; i++) {
         growth.scale[i] = pow(10.0, i - 2);
-        for (int j = 0; j < n; j++) { qs[j] = growth.scale[i] * q[j]; ks[j] = growth.scale[i] * k[j]; }
-        qk_norm_forward(&m, qn, kn, r1, r2, qs, ks, 1, 1, L);
-        score_stats(qs, ks, L, hd, &growth.raw[i], &top);
-        score_stats(qn, kn, L, hd, &growth.normed[i], &top);
+        stats_at_scale(q, k, L, hd, growth.scale[i], &growth.raw[i], &top, &growth.normed[i], &top);
     }
     int rc = figure_logit_growth(dir, &growth, err, sizeof err);
     ck_assert_msg(rc == 0, "logit growth figure: %s", err);
@@ -349,69 +328,25 @@ START_TEST(test_figures_drawn) {
     }
     rc = figure_attention_maps(dir, &maps, err, sizeof err);
     ck_assert_msg(rc == 0, "attention maps figure: %s", err);
-    const char *files[4] = { "step3_logit_growth.tsv", "step3_logit_growth.gp",
-                             "step3_attention_maps.tsv", "step3_attention_maps.gp" };
-    for (int i = 0; i < 4; i++) ck_assert_msg(file_exists(dir, files[i]), "no %s", files[i]);
-    ck_assert(png_valid(dir, "step3_logit_growth.png"));
-    ck_assert(png_valid(dir, "step3_attention_maps.png"));
-    free(q); free(k); free(qs); free(ks); free(qn); free(kn); free(r1); free(r2); free(g1); free(g2);
-    free(weights);
-    remove_tmpdir(dir);
+    check_figures_drawn(dir, FIGURES, 2);
+    free(q); free(k); free(weights);
+    tmpdir_remove(dir);
 }
 END_TEST
-
-// Runs the step's own program with the given environment prefix and
-// options, its output into dir/out.txt and dir/err.txt. Returns the exit status.
-static int run_step3(const char *env, const char *dir, const char *options) {
-    char cmd[1024];
-    snprintf(cmd, sizeof cmd, "%s '%s/step3_qknorm/step3_qknorm' %s >'%s/out.txt' 2>'%s/err.txt'",
-             env, project_root(), options, dir, dir);
-    int rc = system(cmd);
-    return rc == -1 ? -1 : WEXITSTATUS(rc);
-}
-
-static char *read_text(const char *dir, const char *name) {
-    char path[300];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "rb");
-    ck_assert_msg(f != NULL, "cannot read %s", path);
-    static char text[1 << 16];
-    size_t n = fread(text, 1, sizeof text - 1, f);
-    text[n] = 0;
-    fclose(f);
-    return text;
-}
 
 START_TEST(test_figures_without_gnuplot) {
     // The program prints all it prints, writes the data, draws nothing and
     // ends by saying how to get the pictures.
-    char dir[64], options[128];
-    make_tmpdir(dir, sizeof dir);
-    snprintf(options, sizeof options, "--figures '%s/figures'", dir);
-    ck_assert_int_eq(run_step3("TINYDIT_GNUPLOT=/nonexistent/gnuplot", dir, options), 0);
-    const char *out = read_text(dir, "out.txt");
+    const char *out = check_figures_without_gnuplot(PROGRAM, "", FIGURES, 2);
     ck_assert(strstr(out, "1. Attention logits") && strstr(out, "3. The bound"));
     ck_assert(strstr(out, "try it:"));
-    ck_assert_msg(strstr(out, "figures: /nonexistent/gnuplot was not found") != NULL, "%s", out);
-    ck_assert(strstr(out, "Install gnuplot"));
-    char sub[100];
-    snprintf(sub, sizeof sub, "%s/figures", dir);
-    ck_assert(file_exists(sub, "step3_logit_growth.tsv") && file_exists(sub, "step3_attention_maps.tsv"));
-    ck_assert(!file_exists(sub, "step3_logit_growth.png") && !file_exists(sub, "step3_attention_maps.png"));
-    remove_tmpdir(dir);
 }
 END_TEST
 
 START_TEST(test_figures_bad_folder) {
-    // A folder that cannot be made: a message and a non-zero exit.
-    char dir[64];
-    make_tmpdir(dir, sizeof dir);
-    ck_assert_int_ne(run_step3("", dir, "--figures /dev/null/figures"), 0);
-    ck_assert(strstr(read_text(dir, "err.txt"), "step3_qknorm: ") != NULL);
-    // and --no-figures adds nothing to the output
-    ck_assert_int_eq(run_step3("", dir, "--no-figures"), 0);
-    ck_assert(strstr(read_text(dir, "out.txt"), "figures:") == NULL);
-    remove_tmpdir(dir);
+    // A folder that cannot be made: a message and a non-zero exit; and
+    // --no-figures adds nothing to the output.
+    check_figures_bad_folder(PROGRAM, "", "step3_qknorm");
 }
 END_TEST
 

@@ -10,13 +10,6 @@
 #include "nn/model.h"
 #include "ffn.h"
 
-// Closes a figure's data file; -1 with a message if a write failed.
-static int close_data(FILE *f, const char *name, char *err, size_t errlen) {
-    int bad = ferror(f);
-    if (fclose(f) != 0 || bad) return errorf(err, errlen, "cannot write the data of figure %s", name);
-    return 0;
-}
-
 // ---------------------------------------------------------------------------
 // GELU and SiLU on x in [-5, 5], through the model's own functions. SiLU is
 // taken as SwiGLU computes it, swiglu_forward with every value 1, and its
@@ -39,12 +32,11 @@ static int activations_figure(const char *dir, char *err, size_t errlen) {
     if (!f) return -1;
     fprintf(f, "# x\tGELU(x)\tSiLU(x)\tGELU'(x)\tSiLU'(x)\n");
     for (int i = 0; i < NX; i++) fprintf(f, "%.4f\t%.6f\t%.6f\t%.6f\t%.6f\n", x[i], gelu[i], silu[i], dgelu[i], dsilu[i]);
-    if (close_data(f, name, err, errlen) != 0) return -1;
+    if (figure_data_close(f, dir, name, err, errlen) != 0) return -1;
 
-    char *script = NULL;                 // the gnuplot script, grown as it is written
-    size_t script_len = 0;
-    FILE *gp = open_memstream(&script, &script_len);
-    if (!gp) return errorf(err, errlen, "out of memory");
+    FigureScript script;                 // the gnuplot script, grown as it is written
+    if (figure_script_open(&script, err, errlen) != 0) return -1;
+    FILE *gp = script.f;
     fprintf(gp,
         "set datafile separator '\\t'\n"
         "set multiplot layout 1,2 title 'GELU and SiLU, the gate of SwiGLU: smooth switches, open for large x, shut for very negative x' font ',11'\n"
@@ -71,10 +63,7 @@ static int activations_figure(const char *dir, char *err, size_t errlen) {
         "     '' using 1:5 with lines lw 2 lc rgb '#d62728' title \"SiLU'(x)\"\n"
         "unset multiplot\n",
         gelu[gmin], x[gmin], silu[smin], x[smin], x[gmin], gelu[gmin], x[smin], silu[smin], name, name);
-    if (fclose(gp) != 0) { free(script); return errorf(err, errlen, "out of memory"); }
-    int status = figure_draw(dir, name, 900, 420, script, err, errlen);
-    free(script);
-    return status;
+    return figure_script_draw(&script, dir, name, 900, 420, err, errlen);
 }
 
 // ---------------------------------------------------------------------------
@@ -153,7 +142,7 @@ static int write_params_data(const char *dir, const char *name, const Mark mark[
         fprintf(f, "%d\t%zu\t%s\tH = %d: %s%s\n", mark[i].H, mark[i].params, mark[i].what, mark[i].H,
                 with_commas(count, sizeof count, mark[i].params), vs_gelu);
     }
-    return close_data(f, name, err, errlen);
+    return figure_data_close(f, dir, name, err, errlen);
 }
 
 static int params_figure(const char *dir, char *err, size_t errlen) {
@@ -161,10 +150,9 @@ static int params_figure(const char *dir, char *err, size_t errlen) {
     Mark mark[3];
     if (marks_at_d128(mark, err, errlen) != 0) return -1;
     if (write_params_data(dir, name, mark, err, errlen) != 0) return -1;
-    char *script = NULL;                 // the gnuplot script, grown as it is written
-    size_t script_len = 0;
-    FILE *gp = open_memstream(&script, &script_len);
-    if (!gp) return errorf(err, errlen, "out of memory");
+    FigureScript script;                 // the gnuplot script, grown as it is written
+    if (figure_script_open(&script, err, errlen) != 0) return -1;
+    FILE *gp = script.f;
     fprintf(gp,
         "set datafile separator '\\t'\n"
         "set title \"One FFN's parameters at D = %d: SwiGLU's 3 matrices at 2/3 of GELU's width cost the same (%+.2f%%)\"\n"
@@ -188,20 +176,13 @@ static int params_figure(const char *dir, char *err, size_t errlen) {
             fprintf(gp, ", \\\n     '' index 1 every ::%d::%d using 1:($2/1000):%d with labels %s offset %g,%g font ',9' notitle",
                     i, i, 3 + line, place[i].align, place[i].dx, place[i].dy - 1.1 * line);
     fprintf(gp, "\n");
-    if (fclose(gp) != 0) { free(script); return errorf(err, errlen, "out of memory"); }
-    int status = figure_draw(dir, name, 800, 450, script, err, errlen);
-    free(script);
-    return status;
+    return figure_script_draw(&script, dir, name, 800, 450, err, errlen);
 }
 
 int step4_figures(const char *dir, int *drawn, char *err, size_t errlen) {
-    int (*figures[2])(const char *, char *, size_t) = { activations_figure, params_figure };
-    int missing = 0;
-    *drawn = 0;
-    for (int i = 0; i < 2; i++) {
-        int rc = figures[i](dir, err, errlen);
-        if (rc < 0) return -1;
-        if (rc == FIGURE_NO_GNUPLOT) missing = 1; else (*drawn)++;
-    }
-    return missing ? FIGURE_NO_GNUPLOT : 0;
+    FigureTally t = { 0 };
+    if (figure_tally_add(&t, activations_figure(dir, err, errlen), NULL, err) < 0) return -1;
+    if (figure_tally_add(&t, params_figure(dir, err, errlen), NULL, err) < 0) return -1;
+    *drawn = t.drawn;
+    return t.no_gnuplot ? FIGURE_NO_GNUPLOT : 0;
 }

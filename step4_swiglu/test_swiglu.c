@@ -4,7 +4,6 @@
 // values and its gradient. And the figures: valid PNGs with gnuplot, a clear
 // notice without.
 #include "testutil.h"
-#include <sys/wait.h>
 #include "io/config_parse.h"
 #include "io/figure.h"
 #include "io/paths.h"
@@ -172,69 +171,25 @@ END_TEST
 
 // ---------------------------------------------------------------------------
 // The figures, in a fresh folder under /tmp each time.
-static void make_tmp(char *dir, size_t n) {
-    snprintf(dir, n, "/tmp/test_swiglu_XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-}
-
-static void remove_tmp(const char *dir) {
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    ck_assert_int_eq(system(cmd), 0);
-}
-
-static int exists_in(const char *dir, const char *file) {
-    char path[1100];
-    snprintf(path, sizeof path, "%s/%s", dir, file);
-    return access(path, R_OK) == 0;
-}
+static const char *const FIGURES[2] = { "step4_activations", "step4_params" };
 
 START_TEST(test_figures_are_pngs) {
-    if (!figure_gnuplot_available()) {
-        printf("test_figures_are_pngs: skipped, %s is not installed\n", figure_gnuplot_command());
-        return;
-    }
-    char dir[64], err[512], path[512];
-    make_tmp(dir, sizeof dir);
+    if (!gnuplot_or_skip("test_figures_are_pngs")) return;
+    char dir[256], err[512];
+    tmpdir_make(dir, sizeof dir, "swiglu");
     int drawn = -1;
     ck_assert_msg(step4_figures(dir, &drawn, err, sizeof err) == 0, "%s", err);
     ck_assert_int_eq(drawn, 2);
-    const char *names[2] = { "step4_activations", "step4_params" };
-    for (int i = 0; i < 2; i++) {
-        snprintf(path, sizeof path, "%s/%s.png", dir, names[i]);
-        ck_assert_msg(figure_png_valid(path), "%s is not a PNG", path);
-        snprintf(path, sizeof path, "%s.tsv", names[i]);
-        ck_assert_msg(exists_in(dir, path), "no %s", path);
-    }
-    remove_tmp(dir);
+    check_figures_drawn(dir, FIGURES, 2);
+    tmpdir_remove(dir);
 }
 END_TEST
 
 START_TEST(test_figures_notice_without_gnuplot) {
     // The program itself, with gnuplot pointed at a missing file: everything
     // is printed, the data is written, and the last lines say what to install.
-    char dir[64], exe[512], cmd[1536], out[600];
-    make_tmp(dir, sizeof dir);
-    ck_assert_int_eq(project_path(exe, sizeof exe, "step4_swiglu/step4_swiglu"), 0);
-    snprintf(out, sizeof out, "%s/stdout.txt", dir);
-    snprintf(cmd, sizeof cmd, "TINYDIT_GNUPLOT=/nonexistent/gnuplot '%s' --rounds 1 --batch 1 --figures '%s/figs' >'%s' 2>&1",
-             exe, dir, out);
-    int st = system(cmd);
-    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s failed", cmd);
-    FILE *f = fopen(out, "r");
-    ck_assert_ptr_nonnull(f);
-    static char text[65536];
-    size_t n = fread(text, 1, sizeof text - 1, f);
-    text[n] = 0;
-    fclose(f);
+    const char *text = check_figures_without_gnuplot("step4_swiglu/step4_swiglu", "--rounds 1 --batch 1", FIGURES, 2);
     ck_assert_ptr_nonnull(strstr(text, "4. The whole model"));
-    ck_assert_ptr_nonnull(strstr(text, "figures: /nonexistent/gnuplot was not found"));
-    ck_assert_ptr_nonnull(strstr(text, "Install gnuplot"));
-    char figs[128];
-    snprintf(figs, sizeof figs, "%s/figs", dir);
-    ck_assert(exists_in(figs, "step4_activations.tsv") && exists_in(figs, "step4_params.tsv"));
-    ck_assert(!exists_in(figs, "step4_activations.png") && !exists_in(figs, "step4_params.png"));
-    remove_tmp(dir);
 }
 END_TEST
 

@@ -10,13 +10,6 @@
 #include "nn/layers.h"
 #include "rope_probe.h"
 
-// Closes a figure's data file; -1 with a message if a write failed.
-static int close_data(FILE *f, const char *name, char *err, size_t errlen) {
-    int bad = ferror(f);
-    if (fclose(f) != 0 || bad) return errorf(err, errlen, "cannot write the data of figure %s", name);
-    return 0;
-}
-
 // The model's sizes and its tables for one base.
 typedef struct {
     int grid, L, hd, quarter;
@@ -83,7 +76,7 @@ static int write_scores(const char *dir, const char *name, const Tables *t, cons
         }
         fprintf(f, "\n");
     }
-    return close_data(f, name, err, errlen);
+    return figure_data_close(f, dir, name, err, errlen);
 }
 
 static int scores_figure(const char *dir, const float *q, const float *k, int seed, char *err, size_t errlen) {
@@ -95,10 +88,9 @@ static int scores_figure(const char *dir, const float *q, const float *k, int se
     const int G = t.grid;
     tables_free(&t);
     if (rc != 0) return -1;
-    char *script = NULL;                 // the gnuplot script, grown as it is written
-    size_t script_len = 0;
-    FILE *gp = open_memstream(&script, &script_len);
-    if (!gp) return errorf(err, errlen, "out of memory");
+    FigureScript script;                 // the gnuplot script, grown as it is written
+    if (figure_script_open(&script, err, errlen) != 0) return -1;
+    FILE *gp = script.f;
     fprintf(gp,
         "set datafile separator '\\t'\n"
         "set multiplot layout 2,2 title \"RoPE: q.k depends only on the offset from q to k, so the same cell has the same colour wherever q sits\\n"
@@ -120,10 +112,7 @@ static int scores_figure(const char *dir, const float *q, const float *k, int se
         "plot '%s.tsv' index %d using 2:1:3 with image notitle\n"
         "unset multiplot\n",
         G * G, G * G, spread, name, NPANELS);
-    if (fclose(gp) != 0) { free(script); return errorf(err, errlen, "out of memory"); }
-    int status = figure_draw(dir, name, 800, 760, script, err, errlen);
-    free(script);
-    return status;
+    return figure_script_draw(&script, dir, name, 800, 760, err, errlen);
 }
 
 // ---------------------------------------------------------------------------
@@ -186,11 +175,10 @@ static int angles_figure(const char *dir, char *err, size_t errlen) {
             fprintf(f, "\n");
         }
     }
-    if (close_data(f, name, err, errlen) != 0) return -1;
-    char *script = NULL;                 // the gnuplot script, grown as it is written
-    size_t script_len = 0;
-    FILE *gp = open_memstream(&script, &script_len);
-    if (!gp) return errorf(err, errlen, "out of memory");
+    if (figure_data_close(f, dir, name, err, errlen) != 0) return -1;
+    FigureScript script;                 // the gnuplot script, grown as it is written
+    if (figure_script_open(&script, err, errlen) != 0) return -1;
+    FILE *gp = script.f;
     fprintf(gp,
         "set datafile separator '\\t'\n"
         "set multiplot layout 1,2 title 'The angle of each row pair at each row of the grid: a pair that stays under 10° can barely tell rows apart' font ',11'\n"
@@ -216,21 +204,14 @@ static int angles_figure(const char *dir, char *err, size_t errlen) {
         fprintf(gp, "\nunset key\n");
     }
     fprintf(gp, "unset multiplot\n");
-    if (fclose(gp) != 0) { free(script); return errorf(err, errlen, "out of memory"); }
-    int status = figure_draw(dir, name, 900, 450, script, err, errlen);
-    free(script);
-    return status;
+    return figure_script_draw(&script, dir, name, 900, 450, err, errlen);
 }
 
 int step5_figures(const char *dir, const float *q, const float *k, int seed, int *drawn,
                   char *err, size_t errlen) {
-    int missing = 0, rc;
-    *drawn = 0;
-    rc = scores_figure(dir, q, k, seed, err, errlen);
-    if (rc < 0) return -1;
-    if (rc == FIGURE_NO_GNUPLOT) missing = 1; else (*drawn)++;
-    rc = angles_figure(dir, err, errlen);
-    if (rc < 0) return -1;
-    if (rc == FIGURE_NO_GNUPLOT) missing = 1; else (*drawn)++;
-    return missing ? FIGURE_NO_GNUPLOT : 0;
+    FigureTally t = { 0 };
+    if (figure_tally_add(&t, scores_figure(dir, q, k, seed, err, errlen), NULL, err) < 0) return -1;
+    if (figure_tally_add(&t, angles_figure(dir, err, errlen), NULL, err) < 0) return -1;
+    *drawn = t.drawn;
+    return t.no_gnuplot ? FIGURE_NO_GNUPLOT : 0;
 }

@@ -204,10 +204,11 @@ static int write_maps_data(const char *dir, const char *name, const AttentionMap
             }
             fprintf(f, "\n");               // blocks end in two blank lines
         }
-    fclose(f);
-    return 0;
+    return figure_data_close(f, dir, name, err, errlen);
 }
 
+// Writes the maps' data and draws them: figure_draw's answers (0 drawn,
+// FIGURE_NO_GNUPLOT, or -1 with a message in err).
 static int draw_maps(const char *dir, const char *name, const char *labels[2], const AttentionMaps maps[2],
                      bool offsets, double t, char *err, size_t errlen) {
     float lo, hi;
@@ -249,8 +250,7 @@ static int draw_maps(const char *dir, const char *name, const char *labels[2], c
         }
     len += (size_t)snprintf(script + len, sizeof script - len, "unset multiplot\n");
     int width = 360 * depth + 120 > 900 ? 360 * depth + 120 : 900;
-    int rc = figure_draw(dir, name, width, 800, script, err, errlen);
-    return rc == 0 ? 1 : rc == FIGURE_NO_GNUPLOT ? 0 : -1;
+    return figure_draw(dir, name, width, 800, script, err, errlen);
 }
 
 int cmd_attention_maps(int argc, char **argv) {
@@ -282,15 +282,14 @@ int cmd_attention_maps(int argc, char **argv) {
                  cfgs[k].pos == POS_ROPE2D ? "2D RoPE" : "learned positions");
     printf("attention of %s and %s, %d test images noised to t = %.2f\n\n", labels[0], labels[1], o.batch, o.t);
     print_maps_table(labels, maps, cfgs);
-    int drawn = 0;
+    FigureTally tally = { 0 };
     for (int offsets = 1; offsets >= 0; offsets--) {
-        int d = draw_maps(out, offsets ? "step6_attention_offsets" : "step6_attention_centre", labels, maps,
-                          offsets, o.t, err, sizeof err);
-        if (d < 0) { fprintf(stderr, "error: %s\n", err); goto done; }
-        drawn += d;
+        int status = draw_maps(out, offsets ? "step6_attention_offsets" : "step6_attention_centre", labels, maps,
+                               offsets, o.t, err, sizeof err);
+        if (figure_tally_add(&tally, status, "error", err) < 0) goto done;
     }
     printf("\n");
-    figure_report(stdout, out, drawn, !figure_gnuplot_available());
+    figure_tally_report(stdout, &tally, out);
     rc = 0;
 done:
     free(xt); free(tvec); free(maps);

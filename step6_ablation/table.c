@@ -185,6 +185,16 @@ static void fmt_curve(const AblationRow *m, char *out, size_t n, int steps_not_l
     if (len < n) snprintf(out + len, n - len, "]");
 }
 
+// Run r's loss curve as two lists, its losses and their steps (n bytes
+// each); false when the run or its curve is missing.
+static bool curve_lists(const AblationResults *res, int r, char *losses, char *steps, size_t n) {
+    const AblationRow *m = results_run(res, r);
+    if (!m->present || !m->n_curve) return false;
+    fmt_curve(m, losses, n, 0);
+    fmt_curve(m, steps, n, 1);
+    return true;
+}
+
 // The tutorial's verdict of one of the nine runs, and its difference from
 // the mean of the baseline pair.
 static void row_verdict(const AblationResults *res, int r, char *delta, size_t dn, char *v, size_t vn) {
@@ -395,11 +405,8 @@ static void print_lr_pair(const AblationResults *res) {
     printf("  loss curves (mean training loss per window%s):\n",
            (b->present && curve_stride(b) > 1) || (q->present && curve_stride(q) > 1) ? ", every 4th window" : "");
     for (int r = RUN_BASE_LR2E3; r <= RUN_QKNORM_LR2E3; r++) {
-        const AblationRow *m = results_run(res, r);
-        if (!m->present || !m->n_curve) continue;
         char losses[4096], steps[4096];
-        fmt_curve(m, losses, sizeof losses, 0);
-        fmt_curve(m, steps, sizeof steps, 1);
+        if (!curve_lists(res, r, losses, steps, sizeof losses)) continue;
         printf("    %-10s %s at steps %s\n", r == RUN_BASE_LR2E3 ? "baseline" : "+ QK-norm", losses, steps);
     }
 }
@@ -617,11 +624,8 @@ static void report_lr_pair(Str *s, const AblationResults *res) {
              q->m.val_mse - b->m.val_mse, v, b->m.loss_spikes, q->m.loss_spikes);
     }
     for (int r = RUN_BASE_LR2E3; r <= RUN_QKNORM_LR2E3; r++) {
-        const AblationRow *m = results_run(res, r);
-        if (!m->present || !m->n_curve) continue;
         char losses[4096], steps[4096];
-        fmt_curve(m, losses, sizeof losses, 0);
-        fmt_curve(m, steps, sizeof steps, 1);
+        if (!curve_lists(res, r, losses, steps, sizeof losses)) continue;
         sadd(s, "%s- %s, loss curve: %s at steps %s\n", r == RUN_BASE_LR2E3 ? "\n" : "", ABLATION[r].label,
              losses, steps);
     }

@@ -41,17 +41,6 @@ static double now_s(void) {
     return ts.tv_sec + 1e-9 * ts.tv_nsec;
 }
 
-static void make_tmp(char *dir, size_t n, const char *tag) {
-    snprintf(dir, n, "/tmp/step6_%s_XXXXXX", tag);
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-}
-
-static void rm_rf(const char *dir) {
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    ck_assert_int_eq(system(cmd), 0);
-}
-
 // Runs a shell command with its output into log; returns the exit code.
 static int sh(const char *log, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int sh(const char *log, const char *fmt, ...) {
@@ -63,14 +52,6 @@ static int sh(const char *log, const char *fmt, ...) {
     snprintf(full, sizeof full, "( %s ) > '%s' 2>&1", cmd, log);
     int st = system(full);
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
-static char *slurp(const char *path) {
-    char err[256];
-    size_t len;
-    char *t = read_file_all(path, &len, err, sizeof err);
-    ck_assert_msg(t != NULL, "%s", err);
-    return t;
 }
 
 static const char *tail_of(const char *t) {
@@ -206,10 +187,10 @@ END_TEST
 START_TEST(test_print_commands_and_bad_options) {
     ck_assert_msg(access(PROG, X_OK) == 0, "%s not built", PROG);
     char dir[256], log[300];
-    make_tmp(dir, sizeof dir, "cmds");
+    tmpdir_make(dir, sizeof dir, "cmds");
     snprintf(log, sizeof log, "%s/out.txt", dir);
     ck_assert_int_eq(sh(log, "%s ablation --print-commands --preset tutorial --out %s/runs", PROG, dir), 0);
-    char *t = slurp(log);
+    char *t = read_whole_file(log);
     ck_assert_int_eq(count_lines(t), 9);
     for (int r = 0; r < ABLATION_RUNS; r++) {
         char want[600];
@@ -224,7 +205,7 @@ START_TEST(test_print_commands_and_bad_options) {
     ck_assert_ptr_null(strstr(t, "threads="));
     free(t);
     ck_assert_int_eq(sh(log, "%s ablation --list", PROG), 0);
-    t = slurp(log);
+    t = read_whole_file(log);
     ck_assert_str_eq(t, "p11_base_s0\np11_base_s1\np11_rmsnorm\np11_qknorm\np11_swiglu\np11_rope\np11_all\n"
                         "p11_base_lr2e3\np11_qknorm_lr2e3\n");
     free(t);
@@ -236,7 +217,7 @@ START_TEST(test_print_commands_and_bad_options) {
     };
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
         ck_assert_int_eq(sh(log, "%s ablation %s --out %s/runs", PROG, bad[k][0], dir), 2);
-        t = slurp(log);
+        t = read_whole_file(log);
         ck_assert_msg(strstr(t, bad[k][1]), "%s: no \"%s\" in:\n%s", bad[k][0], bad[k][1], t);
         free(t);
     }
@@ -245,7 +226,7 @@ START_TEST(test_print_commands_and_bad_options) {
     char runs[300];
     snprintf(runs, sizeof runs, "%s/runs", dir);
     ck_assert_msg(access(runs, F_OK) != 0, "a bad command line created %s", runs);
-    rm_rf(dir);
+    tmpdir_remove(dir);
 }
 END_TEST
 
@@ -288,7 +269,7 @@ START_TEST(test_plots_on_made_up_runs) {
     }
     ck_assert_msg(access(PROG, X_OK) == 0, "%s not built", PROG);
     char dir[256], log[300], runs[300], plots[300], png[400];
-    make_tmp(dir, sizeof dir, "plots");
+    tmpdir_make(dir, sizeof dir, "plots");
     snprintf(runs, sizeof runs, "%s/runs", dir);
     snprintf(plots, sizeof plots, "%s/plots", dir);
     snprintf(log, sizeof log, "%s/plots.log", dir);
@@ -296,7 +277,7 @@ START_TEST(test_plots_on_made_up_runs) {
     for (int r = 0; r < ABLATION_RUNS; r++) fake_run(runs, r, 400);
     double t0 = now_s();
     int rc = sh(log, "STEP6=%s sh %s %s %s", PROG, PLOTS, runs, plots);
-    char *t = slurp(log);
+    char *t = read_whole_file(log);
     ck_assert_msg(rc == 0, "plots.sh exit %d:\n%s", rc, tail_of(t));
     free(t);
     for (size_t i = 0; i < sizeof FIGURES / sizeof FIGURES[0]; i++) {
@@ -307,8 +288,8 @@ START_TEST(test_plots_on_made_up_runs) {
 
     // Only three runs, none at lr 2e-3, one of them without its samples:
     // notes, no lr2e3.png, and the rest still drawn.
-    rm_rf(runs);
-    rm_rf(plots);
+    tmpdir_remove(runs);
+    tmpdir_remove(plots);
     mkdir(runs, 0755);
     fake_run(runs, RUN_BASE_S0, 50);
     fake_run(runs, RUN_QKNORM, 50);
@@ -317,7 +298,7 @@ START_TEST(test_plots_on_made_up_runs) {
     snprintf(samples, sizeof samples, "%s/%s/samples.png", runs, ABLATION[RUN_ROPE].name);
     unlink(samples);
     rc = sh(log, "STEP6=%s sh %s %s %s", PROG, PLOTS, runs, plots);
-    t = slurp(log);
+    t = read_whole_file(log);
     ck_assert_msg(rc == 0, "plots.sh exit %d:\n%s", rc, tail_of(t));
     ck_assert_msg(strstr(t, "left out") && strstr(t, "p11_base_s1"), "no note on missing runs:\n%s", t);
     ck_assert_msg(strstr(t, "no lr2e3.png"), "no note on the lr pair:\n%s", t);
@@ -330,10 +311,10 @@ START_TEST(test_plots_on_made_up_runs) {
     // no runs folder at all: an error that says so
     rc = sh(log, "STEP6=%s sh %s %s/nowhere", PROG, PLOTS, dir);
     ck_assert_int_ne(rc, 0);
-    t = slurp(log);
+    t = read_whole_file(log);
     ck_assert_msg(strstr(t, "no runs folder"), "%s", t);
     free(t);
-    rm_rf(dir);
+    tmpdir_remove(dir);
 }
 END_TEST
 
@@ -341,7 +322,7 @@ END_TEST
 START_TEST(test_smoke_ablation_end_to_end) {
     ck_assert_msg(access(PROG, X_OK) == 0, "%s not built", PROG);
     char dir[256], runs[300], log[300];
-    make_tmp(dir, sizeof dir, "e2e");
+    tmpdir_make(dir, sizeof dir, "e2e");
     ck_assert_int_ge(synth_cifar_use(dir, "test_smoke_ablation_end_to_end"), 0);
     // The probe classifier is trained once per cache; say so when this test
     // is the one that pays for it.
@@ -360,7 +341,7 @@ START_TEST(test_smoke_ablation_end_to_end) {
     double t0 = now_s();
     int rc = sh(log, "%s ablation --preset smoke --jobs 2 --out %s", PROG, runs);
     double first = now_s() - t0;
-    char *t = slurp(log);
+    char *t = read_whole_file(log);
     ck_assert_msg(rc == 0, "ablation exit %d:\n%s", rc, tail_of(t));
     ck_assert_msg(strstr(t, "9 of 9 runs ended well"), "%s", tail_of(t));
     ck_assert_msg(strstr(t, "--set threads="), "two jobs should split the threads:\n%s", tail_of(t));
@@ -393,7 +374,7 @@ START_TEST(test_smoke_ablation_end_to_end) {
     t0 = now_s();
     rc = sh(log, "%s ablation --preset smoke --jobs 2 --out %s", PROG, runs);
     double again = now_s() - t0;
-    t = slurp(log);
+    t = read_whole_file(log);
     ck_assert_msg(rc == 0, "second ablation exit %d:\n%s", rc, tail_of(t));
     int skipped = 0;
     for (const char *c = t; (c = strstr(c, "finished already: val MSE")); c++) skipped++;
@@ -407,7 +388,7 @@ START_TEST(test_smoke_ablation_end_to_end) {
     double rope_val = results_run(res, RUN_ROPE)->m.val_mse, rope_fd = results_run(res, RUN_ROPE)->m.probe_fd;
     ck_assert_int_eq(unlink(metrics), 0);
     rc = sh(log, "%s ablation --preset smoke --jobs 2 --out %s --only p11_rope,p11_all", PROG, runs);
-    t = slurp(log);
+    t = read_whole_file(log);
     ck_assert_msg(rc == 0, "resume exit %d:\n%s", rc, tail_of(t));
     ck_assert_msg(strstr(t, "p11_all: finished already"), "%s", tail_of(t));
     free(t);
@@ -418,7 +399,7 @@ START_TEST(test_smoke_ablation_end_to_end) {
 
     // 4. the table and the report of the real runs
     rc = sh(log, "%s table %s", PROG, runs);
-    t = slurp(log);
+    t = read_whole_file(log);
     ck_assert_int_eq(rc, 0);
     ck_assert_msg(strstr(t, "9 of 9 have a metrics.json") && strstr(t, "seed gap") && !strstr(t, "notes:"), "%s", t);
     printf("%s", t);   // the real smoke table, for the log
@@ -431,7 +412,7 @@ START_TEST(test_smoke_ablation_end_to_end) {
         char plots[400], png[500], md[400];
         snprintf(plots, sizeof plots, "%s/plots", runs);
         rc = sh(log, "STEP6=%s sh %s %s", PROG, PLOTS, runs);
-        t = slurp(log);
+        t = read_whole_file(log);
         ck_assert_msg(rc == 0, "plots.sh exit %d:\n%s", rc, tail_of(t));
         free(t);
         for (size_t i = 0; i < sizeof FIGURES / sizeof FIGURES[0]; i++) {
@@ -440,7 +421,7 @@ START_TEST(test_smoke_ablation_end_to_end) {
         }
         ck_assert_int_eq(sh(log, "%s report %s", PROG, runs), 0);
         snprintf(md, sizeof md, "%s/report.md", runs);
-        t = slurp(md);
+        t = read_whole_file(md);
         ck_assert_msg(strstr(t, "(plots/val_mse.png)") && strstr(t, "(plots/samples.png)"), "%s", t);
         free(t);
     } else {
@@ -448,7 +429,7 @@ START_TEST(test_smoke_ablation_end_to_end) {
     }
     printf("smoke ablation: nine runs with --jobs 2 in %.0f s; started again: %.1f s\n", first, again);
     free(res);
-    rm_rf(dir);
+    tmpdir_remove(dir);
 }
 END_TEST
 

@@ -109,14 +109,6 @@ static int sh(const char *cmd) {
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-static char *slurp(const char *path) {
-    char err[256];
-    size_t len;
-    char *t = read_file_all(path, &len, err, sizeof err);
-    ck_assert_msg(t != NULL, "%s", err);
-    return t;
-}
-
 START_TEST(test_command) {
     char a[1100], b[1100];
     snprintf(a, sizeof a, "%s/data_batch_5.bin", cifar_dir());
@@ -125,8 +117,8 @@ START_TEST(test_command) {
         printf("test_command: SKIPPED, no CIFAR-10 in %s (set CIFAR_DIR, or make data)\n", cifar_dir());
         return;
     }
-    char dir[] = "/tmp/step6_maps_XXXXXX", cmd[2400], log[300];
-    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char dir[256], cmd[2400], log[300];
+    tmpdir_make(dir, sizeof dir, "maps");
     snprintf(log, sizeof log, "%s/out.txt", dir);
     save_model(dir, "p11_base_s0", false);
     save_model(dir, "p11_rope", true);
@@ -134,7 +126,7 @@ START_TEST(test_command) {
     // with gnuplot (if there is one): the table and two PNGs in DIR/plots
     snprintf(cmd, sizeof cmd, "%s attention-maps --runs %s --batch 8 > %s 2>&1", PROG, dir, log);
     ck_assert_int_eq(sh(cmd), 0);
-    char *t = slurp(log);
+    char *t = read_whole_file(log);
     ck_assert_msg(strstr(t, "to itself") && strstr(t, "learned positions") && strstr(t, "2D RoPE"), "%s", t);
     const char *names[] = { "step6_attention_offsets", "step6_attention_centre" };
     for (int i = 0; i < 2; i++) {
@@ -152,7 +144,7 @@ START_TEST(test_command) {
     snprintf(cmd, sizeof cmd, "TINYDIT_GNUPLOT=/nonexistent %s attention-maps --runs %s --batch 8 --out %s/bare > %s 2>&1",
              PROG, dir, dir, log);
     ck_assert_int_eq(sh(cmd), 0);
-    t = slurp(log);
+    t = read_whole_file(log);
     ck_assert_msg(strstr(t, "/nonexistent was not found") && strstr(t, "Install gnuplot"), "%s", t);
     free(t);
     char path[600];
@@ -164,14 +156,13 @@ START_TEST(test_command) {
     // a run without a checkpoint: exit 1, naming it
     snprintf(cmd, sizeof cmd, "%s attention-maps --runs %s --rope p11_nothing > %s 2>&1", PROG, dir, log);
     ck_assert_int_eq(sh(cmd), 1);
-    t = slurp(log);
+    t = read_whole_file(log);
     ck_assert_msg(strstr(t, "p11_nothing/ckpt.safetensors"), "%s", t);
     free(t);
     // bad options
     snprintf(cmd, sizeof cmd, "%s attention-maps --t 2 > %s 2>&1", PROG, log);
     ck_assert_int_eq(sh(cmd), 2);
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    ck_assert_int_eq(system(cmd), 0);
+    tmpdir_remove(dir);
 }
 END_TEST
 

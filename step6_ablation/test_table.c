@@ -69,16 +69,11 @@ static void write_run(const char *dir, const Row *r, const char *preset) {
 }
 
 static void make_runs(void) {
-    snprintf(g_dir, sizeof g_dir, "/tmp/step6_table_XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(g_dir));
+    tmpdir_make(g_dir, sizeof g_dir, "table");
     for (size_t i = 0; i < sizeof TUTORIAL / sizeof TUTORIAL[0]; i++) write_run(g_dir, &TUTORIAL[i], "tutorial");
 }
 
-static void remove_runs(void) {
-    char cmd[400];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
-    ck_assert_int_eq(system(cmd), 0);
-}
+static void remove_runs(void) { tmpdir_remove(g_dir); }
 
 // Runs fn with stdout going into a file and returns what it printed.
 static char *capture_stdout(void (*fn)(void *), void *ctx) {
@@ -97,6 +92,17 @@ static char *capture_stdout(void (*fn)(void *), void *ctx) {
     ck_assert_int_eq(pread(fd, text, (size_t)n, 0), n);
     close(fd);
     unlink(path);
+    return text;
+}
+
+// What print writes for res, in memory (free it).
+static char *printed(void (*print)(const AblationResults *, FILE *), const AblationResults *res) {
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    ck_assert_ptr_nonnull(f);
+    print(res, f);
+    ck_assert_int_eq(fclose(f), 0);
     return text;
 }
 
@@ -199,8 +205,8 @@ START_TEST(test_missing_and_broken_runs) {
     char path[512];
     // one run never started, one cut off mid-write, one without val MSE, one
     // without a probe (probe_fd null is allowed: "-")
-    snprintf(path, sizeof path, "rm -rf '%s/p11_swiglu'", g_dir);
-    ck_assert_int_eq(system(path), 0);
+    snprintf(path, sizeof path, "%s/p11_swiglu", g_dir);
+    tmpdir_remove(path);
     snprintf(path, sizeof path, "%s/p11_rope/metrics.json", g_dir);
     write_text(path, "{\"params\": 1150128, \"raw\": {\"val_mse\": 0.22");
     snprintf(path, sizeof path, "%s/p11_all/metrics.json", g_dir);
@@ -229,8 +235,8 @@ START_TEST(test_missing_and_broken_runs) {
     free(out);
 
     // without the second seed there is no gap and no verdict, but a table
-    snprintf(path, sizeof path, "rm -rf '%s/p11_base_s1'", g_dir);
-    ck_assert_int_eq(system(path), 0);
+    snprintf(path, sizeof path, "%s/p11_base_s1", g_dir);
+    tmpdir_remove(path);
     results_load(g_dir, res);
     ck_assert(!res->have_gap);
     out = capture_stdout(print_results, res);
@@ -293,9 +299,7 @@ START_TEST(test_report_and_tsv) {
     write_text(path, "png");
     snprintf(path, sizeof path, "%s/report.md", g_dir);
     ck_assert_int_eq(report_write(res, NULL, path, err, sizeof err), 0);
-    size_t len;
-    char *md = read_file_all(path, &len, err, sizeof err);
-    ck_assert_ptr_nonnull(md);
+    char *md = read_whole_file(path);
     assert_has(md, "| run | params | val MSE | probe-FD | ms/step | spikes | vs baseline | verdict |");
     assert_has(md, "| + 2D RoPE | 1,150,128 | 0.2289 | 63.9 | 246.9 | 0 | -0.0255 | gain, 7.3 gaps |");
     assert_has(md, "| + QK-norm | 1,152,432 | 0.2499 | 75.0 | 192.7 | 0 | -0.0045 | gain, 1.3 gaps |");
@@ -305,18 +309,12 @@ START_TEST(test_report_and_tsv) {
     free(md);
 
     // the TSV that scripts/plots.sh reads: a header and all nine runs
-    char tsv[] = "/tmp/step6_tsv_XXXXXX";
-    int fd = mkstemp(tsv);
-    FILE *f = fdopen(fd, "w");
-    results_print_tsv(res, f);
-    fclose(f);
-    char *t = read_file_all(tsv, &len, err, sizeof err);
+    char *t = printed(results_print_tsv, res);
     int lines = 0;
     for (char *c = t; *c; c++) lines += *c == '\n';
     ck_assert_int_eq(lines, 10);
     assert_has(t, "p11_rope\t+ 2D RoPE\t1\t1150128\t0.228900\t63.900\t246.900\t0\t0.254450\t0.003500\n");
     free(t);
-    unlink(tsv);
     free(res);
     remove_runs();
 }
@@ -400,8 +398,7 @@ START_TEST(test_seed_spread_and_compare) {
 END_TEST
 
 START_TEST(test_seeds_table) {
-    snprintf(g_dir, sizeof g_dir, "/tmp/step6_seeds_XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(g_dir));
+    tmpdir_make(g_dir, sizeof g_dir, "seeds");
     make_seed_runs(g_dir);
     AblationResults *res = load();
     ck_assert_int_eq(res->n_present, 3 + 3 + 3 + 3 + 1 + 2 + 1);
@@ -441,9 +438,7 @@ START_TEST(test_seeds_table) {
     char path[512], err[256];
     snprintf(path, sizeof path, "%s/report.md", g_dir);
     ck_assert_int_eq(report_write(res, NULL, path, err, sizeof err), 0);
-    size_t len;
-    char *md = read_file_all(path, &len, err, sizeof err);
-    ck_assert_ptr_nonnull(md);
+    char *md = read_whole_file(path);
     assert_has(md, "| configuration | seeds | val MSE | spread | probe-FD | ms/step | vs baseline | +- se | verdict |");
     assert_has(md, "| + 2D RoPE | 3 (0,1,2) | 0.2552 | 0.0053 | 90.0 | 100.0 | -0.0255 | 0.0032 | gain (8.0 se) |");
     assert_has(md, "| + RMSNorm | 3 (0,1,2) | 0.2812 | 0.0029 | 90.0 | 100.0 | +0.0005 | 0.0019 | not resolved (0.3 se) |");
@@ -451,17 +446,11 @@ START_TEST(test_seeds_table) {
     free(md);
 
     // the seeds TSV for the plot: one line per run, one per configuration
-    char tsv[] = "/tmp/step6_tsv_XXXXXX";
-    int fd = mkstemp(tsv);
-    FILE *f = fdopen(fd, "w");
-    results_print_seeds_tsv(res, f);
-    fclose(f);
-    char *t = read_file_all(tsv, &len, err, sizeof err);
+    char *t = printed(results_print_seeds_tsv, res);
     assert_has(t, "run\t4\t+ 2D RoPE\t1\t0.250000\t");
     assert_has(t, "\tp11_rope_s1\n");
     assert_has(t, "mean\t4\t+ 2D RoPE\t3\t0.255200\t0.005303\t0.003062\n");
     free(t);
-    unlink(tsv);
     free(res);
     remove_runs();
 }
@@ -473,8 +462,7 @@ static void print_with_ref(void *res) { results_print(res, g_ref); }
 START_TEST(test_compare_with_committed) {
     // ours: the made-up three-seed runs; yours: one seed of a few rows
     char ours[256], yours[300];
-    snprintf(ours, sizeof ours, "/tmp/step6_ours_XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(ours));
+    tmpdir_make(ours, sizeof ours, "ours");
     make_seed_runs(ours);
     snprintf(yours, sizeof yours, "%s/yours", ours);
     mkdir(yours, 0755);
@@ -501,8 +489,7 @@ START_TEST(test_compare_with_committed) {
     char path[512], err[256];
     snprintf(path, sizeof path, "%s/report.md", yours);
     ck_assert_int_eq(report_write(res, ref, path, err, sizeof err), 0);
-    size_t len;
-    char *md = read_file_all(path, &len, err, sizeof err);
+    char *md = read_whole_file(path);
     assert_has(md, "| + 2D RoPE | 0.2580 (n=1) | 0.2552 (n=3) | 0.0053 | +0.0028 +- 0.0061\\* | inside the noise (0.5 se) |");
     free(md);
 

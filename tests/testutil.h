@@ -5,7 +5,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
+#include "io/figure.h"
+#include "io/fileio.h"
 #include "io/paths.h"
 #include "nn/rng.h"
 
@@ -159,4 +162,126 @@ static inline void tmpdir_remove(const char *path) {
                   "tmpdir_remove: %s is not a folder from tmpdir_make", path ? path : "(null)");
     ck_assert_msg(nftw(path, tmpdir_remove_one, 16, FTW_DEPTH | FTW_PHYS) == 0,
                   "cannot remove the temp folder %s", path);
+}
+
+// ---------------------------------------------------------------------------
+// Files in a test's folder, and the project's programs run from a test.
+
+// True when dir/name exists.
+static inline int file_in(const char *dir, const char *name) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    return access(path, F_OK) == 0;
+}
+
+// True when dir/name is a PNG file (figure_png_valid).
+static inline int png_in(const char *dir, const char *name) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    return figure_png_valid(path);
+}
+
+// The text of dir/name (its first 64 KiB), in a buffer that the next call
+// reuses; the test fails if the file cannot be read.
+static inline char *read_text_in(const char *dir, const char *name) {
+    static char text[1 << 16];
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "rb");
+    ck_assert_msg(f != NULL, "cannot read %s", path);
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    text[n] = 0;
+    fclose(f);
+    return text;
+}
+
+// The whole of the file at path, allocated (free it); the test fails if it
+// cannot be read.
+static inline char *read_whole_file(const char *path) {
+    char err[4400];
+    size_t len;
+    char *text = read_file_all(path, &len, err, sizeof err);
+    ck_assert_msg(text != NULL, "%s", err);
+    return text;
+}
+
+// Runs one of the project's programs, named from the project root (e.g.
+// "step2_rmsnorm/step2_rmsnorm"), with options, after the environment
+// prefix env ("" for none, or e.g. "TINYDIT_GNUPLOT=/nonexistent/gnuplot").
+// Its standard output goes to dir/out.txt and its standard error to
+// dir/err.txt. Returns its exit status, or -1 if it did not exit normally.
+static inline int run_program(const char *env, const char *program, const char *options, const char *dir) {
+    char cmd[8192];
+    int len = snprintf(cmd, sizeof cmd, "%s '%s/%s' %s >'%s/out.txt' 2>'%s/err.txt'",
+                       env, project_root(), program, options, dir, dir);
+    ck_assert_msg(len > 0 && (size_t)len < sizeof cmd, "run_program: the command is too long");
+    int st = system(cmd);
+    return st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+// ---------------------------------------------------------------------------
+// The checks every step's figures share. names are the figures' NAMEs
+// (e.g. "step2_norm_times"), n of them.
+
+// True when gnuplot runs; otherwise says that test is skipped and why.
+static inline int gnuplot_or_skip(const char *test) {
+    if (figure_gnuplot_available()) return 1;
+    printf("%s: SKIPPED, %s is not installed (make deps)\n", test, figure_gnuplot_command());
+    return 0;
+}
+
+// dir holds NAME.tsv, NAME.gp and a valid NAME.png of each figure.
+static inline void check_figures_drawn(const char *dir, const char *const names[], int n) {
+    static const char *const kinds[3] = { "tsv", "gp", "png" };
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < 3; k++) {
+            char file[300];
+            snprintf(file, sizeof file, "%s.%s", names[i], kinds[k]);
+            ck_assert_msg(file_in(dir, file), "no %s in %s", file, dir);
+            if (k == 2) ck_assert_msg(png_in(dir, file), "%s/%s is not a PNG", dir, file);
+        }
+}
+
+// Runs program (named from the project root) with options and --figures,
+// gnuplot pointed at a missing program, in a temp folder of its own. It must
+// exit 0, end by saying gnuplot was not found and how to install it, and
+// write each figure's NAME.tsv but no NAME.png. Returns its standard output
+// (in read_text_in's buffer) for the step's own checks.
+static inline const char *check_figures_without_gnuplot(const char *program, const char *options,
+                                                        const char *const names[], int n) {
+    char dir[256], all[4600], figures[300];
+    tmpdir_make(dir, sizeof dir, "figures");
+    snprintf(figures, sizeof figures, "%s/figures", dir);
+    int len = snprintf(all, sizeof all, "%s --figures '%s'", options, figures);
+    ck_assert_msg(len > 0 && (size_t)len < sizeof all, "the options are too long");
+    int st = run_program("TINYDIT_GNUPLOT=/nonexistent/gnuplot", program, all, dir);
+    ck_assert_msg(st == 0, "%s %s: exit %d\n%s", program, all, st, read_text_in(dir, "err.txt"));
+    for (int i = 0; i < n; i++) {
+        char file[300];
+        snprintf(file, sizeof file, "%s.tsv", names[i]);
+        ck_assert_msg(file_in(figures, file), "no %s in %s", file, figures);
+        snprintf(file, sizeof file, "%s.png", names[i]);
+        ck_assert_msg(!file_in(figures, file), "%s drawn without gnuplot", file);
+    }
+    const char *out = read_text_in(dir, "out.txt");
+    ck_assert_msg(strstr(out, "figures: /nonexistent/gnuplot was not found") != NULL, "%s", out);
+    ck_assert_msg(strstr(out, "Install gnuplot") != NULL, "%s", out);
+    tmpdir_remove(dir);
+    return out;
+}
+
+// Runs program with options in a temp folder of its own. A figures folder
+// that cannot be made: a message on stderr starting with "who: " and a
+// non-zero exit; and --no-figures adds no "figures:" line.
+static inline void check_figures_bad_folder(const char *program, const char *options, const char *who) {
+    char dir[256], all[4600], prefix[200];
+    tmpdir_make(dir, sizeof dir, "figures");
+    snprintf(all, sizeof all, "%s --figures /dev/null/figures", options);
+    ck_assert_int_ne(run_program("", program, all, dir), 0);
+    snprintf(prefix, sizeof prefix, "%s: ", who);
+    ck_assert_msg(strstr(read_text_in(dir, "err.txt"), prefix) != NULL, "no '%s' in its error", prefix);
+    snprintf(all, sizeof all, "%s --no-figures", options);
+    ck_assert_int_eq(run_program("", program, all, dir), 0);
+    ck_assert(strstr(read_text_in(dir, "out.txt"), "figures:") == NULL);
+    tmpdir_remove(dir);
 }

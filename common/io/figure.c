@@ -39,6 +39,12 @@ FILE *figure_data_open(const char *dir, const char *name, char *err, size_t errl
     return f;
 }
 
+int figure_data_close(FILE *f, const char *dir, const char *name, char *err, size_t errlen) {
+    int failed = ferror(f);
+    if (fclose(f) != 0 || failed) return errorf(err, errlen, "cannot write %s/%s.tsv", dir, name);
+    return 0;
+}
+
 int figure_draw(const char *dir, const char *name, int width, int height, const char *script,
                 char *err, size_t errlen) {
     if (!figure_gnuplot_available()) return FIGURE_NO_GNUPLOT;
@@ -83,4 +89,33 @@ void figure_report(FILE *f, const char *dir, int drawn, int missing_gnuplot) {
                 figure_gnuplot_command(), dir);
     else
         fprintf(f, "figures: %d PNG%s in %s\n", drawn, drawn == 1 ? "" : "s", dir);
+}
+
+int figure_script_open(FigureScript *s, char *err, size_t errlen) {
+    *s = (FigureScript){ 0 };
+    s->f = open_memstream(&s->text, &s->len);
+    return s->f ? 0 : errorf(err, errlen, "out of memory for a gnuplot script");
+}
+
+int figure_script_draw(FigureScript *s, const char *dir, const char *name, int width, int height,
+                       char *err, size_t errlen) {
+    int status = fclose(s->f) != 0 ? errorf(err, errlen, "out of memory for the gnuplot script of %s", name)
+                                   : figure_draw(dir, name, width, height, s->text, err, errlen);
+    free(s->text);
+    *s = (FigureScript){ 0 };
+    return status;
+}
+
+int figure_tally_add(FigureTally *t, int status, const char *who, const char *err) {
+    if (status == 0) t->drawn++;
+    else if (status == FIGURE_NO_GNUPLOT) t->no_gnuplot++;
+    else {
+        t->failed++;
+        if (who) fprintf(stderr, "%s: figures: %s\n", who, err);
+    }
+    return status;
+}
+
+void figure_tally_report(FILE *f, const FigureTally *t, const char *dir) {
+    figure_report(f, dir, t->drawn, t->no_gnuplot > 0);
 }

@@ -26,6 +26,11 @@ const char *figure_default_dir(void);
 // with a message in err on failure. Close it with fclose before drawing.
 FILE *figure_data_open(const char *dir, const char *name, char *err, size_t errlen);
 
+// Closes a data file from figure_data_open: 0, or -1 with a message in err
+// when a write or the close failed (a full disk shows up here, not in
+// fprintf).
+int figure_data_close(FILE *f, const char *dir, const char *name, char *err, size_t errlen);
+
 // Writes dir/NAME.gp (the terminal and output lines, then script) and runs
 // gnuplot on it inside dir, which must give a valid dir/NAME.png of
 // width x height pixels. The script refers to its data as 'NAME.tsv' (no
@@ -41,3 +46,29 @@ bool figure_png_valid(const char *path);
 // The line every step prints at its end: how many figures were drawn into
 // dir, or, without gnuplot, where the data went and what to install.
 void figure_report(FILE *f, const char *dir, int drawn, int missing_gnuplot);
+
+// A gnuplot script written with fprintf into memory, for scripts whose length
+// depends on the data. figure_script_open readies s->f (0, or -1 with a
+// message in err); figure_script_draw closes it, draws the script with
+// figure_draw (same answers) and frees the text.
+typedef struct {
+    FILE *f;          // write the script here
+    char *text;       // what was written, once f is closed
+    size_t len;
+} FigureScript;
+int figure_script_open(FigureScript *s, char *err, size_t errlen);
+int figure_script_draw(FigureScript *s, const char *dir, const char *name, int width, int height,
+                       char *err, size_t errlen);
+
+// What a step's figures came to: how many were drawn, how many found no
+// gnuplot, how many failed. Start from (FigureTally){0}.
+typedef struct { int drawn, no_gnuplot, failed; } FigureTally;
+
+// Counts one figure's answer (0 drawn, FIGURE_NO_GNUPLOT, or -1 with a
+// message in err) and returns it. On -1, if who is not NULL, it also prints
+// "who: figures: err" to stderr.
+int figure_tally_add(FigureTally *t, int status, const char *who, const char *err);
+
+// figure_report for the tally: the PNGs drawn into dir, or the notice that
+// gnuplot is missing.
+void figure_tally_report(FILE *f, const FigureTally *t, const char *dir);
