@@ -84,9 +84,13 @@ $(STEP_TARGETS): lib
 
 DEB_PACKAGES := build-essential pkg-config libopenblas-openmp-dev liblapacke-dev check \
                 libcjson-dev libstb-dev gnuplot-nox zlib1g-dev
+# As root it installs; as a user with sudo, through sudo; otherwise it says
+# what to run as root and fails, so that `make deps && make tutorial` stops.
+APT_INSTALL = apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq
 deps:
-	@if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(DEB_PACKAGES); \
-	else echo "run as root:  apt-get install -y $(DEB_PACKAGES)"; fi
+	@if [ "$$(id -u)" = 0 ]; then $(APT_INSTALL) $(DEB_PACKAGES); \
+	elif command -v sudo >/dev/null; then sudo sh -c '$(APT_INSTALL) $(DEB_PACKAGES)'; \
+	else echo "make deps: run this as root:  apt-get install -y $(DEB_PACKAGES)"; exit 1; fi
 
 clean:
 	rm -rf $(BUILD)

@@ -163,6 +163,8 @@ fuzz: $(FUZZ_BINS)
 	done
 
 # ---------------------------------------------------------------------------
+HARDENING_PACKAGES := clang libclang-rt-14-dev valgrind
 hardening-deps:
-	@if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq clang libclang-rt-14-dev valgrind; \
-	else echo "run as root:  apt-get install -y clang libclang-rt-14-dev valgrind"; fi
+	@if [ "$$(id -u)" = 0 ]; then $(APT_INSTALL) $(HARDENING_PACKAGES); \
+	elif command -v sudo >/dev/null; then sudo sh -c '$(APT_INSTALL) $(HARDENING_PACKAGES)'; \
+	else echo "make hardening-deps: run this as root:  apt-get install -y $(HARDENING_PACKAGES)"; exit 1; fi
