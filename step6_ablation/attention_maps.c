@@ -14,6 +14,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdbool.h>
 #include "ablation.h"
 #include "io/args.h"
 #include "io/checkpoint.h"
@@ -232,14 +233,19 @@ static int draw_maps(const char *dir, const char *name, const char *labels[2], c
     double from = offsets ? -(g - 0.5) : -0.5, to = g - 0.5;
     len += (size_t)snprintf(script + len, sizeof script - len, "set xrange [%g:%g]\nset yrange [%g:%g]\n",
                             from, to, to, from);
-    // colour-bar labels at round numbers inside the range (a log axis shorter
-    // than a decade would show only one)
-    static const double TICS[] = { 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 0.8, 0.9, 1, 1.1, 1.2, 1.5, 2, 3, 5, 7, 10, 20, 30, 50, 100 };
+    // colour-bar labels at round numbers inside the range: fine steps when
+    // the range is under a decade (a log axis would show only one label),
+    // 1-2-5 steps when it spans several (fine ones would overlap)
+    static const double FINE[] = { 0.5, 0.7, 0.8, 0.9, 1, 1.1, 1.2, 1.5, 2, 3, 5, 7, 10 };
+    static const double COARSE[] = { 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50, 100 };
+    bool fine = hi < 10 * lo;
+    const double *tics = fine ? FINE : COARSE;
+    size_t n_tics = fine ? sizeof FINE / sizeof FINE[0] : sizeof COARSE / sizeof COARSE[0];
     len += (size_t)snprintf(script + len, sizeof script - len, "set cbtics (");
     int ntics = 0;
-    for (size_t i = 0; i < sizeof TICS / sizeof TICS[0]; i++)
-        if (TICS[i] >= lo && TICS[i] <= hi)
-            len += (size_t)snprintf(script + len, sizeof script - len, "%s'%g' %g", ntics++ ? ", " : "", TICS[i], TICS[i]);
+    for (size_t i = 0; i < n_tics; i++)
+        if (tics[i] >= lo && tics[i] <= hi)
+            len += (size_t)snprintf(script + len, sizeof script - len, "%s'%g' %g", ntics++ ? ", " : "", tics[i], tics[i]);
     len += (size_t)snprintf(script + len, sizeof script - len, ntics ? ")\n" : "'1' 1)\n");
     for (int k = 0; k < 2; k++)
         for (int l = 0; l < depth; l++) {
