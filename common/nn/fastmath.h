@@ -25,8 +25,10 @@
 // A NaN fails both comparisons of the clamp and would reach the conversion to
 // int32_t below, which is undefined behaviour for NaN (UBSan reports the
 // shift, `make sanitize` with a diverging run). So a NaN is computed as 0 and
-// handed back unchanged at the end; both are selects, the loops still
-// vectorise.
+// handed back unchanged at the end. Every `?:` here is a select, not a jump,
+// once gcc may assume that comparisons do not trap: mk/common.mk passes
+// -fno-trapping-math for that. Without it these loops compile to scalar code
+// with branches, several times slower (docs/performance.md).
 static inline float exp_fast(float x) {
     int is_nan = x != x;
     float xin = x;
