@@ -13,10 +13,12 @@
 // last one needs the real images; without them it prints SKIPPED and passes.
 // Training runs use one thread: on a busy machine that is the fastest, and it
 // keeps the runs comparable bit for bit.
+#include <math.h>
 #include <unistd.h>
 #include "io/checkpoint.h"
 #include "io/cifar.h"
 #include "io/fileio.h"
+#include "io/safetensors.h"
 #include "eval/scorecard.h"
 #include "synth_cifar.h"
 #include "testutil.h"
@@ -249,6 +251,60 @@ START_TEST(test_smoke_run_loss_falls) {
 }
 END_TEST
 
+// tools/trace_steps writes a run's first steps for the PyTorch replay
+// (tools/torch_train.py). It must start and step exactly as `train` does, or
+// the replay would compare PyTorch with something that is not our run: its
+// losses are the run's loss.tsv, step by step. With python3-torch present,
+// the replay itself runs too and must agree over the first ten steps.
+START_TEST(test_trace_is_the_run) {
+    const char *dir = make_tmp();
+    ck_assert_int_ge(synth_cifar_use(dir, "test_trace_is_the_run"), 0);
+    TrainOptions o = smoke_options(dir, "traced");
+    ck_assert_int_eq(trainer_run(&o), TRAIN_OK);
+    const int K = 20;
+    char opts[1200], trace[700];
+    snprintf(trace, sizeof trace, "%s/trace.safetensors", dir);
+    snprintf(opts, sizeof opts, "--preset smoke --set threads=1 --steps %d '%s'", K, trace);
+    ck_assert_int_eq(run_program("", "build/tools/trace_steps", opts, dir), 0);
+
+    SafeTensors st;
+    char err[600];
+    ck_assert_msg(st_read(trace, &st, err, sizeof err) == 0, "%s", err);
+    const StTensor *loss = st_find(&st, "loss");
+    ck_assert_ptr_nonnull(loss);
+    ck_assert_int_eq((int)loss->numel, K);
+    ck_assert_ptr_nonnull(st_find(&st, "param.blocks.0.attn.qkv.weight"));
+    size_t len;
+    char *tsv = read_text(dir, "traced", "loss.tsv", &len);
+    const char *line = strchr(tsv, '\n') + 1;   // after the header
+    for (int k = 0; k < K; k++) {
+        int step; double logged;
+        ck_assert_int_eq(sscanf(line, "%d\t%lf", &step, &logged), 2);
+        ck_assert_int_eq(step, k + 1);
+        ck_assert_msg(fabs(logged - loss->data[k]) <= 1e-6,
+                      "step %d: trace loss %.7f, the run logged %.6f", k + 1, loss->data[k], logged);
+        line = strchr(line, '\n') + 1;
+    }
+    free(tsv);
+    st_free(&st);
+
+    if (system("/usr/bin/python3 -c 'import torch' 2>/dev/null") != 0) {
+        printf("test_trace_is_the_run: %d steps agree with loss.tsv; PyTorch replay SKIPPED "
+               "(no python3-torch: apt-get install python3-torch)\n", K);
+    } else {
+        char cmd[2400];
+        snprintf(cmd, sizeof cmd, "/usr/bin/python3 '%s/tools/torch_train.py' replay '%s' >'%s/out.txt' 2>&1",
+                 project_root(), trace, dir);
+        int st = system(cmd), rc = st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+        char *out = read_text(dir, ".", "out.txt", &len);
+        printf("test_trace_is_the_run: %d steps agree with loss.tsv; PyTorch replay:\n%s", K, out);
+        ck_assert_msg(rc == 0, "the PyTorch replay disagrees with the C steps (exit %d)", rc);
+        free(out);
+    }
+    remove_tmp();
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("trainer");
     TCase *exam = tcase_create("val_mse");
@@ -259,6 +315,7 @@ int main(void) {
     tcase_add_test(runs, test_resume_is_bit_identical);
     tcase_add_test(runs, test_finished_run_is_not_retrained);
     tcase_add_test(runs, test_smoke_run_loss_falls);
+    tcase_add_test(runs, test_trace_is_the_run);
     tcase_set_timeout(runs, 240);
     suite_add_tcase(s, runs);
     return run_suite(s);

@@ -7,18 +7,23 @@
 
 #define EVAL_BATCH 250
 
+// The exam: noise for every image, then a time for every image, drawn once
+// from VAL_SEED in this fixed order, so it depends neither on the run nor on
+// the evaluation batch size.
+void scorecard_exam(float *x0, float *t, size_t per_image, int n_images) {
+    Rng r;
+    rng_seed(&r, VAL_SEED);
+    rng_fill_normal(&r, x0, (long)(per_image * n_images), 1.0f);
+    rng_fill_uniform(&r, t, n_images, 0.0f, 1.0f);
+}
+
 double scorecard_val_mse(Model *m, const CifarSet *test, int n_images) {
     const Config *c = &m->cfg;
     size_t per = (size_t)c->channels * c->img * c->img;
     if (n_images > test->n) n_images = test->n;
-    // the exam: noise and times for every image, drawn once from VAL_SEED in
-    // a fixed order, so the exam does not depend on the batch size either
     float *x0 = malloc(sizeof(float) * per * n_images);
     float *t = malloc(sizeof(float) * n_images);
-    Rng r;
-    rng_seed(&r, VAL_SEED);
-    rng_fill_normal(&r, x0, (long)(per * n_images), 1.0f);
-    rng_fill_uniform(&r, t, n_images, 0.0f, 1.0f);
+    scorecard_exam(x0, t, per, n_images);
     Activations a;
     activations_alloc(&a, m, EVAL_BATCH);
     float *x1 = malloc(sizeof(float) * per * EVAL_BATCH);

@@ -21,6 +21,10 @@
 #define FD_SAMPLES 1000
 #define FD_EULER_STEPS 20
 
+// The val-MSE exam's noise x0 (n_images, per_image) and times t (n_images),
+// the same for every run (the caller allocates both).
+void scorecard_exam(float *x0, float *t, size_t per_image, int n_images);
+
 // val MSE of m on the first n_images of test (n_images <= test->n).
 double scorecard_val_mse(Model *m, const CifarSet *test, int n_images);
 

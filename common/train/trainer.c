@@ -26,9 +26,8 @@
 #include "trainer.h"
 
 #define ERRLEN 4608
-// The noise and times of training come from the run's seed plus this offset,
-// so they are a different stream from the weights' initialisation.
-#define NOISE_SEED_OFFSET 0x5EEDF10ULL
+
+uint64_t trainer_noise_seed(uint64_t seed) { return seed + 0x5EEDF10ULL; }
 
 // ---------------------------------------------------------------------------
 // Presets
@@ -519,7 +518,7 @@ static int start_run(Run *r, const TrainOptions *o, const RunPaths *rp, const Ci
     r->have_model = 1;
     model_init_weights(&r->m, r->cfg.seed);
     if (init_train_state(r) != 0) return TRAIN_ERROR;
-    rng_seed(&r->noise, r->cfg.seed + NOISE_SEED_OFFSET);
+    rng_seed(&r->noise, trainer_noise_seed(r->cfg.seed));
     if (dataloader_init(&r->dl, train, r->cfg.seed, r->cfg.flip, err, sizeof err) != 0 ||
         write_loss_tsv(rp->loss, 0, NULL, NULL, NULL, err, sizeof err) != 0) {
         fprintf(stderr, "error: %s\n", err);

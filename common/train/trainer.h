@@ -11,6 +11,7 @@
 //   samples.png       8x8 samples, 20 Euler steps
 #pragma once
 #include <stdbool.h>
+#include <stdint.h>
 #include "io/config_parse.h"
 
 // Runs go to the project's runs/ folder by default, wherever a program is
@@ -41,6 +42,13 @@ struct ProbeRecipe;
 void preset_probe_recipe(Preset p, struct ProbeRecipe *out);
 // Prints what each preset is.
 void preset_describe(void *file /* FILE* */);
+
+// A fresh run draws from three streams, all from cfg.seed: the weights
+// (model_init_weights(seed)), the data order and flips (dataloader_init(seed)),
+// and the noise and times of each step, seeded with trainer_noise_seed(seed)
+// so that they differ from the weights' stream. tools/trace_steps.c starts
+// the same way to write out a run's first steps.
+uint64_t trainer_noise_seed(uint64_t seed);
 
 // Exit codes of trainer_run, which the CLI returns as they are.
 #define TRAIN_OK 0

@@ -1,0 +1,170 @@
+// trace_steps.c: the first K steps of a training run, written out so that
+// another implementation can replay them (tools/tinydit_ref.py replay).
+//
+//   CIFAR_DIR=... ./build/tools/trace_steps --preset quick --set pos=rope2d
+//                               --steps 100 /tmp/trace.safetensors
+//
+// It starts exactly as a fresh `train` run does (trainer_noise_seed in
+// common/train/trainer.h) and takes the same steps, so its losses are the
+// run's loss.tsv, line by line (tests/test_trace.c checks that). The file has
+//   param.NAME    every weight before the first step
+//   after.NAME    every weight after step K
+//   x1            (K, B, C, S, S) each step's batch, flips applied
+//   x0, t         (K, B, C, S, S) and (K, B) each step's noise and times
+//   loss          (K) the loss of each step, grad_norm (K) its gradient norm
+//   exam.t        (2000) the val-MSE exam's times and exam.x0_head (4, C, S, S)
+//                 its first four noise images, so a reimplementation of the
+//                 exam can check itself
+// and in its metadata the config (as `train` would print it) and K.
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "eval/scorecard.h"
+#include "io/args.h"
+#include "io/progress.h"
+#include "io/safetensors.h"
+#include "nn/train_step.h"
+#include "train/dataloader.h"
+#include "train/trainer.h"
+
+static int usage(void) {
+    fprintf(stderr, "usage: trace_steps [--preset smoke|quick|tutorial] [--set key=value]... "
+                    "[--steps K] OUT.safetensors\n"
+                    "  writes the first K (default 100) steps of the run `step6_ablation train` would\n"
+                    "  start with the same preset and --set keys; data from $CIFAR_DIR (now %s)\n",
+            cifar_dir());
+    return 2;
+}
+
+typedef struct {
+    int K, B;
+    size_t per;                     // floats per image
+    float *x1, *x0, *t, *loss, *grad_norm;
+    float *weights0;                // (n_params) before step 1
+} Trace;
+
+static void add_config_meta(const char *key, const char *value, void *ctx) {
+    char name[96];
+    snprintf(name, sizeof name, "config.%s", key);
+    st_writer_meta(ctx, name, value);
+}
+
+// Writes params under "prefix.NAME", each a view into weights (n_params).
+static void add_params(StWriter *w, const Model *m, const char *prefix, const float *weights) {
+    for (int i = 0; i < m->n_tensors; i++) {
+        const ParamTensor *p = &m->tensors[i];
+        long shape[2] = { p->shape[0], p->shape[1] };
+        char name[PARAM_NAME_LEN + 16];
+        snprintf(name, sizeof name, "%s.%s", prefix, p->name);
+        st_writer_add(w, name, p->ndim, shape, weights + p->offset);
+    }
+}
+
+// K steps, as train_steps() in trainer.c takes them, recording every input.
+static void take_steps(Trace *tr, TrainState *ts, DataLoader *dl, Rng *noise) {
+    Progress pr;
+    progress_begin(&pr, stderr, "trace", 0, tr->K);
+    for (int k = 0; k < tr->K; k++) {
+        float *x1 = tr->x1 + (size_t)k * tr->B * tr->per;
+        dataloader_next(dl, tr->B, x1, NULL, NULL);
+        tr->loss[k] = (float)train_step(ts, x1, noise);
+        tr->grad_norm[k] = (float)ts->grad_norm;
+        memcpy(tr->x0 + (size_t)k * tr->B * tr->per, ts->x0, sizeof(float) * tr->B * tr->per);
+        memcpy(tr->t + (size_t)k * tr->B, ts->t, sizeof(float) * tr->B);
+        progress_update(&pr, k + 1, NULL);
+    }
+    progress_end(&pr);
+}
+
+static int save_trace(const char *path, const Trace *tr, const Model *m, const Config *cfg) {
+    float *exam_x0 = malloc(sizeof(float) * tr->per * VAL_IMAGES);
+    float *exam_t = malloc(sizeof(float) * VAL_IMAGES);
+    if (!exam_x0 || !exam_t) { free(exam_x0); free(exam_t); fprintf(stderr, "error: out of memory\n"); return 1; }
+    scorecard_exam(exam_x0, exam_t, tr->per, VAL_IMAGES);
+    StWriter w;
+    st_writer_init(&w);
+    add_params(&w, m, "param", tr->weights0);
+    add_params(&w, m, "after", m->params);
+    long img[5] = { tr->K, tr->B, cfg->channels, cfg->img, cfg->img };
+    st_writer_add(&w, "x1", 5, img, tr->x1);
+    st_writer_add(&w, "x0", 5, img, tr->x0);
+    st_writer_add(&w, "t", 2, (long[]){ tr->K, tr->B }, tr->t);
+    st_writer_add(&w, "loss", 1, (long[]){ tr->K }, tr->loss);
+    st_writer_add(&w, "grad_norm", 1, (long[]){ tr->K }, tr->grad_norm);
+    st_writer_add(&w, "exam.t", 1, (long[]){ VAL_IMAGES }, exam_t);
+    st_writer_add(&w, "exam.x0_head", 4, (long[]){ 4, cfg->channels, cfg->img, cfg->img }, exam_x0);
+    config_foreach_field(cfg, add_config_meta, &w);
+    char k_text[32];
+    snprintf(k_text, sizeof k_text, "%d", tr->K);
+    st_writer_meta(&w, "trace.steps", k_text);
+    char err[512];
+    int rc = st_writer_save_atomic(&w, path, err, sizeof err);
+    if (rc != 0) fprintf(stderr, "error: %s\n", err);
+    st_writer_free(&w);
+    free(exam_x0); free(exam_t);
+    return rc != 0;
+}
+
+int main(int argc, char **argv) {
+    Preset preset = PRESET_QUICK;
+    int ckpt_every, K = 100;
+    const char *out = NULL;
+    Config cfg;
+    preset_apply(preset, &cfg, &ckpt_every);
+    // the preset first, then every --set on top of it, as `train` does
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--preset") && i + 1 < argc) {
+            if (preset_parse(argv[++i], &preset) != 0) return usage();
+            preset_apply(preset, &cfg, &ckpt_every);
+        }
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--preset") && i + 1 < argc) i++;
+        else if (!strcmp(argv[i], "--set") && i + 1 < argc) config_set_or_exit(&cfg, argv[++i]);
+        else if (!strcmp(argv[i], "--steps") && i + 1 < argc) {
+            if (parse_int_in(argv[++i], 1, 100000, &K) != 0) return usage();
+        } else if (argv[i][0] != '-' && !out) out = argv[i];
+        else return usage();
+    }
+    if (!out) return usage();
+    if (cfg.threads > 0) omp_set_num_threads(cfg.threads);
+    char err[4608];
+    if (config_validate(&cfg, err, sizeof err) != 0) { fprintf(stderr, "error: %s\n", err); return 2; }
+
+    CifarSet train;
+    if (cifar_load_train(cifar_dir(), &train, err, sizeof err) != 0) { fprintf(stderr, "error: %s\n", err); return 1; }
+    Model m;
+    if (model_build(&m, &cfg, err, sizeof err) != 0) { fprintf(stderr, "error: %s\n", err); return 1; }
+    model_init_weights(&m, cfg.seed);
+    Trace tr = { .K = K, .B = cfg.batch, .per = (size_t)cfg.channels * cfg.img * cfg.img };
+    size_t batch_floats = (size_t)K * tr.B * tr.per;
+    tr.x1 = malloc(sizeof(float) * batch_floats);
+    tr.x0 = malloc(sizeof(float) * batch_floats);
+    tr.t = malloc(sizeof(float) * (size_t)K * tr.B);
+    tr.loss = malloc(sizeof(float) * K);
+    tr.grad_norm = malloc(sizeof(float) * K);
+    tr.weights0 = malloc(sizeof(float) * m.n_params);
+    TrainState ts;
+    DataLoader dl;
+    Rng noise;
+    AdamWConfig opt = { cfg.lr, 0.9f, 0.999f, 1e-8f, cfg.weight_decay };
+    if (!tr.x1 || !tr.x0 || !tr.t || !tr.loss || !tr.grad_norm || !tr.weights0 ||
+        train_state_init(&ts, &m, cfg.batch, &opt) != 0) {
+        fprintf(stderr, "error: out of memory (%d steps of batch %d need %.0f MB; try fewer --steps)\n",
+                K, tr.B, 8.0 * batch_floats / 1e6);
+        return 1;
+    }
+    if (dataloader_init(&dl, &train, cfg.seed, cfg.flip, err, sizeof err) != 0) {
+        fprintf(stderr, "error: %s\n", err);
+        return 1;
+    }
+    rng_seed(&noise, trainer_noise_seed(cfg.seed));
+    memcpy(tr.weights0, m.params, sizeof(float) * m.n_params);
+
+    take_steps(&tr, &ts, &dl, &noise);
+    int rc = save_trace(out, &tr, &m, &cfg);
+    if (rc == 0) printf("%s: %d steps of batch %d, loss %.6f -> %.6f\n", out, K, tr.B, tr.loss[0], tr.loss[K - 1]);
+    dataloader_free(&dl); train_state_free(&ts); model_free(&m); cifar_free(&train);
+    free(tr.x1); free(tr.x0); free(tr.t); free(tr.loss); free(tr.grad_norm); free(tr.weights0);
+    return rc;
+}
