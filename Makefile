@@ -19,7 +19,7 @@ TEST_SRC := $(wildcard tests/test_*.c)
 TESTS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 GOLDEN_DIR ?= tests/golden
 
-.PHONY: all lib check golden golden-files clean deps tests tools tutorial $(STEP_TARGETS)
+.PHONY: all lib check golden golden-files replay clean deps tests tools tutorial $(STEP_TARGETS)
 # step1_scorecard -> step1, step2_rmsnorm -> step2, ...
 STEP_TARGETS := $(foreach s,$(STEPS),$(firstword $(subst _, ,$(s))))
 all: lib tests tools $(STEP_TARGETS)
@@ -66,6 +66,22 @@ golden-files:
 	    echo "make golden-files: PyTorch is not installed (no python3 can import torch)."; \
 	    echo "Install it with:  apt-get install python3-torch"; exit 1; fi
 	$(TORCH_PYTHON) tools/tinydit_ref.py golden $(GOLDEN_DIR)
+
+# make replay: C against PyTorch step by step. build/tools/trace_steps writes
+# the first TRACE_STEPS steps of the run `step6_ablation train --preset PRESET
+# SET` would take (weights, batches, noise, times, losses), and
+# tools/torch_train.py replays them from the same weights on the same inputs,
+# printing both losses. E.g. make replay SET="--set pos=rope2d"
+TRACE_STEPS ?= 100
+TRACE ?= $(RUNS)/trace.safetensors
+SET ?=
+replay: $(BUILD)/tools/trace_steps
+	@if [ -z "$(TORCH_PYTHON)" ]; then \
+	    echo "make replay: PyTorch is not installed (no python3 can import torch)."; \
+	    echo "Install it with:  apt-get install python3-torch"; exit 1; fi
+	@mkdir -p $(dir $(TRACE))
+	$(BUILD)/tools/trace_steps --preset $(PRESET) --steps $(TRACE_STEPS) $(SET) $(TRACE)
+	$(TORCH_PYTHON) tools/torch_train.py replay $(TRACE)
 
 $(BUILD)/tests/golden_check: tools/golden_check.c $(LIB)
 	@mkdir -p $(dir $@)
