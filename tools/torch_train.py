@@ -261,7 +261,9 @@ def cmd_train(a):
     metrics = {"name": a.name, "implementation": "pytorch " + torch.__version__,
                "params": sum(p.numel() for p in model.parameters()),
                "it_per_s": steps / seconds, "ms_per_step": 1000 * seconds / steps,
-               "loss_spikes": loss_spikes(losses), "raw": {"val_mse": val_mse(model, test, cfg)},
+               "loss_spikes": loss_spikes(losses),
+               # probe-FD needs the C project's probe classifier: not computed here
+               "raw": {"val_mse": val_mse(model, test, cfg), "uncond": {"probe_fd": None}},
                "curve": curve, "curve_window": CURVE_WINDOW, "config": config_strings(cfg, a.threads),
                "preset": a.preset, "seed": cfg["seed"], "steps": steps, "batch": B, "threads": a.threads,
                "train_seconds": seconds, "final_loss": losses[-1]}
