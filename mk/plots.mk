@@ -18,7 +18,7 @@
 RUNS ?= $(ROOT)/runs
 STEP6_BIN = $(ROOT)/step6_ablation/step6_ablation
 
-.PHONY: plots runs-plots report ablation results docs-figures step-figures
+.PHONY: plots runs-plots report ablation results results-pytorch docs-figures step-figures
 plots: runs-plots
 	$(MAKE) --no-print-directory step-figures FIGURES=$(abspath $(RUNS))/figures BASELINE_RUNS="$(abspath $(RUNS))"
 
@@ -51,6 +51,11 @@ ablation: step6
 results: step1 step6
 	@test -n "$(PRESET)" || { echo "make results PRESET=quick RUNS=dir"; exit 2; }
 	RUNNER="$(RUNNER)" sh $(ROOT)/scripts/results.sh $(PRESET) $(RUNS)
+
+# make results-pytorch PRESET=quick RUNS=dir: runs of tools/torch_train.py
+# train into results/PRESET-pytorch, with the C runs' means set against them
+results-pytorch: step6
+	RUNNER="$(RUNNER)" sh $(ROOT)/scripts/results_torch.sh $(PRESET) $(RUNS)
 
 # The docs embed committed copies of the figures (docs/figures/*.png). Step
 # 1's and step 6's runs plots come from the committed results (RESULTS), the
