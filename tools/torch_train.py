@@ -140,6 +140,10 @@ def cmd_replay(a):
     # difference: lr is the natural unit for the weights' differences.
     worst = max(((p.detach() - tensors["after." + n]).abs().max().item(), n) for n, p in model.named_parameters())
     print(f"weights after step {K}: largest difference {worst[0] / cfg['lr']:.3f} lr ({worst[1]})")
+    if "val_mse" in tensors and os.path.isfile(os.path.join(os.environ.get("CIFAR_DIR", ""), "test_batch.bin")):
+        c_val = tensors["val_mse"].item()
+        t_val = val_mse(model, load_cifar(["test_batch.bin"])[:VAL_IMAGES], cfg)
+        print(f"val MSE after step {K}: C {c_val:.6f}, PyTorch {t_val:.6f}, difference {t_val - c_val:+.6f}")
     return 0 if max(rel[:10]) < a.tol else 1
 
 

@@ -15,6 +15,8 @@
 //   exam.t        (2000) the val-MSE exam's times and exam.x0_head (4, C, S, S)
 //                 its first four noise images, so a reimplementation of the
 //                 exam can check itself
+//   val_mse       (1) the val MSE of the weights after step K (with K the
+//                 preset's steps, the run's own val MSE in its metrics.json)
 // and in its metadata the config (as `train` would print it) and K.
 #include <omp.h>
 #include <stdio.h>
@@ -77,7 +79,7 @@ static void take_steps(Trace *tr, TrainState *ts, DataLoader *dl, Rng *noise) {
     progress_end(&pr);
 }
 
-static int save_trace(const char *path, const Trace *tr, const Model *m, const Config *cfg) {
+static int save_trace(const char *path, const Trace *tr, Model *m, const Config *cfg, float val_mse) {
     float *exam_x0 = malloc(sizeof(float) * tr->per * VAL_IMAGES);
     float *exam_t = malloc(sizeof(float) * VAL_IMAGES);
     if (!exam_x0 || !exam_t) { free(exam_x0); free(exam_t); fprintf(stderr, "error: out of memory\n"); return 1; }
@@ -94,6 +96,7 @@ static int save_trace(const char *path, const Trace *tr, const Model *m, const C
     st_writer_add(&w, "grad_norm", 1, (long[]){ tr->K }, tr->grad_norm);
     st_writer_add(&w, "exam.t", 1, (long[]){ VAL_IMAGES }, exam_t);
     st_writer_add(&w, "exam.x0_head", 4, (long[]){ 4, cfg->channels, cfg->img, cfg->img }, exam_x0);
+    st_writer_add(&w, "val_mse", 1, (long[]){ 1 }, &val_mse);
     config_foreach_field(cfg, add_config_meta, &w);
     char k_text[32];
     snprintf(k_text, sizeof k_text, "%d", tr->K);
@@ -162,9 +165,14 @@ int main(int argc, char **argv) {
     memcpy(tr.weights0, m.params, sizeof(float) * m.n_params);
 
     take_steps(&tr, &ts, &dl, &noise);
-    int rc = save_trace(out, &tr, &m, &cfg);
-    if (rc == 0) printf("%s: %d steps of batch %d, loss %.6f -> %.6f\n", out, K, tr.B, tr.loss[0], tr.loss[K - 1]);
-    dataloader_free(&dl); train_state_free(&ts); model_free(&m); cifar_free(&train);
+    CifarSet test;
+    if (cifar_load_test(cifar_dir(), &test, err, sizeof err) != 0) { fprintf(stderr, "error: %s\n", err); return 1; }
+    float val = (float)scorecard_val_mse(&m, &test, VAL_IMAGES);
+    int rc = save_trace(out, &tr, &m, &cfg, val);
+    if (rc == 0)
+        printf("%s: %d steps of batch %d, loss %.6f -> %.6f, then val MSE %.6f\n", out, K, tr.B, tr.loss[0],
+               tr.loss[K - 1], val);
+    dataloader_free(&dl); train_state_free(&ts); model_free(&m); cifar_free(&train); cifar_free(&test);
     free(tr.x1); free(tr.x0); free(tr.t); free(tr.loss); free(tr.grad_norm); free(tr.weights0);
     return rc;
 }
