@@ -297,7 +297,7 @@ START_TEST(test_trace_is_the_run) {
                  project_root(), trace, dir);
         int st = system(cmd), rc = st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
         char *out = read_text(dir, ".", "out.txt", &len);
-        printf("test_trace_is_the_run: %d steps agree with loss.tsv; PyTorch replay:\n%s", K, out);
+        printf("test_trace_is_the_run: %d steps agree with loss.tsv; PyTorch replay (exit %d):\n%s", K, rc, out);
         ck_assert_msg(rc == 0, "the PyTorch replay disagrees with the C steps (exit %d)", rc);
         free(out);
     }

@@ -194,15 +194,16 @@ class Batches:
 
 
 def val_mse(model, test, cfg):
-    per = cfg["channels"] * cfg["img"] ** 2
-    x0, t = exam(per, VAL_IMAGES)
-    x0 = x0.reshape(VAL_IMAGES, cfg["channels"], cfg["img"], cfg["img"])
+    """scorecard_val_mse(): the exam over the first min(2,000, all) test images."""
+    n, per = min(VAL_IMAGES, test.shape[0]), cfg["channels"] * cfg["img"] ** 2
+    x0, t = exam(per, n)
+    x0 = x0.reshape(n, cfg["channels"], cfg["img"], cfg["img"])
     total = 0.0
     with torch.no_grad():
-        for i in range(0, VAL_IMAGES, EVAL_BATCH):
+        for i in range(0, n, EVAL_BATCH):
             total += flow_loss(model, test[i:i + EVAL_BATCH], x0[i:i + EVAL_BATCH], t[i:i + EVAL_BATCH])[0].item() * \
-                     min(EVAL_BATCH, VAL_IMAGES - i)
-    return total / VAL_IMAGES
+                     min(EVAL_BATCH, n - i)
+    return total / n
 
 
 def loss_spikes(losses):   # common/eval/spikes.h: above 1.5x the median of the previous 100
