@@ -87,6 +87,10 @@ $(BUILD)/tests/golden_check: tools/golden_check.c $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $< -o $@ $(LIB) $(LDFLAGS) $(LDLIBS)
 
+# test_trainer runs build/tools/trace_steps: whoever builds the test (make
+# tests, make sanitize) builds the tool with it
+$(BUILD)/tests/test_trainer: | $(BUILD)/tools/trace_steps
+
 # small tools: build/tools/train_probe (trains or loads the cached probe) ...
 TOOLS := $(patsubst tools/%.c,$(BUILD)/tools/%,$(filter-out tools/golden_check.c,$(wildcard tools/*.c)))
 tools: $(TOOLS)
