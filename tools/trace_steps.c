@@ -150,7 +150,8 @@ int main(int argc, char **argv) {
     TrainState ts;
     DataLoader dl;
     Rng noise;
-    AdamWConfig opt = { cfg.lr, 0.9f, 0.999f, 1e-8f, cfg.weight_decay };
+    AdamWConfig opt = adamw_default(cfg.lr);   // as the trainer: its betas and eps, the run's decay
+    opt.weight_decay = cfg.weight_decay;
     if (!tr.x1 || !tr.x0 || !tr.t || !tr.loss || !tr.grad_norm || !tr.weights0 ||
         train_state_init(&ts, &m, cfg.batch, &opt) != 0) {
         fprintf(stderr, "error: out of memory (%d steps of batch %d need %.0f MB; try fewer --steps)\n",

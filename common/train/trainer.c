@@ -499,7 +499,8 @@ static void run_free(Run *r) {
 }
 
 static int init_train_state(Run *r) {
-    AdamWConfig opt = { r->cfg.lr, 0.9f, 0.999f, 1e-8f, r->cfg.weight_decay };
+    AdamWConfig opt = adamw_default(r->cfg.lr);
+    opt.weight_decay = r->cfg.weight_decay;
     if (train_state_init(&r->ts, &r->m, r->cfg.batch, &opt) != 0) {
         fprintf(stderr, "error: out of memory\n");
         return -1;
