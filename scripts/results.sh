@@ -103,15 +103,15 @@ dirty=$(git -C "$root" status --porcelain 2>/dev/null | grep -v '^??' | head -1 
     echo
     echo "## Wall time"
     echo
-    echo "Per run: the training steps (\`train_seconds\`) and the whole run with its scorecard (\`wall_seconds\`),"
-    echo "from each \`metrics.json\`."
+    echo "Per run, from each \`metrics.json\`: the training steps (\`train_seconds\`, summed over the sessions of a"
+    echo "resumed run) and the scorecard after them (\`scorecard_seconds\`: val MSE, the sample grid, probe-FD)."
     echo
-    echo "| run | seed | val MSE | training (min) | whole run (min) |"
+    echo "| run | seed | val MSE | training (min) | scorecard (min) |"
     echo "|---|---:|---:|---:|---:|"
     awk -F'\t' '$1 == "run" { printf "| %s | %d | %.4f | %.1f | %.1f |\n", $8, $4, $5, $6 / 60, $7 / 60 }' "$DEST/.seeds.tsv"
-    awk -F'\t' '$1 == "run" { t += $6; w += $7; n++ }
-        END { printf "\nIn all: %d runs of the ablation, %.0f min of training steps and %.0f min with the scorecards\n", n, t / 60, w / 60;
-              print "(added up run by run; runs that shared the machine side by side took less clock time)." }' "$DEST/.seeds.tsv"
+    awk -F'\t' '$1 == "run" { t += $6; s += $7; n++ }
+        END { printf "\nIn all: %d runs, %.0f min of training steps and %.0f min of scorecards, added up run by run\n", n, t / 60, s / 60;
+              print "(runs that shared the machine side by side took less clock time than this sum)." }' "$DEST/.seeds.tsv"
 } > "$DEST/README.md"
 rm -f "$DEST/.seeds.tsv"
 echo "results.sh: wrote $DEST/{table.txt,step1.txt,report.md,README.md,plots/}"

@@ -103,8 +103,8 @@ typedef struct {
     RunMetrics m;             // params, val_mse, probe_fd (NAN if null), ms_per_step, loss_spikes, preset, cfg
     double lr;                // config.lr, NAN if the file has no config
     int steps;                // config.steps, 0 if the file has no config
-    double train_seconds;     // "train_seconds", "wall_seconds": NAN if absent
-    double wall_seconds;
+    double train_seconds;     // "train_seconds": the steps, summed over resumed sessions; NAN if absent
+    double scorecard_seconds; // the sum of "scorecard_seconds" (val MSE, sampling, probe-FD); NAN if absent
     int n_curve;              // "curve": [[step, mean loss of the window], ...]
     double curve_step[CURVE_MAX], curve_loss[CURVE_MAX];
 } AblationRow;
@@ -177,7 +177,7 @@ void results_print(const AblationResults *res, const AblationResults *ref);
 //   name label present params val_mse probe_fd ms_step spikes base_mean gap
 void results_print_tsv(const AblationResults *res, FILE *f);
 // One line per run of every seed, then the configurations over their seeds:
-//   run  config label seed val_mse train_seconds wall_seconds name
+//   run  config label seed val_mse train_seconds scorecard_seconds name
 //   mean config label n mean sd se
 void results_print_seeds_tsv(const AblationResults *res, FILE *f);
 // DIR/report.md: the same content in Markdown, with links to DIR/plots/*.png

@@ -65,6 +65,7 @@ static void usage(FILE *f) {
 }
 
 // Options shared by train and summary. Presets apply first, then --set in order.
+// 0, 2 with a message, or -1 when --help printed the usage.
 static int parse_common(int argc, char **argv, TrainOptions *o) {
     Preset preset = PRESET_QUICK;
     // the preset must be known before any --set, wherever it appears
@@ -103,6 +104,10 @@ static int parse_common(int argc, char **argv, TrainOptions *o) {
                 return 2;
             }
         }
+        else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            usage(stdout);
+            return -1;
+        }
         else {
             fprintf(stderr, "error: unknown or incomplete option '%s'\n\n", a);
             usage(stderr);
@@ -121,7 +126,7 @@ static int cmd_train(int argc, char **argv) {
     TrainOptions o;
     memset(&o, 0, sizeof o);
     int rc = parse_common(argc, argv, &o);
-    if (rc) return rc;
+    if (rc) return rc < 0 ? 0 : rc;
     if (!o.name) {
         fprintf(stderr, "error: train needs --name NAME (the run's folder under %s/)\n", o.out_dir);
         return 2;
@@ -133,7 +138,7 @@ static int cmd_summary(int argc, char **argv) {
     TrainOptions o;
     memset(&o, 0, sizeof o);
     int rc = parse_common(argc, argv, &o);
-    if (rc) return rc;
+    if (rc) return rc < 0 ? 0 : rc;
     Model m;
     char err[512];
     if (model_build(&m, &o.cfg, err, sizeof err) != 0) {

@@ -44,8 +44,13 @@ static void read_extras(const char *path, AblationRow *row) {
     free(text);
     const cJSON *j = cJSON_GetObjectItemCaseSensitive(root, "train_seconds");
     if (cJSON_IsNumber(j)) row->train_seconds = j->valuedouble;
-    j = cJSON_GetObjectItemCaseSensitive(root, "wall_seconds");
-    if (cJSON_IsNumber(j)) row->wall_seconds = j->valuedouble;
+    // not "wall_seconds": that is the clock time of the last session only,
+    // which for a resumed run leaves out the sessions before it
+    const cJSON *part, *parts = cJSON_GetObjectItemCaseSensitive(root, "scorecard_seconds");
+    if (cJSON_IsObject(parts)) {
+        row->scorecard_seconds = 0;
+        cJSON_ArrayForEach(part, parts) if (cJSON_IsNumber(part)) row->scorecard_seconds += part->valuedouble;
+    }
     const cJSON *curve = cJSON_GetObjectItemCaseSensitive(root, "curve"), *pt;
     cJSON_ArrayForEach(pt, curve) {
         if (row->n_curve >= CURVE_MAX) break;
@@ -61,7 +66,7 @@ static void read_extras(const char *path, AblationRow *row) {
 
 int ablation_row_read(const char *path, AblationRow *row) {
     memset(row, 0, sizeof *row);
-    row->lr = row->train_seconds = row->wall_seconds = NAN;
+    row->lr = row->train_seconds = row->scorecard_seconds = NAN;
     if (!file_exists(path)) {
         snprintf(row->note, sizeof row->note, "no %s (not run yet, or not finished)", path);
         return -1;
@@ -494,7 +499,7 @@ void results_print_tsv(const AblationResults *res, FILE *f) {
 }
 
 void results_print_seeds_tsv(const AblationResults *res, FILE *f) {
-    fprintf(f, "# run\tconfig\tlabel\tseed\tval_mse\ttrain_seconds\twall_seconds\tname\t(one line per run)\n");
+    fprintf(f, "# run\tconfig\tlabel\tseed\tval_mse\ttrain_seconds\tscorecard_seconds\tname\t(one line per run)\n");
     fprintf(f, "# mean\tconfig\tlabel\tn\tmean\tsd\tse\t(one line per configuration)\n");
     for (int c = 0; c < ABLATION_CONFIGS; c++)
         for (int k = 0; k < ABLATION_MAX_SEEDS; k++)
@@ -503,7 +508,7 @@ void results_print_seeds_tsv(const AblationResults *res, FILE *f) {
                 char name[64];
                 ablation_run_name(c, k, name, sizeof name);
                 fprintf(f, "run\t%d\t%s\t%d\t%.6f\t%.1f\t%.1f\t%s\n", c, ABLATION_CONFIG[c].label, k, row->m.val_mse,
-                        row->train_seconds, row->wall_seconds, name);
+                        row->train_seconds, row->scorecard_seconds, name);
             }
     for (int c = 0; c < ABLATION_CONFIGS; c++) {
         const ConfigResults *cr = &res->cfg[c];
@@ -701,16 +706,19 @@ static AblationResults *load_pair(const char *dir, const char *ref_dir, Ablation
     return res;
 }
 
+#define TABLE_USAGE "usage: step6_ablation table [--tsv | --tsv-seeds] [--compare DIR] [runs-dir]\n"
+#define REPORT_USAGE "usage: step6_ablation report [-o FILE] [--compare DIR] [runs-dir]\n"
+
 int cmd_table(int argc, char **argv) {
     const char *dir = default_runs_dir(), *ref_dir = NULL;
     int tsv = 0;
     for (int i = 0; i < argc; i++) {
-        if (strcmp(argv[i], "--tsv") == 0) tsv = 1;
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) { printf(TABLE_USAGE); return 0; }
+        else if (strcmp(argv[i], "--tsv") == 0) tsv = 1;
         else if (strcmp(argv[i], "--tsv-seeds") == 0) tsv = 2;
         else if (strcmp(argv[i], "--compare") == 0 && i + 1 < argc) ref_dir = argv[++i];
         else if (argv[i][0] == '-') {
-            fprintf(stderr, "error: unknown or incomplete option '%s'\n"
-                            "usage: step6_ablation table [--tsv | --tsv-seeds] [--compare DIR] [runs-dir]\n", argv[i]);
+            fprintf(stderr, "error: unknown or incomplete option '%s'\n" TABLE_USAGE, argv[i]);
             return 2;
         } else dir = argv[i];
     }
@@ -727,11 +735,11 @@ int cmd_table(int argc, char **argv) {
 int cmd_report(int argc, char **argv) {
     const char *dir = default_runs_dir(), *out = NULL, *ref_dir = NULL;
     for (int i = 0; i < argc; i++) {
-        if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) out = argv[++i];
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) { printf(REPORT_USAGE); return 0; }
+        else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) out = argv[++i];
         else if (strcmp(argv[i], "--compare") == 0 && i + 1 < argc) ref_dir = argv[++i];
         else if (argv[i][0] == '-') {
-            fprintf(stderr, "error: unknown or incomplete option '%s'\n"
-                            "usage: step6_ablation report [-o FILE] [--compare DIR] [runs-dir]\n", argv[i]);
+            fprintf(stderr, "error: unknown or incomplete option '%s'\n" REPORT_USAGE, argv[i]);
             return 2;
         } else dir = argv[i];
     }

@@ -221,6 +221,14 @@ START_TEST(test_print_commands_and_bad_options) {
         ck_assert_msg(strstr(t, bad[k][1]), "%s: no \"%s\" in:\n%s", bad[k][0], bad[k][1], t);
         free(t);
     }
+    // every command answers --help with its usage on stdout and exit 0
+    const char *commands[] = { "train", "summary", "ablation", "table", "report", "speed", "attention-maps" };
+    for (size_t k = 0; k < sizeof commands / sizeof commands[0]; k++) {
+        ck_assert_msg(sh(log, "%s %s --help 2>/dev/null", PROG, commands[k]) == 0, "%s --help failed", commands[k]);
+        t = read_whole_file(log);
+        ck_assert_msg(strstr(t, "usage: step6_ablation"), "%s --help: no usage in:\n%s", commands[k], t);
+        free(t);
+    }
     struct stat sb;
     ck_assert_msg(stat(log, &sb) == 0 && access(dir, F_OK) == 0, "temp folder gone");
     char runs[300];
