@@ -17,7 +17,8 @@
 
 static char g_dir[256];
 
-// The tutorial's table: params, val MSE, probe-FD, ms/step, spikes.
+// The tutorial's table: params, val MSE, probe-FD, ms/step, spikes (no run
+// spiked; it gives no ms/step for the lr 2e-3 pair: 150 and 190 are made up).
 typedef struct { const char *name; long params; double val, fd, ms; int spikes; } Row;
 static const Row TUTORIAL[] = {
     { "p11_base_s0",      1152176, 0.2562, 72.2, 149.5, 0 },
@@ -28,7 +29,7 @@ static const Row TUTORIAL[] = {
     { "p11_rope",         1150128, 0.2289, 63.9, 246.9, 0 },
     { "p11_all",          1150552, 0.2266, 62.3, 357.1, 0 },
     { "p11_base_lr2e3",   1152176, 0.2085, 46.4, 150.0, 0 },
-    { "p11_qknorm_lr2e3", 1152432, 0.2069, 42.1, 190.0, 2 },
+    { "p11_qknorm_lr2e3", 1152432, 0.2069, 42.1, 190.0, 0 },
 };
 
 static void write_text(const char *path, const char *text) {
@@ -172,7 +173,6 @@ START_TEST(test_tutorial_numbers) {
     ck_assert_int_eq(q->params, 1152432);
     ck_assert(fabs(q->val_mse - 0.2499) < 1e-9 && fabs(q->probe_fd - 75.0) < 1e-9);
     ck_assert(fabs(q->ms_per_step - 192.7) < 1e-3);   // 1000 / it_per_s, as the tutorial computes it
-    ck_assert_int_eq(results_run(res, RUN_QKNORM_LR2E3)->m.loss_spikes, 2);
     ck_assert_int_eq(results_run(res, RUN_QKNORM_LR2E3)->steps, 4000);
     ck_assert_int_eq(results_run(res, RUN_BASE_LR2E3)->n_curve, 16);
     ck_assert(fabs(results_run(res, RUN_BASE_LR2E3)->lr - 2e-3) < 1e-9);
@@ -224,6 +224,7 @@ START_TEST(test_missing_and_broken_runs) {
     assert_has(results_run(res, RUN_ALL)->note, "raw.val_mse");
     ck_assert(results_run(res, RUN_RMSNORM)->present);
     ck_assert(isnan(results_run(res, RUN_RMSNORM)->m.probe_fd));
+    ck_assert_int_eq(results_run(res, RUN_RMSNORM)->m.loss_spikes, 1);
     char *out = capture_stdout(print_results, res);
     assert_has(out, "6 of 9 have a metrics.json");
     assert_row(out, "+ SwiGLU", "missing", NULL);
