@@ -10,7 +10,7 @@
 //                 nine metrics.json, a second start skips them all, a run
 //                 whose scorecard was lost is finished again with the same
 //                 numbers, then the table, the report and the plots of the
-//                 real runs. On CIFAR-10 when it is there: a few minutes on
+//                 real runs, and scripts/results.sh on them (make results). On CIFAR-10 when it is there: a few minutes on
 //                 two busy cores, the probe classifier from the shared cache
 //                 (TINYDIT_CACHE, else the project's runs/.cache), trained
 //                 once if it is not there. Without it, on a small synthetic
@@ -34,6 +34,8 @@
 
 #define PROG "./step6_ablation"
 #define PLOTS "../scripts/plots.sh"
+#define RESULTS "../scripts/results.sh"
+#define STEP1 "../step1_scorecard/step1_scorecard"   // results.sh runs it on the baseline's seeds
 
 static double now_s(void) {
     struct timespec ts;
@@ -434,6 +436,42 @@ START_TEST(test_smoke_ablation_end_to_end) {
         free(t);
     } else {
         printf("test_smoke_ablation_end_to_end: plots SKIPPED, gnuplot is not installed\n");
+    }
+    // 6. the runs as committed results (make results): the small files of
+    // every run and no checkpoint, the table, step 1's noise, the report,
+    // and a README that lists each run with its minutes
+    if (have_gnuplot()) {
+        ck_assert_msg(access(STEP1, X_OK) == 0, "%s not built (make check builds it)", STEP1);
+        char cwd[256], dest[400], path[500];
+        ck_assert_ptr_nonnull(getcwd(cwd, sizeof cwd));
+        snprintf(dest, sizeof dest, "%s/results/smoke", dir);
+        rc = sh(log, "STEP6=%s/%s STEP1=%s/%s RUNNER='side by side' sh %s smoke %s %s", cwd, PROG, cwd, STEP1,
+                RESULTS, runs, dest);
+        t = read_whole_file(log);
+        ck_assert_msg(rc == 0, "results.sh exit %d:\n%s", rc, tail_of(t));
+        ck_assert_msg(strstr(t, "9 runs copied"), "%s", tail_of(t));
+        free(t);
+        for (int r = 0; r < ABLATION_RUNS; r++) {
+            snprintf(path, sizeof path, "%s/%s/metrics.json", dest, ABLATION[r].name);
+            ck_assert_msg(access(path, R_OK) == 0, "no %s", path);
+            snprintf(path, sizeof path, "%s/%s/ckpt.safetensors", dest, ABLATION[r].name);
+            ck_assert_msg(access(path, F_OK) != 0, "%s was copied", path);
+        }
+        snprintf(path, sizeof path, "%s/table.txt", dest);
+        t = read_whole_file(path);
+        ck_assert_msg(strstr(t, "runs in results/smoke (smoke preset): 9 of 9"), "%s", t);
+        free(t);
+        snprintf(path, sizeof path, "%s/step1.txt", dest);
+        t = read_whole_file(path);
+        ck_assert_msg(strstr(t, "seed gap"), "%s", t);
+        free(t);
+        snprintf(path, sizeof path, "%s/README.md", dest);
+        t = read_whole_file(path);
+        ck_assert_msg(strstr(t, "- runs scheduled: side by side") && strstr(t, "| p11_qknorm_lr2e3 | 0 | ") &&
+                      strstr(t, "In all: 9 runs"), "%s", t);
+        free(t);
+        snprintf(path, sizeof path, "%s/plots/val_mse.png", dest);
+        assert_png(path);
     }
     printf("smoke ablation: nine runs with --jobs 2 in %.0f s; started again: %.1f s\n", first, again);
     free(res);
