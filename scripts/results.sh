@@ -7,6 +7,7 @@
 # metrics.json it copies metrics.json, loss.tsv and samples.png (the
 # checkpoints stay behind: megabytes each), then renders, from the copies:
 #   table.txt   step6_ablation table
+#   curves.txt  step6_ablation table --curves: the loss window by window
 #   step1.txt   step1_scorecard on the baseline's seeds (the noise)
 #   plots/      scripts/plots.sh, step 1's figures, and the attention maps
 #               (these read the checkpoints, so they come from RUNS_DIR)
@@ -53,6 +54,7 @@ echo "results.sh: $n runs copied into $DEST"
 cd "$DEST/.."
 rel="$(basename "$(pwd)")/$(basename "$DEST")"
 "$STEP6" table "$(basename "$DEST")" | sed "s|runs in $(basename "$DEST")|runs in $rel|" > "$DEST/table.txt"
+"$STEP6" table --curves "$(basename "$DEST")" > "$DEST/curves.txt"
 set -- "$DEST"/p11_base_s*
 mkdir -p "$DEST/plots"
 if [ -e "$1" ] && [ $# -ge 2 ]; then
@@ -83,7 +85,8 @@ dirty=$(git -C "$root" status --porcelain 2>/dev/null | grep -v '^??' | head -1 
     echo
     echo "Copied from \`$(basename "$RUNS")\` by \`scripts/results.sh\` on $(date -u '+%Y-%m-%d %H:%M UTC'):"
     echo "$n runs, each with its \`metrics.json\`, \`loss.tsv\` and \`samples.png\` (the checkpoints are left out: they are"
-    echo "megabytes each). \`table.txt\` and \`report.md\` are \`step6_ablation table\` and \`report\` of this folder,"
+    echo "megabytes each). \`table.txt\`, \`curves.txt\` and \`report.md\` are \`step6_ablation table\`, \`table --curves\`"
+    echo "and \`report\` of this folder,"
     echo "\`step1.txt\` is \`step1_scorecard\` on the baseline's seeds, \`plots/\` holds the figures."
     echo
     echo "## Machine and code"
@@ -114,4 +117,4 @@ dirty=$(git -C "$root" status --porcelain 2>/dev/null | grep -v '^??' | head -1 
               print "(runs that shared the machine side by side took less clock time than this sum)." }' "$DEST/.seeds.tsv"
 } > "$DEST/README.md"
 rm -f "$DEST/.seeds.tsv"
-echo "results.sh: wrote $DEST/{table.txt,step1.txt,report.md,README.md,plots/}"
+echo "results.sh: wrote $DEST/{table.txt,curves.txt,step1.txt,report.md,README.md,plots/}"

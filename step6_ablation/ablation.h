@@ -180,6 +180,11 @@ void results_print_tsv(const AblationResults *res, FILE *f);
 //   run  config label seed val_mse train_seconds scorecard_seconds name
 //   mean config label n mean sd se
 void results_print_seeds_tsv(const AblationResults *res, FILE *f);
+// table --curves (curves.c): the training loss per window over seeds, each
+// configuration at the default lr against the baseline window by window
+// (difference and standard error), and from which window on it is ahead or
+// behind for good.
+void results_print_curves(const AblationResults *res);
 // DIR/report.md: the same content in Markdown, with links to DIR/plots/*.png
 // that exist. 0, or -1 with a message.
 int report_write(const AblationResults *res, const AblationResults *ref, const char *path, char *err,

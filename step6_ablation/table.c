@@ -706,16 +706,17 @@ static AblationResults *load_pair(const char *dir, const char *ref_dir, Ablation
     return res;
 }
 
-#define TABLE_USAGE "usage: step6_ablation table [--tsv | --tsv-seeds] [--compare DIR] [runs-dir]\n"
+#define TABLE_USAGE "usage: step6_ablation table [--tsv | --tsv-seeds | --curves] [--compare DIR] [runs-dir]\n"
 #define REPORT_USAGE "usage: step6_ablation report [-o FILE] [--compare DIR] [runs-dir]\n"
 
 int cmd_table(int argc, char **argv) {
     const char *dir = default_runs_dir(), *ref_dir = NULL;
-    int tsv = 0;
+    int mode = 0;   // the table, 1 --tsv, 2 --tsv-seeds, 3 --curves
     for (int i = 0; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) { printf(TABLE_USAGE); return 0; }
-        else if (strcmp(argv[i], "--tsv") == 0) tsv = 1;
-        else if (strcmp(argv[i], "--tsv-seeds") == 0) tsv = 2;
+        else if (strcmp(argv[i], "--tsv") == 0) mode = 1;
+        else if (strcmp(argv[i], "--tsv-seeds") == 0) mode = 2;
+        else if (strcmp(argv[i], "--curves") == 0) mode = 3;
         else if (strcmp(argv[i], "--compare") == 0 && i + 1 < argc) ref_dir = argv[++i];
         else if (argv[i][0] == '-') {
             fprintf(stderr, "error: unknown or incomplete option '%s'\n" TABLE_USAGE, argv[i]);
@@ -724,8 +725,9 @@ int cmd_table(int argc, char **argv) {
     }
     AblationResults *ref, *res = load_pair(dir, ref_dir, &ref);
     if (!res) return 1;
-    if (tsv == 1) results_print_tsv(res, stdout);
-    else if (tsv == 2) results_print_seeds_tsv(res, stdout);
+    if (mode == 1) results_print_tsv(res, stdout);
+    else if (mode == 2) results_print_seeds_tsv(res, stdout);
+    else if (mode == 3) results_print_curves(res);
     else results_print(res, ref);
     free(res);
     free(ref);

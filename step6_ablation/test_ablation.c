@@ -461,6 +461,10 @@ START_TEST(test_smoke_ablation_end_to_end) {
         t = read_whole_file(path);
         ck_assert_msg(strstr(t, "runs in results/smoke (smoke preset): 9 of 9"), "%s", t);
         free(t);
+        snprintf(path, sizeof path, "%s/curves.txt", dest);
+        t = read_whole_file(path);
+        ck_assert_msg(strstr(t, "ahead or behind for good"), "%s", t);
+        free(t);
         snprintf(path, sizeof path, "%s/step1.txt", dest);
         t = read_whole_file(path);
         ck_assert_msg(strstr(t, "seed gap"), "%s", t);

@@ -510,6 +510,82 @@ START_TEST(test_compare_with_committed) {
 }
 END_TEST
 
+// ---------------------------------------------------------------------------
+// table --curves: the loss window by window against the baseline's.
+
+// A run with a loss curve of four 250-step windows: base[w] + shift[w] + noise.
+static void write_curve_run(const char *dir, int config, int seed, const double *shift, double noise, int window) {
+    static const double base[4] = { 0.49, 0.32, 0.30, 0.29 };
+    char name[64], path[512], text[2048], curve[512] = "";
+    ablation_run_name(config, seed, name, sizeof name);
+    size_t len = 0;
+    for (int w = 0; w < 4; w++)
+        len += snprintf(curve + len, sizeof curve - len, "%s[%d, %.6f]", w ? ", " : "", window * (w + 1),
+                        base[w] + shift[w] + noise);
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    mkdir(path, 0755);
+    snprintf(text, sizeof text,
+             "{\"params\": 1152176, \"it_per_s\": 10.0, \"loss_spikes\": 0, \"raw\": {\"val_mse\": 0.28, "
+             "\"uncond\": {\"probe_fd\": 90.0}}, \"curve\": [%s], \"preset\": \"quick\"}\n", curve);
+    snprintf(path, sizeof path, "%s/%s/metrics.json", dir, name);
+    write_text(path, text);
+}
+
+static void print_curves(void *res) { results_print_curves(res); }
+
+START_TEST(test_curves_window_by_window) {
+    // seeds 0, 1, 2 one thousandth apart: a spread of 0.001, so the standard
+    // error of a difference of two 3-seed means is 0.001 * sqrt(2/3) = 0.00082
+    const double noise[3] = { -0.001, 0.0, 0.001 };
+    const double none[4] = { 0, 0, 0, 0 };
+    const double rope[4] = { 0, -0.001, -0.010, -0.020 };      // 0, 1.2, 12.2, 24.5 se: ahead from 501-750
+    const double swiglu[4] = { 0.010, -0.0005, 0, 0.005 };     // behind, even, even, behind: from 751-1000
+    const double rmsnorm[4] = { 0, 0, 0, 0.001 };              // 1.2 se at the end: not resolved
+    const double qknorm[4] = { 0, 0, 0, -0.010 };              // one seed, the baseline's spread assumed: 8.7 se
+    tmpdir_make(g_dir, sizeof g_dir, "curves");
+    for (int k = 0; k < 3; k++) {
+        write_curve_run(g_dir, CFG_BASE, k, none, noise[k], 250);
+        write_curve_run(g_dir, CFG_ROPE, k, rope, noise[k], 250);
+        write_curve_run(g_dir, CFG_SWIGLU, k, swiglu, noise[k], 250);
+        write_curve_run(g_dir, CFG_RMSNORM, k, rmsnorm, noise[k], 250);
+    }
+    write_curve_run(g_dir, CFG_QKNORM, 0, qknorm, 0.0, 250);
+    AblationResults *res = load();
+    char *out = capture_stdout(print_curves, res);
+    assert_has(out, "seeds: baseline 3, + RMSNorm 3, + QK-norm 1, + SwiGLU 3, + 2D RoPE 3, all four 0");
+    assert_row(out, "501-750", "0.3000", "0.0010", "+0.0000 (0.0)", "+0.0000 (0.0)*", "+0.0000 (0.0)",
+               "-0.0100 (12.2)", "-", NULL);
+    assert_row(out, "751-1000", "0.2900", "0.0010", "+0.0010 (1.2)", "-0.0100 (8.7)*", "+0.0050 (6.1)",
+               "-0.0200 (24.5)", "-", NULL);
+    assert_has(out, "+ 2D RoPE  ahead (lower loss) from steps 501-750 to the end\n");
+    assert_has(out, "+ SwiGLU   behind (higher loss) from steps 751-1000 to the end\n");
+    assert_has(out, "+ RMSNorm  not resolved in the last window\n");
+    assert_has(out, "+ QK-norm  ahead (lower loss) from steps 751-1000 to the end*\n");
+    assert_has(out, "all four   not run yet\n");
+    free(out);
+    free(res);
+
+    // a run whose windows end elsewhere (another preset): said, not compared
+    write_curve_run(g_dir, CFG_ALL, 0, none, 0.0, 15);
+    res = load();
+    out = capture_stdout(print_curves, res);
+    assert_has(out, "no loss curves to compare: the runs' loss windows end at different steps (250 and 15)");
+    free(out);
+    free(res);
+    remove_runs();
+
+    // no baseline: nothing to set the others against
+    tmpdir_make(g_dir, sizeof g_dir, "curves");
+    write_curve_run(g_dir, CFG_ROPE, 0, rope, 0.0, 250);
+    res = load();
+    out = capture_stdout(print_curves, res);
+    assert_has(out, "no loss curves to compare: no baseline run with a loss curve yet");
+    free(out);
+    free(res);
+    remove_runs();
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("step6_table");
     TCase *tc = tcase_create("table");
@@ -521,6 +597,7 @@ int main(void) {
     tcase_add_test(tc, test_seed_spread_and_compare);
     tcase_add_test(tc, test_seeds_table);
     tcase_add_test(tc, test_compare_with_committed);
+    tcase_add_test(tc, test_curves_window_by_window);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }
