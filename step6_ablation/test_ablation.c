@@ -88,6 +88,15 @@ static void assert_png(const char *path) {
     ck_assert_int_gt(size, 1000);
 }
 
+// dir/file exists and holds the text what.
+static void assert_file_has(const char *dir, const char *file, const char *what) {
+    char path[600];
+    snprintf(path, sizeof path, "%s/%s", dir, file);
+    char *t = read_whole_file(path);
+    ck_assert_msg(strstr(t, what), "no \"%s\" in %s:\n%s", what, path, t);
+    free(t);
+}
+
 static bool have_gnuplot(void) { return system("command -v gnuplot >/dev/null 2>&1") == 0; }
 
 // ---------------------------------------------------------------------------
@@ -457,23 +466,12 @@ START_TEST(test_smoke_ablation_end_to_end) {
             snprintf(path, sizeof path, "%s/%s/ckpt.safetensors", dest, ABLATION[r].name);
             ck_assert_msg(access(path, F_OK) != 0, "%s was copied", path);
         }
-        snprintf(path, sizeof path, "%s/table.txt", dest);
-        t = read_whole_file(path);
-        ck_assert_msg(strstr(t, "runs in results/smoke (smoke preset): 9 of 9"), "%s", t);
-        free(t);
-        snprintf(path, sizeof path, "%s/curves.txt", dest);
-        t = read_whole_file(path);
-        ck_assert_msg(strstr(t, "ahead or behind for good"), "%s", t);
-        free(t);
-        snprintf(path, sizeof path, "%s/step1.txt", dest);
-        t = read_whole_file(path);
-        ck_assert_msg(strstr(t, "seed gap"), "%s", t);
-        free(t);
-        snprintf(path, sizeof path, "%s/README.md", dest);
-        t = read_whole_file(path);
-        ck_assert_msg(strstr(t, "- runs scheduled: side by side") && strstr(t, "| p11_qknorm_lr2e3 | 0 | ") &&
-                      strstr(t, "In all: 9 runs"), "%s", t);
-        free(t);
+        assert_file_has(dest, "table.txt", "runs in results/smoke (smoke preset): 9 of 9");
+        assert_file_has(dest, "curves.txt", "ahead or behind for good");
+        assert_file_has(dest, "step1.txt", "seed gap");
+        assert_file_has(dest, "README.md", "- runs scheduled: side by side");
+        assert_file_has(dest, "README.md", "| p11_qknorm_lr2e3 | 0 | ");
+        assert_file_has(dest, "README.md", "In all: 9 runs");
         snprintf(path, sizeof path, "%s/plots/val_mse.png", dest);
         assert_png(path);
     }

@@ -533,6 +533,15 @@ static void write_curve_run(const char *dir, int config, int seed, const double 
 
 static void print_curves(void *res) { results_print_curves(res); }
 
+// table --curves of the runs in g_dir prints the text what.
+static void assert_curves_say(const char *what) {
+    AblationResults *res = load();
+    char *out = capture_stdout(print_curves, res);
+    assert_has(out, what);
+    free(out);
+    free(res);
+}
+
 START_TEST(test_curves_window_by_window) {
     // seeds 0, 1, 2 one thousandth apart: a spread of 0.001, so the standard
     // error of a difference of two 3-seed means is 0.001 * sqrt(2/3) = 0.00082
@@ -567,21 +576,13 @@ START_TEST(test_curves_window_by_window) {
 
     // a run whose windows end elsewhere (another preset): said, not compared
     write_curve_run(g_dir, CFG_ALL, 0, none, 0.0, 15);
-    res = load();
-    out = capture_stdout(print_curves, res);
-    assert_has(out, "no loss curves to compare: the runs' loss windows end at different steps (250 and 15)");
-    free(out);
-    free(res);
+    assert_curves_say("no loss curves to compare: the runs' loss windows end at different steps (250 and 15)");
     remove_runs();
 
     // no baseline: nothing to set the others against
     tmpdir_make(g_dir, sizeof g_dir, "curves");
     write_curve_run(g_dir, CFG_ROPE, 0, rope, 0.0, 250);
-    res = load();
-    out = capture_stdout(print_curves, res);
-    assert_has(out, "no loss curves to compare: no baseline run with a loss curve yet");
-    free(out);
-    free(res);
+    assert_curves_say("no loss curves to compare: no baseline run with a loss curve yet");
     remove_runs();
 }
 END_TEST
