@@ -65,16 +65,14 @@ static int shared_windows(const AblationResults *res, const double **end_step, c
 // windows that lasts to the end; the side is the sign of the differences.
 static void print_for_good(const char *label, const Comparison *cmp, int windows, const double *end_step) {
     int w0 = windows;
-    bool assumed = false;
-    while (w0 > 0 && cmp[w0 - 1].resolved && (cmp[w0 - 1].diff < 0) == (cmp[windows - 1].diff < 0))
-        assumed |= cmp[--w0].assumed;
+    while (w0 > 0 && cmp[w0 - 1].resolved && (cmp[w0 - 1].diff < 0) == (cmp[windows - 1].diff < 0)) w0--;
     if (w0 == windows) {
         printf("  %-10s not resolved in the last window\n", label);
         return;
     }
-    printf("  %-10s %s from steps %.0f-%.0f to the end%s\n", label,
+    printf("  %-10s %s from steps %.0f-%.0f to the end\n", label,
            cmp[windows - 1].diff < 0 ? "ahead (lower loss)" : "behind (higher loss)",
-           w0 ? end_step[w0 - 1] + 1 : 1, end_step[w0], assumed ? "*" : "");
+           w0 ? end_step[w0 - 1] + 1 : 1, end_step[w0]);
 }
 
 void results_print_curves(const AblationResults *res) {
@@ -123,12 +121,13 @@ void results_print_curves(const AblationResults *res) {
                "seeds happen to agree closely the brackets run into the tens or hundreds. Read the differences\n"
                "against the spread column, and more seeds (ablation --seeds 3) for the brackets.\n");
     printf("\nahead or behind for good: more than %.0f standard errors from the baseline in every window\n"
-           "from there to the end\n", COMPARE_SE);
+           "from there to the end (a verdict needs 2 seeds or more a side: one seed has no spread)\n", COMPARE_SE);
     for (int i = 0; i < N_CURVE_CONFIGS; i++) {
-        const ConfigResults *cr = &res->cfg[CURVE_CONFIGS[i]];
-        if (!cr->n) printf("  %-10s not run yet\n", ABLATION_CONFIG[CURVE_CONFIGS[i]].label);
-        else if (!isfinite(cmp[i][windows - 1].z))
-            printf("  %-10s ? (one seed a side: no spread measured)\n", ABLATION_CONFIG[CURVE_CONFIGS[i]].label);
-        else print_for_good(ABLATION_CONFIG[CURVE_CONFIGS[i]].label, cmp[i], windows, end_step);
+        const char *label = ABLATION_CONFIG[CURVE_CONFIGS[i]].label;
+        int n = res->cfg[CURVE_CONFIGS[i]].n;
+        if (!n) printf("  %-10s not run yet\n", label);
+        else if (n < 2 || base->n < 2)
+            printf("  %-10s no verdict: %d seed%s, the baseline %d\n", label, n, n == 1 ? "" : "s", base->n);
+        else print_for_good(label, cmp[i], windows, end_step);
     }
 }
