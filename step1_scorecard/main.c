@@ -356,7 +356,7 @@ static int parse_options(int argc, char **argv, Step1Options *o) {
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         int has = i + 1 < argc;
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) { usage(stdout); return 1; }
+        if (is_help_option(a)) { usage(stdout); return 1; }
         else if (strcmp(a, "--preset") == 0 && has) {
             if (preset_parse(argv[++i], &o->plan.preset) != 0) {
                 fprintf(stderr, "error: unknown preset '%s'\n\n", argv[i]);

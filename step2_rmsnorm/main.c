@@ -56,7 +56,7 @@ static int parse_options(int argc, char **argv, Options *o, int *exit_code) {
     *o = (Options){ .rounds = 51, .threads = 1, .figures_dir = figure_default_dir() };
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); *exit_code = 0; return 1; }
+        if (is_help_option(a)) { usage(stdout); *exit_code = 0; return 1; }
         if (!strcmp(a, "--no-figures")) { o->figures_dir = NULL; continue; }
         if (!strcmp(a, "--figures") && i + 1 < argc && argv[i + 1][0]) { o->figures_dir = argv[++i]; continue; }
         if (!strcmp(a, "--figures")) {

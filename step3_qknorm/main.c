@@ -33,6 +33,7 @@
 #include "io/figure.h"
 #include "nn/layers.h"
 #include "nn/rng.h"
+#include "io/args.h"
 
 #define EPS 1e-6f   // QK-norm's eps, the model's for every norm (NORM_EPS in common/nn/model.c)
 
@@ -52,7 +53,7 @@ static int parse_options(int argc, char **argv, const char **figures_dir, int *e
     *figures_dir = figure_default_dir();
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); *exit_code = 0; return 1; }
+        if (is_help_option(a)) { usage(stdout); *exit_code = 0; return 1; }
         if (!strcmp(a, "--no-figures")) { *figures_dir = NULL; continue; }
         if (!strcmp(a, "--figures") && i + 1 < argc && argv[i + 1][0]) { *figures_dir = argv[++i]; continue; }
         if (!strcmp(a, "--figures")) {

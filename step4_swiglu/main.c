@@ -82,7 +82,7 @@ static int int_arg(const char *name, const char *s, int lo, int hi) {
 static Options parse_options(int argc, char **argv) {
     Options o = { 9, 64, figure_default_dir() };   // 64 images: the quick preset's batch
     for (int a = 1; a < argc; a++) {
-        if (!strcmp(argv[a], "--help") || !strcmp(argv[a], "-h")) { usage(stdout); exit(0); }
+        if (is_help_option(argv[a])) { usage(stdout); exit(0); }
         if (!strcmp(argv[a], "--rounds") && a + 1 < argc) { o.rounds = int_arg("--rounds", argv[++a], 1, 1000); continue; }
         if (!strcmp(argv[a], "--batch") && a + 1 < argc) { o.batch = int_arg("--batch", argv[++a], 1, 4096); continue; }
         if (!strcmp(argv[a], "--figures") && a + 1 < argc) { o.figures_dir = argv[++a]; continue; }

@@ -61,7 +61,7 @@ typedef struct {
 static Options parse_options(int argc, char **argv) {
     Options o = { 0, figure_default_dir() };
     for (int a = 1; a < argc; a++) {
-        if (!strcmp(argv[a], "--help") || !strcmp(argv[a], "-h")) { usage(stdout); exit(0); }
+        if (is_help_option(argv[a])) { usage(stdout); exit(0); }
         if (!strcmp(argv[a], "--seed")) {
             if (a + 1 >= argc || parse_int_in(argv[++a], 0, INT_MAX, &o.seed) != 0) {
                 fprintf(stderr, "step5_rope2d: --seed wants an integer in 0..%d\n\n", INT_MAX);

@@ -264,7 +264,7 @@ int ablation_parse(int argc, char **argv, AblationPlan *p, AblationMode *mode) {
         else if (strcmp(a, "--list") == 0) *mode = ABL_LIST;
         else if (strcmp(a, "--log") == 0) p->log_to_file = true;
         else if (strcmp(a, "--prepare") == 0) g_prepare_only = true;
-        else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) { ablation_usage(stdout); exit(0); }
+        else if (is_help_option(a)) { ablation_usage(stdout); exit(0); }
         else {
             fprintf(stderr, "error: unknown or incomplete option '%s'\n\n", a);
             ablation_usage(stderr);

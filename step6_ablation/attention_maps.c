@@ -107,7 +107,7 @@ static int parse_maps_options(int argc, char **argv, MapsOptions *o) {
                 fprintf(stderr, "error: --t wants a time from 0 to 1, not '%s'\n", argv[i]);
                 return 2;
             }
-        } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) { maps_usage(stdout); return 1; }
+        } else if (is_help_option(a)) { maps_usage(stdout); return 1; }
         else {
             fprintf(stderr, "error: unknown or incomplete option '%s'\n\n", a);
             maps_usage(stderr);

@@ -37,7 +37,7 @@ static SeedSpread window_spread(const ConfigResults *cr, int w) {
 static int shared_windows(const AblationResults *res, const double **end_step, char *why, size_t n) {
     const AblationRow *first = NULL;
     int windows = CURVE_MAX;
-    for (int i = -1; i < N_CURVE_CONFIGS; i++) {
+    for (int i = -1; i < N_CURVE_CONFIGS; i++) {   // -1: the baseline, then the upgrades
         const ConfigResults *cr = &res->cfg[i < 0 ? CFG_BASE : CURVE_CONFIGS[i]];
         for (int k = 0; k < ABLATION_MAX_SEEDS; k++) {
             const AblationRow *row = &cr->seed[k];
@@ -84,7 +84,7 @@ void results_print_curves(const AblationResults *res) {
         return;
     }
     const ConfigResults *base = &res->cfg[CFG_BASE];
-    static Comparison cmp[N_CURVE_CONFIGS][CURVE_MAX];
+    static Comparison cmp[N_CURVE_CONFIGS][CURVE_MAX];   // static: too large for the stack
     Table t;
     table_init(&t, 3 + N_CURVE_CONFIGS, "steps", "baseline", "spread", ABLATION_CONFIG[CFG_RMSNORM].label,
                ABLATION_CONFIG[CFG_QKNORM].label, ABLATION_CONFIG[CFG_SWIGLU].label, ABLATION_CONFIG[CFG_ROPE].label,

@@ -105,7 +105,7 @@ static int parse_common(int argc, char **argv, TrainOptions *o) {
                 return 2;
             }
         }
-        else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+        else if (is_help_option(a)) {
             usage(stdout);
             return -1;
         }
@@ -155,7 +155,7 @@ int main(int argc, char **argv) {
     // Line by line even into a file or a pipe: with the runs' logs, stdout and
     // stderr then keep their order (stderr is never buffered).
     setvbuf(stdout, NULL, _IOLBF, 0);
-    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+    if (argc < 2 || is_help_option(argv[1])) {
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
     }

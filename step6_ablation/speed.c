@@ -166,7 +166,7 @@ static int parse_speed_options(int argc, char **argv, SpeedOptions *o) {
             if (config_set(&o->base, argv[++i], err, sizeof err) != 0) { fprintf(stderr, "error: %s\n", err); return 2; }
         } else if (strcmp(a, "--json") == 0) {
             o->json = true;
-        } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+        } else if (is_help_option(a)) {
             speed_usage(stdout);
             return 1;
         } else {

@@ -28,6 +28,7 @@
 #include "io/bench.h"
 #include "io/fileio.h"
 #include "io/paths.h"
+#include "io/args.h"
 #include <sys/stat.h>
 
 // ---------------------------------------------------------------------------
@@ -711,12 +712,12 @@ static AblationResults *load_pair(const char *dir, const char *ref_dir, Ablation
 
 int cmd_table(int argc, char **argv) {
     const char *dir = default_runs_dir(), *ref_dir = NULL;
-    int mode = 0;   // the table, 1 --tsv, 2 --tsv-seeds, 3 --curves
+    enum { TABLE, TSV, TSV_SEEDS, CURVES } mode = TABLE;
     for (int i = 0; i < argc; i++) {
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) { printf(TABLE_USAGE); return 0; }
-        else if (strcmp(argv[i], "--tsv") == 0) mode = 1;
-        else if (strcmp(argv[i], "--tsv-seeds") == 0) mode = 2;
-        else if (strcmp(argv[i], "--curves") == 0) mode = 3;
+        if (is_help_option(argv[i])) { printf(TABLE_USAGE); return 0; }
+        else if (strcmp(argv[i], "--tsv") == 0) mode = TSV;
+        else if (strcmp(argv[i], "--tsv-seeds") == 0) mode = TSV_SEEDS;
+        else if (strcmp(argv[i], "--curves") == 0) mode = CURVES;
         else if (strcmp(argv[i], "--compare") == 0 && i + 1 < argc) ref_dir = argv[++i];
         else if (argv[i][0] == '-') {
             fprintf(stderr, "error: unknown or incomplete option '%s'\n" TABLE_USAGE, argv[i]);
@@ -725,9 +726,9 @@ int cmd_table(int argc, char **argv) {
     }
     AblationResults *ref, *res = load_pair(dir, ref_dir, &ref);
     if (!res) return 1;
-    if (mode == 1) results_print_tsv(res, stdout);
-    else if (mode == 2) results_print_seeds_tsv(res, stdout);
-    else if (mode == 3) results_print_curves(res);
+    if (mode == TSV) results_print_tsv(res, stdout);
+    else if (mode == TSV_SEEDS) results_print_seeds_tsv(res, stdout);
+    else if (mode == CURVES) results_print_curves(res);
     else results_print(res, ref);
     free(res);
     free(ref);
@@ -737,7 +738,7 @@ int cmd_table(int argc, char **argv) {
 int cmd_report(int argc, char **argv) {
     const char *dir = default_runs_dir(), *out = NULL, *ref_dir = NULL;
     for (int i = 0; i < argc; i++) {
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) { printf(REPORT_USAGE); return 0; }
+        if (is_help_option(argv[i])) { printf(REPORT_USAGE); return 0; }
         else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) out = argv[++i];
         else if (strcmp(argv[i], "--compare") == 0 && i + 1 < argc) ref_dir = argv[++i];
         else if (argv[i][0] == '-') {

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
+#include <string.h>
 
 int parse_int_in(const char *s, long lo, long hi, int *out) {
     if (!s || !*s) return -1;
@@ -16,3 +17,5 @@ int parse_int_in(const char *s, long lo, long hi, int *out) {
     *out = (int)v;
     return 0;
 }
+
+int is_help_option(const char *a) { return strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0; }

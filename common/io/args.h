@@ -6,3 +6,6 @@
 // value in *out, or -1 (and *out untouched). Used for every integer option
 // of the programs and for the step number kept in a checkpoint.
 int parse_int_in(const char *s, long lo, long hi, int *out);
+
+// Whether a is --help or -h, the option every program answers with its usage.
+int is_help_option(const char *a);
