@@ -107,7 +107,7 @@ static int rng_from_text(const char *s, Rng *r) {
 }
 
 typedef struct {
-    char dir[2048], ckpt[2100], loss[2100], val[2100], metrics[2100], samples[2100];
+    char dir[2048], ckpt[2100], loss[2100], val[2100], metrics[2100], samples[2100], diverged[2100];
 } RunPaths;
 
 static void run_paths(RunPaths *p, const char *out_dir, const char *name) {
@@ -117,6 +117,7 @@ static void run_paths(RunPaths *p, const char *out_dir, const char *name) {
     snprintf(p->val, sizeof p->val, "%s/val.tsv", p->dir);
     snprintf(p->metrics, sizeof p->metrics, "%s/metrics.json", p->dir);
     snprintf(p->samples, sizeof p->samples, "%s/samples.png", p->dir);
+    snprintf(p->diverged, sizeof p->diverged, "%s/diverged.json", p->dir);
 }
 
 // loss.tsv rows: step, loss, grad_norm, max_logit. Reads the rows with
@@ -691,6 +692,21 @@ static int check_val(Run *r, int step, const RunPaths *rp) {
     return 0;
 }
 
+// A diverged run is a result too (an lr sweep looks for where runs break):
+// diverged.json records the step whose loss or gradient was not finite, and
+// the run's config. A resume trains from the last checkpoint again and, the
+// run being deterministic, diverges at the same step.
+static void record_divergence(const Run *r, const RunPaths *rp, int step, double loss) {
+    char err[ERRLEN];
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddNumberToObject(root, "diverged_at_step", step);
+    cJSON_AddStringToObject(root, "loss", isnan(loss) ? "nan" : isinf(loss) ? "inf" : "finite");
+    cJSON_AddStringToObject(root, "grad_norm", isnan(r->ts.grad_norm) ? "nan" : isinf(r->ts.grad_norm) ? "inf" : "finite");
+    cJSON_AddNumberToObject(root, "steps", r->steps);
+    config_foreach_field(&r->cfg, add_config_field, cJSON_AddObjectToObject(root, "config"));
+    if (write_json(rp->diverged, root, err, sizeof err) != 0) fprintf(stderr, "warning: %s\n", err);
+}
+
 // loss.tsv onto the disk, then the checkpoint. TRAIN_OK, or TRAIN_ERROR
 // with a message that says which checkpoint is kept.
 static int save_point(Run *r, const TrainOptions *o, const RunPaths *rp, FILE *lf, Progress *pr, int last_saved) {
@@ -734,6 +750,7 @@ static int train_steps(Run *r, const TrainOptions *o, const RunPaths *rp, FILE *
                             "%s. Try a lower lr.\n",
                     step, isfinite(loss) ? "finite but the gradient is not" : "not a number",
                     r->ts.grad_norm, kept);
+            record_divergence(r, rp, step, loss);
             rc = TRAIN_DIVERGED;
             break;
         }
