@@ -12,6 +12,16 @@
 #pragma once
 #include <stddef.h>
 
+// The eps of every norm in the model: the blocks' LayerNorm or RMSNorm, the
+// final norm and QK-norm (PyTorch prints it as eps=1e-06).
+#define NORM_EPS 1e-6f
+
+// An OpenMP loop over fewer floats than this runs on the calling thread:
+// waking the other threads would cost more than they save. Every such loop
+// computes each element or row on its own, so the threshold decides the
+// speed only, never a result's bits.
+#define OMP_MIN_FLOATS 32768
+
 // ----------------------------------------------------------------------------
 // Linear: out = inp · Wᵀ + b.  inp (R, IC), weight (OC, IC), bias (OC), out (R, OC)
 void linear_forward(float *out, const float *inp, const float *weight, const float *bias,

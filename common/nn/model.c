@@ -2,69 +2,146 @@
 // the initialisation, the activations of one pass, and the forward and
 // backward passes of the whole model.
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include "model.h"
 #include "rng.h"
 
-#define NORM_EPS 1e-6f
-
 // ---------------------------------------------------------------------------
-// The parameter table. Tensors are appended in the order PyTorch's
-// named_parameters() lists them, each a slice of one flat array.
-static void add_tensor(Model *m, const char *name, int ndim, int d0, int d1) {
+// The parameter table: each parameter's PyTorch name, its shape and the view
+// field that points at it, written once. build_table lists the tensors from
+// it (the names a checkpoint stores, the shapes and counts the summary
+// prints), make_views points the fields of ParamViews and BlockParams at them.
+
+// A shape's sizes, by what they are in the config.
+typedef enum { NONE, WIDTH, WIDTH_2, WIDTH_3, WIDTH_4, HIDDEN, PATCH_VALUES, FREQ, GRID, HEAD_DIM } Size;
+
+static int size_of(const Config *c, Size s) {
+    switch (s) {
+    case WIDTH:        return c->dim;
+    case WIDTH_2:      return 2 * c->dim;
+    case WIDTH_3:      return 3 * c->dim;
+    case WIDTH_4:      return 4 * c->dim;
+    case HIDDEN:       return cfg_mlp_hidden(c);
+    case PATCH_VALUES: return cfg_patch_dim(c);
+    case FREQ:         return c->freq_dim;
+    case GRID:         return cfg_grid(c);
+    case HEAD_DIM:     return cfg_head_dim(c);
+    case NONE:         break;
+    }
+    return 1;
+}
+
+// Which configs have the tensor.
+typedef enum { ALWAYS, IF_LEARNED_POS, IF_QK_NORM, IF_GELU, IF_SWIGLU } When;
+
+static int present(const Config *c, When w) {
+    switch (w) {
+    case IF_LEARNED_POS: return c->pos == POS_LEARNED;
+    case IF_QK_NORM:     return c->qk_norm;
+    case IF_GELU:        return c->mlp == MLP_GELU;
+    case IF_SWIGLU:      return c->mlp == MLP_SWIGLU;
+    case ALWAYS:         break;
+    }
+    return 1;
+}
+
+// One row: a Linear (name.weight of shape (rows, cols) = (out, in), and
+// name.bias (out) unless bias=false), a norm's gain (name, (rows)) or a
+// position table (name, (rows, cols)). The views are byte offsets of
+// float * fields in ParamViews (top level) or BlockParams (in a block).
+typedef struct {
+    const char *name;
+    When when;
+    ParamKind kind;
+    Size rows, cols;
+    size_t weight_view, bias_view;
+} ParamRow;
+
+#define TOP(field) offsetof(ParamViews, field)
+#define BLOCK(field) offsetof(BlockParams, field)
+
+// In the order PyTorch's named_parameters() lists them: the model's own
+// tensors and modules before the blocks, each block, the ones after.
+static const ParamRow BEFORE_BLOCKS[] = {
+    { "pos_row",     IF_LEARNED_POS, PARAM_POSITION, GRID,  WIDTH,        TOP(pos_row), 0 },
+    { "pos_col",     IF_LEARNED_POS, PARAM_POSITION, GRID,  WIDTH,        TOP(pos_col), 0 },
+    { "patch_embed", ALWAYS,         PARAM_LINEAR,   WIDTH, PATCH_VALUES, TOP(patch_w), TOP(patch_b) },
+    { "t_fc1",       ALWAYS,         PARAM_LINEAR,   WIDTH, FREQ,         TOP(t_fc1_w), TOP(t_fc1_b) },
+    { "t_fc2",       ALWAYS,         PARAM_LINEAR,   WIDTH, WIDTH,        TOP(t_fc2_w), TOP(t_fc2_b) },
+};
+static const ParamRow IN_EACH_BLOCK[] = {   // names after "blocks.<b>."
+    { "attn.qkv",           ALWAYS,     PARAM_LINEAR, WIDTH_3,  WIDTH,  BLOCK(qkv_w),  BLOCK(qkv_b) },
+    { "attn.proj",          ALWAYS,     PARAM_LINEAR, WIDTH,    WIDTH,  BLOCK(proj_w), BLOCK(proj_b) },
+    { "attn.q_norm.weight", IF_QK_NORM, PARAM_GAIN,   HEAD_DIM, NONE,   BLOCK(q_norm), 0 },
+    { "attn.k_norm.weight", IF_QK_NORM, PARAM_GAIN,   HEAD_DIM, NONE,   BLOCK(k_norm), 0 },
+    { "mlp.w1",             IF_SWIGLU,  PARAM_LINEAR, HIDDEN,   WIDTH,  BLOCK(w1_w),   BLOCK(w1_b) },
+    { "mlp.w2",             IF_SWIGLU,  PARAM_LINEAR, HIDDEN,   WIDTH,  BLOCK(w2_w),   BLOCK(w2_b) },
+    { "mlp.w3",             IF_SWIGLU,  PARAM_LINEAR, WIDTH,    HIDDEN, BLOCK(w3_w),   BLOCK(w3_b) },
+    { "mlp.fc1",            IF_GELU,    PARAM_LINEAR, HIDDEN,   WIDTH,  BLOCK(fc1_w),  BLOCK(fc1_b) },
+    { "mlp.fc2",            IF_GELU,    PARAM_LINEAR, WIDTH,    HIDDEN, BLOCK(fc2_w),  BLOCK(fc2_b) },
+    { "ada",                ALWAYS,     PARAM_LINEAR, WIDTH_4,  WIDTH,  BLOCK(ada_w),  BLOCK(ada_b) },
+};
+static const ParamRow AFTER_BLOCKS[] = {
+    { "ada_f", ALWAYS, PARAM_LINEAR, WIDTH_2,      WIDTH, TOP(ada_f_w), TOP(ada_f_b) },
+    { "head",  ALWAYS, PARAM_LINEAR, PATCH_VALUES, WIDTH, TOP(head_w),  TOP(head_b) },
+};
+#define ROWS(a) (int)(sizeof(a) / sizeof(a[0]))
+
+// Tensors of the largest config with these rows: a weight and a bias each.
+static int max_tensors(int depth) {
+    return 2 * (ROWS(BEFORE_BLOCKS) + depth * ROWS(IN_EACH_BLOCK) + ROWS(AFTER_BLOCKS));
+}
+
+// Appends one tensor, a slice of the flat arrays right after the last one.
+static void add_tensor(Model *m, const char *name, ParamKind kind, int d0, int d1, int block,
+                       size_t view) {
     ParamTensor *t = &m->tensors[m->n_tensors++];
     snprintf(t->name, sizeof t->name, "%s", name);
-    t->ndim = ndim;
+    t->kind = kind;
+    t->ndim = d1 > 0 ? 2 : 1;
     t->shape[0] = d0;
-    t->shape[1] = ndim == 2 ? d1 : 1;
+    t->shape[1] = d1 > 0 ? d1 : 1;
     t->offset = m->n_params;
-    t->size = (size_t)d0 * (ndim == 2 ? d1 : 1);
+    t->size = (size_t)t->shape[0] * t->shape[1];
+    t->block = block;
+    t->view = view;
     m->n_params += t->size;
 }
 
-static void add_linear(Model *m, const char *prefix, int in, int out) {
+// The tensors of n rows, their names after `prefix`; block -1 at the top level.
+static void add_rows(Model *m, const ParamRow *rows, int n, const char *prefix, int block) {
+    const Config *c = &m->cfg;
     char name[PARAM_NAME_LEN];
-    snprintf(name, sizeof name, "%s.weight", prefix);
-    add_tensor(m, name, 2, out, in);
-    if (m->cfg.bias) {
-        snprintf(name, sizeof name, "%s.bias", prefix);
-        add_tensor(m, name, 1, out, 0);
+    for (int i = 0; i < n; i++) {
+        const ParamRow *r = &rows[i];
+        if (!present(c, r->when)) continue;
+        int d0 = size_of(c, r->rows), d1 = r->cols == NONE ? 0 : size_of(c, r->cols);
+        if (r->kind != PARAM_LINEAR) {
+            snprintf(name, sizeof name, "%s%s", prefix, r->name);
+            add_tensor(m, name, r->kind, d0, d1, block, r->weight_view);
+            continue;
+        }
+        snprintf(name, sizeof name, "%s%s.weight", prefix, r->name);
+        add_tensor(m, name, PARAM_LINEAR, d0, d1, block, r->weight_view);
+        if (c->bias) {
+            snprintf(name, sizeof name, "%s%s.bias", prefix, r->name);
+            add_tensor(m, name, PARAM_LINEAR_BIAS, d0, 0, block, r->bias_view);
+        }
     }
 }
 
 static void build_table(Model *m) {
-    const Config *c = &m->cfg;
-    int D = c->dim, g = cfg_grid(c), hd = cfg_head_dim(c), hid = cfg_mlp_hidden(c);
-    char p[PARAM_NAME_LEN];
+    char prefix[24];   // "blocks.<b>."
     m->n_tensors = 0;
     m->n_params = 0;
-    if (c->pos == POS_LEARNED) {
-        add_tensor(m, "pos_row", 2, g, D);
-        add_tensor(m, "pos_col", 2, g, D);
+    add_rows(m, BEFORE_BLOCKS, ROWS(BEFORE_BLOCKS), "", -1);
+    for (int b = 0; b < m->cfg.depth; b++) {
+        snprintf(prefix, sizeof prefix, "blocks.%d.", b);
+        add_rows(m, IN_EACH_BLOCK, ROWS(IN_EACH_BLOCK), prefix, b);
     }
-    add_linear(m, "patch_embed", cfg_patch_dim(c), D);
-    add_linear(m, "t_fc1", c->freq_dim, D);
-    add_linear(m, "t_fc2", D, D);
-    for (int b = 0; b < c->depth; b++) {
-        snprintf(p, sizeof p, "blocks.%d.attn.qkv", b);    add_linear(m, p, D, 3 * D);
-        snprintf(p, sizeof p, "blocks.%d.attn.proj", b);   add_linear(m, p, D, D);
-        if (c->qk_norm) {
-            snprintf(p, sizeof p, "blocks.%d.attn.q_norm.weight", b); add_tensor(m, p, 1, hd, 0);
-            snprintf(p, sizeof p, "blocks.%d.attn.k_norm.weight", b); add_tensor(m, p, 1, hd, 0);
-        }
-        if (c->mlp == MLP_SWIGLU) {
-            snprintf(p, sizeof p, "blocks.%d.mlp.w1", b); add_linear(m, p, D, hid);
-            snprintf(p, sizeof p, "blocks.%d.mlp.w2", b); add_linear(m, p, D, hid);
-            snprintf(p, sizeof p, "blocks.%d.mlp.w3", b); add_linear(m, p, hid, D);
-        } else {
-            snprintf(p, sizeof p, "blocks.%d.mlp.fc1", b); add_linear(m, p, D, hid);
-            snprintf(p, sizeof p, "blocks.%d.mlp.fc2", b); add_linear(m, p, hid, D);
-        }
-        snprintf(p, sizeof p, "blocks.%d.ada", b); add_linear(m, p, D, 4 * D);
-    }
-    add_linear(m, "ada_f", D, 2 * D);
-    add_linear(m, "head", D, cfg_patch_dim(c));
+    add_rows(m, AFTER_BLOCKS, ROWS(AFTER_BLOCKS), "", -1);
 }
 
 const ParamTensor *model_find(const Model *m, const char *name) {
@@ -73,34 +150,14 @@ const ParamTensor *model_find(const Model *m, const char *name) {
     return NULL;
 }
 
-static float *lookup(const Model *m, float *base, const char *name) {
-    const ParamTensor *t = model_find(m, name);
-    return t ? base + t->offset : NULL;
-}
-
-// Fills the named views (p.qkv_w, g.qkv_w, ...) for one flat array.
+// Points the views (p.qkv_w, g.qkv_w, ...) into one flat array: each
+// tensor's field, found by its byte offset in ParamViews or in its block's
+// BlockParams. The fields of tensors this config lacks stay NULL.
 static void make_views(const Model *m, float *base, ParamViews *v) {
-    char p[PARAM_NAME_LEN];
-    v->pos_row = lookup(m, base, "pos_row");
-    v->pos_col = lookup(m, base, "pos_col");
-    v->patch_w = lookup(m, base, "patch_embed.weight"); v->patch_b = lookup(m, base, "patch_embed.bias");
-    v->t_fc1_w = lookup(m, base, "t_fc1.weight");       v->t_fc1_b = lookup(m, base, "t_fc1.bias");
-    v->t_fc2_w = lookup(m, base, "t_fc2.weight");       v->t_fc2_b = lookup(m, base, "t_fc2.bias");
-    v->ada_f_w = lookup(m, base, "ada_f.weight");       v->ada_f_b = lookup(m, base, "ada_f.bias");
-    v->head_w = lookup(m, base, "head.weight");         v->head_b = lookup(m, base, "head.bias");
-    for (int b = 0; b < m->cfg.depth; b++) {
-        BlockParams *bp = &v->blocks[b];
-#define VIEW(field, fmt) (snprintf(p, sizeof p, fmt, b), bp->field = lookup(m, base, p))
-        VIEW(qkv_w, "blocks.%d.attn.qkv.weight");   VIEW(qkv_b, "blocks.%d.attn.qkv.bias");
-        VIEW(proj_w, "blocks.%d.attn.proj.weight"); VIEW(proj_b, "blocks.%d.attn.proj.bias");
-        VIEW(q_norm, "blocks.%d.attn.q_norm.weight"); VIEW(k_norm, "blocks.%d.attn.k_norm.weight");
-        VIEW(fc1_w, "blocks.%d.mlp.fc1.weight"); VIEW(fc1_b, "blocks.%d.mlp.fc1.bias");
-        VIEW(fc2_w, "blocks.%d.mlp.fc2.weight"); VIEW(fc2_b, "blocks.%d.mlp.fc2.bias");
-        VIEW(w1_w, "blocks.%d.mlp.w1.weight"); VIEW(w1_b, "blocks.%d.mlp.w1.bias");
-        VIEW(w2_w, "blocks.%d.mlp.w2.weight"); VIEW(w2_b, "blocks.%d.mlp.w2.bias");
-        VIEW(w3_w, "blocks.%d.mlp.w3.weight"); VIEW(w3_b, "blocks.%d.mlp.w3.bias");
-        VIEW(ada_w, "blocks.%d.ada.weight");  VIEW(ada_b, "blocks.%d.ada.bias");
-#undef VIEW
+    for (int i = 0; i < m->n_tensors; i++) {
+        const ParamTensor *t = &m->tensors[i];
+        char *owner = t->block < 0 ? (char *)v : (char *)&v->blocks[t->block];
+        *(float **)(owner + t->view) = base + t->offset;
     }
 }
 
@@ -115,7 +172,7 @@ size_t model_count_params(const Config *cfg) {
 int model_build(Model *m, const Config *cfg, char *err, size_t errlen) {
     memset(m, 0, sizeof *m);
     if (config_check_model(cfg, err, errlen) != 0) return -1;
-    if (4 * (size_t)cfg->depth * 8 + 16 > MAX_PARAM_TENSORS) {
+    if (cfg->depth > MAX_PARAM_TENSORS || max_tensors(cfg->depth) > MAX_PARAM_TENSORS) {
         snprintf(err, errlen, "depth %d is too deep for this build (MAX_PARAM_TENSORS)", cfg->depth);
         return -1;
     }
@@ -134,7 +191,7 @@ int model_build(Model *m, const Config *cfg, char *err, size_t errlen) {
     make_views(m, m->grads, &m->g);
     // Norm gains start at 1 (the identity), everything else is drawn later.
     for (int i = 0; i < m->n_tensors; i++)
-        if (strstr(m->tensors[i].name, "norm"))
+        if (m->tensors[i].kind == PARAM_GAIN)
             for (size_t j = 0; j < m->tensors[i].size; j++) m->params[m->tensors[i].offset + j] = 1.0f;
     if (cfg->pos == POS_ROPE2D) {
         int L = cfg_tokens(cfg), hd = cfg_head_dim(cfg);
@@ -161,9 +218,9 @@ void model_init_weights(Model *m, unsigned long long seed) {
     for (int i = 0; i < m->n_tensors; i++) {
         const ParamTensor *t = &m->tensors[i];
         float *w = m->params + t->offset;
-        if (strstr(t->name, "norm")) {
+        if (t->kind == PARAM_GAIN) {
             for (size_t j = 0; j < t->size; j++) w[j] = 1.0f;
-        } else if (strncmp(t->name, "pos_", 4) == 0) {
+        } else if (t->kind == PARAM_POSITION) {
             rng_fill_normal(&r, w, (long)t->size, 0.02f);
         } else {
             // a weight (out, in) has fan_in = in; its bias shares the fan_in of

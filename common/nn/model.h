@@ -8,12 +8,19 @@
 #define MAX_PARAM_TENSORS 256
 #define PARAM_NAME_LEN 48
 
-// One named parameter tensor: a slice [offset, offset+size) of the flat arrays.
+// What a tensor is, which says how it starts (model_init_weights).
+typedef enum { PARAM_LINEAR, PARAM_LINEAR_BIAS, PARAM_GAIN, PARAM_POSITION } ParamKind;
+
+// One named parameter tensor: a slice [offset, offset+size) of the flat
+// arrays, listed by build_table in model.c from its table of parameters.
 typedef struct {
     char name[PARAM_NAME_LEN];
+    ParamKind kind;
     int ndim;
     int shape[2];
     size_t offset, size;
+    int block;     // its block, or -1 for the top level
+    size_t view;   // byte offset of its float * field in ParamViews (block -1) or BlockParams
 } ParamTensor;
 
 // Pointers into the flat parameter array (or the gradient array: same layout).
