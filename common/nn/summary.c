@@ -3,8 +3,8 @@
 // column, e.g.
 //
 //   TinyDiT(
-//     (patch_embed): Linear(in_features=48, out_features=128, bias=True)        6,272
 //     (pos_row, pos_col): 2 x (8, 128)                                          2,048
+//     (patch_embed): Linear(in_features=48, out_features=128, bias=True)        6,272
 //     ...
 //     (blocks): 4 x Block(                                                  1,055,232
 //       (norm1, norm2): 2 x LayerNorm((128,), eps=1e-06, elementwise_affine=False)  0
@@ -19,9 +19,11 @@
 //
 // Module names follow the PyTorch reference (tools/tinydit_ref.py), so a
 // line of the summary names the tensors of the state_dict it counts. Every
-// shape and count is read from the model's tensor table, never from a formula
-// of our own: the summary shows what was built, and its counts add up to the
-// total by construction. The top-level counts (two-space indent) sum to
+// parameter line, its name, shape and count, is read from the model's tensor
+// table (build_table in model.c), in the table's order; this file names only
+// the modules that hold no parameters of their own (blocks, attn, mlp) and
+// the norms without any. The summary shows what was built, and its counts
+// add up to the total by construction. The top-level counts (two-space indent) sum to
 // `params`; the block's children are per block. The last line is
 // "params: N", a plain integer that scripts and tests can read.
 #include <stdarg.h>
@@ -29,7 +31,6 @@
 #include <string.h>
 #include "model.h"
 
-#define NORM_EPS_TEXT "1e-06"   // every norm uses eps 1e-6 (NORM_EPS in model.c)
 #define MAX_LINES 64
 #define LINE_LEN 192
 
@@ -84,25 +85,76 @@ static size_t count_prefix(const Model *m, const char *prefix) {
     return n;
 }
 
-// "Linear(in_features=128, out_features=384, bias=True)" from prefix.weight
-// (out, in) and whether prefix.bias exists.
-static void linear_text(const Model *m, const char *prefix, char *out, size_t outlen) {
-    char name[PARAM_NAME_LEN + 8];
-    snprintf(name, sizeof name, "%s.weight", prefix);
-    const ParamTensor *w = model_find(m, name);
-    snprintf(name, sizeof name, "%s.bias", prefix);
-    int has_bias = model_find(m, name) != NULL;
-    if (!w) { snprintf(out, outlen, "Linear(?)"); return; }
-    snprintf(out, outlen, "Linear(in_features=%d, out_features=%d, bias=%s)",
-             w->shape[1], w->shape[0], has_bias ? "True" : "False");
+// The name of tensor t inside module `parent` ("" for the model itself), if
+// it belongs to a parameter of the module itself and not of a submodule:
+// "blocks.0.attn" holds "qkv.weight" and "q_norm.weight", the model holds
+// "pos_row" and "head.bias", "blocks.0" holds "ada.weight" but not
+// "attn.qkv.weight". NULL otherwise.
+static const char *local_name(const ParamTensor *t, const char *parent) {
+    size_t pl = strlen(parent);
+    const char *rest = t->name;
+    if (pl) {
+        if (strncmp(rest, parent, pl) != 0 || rest[pl] != '.') return NULL;
+        rest += pl + 1;
+    }
+    const char *dot = strchr(rest, '.');
+    if (!dot) return rest;
+    if (strchr(dot + 1, '.') || (strcmp(dot + 1, "weight") != 0 && strcmp(dot + 1, "bias") != 0))
+        return NULL;
+    return rest;
 }
 
-// One Linear as a line: "(label): Linear(...)" and its count.
-static void add_linear(Lines *ls, const Model *m, const char *indent, const char *label,
-                       const char *prefix) {
-    char desc[128];
-    linear_text(m, prefix, desc, sizeof desc);
-    add_line(ls, (long long)count_prefix(m, prefix), "%s(%s): %s", indent, label, desc);
+// "qkv.weight" -> "qkv"
+static void module_label(char *out, size_t outlen, const char *local) {
+    size_t n = strcspn(local, ".");
+    snprintf(out, outlen, "%.*s", (int)n, local);
+}
+
+// The parameters that module `parent` holds itself, among tensors [from, to),
+// one line each in table order: a Linear as "(qkv): Linear(in_features=...)"
+// with its weight and bias counted together, a run of gains or position
+// tables of one shape as "(pos_row, pos_col): 2 x (8, 128)". A gain is an
+// RMSNorm's (QK-norm's: the block norms have none).
+static void add_params_in(Lines *ls, const Model *m, const char *indent, const char *parent,
+                          int from, int to) {
+    for (int i = from; i < to; i++) {
+        const ParamTensor *t = &m->tensors[i];
+        const char *local = local_name(t, parent);
+        if (!local || t->kind == PARAM_LINEAR_BIAS) continue;   // a bias counts with its weight
+        char label[PARAM_NAME_LEN];
+        module_label(label, sizeof label, local);
+        if (t->kind == PARAM_LINEAR) {
+            const ParamTensor *bias = i + 1 < to && m->tensors[i + 1].kind == PARAM_LINEAR_BIAS ?
+                                      &m->tensors[i + 1] : NULL;
+            add_line(ls, (long long)(t->size + (bias ? bias->size : 0)),
+                     "%s(%s): Linear(in_features=%d, out_features=%d, bias=%s)", indent, label,
+                     t->shape[1], t->shape[0], bias ? "True" : "False");
+            continue;
+        }
+        // a run of tensors of this kind and shape: one line
+        char labels[128];
+        snprintf(labels, sizeof labels, "%s", label);
+        size_t count = t->size;
+        int n = 1;
+        while (i + 1 < to && m->tensors[i + 1].kind == t->kind &&
+               m->tensors[i + 1].shape[0] == t->shape[0] && m->tensors[i + 1].shape[1] == t->shape[1] &&
+               local_name(&m->tensors[i + 1], parent)) {
+            i++;
+            module_label(label, sizeof label, local_name(&m->tensors[i], parent));
+            size_t used = strlen(labels);
+            snprintf(labels + used, sizeof labels - used, ", %s", label);
+            count += m->tensors[i].size;
+            n++;
+        }
+        char times[16] = "";
+        if (n > 1) snprintf(times, sizeof times, "%d x ", n);
+        if (t->kind == PARAM_GAIN)
+            add_line(ls, (long long)count, "%s(%s): %sRMSNorm((%d,), eps=%g, elementwise_affine=True)",
+                     indent, labels, times, t->shape[0], NORM_EPS);
+        else
+            add_line(ls, (long long)count, "%s(%s): %s(%d, %d)", indent, labels, times,
+                     t->shape[0], t->shape[1]);
+    }
 }
 
 // The block norm (and norm_f): no affine parameters, adaLN does the scaling.
@@ -110,61 +162,49 @@ static const char *norm_name(const Config *c) {
     return c->norm == NORM_RMSNORM ? "RMSNorm" : "LayerNorm";
 }
 
+// Block 0 stands for all of them: its modules, with the block's own
+// parameters (its ada Linear) last.
+static void add_block(Lines *ls, const Model *m) {
+    const Config *c = &m->cfg;
+    int n = m->n_tensors;
+    add_line(ls, (long long)count_prefix(m, "blocks"), "  (blocks): %d x Block(", c->depth);
+    add_line(ls, 0, "    (norm1, norm2): 2 x %s((%d,), eps=%g, elementwise_affine=False)",
+             norm_name(c), c->dim, NORM_EPS);
+    // like PyTorch, a module's settings (extra_repr) open its body
+    add_line(ls, (long long)count_prefix(m, "blocks.0.attn"), "    (attn): Attention(");
+    add_line(ls, -1, "      heads=%d, head_dim=%d%s", c->heads, cfg_head_dim(c),
+             c->pos == POS_ROPE2D ? ", rope2d" : "");
+    add_params_in(ls, m, "      ", "blocks.0.attn", 0, n);
+    add_line(ls, -1, "    )");
+    add_line(ls, (long long)count_prefix(m, "blocks.0.mlp"), "    (mlp): MLP(");
+    add_line(ls, -1, "      %s, hidden=%d", c->mlp == MLP_SWIGLU ?
+             "SwiGLU: w3(silu(w1(x)) * w2(x))" : "GELU: fc2(gelu(fc1(x)))", cfg_mlp_hidden(c));
+    add_params_in(ls, m, "      ", "blocks.0.mlp", 0, n);
+    add_line(ls, -1, "    )");
+    add_params_in(ls, m, "    ", "blocks.0", 0, n);
+    // the blocks' closing line carries the count of one block
+    add_line(ls, (long long)count_prefix(m, "blocks.0"), "  )")->per_block = 1;
+}
+
 void model_print_summary(const Model *m, FILE *f) {
     const Config *c = &m->cfg;
     Lines ls;          // ~14 KB of text, laid out once every line is known
     ls.n = 0;
+    // the model's own parameters come before the blocks' tensors in the table
+    // and after them: [0, blocks_from) and [blocks_to, n_tensors)
+    int blocks_from = 0, blocks_to = 0;
+    while (blocks_from < m->n_tensors && m->tensors[blocks_from].block < 0) blocks_from++;
+    for (blocks_to = blocks_from; blocks_to < m->n_tensors && m->tensors[blocks_to].block >= 0; blocks_to++) {}
 
     add_line(&ls, -1, "TinyDiT(");
-    add_linear(&ls, m, "  ", "patch_embed", "patch_embed");
-    const ParamTensor *pr = model_find(m, "pos_row"), *pc = model_find(m, "pos_col");
-    if (pr && pc)
-        add_line(&ls, (long long)(pr->size + pc->size), "  (pos_row, pos_col): 2 x (%d, %d)",
-                 pr->shape[0], pr->shape[1]);
     if (c->pos == POS_ROPE2D)   // tables computed at build time, not parameters
         add_line(&ls, 0, "  (rope_cos, rope_sin): 2 x buffer (%d, %d), RoPE2d(grid=%d, base=%g)",
                  cfg_tokens(c), cfg_head_dim(c), cfg_grid(c), c->rope_base);
-    add_linear(&ls, m, "  ", "t_fc1", "t_fc1");
-    add_linear(&ls, m, "  ", "t_fc2", "t_fc2");
-
-    // The blocks are alike: block 0 stands for all of them.
-    if (c->depth > 0) {
-        add_line(&ls, (long long)count_prefix(m, "blocks"), "  (blocks): %d x Block(", c->depth);
-        add_line(&ls, 0, "    (norm1, norm2): 2 x %s((%d,), eps=%s, elementwise_affine=False)",
-                 norm_name(c), c->dim, NORM_EPS_TEXT);
-        // like PyTorch, a module's settings (extra_repr) open its body
-        add_line(&ls, (long long)count_prefix(m, "blocks.0.attn"), "    (attn): Attention(");
-        add_line(&ls, -1, "      heads=%d, head_dim=%d%s", c->heads, cfg_head_dim(c),
-                 c->pos == POS_ROPE2D ? ", rope2d" : "");
-        add_linear(&ls, m, "      ", "qkv", "blocks.0.attn.qkv");
-        add_linear(&ls, m, "      ", "proj", "blocks.0.attn.proj");
-        const ParamTensor *qn = model_find(m, "blocks.0.attn.q_norm.weight");
-        if (qn)
-            add_line(&ls, (long long)(count_prefix(m, "blocks.0.attn.q_norm") +
-                                      count_prefix(m, "blocks.0.attn.k_norm")),
-                     "      (q_norm, k_norm): 2 x RMSNorm((%d,), eps=%s, elementwise_affine=True)",
-                     qn->shape[0], NORM_EPS_TEXT);
-        add_line(&ls, -1, "    )");
-        add_line(&ls, (long long)count_prefix(m, "blocks.0.mlp"), "    (mlp): MLP(");
-        add_line(&ls, -1, "      %s, hidden=%d", c->mlp == MLP_SWIGLU ?
-                 "SwiGLU: w3(silu(w1(x)) * w2(x))" : "GELU: fc2(gelu(fc1(x)))", cfg_mlp_hidden(c));
-        if (c->mlp == MLP_SWIGLU) {
-            add_linear(&ls, m, "      ", "w1", "blocks.0.mlp.w1");
-            add_linear(&ls, m, "      ", "w2", "blocks.0.mlp.w2");
-            add_linear(&ls, m, "      ", "w3", "blocks.0.mlp.w3");
-        } else {
-            add_linear(&ls, m, "      ", "fc1", "blocks.0.mlp.fc1");
-            add_linear(&ls, m, "      ", "fc2", "blocks.0.mlp.fc2");
-        }
-        add_line(&ls, -1, "    )");
-        add_linear(&ls, m, "    ", "ada", "blocks.0.ada");
-        // the blocks' closing line carries the count of one block
-        add_line(&ls, (long long)count_prefix(m, "blocks.0"), "  )")->per_block = 1;
-    }
-    add_line(&ls, 0, "  (norm_f): %s((%d,), eps=%s, elementwise_affine=False)",
-             norm_name(c), c->dim, NORM_EPS_TEXT);
-    add_linear(&ls, m, "  ", "ada_f", "ada_f");
-    add_linear(&ls, m, "  ", "head", "head");
+    add_params_in(&ls, m, "  ", "", 0, blocks_from);
+    if (c->depth > 0) add_block(&ls, m);
+    add_line(&ls, 0, "  (norm_f): %s((%d,), eps=%g, elementwise_affine=False)",
+             norm_name(c), c->dim, NORM_EPS);
+    add_params_in(&ls, m, "  ", "", blocks_to, m->n_tensors);
     add_line(&ls, -1, ")");
 
     // Lay out: text padded to the widest line, counts right-aligned after it;
