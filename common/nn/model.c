@@ -443,10 +443,21 @@ static void carve_scratch(BackwardScratch *s, const Model *m, int N, Arena *ar) 
     const Config *c = &m->cfg;
     Dims d = dims_of(c, N);
     size_t ND = (size_t)N * d.D;
-    s->dtokens = take(ar, (size_t)d.NL * d.P);
+    s->dtokens = take(ar, (size_t)d.NL * d.P);   // written whole by patchify
+    s->att_scratch = take(ar, attention_backward_scratch_floats(N, d.L, d.D, c->heads));
+    // The rest is accumulated into (every backward adds, see layers.h), so it
+    // is carved in two runs that model_backward clears: once per pass ...
+    size_t start = ar->used;
+    s->per_pass = take(ar, 0);
     s->dmod_f = take(ar, d.NLD); s->dnorm_f = take(ar, d.NLD);
     s->dada_f = take(ar, 2 * ND);
     s->dresid = take(ar, d.NLD);
+    s->dc_silu = take(ar, ND); s->dc = take(ar, ND);
+    s->dt_hs = take(ar, ND); s->dt_h = take(ar, ND);
+    s->per_pass_floats = ar->used - start;
+    // ... and before each block
+    start = ar->used;
+    s->per_block = take(ar, 0);
     s->dh_act = take(ar, d.NLH); s->dh_pre = take(ar, d.NLH);
     s->dh_val = c->mlp == MLP_SWIGLU ? take(ar, d.NLH) : NULL;
     s->dmod2 = take(ar, d.NLD); s->dnorm2 = take(ar, d.NLD);
@@ -454,9 +465,7 @@ static void carve_scratch(BackwardScratch *s, const Model *m, int N, Arena *ar) 
     s->dqkv = take(ar, 3 * d.NLD);
     s->dmod1 = take(ar, d.NLD); s->dnorm1 = take(ar, d.NLD);
     s->dada = take(ar, 4 * ND);
-    s->dc_silu = take(ar, ND); s->dc = take(ar, ND);
-    s->dt_hs = take(ar, ND); s->dt_h = take(ar, ND);
-    s->att_scratch = take(ar, attention_backward_scratch_floats(N, d.L, d.D, c->heads));
+    s->per_block_floats = ar->used - start;
 }
 
 int backward_scratch_alloc(BackwardScratch *s, const Model *m, int N) {
@@ -480,8 +489,6 @@ void model_zero_grad(Model *m) {
     memset(m->grads, 0, m->n_params * sizeof(float));
 }
 
-static void zero(float *x, size_t n) { memset(x, 0, n * sizeof(float)); }
-
 // The final layer in reverse, from dv: head, modulation, norm. Starts
 // dresid = dL/d(last residual stream) and dc_silu with ada_f's share.
 static void final_layer_backward(Model *m, Activations *a, BackwardScratch *s, Dims d,
@@ -490,15 +497,11 @@ static void final_layer_backward(Model *m, Activations *a, BackwardScratch *s, D
     int N = d.N, L = d.L, D = d.D, NL = d.NL;
     // unpatchify only moved numbers around: its backward is patchify
     patchify(s->dtokens, dv, N, d.C, d.S, d.patch);                               // (N, L, P)
-    zero(s->dmod_f, d.NLD);                                                       // (N, L, D)
     linear_backward(s->dmod_f, g->head_w, g->head_b, s->dtokens, a->mod_f, p->head_w, NL, D, d.P);
-    zero(s->dnorm_f, d.NLD); zero(s->dada_f, (size_t)N * 2 * D);                  // (N, L, D), (N, 2D)
     modulate_backward(s->dnorm_f, s->dada_f, s->dada_f + D, s->dmod_f, a->norm_f, a->ada_f + D,
                       N, L, D, 2 * D);
-    zero(s->dresid, d.NLD);                                                       // (N, L, D)
     norm_backward(&m->cfg, s->dresid, s->dnorm_f, a->resid + 2 * (size_t)m->cfg.depth * d.NLD,
                   a->norm_f_mean, a->norm_f_rstd, NL);
-    zero(s->dc_silu, (size_t)N * D);                                              // (N, D)
     linear_backward(s->dc_silu, g->ada_f_w, g->ada_f_b, s->dada_f, a->c_silu, p->ada_f_w, N, D, 2 * D);
 }
 
@@ -507,15 +510,12 @@ static void final_layer_backward(Model *m, Activations *a, BackwardScratch *s, D
 static void mlp_backward(Model *m, Activations *a, BackwardScratch *s, Dims d, int b) {
     const BlockParams *bp = &m->p.blocks[b], *bg = &m->g.blocks[b];
     int NL = d.NL, D = d.D, H = d.H;
-    zero(s->dmod2, d.NLD);
     if (m->cfg.mlp == MLP_SWIGLU) {
-        zero(s->dh_act, d.NLH); zero(s->dh_pre, d.NLH); zero(s->dh_val, d.NLH);  // (N, L, H) each
         linear_backward(s->dh_act, bg->w3_w, bg->w3_b, s->dresid, a->h_act[b], bp->w3_w, NL, H, D);
         swiglu_backward(s->dh_pre, s->dh_val, s->dh_act, a->h_pre[b], a->h_val[b], d.NLH);
         linear_backward(s->dmod2, bg->w1_w, bg->w1_b, s->dh_pre, a->mod2[b], bp->w1_w, NL, D, H);
         linear_backward(s->dmod2, bg->w2_w, bg->w2_b, s->dh_val, a->mod2[b], bp->w2_w, NL, D, H);
     } else {
-        zero(s->dh_act, d.NLH); zero(s->dh_pre, d.NLH);                          // (N, L, H) each
         linear_backward(s->dh_act, bg->fc2_w, bg->fc2_b, s->dresid, a->h_act[b], bp->fc2_w, NL, H, D);
         gelu_backward(s->dh_pre, s->dh_act, a->h_pre[b], d.NLH);
         linear_backward(s->dmod2, bg->fc1_w, bg->fc1_b, s->dh_pre, a->mod2[b], bp->fc1_w, NL, D, H);
@@ -531,22 +531,17 @@ static void block_backward(Model *m, Activations *a, BackwardScratch *s, Dims d,
     const float *x_in = a->resid + (2 * (size_t)b) * d.NLD, *x_mid = x_in + d.NLD;  // (N, L, D)
     const float *ada = a->ada[b];                                                  // (N, 4D)
     float *dada = s->dada;                                                         // (N, 4D)
-    zero(dada, (size_t)N * 4 * D);
     // MLP half. x_out = x_mid + mlp(mod2): dresid flows to x_mid unchanged
     // (the residual) and through the MLP into dmod2.
     mlp_backward(m, a, s, d, b);
-    zero(s->dnorm2, d.NLD);
     modulate_backward(s->dnorm2, dada + 2 * D, dada + 3 * D, s->dmod2, a->norm2[b], ada + 3 * D,
                       N, L, D, 4 * D);
     norm_backward(c, s->dresid, s->dnorm2, x_mid, a->norm2_mean[b], a->norm2_rstd[b], NL);  // now dL/dx_mid
     // attention half. x_mid = x_in + proj(attn(mod1))
-    zero(s->datt_out, d.NLD); zero(s->dqkv, 3 * d.NLD);                           // (N, L, D), (N, L, 3D)
     linear_backward(s->datt_out, bg->proj_w, bg->proj_b, s->dresid, a->att_out[b], bp->proj_w, NL, D, D);
     attention_backward(s->dqkv, bg->q_norm, bg->k_norm, s->datt_out, &a->att[b], s->att_scratch,
                        bp->q_norm, bp->k_norm, m->rope_cos, m->rope_sin, N, L, D, c->heads);
-    zero(s->dmod1, d.NLD);
     linear_backward(s->dmod1, bg->qkv_w, bg->qkv_b, s->dqkv, a->mod1[b], bp->qkv_w, NL, D, 3 * D);
-    zero(s->dnorm1, d.NLD);
     modulate_backward(s->dnorm1, dada, dada + D, s->dmod1, a->norm1[b], ada + D, N, L, D, 4 * D);
     norm_backward(c, s->dresid, s->dnorm1, x_in, a->norm1_mean[b], a->norm1_rstd[b], NL);   // now dL/dx_in
     // this block's shift and scale came from c through its ada Linear
@@ -562,19 +557,28 @@ static void embed_backward(Model *m, Activations *a, BackwardScratch *s, Dims d)
     size_t ND = (size_t)N * D;
     if (m->cfg.pos == POS_LEARNED) pos_add_backward(g->pos_row, g->pos_col, s->dresid, N, d.grid, D);
     linear_backward(NULL, g->patch_w, g->patch_b, s->dresid, a->tokens, p->patch_w, d.NL, d.P, D);
-    zero(s->dc, ND);                                                              // (N, D)
     silu_backward(s->dc, s->dc_silu, a->c, ND);
-    zero(s->dt_hs, ND);                                                           // (N, D)
     linear_backward(s->dt_hs, g->t_fc2_w, g->t_fc2_b, s->dc, a->t_hs, p->t_fc2_w, N, D, D);
-    zero(s->dt_h, ND);                                                            // (N, D)
     silu_backward(s->dt_h, s->dt_hs, a->t_h, ND);
     linear_backward(NULL, g->t_fc1_w, g->t_fc1_b, s->dt_h, a->temb, p->t_fc1_w, N, d.F, D);
 }
 
+// Every backward function adds its gradient into its output (layers.h), so
+// each buffer it adds into must start at zero: here, the one place where
+// they are cleared. The final layer's and the embedding's buffers are used
+// once per pass (dresid and dc_silu gather sums across all the blocks); the
+// blocks share one set of buffers, which would otherwise still hold the
+// gradients of the block after them.
+static void clear(float *x, size_t n) { memset(x, 0, n * sizeof(float)); }
+
 void model_backward(Model *m, Activations *a, BackwardScratch *s, const float *dv) {
     Dims d = dims_of(&m->cfg, a->N);
+    clear(s->per_pass, s->per_pass_floats);
     final_layer_backward(m, a, s, d, dv);
     // the blocks, last to first. s->dresid holds dL/d(residual stream).
-    for (int b = m->cfg.depth - 1; b >= 0; b--) block_backward(m, a, s, d, b);
+    for (int b = m->cfg.depth - 1; b >= 0; b--) {
+        clear(s->per_block, s->per_block_floats);
+        block_backward(m, a, s, d, b);
+    }
     embed_backward(m, a, s, d);
 }

@@ -106,6 +106,10 @@ void model_forward(Model *m, Activations *a, const float *x, const float *t);
 // the blocks, run last to first, reuse them.
 typedef struct {
     float *mem; size_t floats;
+    // the buffers model_backward clears: the final layer's and the
+    // embedding's once per pass, the blocks' before each block
+    float *per_pass; size_t per_pass_floats;
+    float *per_block; size_t per_block_floats;
     float *dtokens;                   // (N, L, P)   from dv, through unpatchify
     float *dmod_f, *dnorm_f;          // (N, L, D)   final layer
     float *dada_f;                    // (N, 2D)
