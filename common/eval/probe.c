@@ -4,15 +4,15 @@
 #include "nn/adamw.h"
 #include "nn/rng.h"
 #include "io/safetensors.h"
+#include "io/clock.h"
+#include "io/fileio.h"
 #include "io/paths.h"
-#include <errno.h>
 #include <math.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 
 // The architecture, in one place. (N, C, H, W) shapes along the way:
 //   x  (N, 3, 32, 32) -conv1-> (N, 32, 32, 32) -relu, pool-> (N, 32, 16, 16)
@@ -244,12 +244,6 @@ float probe_accuracy(const Probe *p, const CifarSet *set) {
 // ----------------------------------------------------------------------------
 // Training
 
-static double now_seconds(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 // Learning rate at step t (0-based) of T: a linear warm-up over the first
 // ~3% of steps (Adam's first updates are large and noisy while its second
 // moment estimate is still young), then a cosine decay to 0. Ending at a low
@@ -297,7 +291,7 @@ Probe *probe_train(const CifarSet *train, const CifarSet *test, const ProbeRecip
     if (verbose)
         fprintf(stderr, "probe: training %s\n  %d epochs x %ld steps of %d images, lr %g, %d threads\n",
                 ARCH_STRING, r->epochs, steps_per_epoch, B, (double)r->lr, omp_get_max_threads());
-    double t0 = now_seconds();
+    double t0 = wall_seconds();
     long t = 0;
     for (int ep = 0; ep < r->epochs; ep++) {
         // Fisher-Yates shuffle: a fresh order every epoch.
@@ -330,9 +324,9 @@ Probe *probe_train(const CifarSet *train, const CifarSet *test, const ProbeRecip
         if (verbose)
             fprintf(stderr, "  epoch %d/%d  loss %.4f  train acc %5.1f%%  %6.1f s\n", ep + 1,
                     r->epochs, loss_sum / (double)steps_per_epoch,
-                    100.0 * (double)correct / (double)(steps_per_epoch * B), now_seconds() - t0);
+                    100.0 * (double)correct / (double)(steps_per_epoch * B), wall_seconds() - t0);
     }
-    p->train_seconds = (float)(now_seconds() - t0);
+    p->train_seconds = (float)(wall_seconds() - t0);
     p->test_acc = test ? probe_accuracy(p, test) : -1.0f;
     if (verbose && test)
         fprintf(stderr, "probe: test accuracy %.2f%% (%d images), trained in %.1f s\n",
@@ -446,20 +440,6 @@ Probe *probe_load(const char *path, char *err, size_t errlen) {
     return p;
 }
 
-// mkdir -p: every missing directory along path.
-static int make_dirs(const char *path) {
-    char buf[1024];
-    snprintf(buf, sizeof(buf), "%s", path);
-    for (char *s = buf + 1; *s; s++) {
-        if (*s != '/') continue;
-        *s = '\0';
-        if (mkdir(buf, 0755) != 0 && errno != EEXIST) return -1;
-        *s = '/';
-    }
-    if (mkdir(buf, 0755) != 0 && errno != EEXIST) return -1;
-    return 0;
-}
-
 Probe *probe_get_or_train(const char *cache_dir, const CifarSet *train, const CifarSet *test,
                           const ProbeRecipe *r, int verbose, char *err, size_t errlen) {
     ProbeRecipe def = probe_default_recipe();
@@ -490,9 +470,8 @@ Probe *probe_get_or_train(const char *cache_dir, const CifarSet *train, const Ci
     }
     snprintf(p->key, sizeof(p->key), "%s", key);
     char serr[512];
-    if (make_dirs(cache_dir) != 0) {
-        fprintf(stderr, "probe: warning: cannot create cache directory %s: %s (probe not cached)\n",
-                cache_dir, strerror(errno));
+    if (make_dirs(cache_dir, serr, sizeof(serr)) != 0) {
+        fprintf(stderr, "probe: warning: %s (probe not cached)\n", serr);
     } else if (probe_save(p, r, path, serr, sizeof(serr)) != 0) {
         fprintf(stderr, "probe: warning: could not cache the probe: %s\n", serr);
     } else if (verbose) {

@@ -23,10 +23,7 @@
 //     table_cell(&t, "%s", "LayerNorm"); table_cell(&t, "%.3f", m); table_cell(&t, "%.3f", r);
 //     table_print(&t);   // cells fill rows left to right, a new row every ncols cells
 #pragma once
-
-// Milliseconds from a monotonic clock (CLOCK_MONOTONIC): only differences mean
-// anything.
-double now_ms(void);
+#include "clock.h"   // now_ms
 
 // Median of x (n values). Sorts a copy; x is left as it was.
 double bench_median(const double *x, int n);

@@ -1,14 +1,7 @@
 // progress.c: see progress.h.
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include "progress.h"
-
-double wall_seconds(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 void progress_begin(Progress *p, FILE *out, const char *label, long start, long total) {
     memset(p, 0, sizeof *p);

@@ -1,6 +1,7 @@
 // progress.h: a one-line progress bar on a terminal, plain lines otherwise.
 #pragma once
 #include <stdio.h>
+#include "clock.h"   // wall_seconds
 
 typedef struct {
     FILE *out;
@@ -13,7 +14,6 @@ typedef struct {
     char label[32];
 } Progress;
 
-double wall_seconds(void);   // monotonic clock, seconds
 void progress_begin(Progress *p, FILE *out, const char *label, long start, long total);
 // step = steps done so far; extra is a short text shown after the rate.
 void progress_update(Progress *p, long step, const char *extra);
