@@ -31,8 +31,6 @@
 #include "nn/layers.h"
 #include "nn/rng.h"
 
-#define EPS 1e-6f   // the eps of both block norms (NORM_EPS in common/nn/model.c)
-
 static void usage(FILE *f) {
     fprintf(f, "usage: step2_rmsnorm [--rounds N] [--threads N] [--figures DIR | --no-figures] [--help]\n"
                "  LayerNorm vs RMSNorm: what they do to tokens, a check of\n"
@@ -145,8 +143,8 @@ static void shifted_tokens_free(ShiftedTokens *s) {
 
 static void what_each_norm_does(ShiftedTokens *s) {
     int R = s->R, D = s->D;
-    layernorm_forward(s->y_ln, s->mean, s->rstd, s->x, R, D, EPS);
-    rmsnorm_forward(s->y_rms, s->rstd, s->x, NULL, R, D, EPS);
+    layernorm_forward(s->y_ln, s->mean, s->rstd, s->x, R, D, NORM_EPS);
+    rmsnorm_forward(s->y_rms, s->rstd, s->x, NULL, R, D, NORM_EPS);
 
     printf("1. What each norm does to tokens with a non-zero mean\n"
            "   x = 3·N(0,1) + 1, shape (%d, %d, %d): per token, the |mean| and the RMS\n"
@@ -176,7 +174,7 @@ static void ours_against_the_formula(ShiftedTokens *s, Rng *rng) {
     double worst_ulps = 0.0;   // the worst difference in units of FLT_EPSILON·|largest output|
     float *gain = malloc(sizeof(float) * D), *y_gain = malloc(sizeof(float) * R * D);
     for (int i = 0; i < D; i++) gain[i] = 1.0f + 0.5f * rng_normal(rng);
-    rmsnorm_forward(y_gain, s->rstd, s->x, gain, R, D, EPS);
+    rmsnorm_forward(y_gain, s->rstd, s->x, gain, R, D, NORM_EPS);
 
     printf("2. rmsnorm_forward (float32, common/nn/norms.c) against the formula in double\n\n");
     Table t;
@@ -184,7 +182,7 @@ static void ours_against_the_formula(ShiftedTokens *s, Rng *rng) {
     for (int v = 0; v < 2; v++) {
         const float *g = v ? gain : NULL;
         const float *y = v ? y_gain : s->y_rms;
-        rmsnorm_reference(ref, s->x, g, R, D, EPS);
+        rmsnorm_reference(ref, s->x, g, R, D, NORM_EPS);
         double worst = 0.0, big = 0.0;
         for (int i = 0; i < R * D; i++) {
             double d = fabs(y[i] - ref[i]);
@@ -221,11 +219,11 @@ typedef struct {
 
 static void ln_fwd(void *p) {
     NormBench *b = p;
-    layernorm_forward(b->out, b->mean, b->rstd, b->x, b->R, b->D, EPS);
+    layernorm_forward(b->out, b->mean, b->rstd, b->x, b->R, b->D, NORM_EPS);
 }
 static void rms_fwd(void *p) {
     NormBench *b = p;
-    rmsnorm_forward(b->out, b->rms_rstd, b->x, NULL, b->R, b->D, EPS);
+    rmsnorm_forward(b->out, b->rms_rstd, b->x, NULL, b->R, b->D, NORM_EPS);
 }
 // The backward passes accumulate into dinp; the values drift but the work is
 // the same every call, which is all a timing needs.

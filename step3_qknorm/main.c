@@ -35,8 +35,6 @@
 #include "nn/rng.h"
 #include "io/args.h"
 
-#define EPS 1e-6f   // QK-norm's eps, the model's for every norm (NORM_EPS in common/nn/model.c)
-
 static void usage(FILE *f) {
     fprintf(f, "usage: step3_qknorm [--figures DIR | --no-figures] [--help]\n"
                "  QK-norm: attention logits of growing q and k, the x10 weights check,\n"
@@ -129,7 +127,7 @@ static OneHead one_head(Rng *rng) {
     h.q_rstd = malloc(sizeof(float) * h.L); h.k_rstd = malloc(sizeof(float) * h.L);
     h.q_gain = malloc(sizeof(float) * h.hd); h.k_gain = malloc(sizeof(float) * h.hd);
     for (int i = 0; i < h.hd; i++) h.q_gain[i] = h.k_gain[i] = 1.0f;
-    h.qkn = qk_norm_make(h.hd, EPS, h.q_gain, h.k_gain);
+    h.qkn = qk_norm_make(h.hd, NORM_EPS, h.q_gain, h.k_gain);
     rng_fill_normal(rng, h.q, (long)n, 1.0f);
     rng_fill_normal(rng, h.k, (long)n, 1.0f);
     return h;
@@ -216,7 +214,7 @@ static float attention_layer(float *out, const float *x, const float *w_qkv, con
     AttentionCache cache;
     attention_cache_init(&cache, mem, N, L, D, H, qk);
     linear_forward(qkv, x, w_qkv, NULL, N * L, D, 3 * D);
-    attention_forward(att_out, &cache, qkv, q_gain, k_gain, EPS, NULL, NULL, N, L, D, H);
+    attention_forward(att_out, &cache, qkv, q_gain, k_gain, NORM_EPS, NULL, NULL, N, L, D, H);
     linear_forward(out, att_out, w_proj, NULL, N * L, D, D);
     float max_logit = cache.max_logit;
     free(qkv); free(att_out); free(mem);

@@ -1,6 +1,7 @@
 // probe_layers.c: the probe CNN's layers, each forward next to its backward
 // (see probe.h for shapes and conventions).
 #include "probe.h"
+#include "nn/layers.h"   // OMP_MIN_FLOATS
 #include <cblas.h>
 #include <math.h>
 #include <stdlib.h>
@@ -156,14 +157,14 @@ void conv3x3_backward(float *dinp, float *dweight, float *dbias, const float *do
 // ReLU
 
 void relu_forward(float *out, const float *inp, size_t n) {
-    #pragma omp parallel for schedule(static) if (n > 65536)
+    #pragma omp parallel for schedule(static) if (n > OMP_MIN_FLOATS)
     for (size_t i = 0; i < n; i++) out[i] = inp[i] > 0.0f ? inp[i] : 0.0f;
 }
 
 void relu_backward(float *dinp, const float *dout, const float *inp, size_t n) {
     // d max(0, x)/dx is 1 for x > 0 and 0 below; at exactly 0 we take 0,
     // like PyTorch.
-    #pragma omp parallel for schedule(static) if (n > 65536)
+    #pragma omp parallel for schedule(static) if (n > OMP_MIN_FLOATS)
     for (size_t i = 0; i < n; i++)
         if (inp[i] > 0.0f) dinp[i] += dout[i];
 }

@@ -6,7 +6,7 @@
 #include "fastmath.h"
 #include "layers.h"
 
-#define OMP_IF_BIG if (n > 32768)
+#define OMP_IF_BIG if (n > OMP_MIN_FLOATS)
 
 // GELU(x) = x · Φ(x) = 0.5 · x · (1 + erf(x / √2)), and its derivative
 // GELU'(x) = Φ(x) + x · φ(x), φ(x) = e^(−x²/2) / √(2π) the normal density.

@@ -1,5 +1,6 @@
 // adamw.c: the AdamW update (see adamw.h).
 #include "adamw.h"
+#include "layers.h"   // OMP_MIN_FLOATS
 #include <math.h>
 
 AdamWConfig adamw_default(float lr) {
@@ -14,7 +15,7 @@ void adamw_update(float *p, const float *g, float *m, float *v, size_t n,
     float bc2 = (float)(1.0 - pow(c->beta2, t));
     float step_size = c->lr / bc1;
     float sqrt_bc2 = sqrtf(bc2);
-    #pragma omp parallel for schedule(static) if (n > 65536)
+    #pragma omp parallel for schedule(static) if (n > OMP_MIN_FLOATS)
     for (size_t i = 0; i < n; i++) {
         float gi = g[i];
         p[i] -= c->lr * wd * p[i];

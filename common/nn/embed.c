@@ -109,7 +109,7 @@ void rope2d_tables(float *cos_t, float *sin_t, int grid, int head_dim, float bas
 // Safe in place (out == x). x (B, L, hd): B independent (image, head) slices.
 void rope_forward(float *out, const float *x, const float *cos_t, const float *sin_t,
                   int B, int L, int hd) {
-    #pragma omp parallel for schedule(static) if ((size_t)B * L * hd > 32768)
+    #pragma omp parallel for schedule(static) if ((size_t)B * L * hd > OMP_MIN_FLOATS)
     for (int b = 0; b < B; b++)
         for (int l = 0; l < L; l++) {
             const float *xi = x + ((size_t)b * L + l) * hd;
@@ -128,7 +128,7 @@ void rope_forward(float *out, const float *x, const float *cos_t, const float *s
 // dx must not alias dout (it accumulates).
 void rope_backward(float *dx, const float *dout, const float *cos_t, const float *sin_t,
                    int B, int L, int hd) {
-    #pragma omp parallel for schedule(static) if ((size_t)B * L * hd > 32768)
+    #pragma omp parallel for schedule(static) if ((size_t)B * L * hd > OMP_MIN_FLOATS)
     for (int b = 0; b < B; b++)
         for (int l = 0; l < L; l++) {
             const float *d = dout + ((size_t)b * L + l) * hd;

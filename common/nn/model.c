@@ -350,7 +350,7 @@ static void norm_backward(const Config *c, float *dinp, const float *dout, const
 }
 
 static void add_inplace(float *y, const float *x, size_t n) {
-    #pragma omp parallel for schedule(static) if (n > 32768)
+    #pragma omp parallel for schedule(static) if (n > OMP_MIN_FLOATS)
     for (size_t i = 0; i < n; i++) y[i] += x[i];
 }
 

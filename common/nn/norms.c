@@ -56,7 +56,7 @@ void layernorm_backward(float *dinp, const float *dout, const float *inp,
 // Shapes: inp, out (R, D), x and y one row (D) of them; gain (D); rstd (R).
 void rmsnorm_forward(float *out, float *rstd, const float *inp, const float *gain,
                      int R, int D, float eps) {
-    #pragma omp parallel for schedule(static) if ((size_t)R * D > 16384)
+    #pragma omp parallel for schedule(static) if ((size_t)R * D > OMP_MIN_FLOATS)
     for (int r = 0; r < R; r++) {
         const float *x = inp + (size_t)r * D;
         float *y = out + (size_t)r * D;
@@ -76,7 +76,7 @@ void rmsnorm_forward(float *out, float *rstd, const float *inp, const float *gai
 // Shapes: inp, dout, dinp (R, D), x, dy, dx one row (D) of them; gain, dgain (D).
 void rmsnorm_backward(float *dinp, float *dgain, const float *dout, const float *inp,
                       const float *rstd, const float *gain, int R, int D) {
-    #pragma omp parallel for schedule(static) if ((size_t)R * D > 16384)
+    #pragma omp parallel for schedule(static) if ((size_t)R * D > OMP_MIN_FLOATS)
     for (int r = 0; r < R; r++) {
         const float *x = inp + (size_t)r * D, *dy = dout + (size_t)r * D;
         float *dx = dinp + (size_t)r * D;
