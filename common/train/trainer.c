@@ -110,8 +110,9 @@ typedef struct {
     char dir[2048], ckpt[2100], loss[2100], val[2100], metrics[2100], samples[2100], diverged[2100];
 } RunPaths;
 
-static void run_paths(RunPaths *p, const char *out_dir, const char *name) {
-    snprintf(p->dir, sizeof p->dir, "%s/%s", out_dir, name);
+// The files of the run in folder dir.
+static void run_paths(RunPaths *p, const char *dir) {
+    snprintf(p->dir, sizeof p->dir, "%s", dir);
     snprintf(p->ckpt, sizeof p->ckpt, "%s/ckpt.safetensors", p->dir);
     snprintf(p->loss, sizeof p->loss, "%s/loss.tsv", p->dir);
     snprintf(p->val, sizeof p->val, "%s/val.tsv", p->dir);
@@ -832,8 +833,10 @@ static int train_locked(const TrainOptions *o, const RunPaths *rp) {
 
 int trainer_run(const TrainOptions *o) {
     char err[ERRLEN];
+    char dir[2048];
+    snprintf(dir, sizeof dir, "%s/%s", o->out_dir, o->name);
     RunPaths rp;
-    run_paths(&rp, o->out_dir, o->name);
+    run_paths(&rp, dir);
     if (o->cfg.threads > 0) omp_set_num_threads(o->cfg.threads);
     // the folder and its lock first: nothing below may touch a folder that
     // another train is writing
@@ -847,12 +850,7 @@ int trainer_run(const TrainOptions *o) {
 
 int trainer_finish(const char *run_dir, const char *name, Preset preset) {
     RunPaths rp;
-    snprintf(rp.dir, sizeof rp.dir, "%s", run_dir);
-    snprintf(rp.ckpt, sizeof rp.ckpt, "%s/ckpt.safetensors", run_dir);
-    snprintf(rp.loss, sizeof rp.loss, "%s/loss.tsv", run_dir);
-    snprintf(rp.val, sizeof rp.val, "%s/val.tsv", run_dir);
-    snprintf(rp.metrics, sizeof rp.metrics, "%s/metrics.json", run_dir);
-    snprintf(rp.samples, sizeof rp.samples, "%s/samples.png", run_dir);
+    run_paths(&rp, run_dir);
     int lock = lock_run_dir(run_dir);
     if (lock < 0) return TRAIN_ERROR;
     CifarSet train, test;
