@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "figures.h"
+#include "eval/parity.h"
 #include "io/bench.h"
 #include "io/figure.h"
 #include "nn/layers.h"
@@ -352,6 +353,7 @@ int main(int argc, char **argv) {
     logit_table(&h, &maps);
     x10_weights_check(&rng, &h);
     the_bound(&h, &rng);
+    parity_print(stdout, 3, NULL);   // our layer against PyTorch's (common/eval/parity.c)
     try_it();
 
     int rc = figures_dir ? draw_figures(figures_dir, &h, &maps) : 0;

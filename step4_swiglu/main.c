@@ -37,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "eval/parity.h"
 #include "io/args.h"
 #include "io/bench.h"
 #include "io/config_parse.h"
@@ -401,6 +402,7 @@ int main(int argc, char **argv) {
     rounding_rule(&s);
     forward_backward_time(&s, &o);
     whole_model(&s);
+    parity_print(stdout, 4, NULL);   // our layer against PyTorch's (common/eval/parity.c)
     try_it();
     draw_figures(&o);
     model_free(&s.gelu);

@@ -7,8 +7,6 @@
 #include "model.h"
 #include "rng.h"
 
-#define NORM_EPS 1e-6f
-
 // ---------------------------------------------------------------------------
 // The parameter table. Tensors are appended in the order PyTorch's
 // named_parameters() lists them, each a slice of one flat array.

@@ -5,6 +5,10 @@
 #include "config.h"
 #include "layers.h"
 
+// The eps of every norm in the model: the two of each block, the final one
+// and QK-norm. The parity checks (common/eval/parity.c) use it too.
+#define NORM_EPS 1e-6f
+
 #define MAX_PARAM_TENSORS 256
 #define PARAM_NAME_LEN 48
 
