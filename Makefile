@@ -19,7 +19,7 @@ TEST_SRC := $(wildcard tests/test_*.c)
 TESTS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 GOLDEN_DIR ?= tests/golden
 
-.PHONY: all lib check golden golden-files replay clean deps tests tools tutorial $(STEP_TARGETS)
+.PHONY: all lib check golden golden-files layer-files replay clean deps tests tools tutorial $(STEP_TARGETS)
 # step1_scorecard -> step1, step2_rmsnorm -> step2, ...
 STEP_TARGETS := $(foreach s,$(STEPS),$(firstword $(subst _, ,$(s))))
 all: lib tests tools $(STEP_TARGETS)
@@ -66,6 +66,14 @@ golden-files:
 	    echo "make golden-files: PyTorch is not installed (no python3 can import torch)."; \
 	    echo "Install it with:  apt-get install python3-torch"; exit 1; fi
 	$(TORCH_PYTHON) tools/tinydit_ref.py golden $(GOLDEN_DIR)
+
+# make layer-files: the per-layer references of steps 2 to 5 (tests/golden/layers,
+# committed; common/eval/parity.c compares our layers with them).
+layer-files:
+	@if [ -z "$(TORCH_PYTHON)" ]; then \
+	    echo "make layer-files: PyTorch is not installed (no python3 can import torch)."; \
+	    echo "Install it with:  apt-get install python3-torch"; exit 1; fi
+	$(TORCH_PYTHON) tools/tinydit_ref.py layers $(GOLDEN_DIR)/layers
 
 # make replay: C against PyTorch step by step. build/tools/trace_steps writes
 # the first TRACE_STEPS steps of the run `step6_ablation train --preset PRESET

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "figures.h"
+#include "eval/parity.h"
 #include "io/args.h"
 #include "io/bench.h"
 #include "io/figure.h"
@@ -339,6 +340,7 @@ int main(int argc, char **argv) {
     ours_against_the_formula(&s, &rng);
     NormTimings tm = time_per_call(&rng, o.rounds, o.threads);
     why_the_times_differ(tm.ms);
+    parity_print(stdout, 2, NULL);   // our layer against PyTorch's (common/eval/parity.c)
     try_it();
 
     int rc = o.figures_dir ? draw_figures(o.figures_dir, &s, &tm) : 0;

@@ -16,7 +16,8 @@
 //
 // This program shows:
 //   1. the logit table: scores and attention of random q, k scaled x1, x4, x16,
-//      without and with QK-norm (QueryKeyNorm, qk_norm_forward in common/nn/attention.c),
+//      without and with QK-norm, through the model's attention_forward
+//      (common/nn/attention.c), whose QK-norm is qk_norm_forward,
 //   2. the x10 weights check: an attention without biases whose query and key
 //      projection weights are multiplied by 10 (linear_forward + attention_forward),
 //   3. the bound √d against the largest logit seen over inputs of any scale,
@@ -29,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "figures.h"
+#include "eval/parity.h"
 #include "io/bench.h"
 #include "io/figure.h"
 #include "nn/layers.h"
@@ -68,54 +70,20 @@ static int parse_options(int argc, char **argv, const char **figures_dir, int *e
     return 0;
 }
 
-// Scores (L, L) = q·kᵀ/√hd of one head, in double. q, k (L, hd).
-static void head_scores(double *s, const float *q, const float *k, int L, int hd) {
-    double scale = 1.0 / sqrt((double)hd);
-    for (int i = 0; i < L; i++)
-        for (int j = 0; j < L; j++) {
-            double dot = 0.0;
-            for (int c = 0; c < hd; c++) dot += (double)q[i * hd + c] * k[j * hd + c];
-            s[i * L + j] = dot * scale;
-        }
-}
-
-// The largest |score| of q, k (L, hd) and the mean, over the L queries, of
-// the largest softmax weight (1/L for uniform attention, 1 for one-hot).
-// With att (L, L) not NULL, also the softmax of every row, written there.
-static void score_stats(const float *q, const float *k, int L, int hd,
-                        double *max_abs, double *mean_top, float *att) {
-    double *s = malloc(sizeof(double) * L * L), mx_abs = 0.0, top_sum = 0.0;
-    head_scores(s, q, k, L, hd);
-    for (int i = 0; i < L; i++) {
-        const double *row = s + (size_t)i * L;
-        double mx = -INFINITY;
-        for (int j = 0; j < L; j++) {
-            if (row[j] > mx) mx = row[j];
-            if (fabs(row[j]) > mx_abs) mx_abs = fabs(row[j]);
-        }
-        // softmax: the largest weight is exp(0) / Σ exp(s_j - max)
-        double sum = 0.0;
-        for (int j = 0; j < L; j++) sum += exp(row[j] - mx);
-        top_sum += 1.0 / sum;
-        if (att) for (int j = 0; j < L; j++) att[(size_t)i * L + j] = (float)(exp(row[j] - mx) / sum);
-    }
-    free(s);
-    *max_abs = mx_abs;
-    *mean_top = top_sum / L;
-}
-
 // ---------------------------------------------------------------------------
 // One head: q, k (64 tokens, head_dim 32) ~ N(0, 1), to be multiplied by a
 // growth factor as if training had grown the projection weights, and
-// QueryKeyNorm with its gains at 1 (their start).
+// QueryKeyNorm's gains at 1 (their start). The scores and the softmax are
+// the model's: attention_forward (common/nn/attention.c) on one image with
+// one head, whose qkv input (1, L, 3·hd) holds q, k and v side by side.
 typedef struct {
     int L, hd;
     float *q, *k;              // (L, hd) as drawn
     float *qs, *ks;            // (L, hd) scaled copies
-    float *qn, *kn;            // (L, hd) the scaled copies after QK-norm
-    float *q_rstd, *k_rstd;    // (L)
     float *q_gain, *k_gain;    // (hd) ones
-    QueryKeyNorm qkn;
+    float *qkv, *out;          // (L, 3·hd) the attention's input, (L, hd) its output
+    float *cache_mem;
+    AttentionCache cache;      // att (L, L) and max_logit after each call
 } OneHead;
 
 static OneHead one_head(Rng *rng) {
@@ -123,26 +91,48 @@ static OneHead one_head(Rng *rng) {
     size_t n = (size_t)h.L * h.hd;
     h.q = malloc(sizeof(float) * n); h.k = malloc(sizeof(float) * n);
     h.qs = malloc(sizeof(float) * n); h.ks = malloc(sizeof(float) * n);
-    h.qn = malloc(sizeof(float) * n); h.kn = malloc(sizeof(float) * n);
-    h.q_rstd = malloc(sizeof(float) * h.L); h.k_rstd = malloc(sizeof(float) * h.L);
     h.q_gain = malloc(sizeof(float) * h.hd); h.k_gain = malloc(sizeof(float) * h.hd);
     for (int i = 0; i < h.hd; i++) h.q_gain[i] = h.k_gain[i] = 1.0f;
-    h.qkn = qk_norm_make(h.hd, NORM_EPS, h.q_gain, h.k_gain);
+    h.qkv = calloc(3 * n, sizeof(float));   // v stays 0: only the scores matter here
+    h.out = malloc(sizeof(float) * n);
+    h.cache_mem = malloc(sizeof(float) * attention_cache_floats(1, h.L, h.hd, 1, 1));
+    attention_cache_init(&h.cache, h.cache_mem, 1, h.L, h.hd, 1, 1);
     rng_fill_normal(rng, h.q, (long)n, 1.0f);
     rng_fill_normal(rng, h.k, (long)n, 1.0f);
     return h;
 }
 
 static void one_head_free(OneHead *h) {
-    free(h->q); free(h->k); free(h->qs); free(h->ks); free(h->qn); free(h->kn);
-    free(h->q_rstd); free(h->k_rstd); free(h->q_gain); free(h->k_gain);
+    free(h->q); free(h->k); free(h->qs); free(h->ks); free(h->q_gain); free(h->k_gain);
+    free(h->qkv); free(h->out); free(h->cache_mem);
 }
 
-// qs, ks = growth · q, k; qn, kn = QK-norm of them.
-static void scale_and_normalise(OneHead *h, float growth) {
+// qs, ks = growth · q, k.
+static void scale_inputs(OneHead *h, float growth) {
     for (int i = 0; i < h->L * h->hd; i++) { h->qs[i] = growth * h->q[i]; h->ks[i] = growth * h->k[i]; }
-    // q, k (N=1, heads=1, L, hd): the shape QueryKeyNorm takes
-    qk_norm_forward(&h->qkn, h->qn, h->kn, h->q_rstd, h->k_rstd, h->qs, h->ks, 1, 1, h->L);
+}
+
+// The head's attention on qs, ks, without or with QK-norm: the largest
+// |score| and the mean, over the L queries, of the largest softmax weight
+// (1/L for uniform attention, 1 for one-hot). With att (L, L) not NULL,
+// also the softmax weights, copied there.
+static void score_stats(OneHead *h, int qk_norm, double *max_abs, double *mean_top, float *att) {
+    int L = h->L, hd = h->hd;
+    for (int l = 0; l < L; l++) {   // q and k into their columns of qkv
+        memcpy(h->qkv + (size_t)l * 3 * hd, h->qs + (size_t)l * hd, sizeof(float) * hd);
+        memcpy(h->qkv + (size_t)l * 3 * hd + hd, h->ks + (size_t)l * hd, sizeof(float) * hd);
+    }
+    attention_forward(h->out, &h->cache, h->qkv, qk_norm ? h->q_gain : NULL,
+                      qk_norm ? h->k_gain : NULL, NORM_EPS, NULL, NULL, 1, L, hd, 1);
+    double top_sum = 0.0;
+    for (int i = 0; i < L; i++) {
+        float top = 0.0f;
+        for (int j = 0; j < L; j++) top = fmaxf(top, h->cache.att[(size_t)i * L + j]);
+        top_sum += top;
+    }
+    if (att) memcpy(att, h->cache.att, sizeof(float) * L * L);
+    *max_abs = h->cache.max_logit;
+    *mean_top = top_sum / L;
 }
 
 // ---------------------------------------------------------------------------
@@ -158,10 +148,10 @@ static void logit_table(OneHead *h, AttentionMaps *maps) {
                "max |logit| QK-norm", "top weight QK-norm");
     double base = 0.0;
     for (int gi = 0; gi < 3; gi++) {
-        scale_and_normalise(h, (float)maps->growth[gi]);
+        scale_inputs(h, (float)maps->growth[gi]);
         double mx, top, mx_n, top_n;
-        score_stats(h->qs, h->ks, L, hd, &mx, &top, maps->weights[0][gi]);
-        score_stats(h->qn, h->kn, L, hd, &mx_n, &top_n, maps->weights[1][gi]);
+        score_stats(h, 0, &mx, &top, maps->weights[0][gi]);
+        score_stats(h, 1, &mx_n, &top_n, maps->weights[1][gi]);
         maps->top[0][gi] = top;
         maps->top[1][gi] = top_n;
         if (gi == 0) base = mx;
@@ -187,9 +177,9 @@ static void logit_growth_sweep(OneHead *h, const AttentionMaps *maps, LogitGrowt
     for (int i = 0; i < g->n; i++) {
         double top;
         g->scale[i] = pow(10.0, -3.0 + 0.25 * i);
-        scale_and_normalise(h, (float)g->scale[i]);
-        score_stats(h->qs, h->ks, h->L, h->hd, &g->raw[i], &top, NULL);
-        score_stats(h->qn, h->kn, h->L, h->hd, &g->normed[i], &top, NULL);
+        scale_inputs(h, (float)g->scale[i]);
+        score_stats(h, 0, &g->raw[i], &top, NULL);
+        score_stats(h, 1, &g->normed[i], &top, NULL);
     }
 }
 
@@ -305,11 +295,10 @@ static void the_bound(OneHead *h, Rng *rng) {
         double worst_raw = 0.0, worst_n = 0.0;
         for (int draw = 0; draw < draws; draw++) {
             draw_row_inputs(h, rng, row);
-            qk_norm_forward(&h->qkn, h->qn, h->kn, h->q_rstd, h->k_rstd, h->qs, h->ks, 1, 1, L);
             double mx, top;
-            score_stats(h->qs, h->ks, L, hd, &mx, &top, NULL);
+            score_stats(h, 0, &mx, &top, NULL);
             if (mx > worst_raw) worst_raw = mx;
-            score_stats(h->qn, h->kn, L, hd, &mx, &top, NULL);
+            score_stats(h, 1, &mx, &top, NULL);
             if (mx > worst_n) worst_n = mx;
         }
         if (row < 4)       table_cell(&t, "N(0,1) x %g", BOUND_SCALES[row]);
@@ -362,6 +351,7 @@ int main(int argc, char **argv) {
     logit_table(&h, &maps);
     x10_weights_check(&rng, &h);
     the_bound(&h, &rng);
+    parity_print(stdout, 3, NULL);   // our layer against PyTorch's (common/eval/parity.c)
     try_it();
 
     int rc = figures_dir ? draw_figures(figures_dir, &h, &maps) : 0;

@@ -15,9 +15,10 @@
 //
 // This program uses the model's own pieces: the parameter table of
 // model_build (common/nn/model.c), the hidden width of cfg_mlp_hidden
-// (common/nn/config.c), and linear_forward/backward, gelu_forward/backward,
-// swiglu_forward/backward (common/nn/linear.c, common/nn/activations.c),
-// strung together in ffn.c. main() prints one section per function below:
+// (common/nn/config.c), and the block's MLP half, mlp_forward/backward
+// (common/nn/mlp.c), which strings linear_*, gelu_* and swiglu_* together
+// (common/nn/linear.c, common/nn/activations.c). main() prints one section
+// per function below:
 //   1. two_ffns_at_d128       both FFNs at D = 128 with biases: shapes and
 //                             parameters, run on an input
 //   2. rounding_rule          hidden rounded up to a multiple of 64, and at
@@ -36,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "eval/parity.h"
 #include "io/args.h"
 #include "io/bench.h"
 #include "io/config_parse.h"
@@ -160,8 +162,8 @@ static void same_input_through_both(Step4 *s) {
     Ffn fg, fs;
     ffn_alloc(&fg, &s->gelu, R, x, dy);
     ffn_alloc(&fs, &s->swiglu, R, x, dy);
-    gelu_ffn_forward(&fg);
-    swiglu_ffn_forward(&fs);
+    ffn_forward(&fg);
+    ffn_forward(&fs);
     // The output width is the last matrix's number of rows: (out, in).
     const ParamTensor *fc2 = model_find(&s->gelu, "blocks.0.mlp.fc2.weight");
     const ParamTensor *w3 = model_find(&s->swiglu, "blocks.0.mlp.w3.weight");
@@ -301,16 +303,16 @@ static void forward_backward_time(Step4 *s, const Options *o) {
     ffn_alloc(&fg, &s->gelu, RT, xt, dyt);
     ffn_alloc(&fs, &s->swiglu, RT, xt, dyt);
     ffn_alloc(&fs64, &ms64, RT, xt, dyt);
-    gelu_ffn_step(&fg);     // fill every buffer once, so the middles read sane values
-    swiglu_ffn_step(&fs);
+    ffn_step(&fg);     // fill every buffer once, so the middles read sane values
+    ffn_step(&fs);
     char name_s[TABLE_CELL], name_s64[TABLE_CELL], mid_g[TABLE_CELL], mid_s[TABLE_CELL];
     snprintf(name_s, sizeof name_s, "SwiGLU FFN (hidden %d)", Hs);
     snprintf(name_s64, sizeof name_s64, "SwiGLU FFN (hidden %d)", Hs64);
     snprintf(mid_g, sizeof mid_g, "GELU alone (%d x %d)", RT, Hg);
     snprintf(mid_s, sizeof mid_s, "SwiGLU gate alone (%d x %d)", RT, Hs);
-    BenchFn fns[NCALLS] = { { "GELU FFN", gelu_ffn_step, &fg }, { name_s, swiglu_ffn_step, &fs },
-                            { name_s64, swiglu_ffn_step, &fs64 },
-                            { mid_g, gelu_mid_step, &fg }, { mid_s, swiglu_mid_step, &fs } };
+    BenchFn fns[NCALLS] = { { "GELU FFN", ffn_step, &fg }, { name_s, ffn_step, &fs },
+                            { name_s64, ffn_step, &fs64 },
+                            { mid_g, ffn_mid_step, &fg }, { mid_s, ffn_mid_step, &fs } };
     double ms_call[NCALLS];
     double t0 = now_ms();
     bench_interleaved(fns, NCALLS, 2, o->rounds, 1, ms_call);
@@ -400,6 +402,7 @@ int main(int argc, char **argv) {
     rounding_rule(&s);
     forward_backward_time(&s, &o);
     whole_model(&s);
+    parity_print(stdout, 4, NULL);   // our layer against PyTorch's (common/eval/parity.c)
     try_it();
     draw_figures(&o);
     model_free(&s.gelu);

@@ -9,6 +9,7 @@
 #include "io/paths.h"
 #include "nn/layers.h"
 #include "nn/model.h"
+#include "ffn.h"
 #include "figures.h"
 
 // cfg = the default with the given "key=value" settings applied.
@@ -170,6 +171,47 @@ START_TEST(test_swiglu_gradient) {
 END_TEST
 
 // ---------------------------------------------------------------------------
+// Step 4's FFN is the model's: run alone on block 0's weights and on the
+// input block 0's MLP saw inside model_forward, it gives the same hidden
+// values bit for bit, and an output that, added to the residual stream as
+// the block adds it, is the block's output exactly.
+static void ffn_equals_block0_mlp(const char *mlp) {
+    const char *sets[] = { mlp };
+    Config c = config_with(sets, 1);
+    Model m;
+    Activations a;
+    char err[256];
+    ck_assert_msg(model_build(&m, &c, err, sizeof err) == 0, "%s", err);
+    model_init_weights(&m, 7);
+    int N = 2, L = cfg_tokens(&c), D = c.dim, H = cfg_mlp_hidden(&c), R = N * L;
+    ck_assert_int_eq(activations_alloc(&a, &m, N), 0);
+    float *x = alloc_floats((size_t)N * c.channels * c.img * c.img), t[2] = { 0.25f, 0.75f };
+    fill_normal(x, (size_t)N * c.channels * c.img * c.img, 1.0f, 21);
+    model_forward(&m, &a, x, t);
+    float *dy = alloc_floats((size_t)R * D);
+    Ffn f;
+    ffn_alloc(&f, &m, R, a.mod2[0], dy);
+    ffn_forward(&f);
+    size_t RH = (size_t)R * H, RD = (size_t)R * D;
+    ck_assert_int_eq(memcmp(f.h.pre, a.h_pre[0], RH * sizeof(float)), 0);
+    ck_assert_int_eq(memcmp(f.h.act, a.h_act[0], RH * sizeof(float)), 0);
+    if (c.mlp == MLP_SWIGLU) ck_assert_int_eq(memcmp(f.h.val, a.h_val[0], RH * sizeof(float)), 0);
+    const float *x_mid = a.resid + RD, *x_out = x_mid + RD;   // block 0: x_out = x_mid + mlp
+    for (size_t i = 0; i < RD; i++)
+        ck_assert_msg(f.y[i] + x_mid[i] == x_out[i], "%s: element %zu", mlp, i);
+    ffn_free(&f);
+    free(dy); free(x);
+    activations_free(&a);
+    model_free(&m);
+}
+
+START_TEST(test_ffn_is_block0_mlp) {
+    ffn_equals_block0_mlp("mlp=gelu");
+    ffn_equals_block0_mlp("mlp=swiglu");
+}
+END_TEST
+
+// ---------------------------------------------------------------------------
 // The figures, in a fresh folder under /tmp each time.
 static const char *const FIGURES[2] = { "step4_activations", "step4_params" };
 
@@ -202,6 +244,7 @@ static Suite *swiglu_suite(void) {
     tcase_add_test(tc, test_whole_model_counts);
     tcase_add_test(tc, test_swiglu_values);
     tcase_add_test(tc, test_swiglu_gradient);
+    tcase_add_test(tc, test_ffn_is_block0_mlp);
     tcase_add_test(tc, test_figures_are_pngs);
     tcase_add_test(tc, test_figures_notice_without_gnuplot);
     suite_add_tcase(s, tc);

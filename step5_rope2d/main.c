@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "eval/parity.h"
 #include "io/args.h"
 #include "io/bench.h"
 #include "io/config_parse.h"
@@ -346,6 +347,7 @@ int main(int argc, char **argv) {
     why_base_100(&s);
     prefix_tokens(&s);
     in_the_model(&s);
+    parity_print(stdout, 5, NULL);   // our layer against PyTorch's (common/eval/parity.c)
     try_it();
     draw_figures(&o, &s);
     step5_free(&s);

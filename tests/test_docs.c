@@ -14,9 +14,11 @@
 // page, this test fails and names the page, the line of the quote and the
 // source file, so the docs cannot drift from the code unnoticed.
 //
-// Pages scanned: README.md, common/README.md and docs/*.md. The checker is
-// tested on made-up pages too: a quote that matches, one that drifted, one of
-// a file that is gone, one whose lines are there but not together.
+// Any file can be quoted: the pages quote tools/tinydit_ref.py's PyTorch
+// beside the C. Pages scanned: README.md, common/README.md and docs/*.md.
+// The checker is tested on made-up pages too: a quote that matches, one that
+// drifted, one of a file that is gone, one whose lines are there but not
+// together, and a Python quote.
 //
 // And one rule that common/README.md states: the layering of common/ (nn
 // includes nothing above it, io only nn, eval nn and io).
@@ -417,6 +419,29 @@ START_TEST(test_checker_wants_a_fence) {
 }
 END_TEST
 
+// The PyTorch lines the pages set beside the C are checked the same way:
+// any file can be quoted, tools/tinydit_ref.py as well as a .c file.
+START_TEST(test_checker_reads_python) {
+    write_text("src/ref.py", "def rms_norm(x, gain=None):\n"
+                             "    x = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + EPS)\n");
+    write_text("docs/page.md",
+               "<!-- quote: src/ref.py -->\n"
+               "```python\n"
+               "def rms_norm(x, gain=None):\n"
+               "    x = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + EPS)\n"
+               "```\n"
+               "<!-- quote: src/ref.py -->\n"
+               "```python\n"
+               "    x = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True))\n"   // eps dropped
+               "```\n");
+    char report[2048] = "";
+    int blocks = 0;
+    ck_assert_int_eq(check_fake(&blocks, report, sizeof report), 1);
+    ck_assert_int_eq(blocks, 2);
+    ck_assert_msg(strstr(report, "docs/page.md:6: the quote of src/ref.py") != NULL, "%s", report);
+}
+END_TEST
+
 static Suite *docs_suite(void) {
     Suite *s = suite_create("docs");
     TCase *own = tcase_create("repository");
@@ -430,6 +455,7 @@ static Suite *docs_suite(void) {
     tcase_add_test(fake, test_checker_finds_a_missing_file);
     tcase_add_test(fake, test_checker_wants_consecutive_lines);
     tcase_add_test(fake, test_checker_wants_a_fence);
+    tcase_add_test(fake, test_checker_reads_python);
     suite_add_tcase(s, fake);
     return s;
 }

@@ -7,6 +7,8 @@ that autograd and torch.optim.AdamW supply the numbers the C code must
 reproduce by hand. Needs Debian's python3-torch (1.13), CPU only.
 
     python3 tools/tinydit_ref.py golden [DIR]     the golden files (default tests/golden)
+    python3 tools/tinydit_ref.py layers [DIR]     one file per layer a step teaches
+                                                  (default tests/golden/layers)
     python3 tools/tinydit_ref.py bench [--threads 1] [--batch 128] [--steps 12] [--json]
 
 A golden file is a safetensors file computed in float64 and stored as F32:
@@ -56,13 +58,13 @@ def block_norm(cfg, x):   # no affine parameters: adaLN supplies scale and shift
     return F.layer_norm(x, x.shape[-1:], eps=EPS)
 
 
-def rope_tables(grid, head_dim, base):
+def rope_tables(grid, head_dim, base, dtype=torch.float32):
     """cos, sin (tokens, head_dim): pair i turns by row·base^(-i/q) for i < q = head_dim/4,
     by col·base^(-(i-q)/q) for the others; both members of a pair share the angle."""
     q = head_dim // 4
-    inv_freq = base ** (-torch.arange(q, dtype=torch.float32) / q)
+    inv_freq = base ** (-torch.arange(q, dtype=dtype) / q)
     token = torch.arange(grid * grid)
-    rows, cols = (token // grid).float(), (token % grid).float()
+    rows, cols = (token // grid).to(dtype), (token % grid).to(dtype)
     angle = torch.cat([rows[:, None] * inv_freq, cols[:, None] * inv_freq], dim=1)
     angle = angle.repeat_interleave(2, dim=1)
     return angle.cos(), angle.sin()
@@ -92,15 +94,21 @@ class Attention(nn.Module):
             self.q_norm, self.k_norm = Gain(self.head_dim), Gain(self.head_dim)
 
     def forward(self, x, rope_cs):   # x (N, L, D)
-        n, length, d = x.shape
-        qkv = self.qkv(x).reshape(n, length, 3, self.heads, self.head_dim)
-        q, k, v = qkv.permute(2, 0, 3, 1, 4)   # each (N, heads, L, head_dim)
-        if self.qk_norm:
-            q, k = rms_norm(q, self.q_norm.weight), rms_norm(k, self.k_norm.weight)
-        if rope_cs is not None:
-            q, k = rope(q, *rope_cs), rope(k, *rope_cs)
-        weights = (q @ k.transpose(-2, -1) / math.sqrt(self.head_dim)).softmax(-1)
-        return self.proj((weights @ v).transpose(1, 2).reshape(n, length, d))
+        gains = (self.q_norm.weight, self.k_norm.weight) if self.qk_norm else None
+        return self.proj(attention(self.qkv(x), self.heads, gains, rope_cs)[2])
+
+
+def attention(qkv, heads, gains=None, rope_cs=None):
+    """qkv (N, L, 3D) -> scores and weights (N, heads, L, L), out (N, L, D)."""
+    n, length, d = qkv.shape[0], qkv.shape[1], qkv.shape[2] // 3
+    q, k, v = qkv.reshape(n, length, 3, heads, d // heads).permute(2, 0, 3, 1, 4)
+    if gains is not None:   # QK-norm: each head's q and k to RMS 1, times a gain
+        q, k = rms_norm(q, gains[0]), rms_norm(k, gains[1])
+    if rope_cs is not None:
+        q, k = rope(q, *rope_cs), rope(k, *rope_cs)
+    scores = q @ k.transpose(-2, -1) / math.sqrt(d // heads)
+    weights = scores.softmax(-1)
+    return scores, weights, (weights @ v).transpose(1, 2).reshape(n, length, d)
 
 
 def mlp_hidden(cfg):
@@ -311,6 +319,115 @@ def cmd_golden(a):
 
 
 # ---------------------------------------------------------------------------
+# Layer files: each layer a step teaches, alone, as PyTorch computes it, for
+# the parity line of steps 2 to 5 (common/eval/parity.c). Every file holds
+# input.* (the layer's inputs and weights), upstream.dout (the gradient that
+# arrives from above), and per variant V: V.out (and what else the forward
+# gives) and V.d* (the gradients autograd sends back), in float64 stored F32.
+# Metadata: torch.version, eps, and V.torch, the PyTorch that computed V
+# (V.note: what to know about it, e.g. that this torch has no nn.RMSNorm).
+
+def torch_rms_norm(x, gain):
+    """torch.nn.RMSNorm where this torch has one (2.4 on), else the same
+    formula in torch ops (rms_norm above); says which in the metadata."""
+    if hasattr(torch.nn, "RMSNorm"):
+        layer = torch.nn.RMSNorm(x.shape[-1], eps=EPS, dtype=x.dtype)
+        layer.weight = nn.Parameter(gain)
+        return layer(x), {"rmsnorm.torch": "torch.nn.RMSNorm"}
+    return rms_norm(x, gain), {"rmsnorm.torch": "x * rsqrt(mean(x**2) + eps) * gain",
+                               "rmsnorm.note": "which has no torch.nn.RMSNorm"}
+
+
+def backward(out, dout, *leaves):
+    """The gradients of sum(out · dout) at each leaf: autograd fed dout."""
+    return torch.autograd.grad(out, leaves, dout)
+
+
+def leaf(t):
+    return t.detach().clone().requires_grad_(True)
+
+
+def norms_file():
+    """LayerNorm and RMSNorm over rows of 32. Rows of every scale, from
+    mean(x²) = 1e-6 (as small as eps, so eps matters) to 25 with an offset."""
+    scale = torch.tensor([1e-3, 2e-3, 5e-3, 1e-2, 0.1, 1.0, 2.0, 5.0], dtype=torch.float64)
+    offset = torch.tensor([0, 0, 0, 0, 0.05, -1.0, 3.0, 0], dtype=torch.float64)
+    x = torch.randn(8, 32, dtype=torch.float64) * scale[:, None] + offset[:, None]
+    gain, dout = 1 + 0.2 * torch.randn(32, dtype=torch.float64), torch.randn(8, 32, dtype=torch.float64)
+    out = {"input.x": x, "input.gain": gain, "upstream.dout": dout}
+    xl = leaf(x)
+    y = nn.LayerNorm(32, eps=EPS, elementwise_affine=False, dtype=torch.float64)(xl)
+    out.update({"layernorm.out": y, "layernorm.dx": backward(y, dout, xl)[0]})
+    xr, gr = leaf(x), leaf(gain)
+    y, rms_meta = torch_rms_norm(xr, gr)
+    dx, dgain = backward(y, dout, xr, gr)
+    out.update({"rmsnorm.out": y, "rmsnorm.dx": dx, "rmsnorm.dgain": dgain})
+    return out, dict(rms_meta, **{"layernorm.torch": "torch.nn.LayerNorm"})
+
+
+def attention_file():
+    """Attention of 2 images, 2 heads of 8, 16 tokens, from qkv (2, 16, 48);
+    q and k large enough that QK-norm changes the scores."""
+    qkv = 2 * torch.randn(2, 16, 48, dtype=torch.float64)
+    gains = [1 + 0.2 * torch.randn(8, dtype=torch.float64) for _ in range(2)]
+    dout = torch.randn(2, 16, 16, dtype=torch.float64)
+    out = {"input.qkv": qkv, "input.q_gain": gains[0], "input.k_gain": gains[1], "upstream.dout": dout}
+    for name, g in (("plain", None), ("qknorm", [leaf(gains[0]), leaf(gains[1])])):
+        q = leaf(qkv)
+        scores, weights, y = attention(q, 2, g)
+        grads = backward(y, dout, q, *(g or []))
+        out.update({name + ".scores": scores, name + ".weights": weights, name + ".out": y,
+                    name + ".dqkv": grads[0]})
+        if g:
+            out.update({name + ".dq_gain": grads[1], name + ".dk_gain": grads[2]})
+    return out, {"plain.torch": "softmax(q @ k.T / sqrt(d)) in torch",
+                 "qknorm.torch": "rms_norm on q, k, then softmax(q @ k.T / sqrt(d)) in torch"}
+
+
+def ffn_file():
+    """The two FFNs of project's Mlp at D = 16 with mlp_ratio 4, so hidden
+    widths 64 (GELU) and int(2/3 · 64) = 42 (SwiGLU), on 8 rows."""
+    x, dout = torch.randn(8, 16, dtype=torch.float64), torch.randn(8, 16, dtype=torch.float64)
+    out = {"input.x": x, "upstream.dout": dout}
+    for kind in ("gelu", "swiglu"):
+        mlp = Mlp(dict(DEFAULTS, dim=16, mlp=kind)).double()
+        xl = leaf(x)
+        y = mlp(xl)
+        params = dict(mlp.named_parameters())
+        grads = backward(y, dout, xl, *params.values())
+        out.update({f"{kind}.{n}": p.detach() for n, p in params.items()})
+        out.update({kind + ".out": y, kind + ".dx": grads[0]})
+        out.update({f"{kind}.d{n}": g for n, g in zip(params, grads[1:])})
+    return out, {"gelu.torch": "Mlp: fc2(F.gelu(fc1(x)))", "swiglu.torch": "Mlp: w3(F.silu(w1(x)) * w2(x))"}
+
+
+def rope_file():
+    """2D RoPE on a 4x4 grid of tokens, head_dim 16, base 100: x (2, 16, 16)."""
+    cos, sin = rope_tables(4, 16, 100.0, torch.float64)
+    x, dout = torch.randn(2, 16, 16, dtype=torch.float64), torch.randn(2, 16, 16, dtype=torch.float64)
+    xl = leaf(x)
+    y = rope(xl, cos, sin)
+    out = {"input.x": x, "upstream.dout": dout, "rope.cos": cos, "rope.sin": sin,
+           "rope.out": y, "rope.dx": backward(y, dout, xl)[0]}
+    return out, {"rope.torch": "rope(x, cos, sin) in torch", "grid": "4", "head_dim": "16", "base": "100.0"}
+
+
+LAYER_FILES = {"norms": (21, norms_file), "attention": (22, attention_file),
+               "ffn": (23, ffn_file), "rope2d": (24, rope_file)}
+
+
+def cmd_layers(a):
+    os.makedirs(a.dir, exist_ok=True)
+    for name, (seed, make) in LAYER_FILES.items():
+        torch.manual_seed(seed)
+        tensors, meta = make()
+        meta.update({"torch.version": torch.__version__, "eps": str(EPS), "seed": str(seed)})
+        path = os.path.join(a.dir, name + ".safetensors")
+        save_safetensors(path, tensors, meta)
+        print(f"{path}: {len(tensors)} tensors, {os.path.getsize(path)} bytes")
+
+
+# ---------------------------------------------------------------------------
 # The training-step race (scripts/speed_vs_torch.py): the six variants of the
 # tutorial at the default size, float32, one AdamW step per turn, turns
 # interleaved so that a change in the machine's load hits every variant.
@@ -348,13 +465,15 @@ def main():
     sub = ap.add_subparsers(dest="cmd", required=True)
     g = sub.add_parser("golden", help="write the golden files")
     g.add_argument("dir", nargs="?", default=os.path.join(root, "tests", "golden"))
+    y = sub.add_parser("layers", help="write the per-layer reference files")
+    y.add_argument("dir", nargs="?", default=os.path.join(root, "tests", "golden", "layers"))
     b = sub.add_parser("bench", help="training-step time of the six variants")
     b.add_argument("--threads", type=int, default=1)
     b.add_argument("--batch", type=int, default=128)
     b.add_argument("--steps", type=int, default=12)
     b.add_argument("--json", action="store_true")
     a = ap.parse_args()
-    {"golden": cmd_golden, "bench": cmd_bench}[a.cmd](a)
+    {"golden": cmd_golden, "layers": cmd_layers, "bench": cmd_bench}[a.cmd](a)
 
 
 if __name__ == "__main__":

@@ -373,21 +373,9 @@ static void embed_forward(const Model *m, Activations *a, Dims d, const float *x
     silu_forward(a->c_silu, a->c, (size_t)d.N * d.D);
 }
 
-// The MLP of block b: mod2 (N, L, D) -> out (N, L, D), through the hidden
-// width H: GELU(fc1) then fc2, or SwiGLU's silu(w1)·w2 then w3.
-static void mlp_forward(const Model *m, Activations *a, Dims d, int b, float *out) {
-    const BlockParams *bp = &m->p.blocks[b];
-    int NL = d.NL, D = d.D, H = d.H;
-    if (m->cfg.mlp == MLP_SWIGLU) {
-        linear_forward(a->h_pre[b], a->mod2[b], bp->w1_w, bp->w1_b, NL, D, H);   // (N, L, H) gate
-        linear_forward(a->h_val[b], a->mod2[b], bp->w2_w, bp->w2_b, NL, D, H);   // (N, L, H) value
-        swiglu_forward(a->h_act[b], a->h_pre[b], a->h_val[b], d.NLH);            // (N, L, H)
-        linear_forward(out, a->h_act[b], bp->w3_w, bp->w3_b, NL, H, D);          // (N, L, D)
-    } else {
-        linear_forward(a->h_pre[b], a->mod2[b], bp->fc1_w, bp->fc1_b, NL, D, H); // (N, L, H)
-        gelu_forward(a->h_act[b], a->h_pre[b], d.NLH);                           // (N, L, H)
-        linear_forward(out, a->h_act[b], bp->fc2_w, bp->fc2_b, NL, H, D);        // (N, L, D)
-    }
+// The block's MLP half (mlp_forward, common/nn/mlp.c) on its hidden buffers.
+static MlpHidden block_mlp_hidden(const Activations *a, int b) {
+    return (MlpHidden){ a->h_pre[b], a->h_val[b], a->h_act[b] };
 }
 
 // Block b reads the residual stream at 2b and writes it at 2b+1 (after the
@@ -413,7 +401,7 @@ static void block_forward(const Model *m, Activations *a, Dims d, int b) {
     // MLP half: x_out = x_mid + mlp(norm(x_mid)·(1 + scale_m) + shift_m)
     norm_forward(c, a->norm2[b], a->norm2_mean[b], a->norm2_rstd[b], x_mid, NL);  // (N, L, D)
     modulate_forward(a->mod2[b], a->norm2[b], ada + 2 * D, ada + 3 * D, N, L, D, 4 * D);
-    mlp_forward(m, a, d, b, x_out);                                                // (N, L, D)
+    mlp_forward(x_out, block_mlp_hidden(a, b), a->mod2[b], bp, c->mlp, NL, D, d.H); // (N, L, D)
     add_inplace(x_out, x_mid, d.NLD);
 }
 
@@ -505,35 +493,20 @@ static void final_layer_backward(Model *m, Activations *a, BackwardScratch *s, D
     linear_backward(s->dc_silu, g->ada_f_w, g->ada_f_b, s->dada_f, a->c_silu, p->ada_f_w, N, D, 2 * D);
 }
 
-// The MLP of block b in reverse: dresid (N, L, D) = dL/d(MLP output) back
-// through the hidden width into dmod2 (N, L, D).
-static void mlp_backward(Model *m, Activations *a, BackwardScratch *s, Dims d, int b) {
-    const BlockParams *bp = &m->p.blocks[b], *bg = &m->g.blocks[b];
-    int NL = d.NL, D = d.D, H = d.H;
-    if (m->cfg.mlp == MLP_SWIGLU) {
-        linear_backward(s->dh_act, bg->w3_w, bg->w3_b, s->dresid, a->h_act[b], bp->w3_w, NL, H, D);
-        swiglu_backward(s->dh_pre, s->dh_val, s->dh_act, a->h_pre[b], a->h_val[b], d.NLH);
-        linear_backward(s->dmod2, bg->w1_w, bg->w1_b, s->dh_pre, a->mod2[b], bp->w1_w, NL, D, H);
-        linear_backward(s->dmod2, bg->w2_w, bg->w2_b, s->dh_val, a->mod2[b], bp->w2_w, NL, D, H);
-    } else {
-        linear_backward(s->dh_act, bg->fc2_w, bg->fc2_b, s->dresid, a->h_act[b], bp->fc2_w, NL, H, D);
-        gelu_backward(s->dh_pre, s->dh_act, a->h_pre[b], d.NLH);
-        linear_backward(s->dmod2, bg->fc1_w, bg->fc1_b, s->dh_pre, a->mod2[b], bp->fc1_w, NL, D, H);
-    }
-}
-
 // Block b in reverse. On entry dresid = dL/dx_out, on exit dL/dx_in; along
 // the way the block's ada Linear adds its share to dc_silu.
 static void block_backward(Model *m, Activations *a, BackwardScratch *s, Dims d, int b) {
     const Config *c = &m->cfg;
-    const BlockParams *bp = &m->p.blocks[b], *bg = &m->g.blocks[b];
+    const BlockParams *bp = &m->p.blocks[b];
+    BlockParams *bg = &m->g.blocks[b];
     int N = d.N, L = d.L, D = d.D, NL = d.NL;
     const float *x_in = a->resid + (2 * (size_t)b) * d.NLD, *x_mid = x_in + d.NLD;  // (N, L, D)
     const float *ada = a->ada[b];                                                  // (N, 4D)
     float *dada = s->dada;                                                         // (N, 4D)
     // MLP half. x_out = x_mid + mlp(mod2): dresid flows to x_mid unchanged
     // (the residual) and through the MLP into dmod2.
-    mlp_backward(m, a, s, d, b);
+    mlp_backward(s->dmod2, bg, (MlpHidden){ s->dh_pre, s->dh_val, s->dh_act },
+                 s->dresid, a->mod2[b], block_mlp_hidden(a, b), bp, c->mlp, NL, D, d.H);
     modulate_backward(s->dnorm2, dada + 2 * D, dada + 3 * D, s->dmod2, a->norm2[b], ada + 3 * D,
                       N, L, D, 4 * D);
     norm_backward(c, s->dresid, s->dnorm2, x_mid, a->norm2_mean[b], a->norm2_rstd[b], NL);  // now dL/dx_mid

@@ -1,0 +1,316 @@
+// parity.c: our layers against PyTorch's reference files (see parity.h).
+#include "parity.h"
+
+#include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include "io/paths.h"
+#include "nn/layers.h"
+#include "nn/model.h"
+
+// max |ours − ref| / max |ref| over the ref tensor's elements.
+static double rel_err(const float *ours, const StTensor *ref) {
+    double diff = 0.0, big = 0.0;
+    for (size_t i = 0; i < ref->numel; i++) {
+        diff = fmax(diff, fabs((double)ours[i] - ref->data[i]));
+        big = fmax(big, fabs((double)ref->data[i]));
+    }
+    return big > 0.0 ? diff / big : diff;
+}
+
+// The tensor `name` with `numel` elements (0: any), or NULL and a message.
+static const StTensor *need(const SafeTensors *st, const char *name, size_t numel,
+                            char *err, size_t errlen) {
+    const StTensor *t = st_find(st, name);
+    if (!t) snprintf(err, errlen, "the reference file has no tensor %s", name);
+    else if (numel && t->numel != numel)
+        snprintf(err, errlen, "%s has %zu values, not %zu", name, t->numel, numel);
+    else return t;
+    return NULL;
+}
+
+static float *zeros(size_t n) { return calloc(n ? n : 1, sizeof(float)); }
+
+// What PyTorch computed it with (metadata "V.torch"), its version and the
+// note on it if any ("V.note").
+static void describe(Parity *p, const SafeTensors *st, const char *variant) {
+    char key[64];
+    snprintf(key, sizeof key, "%s.torch", variant);
+    const char *against = st_meta(st, key), *version = st_meta(st, "torch.version");
+    snprintf(key, sizeof key, "%s.note", variant);
+    const char *note = st_meta(st, key);
+    snprintf(p->against, sizeof p->against, "%s", against ? against : variant);
+    snprintf(p->torch, sizeof p->torch, "torch %s%s%s", version ? version : "?",
+             note ? ", " : "", note ? note : "");
+}
+
+// ---------------------------------------------------------------------------
+// Step 2: LayerNorm (no affine parameters, as the blocks use it) and
+// RMSNorm with a gain, on input.x (R, D).
+
+int parity_layernorm(const SafeTensors *st, Parity *p, char *err, size_t errlen) {
+    const StTensor *x = need(st, "input.x", 0, err, errlen);
+    if (!x || x->ndim != 2) { if (x) snprintf(err, errlen, "input.x is not (R, D)"); return -1; }
+    int R = (int)x->shape[0], D = (int)x->shape[1];
+    size_t n = x->numel;
+    const StTensor *dout = need(st, "upstream.dout", n, err, errlen);
+    const StTensor *ref_out = dout ? need(st, "layernorm.out", n, err, errlen) : NULL;
+    const StTensor *ref_dx = ref_out ? need(st, "layernorm.dx", n, err, errlen) : NULL;
+    if (!ref_dx) return -1;
+    float *out = zeros(n), *dx = zeros(n), *mean = zeros(R), *rstd = zeros(R);
+    layernorm_forward(out, mean, rstd, x->data, R, D, NORM_EPS);
+    layernorm_backward(dx, dout->data, x->data, mean, rstd, R, D);
+    describe(p, st, "layernorm");
+    p->forward = rel_err(out, ref_out);
+    p->backward = rel_err(dx, ref_dx);
+    free(out); free(dx); free(mean); free(rstd);
+    return 0;
+}
+
+int parity_rmsnorm(const SafeTensors *st, Parity *p, char *err, size_t errlen) {
+    const StTensor *x = need(st, "input.x", 0, err, errlen);
+    if (!x || x->ndim != 2) { if (x) snprintf(err, errlen, "input.x is not (R, D)"); return -1; }
+    int R = (int)x->shape[0], D = (int)x->shape[1];
+    size_t n = x->numel;
+    const StTensor *gain = need(st, "input.gain", D, err, errlen);
+    const StTensor *dout = gain ? need(st, "upstream.dout", n, err, errlen) : NULL;
+    const StTensor *ref_out = dout ? need(st, "rmsnorm.out", n, err, errlen) : NULL;
+    const StTensor *ref_dx = ref_out ? need(st, "rmsnorm.dx", n, err, errlen) : NULL;
+    const StTensor *ref_dgain = ref_dx ? need(st, "rmsnorm.dgain", D, err, errlen) : NULL;
+    if (!ref_dgain) return -1;
+    float *out = zeros(n), *dx = zeros(n), *dgain = zeros(D), *rstd = zeros(R);
+    rmsnorm_forward(out, rstd, x->data, gain->data, R, D, NORM_EPS);
+    rmsnorm_backward(dx, dgain, dout->data, x->data, rstd, gain->data, R, D);
+    describe(p, st, "rmsnorm");
+    p->forward = rel_err(out, ref_out);
+    p->backward = fmax(rel_err(dx, ref_dx), rel_err(dgain, ref_dgain));
+    free(out); free(dx); free(dgain); free(rstd);
+    return 0;
+}
+
+// ---------------------------------------------------------------------------
+// Step 3: the attention core from qkv (N, L, 3D), without QK-norm ("plain")
+// or with it ("qknorm"). The forward compares the output, the softmax
+// weights (N, H, L, L) and the largest |score|; the backward dqkv and, with
+// QK-norm, the two gains' gradients.
+
+typedef struct { const StTensor *scores, *weights, *out, *dqkv, *dq_gain, *dk_gain; } AttentionRef;
+
+static int attention_refs(const SafeTensors *st, const char *v, int qk, size_t n_att, size_t n_out,
+                          size_t n_qkv, int hd, AttentionRef *r, char *err, size_t errlen) {
+    char name[64];
+    memset(r, 0, sizeof *r);
+    snprintf(name, sizeof name, "%s.scores", v);  if (!(r->scores = need(st, name, n_att, err, errlen))) return -1;
+    snprintf(name, sizeof name, "%s.weights", v); if (!(r->weights = need(st, name, n_att, err, errlen))) return -1;
+    snprintf(name, sizeof name, "%s.out", v);     if (!(r->out = need(st, name, n_out, err, errlen))) return -1;
+    snprintf(name, sizeof name, "%s.dqkv", v);    if (!(r->dqkv = need(st, name, n_qkv, err, errlen))) return -1;
+    if (!qk) return 0;
+    snprintf(name, sizeof name, "%s.dq_gain", v); if (!(r->dq_gain = need(st, name, hd, err, errlen))) return -1;
+    snprintf(name, sizeof name, "%s.dk_gain", v); if (!(r->dk_gain = need(st, name, hd, err, errlen))) return -1;
+    return 0;
+}
+
+// |ours − the largest |score|| / the largest |score|.
+static double max_score_err(float ours, const StTensor *scores) {
+    double big = 0.0;
+    for (size_t i = 0; i < scores->numel; i++) big = fmax(big, fabs((double)scores->data[i]));
+    return fabs(ours - big) / big;
+}
+
+int parity_attention(const SafeTensors *st, int qk_norm, Parity *p, char *err, size_t errlen) {
+    const char *v = qk_norm ? "qknorm" : "plain";
+    char key[32];
+    snprintf(key, sizeof key, "%s.weights", v);
+    const StTensor *qkv = need(st, "input.qkv", 0, err, errlen), *w = need(st, key, 0, err, errlen);
+    if (!qkv || !w) return -1;
+    if (qkv->ndim != 3 || w->ndim != 4 || qkv->shape[2] % 3) {
+        snprintf(err, errlen, "input.qkv is not (N, L, 3D) or %s not (N, H, L, L)", key);
+        return -1;
+    }
+    int N = (int)qkv->shape[0], L = (int)qkv->shape[1], D = (int)qkv->shape[2] / 3, H = (int)w->shape[1];
+    int hd = D / H;
+    size_t n_out = (size_t)N * L * D;
+    AttentionRef r;
+    const StTensor *dout = need(st, "upstream.dout", n_out, err, errlen), *gq = NULL, *gk = NULL;
+    if (!dout || attention_refs(st, v, qk_norm, (size_t)N * H * L * L, n_out, qkv->numel, hd,
+                                &r, err, errlen) != 0) return -1;
+    if (qk_norm && (!(gq = need(st, "input.q_gain", hd, err, errlen)) ||
+                    !(gk = need(st, "input.k_gain", hd, err, errlen)))) return -1;
+    const float *q_gain = gq ? gq->data : NULL, *k_gain = gk ? gk->data : NULL;
+    float *mem = zeros(attention_cache_floats(N, L, D, H, qk_norm));
+    float *scratch = zeros(attention_backward_scratch_floats(N, L, D, H));
+    float *out = zeros(n_out), *dqkv = zeros(qkv->numel), *dgq = zeros(hd), *dgk = zeros(hd);
+    AttentionCache cache;
+    attention_cache_init(&cache, mem, N, L, D, H, qk_norm);
+    attention_forward(out, &cache, qkv->data, q_gain, k_gain, NORM_EPS, NULL, NULL, N, L, D, H);
+    attention_backward(dqkv, dgq, dgk, dout->data, &cache, scratch, q_gain, k_gain, NULL, NULL, N, L, D, H);
+    describe(p, st, v);
+    p->forward = fmax(fmax(rel_err(out, r.out), rel_err(cache.att, r.weights)),
+                      max_score_err(cache.max_logit, r.scores));
+    p->backward = rel_err(dqkv, r.dqkv);
+    if (qk_norm) p->backward = fmax(p->backward, fmax(rel_err(dgq, r.dq_gain), rel_err(dgk, r.dk_gain)));
+    free(mem); free(scratch); free(out); free(dqkv); free(dgq); free(dgk);
+    return 0;
+}
+
+// ---------------------------------------------------------------------------
+// Step 4: the block's FFN, mlp_forward and mlp_backward, on the file's
+// weights ("gelu.fc1.weight", ...) and x (R, D). Its hidden width must be
+// the model's for a TinyDiT of width D (cfg_mlp_hidden).
+
+// A weight of the FFN: its name in the file and where BlockParams keeps it.
+typedef struct { const char *name; size_t field; } FfnTensor;
+static const FfnTensor GELU_TENSORS[] = {
+    { "fc1.weight", offsetof(BlockParams, fc1_w) }, { "fc1.bias", offsetof(BlockParams, fc1_b) },
+    { "fc2.weight", offsetof(BlockParams, fc2_w) }, { "fc2.bias", offsetof(BlockParams, fc2_b) } };
+static const FfnTensor SWIGLU_TENSORS[] = {
+    { "w1.weight", offsetof(BlockParams, w1_w) }, { "w1.bias", offsetof(BlockParams, w1_b) },
+    { "w2.weight", offsetof(BlockParams, w2_w) }, { "w2.bias", offsetof(BlockParams, w2_b) },
+    { "w3.weight", offsetof(BlockParams, w3_w) }, { "w3.bias", offsetof(BlockParams, w3_b) } };
+
+static float **slot(BlockParams *b, size_t field) { return (float **)((char *)b + field); }
+
+int parity_ffn(const SafeTensors *st, MlpKind kind, Parity *p, char *err, size_t errlen) {
+    const char *v = kind == MLP_SWIGLU ? "swiglu" : "gelu";
+    const FfnTensor *names = kind == MLP_SWIGLU ? SWIGLU_TENSORS : GELU_TENSORS;
+    int n_names = kind == MLP_SWIGLU ? 6 : 4;
+    const StTensor *weight[6], *ref_grad[6];   // "gelu.fc1.weight" and "gelu.dfc1.weight", ...
+    char name[64];
+    for (int i = 0; i < n_names; i++) {
+        snprintf(name, sizeof name, "%s.%s", v, names[i].name);
+        if (!(weight[i] = need(st, name, 0, err, errlen))) return -1;
+        snprintf(name, sizeof name, "%s.d%s", v, names[i].name);
+        if (!(ref_grad[i] = need(st, name, weight[i]->numel, err, errlen))) return -1;
+    }
+    const StTensor *x = need(st, "input.x", 0, err, errlen);
+    if (!x) return -1;
+    if (x->ndim != 2 || weight[0]->ndim != 2 || weight[0]->shape[1] != x->shape[1]) {
+        snprintf(err, errlen, "input.x is not (R, D) or %s.%s not (H, D)", v, names[0].name);
+        return -1;
+    }
+    int R = (int)x->shape[0], D = (int)x->shape[1], H = (int)weight[0]->shape[0];
+    Config c = config_default();
+    c.dim = D; c.mlp = kind;
+    if (cfg_mlp_hidden(&c) != H) {
+        snprintf(err, errlen, "%s is %d wide; the model's at D = %d is %d", v, H, D, cfg_mlp_hidden(&c));
+        return -1;
+    }
+    size_t RD = (size_t)R * D, RH = (size_t)R * H;
+    const StTensor *dout = need(st, "upstream.dout", RD, err, errlen), *ref_out, *ref_dx;
+    snprintf(name, sizeof name, "%s.out", v);
+    if (!dout || !(ref_out = need(st, name, RD, err, errlen))) return -1;
+    snprintf(name, sizeof name, "%s.dx", v);
+    if (!(ref_dx = need(st, name, RD, err, errlen))) return -1;
+
+    BlockParams w = { 0 }, g = { 0 };          // the file's weights, our gradients
+    for (int i = 0; i < n_names; i++) {
+        *slot(&w, names[i].field) = weight[i]->data;
+        *slot(&g, names[i].field) = zeros(weight[i]->numel);
+    }
+    float *out = zeros(RD), *dx = zeros(RD);
+    MlpHidden h = { zeros(RH), zeros(RH), zeros(RH) }, dh = { zeros(RH), zeros(RH), zeros(RH) };
+    mlp_forward(out, h, x->data, &w, kind, R, D, H);
+    mlp_backward(dx, &g, dh, dout->data, x->data, h, &w, kind, R, D, H);
+    describe(p, st, v);
+    p->forward = rel_err(out, ref_out);
+    p->backward = rel_err(dx, ref_dx);
+    for (int i = 0; i < n_names; i++) {
+        p->backward = fmax(p->backward, rel_err(*slot(&g, names[i].field), ref_grad[i]));
+        free(*slot(&g, names[i].field));
+    }
+    free(out); free(dx); free(h.pre); free(h.val); free(h.act); free(dh.pre); free(dh.val); free(dh.act);
+    return 0;
+}
+
+// ---------------------------------------------------------------------------
+// Step 5: 2D RoPE on x (B, L, hd): our tables (rope2d_tables) against the
+// file's, and the rotation forward and backward.
+
+int parity_rope2d(const SafeTensors *st, Parity *p, char *err, size_t errlen) {
+    const char *grid_s = st_meta(st, "grid"), *base_s = st_meta(st, "base");
+    const StTensor *x = need(st, "input.x", 0, err, errlen);
+    if (!x) return -1;
+    if (!grid_s || !base_s || x->ndim != 3) {
+        snprintf(err, errlen, "the reference file lacks grid or base, or input.x is not (B, L, hd)");
+        return -1;
+    }
+    int grid = atoi(grid_s), B = (int)x->shape[0], L = (int)x->shape[1], hd = (int)x->shape[2];
+    if (grid * grid != L || hd % 4) {
+        snprintf(err, errlen, "input.x has %d tokens of %d, not a %dx%d grid of heads of 4k", L, hd, grid, grid);
+        return -1;
+    }
+    size_t n = x->numel, nt = (size_t)L * hd;
+    const StTensor *dout = need(st, "upstream.dout", n, err, errlen);
+    const StTensor *ref_cos = dout ? need(st, "rope.cos", nt, err, errlen) : NULL;
+    const StTensor *ref_sin = ref_cos ? need(st, "rope.sin", nt, err, errlen) : NULL;
+    const StTensor *ref_out = ref_sin ? need(st, "rope.out", n, err, errlen) : NULL;
+    const StTensor *ref_dx = ref_out ? need(st, "rope.dx", n, err, errlen) : NULL;
+    if (!ref_dx) return -1;
+    float *cos_t = zeros(nt), *sin_t = zeros(nt), *out = zeros(n), *dx = zeros(n);
+    rope2d_tables(cos_t, sin_t, grid, hd, (float)atof(base_s), 0);
+    rope_forward(out, x->data, cos_t, sin_t, B, L, hd);
+    rope_backward(dx, dout->data, cos_t, sin_t, B, L, hd);
+    describe(p, st, "rope");
+    p->forward = fmax(rel_err(out, ref_out), fmax(rel_err(cos_t, ref_cos), rel_err(sin_t, ref_sin)));
+    p->backward = rel_err(dx, ref_dx);
+    free(cos_t); free(sin_t); free(out); free(dx);
+    return 0;
+}
+
+// ---------------------------------------------------------------------------
+// The lines a step prints.
+
+const char *parity_file(int step) {
+    static const char *const files[] = { "norms", "attention", "ffn", "rope2d" };
+    return step >= 2 && step <= 5 ? files[step - 2] : NULL;
+}
+
+// Runs check i of step (0 or 1; steps 2 to 4 have two, step 5 one).
+// 1 when there is no such check.
+static int run_check(int step, int i, const SafeTensors *st, Parity *p, char *err, size_t errlen) {
+    switch (step * 10 + i) {
+    case 20: return parity_layernorm(st, p, err, errlen);
+    case 21: return parity_rmsnorm(st, p, err, errlen);
+    case 30: return parity_attention(st, 0, p, err, errlen);
+    case 31: return parity_attention(st, 1, p, err, errlen);
+    case 40: return parity_ffn(st, MLP_GELU, p, err, errlen);
+    case 41: return parity_ffn(st, MLP_SWIGLU, p, err, errlen);
+    case 50: return parity_rope2d(st, p, err, errlen);
+    default: return 1;
+    }
+}
+
+int parity_print(FILE *f, int step, const char *dir) {
+    char path[1024], rel[128], err[512];
+    const char *file = parity_file(step);
+    if (!file) return -1;
+    snprintf(rel, sizeof rel, "tests/golden/layers/%s.safetensors", file);
+    if (dir) snprintf(path, sizeof path, "%s/%s.safetensors", dir, file);
+    else if (project_path(path, sizeof path, rel) != 0) snprintf(path, sizeof path, "%s", rel);
+    SafeTensors st;
+    if (st_read(path, &st, err, sizeof err) != 0) {
+        fprintf(f, "PyTorch beside C: no reference to compare with (%s).\n"
+                   "   Write it with `make layer-files` (python3 tools/tinydit_ref.py layers; needs PyTorch).\n\n", err);
+        return -1;
+    }
+    fprintf(f, "PyTorch beside C: our layers against PyTorch's on the same inputs, from\n"
+               "   %s (tools/tinydit_ref.py layers);\n"
+               "   error = max |ours - torch| / max |torch|, worst tensor of the pass\n\n", rel);
+    int above = 0;
+    Parity p;
+    for (int i = 0, rc; (rc = run_check(step, i, &st, &p, err, sizeof err)) != 1; i++) {
+        if (rc != 0) {
+            fprintf(f, "   %s: %s\n", rel, err);
+            above++;
+            continue;
+        }
+        int ok = p.forward < PARITY_TOLERANCE && p.backward < PARITY_TOLERANCE;
+        above += !ok;
+        fprintf(f, "   ours vs %s (%s): forward %.1e, backward %.1e (%s)\n", p.against, p.torch,
+                p.forward, p.backward, ok ? "float32 rounding" : "ABOVE the tolerance 1e-4: not the same layer");
+    }
+    fprintf(f, "\n");
+    st_free(&st);
+    return above;
+}

@@ -1,0 +1,44 @@
+// parity.h: our C layers beside PyTorch's, one layer at a time. The
+// reference files in tests/golden/layers are written by the project's
+// PyTorch reference (python3 tools/tinydit_ref.py layers, or make
+// layer-files) and committed, so the checks run without PyTorch.
+//
+// Each check feeds the file's inputs to the function the model runs
+// (layernorm_forward, rmsnorm_forward, attention_forward, mlp_forward,
+// rope_forward and their backwards) with the model's eps (NORM_EPS), and
+// compares every result with PyTorch's: the largest difference relative to
+// the largest value, max |ours − torch| / max |torch|, worst tensor of the
+// forward pass and of the backward pass.
+#pragma once
+#include <stdio.h>
+#include "io/safetensors.h"
+#include "nn/config.h"
+
+// float32 against float64 gives 1e-7 to 1e-6 here. A layer that is wrong
+// (eps 1e-5 for 1e-6, no 1/√d, gate and value swapped, RoPE turning the
+// wrong pairs) is off by 1e-2 or more: the bound sits between the two.
+#define PARITY_TOLERANCE 1e-4
+
+typedef struct {
+    char against[160];     // what PyTorch computed it with (the file's metadata)
+    char torch[160];       // "torch 1.13.0", and the file's note on it if any
+    double forward;        // worst relative error of the forward results
+    double backward;       // and of the gradients
+} Parity;
+
+// Each: 0, or -1 with a message in err (a tensor missing or of a wrong shape).
+int parity_layernorm(const SafeTensors *st, Parity *p, char *err, size_t errlen);
+int parity_rmsnorm(const SafeTensors *st, Parity *p, char *err, size_t errlen);
+int parity_attention(const SafeTensors *st, int qk_norm, Parity *p, char *err, size_t errlen);
+int parity_ffn(const SafeTensors *st, MlpKind kind, Parity *p, char *err, size_t errlen);
+int parity_rope2d(const SafeTensors *st, Parity *p, char *err, size_t errlen);
+
+// The reference file of step 2..5 ("norms", "attention", "ffn", "rope2d").
+const char *parity_file(int step);
+
+// Prints step's parity lines, one per layer, e.g.
+//   ours vs torch.nn.LayerNorm (torch 1.13.0): forward 2.4e-07, backward 3.1e-07 (float32 rounding)
+// reading dir/<file>.safetensors (dir NULL: the project's tests/golden/layers).
+// Returns the number of layers above PARITY_TOLERANCE; -1 after a message
+// saying how to make the file when it is missing or unreadable.
+int parity_print(FILE *f, int step, const char *dir);
