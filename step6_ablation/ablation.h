@@ -4,6 +4,7 @@
 //   table.c     reading the runs' metrics.json: the tutorial's table and seed
 //               gap, the table over seeds with its error bars and verdicts,
 //               the lr 2e-3 pair, --compare, runs/report.md
+//   runner.c    many train commands, N at a time, by xargs -P; how a run ended
 //   speed.c     the fair speed race and the floating-point work of a step
 #pragma once
 #include <stdbool.h>
@@ -91,6 +92,21 @@ int cmd_ablation(int argc, char **argv, const char *self);
 
 // Quotes s for a POSIX shell if it needs it ('...'), else copies it.
 void shell_quote(const char *s, char *out, size_t outlen);
+
+// ---------------------------------------------------------------------------
+// Running many runs (runner.c).
+
+// Runs each shell command line, `jobs` at a time, by `xargs -0 -n 1 -P jobs
+// sh -c`, and waits for all. A SIGINT or SIGTERM meanwhile is passed on to
+// the commands (each run saves its checkpoint) and returned in *stop_signal.
+// xargs' exit status: 0 when every command exited 0, 123 when one or more
+// failed; -1 when xargs could not be started.
+int run_lines(char *const *lines, int n, int jobs, int *stop_signal);
+
+// How the run DIR/NAME ended: finished (its metrics.json, read into *m),
+// diverged (its diverged.json, the step in *diverged_step), or neither yet.
+typedef enum { RUN_UNFINISHED, RUN_FINISHED, RUN_DIVERGED } RunOutcome;
+RunOutcome run_outcome(const char *runs_dir, const char *name, RunMetrics *m, int *diverged_step);
 
 // ---------------------------------------------------------------------------
 // Reading the runs (table.c). The scorecard fields of each metrics.json are
