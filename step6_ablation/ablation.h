@@ -94,6 +94,10 @@ void ablation_command_line(const AblationPlan *p, int config, int seed, char *ou
 
 int cmd_ablation(int argc, char **argv, const char *self);
 
+// sweep.c: one config key over a list of values, per configuration and seed
+// (argv[0] is "sweep": getopt_long reads the rest).
+int cmd_sweep(int argc, char **argv, const char *self);
+
 // Quotes s for a POSIX shell if it needs it ('...'), else copies it.
 void shell_quote(const char *s, char *out, size_t outlen);
 
