@@ -1,5 +1,5 @@
 // ablation.c: the nine runs of the tutorial's last section, each one `train`
-// command, run one after the other or side by side.
+// command, run one after the other or side by side (by xargs -P, runner.c).
 //
 // Why separate processes and not threads inside one program: a run is exactly
 // what `step6_ablation train` does, so the ablation adds nothing a reader has
@@ -9,12 +9,8 @@
 // can be printed (--print-commands) and handed to GNU parallel or xargs, on
 // one machine or spread over several.
 #include <errno.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <unistd.h>
 #include "ablation.h"
@@ -326,176 +322,89 @@ static bool run_finished(const AblationPlan *p, const char *name) {
     return file_exists(path);
 }
 
-static volatile sig_atomic_t g_stop;
-static void on_stop(int sig) { g_stop = sig; }
-
-// One run of the plan: configuration, seed, folder name, log (or "").
-typedef struct { int config, seed; char name[64]; char log[2100]; } PlannedRun;
-typedef struct { pid_t pid; const PlannedRun *run; double t0; bool was_finished; } Job;
-
-// Starts a run in a child process. With a log its output goes there.
-static pid_t launch(const AblationPlan *p, const PlannedRun *run) {
-    char *argv[32], buf[4096];
-    if (ablation_argv(p, run->config, run->seed, argv, 32, buf, sizeof buf) < 0) return -1;
-    fflush(stdout); fflush(stderr);
-    pid_t pid = fork();
-    if (pid != 0) return pid;
-    // the child
-    signal(SIGINT, SIG_DFL);
-    signal(SIGTERM, SIG_DFL);
-    if (run->log[0]) {
-        int fd = open(run->log, O_WRONLY | O_CREAT | O_APPEND, 0644);
-        if (fd < 0) { fprintf(stderr, "error: cannot open %s: %s\n", run->log, strerror(errno)); _exit(1); }
-        dup2(fd, STDOUT_FILENO);
-        dup2(fd, STDERR_FILENO);
-        close(fd);
-    }
-    execv(argv[0], argv);
-    fprintf(stderr, "error: cannot run %s: %s\n", argv[0], strerror(errno));
-    _exit(127);
-}
-
-static const char *exit_meaning(int code) {
-    switch (code) {
-    case TRAIN_ERROR: return "error";
-    case TRAIN_USAGE: return "bad options";
-    case TRAIN_DIVERGED: return "diverged";
-    case TRAIN_STOPPED: return "stopped";
-    case 127: return "cannot run the program";
-    default: return code > 128 ? "stopped by a signal" : "failed";
-    }
-}
-
-static void report_end(const AblationPlan *p, const Job *j, int status, int *failed) {
-    const char *name = j->run->name, *log = j->run->log;
-    double mins = (wall_seconds() - j->t0) / 60.0;
-    int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    if (code != 0) {
-        printf("[ablation] %s: exit %d (%s) after %.1f min%s%s\n", name, code, exit_meaning(code), mins,
-               log[0] ? "; see " : "", log);
-        (*failed)++;
-        return;
-    }
-    char path[2048], err[METRICS_ERRLEN];
-    RunMetrics m;
-    snprintf(path, sizeof path, "%s/%s/metrics.json", runs_dir(p), name);
-    if (metrics_read(path, &m, err, sizeof err) != 0)
-        printf("[ablation] %s: done in %.1f min, but %s\n", name, mins, err);
-    else if (j->was_finished)
-        printf("[ablation] %s: finished already: val MSE %.4f | probe-FD %.1f | %.1f ms/step | %d spikes\n",
-               name, m.val_mse, m.probe_fd, m.ms_per_step, m.loss_spikes);
-    else
-        printf("[ablation] %s: done in %.1f min: val MSE %.4f | probe-FD %.1f | %.1f ms/step | %d spikes\n",
-               name, mins, m.val_mse, m.probe_fd, m.ms_per_step, m.loss_spikes);
-}
-
-// Prints the command of a run, makes its log's folder when it logs to a
-// file, and starts it. 0, or -1 (counted as failed by the caller).
-static int start_run(const AblationPlan *p, PlannedRun *run, Job *job) {
-    char line[4096], err[1024];
-    ablation_command_line(p, run->config, run->seed, line, sizeof line);
-    printf("%s\n", line);
-    run->log[0] = 0;
-    if (p->jobs > 1 || p->log_to_file) {
-        // side by side, the progress lines would interleave: each run
-        // writes to its own log, appended across resumes
-        char dir[2048];
-        snprintf(dir, sizeof dir, "%s/%s", runs_dir(p), run->name);
-        if (make_dirs(dir, err, sizeof err) != 0) { fprintf(stderr, "error: %s\n", err); return -1; }
-        snprintf(run->log, sizeof run->log, "%s/train.log", dir);
-        printf("[ablation] %s: started, log %s\n", run->name, run->log);
-    }
-    bool was_finished = run_finished(p, run->name);
-    pid_t pid = launch(p, run);
-    if (pid < 0) { fprintf(stderr, "error: cannot start %s: %s\n", run->name, strerror(errno)); return -1; }
-    *job = (Job){ pid, run, wall_seconds(), was_finished };
+// A run's line for the runner: its train command, with the output appended
+// to DIR/NAME/train.log when runs go side by side (their progress lines would
+// interleave) or --log asks. 0, or -1 with a message.
+static int run_line(const AblationPlan *p, int config, int seed, char *line, size_t len) {
+    char name[64], dir[2048], log[2100], quoted[4300], err[1024];
+    ablation_command_line(p, config, seed, line, len);
+    if (p->jobs == 1 && !p->log_to_file) return 0;
+    ablation_run_name(config, seed, name, sizeof name);
+    snprintf(dir, sizeof dir, "%s/%s", runs_dir(p), name);
+    if (make_dirs(dir, err, sizeof err) != 0) { fprintf(stderr, "error: %s\n", err); return -1; }
+    snprintf(log, sizeof log, "%s/train.log", dir);
+    shell_quote(log, quoted, sizeof quoted);
+    size_t used = strlen(line);
+    snprintf(line + used, len - used, " >> %s 2>&1", quoted);
     return 0;
 }
 
-// Waits for one job to end (passing a stop signal on to the running ones).
-// 1 when a job ended, 0 when interrupted (try again), -1 on an error.
-static int wait_one(const AblationPlan *p, Job *jobs, int *running, int *stopped, int *failed) {
-    int status;
-    pid_t pid = waitpid(-1, &status, 0);
-    if (pid < 0) {
-        if (errno != EINTR) { fprintf(stderr, "error: waitpid: %s\n", strerror(errno)); return -1; }
-        if (g_stop && !*stopped) {
-            // a terminal's Ctrl-C reaches the runs directly; a kill of
-            // this process alone is passed on, so they save a checkpoint
-            *stopped = 1;
-            fprintf(stderr, "[ablation] stopping: the running runs save a checkpoint; "
-                            "start the ablation again to resume\n");
-            for (int j = 0; j < *running; j++) kill(jobs[j].pid, SIGTERM);
-        }
-        return 0;
-    }
-    for (int j = 0; j < *running; j++)
-        if (jobs[j].pid == pid) {
-            report_end(p, &jobs[j], status, failed);
-            jobs[j] = jobs[--*running];
+// What each run's folder says now. Returns how many ended well.
+static int report_runs(const AblationPlan *p, const int *config, const int *seed, const bool *was_finished,
+                       int n) {
+    int well = 0;
+    for (int i = 0; i < n; i++) {
+        char name[64];
+        RunMetrics m;
+        int at;
+        ablation_run_name(config[i], seed[i], name, sizeof name);
+        switch (run_outcome(runs_dir(p), name, &m, &at)) {
+        case RUN_FINISHED:
+            printf("[ablation] %s: %s: val MSE %.4f | probe-FD %.1f | %.1f ms/step | %d spikes\n", name,
+                   was_finished[i] ? "finished already" : "done", m.val_mse, m.probe_fd, m.ms_per_step,
+                   m.loss_spikes);
+            well++;
+            break;
+        case RUN_DIVERGED:
+            printf("[ablation] %s: diverged at step %d (%s/%s/diverged.json)\n", name, at, runs_dir(p), name);
+            break;
+        case RUN_UNFINISHED:
+            printf("[ablation] %s: not finished (%s/%s/train.log, if it logged there)\n", name, runs_dir(p), name);
             break;
         }
-    fflush(stdout);
-    return 1;
+    }
+    return well;
 }
 
-// The selected runs, in the order they start (ablation_plan_runs).
-static int plan_list(const AblationPlan *p, PlannedRun *runs, int *unfinished) {
-    int config[ABLATION_CONFIGS * ABLATION_MAX_SEEDS], seed[ABLATION_CONFIGS * ABLATION_MAX_SEEDS];
-    int n = ablation_plan_runs(p, config, seed, ABLATION_CONFIGS * ABLATION_MAX_SEEDS);
-    *unfinished = 0;
-    for (int i = 0; i < n; i++) {
-        runs[i].config = config[i];
-        runs[i].seed = seed[i];
-        ablation_run_name(config[i], seed[i], runs[i].name, sizeof runs[i].name);
-        *unfinished += !run_finished(p, runs[i].name);
-    }
-    return n;
-}
+#define PLAN_CAP (ABLATION_CONFIGS * ABLATION_MAX_SEEDS)
 
 static int run_plan(const AblationPlan *p) {
-    PlannedRun *runs = calloc(ABLATION_CONFIGS * ABLATION_MAX_SEEDS, sizeof *runs);
-    Job *jobs = calloc(ABLATION_CONFIGS * ABLATION_MAX_SEEDS, sizeof *jobs);
-    if (!runs || !jobs) { free(runs); free(jobs); fprintf(stderr, "error: out of memory\n"); return 1; }
-    int unfinished, n = plan_list(p, runs, &unfinished);
+    int config[PLAN_CAP], seed[PLAN_CAP];
+    bool was_finished[PLAN_CAP];
+    int n = ablation_plan_runs(p, config, seed, PLAN_CAP), unfinished = 0;
+    char **lines = calloc((size_t)n + 1, sizeof *lines);
     char err[1024] = "";
-    if (make_dirs(runs_dir(p), err, sizeof err) != 0 || (unfinished > 0 && prepare_probe(p) != 0)) {
-        if (err[0]) fprintf(stderr, "error: %s\n", err);
-        free(runs); free(jobs);
-        return 1;
+    int rc = lines ? 0 : -1;
+    for (int i = 0; i < n && rc == 0; i++) {
+        char name[64];
+        ablation_run_name(config[i], seed[i], name, sizeof name);
+        was_finished[i] = run_finished(p, name);
+        unfinished += !was_finished[i];
+        lines[i] = malloc(8192);
+        rc = lines[i] ? run_line(p, config[i], seed[i], lines[i], 8192) : -1;
     }
-    char per_run[48] = "";
-    if (p->threads > 0) snprintf(per_run, sizeof per_run, ", %d thread%s each", p->threads, p->threads == 1 ? "" : "s");
-    printf("[ablation] %d run%s, %s preset, %d at a time%s, into %s\n", n, n == 1 ? "" : "s",
-           preset_name(p->preset), p->jobs, per_run, runs_dir(p));
-
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_stop;          // no SA_RESTART: waitpid returns on a signal
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    g_stop = 0;
-
-    int running = 0, next = 0, failed = 0, stopped = 0;
-    double t_start = wall_seconds();
-    while (next < n || running > 0) {
-        while (!g_stop && running < p->jobs && next < n)
-            if (start_run(p, &runs[next++], &jobs[running]) == 0) running++;
-            else failed++;
-        if (running == 0 || wait_one(p, jobs, &running, &stopped, &failed) < 0) break;
+    if (rc == 0 && make_dirs(runs_dir(p), err, sizeof err) != 0) { fprintf(stderr, "error: %s\n", err); rc = -1; }
+    if (rc == 0 && unfinished > 0 && prepare_probe(p) != 0) rc = -1;
+    if (rc == 0) {
+        char per_run[48] = "";
+        if (p->threads > 0) snprintf(per_run, sizeof per_run, ", %d thread%s each", p->threads, p->threads == 1 ? "" : "s");
+        printf("[ablation] %d run%s, %s preset, %d at a time%s (xargs -P %d), into %s\n", n, n == 1 ? "" : "s",
+               preset_name(p->preset), p->jobs, per_run, p->jobs, runs_dir(p));
+        for (int i = 0; i < n; i++) printf("%s\n", lines[i]);
+        double t_start = wall_seconds();
+        int stop_signal;
+        run_lines(lines, n, p->jobs, &stop_signal);
+        int well = report_runs(p, config, seed, was_finished, n);
+        printf("[ablation] %d of %d runs ended well in %.1f min", well, n, (wall_seconds() - t_start) / 60.0);
+        if (well < n) printf(", %d did not", n - well);
+        printf(". The table: step6_ablation table%s%s\n", p->out_dir ? " " : "", p->out_dir ? p->out_dir : "");
+        rc = stop_signal ? 128 + stop_signal : well < n ? 1 : 0;
+    } else {
+        rc = 1;
     }
-    signal(SIGINT, SIG_DFL);
-    signal(SIGTERM, SIG_DFL);
-    int not_started = n - next;
-    printf("[ablation] %d of %d runs ended well in %.1f min", n - failed - not_started, n,
-           (wall_seconds() - t_start) / 60.0);
-    if (failed) printf(", %d did not", failed);
-    if (not_started) printf(", %d not started", not_started);
-    printf(". The table: step6_ablation table%s%s\n", p->out_dir ? " " : "", p->out_dir ? p->out_dir : "");
-    free(runs);
-    free(jobs);
-    if (g_stop) return 128 + (int)g_stop;
-    return failed || not_started ? 1 : 0;
+    for (int i = 0; lines && i < n; i++) free(lines[i]);
+    free(lines);
+    return rc;
 }
 
 int cmd_ablation(int argc, char **argv, const char *self) {
@@ -513,8 +422,8 @@ int cmd_ablation(int argc, char **argv, const char *self) {
         else p.exe = self;
     }
     if (mode == ABL_LIST || mode == ABL_PRINT_COMMANDS) {
-        int config[ABLATION_CONFIGS * ABLATION_MAX_SEEDS], seed[ABLATION_CONFIGS * ABLATION_MAX_SEEDS];
-        int n = ablation_plan_runs(&p, config, seed, ABLATION_CONFIGS * ABLATION_MAX_SEEDS);
+        int config[PLAN_CAP], seed[PLAN_CAP];
+        int n = ablation_plan_runs(&p, config, seed, PLAN_CAP);
         for (int i = 0; i < n; i++) {
             char line[4096];
             if (mode == ABL_LIST) ablation_run_name(config[i], seed[i], line, sizeof line);

@@ -1,14 +1,19 @@
 // ablation.h: the parts of step6_ablation, shared by main.c and the tests.
 //
 //   ablation.c  the nine runs, their train commands, and running them side by side
-//   table.c     reading the runs' metrics.json: the tutorial's table and seed
-//               gap, the table over seeds with its error bars and verdicts,
-//               the lr 2e-3 pair, --compare, runs/report.md
+//   results.c   reading the runs' metrics.json; the seed gap and the
+//               standard error over seeds (the verdicts)
+//   table.c     the text: the tutorial's table, the table over seeds, the
+//               lr 2e-3 pair, --compare, --tsv (the `table` command)
+//   report.c    the same tables in Markdown: runs/report.md (`report`)
+//   curves.c    table --curves: the loss curves over seeds, window by window
+//   runner.c    many train commands, N at a time, by xargs -P; how a run ended
 //   speed.c     the fair speed race and the floating-point work of a step
 #pragma once
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
+#include "io/bench.h"
 #include "io/config_parse.h"
 #include "io/metrics.h"
 #include "nn/model.h"
@@ -89,11 +94,30 @@ void ablation_command_line(const AblationPlan *p, int config, int seed, char *ou
 
 int cmd_ablation(int argc, char **argv, const char *self);
 
+// sweep.c: one config key over a list of values, per configuration and seed
+// (argv[0] is "sweep": getopt_long reads the rest).
+int cmd_sweep(int argc, char **argv, const char *self);
+
 // Quotes s for a POSIX shell if it needs it ('...'), else copies it.
 void shell_quote(const char *s, char *out, size_t outlen);
 
 // ---------------------------------------------------------------------------
-// Reading the runs (table.c). The scorecard fields of each metrics.json are
+// Running many runs (runner.c).
+
+// Runs each shell command line, `jobs` at a time, by `xargs -0 -n 1 -P jobs
+// sh -c`, and waits for all. A SIGINT or SIGTERM meanwhile is passed on to
+// the commands (each run saves its checkpoint) and returned in *stop_signal.
+// xargs' exit status: 0 when every command exited 0, 123 when one or more
+// failed; -1 when xargs could not be started.
+int run_lines(char *const *lines, int n, int jobs, int *stop_signal);
+
+// How the run DIR/NAME ended: finished (its metrics.json, read into *m),
+// diverged (its diverged.json, the step in *diverged_step), or neither yet.
+typedef enum { RUN_UNFINISHED, RUN_FINISHED, RUN_DIVERGED } RunOutcome;
+RunOutcome run_outcome(const char *runs_dir, const char *name, RunMetrics *m, int *diverged_step);
+
+// ---------------------------------------------------------------------------
+// Reading the runs (results.c). The scorecard fields of each metrics.json are
 // read by common/io/metrics.h; the table adds the loss curve and the config's lr.
 #define CURVE_MAX 512
 
@@ -137,6 +161,9 @@ typedef struct {
 // ABLATION_MAX_SEEDS - 1. A missing or broken file gives a run with
 // present = false and a note, never an error.
 void results_load(const char *dir, AblationResults *res);
+// results_load of dir, and of ref_dir when it is not NULL (else *ref = NULL).
+// NULL (and *ref = NULL) with a message when out of memory; free both.
+AblationResults *results_load_pair(const char *dir, const char *ref_dir, AblationResults **ref);
 // One of the tutorial's nine runs (r = RUN_BASE_S0 ... RUN_QKNORM_LR2E3).
 const AblationRow *results_run(const AblationResults *res, int r);
 // Reads one metrics.json into a row. 0, or -1 with row->note saying why.
@@ -165,6 +192,21 @@ typedef struct {
     char verdict[48];         // "gain (3.1 se)", "loss (2.4 se)", "not resolved (0.8 se)", + "*"
 } Comparison;
 void compare_means(SeedSpread a, SeedSpread b, Comparison *out);
+
+// The tables as cells (table.c), printed as text there and as Markdown by
+// report.c; and the words under them.
+void fill_tutorial_table(const AblationResults *res, Table *t);
+void fill_seeds_table(const AblationResults *res, Table *t);
+void fill_compare_table(const AblationResults *res, const AblationResults *ref, Table *t);
+void fill_lr_table(const AblationResults *res, Table *t);
+// Run r's loss curve as two lists, "[1.43, 1.25, ...]" and its steps (n bytes
+// each); false when the run or its curve is missing.
+bool curve_lists(const AblationResults *res, int r, char *losses, char *steps, size_t n);
+// Whether a configuration has a single seed while the baseline has several.
+bool any_assumed(const AblationResults *res);
+// The preset of the first run that names one, NULL if none does.
+const char *preset_of(const AblationResults *res);
+extern const char *const SEEDS_FOOTNOTE, *const ASSUMED_FOOTNOTE;
 
 // Prints the tutorial's table (one run per configuration, one seed gap), the
 // table over seeds (mean, spread, difference and its standard error,

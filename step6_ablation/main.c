@@ -7,6 +7,7 @@
 //                        [--out runs] [--resume]
 //   step6_ablation ablation [--preset P] [--seeds N] [--jobs N] [--out DIR] [--only NAME,...]
 //                           [--print-commands | --list]
+//   step6_ablation sweep --key K --values V1,V2,... [--configs C,...] [--seeds N] [--table]
 //   step6_ablation table [--compare DIR] [runs-dir]
 //   step6_ablation report [--compare DIR] [runs-dir]
 //   step6_ablation attention-maps [--runs DIR] [--out DIR] [--t T]
@@ -14,7 +15,7 @@
 //   step6_ablation summary [--set key=value]... [--modern]
 //
 // Every run is one `train` command; `ablation` only starts those commands
-// (ablation.c). `table` and `report` read what the runs wrote (table.c);
+// (ablation.c), and so does `sweep` (sweep.c). `table` and `report` read what the runs wrote (table.c);
 // `attention-maps` reads two runs' checkpoints (attention_maps.c); `speed`
 // times the six variants side by side (speed.c). See
 // docs/step6_ablation.md.
@@ -39,6 +40,9 @@ static void usage(FILE *f) {
         "  ablation [--preset P] [--seeds N] [--jobs N] [--out DIR] [--only NAME,...] [--print-commands]\n"
         "        every configuration with N seeds (default: the tutorial's nine runs), each run one\n"
         "        `train --resume` command, N side by side (more: step6_ablation ablation --help)\n"
+        "  sweep --key KEY --values V1,V2,... [--configs base,qknorm,...] [--seeds N] [--table]\n"
+        "        one config key over a list of values (e.g. the lr), per configuration and seed;\n"
+        "        resumable, a diverged run is a result (more: step6_ablation sweep --help)\n"
         "  table [--tsv | --tsv-seeds | --curves] [--compare DIR] [runs-dir]\n"
         "        the tutorial's table and seed gap; each configuration's mean and spread over its\n"
         "        seeds, its difference to the baseline +- standard error, a verdict; the lr 2e-3\n"
@@ -163,6 +167,7 @@ int main(int argc, char **argv) {
     if (strcmp(cmd, "train") == 0) return cmd_train(argc - 2, argv + 2);
     if (strcmp(cmd, "summary") == 0) return cmd_summary(argc - 2, argv + 2);
     if (strcmp(cmd, "ablation") == 0) return cmd_ablation(argc - 2, argv + 2, argv[0]);
+    if (strcmp(cmd, "sweep") == 0) return cmd_sweep(argc - 1, argv + 1, argv[0]);
     if (strcmp(cmd, "table") == 0) return cmd_table(argc - 2, argv + 2);
     if (strcmp(cmd, "report") == 0) return cmd_report(argc - 2, argv + 2);
     if (strcmp(cmd, "speed") == 0) return cmd_speed(argc - 2, argv + 2);

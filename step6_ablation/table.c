@@ -1,10 +1,5 @@
-// table.c: the tutorial's table, read from the runs' metrics.json files.
-//
-// Every number printed here comes from a metrics.json (parsed with cJSON),
-// field names as in the tutorial's own table script: params, it_per_s,
-// loss_spikes, raw.val_mse, raw.uncond.probe_fd, curve. A run that is missing
-// or unreadable becomes a note under the table, never a crash, so the table
-// can be looked at while the runs are still going.
+// table.c: the tutorial's table and ours, printed as text from the runs
+// that results.c read (the Markdown report, report.c, fills the same tables).
 //
 // Two ways to read a row, side by side:
 //   the tutorial's  one run per configuration against one seed gap, the
@@ -19,149 +14,13 @@
 // One pair's gap is one draw of a noisy distance: it can be far smaller (or
 // larger) than the spread of the runs, and it is the baseline's, not the
 // row's. The second table measures the noise of each row from its own seeds.
-#include <cJSON.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include "ablation.h"
 #include "io/bench.h"
-#include "io/fileio.h"
 #include "io/paths.h"
 #include "io/args.h"
-#include <sys/stat.h>
-
-// ---------------------------------------------------------------------------
-// Reading
-
-// What the scorecard reader (common/io/metrics.h) leaves out: the loss curve
-// and the run's times (the lr and steps come from its config).
-static void read_extras(const char *path, AblationRow *row) {
-    char err[512];
-    size_t len;
-    char *text = read_file_all(path, &len, err, sizeof err);
-    if (!text) return;
-    cJSON *root = cJSON_ParseWithLength(text, len);
-    free(text);
-    const cJSON *j = cJSON_GetObjectItemCaseSensitive(root, "train_seconds");
-    if (cJSON_IsNumber(j)) row->train_seconds = j->valuedouble;
-    // not "wall_seconds": that is the clock time of the last session only,
-    // which for a resumed run leaves out the sessions before it
-    const cJSON *part, *parts = cJSON_GetObjectItemCaseSensitive(root, "scorecard_seconds");
-    if (cJSON_IsObject(parts)) {
-        row->scorecard_seconds = 0;
-        cJSON_ArrayForEach(part, parts) if (cJSON_IsNumber(part)) row->scorecard_seconds += part->valuedouble;
-    }
-    const cJSON *curve = cJSON_GetObjectItemCaseSensitive(root, "curve"), *pt;
-    cJSON_ArrayForEach(pt, curve) {
-        if (row->n_curve >= CURVE_MAX) break;
-        if (cJSON_GetArraySize(pt) != 2) continue;
-        const cJSON *s = cJSON_GetArrayItem(pt, 0), *l = cJSON_GetArrayItem(pt, 1);
-        if (!cJSON_IsNumber(s) || !cJSON_IsNumber(l)) continue;
-        row->curve_step[row->n_curve] = s->valuedouble;
-        row->curve_loss[row->n_curve] = l->valuedouble;
-        row->n_curve++;
-    }
-    cJSON_Delete(root);
-}
-
-int ablation_row_read(const char *path, AblationRow *row) {
-    memset(row, 0, sizeof *row);
-    row->lr = row->train_seconds = row->scorecard_seconds = NAN;
-    if (!file_exists(path)) {
-        snprintf(row->note, sizeof row->note, "no %s (not run yet, or not finished)", path);
-        return -1;
-    }
-    if (metrics_read(path, &row->m, row->note, sizeof row->note) != 0) return -1;
-    if (row->m.has_config) {
-        row->lr = row->m.cfg.lr;
-        row->steps = row->m.cfg.steps;
-    }
-    read_extras(path, row);
-    row->present = true;
-    return 0;
-}
-
-void results_load(const char *dir, AblationResults *res) {
-    memset(res, 0, sizeof *res);
-    snprintf(res->dir, sizeof res->dir, "%s", dir);
-    struct stat sb;
-    res->dir_missing = stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode);
-    const char *first_preset = NULL;
-    for (int c = 0; c < ABLATION_CONFIGS; c++) {
-        ConfigResults *cr = &res->cfg[c];
-        double vals[ABLATION_MAX_SEEDS], fd_sum = 0, ms_sum = 0;
-        int fd_n = 0;
-        for (int k = 0; k < ABLATION_MAX_SEEDS; k++) {
-            char name[64], path[2048];
-            ablation_run_name(c, k, name, sizeof name);
-            snprintf(path, sizeof path, "%s/%s/metrics.json", dir, name);
-            AblationRow *row = &cr->seed[k];
-            if (ablation_row_read(path, row) != 0) continue;
-            res->n_present++;
-            if (!cr->n) cr->params = row->m.params;
-            vals[cr->n++] = row->m.val_mse;
-            ms_sum += row->m.ms_per_step;
-            cr->spikes += row->m.loss_spikes;
-            if (isfinite(row->m.probe_fd)) { fd_sum += row->m.probe_fd; fd_n++; }
-            if (row->m.preset[0]) {
-                if (!first_preset) first_preset = row->m.preset;
-                else if (strcmp(first_preset, row->m.preset) != 0) res->mixed_presets = true;
-            }
-        }
-        cr->val = seed_spread(vals, cr->n);
-        cr->probe_fd = fd_n ? fd_sum / fd_n : NAN;
-        cr->ms_per_step = cr->n ? ms_sum / cr->n : NAN;
-    }
-    for (int r = 0; r < ABLATION_RUNS; r++) res->nine_present += results_run(res, r)->present;
-    const AblationRow *s0 = results_run(res, RUN_BASE_S0), *s1 = results_run(res, RUN_BASE_S1);
-    if (s0->present && s1->present) {
-        res->have_gap = true;
-        res->base_mean = 0.5 * (s0->m.val_mse + s1->m.val_mse);
-        res->gap = metrics_val_mse_gap(&s0->m, &s1->m);
-        // a gap is only a seed gap if nothing but the seed differs
-        res->not_seed_pair = s0->m.has_config && s1->m.has_config && !metrics_is_seed_pair(&s0->m, &s1->m);
-    }
-}
-
-const AblationRow *results_run(const AblationResults *res, int r) {
-    return &res->cfg[ABLATION[r].config].seed[ABLATION[r].seed];
-}
-
-// ---------------------------------------------------------------------------
-// Verdicts
-
-// The tutorial's: one run against one seed gap.
-void verdict(double val, double base_mean, double gap, char *out, size_t outlen, double *gaps) {
-    double delta = val - base_mean;
-    double g = gap > 0 ? fabs(delta) / gap : (delta == 0 ? 0 : INFINITY);
-    if (gaps) *gaps = g;
-    // "within" includes a hair of rounding: a difference equal to the gap
-    // (0.2510 vs 0.2545 and a gap of 0.0035) is the gap, not just above it
-    if (!(gap > 0) && delta != 0) snprintf(out, outlen, "? (seed gap is 0)");
-    else if (fabs(delta) <= gap * (1 + 1e-9)) snprintf(out, outlen, "same");
-    else snprintf(out, outlen, "%s, %.1f gaps", delta < 0 ? "gain" : "loss", g);
-}
-
-// Ours: two means over seeds, and the standard error of their difference.
-void compare_means(SeedSpread a, SeedSpread b, Comparison *out) {
-    memset(out, 0, sizeof *out);
-    out->diff = a.mean - b.mean;
-    out->se = out->z = NAN;
-    double sd_a = a.sd, sd_b = b.sd;
-    // one seed has no spread of its own: borrow the other side's, and say so
-    if (a.n < 2 && b.n >= 2) { sd_a = b.sd; out->assumed = true; }
-    if (b.n < 2 && a.n >= 2) { sd_b = a.sd; out->assumed = true; }
-    if (a.n < 1 || b.n < 1 || !isfinite(sd_a) || !isfinite(sd_b)) {
-        snprintf(out->verdict, sizeof out->verdict, "? no spread measured");
-        return;
-    }
-    out->se = sqrt(sd_a * sd_a / a.n + sd_b * sd_b / b.n);
-    out->z = out->se > 0 ? fabs(out->diff) / out->se : (out->diff == 0 ? 0 : INFINITY);
-    out->resolved = out->z > COMPARE_SE;
-    const char *what = !out->resolved ? "not resolved" : out->diff < 0 ? "gain" : "loss";
-    snprintf(out->verdict, sizeof out->verdict, "%s (%.1f se)%s", what, out->z, out->assumed ? "*" : "");
-}
 
 // ---------------------------------------------------------------------------
 // Formatting helpers
@@ -193,7 +52,7 @@ static void fmt_curve(const AblationRow *m, char *out, size_t n, int steps_not_l
 
 // Run r's loss curve as two lists, its losses and their steps (n bytes
 // each); false when the run or its curve is missing.
-static bool curve_lists(const AblationResults *res, int r, char *losses, char *steps, size_t n) {
+bool curve_lists(const AblationResults *res, int r, char *losses, char *steps, size_t n) {
     const AblationRow *m = results_run(res, r);
     if (!m->present || !m->n_curve) return false;
     fmt_curve(m, losses, n, 0);
@@ -219,7 +78,7 @@ static double lr_ratio(const AblationResults *res, double *lr_hi, double *lr_lo)
     return *lr_hi / *lr_lo;
 }
 
-static const char *preset_of(const AblationResults *res) {
+const char *preset_of(const AblationResults *res) {
     for (int c = 0; c < ABLATION_CONFIGS; c++)
         for (int k = 0; k < ABLATION_MAX_SEEDS; k++)
             if (res->cfg[c].seed[k].present && res->cfg[c].seed[k].m.preset[0]) return res->cfg[c].seed[k].m.preset;
@@ -239,7 +98,7 @@ static void fmt_seeds(const ConfigResults *cr, char *out, size_t n) {
 
 // The tutorial's: the nine runs (one per configuration, two baselines), each
 // against the seed gap of the baseline pair.
-static void fill_tutorial_table(const AblationResults *res, Table *t) {
+void fill_tutorial_table(const AblationResults *res, Table *t) {
     table_init(t, 8, "run", "params", "val MSE", "probe-FD", "ms/step", "spikes", "vs baseline", "verdict");
     for (int r = RUN_BASE_S0; r <= RUN_ALL; r++) {
         const AblationRow *m = results_run(res, r);
@@ -264,7 +123,7 @@ static void fill_tutorial_table(const AblationResults *res, Table *t) {
 }
 
 // Ours: every configuration over its seeds, against the baseline's seeds.
-static void fill_seeds_table(const AblationResults *res, Table *t) {
+void fill_seeds_table(const AblationResults *res, Table *t) {
     table_init(t, 9, "configuration", "seeds", "val MSE", "spread", "probe-FD", "ms/step", "vs baseline", "+- se",
                "verdict");
     const ConfigResults *base = &res->cfg[CFG_BASE];
@@ -302,7 +161,7 @@ static void fill_seeds_table(const AblationResults *res, Table *t) {
 }
 
 // --compare: the user's mean of each configuration against the committed one.
-static void fill_compare_table(const AblationResults *res, const AblationResults *ref, Table *t) {
+void fill_compare_table(const AblationResults *res, const AblationResults *ref, Table *t) {
     table_init(t, 6, "configuration", "yours", "ours", "ours' spread", "difference +- se", "lands");
     for (int c = 0; c < ABLATION_CONFIGS; c++) {
         const ConfigResults *you = &res->cfg[c], *us = &ref->cfg[c];
@@ -331,7 +190,7 @@ static void fill_compare_table(const AblationResults *res, const AblationResults
 }
 
 // The lr 2e-3 pair, seed 0 of each, against the baseline pair's gap.
-static void fill_lr_table(const AblationResults *res, Table *u) {
+void fill_lr_table(const AblationResults *res, Table *u) {
     table_init(u, 6, "run", "val MSE", "probe-FD", "spikes", "vs baseline", "verdict");
     for (int r = RUN_BASE_LR2E3; r <= RUN_QKNORM_LR2E3; r++) {
         const AblationRow *m = results_run(res, r);
@@ -355,14 +214,14 @@ static void fill_lr_table(const AblationResults *res, Table *u) {
 // ---------------------------------------------------------------------------
 // The words around the tables, one string each, shared by the text and the
 // report (which joins the lines of a paragraph).
-static const char *SEEDS_FOOTNOTE =
+const char *const SEEDS_FOOTNOTE =
     "val MSE is the mean over the seeds listed; spread is their sample standard deviation (n - 1).\n"
     "vs baseline is that mean minus the baseline's mean; +- se is the standard error of this\n"
     "difference of two means, sqrt(sd_a^2/n_a + sd_b^2/n_b). The verdict is a gain (lower val MSE)\n"
     "or a loss only when the difference is more than 2 standard errors, else \"not resolved\": the\n"
     "seeds cannot tell it from noise. With 3 seeds a side even 2 se is a lenient bar (a t-test\n"
     "with 4 degrees of freedom asks for 2.8); more seeds make se smaller and the bar honest.\n";
-static const char *ASSUMED_FOOTNOTE =
+const char *const ASSUMED_FOOTNOTE =
     "* one seed: this row's own noise is not measured, so its spread is assumed to be the\n"
     "  baseline's. Configurations need not share their noise; more seeds (ablation --seeds 3) measure it.\n";
 
@@ -378,7 +237,7 @@ static void print_gap_vs_spread(const AblationResults *res) {
            base->n, res->gap, base->val.sd);
 }
 
-static bool any_assumed(const AblationResults *res) {
+bool any_assumed(const AblationResults *res) {
     if (res->cfg[CFG_BASE].n < 2) return false;
     for (int c = 1; c < ABLATION_CONFIGS; c++)
         if (res->cfg[c].n == 1) return true;
@@ -518,197 +377,7 @@ void results_print_seeds_tsv(const AblationResults *res, FILE *f) {
     }
 }
 
-// ---------------------------------------------------------------------------
-// runs/report.md
-typedef struct { char *buf; size_t len, cap; } Str;
-
-static void sadd(Str *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void sadd(Str *s, const char *fmt, ...) {
-    va_list ap;
-    for (;;) {
-        if (!s->buf) return;
-        va_start(ap, fmt);
-        int n = vsnprintf(s->buf + s->len, s->cap - s->len, fmt, ap);
-        va_end(ap);
-        if (n < 0) return;
-        if (s->len + (size_t)n < s->cap) { s->len += (size_t)n; return; }
-        s->cap = 2 * (s->cap + (size_t)n);
-        char *grown = realloc(s->buf, s->cap);
-        if (!grown) free(s->buf);
-        s->buf = grown;
-        if (!s->buf) { s->len = s->cap = 0; return; }
-    }
-}
-
-// Text as Markdown shows it: a '*' (the mark of an assumed spread) escaped,
-// so that it is not read as emphasis or a list.
-static void sadd_literal(Str *s, const char *text) {
-    for (const char *c = text; *c; c++) sadd(s, *c == '*' ? "\\*" : "%c", *c);
-}
-
-// A table as Markdown: the first column left-aligned, the others right.
-static void sadd_table(Str *s, const Table *t) {
-    for (int r = 0; r <= t->nrows; r++) {
-        sadd(s, "|");
-        for (int c = 0; c < t->ncols; c++) { sadd(s, " "); sadd_literal(s, t->cell[r][c]); sadd(s, " |"); }
-        sadd(s, "\n");
-        if (r == 0) {
-            sadd(s, "|");
-            for (int c = 0; c < t->ncols; c++) sadd(s, "%s|", c ? "---:" : "---");
-            sadd(s, "\n");
-        }
-    }
-}
-
-// A footnote of the text as one Markdown paragraph: its lines joined.
-static void sadd_paragraph(Str *s, const char *text) {
-    for (const char *c = text; *c; c++) {
-        if (*c == '\n') { sadd(s, c[1] == ' ' || c[1] == 0 ? "" : " "); continue; }
-        if (*c == ' ' && c > text && c[-1] == '\n') continue;
-        sadd(s, *c == '*' ? "\\*" : "%c", *c);
-    }
-    sadd(s, "\n\n");
-}
-
-// The plots that `make plots` draws (scripts/plots.sh and the attention
-// maps), in the report's order.
-static const struct { const char *file, *what; } PLOTS[] = {
-    { "loss.png",      "Training loss of every run (smoothed)" },
-    { "lr2e3.png",     "The lr 2e-3 pair against the baseline at the default lr" },
-    { "max_logit.png", "Largest attention logit during training: baseline vs QK-norm, both learning rates" },
-    { "ms_step.png",   "Training speed of each run (ms per step, measured while runs shared the machine)" },
-    { "val_mse.png",   "Val MSE of each run, with the band of one seed gap around the baseline" },
-    { "val_mse_seeds.png", "Val MSE of every seed, each configuration's mean with +-1 spread, the baseline's band" },
-    { "step6_attention_offsets.png", "Where a trained model looks, by offset: learned positions vs 2D RoPE, per layer" },
-    { "step6_attention_centre.png", "Where the centre patch looks: learned positions vs 2D RoPE, per layer" },
-    { "samples.png",   "Samples of every run (20 Euler steps, the same noise for all)" },
-};
-
-static void report_tables(Str *s, const AblationResults *res, const AblationResults *ref) {
-    Table t;
-    sadd(s, "## The tutorial's method: one run per configuration, one seed gap\n\n");
-    fill_tutorial_table(res, &t);
-    sadd_table(s, &t);
-    if (res->have_gap)
-        sadd(s, "\n**Seed gap** (|val MSE seed 0 − seed 1| of the baseline): %.4f; baseline mean %.4f. "
-                 "*vs baseline* is a run's val MSE minus that mean. Within one seed gap the verdict is "
-                 "*same* (noise); beyond it a *gain* (lower val MSE) or a *loss*, counted in gaps.\n\n",
-             res->gap, res->base_mean);
-    else
-        sadd(s, "\nNo seed gap yet (it needs both `p11_base_s0` and `p11_base_s1`), so no verdicts.\n\n");
-    sadd(s, "## Over seeds: each configuration's own noise\n\n");
-    fill_seeds_table(res, &t);
-    sadd_table(s, &t);
-    sadd(s, "\n");
-    sadd_paragraph(s, SEEDS_FOOTNOTE);
-    if (any_assumed(res)) sadd_paragraph(s, ASSUMED_FOOTNOTE);
-    const ConfigResults *base = &res->cfg[CFG_BASE];
-    if (res->have_gap && base->n >= 3)
-        sadd(s, "The tutorial's one pair against the baseline's %d seeds: the pair's gap is %.4f, the spread "
-                "%.4f. Two draws of the same noise differ by 1.13 spreads on average (2 sd / √π), so one "
-                "pair is one noisy draw of the noise, not a measure of it.\n\n", base->n, res->gap, base->val.sd);
-    if (ref && ref->n_present) {
-        sadd(s, "## These runs against `%s`\n\n", ref->dir);
-        fill_compare_table(res, ref, &t);
-        sadd_table(s, &t);
-        sadd(s, "\n*Inside the noise*: the mean is within 2 standard errors of the other's (the rule of the "
-                "verdicts); \\* marks a side with one seed, whose spread is taken from the other.\n\n");
-    }
-}
-
-static void report_lr_pair(Str *s, const AblationResults *res) {
-    const AblationRow *b = results_run(res, RUN_BASE_LR2E3), *q = results_run(res, RUN_QKNORM_LR2E3);
-    if (!b->present && !q->present) return;
-    Table t;
-    sadd(s, "## The high learning rate (lr 2e-3), seed 0\n\n");
-    fill_lr_table(res, &t);
-    sadd_table(s, &t);
-    if (b->present && q->present && res->have_gap) {
-        char v[48];
-        verdict(q->m.val_mse, b->m.val_mse, res->gap, v, sizeof v, NULL);
-        sadd(s, "\nAt lr 2e-3, QK-norm against the baseline at the same lr: %+.4f (%s); loss spikes %d and %d.\n",
-             q->m.val_mse - b->m.val_mse, v, b->m.loss_spikes, q->m.loss_spikes);
-    }
-    for (int r = RUN_BASE_LR2E3; r <= RUN_QKNORM_LR2E3; r++) {
-        char losses[4096], steps[4096];
-        if (!curve_lists(res, r, losses, steps, sizeof losses)) continue;
-        sadd(s, "%s- %s, loss curve: %s at steps %s\n", r == RUN_BASE_LR2E3 ? "\n" : "", ABLATION[r].label,
-             losses, steps);
-    }
-    sadd(s, "\n");
-}
-
-// Links to the plots that exist, relative to the report's folder; then notes.
-static void report_plots_and_notes(Str *s, const AblationResults *res, const char *path) {
-    char dir[2048];
-    snprintf(dir, sizeof dir, "%s", path);
-    char *slash = strrchr(dir, '/');
-    if (slash) slash[1] = 0; else dir[0] = 0;
-    sadd(s, "## Plots\n\n");
-    int shown = 0;
-    for (size_t i = 0; i < sizeof PLOTS / sizeof PLOTS[0]; i++) {
-        char p[2200];
-        snprintf(p, sizeof p, "%splots/%s", dir, PLOTS[i].file);
-        if (!file_exists(p)) continue;
-        sadd(s, "%s\n\n![%s](plots/%s)\n\n", PLOTS[i].what, PLOTS[i].what, PLOTS[i].file);
-        shown++;
-    }
-    if (!shown) sadd(s, "No plots yet: `make plots` draws them into `plots/` next to this report.\n\n");
-    int notes = 0;
-    for (int r = 0; r < ABLATION_RUNS; r++)
-        if (!results_run(res, r)->present) {
-            if (!notes++) sadd(s, "## Notes\n\n");
-            sadd(s, "- `%s`: %s\n", ABLATION[r].name, results_run(res, r)->note);
-        }
-    if (res->not_seed_pair) {
-        if (!notes++) sadd(s, "## Notes\n\n");
-        sadd(s, "- `p11_base_s0` and `p11_base_s1` differ in more than their seed: their gap is not a seed gap.\n");
-    }
-    if (res->mixed_presets) {
-        if (!notes++) sadd(s, "## Notes\n\n");
-        sadd(s, "- The runs come from different presets, so their numbers are not comparable.\n");
-    }
-}
-
-int report_write(const AblationResults *res, const AblationResults *ref, const char *path, char *err,
-                 size_t errlen) {
-    Str s = { malloc(4096), 0, 4096 };
-    if (!s.buf) { snprintf(err, errlen, "out of memory"); return -1; }
-    s.buf[0] = 0;
-    const char *preset = preset_of(res);
-    sadd(&s, "# TinyDiT ablation: RMSNorm, QK-norm, SwiGLU, 2D RoPE\n\n");
-    sadd(&s, "Written by `step6_ablation report` from the runs in `%s`%s%s%s: %d of the tutorial's %d runs "
-             "and %d runs in all have a `metrics.json`, and every number below is read from them.\n\n",
-         res->dir, preset ? " (" : "", preset ? preset : "", preset ? " preset)" : "", res->nine_present,
-         ABLATION_RUNS, res->n_present);
-    report_tables(&s, res, ref);
-    report_lr_pair(&s, res);
-    report_plots_and_notes(&s, res, path);
-    if (!s.buf) { snprintf(err, errlen, "out of memory"); return -1; }
-    int rc = write_file_atomic(path, s.buf, s.len, err, errlen);
-    free(s.buf);
-    return rc;
-}
-
-// ---------------------------------------------------------------------------
-// Commands
-
-// Loads dir, and ref_dir when given (NULL otherwise). Both NULL when out of memory.
-static AblationResults *load_pair(const char *dir, const char *ref_dir, AblationResults **ref) {
-    AblationResults *res = malloc(sizeof *res);
-    *ref = ref_dir ? malloc(sizeof **ref) : NULL;
-    if (!res || (ref_dir && !*ref)) {
-        free(res); free(*ref); *ref = NULL;
-        fprintf(stderr, "error: out of memory\n");
-        return NULL;
-    }
-    results_load(dir, res);
-    if (ref_dir) results_load(ref_dir, *ref);
-    return res;
-}
-
 #define TABLE_USAGE "usage: step6_ablation table [--tsv | --tsv-seeds | --curves] [--compare DIR] [runs-dir]\n"
-#define REPORT_USAGE "usage: step6_ablation report [-o FILE] [--compare DIR] [runs-dir]\n"
 
 int cmd_table(int argc, char **argv) {
     const char *dir = default_runs_dir(), *ref_dir = NULL;
@@ -724,7 +393,7 @@ int cmd_table(int argc, char **argv) {
             return 2;
         } else dir = argv[i];
     }
-    AblationResults *ref, *res = load_pair(dir, ref_dir, &ref);
+    AblationResults *ref, *res = results_load_pair(dir, ref_dir, &ref);
     if (!res) return 1;
     if (mode == TSV) results_print_tsv(res, stdout);
     else if (mode == TSV_SEEDS) results_print_seeds_tsv(res, stdout);
@@ -733,28 +402,4 @@ int cmd_table(int argc, char **argv) {
     free(res);
     free(ref);
     return 0;
-}
-
-int cmd_report(int argc, char **argv) {
-    const char *dir = default_runs_dir(), *out = NULL, *ref_dir = NULL;
-    for (int i = 0; i < argc; i++) {
-        if (is_help_option(argv[i])) { printf(REPORT_USAGE); return 0; }
-        else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) out = argv[++i];
-        else if (strcmp(argv[i], "--compare") == 0 && i + 1 < argc) ref_dir = argv[++i];
-        else if (argv[i][0] == '-') {
-            fprintf(stderr, "error: unknown or incomplete option '%s'\n" REPORT_USAGE, argv[i]);
-            return 2;
-        } else dir = argv[i];
-    }
-    char path[2048], err[2400];
-    if (out) snprintf(path, sizeof path, "%s", out);
-    else snprintf(path, sizeof path, "%s/report.md", dir);
-    AblationResults *ref, *res = load_pair(dir, ref_dir, &ref);
-    if (!res) return 1;
-    int rc = report_write(res, ref, path, err, sizeof err);
-    if (rc == 0) printf("wrote %s (%d runs)\n", path, res->n_present);
-    else fprintf(stderr, "error: %s\n", err);
-    free(res);
-    free(ref);
-    return rc == 0 ? 0 : 1;
 }

@@ -6,6 +6,8 @@
 //   plots         scripts/plots.sh on made-up runs (every figure, and a few
 //                 runs missing) writes complete PNG files; skipped with a note
 //                 without gnuplot
+//   sweep         names, commands and bad input of `sweep`; its table and TSV
+//                 from made-up run folders (finished, spiky, diverged, missing)
 //   end to end    `ablation --preset smoke --jobs 2` into a temporary folder:
 //                 nine metrics.json, a second start skips them all, a run
 //                 whose scorecard was lost is finished again with the same
@@ -233,7 +235,7 @@ START_TEST(test_print_commands_and_bad_options) {
         free(t);
     }
     // every command answers --help with its usage on stdout and exit 0
-    const char *commands[] = { "train", "summary", "ablation", "table", "report", "speed", "attention-maps" };
+    const char *commands[] = { "train", "summary", "ablation", "table", "report", "speed", "attention-maps", "sweep" };
     for (size_t k = 0; k < sizeof commands / sizeof commands[0]; k++) {
         ck_assert_msg(sh(log, "%s %s --help 2>/dev/null", PROG, commands[k]) == 0, "%s --help failed", commands[k]);
         t = read_whole_file(log);
@@ -481,11 +483,116 @@ START_TEST(test_smoke_ablation_end_to_end) {
 }
 END_TEST
 
+// ---------------------------------------------------------------------------
+// The sweep: names and commands, bad input, and the table read from made-up
+// run folders (finished, spiky, diverged, missing).
+static void fake_sweep_run(const char *dir, const char *name, double val, int spikes, int diverged_at,
+                           double max_logit) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    mkdir(path, 0755);
+    snprintf(path, sizeof path, "%s/%s/loss.tsv", dir, name);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fprintf(f, "step\tloss\tgrad_norm\tmax_logit\n1\t1.0\t1.0\t%.4f\n2\tnan\tnan\tnan\n", max_logit);
+    fclose(f);
+    if (diverged_at >= 0) {
+        snprintf(path, sizeof path, "%s/%s/diverged.json", dir, name);
+        f = fopen(path, "w");
+        fprintf(f, "{\"diverged_at_step\": %d}\n", diverged_at);
+    } else {
+        snprintf(path, sizeof path, "%s/%s/metrics.json", dir, name);
+        f = fopen(path, "w");
+        fprintf(f, "{\"params\": 1, \"it_per_s\": 1.0, \"loss_spikes\": %d, \"raw\": {\"val_mse\": %.4f, "
+                   "\"uncond\": {\"probe_fd\": 70.0}}, \"preset\": \"quick\"}\n", spikes, val);
+    }
+    fclose(f);
+}
+
+START_TEST(test_sweep) {
+    ck_assert_msg(access(PROG, X_OK) == 0, "%s not built", PROG);
+    char dir[256], log[300];
+    tmpdir_make(dir, sizeof dir, "sweep");
+    snprintf(log, sizeof log, "%s/out.txt", dir);
+    // names: config, key and value, seed; every seed of every point
+    ck_assert_int_eq(sh(log, "%s sweep --key lr --values 1e-3,3e-2 --configs base,qknorm --seeds 2 --list", PROG), 0);
+    char *t = read_whole_file(log);
+    ck_assert_str_eq(t, "base_lr1e-3_s0\nqknorm_lr1e-3_s0\nbase_lr3e-2_s0\nqknorm_lr3e-2_s0\n"
+                        "base_lr1e-3_s1\nqknorm_lr1e-3_s1\nbase_lr3e-2_s1\nqknorm_lr3e-2_s1\n");
+    free(t);
+    // commands: the configuration's switches, then the swept key, then the seed
+    ck_assert_int_eq(sh(log, "%s sweep --key lr --values 3e-2 --configs all --seeds 1 --threads 1 --out %s/sw "
+                             "--print-commands", PROG, dir), 0);
+    t = read_whole_file(log);
+    char want[600];
+    snprintf(want, sizeof want, " train --name all_lr3e-2_s0 --preset quick --resume --out %s/sw --set norm=rmsnorm "
+             "--set qk_norm=true --set mlp=swiglu --set pos=rope2d --set lr=3e-2 --set seed=0 --set threads=1\n", dir);
+    ck_assert_msg(strstr(t, want), "no \"%s\" in:\n%s", want, t);
+    free(t);
+    // bad input: exit 2, a message that names the problem, nothing created
+    const char *bad[][2] = {
+        { "--key lr", "--values" }, { "--values 1e-3", "--key" }, { "--key lrr --values 1", "lrr" },
+        { "--key lr --values abc", "abc" }, { "--key lr --values 1e-3 --configs foo", "foo" },
+        { "--key seed --values 1,2", "--seeds" }, { "--key lr --values 1e-3 --seeds 0", "--seeds" },
+        { "--key lr --values '1e-3;rm'", "folder name" }, { "--frobnicate", "--frobnicate" },
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        ck_assert_int_eq(sh(log, "%s sweep %s --out %s/sw", PROG, bad[k][0], dir), 2);
+        t = read_whole_file(log);
+        ck_assert_msg(strstr(t, bad[k][1]), "%s: no \"%s\" in:\n%s", bad[k][0], bad[k][1], t);
+        free(t);
+    }
+    char sw[300];
+    snprintf(sw, sizeof sw, "%s/sw", dir);
+    ck_assert_msg(access(sw, F_OK) != 0, "a bad command line created %s", sw);
+    // the table: lr 1e-3 stable (two seeds, no spike); 3e-2 one seed spiky, one diverged
+    mkdir(sw, 0755);
+    fake_sweep_run(sw, "base_lr1e-3_s0", 0.30, 0, -1, 7.5);
+    fake_sweep_run(sw, "base_lr1e-3_s1", 0.31, 0, -1, 8.5);
+    fake_sweep_run(sw, "base_lr3e-2_s0", 0.90, 3, -1, 300.0);
+    fake_sweep_run(sw, "base_lr3e-2_s1", 0.0, 0, 17, 5000.0);
+    fake_sweep_run(sw, "qknorm_lr1e-3_s0", 0.29, 0, -1, 3.0);
+    ck_assert_int_eq(sh(log, "%s sweep --key lr --values 1e-3,3e-2 --configs base,qknorm --out %s --table", PROG, sw), 0);
+    t = read_whole_file(log);
+    const char *lines[] = {
+        "1e-3   2/2   0.3050  0.0050       0        8.5",
+        "3e-2   1/2   0.9000       -       3     5000.0",
+        "lr 3e-2: a seed diverged at step 17",
+        "baseline             stable at lr 1e-3 only; lowest val MSE at lr 1e-3 (0.3050)\n",
+        "+ QK-norm            stable at none of the values [runs missing: so far]",
+    };
+    for (size_t k = 0; k < sizeof lines / sizeof lines[0]; k++)
+        ck_assert_msg(strstr(t, lines[k]), "no \"%s\" in:\n%s", lines[k], t);
+    free(t);
+    // the TSV: one line per run, the diverged one with its step
+    ck_assert_int_eq(sh(log, "%s sweep --key lr --values 1e-3,3e-2 --configs base,qknorm --out %s --tsv", PROG, sw), 0);
+    t = read_whole_file(log);
+    ck_assert_int_eq(count_lines(t), 1 + 2 * 2 * 2);
+    ck_assert_msg(strstr(t, "base\tbaseline\t3e-2\t1\tdiverged\tnan\tnan\t5000\t17\n"), "%s", t);
+    ck_assert_msg(strstr(t, "qknorm\t+ QK-norm\t3e-2\t1\tmissing\t"), "%s", t);
+    free(t);
+    // the figures, drawn from the same TSV
+    if (have_gnuplot()) {
+        ck_assert_int_eq(sh(log, "STEP6=%s sh ../scripts/sweep_plots.sh %s %s/plots -- --key lr --values 1e-3,3e-2 "
+                                 "--configs base,qknorm", PROG, sw, dir), 0);
+        const char *pngs[] = { "val_mse.png", "stability.png" };
+        for (int k = 0; k < 2; k++) {
+            char png[400];
+            struct stat sb;
+            snprintf(png, sizeof png, "%s/plots/%s", dir, pngs[k]);
+            ck_assert_msg(stat(png, &sb) == 0 && sb.st_size > 1000, "%s not drawn", png);
+        }
+    }
+    tmpdir_remove(dir);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("step6_ablation");
     TCase *fast = tcase_create("commands");
     tcase_add_test(fast, test_commands);
     tcase_add_test(fast, test_print_commands_and_bad_options);
+    tcase_add_test(fast, test_sweep);
     tcase_set_timeout(fast, 60);
     suite_add_tcase(s, fast);
     TCase *plots = tcase_create("plots");

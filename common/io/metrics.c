@@ -45,6 +45,20 @@ static bool read_config(const cJSON *obj, Config *cfg) {
     return true;
 }
 
+int diverged_read_step(const char *path) {
+    char err[256];
+    size_t len;
+    if (!file_exists(path)) return -1;
+    char *text = read_file_all(path, &len, err, sizeof err);
+    if (!text) return -1;
+    cJSON *root = cJSON_ParseWithLength(text, len);
+    free(text);
+    const cJSON *step = cJSON_GetObjectItemCaseSensitive(root, "diverged_at_step");
+    int out = cJSON_IsNumber(step) && step->valuedouble >= 0 ? (int)step->valuedouble : -1;
+    cJSON_Delete(root);
+    return out;
+}
+
 int metrics_read(const char *path, RunMetrics *out, char *err, size_t errlen) {
     memset(out, 0, sizeof *out);
     out->probe_fd = NAN;

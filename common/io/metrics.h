@@ -46,6 +46,11 @@ typedef struct {
 // JSON, a required field missing or of the wrong type).
 int metrics_read(const char *path, RunMetrics *out, char *err, size_t errlen);
 
+// A run that diverged leaves diverged.json instead of metrics.json
+// (common/train/trainer.c). The step it records, or -1 when path is missing
+// or holds no "diverged_at_step".
+int diverged_read_step(const char *path);
+
 // |val MSE(a) − val MSE(b)|: the seed gap when a and b are one config trained
 // with two seeds.
 double metrics_val_mse_gap(const RunMetrics *a, const RunMetrics *b);

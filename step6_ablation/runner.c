@@ -1,0 +1,116 @@
+// runner.c: many runs, a few at a time, without a job pool of our own.
+//
+// A run is one shell command line (`step6_ablation train ... --resume`).
+// Keeping N of them going is what `xargs -P N` (GNU findutils, on every
+// Debian machine) does, so the ablation and the sweep hand their lines to it
+// and wait. What is left here is the part xargs cannot know: a stop signal
+// sent to this program alone must reach the runs, so that each saves its
+// checkpoint. xargs and the runs get a process group of their own, and a
+// SIGINT or SIGTERM that reaches us is passed on to that whole group (the
+// group also keeps a terminal's Ctrl-C from reaching the runs twice).
+#include <errno.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "ablation.h"
+#include "io/metrics.h"
+
+extern char **environ;
+
+static volatile sig_atomic_t g_stop;
+static void on_stop(int sig) { g_stop = sig; }
+
+// Starts `xargs -0 -n 1 -P jobs sh -c` in a new process group, reading the
+// lines from a pipe. The pid, or -1 with errno set; *to_xargs is the pipe's end.
+static pid_t spawn_xargs(int jobs, int *to_xargs) {
+    int fd[2];
+    if (pipe(fd) != 0) return -1;
+    char parallel[16];
+    snprintf(parallel, sizeof parallel, "%d", jobs);
+    char *argv[] = { "xargs", "-0", "-n", "1", "-P", parallel, "sh", "-c", NULL };
+    posix_spawn_file_actions_t fa;
+    posix_spawnattr_t attr;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, fd[0], STDIN_FILENO);
+    posix_spawn_file_actions_addclose(&fa, fd[0]);
+    posix_spawn_file_actions_addclose(&fa, fd[1]);
+    posix_spawnattr_init(&attr);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+    posix_spawnattr_setpgroup(&attr, 0);            // its own group: pid == pgid
+    pid_t pid;
+    int rc = posix_spawnp(&pid, "xargs", &fa, &attr, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&attr);
+    close(fd[0]);
+    if (rc != 0) { close(fd[1]); errno = rc; return -1; }
+    *to_xargs = fd[1];
+    return pid;
+}
+
+// Writes every line, each ended by a NUL (xargs -0: one line, one command,
+// whatever quotes and spaces it holds). 0, or -1 when xargs stopped reading.
+static int feed_lines(int fd, char *const *lines, int n) {
+    for (int i = 0; i < n; i++) {
+        size_t len = strlen(lines[i]) + 1, done = 0;
+        while (done < len) {
+            ssize_t w = write(fd, lines[i] + done, len - done);
+            if (w < 0 && errno == EINTR) continue;
+            if (w < 0) return -1;
+            done += (size_t)w;
+        }
+    }
+    return 0;
+}
+
+int run_lines(char *const *lines, int n, int jobs, int *stop_signal) {
+    *stop_signal = 0;
+    if (n == 0) return 0;
+    fflush(stdout);
+    fflush(stderr);
+    struct sigaction sa, old_int, old_term;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop;        // no SA_RESTART: waitpid returns on a signal
+    g_stop = 0;
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+    signal(SIGPIPE, SIG_IGN);       // xargs gone early: a failed write, not a death
+    int fd = -1;
+    pid_t pid = spawn_xargs(jobs, &fd);
+    if (pid < 0) {
+        fprintf(stderr, "error: cannot start xargs (GNU findutils): %s\n", strerror(errno));
+        sigaction(SIGINT, &old_int, NULL);
+        sigaction(SIGTERM, &old_term, NULL);
+        return -1;
+    }
+    feed_lines(fd, lines, n);       // a stop while writing shows up in g_stop below
+    close(fd);
+    int status = 0, passed_on = 0;
+    for (;;) {
+        if (g_stop && !passed_on) {
+            passed_on = 1;
+            fprintf(stderr, "[runner] stopping: the running runs save a checkpoint; start again to resume\n");
+            kill(-pid, (int)g_stop);
+        }
+        if (waitpid(pid, &status, 0) == pid) break;
+        if (errno != EINTR) { status = 0; break; }
+    }
+    signal(SIGPIPE, SIG_DFL);
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    *stop_signal = (int)g_stop;
+    // xargs: 0 when every command exited 0, 123 when some exited 1 to 125
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+RunOutcome run_outcome(const char *runs_dir, const char *name, RunMetrics *m, int *diverged_step) {
+    char path[2048], err[METRICS_ERRLEN];
+    snprintf(path, sizeof path, "%s/%s/metrics.json", runs_dir, name);
+    if (metrics_read(path, m, err, sizeof err) == 0) return RUN_FINISHED;
+    snprintf(path, sizeof path, "%s/%s/diverged.json", runs_dir, name);
+    *diverged_step = diverged_read_step(path);
+    return *diverged_step >= 0 ? RUN_DIVERGED : RUN_UNFINISHED;
+}

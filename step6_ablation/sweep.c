@@ -1,0 +1,426 @@
+// sweep.c: one config key over a list of values, for several configurations
+// and seeds. Where the ablation asks "what does each upgrade change at the
+// tutorial's settings?", a sweep asks "over which settings does it hold?",
+// e.g. the learning rates at which the baseline stays stable, and whether
+// QK-norm widens that range.
+//
+// Every point is one run folder, <config>_<key><value>_s<seed> under the
+// sweep's folder, trained by the same `train --resume` command the ablation
+// uses and run by the same runner (xargs -P, runner.c): a stopped sweep
+// resumes, a finished run is skipped. A run whose loss or gradient stops
+// being finite writes diverged.json (the step) and is a result of the sweep,
+// shown in its table, not an error; it is not started again.
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "ablation.h"
+#include "eval/spikes.h"
+#include "io/args.h"
+#include "io/progress.h"
+#include "io/fileio.h"
+#include "io/paths.h"
+
+#define SWEEP_MAX_VALUES 16
+#define SWEEP_CONFIGS CFG_BASE_LR2E3   // the six configurations at their own lr
+
+typedef struct {
+    Preset preset;
+    char key[32];
+    int n_values;
+    char values[SWEEP_MAX_VALUES][24];
+    int n_configs, config[SWEEP_CONFIGS];
+    int seeds, jobs, threads;
+    char out_dir[PATH_MAX];
+    const char *exe;
+    bool log_to_file;
+} SweepPlan;
+
+// A configuration's name in a sweep: its ablation name without "p11_".
+static const char *config_short(int c) { return ABLATION_CONFIG[c].name + strlen("p11_"); }
+
+static void sweep_run_name(const SweepPlan *p, int c, int v, int seed, char *out, size_t n) {
+    snprintf(out, n, "%s_%s%s_s%d", config_short(p->config[c]), p->key, p->values[v], seed);
+}
+
+// ---------------------------------------------------------------------------
+// Options
+
+static void sweep_usage(FILE *f) {
+    fprintf(f,
+        "usage: step6_ablation sweep --key KEY --values V1,V2,... [--configs C1,C2,...] [--seeds N]\n"
+        "                            [--preset P] [--out DIR] [--jobs N] [--threads T] [--log]\n"
+        "                            [--print-commands | --list | --table | --tsv]\n"
+        "\n"
+        "  one config key (any --set key) over a list of values, for each configuration and\n"
+        "  seed: one run each, DIR/<config>_<KEY><value>_s<seed>, by `train --resume`.\n"
+        "  A run that diverges records diverged.json and is a result, not an error.\n"
+        "\n"
+        "  --key KEY         the config key to vary, e.g. lr (list: step6_ablation train --set help)\n"
+        "  --values LIST     its values, comma-separated, e.g. 3e-4,1e-3,2e-3\n"
+        "  --configs LIST    of base, rmsnorm, qknorm, swiglu, rope, all (default base)\n"
+        "  --seeds N         seeds 0 to N-1 of every point (default 2)\n"
+        "  --preset P        smoke | quick | tutorial (default quick)\n"
+        "  --out DIR         the sweep's folder (default: the project's runs/sweep_KEY)\n"
+        "  --jobs N          runs side by side (default 1); --threads T threads each\n"
+        "  --log             each run's output to DIR/NAME/train.log, also with --jobs 1\n"
+        "  --print-commands  the train commands, one a line (for make -j, parallel, xargs)\n"
+        "  --list            the run names, one a line\n"
+        "  --table           the results so far: val MSE (mean +- se), divergences, loss spikes,\n"
+        "                    the largest attention logit, the stable range of each configuration\n"
+        "  --tsv             the same, one line per run, for gnuplot (scripts/sweep_plots.sh)\n"
+        "\n"
+        "example (issue 25's lr sweep, about 10 minutes a run here):\n"
+        "  step6_ablation sweep --key lr --values 3e-4,1e-3,2e-3,4e-3,8e-3,1.6e-2,3.2e-2 \\\n"
+        "                       --configs base,qknorm,all --seeds 2\n");
+}
+
+typedef enum { SWEEP_RUN, SWEEP_COMMANDS, SWEEP_LIST, SWEEP_TABLE, SWEEP_TSV } SweepMode;
+
+static int usage_error(const char *fmt, const char *arg) {
+    fprintf(stderr, "error: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\n(step6_ablation sweep --help lists the options)\n");
+    return 2;
+}
+
+static int parse_configs(const char *arg, SweepPlan *p) {
+    char list[256];
+    snprintf(list, sizeof list, "%s", arg);
+    p->n_configs = 0;
+    char *save = NULL;
+    for (char *name = strtok_r(list, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
+        int found = -1;
+        for (int c = 0; c < SWEEP_CONFIGS; c++)
+            if (strcmp(name, config_short(c)) == 0) found = c;
+        if (found < 0) return usage_error("--configs: no configuration '%s' (base, rmsnorm, qknorm, swiglu, rope, all)", name);
+        if (p->n_configs == SWEEP_CONFIGS) return usage_error("--configs: %s names one twice", arg);
+        p->config[p->n_configs++] = found;
+    }
+    return p->n_configs ? 0 : usage_error("--configs wants names, not '%s'", arg);
+}
+
+// Every value must be one that `--set KEY=value` accepts, and safe in a
+// folder name: checked now, so a typo fails before any run starts.
+static int parse_values(const char *arg, SweepPlan *p) {
+    char list[1024];
+    snprintf(list, sizeof list, "%s", arg);
+    p->n_values = 0;
+    char *save = NULL;
+    for (char *v = strtok_r(list, ",", &save); v; v = strtok_r(NULL, ",", &save)) {
+        if (p->n_values == SWEEP_MAX_VALUES) return usage_error("--values: at most 16 values, in %s", arg);
+        if (strlen(v) >= sizeof p->values[0] || strspn(v, "0123456789.eE+-abcdefghijklmnopqrstuvwxyz_") != strlen(v))
+            return usage_error("--values: '%s' cannot be part of a folder name", v);
+        snprintf(p->values[p->n_values++], sizeof p->values[0], "%s", v);
+    }
+    return p->n_values ? 0 : usage_error("--values wants a list, not '%s'", arg);
+}
+
+static int check_key_values(const SweepPlan *p) {
+    if (strcmp(p->key, "seed") == 0 || strcmp(p->key, "threads") == 0 || strcmp(p->key, "val_every") == 0)
+        return usage_error("--key %s: the seeds and threads of a sweep are set by --seeds and --threads, "
+                           "and val_every changes no run", p->key);
+    for (int v = 0; v < p->n_values; v++) {
+        Config c;
+        TrainOptions o;
+        char kv[64], err[512];
+        memset(&o, 0, sizeof o);
+        preset_apply(p->preset, &c, &o.ckpt_every);
+        snprintf(kv, sizeof kv, "%s=%s", p->key, p->values[v]);
+        if (config_set(&c, kv, err, sizeof err) != 0) {
+            fprintf(stderr, "error: --key %s --values: %s\n(the keys: step6_ablation train --set help)\n", p->key, err);
+            return 2;
+        }
+    }
+    return 0;
+}
+
+static int sweep_parse(int argc, char **argv, SweepPlan *p, SweepMode *mode) {
+    static const struct option opts[] = {
+        { "key", required_argument, 0, 'k' },     { "values", required_argument, 0, 'v' },
+        { "configs", required_argument, 0, 'c' }, { "seeds", required_argument, 0, 's' },
+        { "preset", required_argument, 0, 'p' },  { "out", required_argument, 0, 'o' },
+        { "jobs", required_argument, 0, 'j' },    { "threads", required_argument, 0, 't' },
+        { "log", no_argument, 0, 'l' },           { "print-commands", no_argument, 0, 'P' },
+        { "list", no_argument, 0, 'L' },          { "table", no_argument, 0, 'T' },
+        { "tsv", no_argument, 0, 'S' },           { "exe", required_argument, 0, 'e' },
+        { "help", no_argument, 0, 'h' },          { 0, 0, 0, 0 },
+    };
+    memset(p, 0, sizeof *p);
+    p->preset = PRESET_QUICK;
+    p->seeds = 2;
+    p->jobs = 1;
+    p->n_configs = 1;              // the baseline
+    *mode = SWEEP_RUN;
+    optind = 0;                    // getopt_long again from the start (tests call this twice)
+    opterr = 0;                    // our messages, not getopt's
+    int opt, rc = 0;
+    while (rc == 0 && (opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (opt) {
+        case 'k': snprintf(p->key, sizeof p->key, "%s", optarg); break;
+        case 'v': rc = parse_values(optarg, p); break;
+        case 'c': rc = parse_configs(optarg, p); break;
+        case 's': rc = parse_int_in(optarg, 1, ABLATION_MAX_SEEDS, &p->seeds) ? usage_error("--seeds wants 1 to 16, not '%s'", optarg) : 0; break;
+        case 'j': rc = parse_int_in(optarg, 1, 64, &p->jobs) ? usage_error("--jobs wants 1 to 64, not '%s'", optarg) : 0; break;
+        case 't': rc = parse_int_in(optarg, 1, 4096, &p->threads) ? usage_error("--threads wants a positive whole number, not '%s'", optarg) : 0; break;
+        case 'p': rc = preset_parse(optarg, &p->preset) ? usage_error("unknown preset '%s' (smoke, quick, tutorial)", optarg) : 0; break;
+        case 'o': snprintf(p->out_dir, sizeof p->out_dir, "%s", optarg); break;
+        case 'e': p->exe = optarg; break;
+        case 'l': p->log_to_file = true; break;
+        case 'P': *mode = SWEEP_COMMANDS; break;
+        case 'L': *mode = SWEEP_LIST; break;
+        case 'T': *mode = SWEEP_TABLE; break;
+        case 'S': *mode = SWEEP_TSV; break;
+        case 'h': sweep_usage(stdout); return -1;
+        default: rc = usage_error("unknown or incomplete option '%s'", argv[optind - 1]);
+        }
+    }
+    if (rc) return rc;
+    if (optind < argc) return usage_error("unexpected argument '%s'", argv[optind]);
+    if (!p->key[0] || !p->n_values) return usage_error("%s", "a sweep needs --key and --values");
+    if (!p->out_dir[0]) snprintf(p->out_dir, sizeof p->out_dir, "%s/sweep_%s", default_runs_dir(), p->key);
+    return check_key_values(p);
+}
+
+// ---------------------------------------------------------------------------
+// Commands
+
+static int sweep_command_line(const SweepPlan *p, int c, int v, int seed, char *out, size_t n) {
+    char name[128], q[PATH_MAX + 8], setting[64];
+    sweep_run_name(p, c, v, seed, name, sizeof name);
+    shell_quote(p->out_dir, q, sizeof q);
+    size_t len = 0;
+    char exe[PATH_MAX + 8];
+    shell_quote(p->exe, exe, sizeof exe);
+    len += snprintf(out + len, n - len, "%s train --name %s --preset %s --resume --out %s", exe, name,
+                    preset_name(p->preset), q);
+    for (int i = 0; ABLATION_CONFIG[p->config[c]].sets[i] && len < n; i++)
+        len += snprintf(out + len, n - len, " --set %s", ABLATION_CONFIG[p->config[c]].sets[i]);
+    snprintf(setting, sizeof setting, "%s=%s", p->key, p->values[v]);
+    shell_quote(setting, q, sizeof q);
+    if (len < n) len += snprintf(out + len, n - len, " --set %s --set seed=%d", q, seed);
+    if (p->threads > 0 && len < n) len += snprintf(out + len, n - len, " --set threads=%d", p->threads);
+    if ((p->jobs > 1 || p->log_to_file) && len < n) {
+        char log[PATH_MAX + 200];
+        snprintf(log, sizeof log, "%s/%s/train.log", p->out_dir, name);
+        shell_quote(log, q, sizeof q);
+        len += snprintf(out + len, n - len, " >> %s 2>&1", q);
+    }
+    return len < n ? 0 : -1;
+}
+
+// ---------------------------------------------------------------------------
+// One point of the sweep as its folders tell it
+
+typedef struct {
+    int finished, diverged, missing;
+    double val[ABLATION_MAX_SEEDS];          // of the finished seeds
+    int diverged_at[ABLATION_MAX_SEEDS];     // of the diverged seeds
+    int spikes;                               // summed over the finished seeds
+    double max_logit;                         // the largest attention logit in any seed's loss.tsv, NAN if none
+} SweepPoint;
+
+// The largest finite value in loss.tsv's max_logit column (its fourth):
+// the same measure for a finished run and for one that diverged.
+static double loss_tsv_max_logit(const char *path) {
+    FILE *f = fopen(path, "r");
+    if (!f) return NAN;
+    char line[256];
+    double best = NAN;
+    while (fgets(line, sizeof line, f)) {
+        int step;
+        double loss, grad, logit;
+        if (sscanf(line, "%d %lf %lf %lf", &step, &loss, &grad, &logit) == 4 && isfinite(logit))
+            best = isnan(best) || logit > best ? logit : best;
+    }
+    fclose(f);
+    return best;
+}
+
+static void sweep_point(const SweepPlan *p, int c, int v, SweepPoint *pt) {
+    memset(pt, 0, sizeof *pt);
+    pt->max_logit = NAN;
+    for (int k = 0; k < p->seeds; k++) {
+        char name[128], path[PATH_MAX + 256];
+        RunMetrics m;
+        int at;
+        sweep_run_name(p, c, v, k, name, sizeof name);
+        switch (run_outcome(p->out_dir, name, &m, &at)) {
+        case RUN_FINISHED:
+            pt->val[pt->finished++] = m.val_mse;
+            pt->spikes += m.loss_spikes;
+            break;
+        case RUN_DIVERGED: pt->diverged_at[pt->diverged++] = at; break;
+        case RUN_UNFINISHED: pt->missing++; continue;
+        }
+        snprintf(path, sizeof path, "%s/%s/loss.tsv", p->out_dir, name);
+        double ml = loss_tsv_max_logit(path);
+        if (isfinite(ml) && (isnan(pt->max_logit) || ml > pt->max_logit)) pt->max_logit = ml;
+    }
+}
+
+// Stable: every seed finished, none diverged, not one loss spike.
+static bool point_stable(const SweepPoint *pt, int seeds) {
+    return pt->finished == seeds && pt->spikes == 0;
+}
+
+// ---------------------------------------------------------------------------
+// The table
+
+static void print_config_table(const SweepPlan *p, int c) {
+    Table t;
+    table_init(&t, 6, p->key, "runs", "val MSE", "+- se", "spikes", "max logit");
+    for (int v = 0; v < p->n_values; v++) {
+        SweepPoint pt;
+        sweep_point(p, c, v, &pt);
+        SeedSpread s = seed_spread(pt.val, pt.finished);
+        table_cell(&t, "%s", p->values[v]);
+        table_cell(&t, "%d/%d", pt.finished, p->seeds);
+        if (pt.finished) table_cell(&t, "%.4f", s.mean); else table_cell(&t, "-");
+        if (pt.finished >= 2) table_cell(&t, "%.4f", s.se); else table_cell(&t, "-");
+        table_cell(&t, "%d", pt.spikes);
+        if (isfinite(pt.max_logit)) table_cell(&t, "%.1f", pt.max_logit); else table_cell(&t, "-");
+    }
+    printf("%s\n", ABLATION_CONFIG[p->config[c]].label);
+    table_print(&t);
+    for (int v = 0; v < p->n_values; v++) {
+        SweepPoint pt;
+        sweep_point(p, c, v, &pt);
+        for (int i = 0; i < pt.diverged; i++)
+            printf("  %s %s: a seed diverged at step %d (the loss or gradient was not finite)\n", p->key,
+                   p->values[v], pt.diverged_at[i]);
+    }
+}
+
+// The values in the order given; the stable ones form the stable range as
+// long as they are contiguous in that order.
+static void print_stable_range(const SweepPlan *p, int c) {
+    int first = -1, last = -1, best = -1, complete = 1;
+    double best_val = INFINITY;
+    bool broken = false;
+    for (int v = 0; v < p->n_values; v++) {
+        SweepPoint pt;
+        sweep_point(p, c, v, &pt);
+        if (pt.missing) complete = 0;
+        if (pt.finished == p->seeds) {
+            double mean = seed_spread(pt.val, pt.finished).mean;
+            if (mean < best_val) { best_val = mean; best = v; }
+        }
+        if (point_stable(&pt, p->seeds)) {
+            if (first < 0) first = v;
+            else if (last != v - 1) broken = true;
+            last = v;
+        }
+    }
+    printf("  %-20s ", ABLATION_CONFIG[p->config[c]].label);
+    if (first < 0) printf("stable at none of the values");
+    else if (first == last) printf("stable at %s %s only", p->key, p->values[first]);
+    else printf("stable from %s %s to %s%s", p->key, p->values[first], p->values[last],
+                broken ? " (with gaps)" : "");
+    if (best >= 0) printf("; lowest val MSE at %s %s (%.4f)", p->key, p->values[best], best_val);
+    printf("%s\n", complete ? "" : " [runs missing: so far]");
+}
+
+static void sweep_table(const SweepPlan *p) {
+    printf("sweep of %s over %d values, %s preset, %d seed%s a point, from %s\n\n", p->key, p->n_values,
+           preset_name(p->preset), p->seeds, p->seeds == 1 ? "" : "s", p->out_dir);
+    for (int c = 0; c < p->n_configs; c++) {
+        print_config_table(p, c);
+        printf("\n");
+    }
+    printf("val MSE: mean over the finished seeds, +- its standard error; spikes: summed over them;\n"
+           "max logit: the largest attention logit in any seed's loss.tsv (diverged runs included).\n"
+           "stable: every seed finished with no loss spike (a diverged seed or a spike breaks it).\n");
+    for (int c = 0; c < p->n_configs; c++) print_stable_range(p, c);
+}
+
+// One line per run: config label key value seed outcome val_mse spikes max_logit diverged_at
+static void sweep_tsv(const SweepPlan *p) {
+    printf("config\tlabel\tvalue\tseed\toutcome\tval_mse\tspikes\tmax_logit\tdiverged_at\n");
+    for (int c = 0; c < p->n_configs; c++)
+        for (int v = 0; v < p->n_values; v++)
+            for (int k = 0; k < p->seeds; k++) {
+                char name[128], path[PATH_MAX + 256];
+                RunMetrics m;
+                int at = -1;
+                sweep_run_name(p, c, v, k, name, sizeof name);
+                RunOutcome o = run_outcome(p->out_dir, name, &m, &at);
+                snprintf(path, sizeof path, "%s/%s/loss.tsv", p->out_dir, name);
+                printf("%s\t%s\t%s\t%d\t%s\t", config_short(p->config[c]), ABLATION_CONFIG[p->config[c]].label,
+                       p->values[v], k, o == RUN_FINISHED ? "finished" : o == RUN_DIVERGED ? "diverged" : "missing");
+                if (o == RUN_FINISHED) printf("%.6f\t%d\t", m.val_mse, m.loss_spikes);
+                else printf("nan\tnan\t");
+                printf("%.4g\t%d\n", loss_tsv_max_logit(path), o == RUN_DIVERGED ? at : -1);
+            }
+}
+
+// ---------------------------------------------------------------------------
+// Running
+
+static int sweep_run(const SweepPlan *p) {
+    int cap = p->n_configs * p->n_values * p->seeds, n = 0, done = 0;
+    char **lines = calloc((size_t)cap + 1, sizeof *lines);
+    char err[1024];
+    if (!lines) { fprintf(stderr, "error: out of memory\n"); return 1; }
+    if (make_dirs(p->out_dir, err, sizeof err) != 0) { fprintf(stderr, "error: %s\n", err); free(lines); return 1; }
+    // seed by seed, so a sweep stopped part-way has whole rounds
+    for (int k = 0; k < p->seeds; k++)
+        for (int v = 0; v < p->n_values; v++)
+            for (int c = 0; c < p->n_configs; c++) {
+                char name[128], dir[PATH_MAX + 200];
+                RunMetrics m;
+                int at;
+                sweep_run_name(p, c, v, k, name, sizeof name);
+                if (run_outcome(p->out_dir, name, &m, &at) != RUN_UNFINISHED) { done++; continue; }
+                snprintf(dir, sizeof dir, "%s/%s", p->out_dir, name);
+                if (make_dirs(dir, err, sizeof err) != 0) { fprintf(stderr, "error: %s\n", err); continue; }
+                lines[n] = malloc(8192);
+                if (lines[n] && sweep_command_line(p, c, v, k, lines[n], 8192) == 0) n++;
+                else free(lines[n]);
+            }
+    printf("[sweep] %s over %d values x %d configurations x %d seeds: %d runs ended already, %d to run, "
+           "%d at a time, into %s\n", p->key, p->n_values, p->n_configs, p->seeds, done, n, p->jobs, p->out_dir);
+    for (int i = 0; i < n; i++) printf("%s\n", lines[i]);
+    double t0 = wall_seconds();
+    int stop_signal = 0;
+    if (n) run_lines(lines, n, p->jobs, &stop_signal);
+    for (int i = 0; i < n; i++) free(lines[i]);
+    free(lines);
+    printf("[sweep] %.1f min\n\n", (wall_seconds() - t0) / 60.0);
+    sweep_table(p);
+    return stop_signal ? 128 + stop_signal : 0;
+}
+
+int cmd_sweep(int argc, char **argv, const char *self) {
+    SweepPlan p;
+    SweepMode mode;
+    int rc = sweep_parse(argc, argv, &p, &mode);
+    if (rc) return rc < 0 ? 0 : rc;
+    static char exe[PATH_MAX];
+    if (!p.exe) {
+        ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+        if (len > 0) { exe[len] = 0; p.exe = exe; }
+        else p.exe = self;
+    }
+    switch (mode) {
+    case SWEEP_TABLE: sweep_table(&p); return 0;
+    case SWEEP_TSV: sweep_tsv(&p); return 0;
+    case SWEEP_LIST:
+    case SWEEP_COMMANDS:
+        for (int k = 0; k < p.seeds; k++)
+            for (int v = 0; v < p.n_values; v++)
+                for (int c = 0; c < p.n_configs; c++) {
+                    char line[8192];
+                    if (mode == SWEEP_LIST) sweep_run_name(&p, c, v, k, line, sizeof line);
+                    else sweep_command_line(&p, c, v, k, line, sizeof line);
+                    printf("%s\n", line);
+                }
+        return 0;
+    case SWEEP_RUN: break;
+    }
+    return sweep_run(&p);
+}
