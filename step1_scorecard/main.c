@@ -29,14 +29,18 @@
 // one draw of a noisy distance: it can be several times smaller than the
 // spread, so the program prints what more seeds buy.
 //
-// This program trains the baseline with two seeds or more (or finds them
-// finished), reads every further baseline seed it finds, and prints their
-// scorecard, the seed gap and the noise, and draws the loss curves and val
-// MSEs of the seeds (--figures). Given run folders, it prints theirs. Every
-// number is read back from the runs' metrics.json files (common/io/metrics.c),
-// none is typed in here.
+// With no arguments the program prints the scorecard of the project's
+// committed baseline seeds (results/quick/p11_base_s*), in a second, and
+// writes nothing. Asked to train (--preset, --seeds, --out, --threads), it
+// trains the baseline with two seeds or more (or finds them finished), reads
+// every further baseline seed it finds, and prints their scorecard, the seed
+// gap and the noise, and draws the loss curves and val MSEs of the seeds
+// (--figures). Given run folders, it prints theirs. Every number is read
+// back from the runs' metrics.json files (common/io/metrics.c), none is
+// typed in here.
 //
-//   cd step1_scorecard && make step1 && ./step1_scorecard --preset smoke
+//   cd step1_scorecard && make step1 && ./step1_scorecard
+//   ./step1_scorecard --preset smoke
 //   ./step1_scorecard ../runs/step1_base_s0 ../runs/p11_rope
 #include <math.h>
 #include <stdbool.h>
@@ -55,13 +59,21 @@
 #include "eval/spikes.h"
 #include "train/trainer.h"
 
+// The project's own baseline seeds, committed: what the program shows when
+// it is given nothing to do.
+#define COMMITTED_RUNS "results/quick"
+
 static void usage(FILE *f) {
     fprintf(f,
-        "usage: step1_scorecard [--preset P] [--seeds N] [--threads N] [--out DIR]\n"
+        "usage: step1_scorecard [--figures DIR]\n"
+        "       step1_scorecard [--preset P] [--seeds N] [--threads N] [--out DIR]\n"
         "                       [--figures DIR | --no-figures]\n"
         "       step1_scorecard RUN_DIR [RUN_DIR...]\n"
         "\n"
-        "With no run folders: trains the baseline with seeds 0 .. N-1 at preset P (or\n"
+        "With no arguments: the scorecard of the committed baseline seeds, %s/p11_base_s*\n"
+        "(trains nothing, writes nothing; --figures DIR draws their figures into DIR).\n"
+        "\n"
+        "With --preset, --seeds, --threads or --out: trains the baseline with seeds 0 .. N-1 at preset P (or\n"
         "finds the runs finished, or continues them where they stopped), reads any further\n"
         "baseline seed that is finished, and prints the four numbers of each run, the seed\n"
         "gap and the noise over the seeds. The runs are DIR/step1_base_s<k> at the quick\n"
@@ -80,7 +92,7 @@ static void usage(FILE *f) {
         "  --figures DIR   where the figures go (default %s)\n"
         "  --no-figures    draw nothing\n"
         "  --help          this text\n"
-        "\n", default_runs_dir(), figure_default_dir());
+        "\n", COMMITTED_RUNS, default_runs_dir(), figure_default_dir());
     preset_describe(f);
 }
 
@@ -344,8 +356,40 @@ static int existing_runs(char **paths, int n, const char *figures) {
 }
 
 // ---------------------------------------------------------------------------
+// No arguments: the committed seeds, and how to train your own.
+static int committed_runs(const char *figures) {
+    char dir[2048], *paths[STEP1_MAX_SEEDS];
+    int n = 0;
+    if (project_path(dir, sizeof dir, COMMITTED_RUNS) != 0) { fprintf(stderr, "error: path too long\n"); return 1; }
+    for (int k = 0; k < STEP1_MAX_SEEDS; k++) {
+        char run[2300];
+        snprintf(run, sizeof run, "%s/p11_base_s%d/metrics.json", dir, k);
+        if (!file_exists(run)) break;
+        paths[n] = malloc(strlen(run) + 1);
+        if (!paths[n]) break;
+        snprintf(paths[n++], strlen(run) + 1, "%s/p11_base_s%d", dir, k);
+    }
+    int rc = 1;
+    if (n < 2) {
+        fprintf(stderr, "error: %s holds %d finished baseline seed(s) (p11_base_s0, _s1, ...); two are needed.\n"
+                        "Train your own: ./step1_scorecard --preset quick\n", dir, n);
+    } else {
+        printf("Step 1: the scorecard of the project's %d committed baseline seeds (%s, quick preset)\n",
+               n, COMMITTED_RUNS);
+        rc = existing_runs(paths, n, figures);
+        printf("\ntrain your own: ./step1_scorecard --preset quick   (two seeds, into runs/; at the quick\n"
+               "preset each took 17 to 53 minutes on this project's shared 2-core machine,\n"
+               "%s/README.md; --preset smoke trains two tiny ones in about 90 s)\n", COMMITTED_RUNS);
+    }
+    for (int i = 0; i < n; i++) free(paths[i]);
+    return rc;
+}
+
+// ---------------------------------------------------------------------------
 typedef struct {
     BaselinePlan plan;
+    bool train;                 // --preset, --seeds, --threads or --out: train the baseline
+    bool figures_given;
     bool preset_given;
     char **paths;
     int npaths;
@@ -362,22 +406,24 @@ static int parse_options(int argc, char **argv, Step1Options *o) {
                 fprintf(stderr, "error: unknown preset '%s'\n\n", argv[i]);
                 usage(stderr); return 2;
             }
-            o->preset_given = true;
+            o->preset_given = o->train = true;
         }
         else if (strcmp(a, "--threads") == 0 && has) {
+            o->train = true;
             if (parse_int_in(argv[++i], 0, 4096, &o->plan.threads) != 0) {
                 fprintf(stderr, "error: --threads wants a whole number >= 0, not '%s'\n\n", argv[i]);
                 usage(stderr); return 2;
             }
         }
         else if (strcmp(a, "--seeds") == 0 && has) {
+            o->train = true;
             if (parse_int_in(argv[++i], 2, STEP1_MAX_SEEDS, &o->plan.seeds) != 0) {
                 fprintf(stderr, "error: --seeds wants a whole number from 2 to %d, not '%s'\n\n", STEP1_MAX_SEEDS, argv[i]);
                 usage(stderr); return 2;
             }
         }
-        else if (strcmp(a, "--out") == 0 && has) o->plan.out_dir = argv[++i];
-        else if (strcmp(a, "--figures") == 0 && has) o->plan.figures = argv[++i];
+        else if (strcmp(a, "--out") == 0 && has) { o->plan.out_dir = argv[++i]; o->train = true; }
+        else if (strcmp(a, "--figures") == 0 && has) { o->plan.figures = argv[++i]; o->figures_given = true; }
         else if (strcmp(a, "--no-figures") == 0) o->plan.figures = NULL;
         else if (a[0] == '-') {
             fprintf(stderr, "error: unknown or incomplete option '%s'\n\n", a);
@@ -393,11 +439,15 @@ static int parse_options(int argc, char **argv, Step1Options *o) {
 }
 
 int main(int argc, char **argv) {
-    Step1Options o = { { PRESET_QUICK, 2, 0, default_runs_dir(), figure_default_dir() }, false,
+    Step1Options o = { { PRESET_QUICK, 2, 0, default_runs_dir(), figure_default_dir() }, false, false, false,
                        malloc(sizeof(char *) * (size_t)argc), 0 };
     if (!o.paths) { fprintf(stderr, "error: out of memory\n"); return 1; }
     int rc = parse_options(argc, argv, &o);
-    if (rc == 0) rc = o.npaths > 0 ? existing_runs(o.paths, o.npaths, o.plan.figures) : baseline_runs(&o.plan);
+    if (rc == 0) {
+        if (o.npaths > 0) rc = existing_runs(o.paths, o.npaths, o.plan.figures);
+        else if (o.train) rc = baseline_runs(&o.plan);
+        else rc = committed_runs(o.figures_given ? o.plan.figures : NULL);   // draws only if asked
+    }
     else if (rc == 1) rc = 0;
     free(o.paths);
     return rc;

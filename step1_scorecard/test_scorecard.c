@@ -264,6 +264,22 @@ START_TEST(test_program_arguments) {
 }
 END_TEST
 
+// No arguments: the committed seeds of results/quick, nothing trained,
+// nothing written, and the command that trains your own.
+START_TEST(test_program_default_is_the_committed_runs) {
+    make_tmp();
+    Ran r = run("");
+    ck_assert_msg(r.code == 0, "exit %d:\n%s", r.code, r.err);
+    const char *want[] = { "committed baseline seeds (results/quick", "p11_base_s0", "p11_base_s1",
+                           "from 3 seeds", "train your own: ./step1_scorecard --preset quick" };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+        ck_assert_msg(strstr(r.out, want[i]), "'%s' not in:\n%s", want[i], r.out);
+    ck_assert_msg(!strstr(r.out, "figures:"), "drew figures unasked:\n%s", r.out);
+    ran_free(&r);
+    remove_tmp();
+}
+END_TEST
+
 START_TEST(test_program_prints_given_runs) {
     make_tmp();
     Config s0 = baseline(PRESET_SMOKE, 0), s1 = baseline(PRESET_SMOKE, 1), qk = s0;
@@ -428,6 +444,7 @@ int main(void) {
     suite_add_tcase(s, reader);
     TCase *program = tcase_create("program");
     tcase_add_test(program, test_program_arguments);
+    tcase_add_test(program, test_program_default_is_the_committed_runs);
     tcase_add_test(program, test_program_prints_given_runs);
     tcase_add_test(program, test_program_reuses_finished_baselines);
     tcase_add_test(program, test_program_noise_and_figures);

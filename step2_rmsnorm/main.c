@@ -311,7 +311,7 @@ static void why_the_times_differ(const double ms[4]) {
 
 static void try_it(void) {
     printf("try it: step6_ablation/step6_ablation train --name mine --preset quick --set norm=rmsnorm\n"
-           "        (--modern turns on all four at once: RMSNorm, SwiGLU, QK-norm, no biases)\n");
+           "        (--modern: RMSNorm, SwiGLU, QK-norm and no biases at once; not 2D RoPE)\n");
 }
 
 // ---------------------------------------------------------------------------

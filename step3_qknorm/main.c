@@ -318,7 +318,7 @@ static void the_bound(OneHead *h, Rng *rng) {
 
 static void try_it(void) {
     printf("try it: step6_ablation/step6_ablation train --name mine --preset quick --set qk_norm=true\n"
-           "        (--modern turns on all four at once: RMSNorm, SwiGLU, QK-norm, no biases)\n");
+           "        (--modern: RMSNorm, SwiGLU, QK-norm and no biases at once; not 2D RoPE)\n");
 }
 
 // ---------------------------------------------------------------------------

@@ -13,6 +13,7 @@
 //   step6_ablation attention-maps [--runs DIR] [--out DIR] [--t T]
 //   step6_ablation speed [--batch 64] [--threads 2] [--rounds 12] [--json]
 //   step6_ablation summary [--set key=value]... [--modern]
+//   step6_ablation            (no command: the committed results' tables)
 //
 // Every run is one `train` command; `ablation` only starts those commands
 // (ablation.c), and so does `sweep` (sweep.c). `table` and `report` read what the runs wrote (table.c);
@@ -32,6 +33,9 @@
 static void usage(FILE *f) {
     fprintf(f,
         "usage: step6_ablation COMMAND [options]\n"
+        "\n"
+        "with no command: the tables of the committed results (results/quick, results/tutorial),\n"
+        "where their figures are, and the commands that train\n"
         "\n"
         "commands:\n"
         "  train --name NAME [--preset P] [--set key=value]... [--modern] [--out DIR] [--resume]\n"
@@ -155,13 +159,37 @@ static int cmd_summary(int argc, char **argv) {
     return 0;
 }
 
+// No command: the answer, as the project's committed runs give it: the
+// table of results/quick (three seeds), then of results/tutorial, the
+// figures drawn from them, and the commands that train. Reads, writes
+// nothing, in well under a second.
+static int show_committed_results(void) {
+    static const char *const folders[] = { "results/quick", "results/tutorial" };
+    for (size_t i = 0; i < sizeof folders / sizeof folders[0]; i++) {
+        char dir[2048];
+        if (project_path(dir, sizeof dir, folders[i]) != 0) { fprintf(stderr, "error: path too long\n"); return 1; }
+        printf("%s== step6_ablation table %s\n", i ? "\n" : "", folders[i]);
+        char *args[] = { dir, NULL };
+        int rc = cmd_table(1, args);
+        if (rc != 0) return rc;
+    }
+    printf("\nfigures: results/quick/plots/ (val_mse_seeds.png, loss.png, lr2e3.png, the attention maps),\n"
+           "         results/tutorial/plots/; docs/step6_ablation.md explains them\n"
+           "train your own: step6_ablation/step6_ablation ablation --preset quick --seeds 3 --out runs\n"
+           "         (24 runs; one took 11 to 53 minutes on this project's shared 2-core machine,\n"
+           "         results/quick/README.md), then step6_ablation table --compare results/quick runs\n"
+           "every command: step6_ablation --help\n");
+    return 0;
+}
+
 int main(int argc, char **argv) {
     // Line by line even into a file or a pipe: with the runs' logs, stdout and
     // stderr then keep their order (stderr is never buffered).
     setvbuf(stdout, NULL, _IOLBF, 0);
-    if (argc < 2 || is_help_option(argv[1])) {
-        usage(argc < 2 ? stderr : stdout);
-        return argc < 2 ? 2 : 0;
+    if (argc < 2) return show_committed_results();
+    if (is_help_option(argv[1])) {
+        usage(stdout);
+        return 0;
     }
     const char *cmd = argv[1];
     if (strcmp(cmd, "train") == 0) return cmd_train(argc - 2, argv + 2);

@@ -234,6 +234,12 @@ START_TEST(test_print_commands_and_bad_options) {
         ck_assert_msg(strstr(t, bad[k][1]), "%s: no \"%s\" in:\n%s", bad[k][0], bad[k][1], t);
         free(t);
     }
+    // no command: the committed results' tables, and how to train, exit 0
+    ck_assert_int_eq(sh(log, "%s 2>/dev/null", PROG), 0);
+    t = read_whole_file(log);
+    ck_assert_msg(strstr(t, "== step6_ablation table results/quick") && strstr(t, "results/tutorial (tutorial preset)")
+                  && strstr(t, "over seeds") && strstr(t, "train your own:"), "no command:\n%s", t);
+    free(t);
     // every command answers --help with its usage on stdout and exit 0
     const char *commands[] = { "train", "summary", "ablation", "table", "report", "speed", "attention-maps", "sweep" };
     for (size_t k = 0; k < sizeof commands / sizeof commands[0]; k++) {

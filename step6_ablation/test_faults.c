@@ -1137,7 +1137,6 @@ START_TEST(test_bad_arguments_exit_2) {
     snprintf(out, sizeof out, "%s/runs", g_tmp);   // in case a case wrongly starts training
     typedef struct { const char *args[12]; const char *expect; } Case;
     const Case cases[] = {
-        { { NULL }, "usage" },
         { { "frobnicate" }, "usage" },
         { { "train", "--bogus" }, "usage" },
         { { "train", "--name" }, "usage" },                                  // missing value

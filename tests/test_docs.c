@@ -15,10 +15,35 @@
 // source file, so the docs cannot drift from the code unnoticed.
 //
 // Any file can be quoted: the pages quote tools/tinydit_ref.py's PyTorch
-// beside the C. Pages scanned: README.md, common/README.md and docs/*.md.
-// The checker is tested on made-up pages too: a quote that matches, one that
-// drifted, one of a file that is gone, one whose lines are there but not
-// together, and a Python quote.
+// beside the C.
+//
+// Program output is quoted the same way, with the command that printed it
+// (run from the project root, by sh):
+//
+//     <!-- output: step6_ablation/step6_ablation table results/quick -->
+//     <!-- mask: ^ *baseline .*( [0-9.]+ ) -->
+//     ```
+//     ...lines the command prints...
+//     ```
+//
+// The test runs the command and wants the block's lines, consecutive, in its
+// standard output, so a quoted table cannot drift from the committed results
+// or from the code that prints it. Runs of spaces count as one (column
+// widths may move). A mask line (any number of them) is a POSIX extended
+// regular expression for what differs from machine to machine, timings
+// above all: on every line, in the page and in the output alike, what its
+// first group matches (the whole match if it has no group) becomes "#".
+// Outputs that no committed input reproduces (training runs, timings as
+// such) are marked instead, with the command, the commit and the machine:
+//
+//     <!-- measured: COMMAND; commit abc1234; machine: ... -->
+//
+// and counted, not run.
+//
+// Pages scanned: README.md, common/README.md and docs/*.md. The checker is
+// tested on made-up pages too: a quote that matches, one that drifted, one of
+// a file that is gone, one whose lines are there but not together; an output
+// that matches, one that drifted, one masked, a command that fails.
 //
 // And one rule that common/README.md states: the layering of common/ (nn
 // includes nothing above it, io only nn, eval nn and io).
@@ -26,6 +51,8 @@
 #include "io/paths.h"
 #include <ctype.h>
 #include <dirent.h>
+#include <regex.h>
+#include <stdbool.h>
 #include <sys/stat.h>
 
 #define MAX_LINE 1024
@@ -74,10 +101,12 @@ static int lines_read(Lines *t, const char *path) {
     return 0;
 }
 
-// "<!-- quote: PATH -->" -> PATH into out; 1 if the line is such a marker.
-static int quote_marker(const char *line, char *out, size_t outlen) {
+// "<!-- TAG: TEXT -->" (TAG "quote", "output", "mask" or "measured") ->
+// TEXT into out; 1 if the line is such a marker.
+static int marker(const char *line, const char *tag, char *out, size_t outlen) {
     while (isspace((unsigned char)*line)) line++;
-    const char *open = "<!-- quote:";
+    char open[32];
+    snprintf(open, sizeof open, "<!-- %s:", tag);
     if (strncmp(line, open, strlen(open)) != 0) return 0;
     const char *p = line + strlen(open), *end = strstr(p, "-->");
     if (!end) return 0;
@@ -85,6 +114,10 @@ static int quote_marker(const char *line, char *out, size_t outlen) {
     while (end > p && isspace((unsigned char)end[-1])) end--;
     snprintf(out, outlen, "%.*s", (int)(end - p), p);
     return 1;
+}
+
+static int quote_marker(const char *line, char *out, size_t outlen) {
+    return marker(line, "quote", out, outlen);
 }
 
 // A fence line: optional indent, then ``` or ~~~ (3 or more). Returns the
@@ -139,9 +172,129 @@ static int check_block(const char *root, const char *doc, int line_no, const cha
     return 0;
 }
 
-// Scans one page (path relative to root). Adds its quoted blocks to
-// *blocks; returns the number of failures, each reported on `report`.
-static int check_page(const char *root, const char *doc, FILE *report, int *blocks) {
+// ---------------------------------------------------------------------------
+// Quoted output: run the command, compare.
+
+// What was checked, for the summary line.
+typedef struct { int quotes, outputs, measured; } Counts;
+
+// Each command runs once per check, however many blocks quote it.
+#define MAX_COMMANDS 64
+typedef struct { char *cmd; Lines out; int status; } RanCommand;
+typedef struct { RanCommand ran[MAX_COMMANDS]; int n; } CommandCache;
+
+static void cache_free(CommandCache *c) {
+    for (int i = 0; i < c->n; i++) { free(c->ran[i].cmd); lines_free(&c->ran[i].out); }
+    c->n = 0;
+}
+
+// The standard output of `sh -c 'cd ROOT && CMD'` (stderr dropped: progress
+// bars), and its exit status, from the cache or run now.
+static RanCommand *run_command(CommandCache *c, const char *root, const char *cmd) {
+    for (int i = 0; i < c->n; i++)
+        if (strcmp(c->ran[i].cmd, cmd) == 0) return &c->ran[i];
+    ck_assert_int_lt(c->n, MAX_COMMANDS);
+    RanCommand *r = &c->ran[c->n++];
+    memset(r, 0, sizeof *r);
+    r->cmd = strdup(cmd);
+    char tmpl[] = "/tmp/tinydit_docs_out_XXXXXX";
+    int fd = mkstemp(tmpl);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    size_t len = strlen(root) + strlen(cmd) + strlen(tmpl) + 64;
+    char *line = malloc(len);
+    ck_assert_ptr_nonnull(line);
+    snprintf(line, len, "cd '%s' && { %s ; } >'%s' 2>/dev/null", root, cmd, tmpl);
+    int st = system(line);
+    r->status = (st != -1 && WIFEXITED(st)) ? WEXITSTATUS(st) : -1;
+    free(line);
+    ck_assert_int_eq(lines_read(&r->out, tmpl), 0);
+    unlink(tmpl);
+    return r;
+}
+
+// A line as the comparison sees it: each mask's matches (its first group,
+// or the whole match) replaced by "#", then runs of blanks made one space.
+static char *normalise(const char *line, regex_t *masks, int n_masks) {
+    size_t cap = strlen(line) + 1;
+    char *s = strdup(line);
+    ck_assert_ptr_nonnull(s);
+    for (int m = 0; m < n_masks; m++) {
+        size_t from = 0;
+        regmatch_t g[2];
+        while (from <= strlen(s) && regexec(&masks[m], s + from, 2, g, from ? REG_NOTBOL : 0) == 0) {
+            regmatch_t hit = (masks[m].re_nsub >= 1 && g[1].rm_so >= 0) ? g[1] : g[0];
+            size_t a = from + (size_t)hit.rm_so, b = from + (size_t)hit.rm_eo;
+            size_t end = from + (size_t)g[0].rm_eo;
+            if (b > a) {
+                memmove(s + a + 1, s + b, strlen(s + b) + 1);
+                s[a] = '#';
+                end = end - (b - a) + 1;
+            }
+            from = end > from ? end : from + 1;   // an empty match moves on by one
+        }
+    }
+    char *out = malloc(cap + 1), *o = out;
+    ck_assert_ptr_nonnull(out);
+    for (const char *p = s; *p; p++) {
+        if (*p == ' ' || *p == '\t') {
+            if (o == out || o[-1] != ' ') *o++ = ' ';
+        } else *o++ = *p;
+    }
+    *o = '\0';
+    free(s);
+    return out;
+}
+
+// One output block (n page lines) against its command's output. 1 on
+// failure, with a message.
+static int check_output(const char *root, CommandCache *cache, const char *doc, int line_no,
+                        const char *cmd, char *const *mask_src, int n_masks,
+                        char *const *block, int n, FILE *report) {
+    regex_t masks[8];
+    for (int m = 0; m < n_masks; m++)
+        if (regcomp(&masks[m], mask_src[m], REG_EXTENDED) != 0) {
+            fprintf(report, "%s:%d: the mask '%s' is not a regular expression\n", doc, line_no, mask_src[m]);
+            for (int k = 0; k < m; k++) regfree(&masks[k]);
+            return 1;
+        }
+    RanCommand *r = run_command(cache, root, cmd);
+    int failed = 0;
+    if (r->status != 0) {
+        fprintf(report, "%s:%d: `%s` exited with %d (run it from the project root to see why;\n"
+                "    the programs are built by `make all`)\n", doc, line_no, cmd, r->status);
+        failed = 1;
+    } else if (n == 0) {
+        fprintf(report, "%s:%d: the output of `%s` is empty\n", doc, line_no, cmd);
+        failed = 1;
+    } else {
+        char **want = malloc(sizeof(char *) * (size_t)n);
+        Lines got = { 0 };
+        ck_assert_ptr_nonnull(want);
+        for (int k = 0; k < n; k++) want[k] = normalise(block[k], masks, n_masks);
+        for (int k = 0; k < r->out.n; k++) {
+            char *g = normalise(r->out.line[k], masks, n_masks);
+            lines_push(&got, g);
+            free(g);
+        }
+        int best = 0;
+        if (find_block(&got, want, n, &best) < 0) {
+            fprintf(report, "%s:%d: `%s` no longer prints this: its line %d of %d\n"
+                    "    \"%s\"\n    does not follow the ones before it in the output\n",
+                    doc, line_no, cmd, best + 1, n, block[best]);
+            failed = 1;
+        }
+        for (int k = 0; k < n; k++) free(want[k]);
+        free(want);
+        lines_free(&got);
+    }
+    for (int m = 0; m < n_masks; m++) regfree(&masks[m]);
+    return failed;
+}
+
+// Scans one page (path relative to root). Counts its quoted blocks into *c;
+// returns the number of failures, each reported on `report`.
+static int check_page(const char *root, const char *doc, FILE *report, Counts *c, CommandCache *cache) {
     char path[2048], src_rel[512];
     snprintf(path, sizeof path, "%s/%s", root, doc);
     Lines page;
@@ -158,10 +311,22 @@ static int check_page(const char *root, const char *doc, FILE *report, int *bloc
             while (i < page.n && !(fence(page.line[i], &end_indent, &end_ch) >= len && end_ch == ch)) i++;
             continue;
         }
-        if (!quote_marker(page.line[i], src_rel, sizeof src_rel)) continue;
+        char cmd[1024], mask_text[8][512];
+        if (marker(page.line[i], "measured", cmd, sizeof cmd)) { c->measured++; continue; }
+        bool is_output = marker(page.line[i], "output", cmd, sizeof cmd);
+        if (!is_output && !quote_marker(page.line[i], src_rel, sizeof src_rel)) continue;
+        int at = i, n_masks = 0;       // an output marker may have mask lines below it
+        while (is_output && i + 1 < page.n && n_masks < 8 &&
+               marker(page.line[i + 1], "mask", mask_text[n_masks], sizeof mask_text[0])) {
+            i++;
+            n_masks++;
+        }
+        char *masks[8];
+        for (int m = 0; m < n_masks; m++) masks[m] = mask_text[m];
+        const char *what = is_output ? cmd : src_rel;
         if (i + 1 >= page.n || !(len = fence(page.line[i + 1], &indent, &ch))) {
-            fprintf(report, "%s:%d: a quote marker of %s without a fenced block right below it\n",
-                    doc, i + 1, src_rel);
+            fprintf(report, "%s:%d: a %s marker of %s without a fenced block right below it\n",
+                    doc, at + 1, is_output ? "output" : "quote", what);
             failures++;
             continue;
         }
@@ -169,7 +334,8 @@ static int check_page(const char *root, const char *doc, FILE *report, int *bloc
         while (last < page.n && !(fence(page.line[last], &end_indent, &end_ch) >= len && end_ch == ch))
             last++;
         if (last == page.n) {
-            fprintf(report, "%s:%d: the quote of %s has no closing fence\n", doc, i + 1, src_rel);
+            fprintf(report, "%s:%d: the %s of %s has no closing fence\n", doc, at + 1,
+                    is_output ? "output" : "quote", what);
             failures++;
             break;
         }
@@ -180,8 +346,14 @@ static int check_page(const char *root, const char *doc, FILE *report, int *bloc
             while (drop < indent && s[drop] == ' ') drop++;
             memmove(s, s + drop, strlen(s + drop) + 1);
         }
-        (*blocks)++;
-        failures += check_block(root, doc, i + 1, src_rel, page.line + first, last - first, report);
+        if (is_output) {
+            c->outputs++;
+            failures += check_output(root, cache, doc, at + 1, cmd, masks, n_masks,
+                                     page.line + first, last - first, report);
+        } else {
+            c->quotes++;
+            failures += check_block(root, doc, at + 1, src_rel, page.line + first, last - first, report);
+        }
         i = last;
     }
     lines_free(&page);
@@ -194,8 +366,8 @@ static int by_name(const void *a, const void *b) {
 
 // Every page under root: README.md, common/README.md, docs/*.md (sorted).
 // Pages that do not exist are skipped, except README.md. Returns the
-// number of failures; *blocks and *pages count what was checked.
-static int check_all(const char *root, FILE *report, int *blocks, int *pages) {
+// number of failures; *c and *pages count what was checked.
+static int check_all(const char *root, FILE *report, Counts *c, int *pages) {
     Lines docs = { 0 };
     lines_push(&docs, "README.md");
     char path[2048];
@@ -217,9 +389,13 @@ static int check_all(const char *root, FILE *report, int *blocks, int *pages) {
     }
     qsort(docs.line + first_doc, docs.n - first_doc, sizeof(char *), by_name);
     int failures = 0;
-    *blocks = 0;
-    for (int i = 0; i < docs.n; i++) failures += check_page(root, docs.line[i], report, blocks);
+    memset(c, 0, sizeof *c);
+    CommandCache *cache = calloc(1, sizeof *cache);
+    ck_assert_ptr_nonnull(cache);
+    for (int i = 0; i < docs.n; i++) failures += check_page(root, docs.line[i], report, c, cache);
     *pages = docs.n;
+    cache_free(cache);
+    free(cache);
     lines_free(&docs);
     return failures;
 }
@@ -229,10 +405,12 @@ static int check_all(const char *root, FILE *report, int *blocks, int *pages) {
 
 START_TEST(test_repository_docs) {
     const char *root = project_root();
-    int blocks = 0, pages = 0;
-    int failures = check_all(root, stderr, &blocks, &pages);
-    printf("docs quotes: %d quoted blocks in %d pages checked against the code, %d drifted\n",
-           blocks, pages, failures);
+    Counts c;
+    int pages = 0;
+    int failures = check_all(root, stderr, &c, &pages);
+    printf("docs quotes: %d quoted blocks of code and %d of program output in %d pages checked,\n"
+           "%d marked as measurements (not re-run); %d drifted\n",
+           c.quotes, c.outputs, pages, c.measured, failures);
     fflush(stdout);
     ck_assert_msg(failures == 0, "%d quoted block(s) no longer match their source (listed above)",
                   failures);
@@ -308,7 +486,9 @@ static int check_fake(int *blocks, char *report, size_t len) {
     FILE *r = fmemopen(report, len, "w");
     ck_assert_ptr_nonnull(r);
     int pages = 0;
-    int failures = check_all(g_dir, r, blocks, &pages);
+    Counts c;
+    int failures = check_all(g_dir, r, &c, &pages);
+    *blocks = c.quotes + c.outputs;
     fclose(r);
     ck_assert_int_eq(pages, 2);   // README.md and docs/page.md
     return failures;
@@ -442,10 +622,85 @@ START_TEST(test_checker_reads_python) {
 }
 END_TEST
 
+// A made-up program for the output blocks: src/prog prints a table with a
+// timing in it; `sh src/prog fail` prints and exits 3.
+static const char *PROG =
+    "if [ \"$1\" = fail ]; then echo half; exit 3; fi\n"
+    "echo 'run       val MSE  ms/step'\n"
+    "echo 'base       0.2812    905.1'\n"
+    "echo 'rope       0.2546   2476.5'\n"
+    "echo 'probe accuracy 61.3%'\n"
+    "echo progress >&2\n";
+
+START_TEST(test_checker_reruns_outputs) {
+    write_text("src/prog", PROG);
+    write_text("docs/page.md",
+               "<!-- output: sh src/prog -->\n"
+               "```\n"
+               "base 0.2812 905.1\n"                  // spaces need not line up
+               "rope       0.2546   2476.5\n"
+               "```\n"
+               "part of it again, the timings masked (they differ from machine to machine):\n"
+               "<!-- output: sh src/prog -->\n"
+               "<!-- mask: [0-9]+\\.[0-9] *$ -->\n"
+               "<!-- mask: (0\\.[0-9]+) -->\n"
+               "```\n"
+               "base       0.9999   1.0\n"
+               "rope       0.1   9999.9\n"
+               "```\n"
+               "<!-- measured: sh src/train; commit abc1234; machine: 2 cores -->\n"
+               "```\n"
+               "whatever a training run printed\n"
+               "```\n");
+    char report[2048] = "";
+    int blocks = 0;
+    ck_assert_int_eq(check_fake(&blocks, report, sizeof report), 0);
+    ck_assert_int_eq(blocks, 2);
+    ck_assert_str_eq(report, "");
+}
+END_TEST
+
+START_TEST(test_checker_finds_output_drift) {
+    write_text("src/prog", PROG);
+    write_text("docs/page.md",
+               "<!-- output: sh src/prog -->\n"
+               "```\n"
+               "base       0.2812    905.1\n"
+               "rope       0.2606   2476.5\n"          // the program prints 0.2546
+               "```\n"
+               "masked timings, but the val MSE drifted:\n"
+               "<!-- output: sh src/prog -->\n"
+               "<!-- mask: [0-9]+\\.[0-9] *$ -->\n"
+               "```\n"
+               "base       0.2813   1.0\n"
+               "```\n"
+               "<!-- output: sh src/prog fail -->\n"
+               "```\n"
+               "half\n"
+               "```\n"
+               "<!-- output: sh src/prog -->\n"
+               "<!-- mask: ([0-9 -->\n"
+               "```\n"
+               "base\n"
+               "```\n");
+    char report[4096] = "";
+    int blocks = 0;
+    ck_assert_int_eq(check_fake(&blocks, report, sizeof report), 4);
+    ck_assert_msg(strstr(report, "docs/page.md:1: `sh src/prog` no longer prints this: its line 2 of 2")
+                  && strstr(report, "0.2606"), "%s", report);
+    ck_assert_msg(strstr(report, "docs/page.md:7: `sh src/prog` no longer prints this: its line 1 of 1"),
+                  "%s", report);
+    ck_assert_msg(strstr(report, "docs/page.md:12: `sh src/prog fail` exited with 3"), "%s", report);
+    ck_assert_msg(strstr(report, "docs/page.md:16: the mask '([0-9' is not a regular expression"),
+                  "%s", report);
+}
+END_TEST
+
 static Suite *docs_suite(void) {
     Suite *s = suite_create("docs");
     TCase *own = tcase_create("repository");
     tcase_add_test(own, test_repository_docs);
+    tcase_set_timeout(own, 600);   // the docs' commands run: step 4's timings take seconds
     tcase_add_test(own, test_layering);
     suite_add_tcase(s, own);
     TCase *fake = tcase_create("checker");
@@ -456,6 +711,8 @@ static Suite *docs_suite(void) {
     tcase_add_test(fake, test_checker_wants_consecutive_lines);
     tcase_add_test(fake, test_checker_wants_a_fence);
     tcase_add_test(fake, test_checker_reads_python);
+    tcase_add_test(fake, test_checker_reruns_outputs);
+    tcase_add_test(fake, test_checker_finds_output_drift);
     suite_add_tcase(s, fake);
     return s;
 }
