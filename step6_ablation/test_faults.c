@@ -660,6 +660,11 @@ START_TEST(test_nan_loss_stops_with_exit_3) {
     snprintf(loss, sizeof loss, "%s/nan/loss.tsv", g_tmp);
     ck_assert_int_eq(assert_good_checkpoint(ckpt), bad - 1);
     ck_assert_int_eq(loss_rows(loss), bad - 1);   // the diverged step is not logged
+    // and the divergence is recorded as a result, with its step
+    char diverged[400], want[64];
+    snprintf(diverged, sizeof diverged, "%s/nan/diverged.json", g_tmp);
+    snprintf(want, sizeof want, "\"diverged_at_step\":\t%d", bad);
+    assert_log_has(diverged, want);
     printf("nan: diverged at step %d, checkpoint of step %d kept and finite\n", bad, bad - 1);
 
     // resuming it diverges again, the same way, and still keeps the checkpoint

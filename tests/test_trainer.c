@@ -192,6 +192,72 @@ START_TEST(test_resume_is_bit_identical) {
 }
 END_TEST
 
+// ---------------------------------------------------------------------------
+// (b2) val MSE along the run: with val_every = 20 a smoke run (60 steps)
+// writes the exam's score at steps 20, 40 and 60 into val.tsv; checking it
+// changes nothing of the training (loss.tsv and weights are the run without
+// checks, bit for bit); a stop and resume writes the same curve; and the
+// point at step 60 is the exam of the final weights.
+static int read_val_rows(const char *dir, const char *name, int *steps, double *vals, int max) {
+    size_t len;
+    char *t = read_text(dir, name, "val.tsv", &len), *save = NULL;
+    int n = 0;
+    for (char *line = strtok_r(t, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+        if (n < max && sscanf(line, "%d %lf", &steps[n], &vals[n]) == 2) n++;
+    free(t);
+    return n;
+}
+
+START_TEST(test_val_curve_along_the_run) {
+    const char *dir = make_tmp();
+    ck_assert_int_ge(synth_cifar_use(dir, "test_val_curve_along_the_run"), 0);
+    TrainOptions plain = smoke_options(dir, "plain");
+    ck_assert_int_eq(plain.cfg.val_every, 0);   // the smoke preset checks only at the end
+    ck_assert_int_eq(trainer_run(&plain), TRAIN_OK);
+
+    TrainOptions checked = smoke_options(dir, "checked");
+    checked.cfg.val_every = 20;
+    ck_assert_int_eq(trainer_run(&checked), TRAIN_OK);
+
+    TrainOptions part = smoke_options(dir, "resumed");
+    part.cfg.val_every = 20;
+    part.stop_after = 30;
+    ck_assert_int_eq(trainer_run(&part), TRAIN_STOPPED);
+    part.stop_after = 0;
+    part.resume = true;
+    ck_assert_int_eq(trainer_run(&part), TRAIN_OK);
+
+    size_t la, lb;
+    char *ta = read_text(dir, "plain", "loss.tsv", &la), *tb = read_text(dir, "checked", "loss.tsv", &lb);
+    ck_assert_msg(la == lb && memcmp(ta, tb, la) == 0, "the val checks changed the training losses");
+    free(ta); free(tb);
+    Saved a = load_saved(dir, "plain"), b = load_saved(dir, "checked");
+    ck_assert_msg(memcmp(a.m.params, b.m.params, sizeof(float) * a.m.n_params) == 0,
+                  "the val checks changed the weights");
+
+    int steps[8], steps_r[8];
+    double vals[8], vals_r[8];
+    int n = read_val_rows(dir, "checked", steps, vals, 8);
+    ck_assert_int_eq(n, 3);
+    for (int i = 0; i < n; i++) ck_assert_int_eq(steps[i], 20 * (i + 1));
+    ck_assert_int_eq(read_val_rows(dir, "resumed", steps_r, vals_r, 8), 3);
+    for (int i = 0; i < n; i++)
+        ck_assert_msg(steps_r[i] == steps[i] && vals_r[i] == vals[i], "resumed curve row %d: %d %.6f, straight %d %.6f",
+                      i, steps_r[i], vals_r[i], steps[i], vals[i]);
+    ck_assert_msg(vals[2] < vals[0], "val MSE did not fall along the run: %.6f then %.6f", vals[0], vals[2]);
+
+    CifarSet test;
+    char err[CIFAR_ERRLEN];
+    ck_assert_msg(cifar_load_test(NULL, &test, err, sizeof err) == 0, "%s", err);
+    double final = scorecard_val_mse(&b.m, &test, VAL_IMAGES);
+    ck_assert_msg(fabs(final - vals[2]) <= 5e-7, "val.tsv at step 60: %.6f, the exam of the final weights %.7f",
+                  vals[2], final);
+    cifar_free(&test);
+    free_saved(&a); free_saved(&b);
+    remove_tmp();
+}
+END_TEST
+
 // A finished run (metrics.json present) comes back at once untouched; an
 // existing run is never overwritten without resume.
 START_TEST(test_finished_run_is_not_retrained) {
@@ -313,6 +379,7 @@ int main(void) {
     suite_add_tcase(s, exam);
     TCase *runs = tcase_create("runs");   // each run reads 180 MB of CIFAR-10
     tcase_add_test(runs, test_resume_is_bit_identical);
+    tcase_add_test(runs, test_val_curve_along_the_run);
     tcase_add_test(runs, test_finished_run_is_not_retrained);
     tcase_add_test(runs, test_smoke_run_loss_falls);
     tcase_add_test(runs, test_trace_is_the_run);

@@ -35,9 +35,11 @@ from tinydit_ref import DEFAULTS, TinyDiT, adamw, flow_loss
 VAL_SEED, VAL_IMAGES, EVAL_BATCH = 1234, 2000, 250     # common/eval/scorecard.h
 CURVE_WINDOW = 250
 PRESETS = {"smoke": dict(dim=32, depth=2, heads=2, freq_dim=32, batch=16, steps=60),
-           "quick": dict(batch=64, steps=1000),
-           "tutorial": dict(batch=128, steps=4000)}
-TRAINING = dict(seed=0, lr=3e-4, weight_decay=0.0, batch=128, steps=4000, flip=True, threads=0)
+           "quick": dict(batch=64, steps=1000, val_every=250),
+           "tutorial": dict(batch=128, steps=4000, val_every=500)}
+# val_every is read and recorded like the C trainer's, but this trainer checks
+# val MSE only at the end (it writes no val_curve)
+TRAINING = dict(seed=0, lr=3e-4, weight_decay=0.0, batch=128, steps=4000, flip=True, threads=0, val_every=0)
 
 
 # ---------------------------------------------------------------------------

@@ -61,6 +61,7 @@ static const Field FIELDS[] = {
     {"steps",           F_INT,   OFF(steps),           0, NULL, "training steps"},
     {"flip",            F_BOOL,  OFF(flip),            0, NULL, "random horizontal flips of training images"},
     {"threads",         F_INT,   OFF(threads),         0, NULL, "OpenMP/BLAS threads, 0 = all cores"},
+    {"val_every",       F_INT,   OFF(val_every),       0, NULL, "steps between val MSE checks while training, 0 = only at the end"},
 };
 #undef OFF
 #define N_FIELDS ((int)(sizeof FIELDS / sizeof FIELDS[0]))

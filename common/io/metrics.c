@@ -130,6 +130,7 @@ bool configs_agree(const Config *a, const Config *b, bool ignore_seed) {
     Config x = *a, y = *b;
     if (ignore_seed) x.seed = y.seed = 0;
     x.threads = y.threads = 0;
+    x.val_every = y.val_every = 0;   // how often a run was examined does not change the run
     char dx[1024], dy[1024];
     config_describe(&x, dx, sizeof dx);
     config_describe(&y, dy, sizeof dy);

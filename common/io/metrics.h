@@ -57,7 +57,8 @@ bool metrics_is_seed_pair(const RunMetrics *a, const RunMetrics *b);
 
 // The one comparison behind metrics_is_seed_pair: true when a and b agree on
 // every field but the thread count (which changes the speed, not the
-// numbers), and but the seed too when ignore_seed.
+// numbers) and val_every (how often the run was examined), and but the seed
+// too when ignore_seed.
 bool configs_agree(const Config *a, const Config *b, bool ignore_seed);
 
 // The noise of one config measured over seeds: n values of val MSE, their

@@ -30,6 +30,7 @@ Config config_default(void) {
     c.batch = 128; c.steps = 4000;
     c.flip = true;
     c.threads = 0;
+    c.val_every = 0;
     return c;
 }
 

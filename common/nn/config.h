@@ -30,6 +30,7 @@ typedef struct {
     int batch, steps;
     bool flip;
     int threads;                // 0 = all cores
+    int val_every;              // steps between val MSE checks while training, 0 = only at the end
 } Config;
 
 // Derived sizes, computed from the fields above.

@@ -52,9 +52,11 @@ void preset_apply(Preset p, Config *cfg, int *ckpt_every) {
         break;
     case PRESET_QUICK:      // minutes: the tutorial's model, a quarter of the batch and steps
         cfg->batch = 64; cfg->steps = 1000; *ckpt_every = 250;
+        cfg->val_every = 250;   // four points of the val curve, about 5% of the run's time
         break;
     case PRESET_TUTORIAL:   // the tutorial's runs: dim 128, depth 4, heads 4, batch 128, 4,000 steps
         cfg->batch = 128; cfg->steps = 4000; *ckpt_every = 250;
+        cfg->val_every = 500;
         break;
     }
 }
@@ -105,15 +107,17 @@ static int rng_from_text(const char *s, Rng *r) {
 }
 
 typedef struct {
-    char dir[2048], ckpt[2100], loss[2100], metrics[2100], samples[2100];
+    char dir[2048], ckpt[2100], loss[2100], val[2100], metrics[2100], samples[2100], diverged[2100];
 } RunPaths;
 
 static void run_paths(RunPaths *p, const char *out_dir, const char *name) {
     snprintf(p->dir, sizeof p->dir, "%s/%s", out_dir, name);
     snprintf(p->ckpt, sizeof p->ckpt, "%s/ckpt.safetensors", p->dir);
     snprintf(p->loss, sizeof p->loss, "%s/loss.tsv", p->dir);
+    snprintf(p->val, sizeof p->val, "%s/val.tsv", p->dir);
     snprintf(p->metrics, sizeof p->metrics, "%s/metrics.json", p->dir);
     snprintf(p->samples, sizeof p->samples, "%s/samples.png", p->dir);
+    snprintf(p->diverged, sizeof p->diverged, "%s/diverged.json", p->dir);
 }
 
 // loss.tsv rows: step, loss, grad_norm, max_logit. Reads the rows with
@@ -146,6 +150,40 @@ static int write_loss_tsv(const char *path, int n, const float *loss, const floa
     len += snprintf(buf + len, cap - len, "step\tloss\tgrad_norm\tmax_logit\n");
     for (int i = 0; i < n; i++)
         len += snprintf(buf + len, cap - len, "%d\t%.6f\t%.6f\t%.4f\n", i + 1, loss[i], gnorm[i], logit[i]);
+    int rc = write_file_atomic(path, buf, len, err, errlen);
+    free(buf);
+    return rc;
+}
+
+// val.tsv rows: step, val MSE, one every cfg.val_every steps. Reads the rows
+// with step <= upto into val (indexed step-1, NaN where there is none).
+// A missing file is an empty curve (runs made before the curve existed).
+// Returns the number of rows read, -1 on a read error.
+static int read_val_tsv(const char *path, int upto, float *val, char *err, size_t errlen) {
+    for (int i = 0; i < upto; i++) val[i] = NAN;
+    if (!file_exists(path)) return 0;
+    size_t len;
+    char *text = read_file_all(path, &len, err, errlen);
+    if (!text) return -1;
+    int rows = 0;
+    char *save = NULL;
+    for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        int step; float v;
+        if (sscanf(line, "%d %f", &step, &v) != 2 || step < 1 || step > upto) continue;   // header, later rows
+        val[step - 1] = v;
+        rows++;
+    }
+    free(text);
+    return rows;
+}
+
+// Rewrites val.tsv with the points among steps 1..n.
+static int write_val_tsv(const char *path, int n, const float *val, char *err, size_t errlen) {
+    size_t cap = 64 + (size_t)n * 32, len = 0;
+    char *buf = malloc(cap);
+    len += snprintf(buf + len, cap - len, "step\tval_mse\n");
+    for (int i = 0; i < n; i++)
+        if (!isnan(val[i])) len += snprintf(buf + len, cap - len, "%d\t%.6f\n", i + 1, val[i]);
     int rc = write_file_atomic(path, buf, len, err, errlen);
     free(buf);
     return rc;
@@ -300,10 +338,23 @@ static void add_loss_curve(cJSON *root, const float *loss, int steps) {
     cJSON_AddNumberToObject(root, "curve_window", window);
 }
 
+// val_curve: [step, val MSE] every cfg.val_every steps (the same exam as
+// the final val MSE, so the point at the last step equals it)
+static void add_val_curve(cJSON *root, const float *val, int steps) {
+    cJSON *curve = cJSON_AddArrayToObject(root, "val_curve");
+    for (int i = 0; i < steps; i++) {
+        if (isnan(val[i])) continue;
+        cJSON *pt = cJSON_CreateArray();
+        cJSON_AddItemToArray(pt, cJSON_CreateNumber(i + 1));
+        cJSON_AddItemToArray(pt, cJSON_CreateNumber(val[i]));
+        cJSON_AddItemToArray(curve, pt);
+    }
+}
+
 // metrics.json's content: the scorecard in the tutorial's schema, then the
-// run's config, timings, loss curve and probe.
+// run's config, timings, loss and val curves, and probe.
 static cJSON *metrics_json(const Model *m, const char *name, Preset preset, const SavedProgress *p,
-                           const float *loss, const Scorecard *sc, double total_wall) {
+                           const float *loss, const float *val, const Scorecard *sc, double total_wall) {
     const Config *c = &m->cfg;
     int steps = p->step;
     cJSON *root = cJSON_CreateObject();
@@ -319,6 +370,7 @@ static cJSON *metrics_json(const Model *m, const char *name, Preset preset, cons
     if (isfinite(sc->fd)) cJSON_AddNumberToObject(uncond, "probe_fd", sc->fd);
     else cJSON_AddNullToObject(uncond, "probe_fd");
     add_loss_curve(root, loss, steps);
+    add_val_curve(root, val, steps);
     cJSON *cfgj = cJSON_AddObjectToObject(root, "config");
     // every config field, as the strings a checkpoint stores
     config_foreach_field(c, add_config_field, cfgj);
@@ -376,20 +428,22 @@ static int finish_run(const RunPaths *rp, const char *name, Preset preset, const
         return TRAIN_ERROR;
     }
     float *loss = calloc(steps + 1, sizeof(float)), *gn = calloc(steps + 1, sizeof(float));
-    float *ml = calloc(steps + 1, sizeof(float));
-    int rc = read_loss_tsv(rp->loss, steps, loss, gn, ml, err, sizeof err) < 0 ? -1 : 0;
+    float *ml = calloc(steps + 1, sizeof(float)), *val = calloc(steps + 1, sizeof(float));
+    int rc = read_loss_tsv(rp->loss, steps, loss, gn, ml, err, sizeof err) < 0 ||
+             read_val_tsv(rp->val, steps, val, err, sizeof err) < 0 ? -1 : 0;
     if (rc == 0) {
         Scorecard sc;
         run_scorecard(&m, name, preset, train, test, rp->samples, &sc);
         double total_wall = wall_before + (wall_seconds() - t_start);
-        rc = write_json(rp->metrics, metrics_json(&m, name, preset, &prog, loss, &sc, total_wall), err, sizeof err);
+        rc = write_json(rp->metrics, metrics_json(&m, name, preset, &prog, loss, val, &sc, total_wall), err,
+                        sizeof err);
         double it_per_s = prog.train_seconds > 0 ? steps / prog.train_seconds : 0;
         if (rc == 0)
             printf("[%s] val MSE %.4f | probe-FD %.1f | %.1f ms/step | %d loss spikes | %s\n", name, sc.val_mse,
                    sc.fd, it_per_s > 0 ? 1000.0 / it_per_s : 0, count_loss_spikes(loss, steps), rp->metrics);
     }
     if (rc != 0) fprintf(stderr, "error: %s\n", err);
-    free(loss); free(gn); free(ml);
+    free(loss); free(gn); free(ml); free(val);
     model_free(&m);
     return rc == 0 ? TRAIN_OK : TRAIN_ERROR;
 }
@@ -491,13 +545,16 @@ typedef struct {
     int start, steps;              // the loop runs steps start+1 .. steps
     float max_logit_layers[64];
     float *loss_hist, *gn_hist, *ml_hist;   // (steps + 1) each
+    float *val_hist;                        // (steps + 1), NaN between val checks
+    float last_val;                         // the latest val check, for the progress bar (NaN: none yet)
+    const CifarSet *test;                   // the val exam's images
 } Run;
 
 static void run_free(Run *r) {
     dataloader_free(&r->dl);
     if (r->have_ts) train_state_free(&r->ts);
     if (r->have_model) model_free(&r->m);
-    free(r->loss_hist); free(r->gn_hist); free(r->ml_hist);
+    free(r->loss_hist); free(r->gn_hist); free(r->ml_hist); free(r->val_hist);
 }
 
 static int init_train_state(Run *r) {
@@ -523,7 +580,8 @@ static int start_run(Run *r, const TrainOptions *o, const RunPaths *rp, const Ci
     if (init_train_state(r) != 0) return TRAIN_ERROR;
     rng_seed(&r->noise, trainer_noise_seed(r->cfg.seed));
     if (dataloader_init(&r->dl, train, r->cfg.seed, r->cfg.flip, err, sizeof err) != 0 ||
-        write_loss_tsv(rp->loss, 0, NULL, NULL, NULL, err, sizeof err) != 0) {
+        write_loss_tsv(rp->loss, 0, NULL, NULL, NULL, err, sizeof err) != 0 ||
+        write_val_tsv(rp->val, 0, NULL, err, sizeof err) != 0) {
         fprintf(stderr, "error: %s\n", err);
         return TRAIN_ERROR;
     }
@@ -561,13 +619,13 @@ static int resume_run(Run *r, const TrainOptions *o, const RunPaths *rp, const C
     }
     r->have_model = 1;
     Config saved = r->m.cfg;
-    saved.threads = r->cfg.threads; saved.steps = r->cfg.steps;
+    saved.threads = r->cfg.threads; saved.steps = r->cfg.steps; saved.val_every = r->cfg.val_every;
     char a[512], b[512];
     config_describe(&saved, a, sizeof a);
     config_describe(&r->cfg, b, sizeof b);
     if (strcmp(a, b) != 0)
         fprintf(stderr, "note: resuming with the checkpoint's config (%s); --set values that differ are ignored\n", a);
-    r->m.cfg.steps = r->cfg.steps; r->m.cfg.threads = r->cfg.threads;
+    r->m.cfg.steps = r->cfg.steps; r->m.cfg.threads = r->cfg.threads; r->m.cfg.val_every = r->cfg.val_every;
     r->cfg = r->m.cfg;
     if (init_train_state(r) != 0) { st_free(&st); return TRAIN_ERROR; }
     SavedProgress prog;
@@ -594,7 +652,9 @@ static int resume_run(Run *r, const TrainOptions *o, const RunPaths *rp, const C
         fprintf(stderr, "error: %s has %d of the %d steps in the checkpoint\n", rp->loss, rows < 0 ? 0 : rows, r->start);
         return TRAIN_ERROR;
     }
-    if (write_loss_tsv(rp->loss, r->start, r->loss_hist, r->gn_hist, r->ml_hist, err, sizeof err) != 0) {
+    if (read_val_tsv(rp->val, r->start, r->val_hist, err, sizeof err) < 0 ||
+        write_loss_tsv(rp->loss, r->start, r->loss_hist, r->gn_hist, r->ml_hist, err, sizeof err) != 0 ||
+        write_val_tsv(rp->val, r->start, r->val_hist, err, sizeof err) != 0) {
         fprintf(stderr, "error: %s\n", err);
         return TRAIN_ERROR;
     }
@@ -612,8 +672,39 @@ static void record_step(Run *r, int step, double loss, FILE *lf, Progress *pr) {
         if (r->ts.act.max_logit[b] > r->max_logit_layers[b]) r->max_logit_layers[b] = r->ts.act.max_logit[b];
     fprintf(lf, "%d\t%.6f\t%.6f\t%.4f\n", step, loss, r->ts.grad_norm, r->ts.max_logit);
     char extra[64];
-    snprintf(extra, sizeof extra, "loss %.4f", loss);
+    if (isnan(r->last_val)) snprintf(extra, sizeof extra, "loss %.4f", loss);
+    else snprintf(extra, sizeof extra, "loss %.4f, val %.4f", loss, r->last_val);
     progress_update(pr, step, extra);
+}
+
+// Every cfg.val_every steps: the val exam on the weights of this step (not
+// counted in train_seconds), into val_hist and val.tsv, rewritten whole (a
+// few rows). The exam has its own fixed noise, so the training streams and
+// the run's bits are the same with or without it.
+static int check_val(Run *r, int step, const RunPaths *rp) {
+    if (r->cfg.val_every <= 0 || step % r->cfg.val_every != 0) return 0;
+    char err[ERRLEN];
+    r->val_hist[step - 1] = r->last_val = (float)scorecard_val_mse(&r->m, r->test, VAL_IMAGES);
+    if (write_val_tsv(rp->val, step, r->val_hist, err, sizeof err) != 0) {
+        fprintf(stderr, "error: %s\n", err);
+        return -1;
+    }
+    return 0;
+}
+
+// A diverged run is a result too (an lr sweep looks for where runs break):
+// diverged.json records the step whose loss or gradient was not finite, and
+// the run's config. A resume trains from the last checkpoint again and, the
+// run being deterministic, diverges at the same step.
+static void record_divergence(const Run *r, const RunPaths *rp, int step, double loss) {
+    char err[ERRLEN];
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddNumberToObject(root, "diverged_at_step", step);
+    cJSON_AddStringToObject(root, "loss", isnan(loss) ? "nan" : isinf(loss) ? "inf" : "finite");
+    cJSON_AddStringToObject(root, "grad_norm", isnan(r->ts.grad_norm) ? "nan" : isinf(r->ts.grad_norm) ? "inf" : "finite");
+    cJSON_AddNumberToObject(root, "steps", r->steps);
+    config_foreach_field(&r->cfg, add_config_field, cJSON_AddObjectToObject(root, "config"));
+    if (write_json(rp->diverged, root, err, sizeof err) != 0) fprintf(stderr, "warning: %s\n", err);
 }
 
 // loss.tsv onto the disk, then the checkpoint. TRAIN_OK, or TRAIN_ERROR
@@ -659,10 +750,16 @@ static int train_steps(Run *r, const TrainOptions *o, const RunPaths *rp, FILE *
                             "%s. Try a lower lr.\n",
                     step, isfinite(loss) ? "finite but the gradient is not" : "not a number",
                     r->ts.grad_norm, kept);
+            record_divergence(r, rp, step, loss);
             rc = TRAIN_DIVERGED;
             break;
         }
         record_step(r, step, loss, lf, &pr);
+        if (check_val(r, step, rp) != 0) {
+            progress_end(&pr);
+            rc = TRAIN_ERROR;
+            break;
+        }
         int stop_now = g_stop_signal || (o->stop_after && step == o->stop_after);
         if (step % o->ckpt_every == 0 || step == r->steps || stop_now) {
             if ((rc = save_point(r, o, rp, lf, &pr, last_saved)) != TRAIN_OK) break;
@@ -721,6 +818,10 @@ static int train_locked(const TrainOptions *o, const RunPaths *rp) {
     r.loss_hist = calloc(r.steps + 1, sizeof(float));
     r.gn_hist = calloc(r.steps + 1, sizeof(float));
     r.ml_hist = calloc(r.steps + 1, sizeof(float));
+    r.val_hist = calloc(r.steps + 1, sizeof(float));
+    for (int i = 0; i <= r.steps; i++) r.val_hist[i] = NAN;
+    r.test = &test;
+    r.last_val = NAN;
     rc = have_ckpt ? resume_run(&r, o, rp, &train) : start_run(&r, o, rp, &train);
     if (rc == TRAIN_OK) rc = train_and_score(&r, o, rp, &train, &test);
     run_free(&r);
@@ -749,6 +850,7 @@ int trainer_finish(const char *run_dir, const char *name, Preset preset) {
     snprintf(rp.dir, sizeof rp.dir, "%s", run_dir);
     snprintf(rp.ckpt, sizeof rp.ckpt, "%s/ckpt.safetensors", run_dir);
     snprintf(rp.loss, sizeof rp.loss, "%s/loss.tsv", run_dir);
+    snprintf(rp.val, sizeof rp.val, "%s/val.tsv", run_dir);
     snprintf(rp.metrics, sizeof rp.metrics, "%s/metrics.json", run_dir);
     snprintf(rp.samples, sizeof rp.samples, "%s/samples.png", run_dir);
     int lock = lock_run_dir(run_dir);

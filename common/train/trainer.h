@@ -7,7 +7,10 @@
 //                     (step, RNG states, data order, time so far)
 //   loss.tsv          one line per step: step, loss, gradient norm, largest
 //                     attention logit
+//   val.tsv           step, val MSE: the val exam every cfg.val_every steps
+//                     (quick preset 250, tutorial 500, smoke never)
 //   metrics.json      the scorecard in the tutorial's schema plus more
+//                     (val_curve: val.tsv's points)
 //   samples.png       8x8 samples, 20 Euler steps
 #pragma once
 #include <stdbool.h>
