@@ -2,7 +2,9 @@
 //
 //   build/tools/tinydit_tour                    the tour of the shipped model
 //   build/tools/tinydit_tour --model FILE       any checkpoint (a run's ckpt.safetensors too)
+//   build/tools/tinydit_tour --test-image       follows CIFAR-10's test image 0 instead
 //   build/tools/tinydit_tour --val-mse          adds the val MSE on 2,000 test images
+//   build/tools/tinydit_tour --time             adds the wall time of loading and sampling
 //   build/tools/tinydit_tour --figures DIR      adds the page's three pictures (gnuplot)
 //   build/tools/tinydit_tour export RUN_CKPT OUT    a run's checkpoint, weights only
 //
@@ -10,9 +12,11 @@
 // checkpoint_load (checksums checked, like any checkpoint), sends one image
 // through the model in the order model_forward runs (patches, embedding,
 // positions, time, adaLN, blocks, final layer), printing each part's shape
-// and a number, then samples 8 images with 20 Euler steps and times it.
-// With no CIFAR-10 on the machine the image is the model's own first sample.
-// It writes nothing unless --figures is given.
+// and a number, then samples 8 images with 20 Euler steps. The image is the
+// model's own first sample, so the tour needs no data and prints the same
+// numbers every time: docs/tinydit.md quotes it and tests/test_docs.c runs it
+// again. Timings only with --time, for the same reason. It writes nothing
+// unless --figures is given.
 #include <math.h>
 #include <omp.h>
 #include <stdio.h>
@@ -42,12 +46,16 @@
 
 static int usage(void) {
     fprintf(stderr,
-        "usage: tinydit_tour [--model FILE] [--val-mse] [--figures DIR] [--threads N]\n"
+        "usage: tinydit_tour [--model FILE] [--test-image] [--val-mse] [--time] [--figures DIR]\n"
+        "                    [--threads N]\n"
         "       tinydit_tour export RUN_CKPT OUT\n"
-        "  the tour: one image through the trained model part by part, then 8 samples of\n"
-        "  20 Euler steps, timed (model default: %s)\n"
-        "  --val-mse      also the val MSE on the first 2,000 CIFAR-10 test images\n"
-        "  --figures DIR  also draws tinydit_flow_path, tinydit_euler_walk, tinydit_samples\n"
+        "  the tour: the model's first sample through the trained model part by part, then\n"
+        "  8 samples of 20 Euler steps (model default: %s)\n"
+        "  --test-image   follow CIFAR-10's test image 0 instead (needs the data)\n"
+        "  --val-mse      also the val MSE on the first 2,000 CIFAR-10 test images (needs the data)\n"
+        "  --time         also the wall time of loading and of the 8 samples\n"
+        "  --figures DIR  also draws tinydit_flow_path (needs the data), tinydit_euler_walk,\n"
+        "                 tinydit_samples\n"
         "  export         writes RUN_CKPT's weights and config without the optimizer state\n",
         SHIPPED_MODEL);
     return 2;
@@ -108,7 +116,7 @@ static void print_embedding(const Model *m, const Activations *a, const float *x
     size_t per = (size_t)c->channels * c->img * c->img;
     float *back = malloc(sizeof(float) * per);
     unpatchify(back, a->tokens, 1, c->channels, c->img, c->patch);
-    printf("1. patches: x_t (1, %d, %d, %d) -> tokens (1, %d, %d): a %dx%d grid of %dx%dx%d patches\n",
+    printf("1. patches: x_t (1, %d, %d, %d) -> tokens (1, %d, %d): %dx%d patches of %dx%dx%d numbers\n",
            c->channels, c->img, c->img, L, P, cfg_grid(c), cfg_grid(c), c->channels, c->patch, c->patch);
     printf("   unpatchify(patchify(x_t)) == x_t: %s\n",
            memcmp(back, x, sizeof(float) * per) == 0 ? "yes, bit for bit" : "NO");
@@ -209,9 +217,9 @@ static void euler_walk(Model *m, float *x, int n, int steps, const int *at, int 
     activations_free(&a);
 }
 
-// 8 samples from the scorecard's noise (FD_SEED), timed; then the same walk
-// written out, which must land on the same images.
-static void sample_and_time(Model *m) {
+// 8 samples from the scorecard's noise (FD_SEED), timed if asked; then the
+// same walk written out, which must land on the same images.
+static void sample_and_check(Model *m, int timed) {
     int n = 8;
     size_t per = (size_t)m->cfg.channels * m->cfg.img * m->cfg.img;
     float *x = malloc(sizeof(float) * per * n), *y = malloc(sizeof(float) * per * n);
@@ -231,9 +239,10 @@ static void sample_and_time(Model *m) {
         float d = fabsf(x[j] - last[j]);
         if (d > worst) worst = d;
     }
-    printf("9. Euler sampler: %d samples x %d steps in %.2f s; rms %.3f, all finite: %s\n"
+    printf("9. Euler sampler: %d samples x %d steps; rms %.3f, all finite: %s\n"
            "   the walk written out step by step lands %g from flow_sample's images\n",
-           n, EULER_STEPS, secs, rms(x, per * n), finite ? "yes" : "NO", worst);
+           n, EULER_STEPS, rms(x, per * n), finite ? "yes" : "NO", worst);
+    if (timed) printf("   (--time: the %d samples took %.2f s)\n", n, secs);
     free(x); free(y); free(last);
 }
 
@@ -415,19 +424,21 @@ static int draw_figures(Model *m, const float *x1, int have_image, const char *d
 // ---------------------------------------------------------------------------
 
 typedef struct {
-    const char *model, *figures;
-    int val_mse, threads;
+    const char *model, *model_name, *figures;   // model_name: as printed (the shipped one relative)
+    int test_image, val_mse, timed, threads;
 } Options;
 
 static int parse_options(int argc, char **argv, Options *o) {
     static char shipped[1024];
     project_path(shipped, sizeof shipped, SHIPPED_MODEL);
-    *o = (Options){ shipped, NULL, 0, 0 };
+    *o = (Options){ shipped, SHIPPED_MODEL, NULL, 0, 0, 0, 0 };
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (is_help_option(a)) return usage(), 1;
+        else if (strcmp(a, "--test-image") == 0) o->test_image = 1;
         else if (strcmp(a, "--val-mse") == 0) o->val_mse = 1;
-        else if (strcmp(a, "--model") == 0 && i + 1 < argc) o->model = argv[++i];
+        else if (strcmp(a, "--time") == 0) o->timed = 1;
+        else if (strcmp(a, "--model") == 0 && i + 1 < argc) o->model = o->model_name = argv[++i];
         else if (strcmp(a, "--figures") == 0 && i + 1 < argc) o->figures = argv[++i];
         else if (strcmp(a, "--threads") == 0 && i + 1 < argc) {
             if (parse_int_in(argv[++i], 0, 1024, &o->threads) != 0) return usage();
@@ -436,12 +447,6 @@ static int parse_options(int argc, char **argv, Options *o) {
     return 0;
 }
 
-// The first test image, or (no CIFAR-10 here) the model's own first sample.
-static int tour_image(Model *m, float *x1, const CifarSet *test) {
-    if (test->n > 0) { cifar_range_to_float(test, 0, 1, x1); return 1; }
-    scorecard_samples(m, x1, 1, EULER_STEPS);
-    return 0;
-}
 
 int main(int argc, char **argv) {
     if (argc >= 2 && strcmp(argv[1], "export") == 0)
@@ -451,32 +456,47 @@ int main(int argc, char **argv) {
     if (rc) return rc == 1 ? 0 : rc;
     if (o.threads > 0) omp_set_num_threads(o.threads);
     char err[ERRLEN];
+    // the test set only for what needs it: the tour itself runs without data
+    CifarSet test = {0};
+    int need_data = o.test_image || o.val_mse, want_data = need_data || o.figures;
+    if (want_data && cifar_load_test(NULL, &test, err, sizeof err) != 0) {
+        if (need_data) {
+            fprintf(stderr, "error: --test-image and --val-mse need CIFAR-10's test set: %s\n", err);
+            return 1;
+        }
+        fprintf(stderr, "tinydit_tour: %s\n", err);   // --figures: all but the flow path
+    }
     Model m;
     double t0 = wall_seconds();
     if (checkpoint_load(o.model, &m, NULL, err, sizeof err) != 0) {
         fprintf(stderr, "error: %s\n", err);
+        cifar_free(&test);
         return 1;
     }
-    char desc[256];
+    double load_secs = wall_seconds() - t0;
+    char desc[1024];
     config_describe(&m.cfg, desc, sizeof desc);
-    printf("%s: %zu parameters, checksums verified, loaded in %.2f s\n   %s\n\n",
-           o.model, m.n_params, wall_seconds() - t0, desc);
-    CifarSet test = {0};
-    if (cifar_load_test(NULL, &test, err, sizeof err) != 0)
-        printf("(no CIFAR-10 test set: %s; the tour's image is the model's first sample)\n", err);
+    printf("%s: %zu parameters, checksums verified\n   %s\n", o.model_name, m.n_params, desc);
+    if (o.timed) printf("   (--time: loaded in %.2f s)\n", load_secs);
     size_t per = (size_t)m.cfg.channels * m.cfg.img * m.cfg.img;
     float *x1 = malloc(sizeof(float) * per);
-    int have_image = tour_image(&m, x1, &test);
-    printf("the tour: %s, noised to t = %.2f (noise seed %llu)\n",
-           have_image ? "test image 0" : "sample 0", TOUR_T, (unsigned long long)TOUR_NOISE_SEED);
+    if (o.test_image) cifar_range_to_float(&test, 0, 1, x1);
+    else scorecard_samples(&m, x1, 1, EULER_STEPS);   // the model's own first sample
+    printf("\nthe tour: %s, noised to t = %.2f (noise seed %llu)\n",
+           o.test_image ? "CIFAR-10 test image 0" : "the model's first sample (20 Euler steps)",
+           TOUR_T, (unsigned long long)TOUR_NOISE_SEED);
     tour(&m, x1);
-    sample_and_time(&m);
-    if (o.val_mse && test.n > 0) {
-        t0 = wall_seconds();
-        double v = scorecard_val_mse(&m, &test, VAL_IMAGES);
-        printf("10. val MSE on the first %d test images: %.4f (%.1f s)\n", VAL_IMAGES, v, wall_seconds() - t0);
+    sample_and_check(&m, o.timed);
+    if (o.val_mse)
+        printf("10. val MSE on the first %d test images: %.4f\n", VAL_IMAGES,
+               scorecard_val_mse(&m, &test, VAL_IMAGES));
+    rc = 0;
+    if (o.figures) {
+        // the flow path wants a real image: test image 0 whatever the tour followed
+        int have_image = test.n > 0;
+        if (have_image) cifar_range_to_float(&test, 0, 1, x1);
+        rc = draw_figures(&m, x1, have_image, o.figures);
     }
-    rc = o.figures ? draw_figures(&m, x1, have_image, o.figures) : 0;
     free(x1);
     cifar_free(&test);
     model_free(&m);
