@@ -14,9 +14,25 @@
 // page, this test fails and names the page, the line of the quote and the
 // source file, so the docs cannot drift from the code unnoticed.
 //
+// A page can quote a program's output the same way:
+//
+//     <!-- output: build/tools/tinydit_tour -->
+//     ```
+//     ...what it printed...
+//     ```
+//
+// The command is run again from the project root (by /bin/sh, so it must be
+// built first: `make check` builds everything) and must exit 0 and print the
+// block line for line. Numbers with a decimal point may differ by up to two
+// units of the last digit the page shows (another CPU's BLAS rounds a sum
+// differently); whole numbers and all the other text must be the same. Only
+// programs that need no data and read no clock belong in such a block; the
+// others' output is marked on the page as a measurement.
+//
 // Pages scanned: README.md, common/README.md and docs/*.md. The checker is
 // tested on made-up pages too: a quote that matches, one that drifted, one of
-// a file that is gone, one whose lines are there but not together.
+// a file that is gone, one whose lines are there but not together, an output
+// that holds and one that drifted.
 //
 // And one rule that common/README.md states: the layering of common/ (nn
 // includes nothing above it, io only nn, eval nn and io).
@@ -24,7 +40,9 @@
 #include "io/paths.h"
 #include <ctype.h>
 #include <dirent.h>
+#include <math.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #define MAX_LINE 1024
 
@@ -72,17 +90,20 @@ static int lines_read(Lines *t, const char *path) {
     return 0;
 }
 
-// "<!-- quote: PATH -->" -> PATH into out; 1 if the line is such a marker.
+// "<!-- quote: PATH -->" -> PATH into out: 1 if the line is such a marker,
+// 2 if it is "<!-- output: COMMAND -->" (COMMAND into out), else 0.
 static int quote_marker(const char *line, char *out, size_t outlen) {
     while (isspace((unsigned char)*line)) line++;
     const char *open = "<!-- quote:";
+    int kind = 1;
+    if (strncmp(line, "<!-- output:", 12) == 0) { open = "<!-- output:"; kind = 2; }
     if (strncmp(line, open, strlen(open)) != 0) return 0;
     const char *p = line + strlen(open), *end = strstr(p, "-->");
     if (!end) return 0;
     while (p < end && isspace((unsigned char)*p)) p++;
     while (end > p && isspace((unsigned char)end[-1])) end--;
     snprintf(out, outlen, "%.*s", (int)(end - p), p);
-    return 1;
+    return kind;
 }
 
 // A fence line: optional indent, then ``` or ~~~ (3 or more). Returns the
@@ -137,17 +158,89 @@ static int check_block(const char *root, const char *doc, int line_no, const cha
     return 0;
 }
 
+// A number starts here: a digit, or a minus sign before one.
+static int number_starts(const char *s) {
+    return isdigit((unsigned char)s[0]) || (s[0] == '-' && isdigit((unsigned char)s[1]));
+}
+
+// Reads the number at *s (sign, digits, a point and digits), moves *s past
+// it; *decimals gets how many digits follow the point (-1: no point).
+static double read_number(const char **s, int *decimals) {
+    const char *p = *s;
+    double sign = 1, v = 0;
+    if (*p == '-') { sign = -1; p++; }
+    while (isdigit((unsigned char)*p)) v = 10 * v + (*p++ - '0');
+    *decimals = -1;
+    if (*p == '.' && isdigit((unsigned char)p[1])) {
+        double unit = 1;
+        *decimals = 0;
+        for (p++; isdigit((unsigned char)*p); p++, (*decimals)++) v += (*p - '0') * (unit /= 10);
+    }
+    *s = p;
+    return sign * v;
+}
+
+// 1 if the program's line says what the page's line says: the same text,
+// whole numbers equal, decimals within two units of the page's last digit.
+static int output_line_matches(const char *page, const char *program) {
+    const char *a = page, *b = program;
+    while (*a && *b) {
+        if (number_starts(a) && number_starts(b)) {
+            int da, db;
+            double x = read_number(&a, &da), y = read_number(&b, &db);
+            if (da < 0 || db < 0) { if (da != db || x != y) return 0; }
+            else if (fabs(x - y) > 2.0 * pow(10.0, -da) + 1e-12) return 0;
+        } else if (*a++ != *b++) return 0;
+    }
+    return *a == *b;
+}
+
+// Runs one output block's command from root and compares. Writes a message
+// and returns 1 on failure, else 0.
+static int check_output(const char *root, const char *doc, int line_no, const char *command,
+                        char *const *block, int n, FILE *report) {
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "cd '%s' && %s 2>/dev/null", root, command);
+    FILE *p = popen(cmd, "r");
+    if (!p) {
+        fprintf(report, "%s:%d: cannot run %s\n", doc, line_no, command);
+        return 1;
+    }
+    Lines out = { 0 };
+    char buf[MAX_LINE * 4];
+    while (fgets(buf, sizeof buf, p)) lines_push(&out, buf);
+    int st = pclose(p), failed = 0;
+    if (st == -1 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+        fprintf(report, "%s:%d: %s did not exit 0 (is it built? make check builds it)\n",
+                doc, line_no, command);
+        failed = 1;
+    }
+    for (int k = 0; !failed && k < n && k < out.n; k++)
+        if (!output_line_matches(block[k], out.line[k])) {
+            fprintf(report, "%s:%d: the output of %s has drifted: its line %d\n"
+                    "    page:    \"%s\"\n    printed: \"%s\"\n",
+                    doc, line_no, command, k + 1, block[k], out.line[k]);
+            failed = 1;
+        }
+    if (!failed && out.n != n) {
+        fprintf(report, "%s:%d: %s printed %d lines, the page shows %d\n", doc, line_no, command, out.n, n);
+        failed = 1;
+    }
+    lines_free(&out);
+    return failed;
+}
+
 // Scans one page (path relative to root). Adds its quoted blocks to
 // *blocks; returns the number of failures, each reported on `report`.
 static int check_page(const char *root, const char *doc, FILE *report, int *blocks) {
-    char path[2048], src_rel[512];
+    char path[2048], src_rel[1024];
     snprintf(path, sizeof path, "%s/%s", root, doc);
     Lines page;
     if (lines_read(&page, path) != 0) {
         fprintf(report, "%s: cannot read it\n", doc);
         return 1;
     }
-    int failures = 0;
+    int failures = 0, kind;
     for (int i = 0; i < page.n; i++) {
         int indent = 0, len = 0, end_indent;
         char ch = 0, end_ch;
@@ -156,7 +249,7 @@ static int check_page(const char *root, const char *doc, FILE *report, int *bloc
             while (i < page.n && !(fence(page.line[i], &end_indent, &end_ch) >= len && end_ch == ch)) i++;
             continue;
         }
-        if (!quote_marker(page.line[i], src_rel, sizeof src_rel)) continue;
+        if (!(kind = quote_marker(page.line[i], src_rel, sizeof src_rel))) continue;
         if (i + 1 >= page.n || !(len = fence(page.line[i + 1], &indent, &ch))) {
             fprintf(report, "%s:%d: a quote marker of %s without a fenced block right below it\n",
                     doc, i + 1, src_rel);
@@ -179,7 +272,8 @@ static int check_page(const char *root, const char *doc, FILE *report, int *bloc
             memmove(s, s + drop, strlen(s + drop) + 1);
         }
         (*blocks)++;
-        failures += check_block(root, doc, i + 1, src_rel, page.line + first, last - first, report);
+        if (kind == 2) failures += check_output(root, doc, i + 1, src_rel, page.line + first, last - first, report);
+        else failures += check_block(root, doc, i + 1, src_rel, page.line + first, last - first, report);
         i = last;
     }
     lines_free(&page);
@@ -229,7 +323,7 @@ START_TEST(test_repository_docs) {
     const char *root = project_root();
     int blocks = 0, pages = 0;
     int failures = check_all(root, stderr, &blocks, &pages);
-    printf("docs quotes: %d quoted blocks in %d pages checked against the code, %d drifted\n",
+    printf("docs quotes: %d quoted blocks (code and program output) in %d pages checked, %d drifted\n",
            blocks, pages, failures);
     fflush(stdout);
     ck_assert_msg(failures == 0, "%d quoted block(s) no longer match their source (listed above)",
@@ -417,6 +511,51 @@ START_TEST(test_checker_wants_a_fence) {
 }
 END_TEST
 
+// An output block: the command run again, numbers within two units of the
+// page's last digit, everything else exact.
+static const char *SAY = "printf 'rms 0.352, all finite: yes\\nshape (1, 64, 48)\\n'";
+
+START_TEST(test_checker_reruns_an_output) {
+    char page[1024];
+    snprintf(page, sizeof page,
+             "<!-- output: %s -->\n"
+             "```\n"
+             "rms 0.354, all finite: yes\n"                // 0.352 printed: within 2 units
+             "shape (1, 64, 48)\n"
+             "```\n", SAY);
+    write_text("docs/page.md", page);
+    char report[2048] = "";
+    int blocks = 0;
+    ck_assert_int_eq(check_fake(&blocks, report, sizeof report), 0);
+    ck_assert_int_eq(blocks, 1);
+    ck_assert_str_eq(report, "");
+}
+END_TEST
+
+START_TEST(test_checker_finds_a_drifted_output) {
+    static const char *const pages[4][2] = {
+        { "rms 0.355, all finite: yes\nshape (1, 64, 48)\n", "its line 1" },   // 3 units off
+        { "rms 0.352, all finite: yes\nshape (1, 65, 48)\n", "its line 2" },   // whole numbers exact
+        { "rms 0.352, all finite: no\nshape (1, 64, 48)\n", "its line 1" },
+        { "rms 0.352, all finite: yes\n", "printed 2 lines, the page shows 1" },
+    };
+    for (int i = 0; i < 4; i++) {
+        char page[1024];
+        snprintf(page, sizeof page, "<!-- output: %s -->\n```\n%s```\n", SAY, pages[i][0]);
+        write_text("docs/page.md", page);
+        char report[2048] = "";
+        int blocks = 0;
+        ck_assert_int_eq(check_fake(&blocks, report, sizeof report), 1);
+        ck_assert_msg(strstr(report, pages[i][1]) != NULL, "page %d: %s", i, report);
+    }
+    write_text("docs/page.md", "<!-- output: false -->\n```\n```\n");
+    char report[2048] = "";
+    int blocks = 0;
+    ck_assert_int_eq(check_fake(&blocks, report, sizeof report), 1);
+    ck_assert_msg(strstr(report, "false did not exit 0") != NULL, "%s", report);
+}
+END_TEST
+
 static Suite *docs_suite(void) {
     Suite *s = suite_create("docs");
     TCase *own = tcase_create("repository");
@@ -430,6 +569,8 @@ static Suite *docs_suite(void) {
     tcase_add_test(fake, test_checker_finds_a_missing_file);
     tcase_add_test(fake, test_checker_wants_consecutive_lines);
     tcase_add_test(fake, test_checker_wants_a_fence);
+    tcase_add_test(fake, test_checker_reruns_an_output);
+    tcase_add_test(fake, test_checker_finds_a_drifted_output);
     suite_add_tcase(s, fake);
     return s;
 }
