@@ -559,6 +559,7 @@ END_TEST
 static Suite *docs_suite(void) {
     Suite *s = suite_create("docs");
     TCase *own = tcase_create("repository");
+    tcase_set_timeout(own, 120);   // the output blocks run their programs (the tour: seconds)
     tcase_add_test(own, test_repository_docs);
     tcase_add_test(own, test_layering);
     suite_add_tcase(s, own);
