@@ -98,6 +98,8 @@ $(BUILD)/tests/golden_check: tools/golden_check.c $(LIB)
 # test_trainer runs build/tools/trace_steps: whoever builds the test (make
 # tests, make sanitize) builds the tool with it
 $(BUILD)/tests/test_trainer: | $(BUILD)/tools/trace_steps
+# test_shipped_model runs build/tools/tinydit_tour (the shipped model's tour, export)
+$(BUILD)/tests/test_shipped_model: | $(BUILD)/tools/tinydit_tour
 
 # small tools: build/tools/train_probe (trains or loads the cached probe) ...
 TOOLS := $(patsubst tools/%.c,$(BUILD)/tools/%,$(filter-out tools/golden_check.c,$(wildcard tools/*.c)))
@@ -111,7 +113,7 @@ $(STEP_TARGETS): lib
 	$(MAKE) --no-print-directory -C $(wildcard $@_*) $@
 
 DEB_PACKAGES := build-essential pkg-config libopenblas-openmp-dev liblapacke-dev check \
-                libcjson-dev libstb-dev gnuplot-nox zlib1g-dev
+                libcjson-dev libstb-dev gnuplot-nox zlib1g-dev graphviz
 # As root it installs; as a user with sudo, through sudo; otherwise it says
 # what to run as root and fails, so that `make deps && make tutorial` stops.
 APT_INSTALL = apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq

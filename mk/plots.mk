@@ -63,7 +63,7 @@ results-pytorch: step6
 # theirs on the spot. Drawn in build/docs-figures, then the PNGs are copied.
 RESULTS ?= $(ROOT)/results/quick
 DOCS_FIG := $(BUILD)/docs-figures
-docs-figures: step1 step2 step3 step4 step5 step6
+docs-figures: step1 step2 step3 step4 step5 step6 model-figures
 	rm -rf $(DOCS_FIG) && mkdir -p $(DOCS_FIG) $(ROOT)/docs/figures
 	$(MAKE) --no-print-directory step-figures FIGURES=$(abspath $(DOCS_FIG)) BASELINE_RUNS="$(abspath $(RESULTS))"
 	$(STEP6_BIN) attention-maps --runs $(RUNS) --out $(DOCS_FIG)
@@ -72,3 +72,15 @@ docs-figures: step1 step2 step3 step4 step5 step6
 	    [ ! -f $(DOCS_FIG)/plots/$$p.png ] || cp $(DOCS_FIG)/plots/$$p.png $(DOCS_FIG)/step6_$$p.png; done
 	cp $(DOCS_FIG)/step[1-6]_*.png $(ROOT)/docs/figures/
 	@ls -l $(ROOT)/docs/figures/
+
+# The model page's pictures (docs/tinydit.md): the block diagram from its
+# Graphviz source, and build/tools/tinydit_tour's three from the shipped model
+# (models/tinydit_rope_tutorial.safetensors; the flow path needs CIFAR-10's
+# test set) and the committed tutorial runs' samples.
+MODEL_FIG := $(BUILD)/model-figures
+.PHONY: model-figures
+model-figures: $(BUILD)/tools/tinydit_tour
+	rm -rf $(MODEL_FIG) && mkdir -p $(MODEL_FIG)
+	dot -Tpng -Gdpi=90 $(ROOT)/docs/figures/tinydit_block.dot -o $(ROOT)/docs/figures/tinydit_block.png
+	$(BUILD)/tools/tinydit_tour --figures $(MODEL_FIG)
+	cp $(MODEL_FIG)/tinydit_*.png $(ROOT)/docs/figures/
