@@ -61,7 +61,8 @@ static void sweep_usage(FILE *f) {
         "  A run that diverges records diverged.json and is a result, not an error.\n"
         "\n"
         "  --key KEY         the config key to vary, e.g. lr (list: step6_ablation train --set help)\n"
-        "  --values LIST     its values, comma-separated, e.g. 3e-4,1e-3,2e-3\n"
+        "  --values LIST     its values, comma-separated, e.g. 3e-4,1e-3,2e-3 (numbers: run and\n"
+        "                    shown in increasing order)\n"
         "  --configs LIST    of base, rmsnorm, qknorm, swiglu, rope, all (default base)\n"
         "  --seeds N         seeds 0 to N-1 of every point (default 2)\n"
         "  --preset P        smoke | quick | tutorial (default quick)\n"
@@ -104,6 +105,25 @@ static int parse_configs(const char *arg, SweepPlan *p) {
     return p->n_configs ? 0 : usage_error("--configs wants names, not '%s'", arg);
 }
 
+// Numbers are kept in increasing order (so a range of them is a range of
+// rows), whatever order they were given in; other values as given.
+static void sort_if_numbers(SweepPlan *p) {
+    double x[SWEEP_MAX_VALUES];
+    for (int v = 0; v < p->n_values; v++) {
+        char *end;
+        x[v] = strtod(p->values[v], &end);
+        if (*end || end == p->values[v]) return;
+    }
+    for (int i = 1; i < p->n_values; i++)          // insertion sort: at most 16 values
+        for (int j = i; j > 0 && x[j - 1] > x[j]; j--) {
+            double tx = x[j]; x[j] = x[j - 1]; x[j - 1] = tx;
+            char tv[sizeof p->values[0]];
+            memcpy(tv, p->values[j], sizeof tv);
+            memcpy(p->values[j], p->values[j - 1], sizeof tv);
+            memcpy(p->values[j - 1], tv, sizeof tv);
+        }
+}
+
 // Every value must be one that `--set KEY=value` accepts, and safe in a
 // folder name: checked now, so a typo fails before any run starts.
 static int parse_values(const char *arg, SweepPlan *p) {
@@ -117,7 +137,9 @@ static int parse_values(const char *arg, SweepPlan *p) {
             return usage_error("--values: '%s' cannot be part of a folder name", v);
         snprintf(p->values[p->n_values++], sizeof p->values[0], "%s", v);
     }
-    return p->n_values ? 0 : usage_error("--values wants a list, not '%s'", arg);
+    if (!p->n_values) return usage_error("--values wants a list, not '%s'", arg);
+    sort_if_numbers(p);
+    return 0;
 }
 
 static int check_key_values(const SweepPlan *p) {
@@ -263,9 +285,37 @@ static void sweep_point(const SweepPlan *p, int c, int v, SweepPoint *pt) {
     }
 }
 
-// Stable: every seed finished, none diverged, not one loss spike.
-static bool point_stable(const SweepPoint *pt, int seeds) {
-    return pt->finished == seeds && pt->spikes == 0;
+// A run can end with finite numbers and still not have learned: at lr 3.2e-2
+// the baseline's attention logits run into the thousands and its val MSE
+// stays at 1.15, close to what a model that always predicts zero velocity
+// scores, E|x1 - x0|^2 = 1 (the noise) + E[x1^2] (0.25 over CIFAR-10's test
+// pixels in [-1, 1]) = 1.25. Such a point is "not trained": its mean val MSE
+// over the seeds is more than NOT_TRAINED_RATIO times the configuration's
+// best point in the sweep.
+#define NOT_TRAINED_RATIO 2.0
+
+// The lowest mean val MSE of configuration c over the points whose seeds
+// all finished (INFINITY if none did).
+static double best_point_mean(const SweepPlan *p, int c);
+
+static bool point_trained(const SweepPlan *p, int c, const SweepPoint *pt) {
+    if (!pt->finished) return false;
+    return seed_spread(pt->val, pt->finished).mean <= NOT_TRAINED_RATIO * best_point_mean(p, c);
+}
+
+// Stable: every seed finished, none diverged, not one loss spike, trained.
+static bool point_stable(const SweepPlan *p, int c, const SweepPoint *pt) {
+    return pt->finished == p->seeds && pt->spikes == 0 && point_trained(p, c, pt);
+}
+
+static double best_point_mean(const SweepPlan *p, int c) {
+    double best = INFINITY;
+    for (int v = 0; v < p->n_values; v++) {
+        SweepPoint pt;
+        sweep_point(p, c, v, &pt);
+        if (pt.finished == p->seeds) best = fmin(best, seed_spread(pt.val, pt.finished).mean);
+    }
+    return best;
 }
 
 // ---------------------------------------------------------------------------
@@ -273,7 +323,7 @@ static bool point_stable(const SweepPoint *pt, int seeds) {
 
 static void print_config_table(const SweepPlan *p, int c) {
     Table t;
-    table_init(&t, 6, p->key, "runs", "val MSE", "+- se", "spikes", "max logit");
+    table_init(&t, 7, p->key, "runs", "val MSE", "+- se", "spikes", "max logit", "stable");
     for (int v = 0; v < p->n_values; v++) {
         SweepPoint pt;
         sweep_point(p, c, v, &pt);
@@ -284,6 +334,11 @@ static void print_config_table(const SweepPlan *p, int c) {
         if (pt.finished >= 2) table_cell(&t, "%.4f", s.se); else table_cell(&t, "-");
         table_cell(&t, "%d", pt.spikes);
         if (isfinite(pt.max_logit)) table_cell(&t, "%.1f", pt.max_logit); else table_cell(&t, "-");
+        table_cell(&t, "%s", point_stable(p, c, &pt) ? "yes"
+                             : pt.diverged ? "diverged"
+                             : pt.finished && !point_trained(p, c, &pt) ? "not trained"
+                             : pt.spikes ? "spikes"
+                             : "-");
     }
     printf("%s\n", ABLATION_CONFIG[p->config[c]].label);
     table_print(&t);
@@ -310,7 +365,7 @@ static void print_stable_range(const SweepPlan *p, int c) {
             double mean = seed_spread(pt.val, pt.finished).mean;
             if (mean < best_val) { best_val = mean; best = v; }
         }
-        if (point_stable(&pt, p->seeds)) {
+        if (point_stable(p, c, &pt)) {
             if (first < 0) first = v;
             else if (last != v - 1) broken = true;
             last = v;
@@ -334,7 +389,9 @@ static void sweep_table(const SweepPlan *p) {
     }
     printf("val MSE: mean over the finished seeds, +- its standard error; spikes: summed over them;\n"
            "max logit: the largest attention logit in any seed's loss.tsv (diverged runs included).\n"
-           "stable: every seed finished with no loss spike (a diverged seed or a spike breaks it).\n");
+           "stable: every seed finished, no loss spike, and trained: a mean val MSE at most %.0fx the\n"
+           "configuration's best (predicting zero velocity, a model that learned nothing scores 1.25).\n",
+           NOT_TRAINED_RATIO);
     for (int c = 0; c < p->n_configs; c++) print_stable_range(p, c);
 }
 

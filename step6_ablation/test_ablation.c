@@ -521,7 +521,8 @@ START_TEST(test_sweep) {
     tmpdir_make(dir, sizeof dir, "sweep");
     snprintf(log, sizeof log, "%s/out.txt", dir);
     // names: config, key and value, seed; every seed of every point
-    ck_assert_int_eq(sh(log, "%s sweep --key lr --values 1e-3,3e-2 --configs base,qknorm --seeds 2 --list", PROG), 0);
+    // (numbers in increasing order, whatever order they came in)
+    ck_assert_int_eq(sh(log, "%s sweep --key lr --values 3e-2,1e-3 --configs base,qknorm --seeds 2 --list", PROG), 0);
     char *t = read_whole_file(log);
     ck_assert_str_eq(t, "base_lr1e-3_s0\nqknorm_lr1e-3_s0\nbase_lr3e-2_s0\nqknorm_lr3e-2_s0\n"
                         "base_lr1e-3_s1\nqknorm_lr1e-3_s1\nbase_lr3e-2_s1\nqknorm_lr3e-2_s1\n");
@@ -558,11 +559,16 @@ START_TEST(test_sweep) {
     fake_sweep_run(sw, "base_lr3e-2_s0", 0.90, 3, -1, 300.0);
     fake_sweep_run(sw, "base_lr3e-2_s1", 0.0, 0, 17, 5000.0);
     fake_sweep_run(sw, "qknorm_lr1e-3_s0", 0.29, 0, -1, 3.0);
-    ck_assert_int_eq(sh(log, "%s sweep --key lr --values 1e-3,3e-2 --configs base,qknorm --out %s --table", PROG, sw), 0);
+    // lr 1e-2: both seeds finished without a spike, but never learned (more than twice the best)
+    fake_sweep_run(sw, "base_lr1e-2_s0", 0.70, 0, -1, 900.0);
+    fake_sweep_run(sw, "base_lr1e-2_s1", 0.72, 0, -1, 800.0);
+    ck_assert_int_eq(sh(log, "%s sweep --key lr --values 1e-3,1e-2,3e-2 --configs base,qknorm --out %s --table",
+                        PROG, sw), 0);
     t = read_whole_file(log);
     const char *lines[] = {
-        "1e-3   2/2   0.3050  0.0050       0        8.5",
-        "3e-2   1/2   0.9000       -       3     5000.0",
+        "1e-3   2/2   0.3050  0.0050       0        8.5          yes",
+        "1e-2   2/2   0.7100  0.0100       0      900.0  not trained",
+        "3e-2   1/2   0.9000       -       3     5000.0     diverged",
         "lr 3e-2: a seed diverged at step 17",
         "baseline             stable at lr 1e-3 only; lowest val MSE at lr 1e-3 (0.3050)\n",
         "+ QK-norm            stable at none of the values [runs missing: so far]",
