@@ -13,6 +13,7 @@
 #   max_logit.png  the largest attention logit over training: baseline vs QK-norm
 #   ms_step.png    ms per step of each run, as bars
 #   val_mse.png    val MSE of each run, with the band of one seed gap
+#   val_curve.png  val MSE along the run, for the runs that wrote val.tsv (val_every)
 #   val_mse_seeds.png  every seed's val MSE, each configuration's mean and
 #                  spread, the band of the baseline's spread
 #   samples.png    every run's samples side by side
@@ -147,6 +148,31 @@ $(log_tics "$all")
 plot $(curves "$all" 2)
 EOF
     drawn="$drawn loss.png"
+fi
+
+# val MSE along the run: the runs trained with val_every > 0 write val.tsv
+# (step, val MSE on the fixed exam), the same exam as the final score.
+val_runs=""
+for name in $names; do
+    [ -s "$RUNS/$name/val.tsv" ] && [ "$(wc -l < "$RUNS/$name/val.tsv")" -gt 1 ] && val_runs="$val_runs $name"
+done
+if [ -n "$val_runs" ]; then
+    plot=""; sep=""
+    for name in $val_runs; do
+        plot="$plot$sep\"$RUNS/$name/val.tsv\" using 1:2 skip 1 with linespoints pt 7 ps 0.6 lw 2 dt $(dash_of "$name") lc rgb \"$(color_of "$name")\" title \"$(label_of "$name")\""
+        sep=", "
+    done
+    gnuplot <<EOF
+$common
+set output "$OUT/val_curve.png"
+set title "val MSE along the run (the fixed exam every val_every steps; lr 2e-3 runs dashed)"
+set xlabel "training step"
+set ylabel "val MSE"
+set autoscale yfix
+set offsets 0, 0, graph 0.05, graph 0.05
+plot $plot
+EOF
+    drawn="$drawn val_curve.png"
 fi
 
 pair="p11_base_s0 p11_qknorm p11_base_lr2e3 p11_qknorm_lr2e3"
