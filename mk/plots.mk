@@ -15,10 +15,15 @@
 #                             (scripts/results.sh)
 #   make docs-figures [RUNS=runs] [RESULTS=results/quick]
 #                             the PNGs the docs embed, into docs/figures/
+#   make sweep-lr [RUNS=runs] [JOBS=1]
+#                             issue 25's lr sweep at the quick preset (baseline,
+#                             QK-norm, all four; two seeds), resumable, into
+#                             RUNS/sweep_lr; `make sweep-figures` draws the
+#                             committed one (results/sweep_lr) for docs/beyond.md
 RUNS ?= $(ROOT)/runs
 STEP6_BIN = $(ROOT)/step6_ablation/step6_ablation
 
-.PHONY: plots runs-plots report ablation results results-pytorch docs-figures step-figures
+.PHONY: plots runs-plots report ablation results results-pytorch docs-figures step-figures sweep-lr sweep-figures
 plots: runs-plots
 	$(MAKE) --no-print-directory step-figures FIGURES=$(abspath $(RUNS))/figures BASELINE_RUNS="$(abspath $(RUNS))"
 
@@ -63,7 +68,7 @@ results-pytorch: step6
 # theirs on the spot. Drawn in build/docs-figures, then the PNGs are copied.
 RESULTS ?= $(ROOT)/results/quick
 DOCS_FIG := $(BUILD)/docs-figures
-docs-figures: step1 step2 step3 step4 step5 step6 model-figures
+docs-figures: step1 step2 step3 step4 step5 step6 model-figures sweep-figures
 	rm -rf $(DOCS_FIG) && mkdir -p $(DOCS_FIG) $(ROOT)/docs/figures
 	$(MAKE) --no-print-directory step-figures FIGURES=$(abspath $(DOCS_FIG)) BASELINE_RUNS="$(abspath $(RESULTS))"
 	$(STEP6_BIN) attention-maps --runs $(RUNS) --out $(DOCS_FIG)
@@ -84,3 +89,16 @@ model-figures: $(BUILD)/tools/tinydit_tour
 	dot -Tpng -Gdpi=90 $(ROOT)/docs/figures/tinydit_block.dot -o $(ROOT)/docs/figures/tinydit_block.png
 	$(BUILD)/tools/tinydit_tour --figures $(MODEL_FIG)
 	cp $(MODEL_FIG)/tinydit_*.png $(ROOT)/docs/figures/
+
+# The lr sweep of docs/beyond.md: its values and configurations written once,
+# here; `step6_ablation sweep --help` explains the options.
+SWEEP_LR := --key lr --values 3e-4,1e-3,2e-3,4e-3,8e-3,1.6e-2,3.2e-2 --configs base,qknorm,all --seeds 2
+JOBS ?= 1
+sweep-lr: step6
+	$(STEP6_BIN) sweep $(SWEEP_LR) --preset quick --out $(abspath $(RUNS))/sweep_lr --jobs $(JOBS) --log
+	$(STEP6_BIN) sweep $(SWEEP_LR) --out $(abspath $(RUNS))/sweep_lr --table
+
+sweep-figures: step6
+	STEP6=$(STEP6_BIN) sh $(ROOT)/scripts/sweep_plots.sh $(ROOT)/results/sweep_lr $(BUILD)/sweep-figures -- $(SWEEP_LR)
+	cp $(BUILD)/sweep-figures/val_mse.png $(ROOT)/docs/figures/beyond_lr_val_mse.png
+	cp $(BUILD)/sweep-figures/stability.png $(ROOT)/docs/figures/beyond_lr_stability.png

@@ -47,13 +47,13 @@ for c in $configs; do
     label=$(awk -F'\t' -v c="$c" '$1 == c { print $2; exit }' "$tmp/all.tsv")
     awk -F'\t' -v c="$c" '$1 == c && $5 == "finished" { print $3, $6 }' "$tmp/all.tsv" > "$tmp/$c.dots"
     awk -F'\t' -v c="$c" -v top="$top" '$1 == c && $5 == "diverged" { print $3, top }' "$tmp/all.tsv" > "$tmp/$c.div"
-    # per value: mean val MSE (finished seeds), spikes summed, the largest logit
+    # per value with a finished seed: mean val MSE, spikes summed, the largest logit
     awk -F'\t' -v c="$c" '$1 == c {
             if (!($3 in seen)) { seen[$3] = 1; order[++n] = $3 }
             if ($5 == "finished") { s[$3] += $6; k[$3]++; sp[$3] += $7 }
             if ($8 != "nan" && $8 + 0 > ml[$3]) ml[$3] = $8 + 0
         } END { for (j = 1; j <= n; j++) { v = order[j]
-            printf "%s %s %d %s\n", v, (k[v] ? s[v] / k[v] : "NaN"), sp[v], (ml[v] > 0 ? ml[v] : "NaN") } }' \
+            if (k[v]) printf "%s %s %d %s\n", v, s[v] / k[v], sp[v], (ml[v] > 0 ? ml[v] : "NaN") } }' \
         "$tmp/all.tsv" | sort -g > "$tmp/$c.mean"
     val_plot="$val_plot '$tmp/$c.dots' using 1:2 with points pt 7 ps 0.8 lc $i title '$label (each seed)',"
     mean_plot="$mean_plot '$tmp/$c.mean' using 1:2 with lines lw 2 lc $i notitle,"
@@ -63,25 +63,25 @@ for c in $configs; do
 done
 
 gnuplot <<EOF
-set terminal pngcairo size 800,500 font ",10"
+set terminal pngcairo size 950,500 font ",10"
 set output '$OUT/val_mse.png'
 set logscale x
 set xlabel '$key (log scale)'
 set ylabel 'final val MSE (lower is better)'
 set yrange [*:$top*1.02]
-set key top left
+set key outside right top
 set grid
 set title 'val MSE against $key: each seed a dot, the mean a line, a diverged run a cross on the top edge'
 plot ${val_plot}${mean_plot}${div_plot%,}
 EOF
 
 gnuplot <<EOF
-set terminal pngcairo size 800,700 font ",10"
+set terminal pngcairo size 950,700 font ",10"
 set output '$OUT/stability.png'
 set multiplot layout 2,1
 set logscale x
 set grid
-set key top left
+set key outside right top
 set xlabel '$key (log scale)'
 set ylabel 'loss spikes (all seeds)'
 set title 'loss spikes against $key'

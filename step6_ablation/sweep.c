@@ -294,8 +294,8 @@ static void sweep_point(const SweepPlan *p, int c, int v, SweepPoint *pt) {
 // best point in the sweep.
 #define NOT_TRAINED_RATIO 2.0
 
-// The lowest mean val MSE of configuration c over the points whose seeds
-// all finished (INFINITY if none did).
+// The lowest mean val MSE of configuration c over the points with a finished
+// seed (INFINITY if there is none): a sweep still running is judged so far.
 static double best_point_mean(const SweepPlan *p, int c);
 
 static bool point_trained(const SweepPlan *p, int c, const SweepPoint *pt) {
@@ -313,7 +313,7 @@ static double best_point_mean(const SweepPlan *p, int c) {
     for (int v = 0; v < p->n_values; v++) {
         SweepPoint pt;
         sweep_point(p, c, v, &pt);
-        if (pt.finished == p->seeds) best = fmin(best, seed_spread(pt.val, pt.finished).mean);
+        if (pt.finished) best = fmin(best, seed_spread(pt.val, pt.finished).mean);
     }
     return best;
 }
@@ -334,11 +334,11 @@ static void print_config_table(const SweepPlan *p, int c) {
         if (pt.finished >= 2) table_cell(&t, "%.4f", s.se); else table_cell(&t, "-");
         table_cell(&t, "%d", pt.spikes);
         if (isfinite(pt.max_logit)) table_cell(&t, "%.1f", pt.max_logit); else table_cell(&t, "-");
-        table_cell(&t, "%s", point_stable(p, c, &pt) ? "yes"
-                             : pt.diverged ? "diverged"
+        table_cell(&t, "%s", pt.diverged ? "diverged"
                              : pt.finished && !point_trained(p, c, &pt) ? "not trained"
                              : pt.spikes ? "spikes"
-                             : "-");
+                             : point_stable(p, c, &pt) ? "yes"
+                             : "-");          // seeds still to run
     }
     printf("%s\n", ABLATION_CONFIG[p->config[c]].label);
     table_print(&t);
