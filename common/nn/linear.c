@@ -80,3 +80,43 @@ void linear_backward(float *dinp, float *dweight, float *dbias,
         }
     }
 }
+
+// ---------------------------------------------------------------------------
+// The same products with one more step on each block of rows while it is
+// still in cache, as the bias above: then(ctx, r0, rows) runs on the thread
+// that computed rows [r0, r0 + rows) — forward, right after the block's
+// product and bias; backward, right after the block's dinp. The MLP applies
+// its GELU (or SwiGLU's gate) this way (common/nn/mlp.c) instead of reading
+// the whole hidden layer back from memory. The blocks are linear_forward's
+// and linear_backward's, so the results are the same bits.
+void linear_forward_then(float *out, const float *inp, const float *weight, const float *bias,
+                         int R, int IC, int OC, RowBlockFn then, void *ctx) {
+    int nblocks = (R + ROW_BLOCK - 1) / ROW_BLOCK;
+    #pragma omp parallel for schedule(static)
+    for (int b = 0; b < nblocks; b++) {
+        int r0 = b * ROW_BLOCK, rows = R - r0 < ROW_BLOCK ? R - r0 : ROW_BLOCK;
+        float *o = out + (size_t)r0 * OC;                            // (rows, OC)
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, OC, IC,
+                    1.0f, inp + (size_t)r0 * IC, IC, weight, IC, 0.0f, o, OC);
+        if (bias)
+            for (int r = 0; r < rows; r++)
+                for (int j = 0; j < OC; j++) o[(size_t)r * OC + j] += bias[j];
+        then(ctx, r0, rows);
+    }
+}
+
+void linear_backward_then(float *dinp, float *dweight, float *dbias,
+                          const float *dout, const float *inp, const float *weight,
+                          int R, int IC, int OC, RowBlockFn then, void *ctx) {
+    // dinp (R, IC) += dout (R, OC) · weight (OC, IC), by blocks of rows, then `then`
+    int nblocks = (R + ROW_BLOCK - 1) / ROW_BLOCK;
+    #pragma omp parallel for schedule(static)
+    for (int b = 0; b < nblocks; b++) {
+        int r0 = b * ROW_BLOCK, rows = R - r0 < ROW_BLOCK ? R - r0 : ROW_BLOCK;
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, IC, OC,
+                    1.0f, dout + (size_t)r0 * OC, OC, weight, IC, 1.0f, dinp + (size_t)r0 * IC, IC);
+        then(ctx, r0, rows);
+    }
+    // dweight and dbias as linear_backward does them
+    linear_backward(NULL, dweight, dbias, dout, inp, weight, R, IC, OC);
+}
