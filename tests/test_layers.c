@@ -121,67 +121,6 @@ START_TEST(test_linear_matches_naive) {
 }
 END_TEST
 
-// linear_forward_then / linear_backward_then with GELU on each block of rows,
-// as the MLP uses them, on 300 rows: two full blocks of 128 and a part, so a
-// wrong row offset shows. Forward: x -> pre = x·W1ᵀ + b1 -> act = GELU(pre),
-// the same bits as the two calls apart. Backward, by finite differences:
-// f(a) = Σ w · (GELU(a)·W2ᵀ + b2), whose da comes from the dinp blocks of
-// the second Linear with gelu_backward applied to each right after.
-typedef struct { float *pre, *act, *dpre, *dact; int H; } GeluRows;
-
-static void gelu_rows(void *ctx, int r0, int rows) {
-    GeluRows *g = ctx;
-    size_t off = (size_t)r0 * g->H;
-    gelu_forward(g->act + off, g->pre + off, (size_t)rows * g->H);
-}
-
-static void gelu_backward_rows(void *ctx, int r0, int rows) {
-    GeluRows *g = ctx;
-    size_t off = (size_t)r0 * g->H;
-    gelu_backward(g->dpre + off, g->dact + off, g->pre + off, (size_t)rows * g->H);
-}
-
-typedef struct { int R, H, OC; float *a, *act, *weight, *bias, *out, *w; } GeluLinearCtx;
-
-static double gelu_linear_f(void *p) {
-    GeluLinearCtx *c = p;
-    gelu_forward(c->act, c->a, (size_t)c->R * c->H);
-    linear_forward(c->out, c->act, c->weight, c->bias, c->R, c->H, c->OC);
-    return dot(c->out, c->w, (size_t)c->R * c->OC);
-}
-
-START_TEST(test_linear_then_gelu) {
-    int R = 300, IC = 6, H = 5, OC = 3;
-    size_t nx = (size_t)R * IC, nh = (size_t)R * H, no = (size_t)R * OC;
-    float *x = alloc_floats(nx), *w1 = alloc_floats((size_t)H * IC), *b1 = alloc_floats(H);
-    float *pre = alloc_floats(nh), *act = alloc_floats(nh), *pre2 = alloc_floats(nh), *act2 = alloc_floats(nh);
-    fill_normal(x, nx, 1.0f, 31); fill_normal(w1, (size_t)H * IC, 0.5f, 32); fill_normal(b1, H, 0.5f, 33);
-    GeluRows g = { pre, act, NULL, NULL, H };
-    linear_forward_then(pre, x, w1, b1, R, IC, H, gelu_rows, &g);
-    linear_forward(pre2, x, w1, b1, R, IC, H);
-    gelu_forward(act2, pre2, nh);
-    ck_assert_int_eq(memcmp(pre, pre2, nh * sizeof(float)), 0);
-    ck_assert_int_eq(memcmp(act, act2, nh * sizeof(float)), 0);
-
-    GeluLinearCtx c = { R, H, OC, pre, act, alloc_floats((size_t)OC * H), alloc_floats(OC),
-                        alloc_floats(no), alloc_floats(no) };
-    fill_normal(c.weight, (size_t)OC * H, 0.5f, 34); fill_normal(c.bias, OC, 0.5f, 35);
-    fill_normal(c.w, no, 1.0f, 36);
-    gelu_linear_f(&c);
-    float *dact = alloc_floats(nh), *dpre = alloc_floats(nh), *dw = alloc_floats((size_t)OC * H);
-    float *db = alloc_floats(OC), *dw2 = alloc_floats((size_t)OC * H), *db2 = alloc_floats(OC);
-    GeluRows gb = { pre, act, dpre, dact, H };
-    linear_backward_then(dact, dw, db, c.w, act, c.weight, R, H, OC, gelu_backward_rows, &gb);
-    linear_backward(NULL, dw2, db2, c.w, act, c.weight, R, H, OC);
-    ck_assert_int_eq(memcmp(dw, dw2, (size_t)OC * H * sizeof(float)), 0);
-    ck_assert_int_eq(memcmp(db, db2, OC * sizeof(float)), 0);
-    grad_check("linear_backward_then + gelu: d(pre)", gelu_linear_f, &c, pre, dpre, nh, 0);
-    free(x); free(w1); free(b1); free(pre); free(act); free(pre2); free(act2);
-    free(c.weight); free(c.bias); free(c.out); free(c.w);
-    free(dact); free(dpre); free(dw); free(db); free(dw2); free(db2);
-}
-END_TEST
-
 // ===========================================================================
 // LayerNorm and RMSNorm
 typedef struct {
@@ -1025,7 +964,6 @@ int main(void) {
     tcase_add_test(tc, test_linear_grad_bias);
     tcase_add_test(tc, test_linear_grad_nobias);
     tcase_add_test(tc, test_linear_matches_naive);
-    tcase_add_test(tc, test_linear_then_gelu);
     tcase_add_test(tc, test_layernorm_grad);
     tcase_add_test(tc, test_rmsnorm_grad);
     tcase_add_test(tc, test_rmsnorm_gain_grad);

@@ -29,15 +29,6 @@ void linear_forward(float *out, const float *inp, const float *weight, const flo
 void linear_backward(float *dinp, float *dweight, float *dbias,
                      const float *dout, const float *inp, const float *weight,
                      int R, int IC, int OC);
-// The same, calling then(ctx, r0, rows) on each block of rows [r0, r0 + rows)
-// of out (forward) or dinp (backward) right after computing it, while it is
-// in cache: how the MLP fuses its activation into the product (mlp.c).
-typedef void (*RowBlockFn)(void *ctx, int r0, int rows);
-void linear_forward_then(float *out, const float *inp, const float *weight, const float *bias,
-                         int R, int IC, int OC, RowBlockFn then, void *ctx);
-void linear_backward_then(float *dinp, float *dweight, float *dbias,
-                          const float *dout, const float *inp, const float *weight,
-                          int R, int IC, int OC, RowBlockFn then, void *ctx);
 // The textbook triple loop, kept as the reference the tests compare against.
 void linear_forward_naive(float *out, const float *inp, const float *weight, const float *bias,
                           int R, int IC, int OC);
