@@ -280,6 +280,113 @@ START_TEST(test_modulate_grad) {
 END_TEST
 
 // ===========================================================================
+// Norm and modulation fused (norm_modulate_forward / _backward, what the
+// model runs). The gradient of x and of the whole ada row by finite
+// differences, for LayerNorm and RMSNorm, on the same 11-wide ada row as
+// above; then against the separate functions the steps teach.
+typedef struct {
+    int N, L, D, stride, sh_off, sc_off, rms;
+    float *x, *ada, *out, *w, *mean, *rstd;
+} NormModCtx;
+
+static double normmod_f(void *p) {
+    NormModCtx *c = p;
+    norm_modulate_forward(c->out, c->rms ? NULL : c->mean, c->rstd, c->x, c->ada + c->sh_off,
+                          c->ada + c->sc_off, c->N, c->L, c->D, c->stride, EPS);
+    return dot(c->out, c->w, (size_t)c->N * c->L * c->D);
+}
+
+static void normmod_backward(NormModCtx *c, float *dx, float *dada) {
+    normmod_f(c);   // fresh statistics for the unperturbed input
+    norm_modulate_backward(dx, dada + c->sh_off, dada + c->sc_off, c->w, c->x, c->rms ? NULL : c->mean,
+                           c->rstd, c->ada + c->sc_off, c->N, c->L, c->D, c->stride);
+}
+
+static void check_norm_modulate(int rms) {
+    NormModCtx c = { 2, 3, 4, 11, 1, 6, rms, NULL, NULL, NULL, NULL, NULL, NULL };
+    size_t nx = (size_t)c.N * c.L * c.D, na = (size_t)c.N * c.stride, R = (size_t)c.N * c.L;
+    c.x = alloc_floats(nx); c.ada = alloc_floats(na); c.out = alloc_floats(nx); c.w = alloc_floats(nx);
+    c.mean = alloc_floats(R); c.rstd = alloc_floats(R);
+    fill_normal(c.x, nx, 1.5f, 44); fill_normal(c.ada, na, 0.5f, 45); fill_normal(c.w, nx, 1.0f, 46);
+    for (size_t i = 0; i < nx; i++) c.x[i] += 0.7f;   // a mean and a spread that matter
+    float *dx = alloc_floats(nx), *dada = alloc_floats(na);
+    normmod_backward(&c, dx, dada);
+    const char *name = rms ? "rmsnorm+modulate" : "layernorm+modulate";
+    char what[64];
+    snprintf(what, sizeof what, "%s dx", name);
+    grad_check(what, normmod_f, &c, c.x, dx, nx, 0);
+    snprintf(what, sizeof what, "%s dshift/dscale", name);
+    grad_check(what, normmod_f, &c, c.ada, dada, na, 0);
+    for (int n = 0; n < c.N; n++)
+        for (int j = 0; j < c.stride; j++) {
+            int used = (j >= c.sh_off && j < c.sh_off + c.D) || (j >= c.sc_off && j < c.sc_off + c.D);
+            if (!used) ck_assert_msg(dada[n * c.stride + j] == 0.0f, "%s wrote outside its slices", name);
+        }
+    float *dx1 = copy_floats(dx, nx), *dada1 = copy_floats(dada, na);
+    normmod_backward(&c, dx, dada);
+    expect_doubled(name, dx1, dx, nx);
+    expect_doubled(name, dada1, dada, na);
+    free(c.x); free(c.ada); free(c.out); free(c.w); free(c.mean); free(c.rstd);
+    free(dx); free(dada); free(dx1); free(dada1);
+}
+
+START_TEST(test_layernorm_modulate_grad) { check_norm_modulate(0); }
+END_TEST
+START_TEST(test_rmsnorm_modulate_grad) { check_norm_modulate(1); }
+END_TEST
+
+// The fused pass against the three functions the steps teach, norm then
+// modulate, forward and backward, at the model's width. With gcc and the
+// project's flags they agree bit for bit (the fused code does the same
+// arithmetic in the same order); the test allows 1e-6 of each tensor's
+// scale so that another compiler's choice of fused multiply-adds does not
+// fail it, while a wrong formula is off by far more.
+static void expect_close(const char *what, const float *a, const float *b, size_t n) {
+    float scale = 0.0f;
+    for (size_t i = 0; i < n; i++) if (fabsf(b[i]) > scale) scale = fabsf(b[i]);
+    ck_assert_msg(scale > 0.0f, "%s: zero everywhere", what);
+    for (size_t i = 0; i < n; i++)
+        ck_assert_msg(fabsf(a[i] - b[i]) <= 1e-6f * scale, "%s at %zu: %g (fused) vs %g (separate)",
+                      what, i, a[i], b[i]);
+}
+
+START_TEST(test_norm_modulate_matches_parts) {
+    enum { N = 3, L = 5, D = 128, S = 4 * D };
+    size_t nx = (size_t)N * L * D, na = (size_t)N * S, R = (size_t)N * L;
+    float *x = alloc_floats(nx), *ada = alloc_floats(na), *dy = alloc_floats(nx);
+    float *y = alloc_floats(nx), *out = alloc_floats(nx), *ref = alloc_floats(nx);
+    float *mean = alloc_floats(R), *rstd = alloc_floats(R), *mean2 = alloc_floats(R), *rstd2 = alloc_floats(R);
+    float *dx = alloc_floats(nx), *dxr = alloc_floats(nx), *dn = alloc_floats(nx);
+    float *dada = alloc_floats(na), *dadar = alloc_floats(na);
+    fill_normal(x, nx, 2.0f, 47); fill_normal(ada, na, 0.5f, 48); fill_normal(dy, nx, 1.0f, 49);
+    for (size_t i = 0; i < nx; i++) x[i] += 0.3f;
+    for (int rms = 0; rms < 2; rms++) {
+        const char *name = rms ? "rmsnorm+modulate" : "layernorm+modulate";
+        // separate: norm, then modulate with shift at 0 and scale at D of each ada row
+        if (rms) rmsnorm_forward(y, rstd, x, NULL, (int)R, D, EPS);
+        else layernorm_forward(y, mean, rstd, x, (int)R, D, EPS);
+        modulate_forward(ref, y, ada, ada + D, N, L, D, S);
+        memset(dn, 0, nx * sizeof(float)); memset(dxr, 0, nx * sizeof(float));
+        memset(dadar, 0, na * sizeof(float));
+        modulate_backward(dn, dadar, dadar + D, dy, y, ada + D, N, L, D, S);
+        if (rms) rmsnorm_backward(dxr, NULL, dn, x, rstd, NULL, (int)R, D);
+        else layernorm_backward(dxr, dn, x, mean, rstd, (int)R, D);
+        // fused
+        norm_modulate_forward(out, rms ? NULL : mean2, rstd2, x, ada, ada + D, N, L, D, S, EPS);
+        memset(dx, 0, nx * sizeof(float)); memset(dada, 0, na * sizeof(float));
+        norm_modulate_backward(dx, dada, dada + D, dy, x, rms ? NULL : mean2, rstd2, ada + D, N, L, D, S);
+        expect_close(name, out, ref, nx);
+        expect_close(name, rstd2, rstd, R);
+        if (!rms) expect_close(name, mean2, mean, R);
+        expect_close(name, dx, dxr, nx);
+        expect_close(name, dada, dadar, na);
+    }
+    free(x); free(ada); free(dy); free(y); free(out); free(ref); free(mean); free(rstd);
+    free(mean2); free(rstd2); free(dx); free(dxr); free(dn); free(dada); free(dadar);
+}
+END_TEST
+
+// ===========================================================================
 // Activations
 typedef struct {
     int kind;            // 0 gelu, 1 silu, 2 swiglu
@@ -738,6 +845,15 @@ static void all_layers(Record *r, int threads) {
     modulate_backward(dx, dada, dada + D, dy, x, ada + D, N, L, D, 4 * D);
     rec(r, "modulate forward", y, NLD); rec(r, "modulate dx", dx, NLD);
     rec(r, "modulate dshift/dscale", dada, (size_t)N * 4 * D);
+    for (int rms = 0; rms < 2; rms++) {
+        norm_modulate_forward(y, rms ? NULL : st_a, st_b, x, ada, ada + D, N, L, D, 4 * D, EPS);
+        memset(dx, 0, NLD * sizeof(float)); memset(dada, 0, (size_t)N * 4 * D * sizeof(float));
+        norm_modulate_backward(dx, dada, dada + D, dy, x, rms ? NULL : st_a, st_b, ada + D, N, L, D, 4 * D);
+        rec(r, rms ? "rmsnorm+modulate forward" : "layernorm+modulate forward", y, NLD);
+        rec(r, rms ? "rmsnorm+modulate dx" : "layernorm+modulate dx", dx, NLD);
+        rec(r, rms ? "rmsnorm+modulate dshift/dscale" : "layernorm+modulate dshift/dscale", dada,
+            (size_t)N * 4 * D);
+    }
 
     // activations on an (N, L, 4D) hidden layer
     {
@@ -854,6 +970,9 @@ int main(void) {
     tcase_add_test(tc, test_norm_statistics);
     tcase_add_test(tc, test_norm_zero_row);
     tcase_add_test(tc, test_modulate_grad);
+    tcase_add_test(tc, test_layernorm_modulate_grad);
+    tcase_add_test(tc, test_rmsnorm_modulate_grad);
+    tcase_add_test(tc, test_norm_modulate_matches_parts);
     tcase_add_test(tc, test_gelu_grad);
     tcase_add_test(tc, test_silu_grad);
     tcase_add_test(tc, test_swiglu_grad);

@@ -254,14 +254,12 @@ static void carve_activations(Activations *a, const Model *m, Arena *ar) {
     a->resid = take(ar, (2 * (size_t)c->depth + 1) * NL * D);
     for (int b = 0; b < c->depth; b++) {
         a->ada[b] = take(ar, N * 4 * D);
-        a->norm1[b] = take(ar, NL * D);
         a->norm1_mean[b] = take(ar, NL); a->norm1_rstd[b] = take(ar, NL);
         a->mod1[b] = take(ar, NL * D);
         a->qkv[b] = take(ar, NL * 3 * D);
         float *cache = take(ar, attention_cache_floats(N, L, D, c->heads, qk));
         if (cache) attention_cache_init(&a->att[b], cache, N, L, D, c->heads, qk);
         a->att_out[b] = take(ar, NL * D);
-        a->norm2[b] = take(ar, NL * D);
         a->norm2_mean[b] = take(ar, NL); a->norm2_rstd[b] = take(ar, NL);
         a->mod2[b] = take(ar, NL * D);
         a->h_pre[b] = take(ar, NL * H);
@@ -269,7 +267,6 @@ static void carve_activations(Activations *a, const Model *m, Arena *ar) {
         a->h_act[b] = take(ar, NL * H);
     }
     a->ada_f = take(ar, N * 2 * D);
-    a->norm_f = take(ar, NL * D);
     a->norm_f_mean = take(ar, NL); a->norm_f_rstd = take(ar, NL);
     a->mod_f = take(ar, NL * D);
     a->out_tokens = take(ar, NL * P);
@@ -278,11 +275,11 @@ static void carve_activations(Activations *a, const Model *m, Arena *ar) {
 }
 
 // The per-block arrays of pointers (one pointer per block each).
-#define N_BLOCK_LISTS 14
+#define N_BLOCK_LISTS 12
 static void block_lists(Activations *a, float ***lists[N_BLOCK_LISTS]) {
     float ***all[N_BLOCK_LISTS] = {
-        &a->ada, &a->norm1, &a->norm1_mean, &a->norm1_rstd, &a->mod1, &a->qkv, &a->att_out,
-        &a->norm2, &a->norm2_mean, &a->norm2_rstd, &a->mod2, &a->h_pre, &a->h_val, &a->h_act };
+        &a->ada, &a->norm1_mean, &a->norm1_rstd, &a->mod1, &a->qkv, &a->att_out,
+        &a->norm2_mean, &a->norm2_rstd, &a->mod2, &a->h_pre, &a->h_val, &a->h_act };
     for (int i = 0; i < N_BLOCK_LISTS; i++) lists[i] = all[i];
 }
 
@@ -334,19 +331,22 @@ static Dims dims_of(const Config *c, int N) {
     return d;
 }
 
-// The block norm, LayerNorm or RMSNorm by the config, over rows of D.
-// inp, out (R, D); mean, rstd (R). RMSNorm subtracts no mean: it leaves
-// `mean` alone and saves only rstd.
-static void norm_forward(const Config *c, float *out, float *mean, float *rstd,
-                         const float *inp, int R) {
-    if (c->norm == NORM_RMSNORM) rmsnorm_forward(out, rstd, inp, NULL, R, c->dim, NORM_EPS);
-    else layernorm_forward(out, mean, rstd, inp, R, c->dim, NORM_EPS);
+// The block norm, LayerNorm or RMSNorm by the config, then the adaLN
+// modulation, in one pass (norms.c: the same bits as layernorm_forward or
+// rmsnorm_forward, then modulate_forward). x, out (N, L, D); mean, rstd
+// (N·L); shift and scale rows of `stride` floats per image. RMSNorm
+// subtracts no mean: it leaves `mean` alone and saves only rstd.
+static void norm_modulate(const Config *c, float *out, float *mean, float *rstd, const float *x,
+                          const float *shift, const float *scale, int N, int L, int stride) {
+    float *m = c->norm == NORM_RMSNORM ? NULL : mean;
+    norm_modulate_forward(out, m, rstd, x, shift, scale, N, L, c->dim, stride, NORM_EPS);
 }
 
-static void norm_backward(const Config *c, float *dinp, const float *dout, const float *inp,
-                          const float *mean, const float *rstd, int R) {
-    if (c->norm == NORM_RMSNORM) rmsnorm_backward(dinp, NULL, dout, inp, rstd, NULL, R, c->dim);
-    else layernorm_backward(dinp, dout, inp, mean, rstd, R, c->dim);
+static void norm_modulate_back(const Config *c, float *dx, float *dshift, float *dscale,
+                               const float *dout, const float *x, const float *mean,
+                               const float *rstd, const float *scale, int N, int L, int stride) {
+    const float *m = c->norm == NORM_RMSNORM ? NULL : mean;
+    norm_modulate_backward(dx, dshift, dscale, dout, x, m, rstd, scale, N, L, c->dim, stride);
 }
 
 static void add_inplace(float *y, const float *x, size_t n) {
@@ -390,8 +390,8 @@ static void block_forward(const Model *m, Activations *a, Dims d, int b) {
     float *ada = a->ada[b];                             // (N, 4D)
     linear_forward(ada, a->c_silu, bp->ada_w, bp->ada_b, N, D, 4 * D);
     // attention half: x_mid = x_in + proj(attn(norm(x_in)·(1 + scale_a) + shift_a))
-    norm_forward(c, a->norm1[b], a->norm1_mean[b], a->norm1_rstd[b], x_in, NL);   // (N, L, D)
-    modulate_forward(a->mod1[b], a->norm1[b], ada, ada + D, N, L, D, 4 * D);      // (N, L, D)
+    norm_modulate(c, a->mod1[b], a->norm1_mean[b], a->norm1_rstd[b], x_in, ada, ada + D,
+                  N, L, 4 * D);                                                    // (N, L, D)
     linear_forward(a->qkv[b], a->mod1[b], bp->qkv_w, bp->qkv_b, NL, D, 3 * D);     // (N, L, 3D)
     attention_forward(a->att_out[b], &a->att[b], a->qkv[b], bp->q_norm, bp->k_norm, NORM_EPS,
                       m->rope_cos, m->rope_sin, N, L, D, c->heads);                // (N, L, D)
@@ -399,8 +399,8 @@ static void block_forward(const Model *m, Activations *a, Dims d, int b) {
     linear_forward(x_mid, a->att_out[b], bp->proj_w, bp->proj_b, NL, D, D);        // (N, L, D)
     add_inplace(x_mid, x_in, d.NLD);
     // MLP half: x_out = x_mid + mlp(norm(x_mid)·(1 + scale_m) + shift_m)
-    norm_forward(c, a->norm2[b], a->norm2_mean[b], a->norm2_rstd[b], x_mid, NL);  // (N, L, D)
-    modulate_forward(a->mod2[b], a->norm2[b], ada + 2 * D, ada + 3 * D, N, L, D, 4 * D);
+    norm_modulate(c, a->mod2[b], a->norm2_mean[b], a->norm2_rstd[b], x_mid, ada + 2 * D,
+                  ada + 3 * D, N, L, 4 * D);                                       // (N, L, D)
     mlp_forward(x_out, block_mlp_hidden(a, b), a->mod2[b], bp, c->mlp, NL, D, d.H); // (N, L, D)
     add_inplace(x_out, x_mid, d.NLD);
 }
@@ -411,8 +411,8 @@ static void final_layer_forward(const Model *m, Activations *a, Dims d) {
     int N = d.N, L = d.L, D = d.D;
     float *x_last = a->resid + 2 * (size_t)m->cfg.depth * d.NLD;                  // (N, L, D)
     linear_forward(a->ada_f, a->c_silu, p->ada_f_w, p->ada_f_b, N, D, 2 * D);      // (N, 2D)
-    norm_forward(&m->cfg, a->norm_f, a->norm_f_mean, a->norm_f_rstd, x_last, d.NL);
-    modulate_forward(a->mod_f, a->norm_f, a->ada_f, a->ada_f + D, N, L, D, 2 * D); // (N, L, D)
+    norm_modulate(&m->cfg, a->mod_f, a->norm_f_mean, a->norm_f_rstd, x_last, a->ada_f,
+                  a->ada_f + D, N, L, 2 * D);                                      // (N, L, D)
     linear_forward(a->out_tokens, a->mod_f, p->head_w, p->head_b, d.NL, D, d.P);   // (N, L, P)
     unpatchify(a->v, a->out_tokens, N, d.C, d.S, d.patch);                         // (N, C, S, S)
 }
@@ -437,7 +437,7 @@ static void carve_scratch(BackwardScratch *s, const Model *m, int N, Arena *ar) 
     // is carved in two runs that model_backward clears: once per pass ...
     size_t start = ar->used;
     s->per_pass = take(ar, 0);
-    s->dmod_f = take(ar, d.NLD); s->dnorm_f = take(ar, d.NLD);
+    s->dmod_f = take(ar, d.NLD);
     s->dada_f = take(ar, 2 * ND);
     s->dresid = take(ar, d.NLD);
     s->dc_silu = take(ar, ND); s->dc = take(ar, ND);
@@ -448,10 +448,10 @@ static void carve_scratch(BackwardScratch *s, const Model *m, int N, Arena *ar) 
     s->per_block = take(ar, 0);
     s->dh_act = take(ar, d.NLH); s->dh_pre = take(ar, d.NLH);
     s->dh_val = c->mlp == MLP_SWIGLU ? take(ar, d.NLH) : NULL;
-    s->dmod2 = take(ar, d.NLD); s->dnorm2 = take(ar, d.NLD);
+    s->dmod2 = take(ar, d.NLD);
     s->datt_out = take(ar, d.NLD);
     s->dqkv = take(ar, 3 * d.NLD);
-    s->dmod1 = take(ar, d.NLD); s->dnorm1 = take(ar, d.NLD);
+    s->dmod1 = take(ar, d.NLD);
     s->dada = take(ar, 4 * ND);
     s->per_block_floats = ar->used - start;
 }
@@ -486,10 +486,9 @@ static void final_layer_backward(Model *m, Activations *a, BackwardScratch *s, D
     // unpatchify only moved numbers around: its backward is patchify
     patchify(s->dtokens, dv, N, d.C, d.S, d.patch);                               // (N, L, P)
     linear_backward(s->dmod_f, g->head_w, g->head_b, s->dtokens, a->mod_f, p->head_w, NL, D, d.P);
-    modulate_backward(s->dnorm_f, s->dada_f, s->dada_f + D, s->dmod_f, a->norm_f, a->ada_f + D,
-                      N, L, D, 2 * D);
-    norm_backward(&m->cfg, s->dresid, s->dnorm_f, a->resid + 2 * (size_t)m->cfg.depth * d.NLD,
-                  a->norm_f_mean, a->norm_f_rstd, NL);
+    norm_modulate_back(&m->cfg, s->dresid, s->dada_f, s->dada_f + D, s->dmod_f,
+                       a->resid + 2 * (size_t)m->cfg.depth * d.NLD, a->norm_f_mean, a->norm_f_rstd,
+                       a->ada_f + D, N, L, 2 * D);
     linear_backward(s->dc_silu, g->ada_f_w, g->ada_f_b, s->dada_f, a->c_silu, p->ada_f_w, N, D, 2 * D);
 }
 
@@ -507,16 +506,15 @@ static void block_backward(Model *m, Activations *a, BackwardScratch *s, Dims d,
     // (the residual) and through the MLP into dmod2.
     mlp_backward(s->dmod2, bg, (MlpHidden){ s->dh_pre, s->dh_val, s->dh_act },
                  s->dresid, a->mod2[b], block_mlp_hidden(a, b), bp, c->mlp, NL, D, d.H);
-    modulate_backward(s->dnorm2, dada + 2 * D, dada + 3 * D, s->dmod2, a->norm2[b], ada + 3 * D,
-                      N, L, D, 4 * D);
-    norm_backward(c, s->dresid, s->dnorm2, x_mid, a->norm2_mean[b], a->norm2_rstd[b], NL);  // now dL/dx_mid
+    norm_modulate_back(c, s->dresid, dada + 2 * D, dada + 3 * D, s->dmod2, x_mid, a->norm2_mean[b],
+                       a->norm2_rstd[b], ada + 3 * D, N, L, 4 * D);   // now dresid = dL/dx_mid
     // attention half. x_mid = x_in + proj(attn(mod1))
     linear_backward(s->datt_out, bg->proj_w, bg->proj_b, s->dresid, a->att_out[b], bp->proj_w, NL, D, D);
     attention_backward(s->dqkv, bg->q_norm, bg->k_norm, s->datt_out, &a->att[b], s->att_scratch,
                        bp->q_norm, bp->k_norm, m->rope_cos, m->rope_sin, N, L, D, c->heads);
     linear_backward(s->dmod1, bg->qkv_w, bg->qkv_b, s->dqkv, a->mod1[b], bp->qkv_w, NL, D, 3 * D);
-    modulate_backward(s->dnorm1, dada, dada + D, s->dmod1, a->norm1[b], ada + D, N, L, D, 4 * D);
-    norm_backward(c, s->dresid, s->dnorm1, x_in, a->norm1_mean[b], a->norm1_rstd[b], NL);   // now dL/dx_in
+    norm_modulate_back(c, s->dresid, dada, dada + D, s->dmod1, x_in, a->norm1_mean[b],
+                       a->norm1_rstd[b], ada + D, N, L, 4 * D);       // now dresid = dL/dx_in
     // this block's shift and scale came from c through its ada Linear
     linear_backward(s->dc_silu, bg->ada_w, bg->ada_b, dada, a->c_silu, bp->ada_w, N, D, 4 * D);
 }

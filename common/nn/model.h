@@ -66,22 +66,22 @@ typedef struct {
     float *resid;       // (2·depth + 1, N, L, D) residual stream at each norm's input
     // per block (arrays of depth pointers):
     float **ada;        // (N, 4D)    shift_a, scale_a, shift_m, scale_m
-    float **norm1;      // (N, L, D)  norm of the block input (LayerNorm or RMSNorm)
-    float **norm1_mean; // (N·L)      its mean (LayerNorm only; RMSNorm has none)
-    float **norm1_rstd; // (N·L)      its 1/spread: 1/std (LayerNorm) or 1/rms (RMSNorm)
-    float **mod1;       // (N, L, D)  norm1 · (1 + scale_a) + shift_a, the attention's input
+    float **norm1_mean; // (N·L)      the block input's row means (LayerNorm only; RMSNorm has none)
+    float **norm1_rstd; // (N·L)      and 1/spread: 1/std (LayerNorm) or 1/rms (RMSNorm)
+    float **mod1;       // (N, L, D)  norm1(x_in) · (1 + scale_a) + shift_a, the attention's input
+                        //            (the norm itself is not kept: backward recomputes it)
     float **qkv;        // (N, L, 3D)
     AttentionCache *att;
     float **att_out;    // (N, L, D)  merged heads, before proj
-    float **norm2, **norm2_mean, **norm2_rstd; // the same for the MLP half
-    float **mod2;       // (N, L, D)  norm2 · (1 + scale_m) + shift_m, the MLP's input
+    float **norm2_mean, **norm2_rstd; // the same for the MLP half
+    float **mod2;       // (N, L, D)  norm2(x_mid) · (1 + scale_m) + shift_m, the MLP's input
     float **h_pre;      // (N, L, H)  MLP hidden pre-activation: fc1 output (gelu) / w1 output (swiglu gate)
     float **h_val;      // (N, L, H)  w2 output (swiglu value; NULL for gelu)
     float **h_act;      // (N, L, H)  MLP hidden activation fed to fc2 / w3
     // final layer:
     float *ada_f;       // (N, 2D)    shift_f, scale_f
-    float *norm_f, *norm_f_mean, *norm_f_rstd; // (N, L, D), (N·L), (N·L)
-    float *mod_f;       // (N, L, D)  norm_f · (1 + scale_f) + shift_f, the head's input
+    float *norm_f_mean, *norm_f_rstd; // (N·L) each
+    float *mod_f;       // (N, L, D)  norm_f(x_last) · (1 + scale_f) + shift_f, the head's input
     float *out_tokens;  // (N, L, P)
     float *v;           // (N, C, S, S) predicted velocity
     float *max_logit;   // (depth) largest |attention logit| of the last forward
@@ -124,14 +124,14 @@ typedef struct {
     float *per_pass; size_t per_pass_floats;
     float *per_block; size_t per_block_floats;
     float *dtokens;                   // (N, L, P)   from dv, through unpatchify
-    float *dmod_f, *dnorm_f;          // (N, L, D)   final layer
+    float *dmod_f;                    // (N, L, D)   final layer
     float *dada_f;                    // (N, 2D)
     float *dresid;                    // (N, L, D)   the residual stream, carried down the blocks
     float *dh_act, *dh_pre, *dh_val;  // (N, L, H)   MLP hidden (dh_val: swiglu only)
-    float *dmod2, *dnorm2;            // (N, L, D)   MLP half
+    float *dmod2;                     // (N, L, D)   MLP half
     float *datt_out;                  // (N, L, D)
     float *dqkv;                      // (N, L, 3D)
-    float *dmod1, *dnorm1;            // (N, L, D)   attention half
+    float *dmod1;                     // (N, L, D)   attention half
     float *dada;                      // (N, 4D)
     float *dc_silu, *dc, *dt_hs, *dt_h; // (N, D)    the condition, back to t_fc1
     float *att_scratch;               // attention_backward_scratch_floats

@@ -134,3 +134,96 @@ void modulate_backward(float *dx, float *dshift, float *dscale, const float *dou
         }
     }
 }
+
+// ---------------------------------------------------------------------------
+// Norm and modulation fused: what the model runs. The three functions above
+// take each (N, L, D) tensor through memory several times: the norm writes
+// y, modulate reads y back and writes out; backward, modulate writes dy and
+// the norm reads it back. Here each token row is normalised and modulated
+// while its D floats are in cache, and the backward recomputes x̂ from x and
+// the two saved statistics instead of keeping y at all. The arithmetic is
+// that of the functions above, in the same order, so the results are the
+// same bits (tests/test_layers.c compares them).
+//
+// mean NULL means RMSNorm (no mean subtracted), otherwise LayerNorm.
+// x, out, dout, dx (N, L, D); mean, rstd (N·L); shift, scale, dshift, dscale
+// rows of `stride` floats per image, as in modulate_forward.
+void norm_modulate_forward(float *out, float *mean, float *rstd, const float *x,
+                           const float *shift, const float *scale,
+                           int N, int L, int D, int stride, float eps) {
+    #pragma omp parallel for collapse(2) schedule(static)
+    for (int n = 0; n < N; n++) {
+        for (int l = 0; l < L; l++) {
+            size_t r = (size_t)n * L + l;                  // the token row
+            const float *xr = x + r * D;                   // (D)
+            const float *sh = shift + (size_t)n * stride, *sc = scale + (size_t)n * stride;  // (D)
+            float *o = out + r * D;                        // (D)
+            float m = 0.0f, s;
+            if (mean) {                                    // LayerNorm, as layernorm_forward
+                for (int i = 0; i < D; i++) m += xr[i];
+                m /= D;
+                float v = 0.0f;
+                for (int i = 0; i < D; i++) { float d = xr[i] - m; v += d * d; }
+                v /= D;
+                s = 1.0f / sqrtf(v + eps);
+                for (int i = 0; i < D; i++) o[i] = ((xr[i] - m) * s) * (1.0f + sc[i]) + sh[i];
+                mean[r] = m;
+            } else {                                       // RMSNorm, as rmsnorm_forward
+                float ms = 0.0f;
+                for (int i = 0; i < D; i++) ms += xr[i] * xr[i];
+                ms /= D;
+                s = 1.0f / sqrtf(ms + eps);
+                for (int i = 0; i < D; i++) o[i] = (xr[i] * s) * (1.0f + sc[i]) + sh[i];
+            }
+            rstd[r] = s;
+        }
+    }
+}
+
+// modulate_backward then layernorm_backward / rmsnorm_backward, row by row:
+//   g = dout · (1 + scale)            the gradient reaching x̂ (one row, in g[])
+//   dshift += dout,  dscale += dout · x̂
+//   dx += the norm's backward of g
+// One image per iteration, its tokens in order (dshift and dscale are sums
+// over them): deterministic, as modulate_backward.
+void norm_modulate_backward(float *dx, float *dshift, float *dscale, const float *dout,
+                            const float *x, const float *mean, const float *rstd,
+                            const float *scale, int N, int L, int D, int stride) {
+    #pragma omp parallel for schedule(static)
+    for (int n = 0; n < N; n++) {
+        const float *sc = scale + (size_t)n * stride;                                  // (D)
+        float *dsh = dshift + (size_t)n * stride, *dsc = dscale + (size_t)n * stride;  // (D) each
+        float g[D];                                                                    // (D) one row's dL/dx̂
+        for (int l = 0; l < L; l++) {
+            size_t r = (size_t)n * L + l;
+            const float *dy = dout + r * D, *xr = x + r * D;   // (D) each
+            float *dxr = dx + r * D;                          // (D)
+            float m = mean ? mean[r] : 0.0f, s = rstd[r];
+            for (int i = 0; i < D; i++) {                     // modulate's backward
+                float xh = mean ? (xr[i] - m) * s : xr[i] * s;
+                g[i] = dy[i] * (1.0f + sc[i]);
+                dsh[i] += dy[i];
+                dsc[i] += dy[i] * xh;
+            }
+            if (mean) {                                       // layernorm_backward of g
+                float gmean = 0.0f, gxmean = 0.0f;
+                for (int i = 0; i < D; i++) {
+                    float xh = (xr[i] - m) * s;
+                    gmean += g[i];
+                    gxmean += g[i] * xh;
+                }
+                gmean /= D; gxmean /= D;
+                for (int i = 0; i < D; i++) {
+                    float xh = (xr[i] - m) * s;
+                    dxr[i] += s * (g[i] - gmean - xh * gxmean);
+                }
+            } else {                                          // rmsnorm_backward of g
+                float gx = 0.0f;
+                for (int i = 0; i < D; i++) gx += g[i] * xr[i];
+                gx /= D;
+                float s3 = s * s * s;
+                for (int i = 0; i < D; i++) dxr[i] += s * g[i] - s3 * xr[i] * gx;
+            }
+        }
+    }
+}
