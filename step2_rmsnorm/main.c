@@ -19,6 +19,7 @@
 //
 //   cd step2_rmsnorm && make step2 && ./step2_rmsnorm
 #include <float.h>
+#include <getopt.h>
 #include <math.h>
 #include <omp.h>
 #include <stdio.h>
@@ -50,36 +51,34 @@ typedef struct {
     const char *figures_dir;   // NULL: --no-figures
 } Options;
 
-// 0 to go on, or the exit code: 0 after --help, 2 after a bad argument.
-static int parse_options(int argc, char **argv, Options *o, int *exit_code) {
+// ARGS_OK, ARGS_HELP or ARGS_BAD (common/io/args.h).
+static int parse_options(int argc, char **argv, Options *o) {
+    static const struct option opts[] = {
+        { "rounds", required_argument, 0, 'r' },  { "threads", required_argument, 0, 't' },
+        { "figures", required_argument, 0, 'f' }, { "no-figures", no_argument, 0, 'n' },
+        { "help", no_argument, 0, 'h' },          { 0, 0, 0, 0 },
+    };
     *o = (Options){ .rounds = 51, .threads = 1, .figures_dir = figure_default_dir() };
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (is_help_option(a)) { usage(stdout); *exit_code = 0; return 1; }
-        if (!strcmp(a, "--no-figures")) { o->figures_dir = NULL; continue; }
-        if (!strcmp(a, "--figures") && i + 1 < argc && argv[i + 1][0]) { o->figures_dir = argv[++i]; continue; }
-        if (!strcmp(a, "--figures")) {
-            fprintf(stderr, "step2_rmsnorm: --figures wants a folder\n");
-            usage(stderr);
-            *exit_code = 2;
-            return 1;
+    optind = 0;
+    opterr = 0;
+    for (int c; (c = getopt_long(argc, argv, "h", opts, NULL)) != -1;) {
+        switch (c) {
+        case 'r':
+        case 't':
+            if (parse_int_in(optarg, 1, 1000, c == 'r' ? &o->rounds : &o->threads) != 0)
+                return args_error(usage, "%s wants a number from 1 to 1000", c == 'r' ? "--rounds" : "--threads");
+            break;
+        case 'f':
+            if (!*optarg) return args_error(usage, "--figures wants a folder");
+            o->figures_dir = optarg;
+            break;
+        case 'n': o->figures_dir = NULL; break;
+        case 'h': usage(stdout); return ARGS_HELP;
+        default: return args_unknown(usage, argv);
         }
-        int is_rounds = !strcmp(a, "--rounds"), is_threads = !strcmp(a, "--threads");
-        if ((is_rounds || is_threads) && i + 1 < argc) {
-            if (parse_int_in(argv[++i], 1, 1000, is_rounds ? &o->rounds : &o->threads) != 0) {
-                fprintf(stderr, "step2_rmsnorm: %s wants a number from 1 to 1000\n", a);
-                usage(stderr);
-                *exit_code = 2;
-                return 1;
-            }
-            continue;
-        }
-        fprintf(stderr, "step2_rmsnorm: unknown argument '%s'\n", a);
-        usage(stderr);
-        *exit_code = 2;
-        return 1;
     }
-    return 0;
+    if (optind < argc) return args_error(usage, "unknown argument '%s'", argv[optind]);
+    return ARGS_OK;
 }
 
 // The formula, evaluated in double from the float input: the reference that
@@ -330,8 +329,8 @@ static int draw_figures(const char *dir, const ShiftedTokens *s, const NormTimin
 
 int main(int argc, char **argv) {
     Options o;
-    int exit_code;
-    if (parse_options(argc, argv, &o, &exit_code)) return exit_code;
+    int rc = parse_options(argc, argv, &o);
+    if (rc != ARGS_OK) return args_exit_code(rc);
     Rng rng;
     rng_seed(&rng, 0);
 
@@ -343,7 +342,7 @@ int main(int argc, char **argv) {
     parity_print(stdout, 2, NULL);   // our layer against PyTorch's (common/eval/parity.c)
     try_it();
 
-    int rc = o.figures_dir ? draw_figures(o.figures_dir, &s, &tm) : 0;
+    rc = o.figures_dir ? draw_figures(o.figures_dir, &s, &tm) : 0;
     shifted_tokens_free(&s);
     return rc;
 }

@@ -25,17 +25,18 @@
 // against the scale of q and k, and the attention maps behind section 1.
 //
 //   cd step3_qknorm && make step3 && ./step3_qknorm
+#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "figures.h"
 #include "eval/parity.h"
+#include "io/args.h"
 #include "io/bench.h"
 #include "io/figure.h"
 #include "nn/layers.h"
 #include "nn/rng.h"
-#include "io/args.h"
 
 static void usage(FILE *f) {
     fprintf(f, "usage: step3_qknorm [--figures DIR | --no-figures] [--help]\n"
@@ -47,27 +48,29 @@ static void usage(FILE *f) {
                "  --no-figures    draw nothing\n", figure_default_dir());
 }
 
-// The figures folder, or NULL for --no-figures. 0 to go on, or 1 with the
-// exit code in *exit_code: 0 after --help, 2 after a bad argument.
-static int parse_options(int argc, char **argv, const char **figures_dir, int *exit_code) {
+// The figures folder, or NULL for --no-figures, in *figures_dir.
+// ARGS_OK, ARGS_HELP or ARGS_BAD (common/io/args.h).
+static int parse_options(int argc, char **argv, const char **figures_dir) {
+    static const struct option opts[] = {
+        { "figures", required_argument, 0, 'f' }, { "no-figures", no_argument, 0, 'n' },
+        { "help", no_argument, 0, 'h' },          { 0, 0, 0, 0 },
+    };
     *figures_dir = figure_default_dir();
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (is_help_option(a)) { usage(stdout); *exit_code = 0; return 1; }
-        if (!strcmp(a, "--no-figures")) { *figures_dir = NULL; continue; }
-        if (!strcmp(a, "--figures") && i + 1 < argc && argv[i + 1][0]) { *figures_dir = argv[++i]; continue; }
-        if (!strcmp(a, "--figures")) {
-            fprintf(stderr, "step3_qknorm: --figures wants a folder\n");
-            usage(stderr);
-            *exit_code = 2;
-            return 1;
+    optind = 0;
+    opterr = 0;
+    for (int c; (c = getopt_long(argc, argv, "h", opts, NULL)) != -1;) {
+        switch (c) {
+        case 'f':
+            if (!*optarg) return args_error(usage, "--figures wants a folder");
+            *figures_dir = optarg;
+            break;
+        case 'n': *figures_dir = NULL; break;
+        case 'h': usage(stdout); return ARGS_HELP;
+        default: return args_unknown(usage, argv);
         }
-        fprintf(stderr, "step3_qknorm: unknown argument '%s'\n", a);
-        usage(stderr);
-        *exit_code = 2;
-        return 1;
     }
-    return 0;
+    if (optind < argc) return args_error(usage, "unknown argument '%s'", argv[optind]);
+    return ARGS_OK;
 }
 
 // ---------------------------------------------------------------------------
@@ -338,8 +341,8 @@ static int draw_figures(const char *dir, OneHead *h, const AttentionMaps *maps) 
 
 int main(int argc, char **argv) {
     const char *figures_dir;
-    int exit_code;
-    if (parse_options(argc, argv, &figures_dir, &exit_code)) return exit_code;
+    int rc = parse_options(argc, argv, &figures_dir);
+    if (rc != ARGS_OK) return args_exit_code(rc);
     Rng rng;
     rng_seed(&rng, 0);
 
@@ -354,7 +357,7 @@ int main(int argc, char **argv) {
     parity_print(stdout, 3, NULL);   // our layer against PyTorch's (common/eval/parity.c)
     try_it();
 
-    int rc = figures_dir ? draw_figures(figures_dir, &h, &maps) : 0;
+    rc = figures_dir ? draw_figures(figures_dir, &h, &maps) : 0;
     one_head_free(&h);
     free(weights);
     return rc;

@@ -32,6 +32,7 @@
 // and, with draw_figures, the pictures of figures.c into --figures DIR.
 //
 //   cd step4_swiglu && make step4 && ./step4_swiglu
+#include <getopt.h>
 #include <math.h>
 #include <omp.h>
 #include <stdio.h>
@@ -69,31 +70,37 @@ typedef struct {
     const char *figures_dir;  // NULL: no figures
 } Options;
 
-// Reads an integer option value in lo..hi, or exits with the usage.
-static int int_arg(const char *name, const char *s, int lo, int hi) {
-    int v;
-    if (parse_int_in(s, lo, hi, &v) != 0) {
-        fprintf(stderr, "step4_swiglu: %s wants an integer in %d..%d, not '%s'\n\n", name, lo, hi, s);
-        usage(stderr);
-        exit(2);
+// ARGS_OK, ARGS_HELP or ARGS_BAD (common/io/args.h).
+static int parse_options(int argc, char **argv, Options *o) {
+    static const struct option opts[] = {
+        { "rounds", required_argument, 0, 'r' },  { "batch", required_argument, 0, 'b' },
+        { "figures", required_argument, 0, 'f' }, { "no-figures", no_argument, 0, 'n' },
+        { "help", no_argument, 0, 'h' },          { 0, 0, 0, 0 },
+    };
+    *o = (Options){ 9, 64, figure_default_dir() };   // 64 images: the quick preset's batch
+    optind = 0;
+    opterr = 0;
+    for (int c; (c = getopt_long(argc, argv, "h", opts, NULL)) != -1;) {
+        switch (c) {
+        case 'r':
+            if (parse_int_in(optarg, 1, 1000, &o->rounds) != 0)
+                return args_error(usage, "--rounds wants an integer in 1..1000, not '%s'", optarg);
+            break;
+        case 'b':
+            if (parse_int_in(optarg, 1, 4096, &o->batch) != 0)
+                return args_error(usage, "--batch wants an integer in 1..4096, not '%s'", optarg);
+            break;
+        case 'f':
+            if (!*optarg) return args_error(usage, "--figures wants a folder");
+            o->figures_dir = optarg;
+            break;
+        case 'n': o->figures_dir = NULL; break;
+        case 'h': usage(stdout); return ARGS_HELP;
+        default: return args_unknown(usage, argv);
+        }
     }
-    return v;
-}
-
-// The options, or exits: 0 after --help, 2 with the usage on a bad argument.
-static Options parse_options(int argc, char **argv) {
-    Options o = { 9, 64, figure_default_dir() };   // 64 images: the quick preset's batch
-    for (int a = 1; a < argc; a++) {
-        if (is_help_option(argv[a])) { usage(stdout); exit(0); }
-        if (!strcmp(argv[a], "--rounds") && a + 1 < argc) { o.rounds = int_arg("--rounds", argv[++a], 1, 1000); continue; }
-        if (!strcmp(argv[a], "--batch") && a + 1 < argc) { o.batch = int_arg("--batch", argv[++a], 1, 4096); continue; }
-        if (!strcmp(argv[a], "--figures") && a + 1 < argc) { o.figures_dir = argv[++a]; continue; }
-        if (!strcmp(argv[a], "--no-figures")) { o.figures_dir = NULL; continue; }
-        fprintf(stderr, "step4_swiglu: unknown argument '%s'\n\n", argv[a]);
-        usage(stderr);
-        exit(2);
-    }
-    return o;
+    if (optind < argc) return args_error(usage, "unknown argument '%s'", argv[optind]);
+    return ARGS_OK;
 }
 
 // Builds the parameter table of cfg with its `--set` changes applied, or exits.
@@ -395,7 +402,9 @@ static void draw_figures(const Options *o) {
 }
 
 int main(int argc, char **argv) {
-    Options o = parse_options(argc, argv);
+    Options o;
+    int rc = parse_options(argc, argv, &o);
+    if (rc != ARGS_OK) return args_exit_code(rc);
     Step4 s;
     step4_init(&s);
     two_ffns_at_d128(&s);

@@ -23,6 +23,7 @@
 //                              try_it: how to turn it on
 // and, with draw_figures, the pictures of figures.c into --figures DIR.
 // Its tests (test_rope2d.c) check the same claims, plus the backward pass.
+#include <getopt.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -58,26 +59,33 @@ typedef struct {
     const char *figures_dir;  // NULL: no figures
 } Options;
 
-// The options, or exits: 0 after --help, 2 with the usage on a bad argument.
-static Options parse_options(int argc, char **argv) {
-    Options o = { 0, figure_default_dir() };
-    for (int a = 1; a < argc; a++) {
-        if (is_help_option(argv[a])) { usage(stdout); exit(0); }
-        if (!strcmp(argv[a], "--seed")) {
-            if (a + 1 >= argc || parse_int_in(argv[++a], 0, INT_MAX, &o.seed) != 0) {
-                fprintf(stderr, "step5_rope2d: --seed wants an integer in 0..%d\n\n", INT_MAX);
-                usage(stderr);
-                exit(2);
-            }
-            continue;
+// ARGS_OK, ARGS_HELP or ARGS_BAD (common/io/args.h).
+static int parse_options(int argc, char **argv, Options *o) {
+    static const struct option opts[] = {
+        { "seed", required_argument, 0, 's' },    { "figures", required_argument, 0, 'f' },
+        { "no-figures", no_argument, 0, 'n' },    { "help", no_argument, 0, 'h' },
+        { 0, 0, 0, 0 },
+    };
+    *o = (Options){ 0, figure_default_dir() };
+    optind = 0;
+    opterr = 0;
+    for (int c; (c = getopt_long(argc, argv, "h", opts, NULL)) != -1;) {
+        switch (c) {
+        case 's':
+            if (parse_int_in(optarg, 0, INT_MAX, &o->seed) != 0)
+                return args_error(usage, "--seed wants an integer in 0..%d", INT_MAX);
+            break;
+        case 'f':
+            if (!*optarg) return args_error(usage, "--figures wants a folder");
+            o->figures_dir = optarg;
+            break;
+        case 'n': o->figures_dir = NULL; break;
+        case 'h': usage(stdout); return ARGS_HELP;
+        default: return args_unknown(usage, argv);
         }
-        if (!strcmp(argv[a], "--figures") && a + 1 < argc) { o.figures_dir = argv[++a]; continue; }
-        if (!strcmp(argv[a], "--no-figures")) { o.figures_dir = NULL; continue; }
-        fprintf(stderr, "step5_rope2d: unknown argument '%s'\n\n", argv[a]);
-        usage(stderr);
-        exit(2);
     }
-    return o;
+    if (optind < argc) return args_error(usage, "unknown argument '%s'", argv[optind]);
+    return ARGS_OK;
 }
 
 static double norm2(const float *x, int n) {
@@ -339,7 +347,9 @@ static void draw_figures(const Options *o, const Step5 *s) {
 }
 
 int main(int argc, char **argv) {
-    Options o = parse_options(argc, argv);
+    Options o;
+    int rc = parse_options(argc, argv, &o);
+    if (rc != ARGS_OK) return args_exit_code(rc);
     Step5 s;
     step5_init(&s, o.seed);
     the_tables(&s);
