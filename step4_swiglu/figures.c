@@ -186,3 +186,11 @@ int step4_figures(const char *dir, int *drawn, char *err, size_t errlen) {
     *drawn = t.drawn;
     return t.no_gnuplot ? FIGURE_NO_GNUPLOT : 0;
 }
+
+int step4_draw_figures(const char *dir) {
+    char err[512];
+    int drawn = 0, rc = step4_figures(dir, &drawn, err, sizeof err);
+    if (rc < 0) { fprintf(stderr, "step4_swiglu: figures: %s\n", err); return 1; }
+    figure_report(stdout, dir, drawn, rc == FIGURE_NO_GNUPLOT);
+    return 0;
+}
