@@ -9,6 +9,7 @@
 #include "nn/layers.h"
 #include "nn/model.h"
 #include "ffn.h"
+#include "step4.h"
 
 // ---------------------------------------------------------------------------
 // GELU and SiLU on x in [-5, 5], through the model's own functions. SiLU is
