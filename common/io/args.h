@@ -9,7 +9,8 @@
 //   ARGS_OK    go on
 //   ARGS_HELP  --help (or -h) printed the usage on stdout: exit 0
 //   ARGS_BAD   bad input, already reported on stderr with what to do instead
-//              (args_error: the problem, then the usage): exit 2
+//              (args_error: the problem, then the usage where it helps; a
+//              wrong value needs only the message that names it): exit 2
 // A parser never calls exit(), so a test can call it and look at the answer.
 // Before its loop it sets optind = 0, which makes glibc start afresh (a test
 // may parse two command lines in one process), and opterr = 0: the messages
