@@ -37,7 +37,8 @@
 // gap and the noise, and draws the loss curves and val MSEs of the seeds
 // (--figures). Given run folders, it prints theirs. Every number is read
 // back from the runs' metrics.json files (common/io/metrics.c), none is
-// typed in here.
+// typed in here. This file is the scorecard and the noise; which runs to
+// read (trained, found or given) is runs.c's, the command line options.c's.
 //
 //   cd step1_scorecard && make step1 && ./step1_scorecard
 //   ./step1_scorecard --preset smoke
@@ -50,51 +51,8 @@
 #include "step1.h"
 #include "io/args.h"
 #include "io/bench.h"
-#include "io/checkpoint.h"
-#include "io/fileio.h"
-#include "io/figure.h"
-#include "io/metrics.h"
-#include "io/paths.h"
 #include "eval/scorecard.h"
 #include "eval/spikes.h"
-#include "train/trainer.h"
-
-// The project's own baseline seeds, committed: what the program shows when
-// it is given nothing to do.
-#define COMMITTED_RUNS "results/quick"
-
-static void usage(FILE *f) {
-    fprintf(f,
-        "usage: step1_scorecard [--figures DIR]\n"
-        "       step1_scorecard [--preset P] [--seeds N] [--threads N] [--out DIR]\n"
-        "                       [--figures DIR | --no-figures]\n"
-        "       step1_scorecard RUN_DIR [RUN_DIR...]\n"
-        "\n"
-        "With no arguments: the scorecard of the committed baseline seeds, %s/p11_base_s*\n"
-        "(trains nothing, writes nothing; --figures DIR draws their figures into DIR).\n"
-        "\n"
-        "With --preset, --seeds, --threads or --out: trains the baseline with seeds 0 .. N-1 at preset P (or\n"
-        "finds the runs finished, or continues them where they stopped), reads any further\n"
-        "baseline seed that is finished, and prints the four numbers of each run, the seed\n"
-        "gap and the noise over the seeds. The runs are DIR/step1_base_s<k> at the quick\n"
-        "preset (step1_smoke_s<k>, step1_tutorial_s<k> at the others); finished runs\n"
-        "DIR/p11_base_s<k> of step 6 are used instead when they are the baseline at preset P.\n"
-        "\n"
-        "With run folders (or metrics.json files): prints their scorecard, the seed gap of\n"
-        "any two that are one config at two seeds, and the noise of each such group, and\n"
-        "draws the figures of the largest group.\n"
-        "\n"
-        "options:\n"
-        "  --preset P      smoke | quick | tutorial (default quick)\n"
-        "  --seeds N       baseline seeds to train, 2 or more (default 2)\n"
-        "  --threads N     OpenMP threads for training (default 0: all cores)\n"
-        "  --out DIR       where the baseline runs live (default %s)\n"
-        "  --figures DIR   where the figures go (default %s)\n"
-        "  --no-figures    draw nothing\n"
-        "  --help          this text\n"
-        "\n", COMMITTED_RUNS, default_runs_dir(), figure_default_dir());
-    preset_describe(f);
-}
 
 // ---------------------------------------------------------------------------
 // What the numbers are. Built from the constants the scorecard uses, so the
@@ -193,116 +151,14 @@ static void print_noise_of_groups(const RunMetrics *runs, int n, RunMetrics *lar
 }
 
 // ---------------------------------------------------------------------------
-// The default: the baseline at seeds 0, 1, ...
-
-// What DIR/NAME holds: nothing yet, the run we want (finished or stopped
-// part-way), or some other run (which we must not touch).
-typedef enum { RUN_NONE, RUN_FINISHED, RUN_STARTED, RUN_OTHER } RunState;
-
-static RunState run_state(const char *out_dir, const char *name, const Config *want) {
-    char metrics[2300], ckpt[2300];
-    snprintf(metrics, sizeof metrics, "%s/%s/metrics.json", out_dir, name);
-    snprintf(ckpt, sizeof ckpt, "%s/%s/ckpt.safetensors", out_dir, name);
-    char err[METRICS_ERRLEN];
-    if (file_exists(metrics)) {
-        RunMetrics r;
-        if (metrics_read(metrics, &r, err, sizeof err) != 0 || !r.has_config) return RUN_OTHER;
-        return configs_agree(&r.cfg, want, false) ? RUN_FINISHED : RUN_OTHER;
-    }
-    if (file_exists(ckpt)) {
-        Config c;
-        if (checkpoint_read_config(ckpt, &c, err, sizeof err) != 0) return RUN_OTHER;
-        return configs_agree(&c, want, false) ? RUN_STARTED : RUN_OTHER;
-    }
-    return RUN_NONE;
-}
-
-typedef struct {
-    Preset preset;
-    int seeds, threads;
-    const char *out_dir;
-    const char *figures;        // NULL: --no-figures
-} BaselinePlan;
-
-// The train options of the baseline at one seed: the preset's config,
-// nothing switched on.
-static TrainOptions baseline_options(const BaselinePlan *p, int seed) {
-    TrainOptions o;
-    memset(&o, 0, sizeof o);
-    preset_apply(p->preset, &o.cfg, &o.ckpt_every);
-    o.cfg.seed = (unsigned long long)seed;
-    o.cfg.threads = p->threads;
-    o.preset = p->preset;
-    o.out_dir = p->out_dir;
-    o.resume = true;        // a run stopped part-way continues from its checkpoint
-    o.scorecard = true;
-    return o;
-}
-
-// Where seed k of the baseline is: step 6's run if it is finished and is
-// this very run, else step 1's own. Writes the folder name; returns its state.
-static RunState find_seed(const BaselinePlan *p, int seed, const Config *want, char *name, size_t n) {
-    const char *ours = p->preset == PRESET_QUICK ? "step1_base" : p->preset == PRESET_SMOKE ? "step1_smoke"
-                                                                                          : "step1_tutorial";
-    char p11[32];
-    snprintf(p11, sizeof p11, "p11_base_s%d", seed);
-    if (run_state(p->out_dir, p11, want) == RUN_FINISHED) { snprintf(name, n, "%s", p11); return RUN_FINISHED; }
-    snprintf(name, n, "%s_s%d", ours, seed);
-    return run_state(p->out_dir, name, want);
-}
-
-// Seed k of the baseline, trained now or found finished, read into *out.
-// 0, or 1 with a message.
-static int baseline_seed(const BaselinePlan *p, int seed, RunMetrics *out) {
-    TrainOptions o = baseline_options(p, seed);
-    char name[64];
-    RunState state = find_seed(p, seed, &o.cfg, name, sizeof name);
-    if (state == RUN_OTHER) {
-        fprintf(stderr, "error: %s/%s holds a run with another config than the %s baseline at seed %d;\n"
-                        "move it away, or use --out to put the baseline elsewhere\n",
-                p->out_dir, name, preset_name(p->preset), seed);
-        return 1;
-    }
-    if (state == RUN_FINISHED) {
-        printf("[%s] finished already: %s/%s/metrics.json\n", name, p->out_dir, name);
-    } else {
-        o.name = name;
-        int rc = trainer_run(&o);
-        if (rc == TRAIN_DIVERGED) {
-            fprintf(stderr, "error: the baseline %s/%s diverged (see above)\n", p->out_dir, name);
-            return 1;
-        }
-        if (rc != TRAIN_OK) {
-            fprintf(stderr, "error: training %s/%s stopped (exit code %d); run the same command "
-                            "again to continue it\n", p->out_dir, name, rc);
-            return 1;
-        }
-    }
-    char dir[2200], err[METRICS_ERRLEN];
-    snprintf(dir, sizeof dir, "%s/%s", p->out_dir, name);
-    if (metrics_read(dir, out, err, sizeof err) != 0) { fprintf(stderr, "error: %s\n", err); return 1; }
-    return 0;
-}
-
+// Asked to train: the baseline at seeds 0, 1, ... (runs.c finds or trains them)
 static int baseline_runs(const BaselinePlan *p) {
     printf("Step 1: the baseline trained with seeds 0 to %d, at the %s preset\n", p->seeds - 1,
            preset_name(p->preset));
     RunMetrics *runs = calloc(STEP1_MAX_SEEDS, sizeof *runs);
     if (!runs) { fprintf(stderr, "error: out of memory\n"); return 1; }
-    int n = 0;
-    for (; n < p->seeds; n++)
-        if (baseline_seed(p, n, &runs[n]) != 0) { free(runs); return 1; }
-    // further seeds that someone trained (step 6's --seeds, or --seeds here
-    // before): read them, train none
-    for (; n < STEP1_MAX_SEEDS; n++) {
-        TrainOptions o = baseline_options(p, n);
-        char name[64];
-        if (find_seed(p, n, &o.cfg, name, sizeof name) != RUN_FINISHED) break;
-        printf("[%s] finished already: %s/%s/metrics.json\n", name, p->out_dir, name);
-        char dir[2200], err[METRICS_ERRLEN];
-        snprintf(dir, sizeof dir, "%s/%s", p->out_dir, name);
-        if (metrics_read(dir, &runs[n], err, sizeof err) != 0) { fprintf(stderr, "error: %s\n", err); free(runs); return 1; }
-    }
+    int n = step1_baseline_seeds(p, runs);
+    if (n < 0) { free(runs); return 1; }
     print_scorecard(runs, n);
     print_noise(runs, n);
     print_legend(runs, n);
@@ -316,26 +172,13 @@ static int baseline_runs(const BaselinePlan *p) {
 }
 
 // ---------------------------------------------------------------------------
-// Given folders: their scorecard. A relative path that is not found from
-// here is also tried from the project root and inside its runs/ folder, so
-// `runs/p11_rope` and `p11_rope` work from a step folder too.
-static void resolve_run(const char *arg, char *out, size_t n) {
-    snprintf(out, n, "%s", arg);
-    if (file_exists(arg) || arg[0] == '/') return;
-    const char *roots[2] = { project_root(), default_runs_dir() };
-    for (int i = 0; i < 2; i++) {
-        char p[2048];
-        if (snprintf(p, sizeof p, "%s/%s", roots[i], arg) >= (int)sizeof p) continue;
-        if (file_exists(p)) { snprintf(out, n, "%s", p); return; }
-    }
-}
-
+// Given folders: their scorecard.
 static int existing_runs(char **paths, int n, const char *figures) {
     RunMetrics *runs = calloc((size_t)n, sizeof *runs), *group = calloc(STEP1_MAX_SEEDS, sizeof *group);
     if (!runs || !group) { free(runs); free(group); fprintf(stderr, "error: out of memory\n"); return 1; }
     for (int i = 0; i < n; i++) {
         char path[2048], err[METRICS_ERRLEN];
-        resolve_run(paths[i], path, sizeof path);
+        step1_resolve_run(paths[i], path, sizeof path);
         if (metrics_read(path, &runs[i], err, sizeof err) != 0) {
             fprintf(stderr, "error: %s\n", err);
             free(runs);
@@ -359,16 +202,8 @@ static int existing_runs(char **paths, int n, const char *figures) {
 // No arguments: the committed seeds, and how to train your own.
 static int committed_runs(const char *figures) {
     char dir[2048], *paths[STEP1_MAX_SEEDS];
-    int n = 0;
-    if (project_path(dir, sizeof dir, COMMITTED_RUNS) != 0) { fprintf(stderr, "error: path too long\n"); return 1; }
-    for (int k = 0; k < STEP1_MAX_SEEDS; k++) {
-        char run[2300];
-        snprintf(run, sizeof run, "%s/p11_base_s%d/metrics.json", dir, k);
-        if (!file_exists(run)) break;
-        paths[n] = malloc(strlen(run) + 1);
-        if (!paths[n]) break;
-        snprintf(paths[n++], strlen(run) + 1, "%s/p11_base_s%d", dir, k);
-    }
+    int n = step1_committed_seeds(dir, sizeof dir, paths);
+    if (n < 0) return 1;
     int rc = 1;
     if (n < 2) {
         fprintf(stderr, "error: %s holds %d finished baseline seed(s) (p11_base_s0, _s1, ...); two are needed.\n"
@@ -386,69 +221,11 @@ static int committed_runs(const char *figures) {
 }
 
 // ---------------------------------------------------------------------------
-typedef struct {
-    BaselinePlan plan;
-    bool train;                 // --preset, --seeds, --threads or --out: train the baseline
-    bool figures_given;
-    bool preset_given;
-    char **paths;
-    int npaths;
-} Step1Options;
-
-// 0, 1 after --help, or 2 with a message and the usage on stderr.
-static int parse_options(int argc, char **argv, Step1Options *o) {
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        int has = i + 1 < argc;
-        if (is_help_option(a)) { usage(stdout); return 1; }
-        else if (strcmp(a, "--preset") == 0 && has) {
-            if (preset_parse(argv[++i], &o->plan.preset) != 0) {
-                fprintf(stderr, "error: unknown preset '%s'\n\n", argv[i]);
-                usage(stderr); return 2;
-            }
-            o->preset_given = o->train = true;
-        }
-        else if (strcmp(a, "--threads") == 0 && has) {
-            o->train = true;
-            if (parse_int_in(argv[++i], 0, 4096, &o->plan.threads) != 0) {
-                fprintf(stderr, "error: --threads wants a whole number >= 0, not '%s'\n\n", argv[i]);
-                usage(stderr); return 2;
-            }
-        }
-        else if (strcmp(a, "--seeds") == 0 && has) {
-            o->train = true;
-            if (parse_int_in(argv[++i], 2, STEP1_MAX_SEEDS, &o->plan.seeds) != 0) {
-                fprintf(stderr, "error: --seeds wants a whole number from 2 to %d, not '%s'\n\n", STEP1_MAX_SEEDS, argv[i]);
-                usage(stderr); return 2;
-            }
-        }
-        else if (strcmp(a, "--out") == 0 && has) { o->plan.out_dir = argv[++i]; o->train = true; }
-        else if (strcmp(a, "--figures") == 0 && has) { o->plan.figures = argv[++i]; o->figures_given = true; }
-        else if (strcmp(a, "--no-figures") == 0) o->plan.figures = NULL;
-        else if (a[0] == '-') {
-            fprintf(stderr, "error: unknown or incomplete option '%s'\n\n", a);
-            usage(stderr); return 2;
-        }
-        else o->paths[o->npaths++] = argv[i];
-    }
-    if (o->npaths > 0 && o->preset_given) {
-        fprintf(stderr, "error: --preset chooses the baseline runs to train; it does not go with run folders\n\n");
-        usage(stderr); return 2;
-    }
-    return 0;
-}
-
 int main(int argc, char **argv) {
-    Step1Options o = { { PRESET_QUICK, 2, 0, default_runs_dir(), figure_default_dir() }, false, false, false,
-                       malloc(sizeof(char *) * (size_t)argc), 0 };
-    if (!o.paths) { fprintf(stderr, "error: out of memory\n"); return 1; }
-    int rc = parse_options(argc, argv, &o);
-    if (rc == 0) {
-        if (o.npaths > 0) rc = existing_runs(o.paths, o.npaths, o.plan.figures);
-        else if (o.train) rc = baseline_runs(&o.plan);
-        else rc = committed_runs(o.figures_given ? o.plan.figures : NULL);   // draws only if asked
-    }
-    else if (rc == 1) rc = 0;
-    free(o.paths);
-    return rc;
+    Step1Options o;
+    int rc = step1_parse_options(argc, argv, &o);
+    if (rc != ARGS_OK) return args_exit_code(rc);
+    if (o.npaths > 0) return existing_runs(o.paths, o.npaths, o.plan.figures);
+    if (o.train) return baseline_runs(&o.plan);
+    return committed_runs(o.figures_given ? o.plan.figures : NULL);   // draws only if asked
 }

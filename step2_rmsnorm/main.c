@@ -25,62 +25,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include "figures.h"
+#include "step2.h"
 #include "eval/parity.h"
 #include "io/args.h"
 #include "io/bench.h"
 #include "io/figure.h"
 #include "nn/layers.h"
 #include "nn/rng.h"
-
-static void usage(FILE *f) {
-    fprintf(f, "usage: step2_rmsnorm [--rounds N] [--threads N] [--figures DIR | --no-figures] [--help]\n"
-               "  LayerNorm vs RMSNorm: what they do to tokens, a check of\n"
-               "  rmsnorm_forward against the formula in double, and timings.\n"
-               "  --rounds N      timed rounds per function (default 51); each\n"
-               "                  reported time is the median over the rounds\n"
-               "  --threads N     OpenMP threads for the timings (default 1)\n"
-               "  --figures DIR   where the pictures go (default %s):\n"
-               "                  step2_norm_outputs (the two norms' outputs as histograms)\n"
-               "                  and step2_norm_times (the timings as bars), .tsv .gp .png\n"
-               "  --no-figures    draw nothing\n", figure_default_dir());
-}
-
-typedef struct {
-    int rounds, threads;
-    const char *figures_dir;   // NULL: --no-figures
-} Options;
-
-// 0 to go on, or the exit code: 0 after --help, 2 after a bad argument.
-static int parse_options(int argc, char **argv, Options *o, int *exit_code) {
-    *o = (Options){ .rounds = 51, .threads = 1, .figures_dir = figure_default_dir() };
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (is_help_option(a)) { usage(stdout); *exit_code = 0; return 1; }
-        if (!strcmp(a, "--no-figures")) { o->figures_dir = NULL; continue; }
-        if (!strcmp(a, "--figures") && i + 1 < argc && argv[i + 1][0]) { o->figures_dir = argv[++i]; continue; }
-        if (!strcmp(a, "--figures")) {
-            fprintf(stderr, "step2_rmsnorm: --figures wants a folder\n");
-            usage(stderr);
-            *exit_code = 2;
-            return 1;
-        }
-        int is_rounds = !strcmp(a, "--rounds"), is_threads = !strcmp(a, "--threads");
-        if ((is_rounds || is_threads) && i + 1 < argc) {
-            if (parse_int_in(argv[++i], 1, 1000, is_rounds ? &o->rounds : &o->threads) != 0) {
-                fprintf(stderr, "step2_rmsnorm: %s wants a number from 1 to 1000\n", a);
-                usage(stderr);
-                *exit_code = 2;
-                return 1;
-            }
-            continue;
-        }
-        fprintf(stderr, "step2_rmsnorm: unknown argument '%s'\n", a);
-        usage(stderr);
-        *exit_code = 2;
-        return 1;
-    }
-    return 0;
-}
 
 // The formula, evaluated in double from the float input: the reference that
 // our float32 rmsnorm_forward should match to float rounding. x, y (R, D).
@@ -208,60 +159,10 @@ static void ours_against_the_formula(ShiftedTokens *s, Rng *rng) {
 //    thread by default: the cores are shared with other programs, and a
 //    parallel call waits for its slowest thread, so with every core in use we
 //    would time the neighbours as much as the norm.
-//
-// The four timed calls work on the same (R, D) tokens; neither norm has a
-// gain here, so they do the same job apart from the centring.
-typedef struct {
-    int R, D;
-    float *x, *out, *dout, *dinp;   // (R, D)
-    float *mean, *rstd;             // (R) LayerNorm's statistics
-    float *rms_rstd;                // (R) RMSNorm's one statistic
-} NormBench;
-
-static void ln_fwd(void *p) {
-    NormBench *b = p;
-    layernorm_forward(b->out, b->mean, b->rstd, b->x, b->R, b->D, NORM_EPS);
-}
-static void rms_fwd(void *p) {
-    NormBench *b = p;
-    rmsnorm_forward(b->out, b->rms_rstd, b->x, NULL, b->R, b->D, NORM_EPS);
-}
-// The backward passes accumulate into dinp; the values drift but the work is
-// the same every call, which is all a timing needs.
-static void ln_bwd(void *p) {
-    NormBench *b = p;
-    layernorm_backward(b->dinp, b->dout, b->x, b->mean, b->rstd, b->R, b->D);
-}
-static void rms_bwd(void *p) {
-    NormBench *b = p;
-    rmsnorm_backward(b->dinp, NULL, b->dout, b->x, b->rms_rstd, NULL, b->R, b->D);
-}
-
-static NormBench norm_bench_make(Rng *rng) {
-    NormBench b = { .R = 128 * 64, .D = 128 };
-    size_t n = (size_t)b.R * b.D;
-    b.x = malloc(sizeof(float) * n); b.out = malloc(sizeof(float) * n);
-    b.dout = malloc(sizeof(float) * n); b.dinp = calloc(n, sizeof(float));
-    b.mean = malloc(sizeof(float) * b.R); b.rstd = malloc(sizeof(float) * b.R);
-    b.rms_rstd = malloc(sizeof(float) * b.R);
-    rng_fill_normal(rng, b.x, (long)n, 1.0f);
-    rng_fill_normal(rng, b.dout, (long)n, 1.0f);
-    ln_fwd(&b);   // fill the statistics once, so the backward passes read real values
-    rms_fwd(&b);
-    return b;
-}
-
-static void norm_bench_free(NormBench *b) {
-    free(b->x); free(b->out); free(b->dout); free(b->dinp);
-    free(b->mean); free(b->rstd); free(b->rms_rstd);
-}
-
 static NormTimings time_per_call(Rng *rng, int rounds, int threads) {
     NormBench b = norm_bench_make(rng);
-    BenchFn fns[4] = {
-        { "LayerNorm forward", ln_fwd, &b }, { "RMSNorm forward", rms_fwd, &b },
-        { "LayerNorm backward", ln_bwd, &b }, { "RMSNorm backward", rms_bwd, &b },
-    };
+    BenchFn fns[4];
+    norm_bench_calls(&b, fns);   // norm_bench.c
     NormTimings tm = { .R = b.R, .D = b.D, .rounds = rounds };
     omp_set_num_threads(threads);
     double t0 = now_ms();
@@ -330,8 +231,8 @@ static int draw_figures(const char *dir, const ShiftedTokens *s, const NormTimin
 
 int main(int argc, char **argv) {
     Options o;
-    int exit_code;
-    if (parse_options(argc, argv, &o, &exit_code)) return exit_code;
+    int rc = step2_parse_options(argc, argv, &o);
+    if (rc != ARGS_OK) return args_exit_code(rc);
     Rng rng;
     rng_seed(&rng, 0);
 
@@ -343,7 +244,7 @@ int main(int argc, char **argv) {
     parity_print(stdout, 2, NULL);   // our layer against PyTorch's (common/eval/parity.c)
     try_it();
 
-    int rc = o.figures_dir ? draw_figures(o.figures_dir, &s, &tm) : 0;
+    rc = o.figures_dir ? draw_figures(o.figures_dir, &s, &tm) : 0;
     shifted_tokens_free(&s);
     return rc;
 }

@@ -1,6 +1,7 @@
 // figures.c: step 3's pictures (see figures.h). The numbers come in from
 // main.c; this file only writes them down and styles the plots.
 #include "figures.h"
+#include "step3.h"
 #include "io/figure.h"
 
 #include <math.h>
@@ -101,4 +102,33 @@ int figure_attention_maps(const char *dir, const AttentionMaps *m, char *err, si
         }
     snprintf(script + len, sizeof script - len, "unset multiplot\n");
     return figure_draw(dir, "step3_attention_maps", 900, 620, script, err, errlen);
+}
+
+// ---------------------------------------------------------------------------
+// The same head at many scales, for the figure (nothing printed, no random
+// numbers drawn): 10^-3 to 10^3 in quarter decades, marking the growth
+// factors of the attention maps.
+static void logit_growth_sweep(OneHead *h, const AttentionMaps *maps, LogitGrowth *g) {
+    g->n = 25;
+    g->head_dim = h->hd;
+    for (int i = 0; i < 3; i++) g->marks[i] = maps->growth[i];
+    for (int i = 0; i < g->n; i++) {
+        double top;
+        g->scale[i] = pow(10.0, -3.0 + 0.25 * i);
+        one_head_scale(h, (float)g->scale[i]);
+        one_head_scores(h, 0, &g->raw[i], &top, NULL);
+        one_head_scores(h, 1, &g->normed[i], &top, NULL);
+    }
+}
+
+int step3_draw_figures(const char *dir, OneHead *h, const AttentionMaps *maps) {
+    LogitGrowth growth;
+    logit_growth_sweep(h, maps, &growth);
+    char err[512];
+    FigureTally t = { 0 };
+    if (figure_tally_add(&t, figure_logit_growth(dir, &growth, err, sizeof err), "step3_qknorm", err) < 0 ||
+        figure_tally_add(&t, figure_attention_maps(dir, maps, err, sizeof err), "step3_qknorm", err) < 0)
+        return 1;
+    figure_tally_report(stdout, &t, dir);
+    return 0;
 }

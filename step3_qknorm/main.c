@@ -30,110 +30,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include "figures.h"
+#include "step3.h"
 #include "eval/parity.h"
+#include "io/args.h"
 #include "io/bench.h"
 #include "io/figure.h"
 #include "nn/layers.h"
 #include "nn/rng.h"
-#include "io/args.h"
 
-static void usage(FILE *f) {
-    fprintf(f, "usage: step3_qknorm [--figures DIR | --no-figures] [--help]\n"
-               "  QK-norm: attention logits of growing q and k, the x10 weights check,\n"
-               "  and the bound sqrt(head_dim) on the logits.\n"
-               "  --figures DIR   where the pictures go (default %s):\n"
-               "                  step3_logit_growth (largest logit against the q, k scale)\n"
-               "                  and step3_attention_maps (one head's attention), .tsv .gp .png\n"
-               "  --no-figures    draw nothing\n", figure_default_dir());
-}
-
-// The figures folder, or NULL for --no-figures. 0 to go on, or 1 with the
-// exit code in *exit_code: 0 after --help, 2 after a bad argument.
-static int parse_options(int argc, char **argv, const char **figures_dir, int *exit_code) {
-    *figures_dir = figure_default_dir();
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (is_help_option(a)) { usage(stdout); *exit_code = 0; return 1; }
-        if (!strcmp(a, "--no-figures")) { *figures_dir = NULL; continue; }
-        if (!strcmp(a, "--figures") && i + 1 < argc && argv[i + 1][0]) { *figures_dir = argv[++i]; continue; }
-        if (!strcmp(a, "--figures")) {
-            fprintf(stderr, "step3_qknorm: --figures wants a folder\n");
-            usage(stderr);
-            *exit_code = 2;
-            return 1;
-        }
-        fprintf(stderr, "step3_qknorm: unknown argument '%s'\n", a);
-        usage(stderr);
-        *exit_code = 2;
-        return 1;
-    }
-    return 0;
-}
-
-// ---------------------------------------------------------------------------
-// One head: q, k (64 tokens, head_dim 32) ~ N(0, 1), to be multiplied by a
-// growth factor as if training had grown the projection weights, and
-// QueryKeyNorm's gains at 1 (their start). The scores and the softmax are
-// the model's: attention_forward (common/nn/attention.c) on one image with
-// one head, whose qkv input (1, L, 3·hd) holds q, k and v side by side.
-typedef struct {
-    int L, hd;
-    float *q, *k;              // (L, hd) as drawn
-    float *qs, *ks;            // (L, hd) scaled copies
-    float *q_gain, *k_gain;    // (hd) ones
-    float *qkv, *out;          // (L, 3·hd) the attention's input, (L, hd) its output
-    float *cache_mem;
-    AttentionCache cache;      // att (L, L) and max_logit after each call
-} OneHead;
-
-static OneHead one_head(Rng *rng) {
-    OneHead h = { .L = 64, .hd = 32 };
-    size_t n = (size_t)h.L * h.hd;
-    h.q = malloc(sizeof(float) * n); h.k = malloc(sizeof(float) * n);
-    h.qs = malloc(sizeof(float) * n); h.ks = malloc(sizeof(float) * n);
-    h.q_gain = malloc(sizeof(float) * h.hd); h.k_gain = malloc(sizeof(float) * h.hd);
-    for (int i = 0; i < h.hd; i++) h.q_gain[i] = h.k_gain[i] = 1.0f;
-    h.qkv = calloc(3 * n, sizeof(float));   // v stays 0: only the scores matter here
-    h.out = malloc(sizeof(float) * n);
-    h.cache_mem = malloc(sizeof(float) * attention_cache_floats(1, h.L, h.hd, 1, 1));
-    attention_cache_init(&h.cache, h.cache_mem, 1, h.L, h.hd, 1, 1);
-    rng_fill_normal(rng, h.q, (long)n, 1.0f);
-    rng_fill_normal(rng, h.k, (long)n, 1.0f);
-    return h;
-}
-
-static void one_head_free(OneHead *h) {
-    free(h->q); free(h->k); free(h->qs); free(h->ks); free(h->q_gain); free(h->k_gain);
-    free(h->qkv); free(h->out); free(h->cache_mem);
-}
-
-// qs, ks = growth · q, k.
-static void scale_inputs(OneHead *h, float growth) {
-    for (int i = 0; i < h->L * h->hd; i++) { h->qs[i] = growth * h->q[i]; h->ks[i] = growth * h->k[i]; }
-}
-
-// The head's attention on qs, ks, without or with QK-norm: the largest
-// |score| and the mean, over the L queries, of the largest softmax weight
-// (1/L for uniform attention, 1 for one-hot). With att (L, L) not NULL,
-// also the softmax weights, copied there.
-static void score_stats(OneHead *h, int qk_norm, double *max_abs, double *mean_top, float *att) {
-    int L = h->L, hd = h->hd;
-    for (int l = 0; l < L; l++) {   // q and k into their columns of qkv
-        memcpy(h->qkv + (size_t)l * 3 * hd, h->qs + (size_t)l * hd, sizeof(float) * hd);
-        memcpy(h->qkv + (size_t)l * 3 * hd + hd, h->ks + (size_t)l * hd, sizeof(float) * hd);
-    }
-    attention_forward(h->out, &h->cache, h->qkv, qk_norm ? h->q_gain : NULL,
-                      qk_norm ? h->k_gain : NULL, NORM_EPS, NULL, NULL, 1, L, hd, 1);
-    double top_sum = 0.0;
-    for (int i = 0; i < L; i++) {
-        float top = 0.0f;
-        for (int j = 0; j < L; j++) top = fmaxf(top, h->cache.att[(size_t)i * L + j]);
-        top_sum += top;
-    }
-    if (att) memcpy(att, h->cache.att, sizeof(float) * L * L);
-    *max_abs = h->cache.max_logit;
-    *mean_top = top_sum / L;
-}
+// Sections 1 and 3 score one head, q and k of 64 tokens and head_dim 32,
+// through the model's attention_forward: OneHead and one_head_scores, in
+// one_head.c (step3.h).
 
 // ---------------------------------------------------------------------------
 // 1. The logit table: the head's scores and attention at growth x1, x4, x16,
@@ -148,10 +55,10 @@ static void logit_table(OneHead *h, AttentionMaps *maps) {
                "max |logit| QK-norm", "top weight QK-norm");
     double base = 0.0;
     for (int gi = 0; gi < 3; gi++) {
-        scale_inputs(h, (float)maps->growth[gi]);
+        one_head_scale(h, (float)maps->growth[gi]);
         double mx, top, mx_n, top_n;
-        score_stats(h, 0, &mx, &top, maps->weights[0][gi]);
-        score_stats(h, 1, &mx_n, &top_n, maps->weights[1][gi]);
+        one_head_scores(h, 0, &mx, &top, maps->weights[0][gi]);
+        one_head_scores(h, 1, &mx_n, &top_n, maps->weights[1][gi]);
         maps->top[0][gi] = top;
         maps->top[1][gi] = top_n;
         if (gi == 0) base = mx;
@@ -165,22 +72,6 @@ static void logit_table(OneHead *h, AttentionMaps *maps) {
     table_print(&t);
     printf("\n   Without QK-norm the logits grow with the square of the growth and softmax\n"
            "   turns one-hot; with it, logits and attention do not move.\n\n");
-}
-
-// The same head at many scales, for the figure (nothing printed, no random
-// numbers drawn): 10^-3 to 10^3 in quarter decades, marking the growth
-// factors of the attention maps.
-static void logit_growth_sweep(OneHead *h, const AttentionMaps *maps, LogitGrowth *g) {
-    g->n = 25;
-    g->head_dim = h->hd;
-    for (int i = 0; i < 3; i++) g->marks[i] = maps->growth[i];
-    for (int i = 0; i < g->n; i++) {
-        double top;
-        g->scale[i] = pow(10.0, -3.0 + 0.25 * i);
-        scale_inputs(h, (float)g->scale[i]);
-        score_stats(h, 0, &g->raw[i], &top, NULL);
-        score_stats(h, 1, &g->normed[i], &top, NULL);
-    }
 }
 
 // ---------------------------------------------------------------------------
@@ -296,9 +187,9 @@ static void the_bound(OneHead *h, Rng *rng) {
         for (int draw = 0; draw < draws; draw++) {
             draw_row_inputs(h, rng, row);
             double mx, top;
-            score_stats(h, 0, &mx, &top, NULL);
+            one_head_scores(h, 0, &mx, &top, NULL);
             if (mx > worst_raw) worst_raw = mx;
-            score_stats(h, 1, &mx, &top, NULL);
+            one_head_scores(h, 1, &mx, &top, NULL);
             if (mx > worst_n) worst_n = mx;
         }
         if (row < 4)       table_cell(&t, "N(0,1) x %g", BOUND_SCALES[row]);
@@ -321,25 +212,10 @@ static void try_it(void) {
            "        (--modern: RMSNorm, SwiGLU, QK-norm and no biases at once; not 2D RoPE)\n");
 }
 
-// ---------------------------------------------------------------------------
-// The pictures, from this run's numbers: the sweep of the head's scale and
-// the attention maps of section 1. 0, or 1 after a message on stderr.
-static int draw_figures(const char *dir, OneHead *h, const AttentionMaps *maps) {
-    LogitGrowth growth;
-    logit_growth_sweep(h, maps, &growth);
-    char err[512];
-    FigureTally t = { 0 };
-    if (figure_tally_add(&t, figure_logit_growth(dir, &growth, err, sizeof err), "step3_qknorm", err) < 0 ||
-        figure_tally_add(&t, figure_attention_maps(dir, maps, err, sizeof err), "step3_qknorm", err) < 0)
-        return 1;
-    figure_tally_report(stdout, &t, dir);
-    return 0;
-}
-
 int main(int argc, char **argv) {
     const char *figures_dir;
-    int exit_code;
-    if (parse_options(argc, argv, &figures_dir, &exit_code)) return exit_code;
+    int rc = step3_parse_options(argc, argv, &figures_dir);
+    if (rc != ARGS_OK) return args_exit_code(rc);
     Rng rng;
     rng_seed(&rng, 0);
 
@@ -354,7 +230,7 @@ int main(int argc, char **argv) {
     parity_print(stdout, 3, NULL);   // our layer against PyTorch's (common/eval/parity.c)
     try_it();
 
-    int rc = figures_dir ? draw_figures(figures_dir, &h, &maps) : 0;
+    rc = figures_dir ? step3_draw_figures(figures_dir, &h, &maps) : 0;
     one_head_free(&h);
     free(weights);
     return rc;

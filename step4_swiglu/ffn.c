@@ -1,8 +1,11 @@
 // ffn.c: the GELU FFN and SwiGLU as the model runs them (see ffn.h).
 #include "ffn.h"
+#include "step4.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "io/config_parse.h"
 #include "nn/layers.h"
 
 FfnCount ffn_count(const Model *m) {
@@ -67,4 +70,26 @@ void ffn_mid_step(void *p) {
         gelu_forward(f->h.act, f->h.pre, RH);
         gelu_backward(f->dh.pre, f->dh.act, f->h.pre, RH);
     }
+}
+
+// ---------------------------------------------------------------------------
+// The models the sections take their FFNs from (step4.h).
+void step4_build(Model *m, Config cfg, const char *const *sets, int nsets) {
+    for (int i = 0; i < nsets; i++) config_set_or_exit(&cfg, sets[i]);
+    char err[256];
+    if (model_build(m, &cfg, err, sizeof err) != 0) { fprintf(stderr, "model_build: %s\n", err); exit(1); }
+}
+
+void step4_init(Step4 *s) {
+    const char *gelu_set[] = { "mlp=gelu" }, *swiglu_set[] = { "mlp=swiglu" };
+    s->def = config_default();
+    step4_build(&s->gelu, s->def, gelu_set, 1);
+    step4_build(&s->swiglu, s->def, swiglu_set, 1);
+    model_init_weights(&s->gelu, 0);
+    model_init_weights(&s->swiglu, 0);
+    s->D = s->def.dim;
+    s->L = cfg_tokens(&s->def);
+    s->H_gelu = cfg_mlp_hidden(&s->gelu.cfg);
+    s->H_swiglu = cfg_mlp_hidden(&s->swiglu.cfg);
+    rng_seed(&s->rng, 0);
 }

@@ -9,6 +9,7 @@
 #include "nn/layers.h"
 #include "nn/model.h"
 #include "ffn.h"
+#include "step4.h"
 
 // ---------------------------------------------------------------------------
 // GELU and SiLU on x in [-5, 5], through the model's own functions. SiLU is
@@ -185,4 +186,12 @@ int step4_figures(const char *dir, int *drawn, char *err, size_t errlen) {
     if (figure_tally_add(&t, params_figure(dir, err, errlen), NULL, err) < 0) return -1;
     *drawn = t.drawn;
     return t.no_gnuplot ? FIGURE_NO_GNUPLOT : 0;
+}
+
+int step4_draw_figures(const char *dir) {
+    char err[512];
+    int drawn = 0, rc = step4_figures(dir, &drawn, err, sizeof err);
+    if (rc < 0) { fprintf(stderr, "step4_swiglu: figures: %s\n", err); return 1; }
+    figure_report(stdout, dir, drawn, rc == FIGURE_NO_GNUPLOT);
+    return 0;
 }

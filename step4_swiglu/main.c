@@ -29,7 +29,9 @@
 //   4. whole_model            the parameters of the whole model, with each
 //                             upgrade of the tutorial
 //   5. try_it                 the switch that turns SwiGLU on in a training run
-// and, with draw_figures, the pictures of figures.c into --figures DIR.
+// and, with step4_draw_figures, the pictures of figures.c into --figures DIR.
+// What the sections share (Step4, step4_init) and the command line are in
+// step4.h.
 //
 //   cd step4_swiglu && make step4 && ./step4_swiglu
 #include <math.h>
@@ -47,90 +49,12 @@
 #include "nn/rng.h"
 #include "ffn.h"
 #include "figures.h"
-
-static void usage(FILE *f) {
-    fprintf(f,
-        "usage: step4_swiglu [--rounds N] [--batch N] [--figures DIR | --no-figures] [--help]\n"
-        "  GELU FFN vs SwiGLU: shapes and parameter counts (D = 128, and D = 384\n"
-        "  without biases), time per forward + backward, the whole model's counts.\n"
-        "  --rounds N   timed rounds per call (default 9); each reported time is the\n"
-        "               median over the rounds\n"
-        "  --batch N    images in the timed batch, 64 tokens each (default 64)\n"
-        "  --figures DIR  where the figures go (default %s):\n"
-        "               step4_activations (GELU and SiLU), step4_params (parameters\n"
-        "               against hidden width), each as .tsv data, .gp script and .png\n"
-        "  --no-figures no figures\n"
-        "  --help       this text\n", figure_default_dir());
-}
-
-typedef struct {
-    int rounds;               // timed rounds per call in section 3
-    int batch;                // images in section 3's batch
-    const char *figures_dir;  // NULL: no figures
-} Options;
-
-// Reads an integer option value in lo..hi, or exits with the usage.
-static int int_arg(const char *name, const char *s, int lo, int hi) {
-    int v;
-    if (parse_int_in(s, lo, hi, &v) != 0) {
-        fprintf(stderr, "step4_swiglu: %s wants an integer in %d..%d, not '%s'\n\n", name, lo, hi, s);
-        usage(stderr);
-        exit(2);
-    }
-    return v;
-}
-
-// The options, or exits: 0 after --help, 2 with the usage on a bad argument.
-static Options parse_options(int argc, char **argv) {
-    Options o = { 9, 64, figure_default_dir() };   // 64 images: the quick preset's batch
-    for (int a = 1; a < argc; a++) {
-        if (is_help_option(argv[a])) { usage(stdout); exit(0); }
-        if (!strcmp(argv[a], "--rounds") && a + 1 < argc) { o.rounds = int_arg("--rounds", argv[++a], 1, 1000); continue; }
-        if (!strcmp(argv[a], "--batch") && a + 1 < argc) { o.batch = int_arg("--batch", argv[++a], 1, 4096); continue; }
-        if (!strcmp(argv[a], "--figures") && a + 1 < argc) { o.figures_dir = argv[++a]; continue; }
-        if (!strcmp(argv[a], "--no-figures")) { o.figures_dir = NULL; continue; }
-        fprintf(stderr, "step4_swiglu: unknown argument '%s'\n\n", argv[a]);
-        usage(stderr);
-        exit(2);
-    }
-    return o;
-}
-
-// Builds the parameter table of cfg with its `--set` changes applied, or exits.
-static void build_or_exit(Model *m, Config cfg, const char *const *sets, int nsets) {
-    for (int i = 0; i < nsets; i++) config_set_or_exit(&cfg, sets[i]);
-    char err[256];
-    if (model_build(m, &cfg, err, sizeof err) != 0) { fprintf(stderr, "model_build: %s\n", err); exit(1); }
-}
+#include "step4.h"
 
 static double rms(const float *x, size_t n) {
     double s = 0.0;
     for (size_t i = 0; i < n; i++) s += (double)x[i] * x[i];
     return sqrt(s / n);
-}
-
-// What the sections share: the default config and a model built each way
-// (block 0 of each holds one FFN, weights drawn as in model_init_weights), and
-// one random stream for the inputs of sections 1 and 3.
-typedef struct {
-    Config def;
-    Model gelu, swiglu;
-    int D, L, H_gelu, H_swiglu;
-    Rng rng;
-} Step4;
-
-static void step4_init(Step4 *s) {
-    const char *gelu_set[] = { "mlp=gelu" }, *swiglu_set[] = { "mlp=swiglu" };
-    s->def = config_default();
-    build_or_exit(&s->gelu, s->def, gelu_set, 1);
-    build_or_exit(&s->swiglu, s->def, swiglu_set, 1);
-    model_init_weights(&s->gelu, 0);
-    model_init_weights(&s->swiglu, 0);
-    s->D = s->def.dim;
-    s->L = cfg_tokens(&s->def);
-    s->H_gelu = cfg_mlp_hidden(&s->gelu.cfg);
-    s->H_swiglu = cfg_mlp_hidden(&s->swiglu.cfg);
-    rng_seed(&s->rng, 0);
 }
 
 // ---------------------------------------------------------------------------
@@ -232,10 +156,10 @@ static void equal_weights_at_d384(const Step4 *s) {
     const char *swiglu_bias[] = { "dim=384", "depth=1", "mlp=swiglu", "mlp_multiple_of=64" };
     const char *gelu_bias[] = { "dim=384", "depth=1", "mlp=gelu" };
     Model g384, s384, g384b, s384b;
-    build_or_exit(&g384, s->def, gelu_nobias, 4);
-    build_or_exit(&s384, s->def, swiglu_nobias, 5);
-    build_or_exit(&g384b, s->def, gelu_bias, 3);
-    build_or_exit(&s384b, s->def, swiglu_bias, 4);
+    step4_build(&g384, s->def, gelu_nobias, 4);
+    step4_build(&s384, s->def, swiglu_nobias, 5);
+    step4_build(&g384b, s->def, gelu_bias, 3);
+    step4_build(&s384b, s->def, swiglu_bias, 4);
     int D3 = g384.cfg.dim;
     FfnCount c3g = ffn_count(&g384), c3s = ffn_count(&s384);
     FfnCount c3gb = ffn_count(&g384b), c3sb = ffn_count(&s384b);
@@ -292,7 +216,7 @@ static void timing_table(const BenchFn *fns, const double *ms_call, const double
 static void forward_backward_time(Step4 *s, const Options *o) {
     const char *swiglu64_set[] = { "mlp=swiglu", "mlp_multiple_of=64" };
     Model ms64;
-    build_or_exit(&ms64, s->def, swiglu64_set, 2);
+    step4_build(&ms64, s->def, swiglu64_set, 2);
     model_init_weights(&ms64, 0);
     int D = s->D, Hg = s->H_gelu, Hs = s->H_swiglu, Hs64 = cfg_mlp_hidden(&ms64.cfg);
     int RT = o->batch * s->L;
@@ -383,19 +307,10 @@ static void try_it(void) {
            "        (--modern turns on RMSNorm, SwiGLU, QK-norm and no biases at once)\n");
 }
 
-// ---------------------------------------------------------------------------
-// The figures (figures.c), computed afresh in this run, and the one line that
-// says where they are.
-static void draw_figures(const Options *o) {
-    if (!o->figures_dir) return;
-    char err[512];
-    int drawn = 0, rc = step4_figures(o->figures_dir, &drawn, err, sizeof err);
-    if (rc < 0) { fprintf(stderr, "step4_swiglu: figures: %s\n", err); exit(1); }
-    figure_report(stdout, o->figures_dir, drawn, rc == FIGURE_NO_GNUPLOT);
-}
-
 int main(int argc, char **argv) {
-    Options o = parse_options(argc, argv);
+    Options o;
+    int rc = step4_parse_options(argc, argv, &o);
+    if (rc != ARGS_OK) return args_exit_code(rc);
     Step4 s;
     step4_init(&s);
     two_ffns_at_d128(&s);
@@ -404,7 +319,7 @@ int main(int argc, char **argv) {
     whole_model(&s);
     parity_print(stdout, 4, NULL);   // our layer against PyTorch's (common/eval/parity.c)
     try_it();
-    draw_figures(&o);
+    if (o.figures_dir && step4_draw_figures(o.figures_dir) != 0) return 1;
     model_free(&s.gelu);
     model_free(&s.swiglu);
     return 0;

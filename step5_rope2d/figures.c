@@ -9,6 +9,7 @@
 #include "nn/config.h"
 #include "nn/layers.h"
 #include "rope_probe.h"
+#include "step5.h"
 
 // The model's sizes and its tables for one base.
 typedef struct {
@@ -214,4 +215,12 @@ int step5_figures(const char *dir, const float *q, const float *k, int seed, int
     if (figure_tally_add(&t, angles_figure(dir, err, errlen), NULL, err) < 0) return -1;
     *drawn = t.drawn;
     return t.no_gnuplot ? FIGURE_NO_GNUPLOT : 0;
+}
+
+int step5_draw_figures(const char *dir, const float *q, const float *k, int seed) {
+    char err[512];
+    int drawn = 0, rc = step5_figures(dir, q, k, seed, &drawn, err, sizeof err);
+    if (rc < 0) { fprintf(stderr, "step5_rope2d: figures: %s\n", err); return 1; }
+    figure_report(stdout, dir, drawn, rc == FIGURE_NO_GNUPLOT);
+    return 0;
 }

@@ -21,7 +21,9 @@
 //   4. prefix_tokens           prefix tokens, which are not rotated at all
 //   5. in_the_model            what the switch changes in the model, and
 //                              try_it: how to turn it on
-// and, with draw_figures, the pictures of figures.c into --figures DIR.
+// and, with step5_draw_figures, the pictures of figures.c into --figures DIR.
+// What the sections share (Step5, step5_init) and the command line are in
+// step5.h.
 // Its tests (test_rope2d.c) check the same claims, plus the backward pass.
 #include <limits.h>
 #include <math.h>
@@ -38,90 +40,7 @@
 #include "nn/rng.h"
 #include "figures.h"
 #include "rope_probe.h"
-
-static void usage(FILE *f) {
-    fprintf(f,
-        "usage: step5_rope2d [--seed N] [--figures DIR | --no-figures] [--help]\n"
-        "  2D rotary position embeddings on TinyDiT's 8x8 grid of patches:\n"
-        "  the cos/sin tables, the relative-position property, why base 100,\n"
-        "  prefix tokens, and the switch that turns RoPE on in a training run.\n"
-        "  --seed N   seed of the random query and key vectors (default 0)\n"
-        "  --figures DIR  where the figures go (default %s):\n"
-        "             step5_scores (q.k at every offset), step5_angles (each pair's\n"
-        "             angle across the grid), each as .tsv data, .gp script and .png\n"
-        "  --no-figures  no figures\n"
-        "  --help     this text\n", figure_default_dir());
-}
-
-typedef struct {
-    int seed;                 // of the random q and k
-    const char *figures_dir;  // NULL: no figures
-} Options;
-
-// The options, or exits: 0 after --help, 2 with the usage on a bad argument.
-static Options parse_options(int argc, char **argv) {
-    Options o = { 0, figure_default_dir() };
-    for (int a = 1; a < argc; a++) {
-        if (is_help_option(argv[a])) { usage(stdout); exit(0); }
-        if (!strcmp(argv[a], "--seed")) {
-            if (a + 1 >= argc || parse_int_in(argv[++a], 0, INT_MAX, &o.seed) != 0) {
-                fprintf(stderr, "step5_rope2d: --seed wants an integer in 0..%d\n\n", INT_MAX);
-                usage(stderr);
-                exit(2);
-            }
-            continue;
-        }
-        if (!strcmp(argv[a], "--figures") && a + 1 < argc) { o.figures_dir = argv[++a]; continue; }
-        if (!strcmp(argv[a], "--no-figures")) { o.figures_dir = NULL; continue; }
-        fprintf(stderr, "step5_rope2d: unknown argument '%s'\n\n", argv[a]);
-        usage(stderr);
-        exit(2);
-    }
-    return o;
-}
-
-static double norm2(const float *x, int n) {
-    double s = 0.0;
-    for (int i = 0; i < n; i++) s += (double)x[i] * x[i];
-    return sqrt(s);
-}
-
-// What the sections share: the model's sizes, its cos/sin tables, and one
-// random query and key.
-typedef struct {
-    Config cfg;
-    int grid, L, hd;
-    int quarter;              // pairs per axis: hd/2 pairs, half for rows, half for columns
-    float base;
-    float *cos_t, *sin_t;     // (L, hd) each, n_prefix 0
-    int seed;
-    float *q, *k;             // (hd) each
-    int tok_row, tok_col;     // the token whose table row section 1 shows
-} Step5;
-
-// The model's own sizes: 32×32 images in 4×4 patches make an 8×8 grid of
-// L = 64 tokens; D = 128 over 4 heads gives head_dim 32.
-static void step5_init(Step5 *s, int seed) {
-    s->cfg = config_default();
-    s->grid = cfg_grid(&s->cfg); s->L = cfg_tokens(&s->cfg); s->hd = cfg_head_dim(&s->cfg);
-    s->quarter = s->hd / 4;
-    s->base = s->cfg.rope_base;
-    s->cos_t = malloc(sizeof(float) * s->L * s->hd);
-    s->sin_t = malloc(sizeof(float) * s->L * s->hd);
-    rope2d_tables(s->cos_t, s->sin_t, s->grid, s->hd, s->base, 0);
-    s->seed = seed;
-    s->q = malloc(sizeof(float) * s->hd);
-    s->k = malloc(sizeof(float) * s->hd);
-    Rng rng;
-    rng_seed(&rng, (unsigned long long)seed);
-    rng_fill_normal(&rng, s->q, s->hd, 1.0f);
-    rng_fill_normal(&rng, s->k, s->hd, 1.0f);
-    s->tok_row = 1; s->tok_col = 2;
-}
-
-static void step5_free(Step5 *s) {
-    free(s->cos_t); free(s->sin_t); free(s->q); free(s->k);
-}
+#include "step5.h"
 
 // ----------------------------------------------------------------------
 // 1. The tables: one angle for every (token, feature)
@@ -164,8 +83,8 @@ static void rotation_keeps_lengths(const Step5 *s) {
     float *qs = malloc(sizeof(float) * L * hd), *qs_rot = malloc(sizeof(float) * L * hd);
     for (int l = 0; l < L; l++) memcpy(qs + (size_t)l * hd, s->q, sizeof(float) * hd);
     rope_forward(qs_rot, qs, s->cos_t, s->sin_t, 1, L, hd);            // (1, L, hd)
-    double len_q = norm2(s->q, hd), len_err = 0.0;
-    for (int l = 0; l < L; l++) len_err = fmax(len_err, fabs(norm2(qs_rot + (size_t)l * hd, hd) - len_q) / len_q);
+    double len_q = rope_norm2(s->q, hd), len_err = 0.0;
+    for (int l = 0; l < L; l++) len_err = fmax(len_err, fabs(rope_norm2(qs_rot + (size_t)l * hd, hd) - len_q) / len_q);
     printf("   rotation keeps lengths: |q| = %.4f, and q turned to each of the %d slots is within %.1e of it (relative)\n\n",
            len_q, L, len_err);
     free(qs); free(qs_rot);
@@ -328,18 +247,10 @@ static void try_it(void) {
            "         no biases, and RoPE stays its own switch)\n");
 }
 
-// The figures (figures.c), computed afresh from this run's q and k, and the
-// one line that says where they are.
-static void draw_figures(const Options *o, const Step5 *s) {
-    if (!o->figures_dir) return;
-    char err[512];
-    int drawn = 0, rc = step5_figures(o->figures_dir, s->q, s->k, s->seed, &drawn, err, sizeof err);
-    if (rc < 0) { fprintf(stderr, "step5_rope2d: figures: %s\n", err); exit(1); }
-    figure_report(stdout, o->figures_dir, drawn, rc == FIGURE_NO_GNUPLOT);
-}
-
 int main(int argc, char **argv) {
-    Options o = parse_options(argc, argv);
+    Options o;
+    int rc = step5_parse_options(argc, argv, &o);
+    if (rc != ARGS_OK) return args_exit_code(rc);
     Step5 s;
     step5_init(&s, o.seed);
     the_tables(&s);
@@ -349,7 +260,7 @@ int main(int argc, char **argv) {
     in_the_model(&s);
     parity_print(stdout, 5, NULL);   // our layer against PyTorch's (common/eval/parity.c)
     try_it();
-    draw_figures(&o, &s);
+    if (o.figures_dir && step5_draw_figures(o.figures_dir, s.q, s.k, s.seed) != 0) return 1;
     step5_free(&s);
     return 0;
 }

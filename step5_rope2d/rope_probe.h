@@ -11,3 +11,6 @@ double table_angle(const float *cos_t, const float *sin_t, int hd, int tok, int 
 // q·k after q is turned to grid slot (rq, cq) and k to slot (rk, ck).
 double rope_score(const float *q, const float *k, const float *cos_t, const float *sin_t,
                   int grid, int hd, int rq, int cq, int rk, int ck);
+
+// The length of x (n values).
+double rope_norm2(const float *x, int n);

@@ -9,6 +9,7 @@
 // can be printed (--print-commands) and handed to GNU parallel or xargs, on
 // one machine or spread over several.
 #include <errno.h>
+#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <limits.h>
@@ -222,14 +223,25 @@ static int parse_only(const char *arg, AblationPlan *p, bool *any_only) {
     return 0;
 }
 
-// A whole number in [lo, hi] for option opt, or 2 with a message.
+// A whole number in [lo, hi] for option opt, or ARGS_BAD with a message.
 static int parse_count(const char *opt, const char *s, long lo, long hi, int *out) {
-    if (parse_int_in(s, lo, hi, out) == 0) return 0;
-    fprintf(stderr, "error: %s wants a whole number from %ld to %ld, not '%s'\n", opt, lo, hi, s);
-    return 2;
+    if (parse_int_in(s, lo, hi, out) == 0) return ARGS_OK;
+    return args_error(NULL, "%s wants a whole number from %ld to %ld, not '%s'", opt, lo, hi, s);
 }
 
-int ablation_parse(int argc, char **argv, AblationPlan *p, AblationMode *mode) {
+static void presets_usage(FILE *f) { preset_describe(f); }
+
+// The getopt_long loop of ablation_parse (argv[0] is the command's name).
+static int parse_ablation_options(int argc, char **argv, AblationPlan *p, AblationMode *mode) {
+    static const struct option opts[] = {
+        { "preset", required_argument, 0, 'P' }, { "jobs", required_argument, 0, 'j' },
+        { "seeds", required_argument, 0, 's' },  { "threads", required_argument, 0, 't' },
+        { "out", required_argument, 0, 'o' },    { "exe", required_argument, 0, 'e' },
+        { "only", required_argument, 0, 'O' },   { "print-commands", no_argument, 0, 'c' },
+        { "list", no_argument, 0, 'L' },         { "log", no_argument, 0, 'l' },
+        { "prepare", no_argument, 0, 'r' },      { "help", no_argument, 0, 'h' },
+        { 0, 0, 0, 0 },
+    };
     memset(p, 0, sizeof *p);
     p->preset = PRESET_QUICK;
     p->jobs = 1;
@@ -237,37 +249,30 @@ int ablation_parse(int argc, char **argv, AblationPlan *p, AblationMode *mode) {
     *mode = ABL_RUN;
     g_prepare_only = false;
     bool any_only = false, threads_given = false;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        int has = i + 1 < argc, rc = 0;
-        if (strcmp(a, "--preset") == 0 && has) {
-            if (preset_parse(argv[++i], &p->preset) != 0) {
-                fprintf(stderr, "error: unknown preset '%s'\n", argv[i]);
-                preset_describe(stderr);
-                return 2;
-            }
+    optind = 0;
+    opterr = 0;
+    int c, rc = ARGS_OK;
+    while (rc == ARGS_OK && (c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'P':
+            if (preset_parse(optarg, &p->preset) != 0) rc = args_error(presets_usage, "unknown preset '%s'", optarg);
+            break;
+        case 'j': rc = parse_count("--jobs", optarg, 1, 4096, &p->jobs); break;
+        case 's': rc = parse_count("--seeds", optarg, 1, ABLATION_MAX_SEEDS, &p->seeds); break;
+        case 't': rc = parse_count("--threads", optarg, 1, 4096, &p->threads); threads_given = true; break;
+        case 'o': p->out_dir = optarg; break;
+        case 'e': p->exe = optarg; break;
+        case 'O': rc = parse_only(optarg, p, &any_only); break;
+        case 'c': *mode = ABL_PRINT_COMMANDS; break;
+        case 'L': *mode = ABL_LIST; break;
+        case 'l': p->log_to_file = true; break;
+        case 'r': g_prepare_only = true; break;
+        case 'h': ablation_usage(stdout); return ARGS_HELP;
+        default: rc = args_unknown(ablation_usage, argv);
         }
-        else if (strcmp(a, "--jobs") == 0 && has) rc = parse_count("--jobs", argv[++i], 1, 4096, &p->jobs);
-        else if (strcmp(a, "--seeds") == 0 && has) rc = parse_count("--seeds", argv[++i], 1, ABLATION_MAX_SEEDS, &p->seeds);
-        else if (strcmp(a, "--threads") == 0 && has) {
-            rc = parse_count("--threads", argv[++i], 1, 4096, &p->threads);
-            threads_given = true;
-        }
-        else if (strcmp(a, "--out") == 0 && has) p->out_dir = argv[++i];
-        else if (strcmp(a, "--exe") == 0 && has) p->exe = argv[++i];
-        else if (strcmp(a, "--only") == 0 && has) rc = parse_only(argv[++i], p, &any_only);
-        else if (strcmp(a, "--print-commands") == 0) *mode = ABL_PRINT_COMMANDS;
-        else if (strcmp(a, "--list") == 0) *mode = ABL_LIST;
-        else if (strcmp(a, "--log") == 0) p->log_to_file = true;
-        else if (strcmp(a, "--prepare") == 0) g_prepare_only = true;
-        else if (is_help_option(a)) { ablation_usage(stdout); exit(0); }
-        else {
-            fprintf(stderr, "error: unknown or incomplete option '%s'\n\n", a);
-            ablation_usage(stderr);
-            return 2;
-        }
-        if (rc) return rc;
     }
+    if (rc != ARGS_OK) return rc;
+    if (optind < argc) return args_error(ablation_usage, "unknown or incomplete option '%s'", argv[optind]);
     if (!any_only)
         for (int c = 0; c < ABLATION_CONFIGS; c++)
             for (int k = 0; k < ablation_config_seeds(c, p->seeds); k++) p->selected[c][k] = true;
@@ -280,6 +285,18 @@ int ablation_parse(int argc, char **argv, AblationPlan *p, AblationMode *mode) {
         p->threads = cores / p->jobs > 1 ? (int)(cores / p->jobs) : 1;
     }
     return 0;
+}
+
+int ablation_parse(int argc, char **argv, AblationPlan *p, AblationMode *mode) {
+    // getopt_long reads from argv[1]: the command's name goes in front
+    char **args = malloc(sizeof *args * (size_t)(argc + 2));
+    if (!args) { fprintf(stderr, "error: out of memory\n"); return 1; }
+    args[0] = "ablation";
+    memcpy(args + 1, argv, sizeof *args * (size_t)argc);
+    args[argc + 1] = NULL;
+    int rc = parse_ablation_options(argc + 1, args, p, mode);
+    free(args);
+    return rc;
 }
 
 // ---------------------------------------------------------------------------
@@ -411,7 +428,7 @@ int cmd_ablation(int argc, char **argv, const char *self) {
     AblationPlan p;
     AblationMode mode;
     int rc = ablation_parse(argc, argv, &p, &mode);
-    if (rc) return rc;
+    if (rc != ARGS_OK) return args_exit_code(rc);
     // Call ourselves by an absolute path, so the commands work from any
     // folder (and on another machine where the project sits at the same place).
     static char exe[PATH_MAX];

@@ -79,8 +79,9 @@ typedef struct {
 // cap), the runs in config[i], seed[i].
 int ablation_plan_runs(const AblationPlan *p, int *config, int *seed, int cap);
 
-// Parses the options of `ablation`. Returns 0, or 2 with a message on stderr.
-// Sets *print_only when --print-commands / --list asked to print, not run.
+// Parses the options of `ablation` (argv: the options alone, without the
+// command's name). ARGS_OK, ARGS_HELP or ARGS_BAD (common/io/args.h). Sets
+// *mode when --print-commands / --list asked to print, not run.
 typedef enum { ABL_RUN, ABL_PRINT_COMMANDS, ABL_LIST } AblationMode;
 int ablation_parse(int argc, char **argv, AblationPlan *p, AblationMode *mode);
 
@@ -94,8 +95,9 @@ void ablation_command_line(const AblationPlan *p, int config, int seed, char *ou
 
 int cmd_ablation(int argc, char **argv, const char *self);
 
-// sweep.c: one config key over a list of values, per configuration and seed
-// (argv[0] is "sweep": getopt_long reads the rest).
+// The other commands take argv[0] = the command's name, and getopt_long
+// reads the rest (common/io/args.h).
+// sweep.c: one config key over a list of values, per configuration and seed.
 int cmd_sweep(int argc, char **argv, const char *self);
 
 // Quotes s for a POSIX shell if it needs it ('...'), else copies it.

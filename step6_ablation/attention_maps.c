@@ -12,6 +12,7 @@
 // times the even share. A table prints, per layer, the share a query keeps
 // for itself and the mean distance to what it attends to.
 #include <math.h>
+#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <stdbool.h>
@@ -86,35 +87,39 @@ static void maps_usage(FILE *f) {
         "  --out (default DIR/plots)\n");
 }
 
+// ARGS_OK, ARGS_HELP or ARGS_BAD (common/io/args.h; argv[0] is the command).
 static int parse_maps_options(int argc, char **argv, MapsOptions *o) {
+    static const struct option opts[] = {
+        { "runs", required_argument, 0, 'r' },    { "out", required_argument, 0, 'o' },
+        { "learned", required_argument, 0, 'l' }, { "rope", required_argument, 0, 'R' },
+        { "batch", required_argument, 0, 'b' },   { "t", required_argument, 0, 't' },
+        { "help", no_argument, 0, 'h' },          { 0, 0, 0, 0 },
+    };
     *o = (MapsOptions){ default_runs_dir(), NULL, { "p11_base_s0", "p11_rope" }, 0.5, 64 };
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        int has = i + 1 < argc;
-        if (strcmp(a, "--runs") == 0 && has) o->runs = argv[++i];
-        else if (strcmp(a, "--out") == 0 && has) o->out = argv[++i];
-        else if (strcmp(a, "--learned") == 0 && has) o->names[0] = argv[++i];
-        else if (strcmp(a, "--rope") == 0 && has) o->names[1] = argv[++i];
-        else if (strcmp(a, "--batch") == 0 && has) {
-            if (parse_int_in(argv[++i], 1, 1024, &o->batch) != 0) {
-                fprintf(stderr, "error: --batch wants a whole number from 1 to 1024, not '%s'\n", argv[i]);
-                return 2;
-            }
-        } else if (strcmp(a, "--t") == 0 && has) {
-            char *end;
-            o->t = strtod(argv[++i], &end);
-            if (*end || !(o->t >= 0 && o->t <= 1)) {
-                fprintf(stderr, "error: --t wants a time from 0 to 1, not '%s'\n", argv[i]);
-                return 2;
-            }
-        } else if (is_help_option(a)) { maps_usage(stdout); return 1; }
-        else {
-            fprintf(stderr, "error: unknown or incomplete option '%s'\n\n", a);
-            maps_usage(stderr);
-            return 2;
+    optind = 0;
+    opterr = 0;
+    for (int c; (c = getopt_long(argc, argv, "h", opts, NULL)) != -1;) {
+        char *end;
+        switch (c) {
+        case 'r': o->runs = optarg; break;
+        case 'o': o->out = optarg; break;
+        case 'l': o->names[0] = optarg; break;
+        case 'R': o->names[1] = optarg; break;
+        case 'b':
+            if (parse_int_in(optarg, 1, 1024, &o->batch) != 0)
+                return args_error(NULL, "--batch wants a whole number from 1 to 1024, not '%s'", optarg);
+            break;
+        case 't':
+            o->t = strtod(optarg, &end);
+            if (*end || !(o->t >= 0 && o->t <= 1))
+                return args_error(NULL, "--t wants a time from 0 to 1, not '%s'", optarg);
+            break;
+        case 'h': maps_usage(stdout); return ARGS_HELP;
+        default: return args_unknown(maps_usage, argv);
         }
     }
-    return 0;
+    if (optind < argc) return args_error(maps_usage, "unknown or incomplete option '%s'", argv[optind]);
+    return ARGS_OK;
 }
 
 // The batch: the first n test images x1, noise x0 from a fixed seed, and
@@ -262,7 +267,7 @@ static int draw_maps(const char *dir, const char *name, const char *labels[2], c
 int cmd_attention_maps(int argc, char **argv) {
     MapsOptions o;
     int rc = parse_maps_options(argc, argv, &o);
-    if (rc) return rc == 1 ? 0 : rc;
+    if (rc != ARGS_OK) return args_exit_code(rc);
     char out[2100], err[2400];
     if (o.out) snprintf(out, sizeof out, "%s", o.out);
     else snprintf(out, sizeof out, "%s/plots", o.runs);

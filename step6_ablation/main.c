@@ -20,6 +20,7 @@
 // `attention-maps` reads two runs' checkpoints (attention_maps.c); `speed`
 // times the six variants side by side (speed.c). See
 // docs/step6_ablation.md.
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,69 +74,66 @@ static void usage(FILE *f) {
     preset_describe(f);
 }
 
-// Options shared by train and summary. Presets apply first, then --set in order.
-// 0, 2 with a message, or -1 when --help printed the usage.
+static void presets_usage(FILE *f) { preset_describe(f); }
+
+// Options shared by train and summary. The preset applies first, wherever
+// --preset stands, then --set and --modern in their order: so a first pass
+// reads only --preset, the second everything else.
+// ARGS_OK, ARGS_HELP or ARGS_BAD (common/io/args.h; argv[0] is the command).
 static int parse_common(int argc, char **argv, TrainOptions *o) {
+    static const struct option opts[] = {
+        { "preset", required_argument, 0, 'p' },     { "set", required_argument, 0, 's' },
+        { "modern", no_argument, 0, 'm' },           { "name", required_argument, 0, 'n' },
+        { "out", required_argument, 0, 'o' },        { "resume", no_argument, 0, 'r' },
+        { "no-scorecard", no_argument, 0, 'S' },     { "ckpt-every", required_argument, 0, 'c' },
+        { "stop-after", required_argument, 0, 'a' }, { "help", no_argument, 0, 'h' },
+        { 0, 0, 0, 0 },
+    };
     Preset preset = PRESET_QUICK;
-    // the preset must be known before any --set, wherever it appears
-    for (int i = 0; i < argc; i++)
-        if (strcmp(argv[i], "--preset") == 0 && i + 1 < argc && preset_parse(argv[i + 1], &preset) != 0) {
-            fprintf(stderr, "error: unknown preset '%s'\n", argv[i + 1]);
-            preset_describe(stderr);
-            return 2;
-        }
+    opterr = 0;
+    int c;
+    for (optind = 0; (c = getopt_long(argc, argv, "h", opts, NULL)) != -1;)
+        if (c == 'p' && preset_parse(optarg, &preset) != 0)
+            return args_error(presets_usage, "unknown preset '%s'", optarg);
     o->preset = preset;
     o->out_dir = default_runs_dir();
     o->scorecard = true;
     preset_apply(preset, &o->cfg, &o->ckpt_every);
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        int has = i + 1 < argc;
-        if (strcmp(a, "--preset") == 0 && has) { i++; }
-        else if (strcmp(a, "--set") == 0 && has) {
-            if (strcmp(argv[i + 1], "help") == 0) { config_print_keys(&o->cfg, stdout); exit(0); }
-            config_set_or_exit(&o->cfg, argv[++i]);
-        }
-        else if (strcmp(a, "--modern") == 0) config_set_or_exit(&o->cfg, "modern=true");
-        else if (strcmp(a, "--name") == 0 && has) o->name = argv[++i];
-        else if (strcmp(a, "--out") == 0 && has) o->out_dir = argv[++i];
-        else if (strcmp(a, "--resume") == 0) o->resume = true;
-        else if (strcmp(a, "--no-scorecard") == 0) o->scorecard = false;
-        else if (strcmp(a, "--ckpt-every") == 0 && has) {
-            if (parse_int_in(argv[++i], 1, 100000000, &o->ckpt_every) != 0) {
-                fprintf(stderr, "error: --ckpt-every wants a positive whole number, not '%s'\n", argv[i]);
-                return 2;
-            }
-        }
-        else if (strcmp(a, "--stop-after") == 0 && has) {
-            if (parse_int_in(argv[++i], 0, 100000000, &o->stop_after) != 0) {
-                fprintf(stderr, "error: --stop-after wants a whole number, not '%s'\n", argv[i]);
-                return 2;
-            }
-        }
-        else if (is_help_option(a)) {
-            usage(stdout);
-            return -1;
-        }
-        else {
-            fprintf(stderr, "error: unknown or incomplete option '%s'\n\n", a);
-            usage(stderr);
-            return 2;
+    for (optind = 0; (c = getopt_long(argc, argv, "h", opts, NULL)) != -1;) {
+        switch (c) {
+        case 'p': break;   // read above
+        case 's':
+            if (strcmp(optarg, "help") == 0) { config_print_keys(&o->cfg, stdout); return ARGS_HELP; }
+            if (config_set_or_report(&o->cfg, optarg) != 0) return ARGS_BAD;
+            break;
+        case 'm': if (config_set_or_report(&o->cfg, "modern=true") != 0) return ARGS_BAD; break;
+        case 'n': o->name = optarg; break;
+        case 'o': o->out_dir = optarg; break;
+        case 'r': o->resume = true; break;
+        case 'S': o->scorecard = false; break;
+        case 'c':
+            if (parse_int_in(optarg, 1, 100000000, &o->ckpt_every) != 0)
+                return args_error(NULL, "--ckpt-every wants a positive whole number, not '%s'", optarg);
+            break;
+        case 'a':
+            if (parse_int_in(optarg, 0, 100000000, &o->stop_after) != 0)
+                return args_error(NULL, "--stop-after wants a whole number, not '%s'", optarg);
+            break;
+        case 'h': usage(stdout); return ARGS_HELP;
+        default: return args_unknown(usage, argv);
         }
     }
+    if (optind < argc) return args_error(usage, "unknown or incomplete option '%s'", argv[optind]);
     char err[512];
-    if (config_validate(&o->cfg, err, sizeof err) != 0) {
-        fprintf(stderr, "error: %s\n", err);
-        return 2;
-    }
-    return 0;
+    if (config_validate(&o->cfg, err, sizeof err) != 0) return args_error(NULL, "%s", err);
+    return ARGS_OK;
 }
 
 static int cmd_train(int argc, char **argv) {
     TrainOptions o;
     memset(&o, 0, sizeof o);
     int rc = parse_common(argc, argv, &o);
-    if (rc) return rc < 0 ? 0 : rc;
+    if (rc != ARGS_OK) return args_exit_code(rc);
     if (!o.name) {
         fprintf(stderr, "error: train needs --name NAME (the run's folder under %s/)\n", o.out_dir);
         return 2;
@@ -147,7 +145,7 @@ static int cmd_summary(int argc, char **argv) {
     TrainOptions o;
     memset(&o, 0, sizeof o);
     int rc = parse_common(argc, argv, &o);
-    if (rc) return rc < 0 ? 0 : rc;
+    if (rc != ARGS_OK) return args_exit_code(rc);
     Model m;
     char err[512];
     if (model_build(&m, &o.cfg, err, sizeof err) != 0) {
@@ -169,8 +167,8 @@ static int show_committed_results(void) {
         char dir[2048];
         if (project_path(dir, sizeof dir, folders[i]) != 0) { fprintf(stderr, "error: path too long\n"); return 1; }
         printf("%s== step6_ablation table %s\n", i ? "\n" : "", folders[i]);
-        char *args[] = { dir, NULL };
-        int rc = cmd_table(1, args);
+        char *args[] = { "table", dir, NULL };
+        int rc = cmd_table(2, args);
         if (rc != 0) return rc;
     }
     printf("\nfigures: results/quick/plots/ (val_mse_seeds.png, loss.png, lr2e3.png, the attention maps),\n"
@@ -191,15 +189,17 @@ int main(int argc, char **argv) {
         usage(stdout);
         return 0;
     }
-    const char *cmd = argv[1];
-    if (strcmp(cmd, "train") == 0) return cmd_train(argc - 2, argv + 2);
-    if (strcmp(cmd, "summary") == 0) return cmd_summary(argc - 2, argv + 2);
-    if (strcmp(cmd, "ablation") == 0) return cmd_ablation(argc - 2, argv + 2, argv[0]);
-    if (strcmp(cmd, "sweep") == 0) return cmd_sweep(argc - 1, argv + 1, argv[0]);
-    if (strcmp(cmd, "table") == 0) return cmd_table(argc - 2, argv + 2);
-    if (strcmp(cmd, "report") == 0) return cmd_report(argc - 2, argv + 2);
-    if (strcmp(cmd, "speed") == 0) return cmd_speed(argc - 2, argv + 2);
-    if (strcmp(cmd, "attention-maps") == 0) return cmd_attention_maps(argc - 2, argv + 2);
+    const char *cmd = argv[1], *self = argv[0];
+    // each command reads argv[1..] with getopt_long; argv[0] is its name
+    argc--, argv++;
+    if (strcmp(cmd, "train") == 0) return cmd_train(argc, argv);
+    if (strcmp(cmd, "summary") == 0) return cmd_summary(argc, argv);
+    if (strcmp(cmd, "ablation") == 0) return cmd_ablation(argc - 1, argv + 1, self);
+    if (strcmp(cmd, "sweep") == 0) return cmd_sweep(argc, argv, self);
+    if (strcmp(cmd, "table") == 0) return cmd_table(argc, argv);
+    if (strcmp(cmd, "report") == 0) return cmd_report(argc, argv);
+    if (strcmp(cmd, "speed") == 0) return cmd_speed(argc, argv);
+    if (strcmp(cmd, "attention-maps") == 0) return cmd_attention_maps(argc, argv);
     fprintf(stderr, "error: unknown command '%s'\n\n", cmd);
     usage(stderr);
     return 2;

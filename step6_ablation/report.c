@@ -2,6 +2,7 @@
 // plots that exist, written by `step6_ablation report`. The text is built
 // in an open_memstream buffer and written with write_file_atomic.
 #include <stdio.h>
+#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include "ablation.h"
@@ -173,19 +174,27 @@ int report_write(const AblationResults *res, const AblationResults *ref, const c
     return rc;
 }
 
-#define REPORT_USAGE "usage: step6_ablation report [-o FILE] [--compare DIR] [runs-dir]\n"
+static void report_usage(FILE *f) {
+    fprintf(f, "usage: step6_ablation report [-o FILE] [--compare DIR] [runs-dir]\n");
+}
 
+// argv[0] is the command; getopt_long reads the rest (common/io/args.h).
 int cmd_report(int argc, char **argv) {
+    static const struct option opts[] = {
+        { "compare", required_argument, 0, 'C' }, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
+    };
     const char *dir = default_runs_dir(), *out = NULL, *ref_dir = NULL;
-    for (int i = 0; i < argc; i++) {
-        if (is_help_option(argv[i])) { printf(REPORT_USAGE); return 0; }
-        else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) out = argv[++i];
-        else if (strcmp(argv[i], "--compare") == 0 && i + 1 < argc) ref_dir = argv[++i];
-        else if (argv[i][0] == '-') {
-            fprintf(stderr, "error: unknown or incomplete option '%s'\n" REPORT_USAGE, argv[i]);
-            return 2;
-        } else dir = argv[i];
+    optind = 0;
+    opterr = 0;
+    for (int c; (c = getopt_long(argc, argv, "ho:", opts, NULL)) != -1;) {
+        switch (c) {
+        case 'o': out = optarg; break;
+        case 'C': ref_dir = optarg; break;
+        case 'h': report_usage(stdout); return 0;
+        default: return args_unknown(report_usage, argv);
+        }
     }
+    for (; optind < argc; optind++) dir = argv[optind];   // the runs' folder: the last one named
     char path[2048], err[2400];
     if (out) snprintf(path, sizeof path, "%s", out);
     else snprintf(path, sizeof path, "%s/report.md", dir);

@@ -16,6 +16,7 @@
 #include <cJSON.h>
 #include <math.h>
 #include <omp.h>
+#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include "ablation.h"
@@ -144,42 +145,45 @@ typedef struct {
     Config base;
 } SpeedOptions;
 
-// The options. 0, 1 when --help printed the usage, or 2 with a message.
+// The options. ARGS_OK, ARGS_HELP or ARGS_BAD (common/io/args.h; argv[0] is
+// the command).
 static int parse_speed_options(int argc, char **argv, SpeedOptions *o) {
+    static const struct option opts[] = {
+        { "batch", required_argument, 0, 'b' },  { "threads", required_argument, 0, 't' },
+        { "rounds", required_argument, 0, 'r' }, { "warmup", required_argument, 0, 'w' },
+        { "square", required_argument, 0, 'q' }, { "set", required_argument, 0, 's' },
+        { "json", no_argument, 0, 'j' },         { "help", no_argument, 0, 'h' },
+        { 0, 0, 0, 0 },
+    };
     *o = (SpeedOptions){ 64, 2, 12, 2, 1024, false, config_default() };
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        int has = i + 1 < argc;
+    optind = 0;
+    opterr = 0;
+    int c, which = 0;   // which: the index in opts of the long option just read
+    while ((c = getopt_long(argc, argv, "h", opts, &which)) != -1) {
+        // the whole-number options: where the value goes, and its range
         int *target = NULL, lo = 1, hi = 1 << 20;
-        if (strcmp(a, "--batch") == 0) target = &o->batch;
-        else if (strcmp(a, "--threads") == 0) { target = &o->threads; hi = 1024; }
-        else if (strcmp(a, "--rounds") == 0) { target = &o->rounds; hi = 1000; }
-        else if (strcmp(a, "--warmup") == 0) { target = &o->warmup; lo = 0; hi = 1000; }
-        else if (strcmp(a, "--square") == 0) { target = &o->square; lo = 16; hi = 8192; }
-        if (target) {
-            if (!has || parse_int_in(argv[++i], lo, hi, target) != 0) {
-                fprintf(stderr, "error: %s wants a whole number from %d to %d\n", a, lo, hi);
-                return 2;
-            }
-        } else if (strcmp(a, "--set") == 0 && has) {
+        switch (c) {
+        case 'b': target = &o->batch; break;
+        case 't': target = &o->threads; hi = 1024; break;
+        case 'r': target = &o->rounds; hi = 1000; break;
+        case 'w': target = &o->warmup; lo = 0; hi = 1000; break;
+        case 'q': target = &o->square; lo = 16; hi = 8192; break;
+        case 's': {
             char err[512];
-            if (config_set(&o->base, argv[++i], err, sizeof err) != 0) { fprintf(stderr, "error: %s\n", err); return 2; }
-        } else if (strcmp(a, "--json") == 0) {
-            o->json = true;
-        } else if (is_help_option(a)) {
-            speed_usage(stdout);
-            return 1;
-        } else {
-            fprintf(stderr, "error: unknown or incomplete option '%s'\n\n", a);
-            speed_usage(stderr);
-            return 2;
+            if (config_set(&o->base, optarg, err, sizeof err) != 0) return args_error(NULL, "%s", err);
+            break;
         }
+        case 'j': o->json = true; break;
+        case 'h': speed_usage(stdout); return ARGS_HELP;
+        default: return args_unknown(speed_usage, argv);
+        }
+        if (target && parse_int_in(optarg, lo, hi, target) != 0)
+            return args_error(NULL, "--%s wants a whole number from %d to %d", opts[which].name, lo, hi);
     }
-    if (o->rounds <= o->warmup) {
-        fprintf(stderr, "error: --rounds (%d) must be more than --warmup (%d)\n", o->rounds, o->warmup);
-        return 2;
-    }
-    return 0;
+    if (optind < argc) return args_error(speed_usage, "unknown or incomplete option '%s'", argv[optind]);
+    if (o->rounds <= o->warmup)
+        return args_error(NULL, "--rounds (%d) must be more than --warmup (%d)", o->rounds, o->warmup);
+    return ARGS_OK;
 }
 
 // Builds the six models, each with its optimizer state, on the same images
@@ -288,7 +292,7 @@ static void print_speed_tables(const Racer *racers, const Gemm *g, const double 
 int cmd_speed(int argc, char **argv) {
     SpeedOptions o;
     int rc = parse_speed_options(argc, argv, &o);
-    if (rc) return rc == 1 ? 0 : rc;
+    if (rc != ARGS_OK) return args_exit_code(rc);
     omp_set_num_threads(o.threads);
 
     Racer *racers = calloc(6, sizeof(Racer));

@@ -15,6 +15,7 @@
 // larger) than the spread of the runs, and it is the baseline's, not the
 // row's. The second table measures the noise of each row from its own seeds.
 #include <math.h>
+#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include "ablation.h"
@@ -377,22 +378,32 @@ void results_print_seeds_tsv(const AblationResults *res, FILE *f) {
     }
 }
 
-#define TABLE_USAGE "usage: step6_ablation table [--tsv | --tsv-seeds | --curves] [--compare DIR] [runs-dir]\n"
+static void table_usage(FILE *f) {
+    fprintf(f, "usage: step6_ablation table [--tsv | --tsv-seeds | --curves] [--compare DIR] [runs-dir]\n");
+}
 
+// argv[0] is the command; getopt_long reads the rest (common/io/args.h).
 int cmd_table(int argc, char **argv) {
+    static const struct option opts[] = {
+        { "tsv", no_argument, 0, 't' },    { "tsv-seeds", no_argument, 0, 's' },
+        { "curves", no_argument, 0, 'c' }, { "compare", required_argument, 0, 'C' },
+        { "help", no_argument, 0, 'h' },   { 0, 0, 0, 0 },
+    };
     const char *dir = default_runs_dir(), *ref_dir = NULL;
     enum { TABLE, TSV, TSV_SEEDS, CURVES } mode = TABLE;
-    for (int i = 0; i < argc; i++) {
-        if (is_help_option(argv[i])) { printf(TABLE_USAGE); return 0; }
-        else if (strcmp(argv[i], "--tsv") == 0) mode = TSV;
-        else if (strcmp(argv[i], "--tsv-seeds") == 0) mode = TSV_SEEDS;
-        else if (strcmp(argv[i], "--curves") == 0) mode = CURVES;
-        else if (strcmp(argv[i], "--compare") == 0 && i + 1 < argc) ref_dir = argv[++i];
-        else if (argv[i][0] == '-') {
-            fprintf(stderr, "error: unknown or incomplete option '%s'\n" TABLE_USAGE, argv[i]);
-            return 2;
-        } else dir = argv[i];
+    optind = 0;
+    opterr = 0;
+    for (int c; (c = getopt_long(argc, argv, "h", opts, NULL)) != -1;) {
+        switch (c) {
+        case 't': mode = TSV; break;
+        case 's': mode = TSV_SEEDS; break;
+        case 'c': mode = CURVES; break;
+        case 'C': ref_dir = optarg; break;
+        case 'h': table_usage(stdout); return 0;
+        default: return args_unknown(table_usage, argv);
+        }
     }
+    for (; optind < argc; optind++) dir = argv[optind];   // the runs' folder: the last one named
     AblationResults *ref, *res = results_load_pair(dir, ref_dir, &ref);
     if (!res) return 1;
     if (mode == TSV) results_print_tsv(res, stdout);

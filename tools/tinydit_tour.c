@@ -17,6 +17,7 @@
 // numbers every time: docs/tinydit.md quotes it and tests/test_docs.c runs it
 // again. Timings only with --time, for the same reason. It writes nothing
 // unless --figures is given.
+#include <getopt.h>
 #include <math.h>
 #include <omp.h>
 #include <stdio.h>
@@ -45,8 +46,8 @@
 #define EULER_STEPS 20           // as the scorecard samples (FD_EULER_STEPS)
 #define ERRLEN 1024
 
-static int usage(void) {
-    fprintf(stderr,
+static void usage(FILE *f) {
+    fprintf(f,
         "usage: tinydit_tour [--model FILE] [--test-image] [--val-mse] [--time] [--figures DIR]\n"
         "                    [--threads N]\n"
         "       tinydit_tour export RUN_CKPT OUT\n"
@@ -59,7 +60,6 @@ static int usage(void) {
         "                 tinydit_samples\n"
         "  export         writes RUN_CKPT's weights and config without the optimizer state\n",
         SHIPPED_MODEL);
-    return 2;
 }
 
 // ---------------------------------------------------------------------------
@@ -456,32 +456,46 @@ typedef struct {
     int test_image, val_mse, timed, threads;
 } Options;
 
+// ARGS_OK, ARGS_HELP or ARGS_BAD (common/io/args.h).
 static int parse_options(int argc, char **argv, Options *o) {
+    static const struct option opts[] = {
+        { "test-image", no_argument, 0, 'i' },   { "val-mse", no_argument, 0, 'v' },
+        { "time", no_argument, 0, 't' },         { "model", required_argument, 0, 'm' },
+        { "figures", required_argument, 0, 'f' }, { "threads", required_argument, 0, 'T' },
+        { "help", no_argument, 0, 'h' },         { 0, 0, 0, 0 },
+    };
     static char shipped[1024];
     project_path(shipped, sizeof shipped, SHIPPED_MODEL);
     *o = (Options){ shipped, SHIPPED_MODEL, NULL, 0, 0, 0, 0 };
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (is_help_option(a)) return usage(), 1;
-        else if (strcmp(a, "--test-image") == 0) o->test_image = 1;
-        else if (strcmp(a, "--val-mse") == 0) o->val_mse = 1;
-        else if (strcmp(a, "--time") == 0) o->timed = 1;
-        else if (strcmp(a, "--model") == 0 && i + 1 < argc) o->model = o->model_name = argv[++i];
-        else if (strcmp(a, "--figures") == 0 && i + 1 < argc) o->figures = argv[++i];
-        else if (strcmp(a, "--threads") == 0 && i + 1 < argc) {
-            if (parse_int_in(argv[++i], 0, 1024, &o->threads) != 0) return usage();
-        } else return usage();
+    optind = 0;
+    opterr = 0;
+    for (int c; (c = getopt_long(argc, argv, "h", opts, NULL)) != -1;) {
+        switch (c) {
+        case 'i': o->test_image = 1; break;
+        case 'v': o->val_mse = 1; break;
+        case 't': o->timed = 1; break;
+        case 'm': o->model = o->model_name = optarg; break;
+        case 'f': o->figures = optarg; break;
+        case 'T':
+            if (parse_int_in(optarg, 0, 1024, &o->threads) != 0)
+                return args_error(usage, "--threads wants a whole number from 0 to 1024, not '%s'", optarg);
+            break;
+        case 'h': usage(stdout); return ARGS_HELP;
+        default: return args_unknown(usage, argv);
+        }
     }
-    return 0;
+    if (optind < argc) return args_error(usage, "unexpected argument '%s'", argv[optind]);
+    return ARGS_OK;
 }
 
 
 int main(int argc, char **argv) {
     if (argc >= 2 && strcmp(argv[1], "export") == 0)
-        return argc == 4 ? export_weights(argv[2], argv[3]) : usage();
+        return argc == 4 ? export_weights(argv[2], argv[3])
+                         : args_error(usage, "export wants RUN_CKPT and OUT");
     Options o;
     int rc = parse_options(argc, argv, &o);
-    if (rc) return rc == 1 ? 0 : rc;
+    if (rc != ARGS_OK) return args_exit_code(rc);
     if (o.threads > 0) omp_set_num_threads(o.threads);
     char err[ERRLEN];
     // the test set only for what needs it: the tour itself runs without data

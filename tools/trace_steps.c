@@ -18,25 +18,70 @@
 //   val_mse       (1) the val MSE of the weights after step K (with K the
 //                 preset's steps, the run's own val MSE in its metrics.json)
 // and in its metadata the config (as `train` would print it) and K.
+#include <getopt.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "eval/scorecard.h"
 #include "io/args.h"
+#include "io/config_parse.h"
 #include "io/progress.h"
 #include "io/safetensors.h"
 #include "nn/train_step.h"
 #include "train/dataloader.h"
 #include "train/trainer.h"
 
-static int usage(void) {
-    fprintf(stderr, "usage: trace_steps [--preset smoke|quick|tutorial] [--set key=value]... "
+static void usage(FILE *f) {
+    fprintf(f, "usage: trace_steps [--preset smoke|quick|tutorial] [--set key=value]... "
                     "[--steps K] OUT.safetensors\n"
                     "  writes the first K (default 100) steps of the run `step6_ablation train` would\n"
                     "  start with the same preset and --set keys; data from $CIFAR_DIR (now %s)\n",
             cifar_dir());
-    return 2;
+}
+
+typedef struct {
+    Config cfg;
+    int K;                  // steps to trace
+    const char *out;        // the .safetensors file
+} TraceOptions;
+
+static void presets_usage(FILE *f) { preset_describe(f); }
+
+// The preset first, wherever it stands, then every --set on top of it, as
+// `train` does: a first getopt pass reads only --preset.
+// ARGS_OK, ARGS_HELP or ARGS_BAD (common/io/args.h).
+static int parse_options(int argc, char **argv, TraceOptions *o) {
+    static const struct option opts[] = {
+        { "preset", required_argument, 0, 'p' }, { "set", required_argument, 0, 's' },
+        { "steps", required_argument, 0, 'k' },  { "help", no_argument, 0, 'h' },
+        { 0, 0, 0, 0 },
+    };
+    Preset preset = PRESET_QUICK;
+    int ckpt_every, c;
+    opterr = 0;
+    for (optind = 0; (c = getopt_long(argc, argv, "h", opts, NULL)) != -1;)
+        if (c == 'p' && preset_parse(optarg, &preset) != 0)
+            return args_error(presets_usage, "unknown preset '%s'", optarg);
+    *o = (TraceOptions){ .K = 100 };
+    preset_apply(preset, &o->cfg, &ckpt_every);
+    for (optind = 0; (c = getopt_long(argc, argv, "h", opts, NULL)) != -1;) {
+        switch (c) {
+        case 'p': break;   // read above
+        case 's': if (config_set_or_report(&o->cfg, optarg) != 0) return ARGS_BAD; break;
+        case 'k':
+            if (parse_int_in(optarg, 1, 100000, &o->K) != 0)
+                return args_error(usage, "--steps wants a whole number from 1 to 100000, not '%s'", optarg);
+            break;
+        case 'h': usage(stdout); return ARGS_HELP;
+        default: return args_unknown(usage, argv);
+        }
+    }
+    if (argc - optind != 1) return args_error(usage, "trace_steps wants one OUT.safetensors");
+    o->out = argv[optind];
+    char err[4608];
+    if (config_validate(&o->cfg, err, sizeof err) != 0) return args_error(NULL, "%s", err);
+    return ARGS_OK;
 }
 
 typedef struct {
@@ -110,29 +155,14 @@ static int save_trace(const char *path, const Trace *tr, Model *m, const Config 
 }
 
 int main(int argc, char **argv) {
-    Preset preset = PRESET_QUICK;
-    int ckpt_every, K = 100;
-    const char *out = NULL;
-    Config cfg;
-    preset_apply(preset, &cfg, &ckpt_every);
-    // the preset first, then every --set on top of it, as `train` does
-    for (int i = 1; i < argc; i++)
-        if (!strcmp(argv[i], "--preset") && i + 1 < argc) {
-            if (preset_parse(argv[++i], &preset) != 0) return usage();
-            preset_apply(preset, &cfg, &ckpt_every);
-        }
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--preset") && i + 1 < argc) i++;
-        else if (!strcmp(argv[i], "--set") && i + 1 < argc) config_set_or_exit(&cfg, argv[++i]);
-        else if (!strcmp(argv[i], "--steps") && i + 1 < argc) {
-            if (parse_int_in(argv[++i], 1, 100000, &K) != 0) return usage();
-        } else if (argv[i][0] != '-' && !out) out = argv[i];
-        else return usage();
-    }
-    if (!out) return usage();
+    TraceOptions o;
+    int rc = parse_options(argc, argv, &o);
+    if (rc != ARGS_OK) return args_exit_code(rc);
+    Config cfg = o.cfg;
+    int K = o.K;
+    const char *out = o.out;
     if (cfg.threads > 0) omp_set_num_threads(cfg.threads);
     char err[4608];
-    if (config_validate(&cfg, err, sizeof err) != 0) { fprintf(stderr, "error: %s\n", err); return 2; }
 
     CifarSet train;
     if (cifar_load_train(cifar_dir(), &train, err, sizeof err) != 0) { fprintf(stderr, "error: %s\n", err); return 1; }
@@ -169,7 +199,7 @@ int main(int argc, char **argv) {
     CifarSet test;
     if (cifar_load_test(cifar_dir(), &test, err, sizeof err) != 0) { fprintf(stderr, "error: %s\n", err); return 1; }
     float val = (float)scorecard_val_mse(&m, &test, VAL_IMAGES);
-    int rc = save_trace(out, &tr, &m, &cfg, val);
+    rc = save_trace(out, &tr, &m, &cfg, val);
     if (rc == 0)
         printf("%s: %d steps of batch %d, loss %.6f -> %.6f, then val MSE %.6f\n", out, K, tr.B, tr.loss[0],
                tr.loss[K - 1], val);

@@ -2,9 +2,35 @@
 #include "args.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+
+int args_error(UsageFn *usage, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "error: ");
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\n");
+    va_end(ap);
+    if (usage) {
+        fprintf(stderr, "\n");
+        usage(stderr);
+    }
+    return ARGS_BAD;
+}
+
+int args_unknown(UsageFn *usage, char **argv) {
+    // The word just read: a long option getopt does not know, or one whose
+    // value is missing. A short one it does not know may sit inside a
+    // cluster such as -xv, so that one is named by its letter, optopt.
+    const char *word = argv[optind - 1];
+    if (strncmp(word, "--", 2) != 0 && optopt > 0 && optopt < 128)
+        return args_error(usage, "unknown or incomplete option '-%c'", optopt);
+    return args_error(usage, "unknown or incomplete option '%s'", word);
+}
 
 int parse_int_in(const char *s, long lo, long hi, int *out) {
     if (!s || !*s) return -1;

@@ -242,12 +242,16 @@ int config_set(Config *c, const char *kv, char *err, size_t errlen) {
     return 0;
 }
 
-void config_set_or_exit(Config *c, const char *kv) {
+int config_set_or_report(Config *c, const char *kv) {
     char err[1024];
-    if (config_set(c, kv, err, sizeof err) == 0) return;
+    if (config_set(c, kv, err, sizeof err) == 0) return 0;
     fprintf(stderr, "error: %s\n\n", err);
     config_print_keys(c, stderr);
-    exit(2);
+    return 2;
+}
+
+void config_set_or_exit(Config *c, const char *kv) {
+    if (config_set_or_report(c, kv) != 0) exit(2);
 }
 
 // ---------------------------------------------------------------------------

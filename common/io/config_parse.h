@@ -13,7 +13,11 @@ int config_set(Config *c, const char *key_eq_value, char *err, size_t errlen);
 // head_dim divisible by 4 for rope2d, ...). 0 if fine, -1 with a message.
 int config_validate(const Config *c, char *err, size_t errlen);
 
-// Like config_set, but prints the message and what is allowed, then exits 2.
+// Like config_set, but a failure is reported on stderr (the message, then
+// every key and what it allows): 0, or 2 (ARGS_BAD, for an option parser).
+int config_set_or_report(Config *c, const char *key_eq_value);
+
+// The same, exiting 2 on a failure: for a program's own fixed settings.
 void config_set_or_exit(Config *c, const char *key_eq_value);
 
 // Prints every key, its current value and its allowed values.

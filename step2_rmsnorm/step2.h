@@ -1,0 +1,34 @@
+// step2.h: the parts of step2_rmsnorm besides the idea, which is main.c's.
+//   main.c        the two norms: what they do, ours against the formula, timings
+//   norm_bench.c  the four timed calls of section 3
+//   options.c     the command line
+//   figures.c     the two pictures (figures.h)
+#pragma once
+#include "io/bench.h"
+#include "nn/rng.h"
+
+typedef struct {
+    int rounds, threads;
+    const char *figures_dir;   // NULL: --no-figures
+} Options;
+
+// ARGS_OK, ARGS_HELP or ARGS_BAD (common/io/args.h).
+int step2_parse_options(int argc, char **argv, Options *o);
+
+// The four timed calls work on the same (R, D) tokens; neither norm has a
+// gain here, so they do the same job apart from the centring.
+typedef struct {
+    int R, D;
+    float *x, *out, *dout, *dinp;   // (R, D)
+    float *mean, *rstd;             // (R) LayerNorm's statistics
+    float *rms_rstd;                // (R) RMSNorm's one statistic
+} NormBench;
+
+// Random tokens x and gradients dout of TinyDiT's training shape, (128·64, 128),
+// and both norms' statistics filled once, so the backward passes read real values.
+NormBench norm_bench_make(Rng *rng);
+void norm_bench_free(NormBench *b);
+
+// The four calls on b, in the order LayerNorm forward, RMSNorm forward,
+// LayerNorm backward, RMSNorm backward, for bench_interleaved.
+void norm_bench_calls(NormBench *b, BenchFn fns[4]);
