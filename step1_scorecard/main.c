@@ -53,6 +53,7 @@
 #include "io/bench.h"
 #include "eval/scorecard.h"
 #include "eval/spikes.h"
+#include "io/blas_kernel.h"
 
 // ---------------------------------------------------------------------------
 // What the numbers are. Built from the constants the scorecard uses, so the
@@ -222,6 +223,7 @@ static int committed_runs(const char *figures) {
 
 // ---------------------------------------------------------------------------
 int main(int argc, char **argv) {
+    blas_use_fitting_kernel(argv);   // OpenBLAS on a CPU newer than it: io/blas_kernel.h
     Step1Options o;
     int rc = step1_parse_options(argc, argv, &o);
     if (rc != ARGS_OK) return args_exit_code(rc);

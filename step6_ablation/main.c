@@ -30,6 +30,7 @@
 #include "io/paths.h"
 #include "nn/model.h"
 #include "train/trainer.h"
+#include "io/blas_kernel.h"
 
 static void usage(FILE *f) {
     fprintf(f,
@@ -181,6 +182,7 @@ static int show_committed_results(void) {
 }
 
 int main(int argc, char **argv) {
+    blas_use_fitting_kernel(argv);   // OpenBLAS on a CPU newer than it: io/blas_kernel.h
     // Line by line even into a file or a pipe: with the runs' logs, stdout and
     // stderr then keep their order (stderr is never buffered).
     setvbuf(stdout, NULL, _IOLBF, 0);

@@ -272,7 +272,7 @@ static void print_speed_tables(const Racer *racers, const Gemm *g, const double 
         table_cell(&t, "%.1f", racers[v].flops * 1e-6 / ms[v]);
     }
     table_print(&t);
-    printf("\ncblas_sgemm (OpenBLAS), timed in the same rounds:\n");
+    printf("\ncblas_sgemm (OpenBLAS, its %s kernels), timed in the same rounds:\n", openblas_get_corename());
     Table u;
     table_init(&u, 4, "product", "GFLOP", "ms", "GFLOP/s");
     for (int k = 0; k < 2; k++) {

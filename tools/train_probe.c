@@ -7,6 +7,7 @@
 // The cache is $TINYDIT_CACHE, else the project's runs/.cache (see common/eval/probe.h).
 #include "io/cifar.h"
 #include "eval/probe.h"
+#include "io/blas_kernel.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,7 @@ static void usage(void) {
 }
 
 int main(int argc, char **argv) {
+    blas_use_fitting_kernel(argv);   // OpenBLAS on a CPU newer than it: io/blas_kernel.h
     ProbeRecipe r = probe_default_recipe();
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];

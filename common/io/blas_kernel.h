@@ -1,0 +1,18 @@
+// blas_kernel.h: make OpenBLAS use the fast kernels on CPUs it does not know.
+//
+// OpenBLAS picks its matrix kernels from the CPU's model number. A CPU newer
+// than the library (Debian 12's OpenBLAS 0.3.21 on this project's Xeon,
+// family 6 model 207) gets the oldest x86-64 kernels, "Prescott", and
+// cblas_sgemm runs about 3x slower than it could (docs/performance.md). The
+// library reads its choice once, from OPENBLAS_CORETYPE, when it is loaded,
+// before main() runs, so the only cure from inside a program is to start it
+// again with the variable set.
+#pragma once
+
+// Call first thing in main(). If OpenBLAS chose Prescott on a CPU that has
+// AVX-512 (or AVX2), runs this program again, same arguments, with
+// OPENBLAS_CORETYPE=SkylakeX (or Haswell); it does not return then. Does
+// nothing if OPENBLAS_CORETYPE is set already (your choice, or the second
+// start), or if the kernel is a fitting one. The arithmetic of the two
+// kernels differs in rounding only; each is deterministic on its own.
+void blas_use_fitting_kernel(char **argv);
