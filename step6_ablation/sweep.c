@@ -351,12 +351,13 @@ static void print_config_table(const SweepPlan *p, int c) {
     }
 }
 
-// The values in the order given; the stable ones form the stable range as
-// long as they are contiguous in that order.
+// The values in the order given; the stable ones form the stable range. A
+// value between two stable ones that ended unstable breaks it ("with gaps");
+// one whose runs have not ended yet does not.
 static void print_stable_range(const SweepPlan *p, int c) {
     int first = -1, last = -1, best = -1, complete = 1;
     double best_val = INFINITY;
-    bool broken = false;
+    bool broken = false, unstable_since_last = false;
     for (int v = 0; v < p->n_values; v++) {
         SweepPoint pt;
         sweep_point(p, c, v, &pt);
@@ -366,16 +367,27 @@ static void print_stable_range(const SweepPlan *p, int c) {
             if (mean < best_val) { best_val = mean; best = v; }
         }
         if (point_stable(p, c, &pt)) {
+            if (first >= 0 && unstable_since_last) broken = true;
             if (first < 0) first = v;
-            else if (last != v - 1) broken = true;
             last = v;
+            unstable_since_last = false;
+        } else if (!pt.missing || pt.diverged || pt.finished) {
+            unstable_since_last = true;
         }
     }
     printf("  %-20s ", ABLATION_CONFIG[p->config[c]].label);
     if (first < 0) printf("stable at none of the values");
     else if (first == last) printf("stable at %s %s only", p->key, p->values[first]);
-    else printf("stable from %s %s to %s%s", p->key, p->values[first], p->values[last],
-                broken ? " (with gaps)" : "");
+    else {
+        int not_run = 0;                      // values inside the range still without a result
+        for (int v = first + 1; v < last; v++) {
+            SweepPoint pt;
+            sweep_point(p, c, v, &pt);
+            if (!pt.finished && !pt.diverged) not_run++;
+        }
+        printf("stable from %s %s to %s%s", p->key, p->values[first], p->values[last],
+               broken ? " (with gaps)" : not_run ? " (as far as run: values between have no runs yet)" : "");
+    }
     if (best >= 0) printf("; lowest val MSE at %s %s (%.4f)", p->key, p->values[best], best_val);
     printf("%s\n", complete ? "" : " [runs missing: so far]");
 }
