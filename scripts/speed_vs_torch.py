@@ -8,10 +8,20 @@ For each batch size it alternates, several times, the C program's fair race
 interleaved, median per variant) with the PyTorch reference's race
 (`tinydit_ref.py bench --json`, the same six variants, same scheme), so that a
 change in the machine's background load hits both. Each side's figure is the
-median over the alternations. Threads: C with 2 OpenMP threads; PyTorch in the
-setting that was its best here (--threads 1 with OPENBLAS_NUM_THREADS=2).
-Prints a table: variant, C ms/step, PyTorch ms/step, C/PyTorch, C GFLOP/s,
-and the cblas_sgemm rates the C program measured in the same rounds.
+median over the alternations.
+
+Threads: C with 2 OpenMP threads. PyTorch runs twice in every alternation,
+with torch.set_num_threads(1) and (2) (OPENBLAS_NUM_THREADS=2 both times;
+which of the two goes first alternates), and each variant's PyTorch figure is
+the faster of the two settings' medians: on a quiet machine one thread was
+PyTorch's best, on a busy one two threads were. The table says which won.
+Both sides run with OMP_WAIT_POLICY=passive unless the caller set it (the
+value make gives everything it starts; spinning threads lose badly on a
+shared machine).
+Prints a table: variant, C ms/step, PyTorch with 1 and with 2 threads, the
+better of them and its thread count, C/PyTorch (against the better), C vs
+baseline, C GFLOP/s, and the cblas_sgemm rates the C program measured in the
+same rounds.
 """
 import argparse, json, os, statistics, subprocess, sys
 
@@ -19,10 +29,12 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 C_BIN = os.path.join(ROOT, "step6_ablation", "step6_ablation")
 TORCH_REF = os.path.join(ROOT, "tools", "tinydit_ref.py")   # the project's own PyTorch reference
 VARIANTS = ["baseline", "+ RMSNorm", "+ QK-norm", "+ SwiGLU", "+ 2D RoPE", "all four"]
+TORCH_THREADS = (1, 2)
+WAIT_POLICY = os.environ.get("OMP_WAIT_POLICY", "passive")
 
 
 def run_c(batch, rounds):
-    env = dict(os.environ, OMP_NUM_THREADS="2")
+    env = dict(os.environ, OMP_NUM_THREADS="2", OMP_WAIT_POLICY=WAIT_POLICY)
     out = subprocess.run([C_BIN, "speed", "--batch", str(batch), "--threads", "2",
                           "--rounds", str(rounds), "--json"], env=env, check=True,
                          capture_output=True, text=True).stdout
@@ -32,9 +44,10 @@ def run_c(batch, rounds):
             {g["shape"]: g["gflops"] for g in j["sgemm"]})
 
 
-def run_torch(batch, rounds):
-    env = dict(os.environ, OPENBLAS_NUM_THREADS="2", OMP_NUM_THREADS="1")
-    out = subprocess.run(["/usr/bin/python3", TORCH_REF, "bench", "--threads", "1", "--batch",
+def run_torch(batch, rounds, threads):
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="2", OMP_NUM_THREADS=str(threads),
+               OMP_WAIT_POLICY=WAIT_POLICY)
+    out = subprocess.run(["/usr/bin/python3", TORCH_REF, "bench", "--threads", str(threads), "--batch",
                           str(batch), "--steps", str(rounds), "--json"], env=env, check=True,
                          capture_output=True, text=True).stdout
     return json.loads(out.strip().splitlines()[-1])
@@ -49,26 +62,33 @@ def main():
     if not os.path.exists(C_BIN):
         sys.exit(f"build the C program first: make step6  ({C_BIN} is missing)")
     for batch in a.batch:
-        c_ms = {v: [] for v in VARIANTS}; t_ms = {v: [] for v in VARIANTS}
-        c_gf = {v: [] for v in VARIANTS}; gemm = {}
+        c_ms = {v: [] for v in VARIANTS}; c_gf = {v: [] for v in VARIANTS}; gemm = {}
+        t_ms = {n: {v: [] for v in VARIANTS} for n in TORCH_THREADS}
         for i in range(a.alternations):
             ms, gf, gm = run_c(batch, a.rounds)
             for v in VARIANTS: c_ms[v].append(ms[v]); c_gf[v].append(gf[v])
             for k, g in gm.items(): gemm.setdefault(k, []).append(g)
-            tm = run_torch(batch, a.rounds)
-            for v in VARIANTS: t_ms[v].append(tm[v])
+            order = TORCH_THREADS if i % 2 == 0 else TORCH_THREADS[::-1]
+            for n in order:
+                tm = run_torch(batch, a.rounds, n)
+                for v in VARIANTS: t_ms[n][v].append(tm[v])
             print(f"batch {batch}, alternation {i + 1}/{a.alternations}: C baseline {ms['baseline']:.1f} ms, "
-                  f"PyTorch baseline {tm['baseline']:.1f} ms", file=sys.stderr, flush=True)
+                  + ", ".join(f"PyTorch {n} thread{'s' if n > 1 else ''} baseline {t_ms[n]['baseline'][-1]:.1f} ms"
+                              for n in order), file=sys.stderr, flush=True)
         print(f"\nbatch {batch}: median of {a.alternations} alternations, each the median of "
-              f"{a.rounds - 2} timed steps per variant")
-        print(f"{'variant':10s} {'C ms/step':>10s} {'PyTorch':>10s} {'C/PyTorch':>10s} {'C vs base':>10s} {'C GFLOP/s':>10s}")
+              f"{a.rounds - 2} timed steps per variant; PyTorch: the faster of 1 and 2 threads")
+        print(f"{'variant':10s} {'C ms/step':>10s} {'PyT 1 thr':>10s} {'PyT 2 thr':>10s} {'PyTorch':>10s} "
+              f"{'threads':>7s} {'C/PyTorch':>10s} {'C vs base':>10s} {'C GFLOP/s':>10s}")
         cb = statistics.median(c_ms["baseline"])
         for v in VARIANTS:
-            c, t = statistics.median(c_ms[v]), statistics.median(t_ms[v])
-            print(f"{v:10s} {c:10.1f} {t:10.1f} {c / t:9.2f}x {c / cb:9.2f}x {statistics.median(c_gf[v]):10.1f}")
+            c = statistics.median(c_ms[v])
+            tn = {n: statistics.median(t_ms[n][v]) for n in TORCH_THREADS}
+            best = min(TORCH_THREADS, key=lambda n: tn[n])
+            t = tn[best]
+            print(f"{v:10s} {c:10.1f} {tn[1]:10.1f} {tn[2]:10.1f} {t:10.1f} {best:7d} {c / t:9.2f}x "
+                  f"{c / cb:9.2f}x {statistics.median(c_gf[v]):10.1f}")
         for k, g in gemm.items():
             print(f"cblas_sgemm {k}: {statistics.median(g):.1f} GFLOP/s (same rounds as C)")
-
 
 if __name__ == "__main__":
     main()
