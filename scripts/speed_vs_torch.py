@@ -15,6 +15,8 @@ with torch.set_num_threads(1) and (2) (OPENBLAS_NUM_THREADS=2 both times;
 which of the two goes first alternates), and each variant's PyTorch figure is
 the faster of the two settings' medians: on a quiet machine one thread was
 PyTorch's best, on a busy one two threads were. The table says which won.
+Both sides get the same OpenBLAS kernels, OPENBLAS_CORETYPE for this CPU's
+instruction set unless the caller set it (common/io/blas_kernel.h says why).
 Both sides run with OMP_WAIT_POLICY=passive unless the caller set it (the
 value make gives everything it starts; spinning threads lose badly on a
 shared machine).
@@ -33,8 +35,26 @@ TORCH_THREADS = (1, 2)
 WAIT_POLICY = os.environ.get("OMP_WAIT_POLICY", "passive")
 
 
+def fitting_blas_kernel():
+    """The OpenBLAS kernels for this CPU's instruction set (as the C programs
+    choose them, common/io/blas_kernel.c), given to both sides: OpenBLAS does
+    not know every new CPU and falls back to its slowest kernels."""
+    if "OPENBLAS_CORETYPE" in os.environ:
+        return {}
+    try:
+        flags = open("/proc/cpuinfo").read().split()
+    except OSError:
+        return {}
+    if "avx512f" in flags:
+        return {"OPENBLAS_CORETYPE": "SkylakeX"}
+    return {"OPENBLAS_CORETYPE": "Haswell"} if "avx2" in flags else {}
+
+
+BLAS_ENV = fitting_blas_kernel()
+
+
 def run_c(batch, rounds):
-    env = dict(os.environ, OMP_NUM_THREADS="2", OMP_WAIT_POLICY=WAIT_POLICY)
+    env = dict(os.environ, OMP_NUM_THREADS="2", OMP_WAIT_POLICY=WAIT_POLICY, **BLAS_ENV)
     out = subprocess.run([C_BIN, "speed", "--batch", str(batch), "--threads", "2",
                           "--rounds", str(rounds), "--json"], env=env, check=True,
                          capture_output=True, text=True).stdout
@@ -46,7 +66,7 @@ def run_c(batch, rounds):
 
 def run_torch(batch, rounds, threads):
     env = dict(os.environ, OPENBLAS_NUM_THREADS="2", OMP_NUM_THREADS=str(threads),
-               OMP_WAIT_POLICY=WAIT_POLICY)
+               OMP_WAIT_POLICY=WAIT_POLICY, **BLAS_ENV)
     out = subprocess.run(["/usr/bin/python3", TORCH_REF, "bench", "--threads", str(threads), "--batch",
                           str(batch), "--steps", str(rounds), "--json"], env=env, check=True,
                          capture_output=True, text=True).stdout
@@ -61,6 +81,8 @@ def main():
     a = ap.parse_args()
     if not os.path.exists(C_BIN):
         sys.exit(f"build the C program first: make step6  ({C_BIN} is missing)")
+    kernel = BLAS_ENV.get("OPENBLAS_CORETYPE", os.environ.get("OPENBLAS_CORETYPE", "OpenBLAS's own choice"))
+    print(f"OpenBLAS kernels on both sides: {kernel}", file=sys.stderr, flush=True)
     for batch in a.batch:
         c_ms = {v: [] for v in VARIANTS}; c_gf = {v: [] for v in VARIANTS}; gemm = {}
         t_ms = {n: {v: [] for v in VARIANTS} for n in TORCH_THREADS}
