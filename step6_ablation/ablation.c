@@ -302,10 +302,8 @@ int ablation_parse(int argc, char **argv, AblationPlan *p, AblationMode *mode) {
 // ---------------------------------------------------------------------------
 // Running
 
-// The probe classifier is trained once and cached (common/eval/probe.h). Two runs
-// started side by side on an empty cache would both train it, so the parent
-// makes sure it is there before it starts any run.
-static int prepare_probe(const AblationPlan *plan) {
+// See ablation.h: the probe trained once, before any run starts.
+int prepare_probe(Preset preset) {
     char err[1024];
     CifarSet train, test;
     if (cifar_load_train(NULL, &train, err, sizeof err) != 0) {
@@ -318,9 +316,9 @@ static int prepare_probe(const AblationPlan *plan) {
         return -1;
     }
     ProbeRecipe recipe;
-    preset_probe_recipe(plan->preset, &recipe);
+    preset_probe_recipe(preset, &recipe);
     Probe *p = probe_get_or_train(NULL, &train, &test, &recipe, 1, err, sizeof err);
-    if (p) fprintf(stderr, "[ablation] probe classifier %s (test accuracy %.3f), cache %s\n", p->key,
+    if (p) fprintf(stderr, "[runs] probe classifier %s (test accuracy %.3f), cache %s\n", p->key,
                    p->test_acc, probe_cache_dir());
     else fprintf(stderr, "error: probe: %s\n", err);
     probe_free(p);
@@ -401,7 +399,7 @@ static int run_plan(const AblationPlan *p) {
         rc = lines[i] ? run_line(p, config[i], seed[i], lines[i], 8192) : -1;
     }
     if (rc == 0 && make_dirs(runs_dir(p), err, sizeof err) != 0) { fprintf(stderr, "error: %s\n", err); rc = -1; }
-    if (rc == 0 && unfinished > 0 && prepare_probe(p) != 0) rc = -1;
+    if (rc == 0 && unfinished > 0 && prepare_probe(p->preset) != 0) rc = -1;
     if (rc == 0) {
         char per_run[48] = "";
         if (p->threads > 0) snprintf(per_run, sizeof per_run, ", %d thread%s each", p->threads, p->threads == 1 ? "" : "s");
@@ -449,6 +447,6 @@ int cmd_ablation(int argc, char **argv, const char *self) {
         }
         return 0;
     }
-    if (g_prepare_only) return prepare_probe(&p) == 0 ? 0 : 1;
+    if (g_prepare_only) return prepare_probe(p.preset) == 0 ? 0 : 1;
     return run_plan(&p);
 }

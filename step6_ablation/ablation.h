@@ -95,6 +95,12 @@ void ablation_command_line(const AblationPlan *p, int config, int seed, char *ou
 
 int cmd_ablation(int argc, char **argv, const char *self);
 
+// The probe classifier of probe-FD is trained once and cached
+// (common/eval/probe.h); two runs started side by side on an empty cache
+// would both train it, so the ablation and the sweep make sure it is there
+// before they start any run. 0, or -1 with a message on stderr.
+int prepare_probe(Preset preset);
+
 // The other commands take argv[0] = the command's name, and getopt_long
 // reads the rest (common/io/args.h).
 // sweep.c: one config key over a list of values, per configuration and seed.
