@@ -20,10 +20,15 @@
 #                             QK-norm, all four; two seeds), resumable, into
 #                             RUNS/sweep_lr; `make sweep-figures` draws the
 #                             committed one (results/sweep_lr) for docs/beyond.md
+#   make budget-swiglu [RUNS=runs] [JOBS=1]
+#                             issue 25's SwiGLU-against-the-budget runs (baseline
+#                             and SwiGLU, 16,000 steps, val MSE every 500, two
+#                             seeds; hours), resumable, into RUNS/budget_swiglu;
+#                             `make budget-figures` draws the committed one
 RUNS ?= $(ROOT)/runs
 STEP6_BIN = $(ROOT)/step6_ablation/step6_ablation
 
-.PHONY: plots runs-plots report ablation results results-pytorch docs-figures step-figures sweep-lr sweep-figures
+.PHONY: plots runs-plots report ablation results results-pytorch docs-figures step-figures sweep-lr sweep-figures budget-swiglu budget-figures
 plots: runs-plots
 	$(MAKE) --no-print-directory step-figures FIGURES=$(abspath $(RUNS))/figures BASELINE_RUNS="$(abspath $(RUNS))"
 
@@ -102,3 +107,17 @@ sweep-figures: step6
 	STEP6=$(STEP6_BIN) sh $(ROOT)/scripts/sweep_plots.sh $(ROOT)/results/sweep_lr $(BUILD)/sweep-figures -- $(SWEEP_LR)
 	cp $(BUILD)/sweep-figures/val_mse.png $(ROOT)/docs/figures/beyond_lr_val_mse.png
 	cp $(BUILD)/sweep-figures/stability.png $(ROOT)/docs/figures/beyond_lr_stability.png
+
+# SwiGLU against the budget (docs/beyond.md section 2): the same sweep
+# machinery with one value of `steps`; --curves compares the val MSE along
+# the runs check by check.
+SWEEP_BUDGET := --key steps --values 16000 --configs base,swiglu --seeds 2 --set val_every=500
+budget-swiglu: step6
+	$(STEP6_BIN) sweep $(SWEEP_BUDGET) --preset quick --out $(abspath $(RUNS))/budget_swiglu --jobs $(JOBS) --log
+	$(STEP6_BIN) sweep $(SWEEP_BUDGET) --out $(abspath $(RUNS))/budget_swiglu --curves
+
+budget-figures: step6
+	@if [ -d $(ROOT)/results/budget_swiglu ]; then \
+	    STEP6=$(STEP6_BIN) sh $(ROOT)/scripts/gap_plot.sh $(ROOT)/results/budget_swiglu \
+	        $(ROOT)/docs/figures/beyond_budget_gap.png -- $(SWEEP_BUDGET); \
+	else echo "make budget-figures: no results/budget_swiglu yet (make budget-swiglu, then commit its runs)"; fi

@@ -18,32 +18,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "ablation.h"
+#include "sweep.h"
 #include "eval/spikes.h"
 #include "io/args.h"
 #include "io/progress.h"
 #include "io/fileio.h"
 #include "io/paths.h"
 
-#define SWEEP_MAX_VALUES 16
-#define SWEEP_CONFIGS CFG_BASE_LR2E3   // the six configurations at their own lr
+const char *config_short(int c) { return ABLATION_CONFIG[c].name + strlen("p11_"); }
 
-typedef struct {
-    Preset preset;
-    char key[32];
-    int n_values;
-    char values[SWEEP_MAX_VALUES][24];
-    int n_configs, config[SWEEP_CONFIGS];
-    int seeds, jobs, threads;
-    char out_dir[PATH_MAX];
-    const char *exe;
-    bool log_to_file;
-} SweepPlan;
-
-// A configuration's name in a sweep: its ablation name without "p11_".
-static const char *config_short(int c) { return ABLATION_CONFIG[c].name + strlen("p11_"); }
-
-static void sweep_run_name(const SweepPlan *p, int c, int v, int seed, char *out, size_t n) {
+void sweep_run_name(const SweepPlan *p, int c, int v, int seed, char *out, size_t n) {
     snprintf(out, n, "%s_%s%s_s%d", config_short(p->config[c]), p->key, p->values[v], seed);
 }
 
@@ -53,8 +37,9 @@ static void sweep_run_name(const SweepPlan *p, int c, int v, int seed, char *out
 static void sweep_usage(FILE *f) {
     fprintf(f,
         "usage: step6_ablation sweep --key KEY --values V1,V2,... [--configs C1,C2,...] [--seeds N]\n"
-        "                            [--preset P] [--out DIR] [--jobs N] [--threads T] [--log]\n"
-        "                            [--print-commands | --list | --table | --tsv]\n"
+        "                            [--set key=value]... [--preset P] [--out DIR] [--jobs N]\n"
+        "                            [--threads T] [--log]\n"
+        "                            [--print-commands | --list | --table | --tsv | --curves | --curves-tsv]\n"
         "\n"
         "  one config key (any --set key) over a list of values, for each configuration and\n"
         "  seed: one run each, DIR/<config>_<KEY><value>_s<seed>, by `train --resume`.\n"
@@ -65,6 +50,7 @@ static void sweep_usage(FILE *f) {
         "                    shown in increasing order)\n"
         "  --configs LIST    of base, rmsnorm, qknorm, swiglu, rope, all (default base)\n"
         "  --seeds N         seeds 0 to N-1 of every point (default 2)\n"
+        "  --set key=value   a setting every run of the sweep shares, e.g. --set val_every=500\n"
         "  --preset P        smoke | quick | tutorial (default quick)\n"
         "  --out DIR         the sweep's folder (default: the project's runs/sweep_KEY)\n"
         "  --jobs N          runs side by side (default 1); --threads T threads each\n"
@@ -74,13 +60,20 @@ static void sweep_usage(FILE *f) {
         "  --table           the results so far: val MSE (mean +- se), divergences, loss spikes,\n"
         "                    the largest attention logit, the stable range of each configuration\n"
         "  --tsv             the same, one line per run, for gnuplot (scripts/sweep_plots.sh)\n"
+        "  --curves          val MSE along the runs (their val.tsv, finished or not): at every check,\n"
+        "                    each configuration's mean over seeds minus the first configuration's,\n"
+        "                    +- its standard error, and whether the gap closes\n"
+        "  --curves-tsv      the same, one line per check, for gnuplot\n"
         "\n"
         "example (issue 25's lr sweep, about 10 minutes a run here):\n"
         "  step6_ablation sweep --key lr --values 3e-4,1e-3,2e-3,4e-3,8e-3,1.6e-2,3.2e-2 \\\n"
-        "                       --configs base,qknorm,all --seeds 2\n");
+        "                       --configs base,qknorm,all --seeds 2\n"
+        "and its SwiGLU-against-the-budget question (2 to 3 hours a run):\n"
+        "  step6_ablation sweep --key steps --values 16000 --configs base,swiglu --seeds 2 \\\n"
+        "                       --set val_every=500 --curves\n");
 }
 
-typedef enum { SWEEP_RUN, SWEEP_COMMANDS, SWEEP_LIST, SWEEP_TABLE, SWEEP_TSV } SweepMode;
+typedef enum { SWEEP_RUN, SWEEP_COMMANDS, SWEEP_LIST, SWEEP_TABLE, SWEEP_TSV, SWEEP_CURVES, SWEEP_CURVES_TSV } SweepMode;
 
 static int usage_error(const char *fmt, const char *arg) {
     fprintf(stderr, "error: ");
@@ -142,6 +135,36 @@ static int parse_values(const char *arg, SweepPlan *p) {
     return 0;
 }
 
+static int add_set(const char *arg, SweepPlan *p) {
+    if (p->n_sets == SWEEP_MAX_SETS) return usage_error("--set: at most 8 of them, not '%s' too", arg);
+    if (strlen(arg) >= sizeof p->sets[0] || !strchr(arg, '='))
+        return usage_error("--set wants key=value, not '%s'", arg);
+    snprintf(p->sets[p->n_sets++], sizeof p->sets[0], "%s", arg);
+    return 0;
+}
+
+// The --set settings: each one `train --set` accepts, and none that the
+// sweep sets itself (its key, the seed, the threads).
+static int check_sets(const SweepPlan *p) {
+    for (int i = 0; i < p->n_sets; i++) {
+        size_t klen = strcspn(p->sets[i], "=");
+        if ((strlen(p->key) == klen && strncmp(p->sets[i], p->key, klen) == 0) ||
+            strncmp(p->sets[i], "seed=", 5) == 0 || strncmp(p->sets[i], "threads=", 8) == 0)
+            return usage_error("--set %s: the sweep sets this itself (--key and --values, --seeds, --threads)",
+                               p->sets[i]);
+        Config c;
+        TrainOptions o;
+        char err[512];
+        memset(&o, 0, sizeof o);
+        preset_apply(p->preset, &c, &o.ckpt_every);
+        if (config_set(&c, p->sets[i], err, sizeof err) != 0) {
+            fprintf(stderr, "error: --set %s: %s\n(the keys: step6_ablation train --set help)\n", p->sets[i], err);
+            return 2;
+        }
+    }
+    return 0;
+}
+
 static int check_key_values(const SweepPlan *p) {
     if (strcmp(p->key, "seed") == 0 || strcmp(p->key, "threads") == 0 || strcmp(p->key, "val_every") == 0)
         return usage_error("--key %s: the seeds and threads of a sweep are set by --seeds and --threads, "
@@ -170,7 +193,9 @@ static int sweep_parse(int argc, char **argv, SweepPlan *p, SweepMode *mode) {
         { "log", no_argument, 0, 'l' },           { "print-commands", no_argument, 0, 'P' },
         { "list", no_argument, 0, 'L' },          { "table", no_argument, 0, 'T' },
         { "tsv", no_argument, 0, 'S' },           { "exe", required_argument, 0, 'e' },
-        { "help", no_argument, 0, 'h' },          { 0, 0, 0, 0 },
+        { "set", required_argument, 0, 'x' },     { "curves", no_argument, 0, 'C' },
+        { "curves-tsv", no_argument, 0, 'V' },    { "help", no_argument, 0, 'h' },
+        { 0, 0, 0, 0 },
     };
     memset(p, 0, sizeof *p);
     p->preset = PRESET_QUICK;
@@ -197,6 +222,9 @@ static int sweep_parse(int argc, char **argv, SweepPlan *p, SweepMode *mode) {
         case 'L': *mode = SWEEP_LIST; break;
         case 'T': *mode = SWEEP_TABLE; break;
         case 'S': *mode = SWEEP_TSV; break;
+        case 'C': *mode = SWEEP_CURVES; break;
+        case 'V': *mode = SWEEP_CURVES_TSV; break;
+        case 'x': rc = add_set(optarg, p); break;
         case 'h': sweep_usage(stdout); return -1;
         default: rc = usage_error("unknown or incomplete option '%s'", argv[optind - 1]);
         }
@@ -205,7 +233,7 @@ static int sweep_parse(int argc, char **argv, SweepPlan *p, SweepMode *mode) {
     if (optind < argc) return usage_error("unexpected argument '%s'", argv[optind]);
     if (!p->key[0] || !p->n_values) return usage_error("%s", "a sweep needs --key and --values");
     if (!p->out_dir[0]) snprintf(p->out_dir, sizeof p->out_dir, "%s/sweep_%s", default_runs_dir(), p->key);
-    return check_key_values(p);
+    return check_key_values(p) || check_sets(p) ? 2 : 0;
 }
 
 // ---------------------------------------------------------------------------
@@ -222,6 +250,10 @@ static int sweep_command_line(const SweepPlan *p, int c, int v, int seed, char *
                     preset_name(p->preset), q);
     for (int i = 0; ABLATION_CONFIG[p->config[c]].sets[i] && len < n; i++)
         len += snprintf(out + len, n - len, " --set %s", ABLATION_CONFIG[p->config[c]].sets[i]);
+    for (int i = 0; i < p->n_sets && len < n; i++) {
+        shell_quote(p->sets[i], q, sizeof q);
+        len += snprintf(out + len, n - len, " --set %s", q);
+    }
     snprintf(setting, sizeof setting, "%s=%s", p->key, p->values[v]);
     shell_quote(setting, q, sizeof q);
     if (len < n) len += snprintf(out + len, n - len, " --set %s --set seed=%d", q, seed);
@@ -395,6 +427,8 @@ static void print_stable_range(const SweepPlan *p, int c) {
 static void sweep_table(const SweepPlan *p) {
     printf("sweep of %s over %d values, %s preset, %d seed%s a point, from %s\n\n", p->key, p->n_values,
            preset_name(p->preset), p->seeds, p->seeds == 1 ? "" : "s", p->out_dir);
+    for (int i = 0; i < p->n_sets; i++) printf("%s --set %s", i ? "" : "every run with", p->sets[i]);
+    if (p->n_sets) printf("\n\n");
     for (int c = 0; c < p->n_configs; c++) {
         print_config_table(p, c);
         printf("\n");
@@ -483,6 +517,8 @@ int cmd_sweep(int argc, char **argv, const char *self) {
     switch (mode) {
     case SWEEP_TABLE: sweep_table(&p); return 0;
     case SWEEP_TSV: sweep_tsv(&p); return 0;
+    case SWEEP_CURVES: sweep_curves(&p, false); return 0;
+    case SWEEP_CURVES_TSV: sweep_curves(&p, true); return 0;
     case SWEEP_LIST:
     case SWEEP_COMMANDS:
         for (int k = 0; k < p.seeds; k++)
