@@ -500,23 +500,27 @@ END_TEST
 // ---------------------------------------------------------------------------
 // The sweep: names and commands, bad input, and the table read from made-up
 // run folders (finished, spiky, diverged, missing).
-static void fake_sweep_run(const char *dir, const char *name, double val, int spikes, int diverged_at,
-                           double max_logit) {
+// DIR/NAME/FILE opened for writing, the run folder made if need be.
+static FILE *run_file(const char *dir, const char *name, const char *file) {
     char path[512];
     snprintf(path, sizeof path, "%s/%s", dir, name);
     mkdir(path, 0755);
-    snprintf(path, sizeof path, "%s/%s/loss.tsv", dir, name);
+    snprintf(path, sizeof path, "%s/%s/%s", dir, name, file);
     FILE *f = fopen(path, "w");
-    ck_assert_ptr_nonnull(f);
+    ck_assert_msg(f != NULL, "cannot write %s", path);
+    return f;
+}
+
+static void fake_sweep_run(const char *dir, const char *name, double val, int spikes, int diverged_at,
+                           double max_logit) {
+    FILE *f = run_file(dir, name, "loss.tsv");
     fprintf(f, "step\tloss\tgrad_norm\tmax_logit\n1\t1.0\t1.0\t%.4f\n2\tnan\tnan\tnan\n", max_logit);
     fclose(f);
     if (diverged_at >= 0) {
-        snprintf(path, sizeof path, "%s/%s/diverged.json", dir, name);
-        f = fopen(path, "w");
+        f = run_file(dir, name, "diverged.json");
         fprintf(f, "{\"diverged_at_step\": %d}\n", diverged_at);
     } else {
-        snprintf(path, sizeof path, "%s/%s/metrics.json", dir, name);
-        f = fopen(path, "w");
+        f = run_file(dir, name, "metrics.json");
         fprintf(f, "{\"params\": 1, \"it_per_s\": 1.0, \"loss_spikes\": %d, \"raw\": {\"val_mse\": %.4f, "
                    "\"uncond\": {\"probe_fd\": 70.0}}, \"preset\": \"quick\"}\n", spikes, val);
     }
@@ -581,8 +585,7 @@ START_TEST(test_sweep) {
         "baseline             stable at lr 1e-3 only; lowest val MSE at lr 1e-3 (0.3050)\n",
         "+ QK-norm            stable at none of the values [runs missing: so far]",
     };
-    for (size_t k = 0; k < sizeof lines / sizeof lines[0]; k++)
-        ck_assert_msg(strstr(t, lines[k]), "no \"%s\" in:\n%s", lines[k], t);
+    assert_contains_all(t, lines, sizeof lines / sizeof lines[0]);
     free(t);
     // the TSV: one line per run, the diverged one with its step
     ck_assert_int_eq(sh(log, "%s sweep --key lr --values 1e-3,3e-2 --configs base,qknorm --out %s --tsv", PROG, sw), 0);
@@ -609,12 +612,7 @@ END_TEST
 
 // A made-up val.tsv: the checks at 500, 1000, ... with these val MSEs.
 static void fake_val_tsv(const char *dir, const char *name, const double *val, int n) {
-    char path[512];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    mkdir(path, 0755);
-    snprintf(path, sizeof path, "%s/%s/val.tsv", dir, name);
-    FILE *f = fopen(path, "w");
-    ck_assert_ptr_nonnull(f);
+    FILE *f = run_file(dir, name, "val.tsv");
     fprintf(f, "step\tval_mse\n");
     for (int i = 0; i < n; i++) fprintf(f, "%d\t%.6f\n", 500 * (i + 1), val[i]);
     fclose(f);
@@ -662,8 +660,7 @@ START_TEST(test_sweep_curves) {
         "2000  0.2000 (1)  0.1990 (1)     -0.0010",
         "+ SwiGLU: +0.0005 +- 0.0050 at step 1500, not resolved (inside 2 se) since step 1500: the gap closed there",
     };
-    for (size_t k = 0; k < sizeof lines / sizeof lines[0]; k++)
-        ck_assert_msg(strstr(t, lines[k]), "no \"%s\" in:\n%s", lines[k], t);
+    assert_contains_all(t, lines, sizeof lines / sizeof lines[0]);
     free(t);
     ck_assert_int_eq(sh(log, "%s sweep %s --out %s --curves-tsv", PROG, opts, sw), 0);
     t = read_whole_file(log);

@@ -205,6 +205,12 @@ static inline char *read_whole_file(const char *path) {
     return text;
 }
 
+// Every one of the n strings want[] is somewhere in text, or the test fails
+// showing the first one missing and the whole text.
+static inline void assert_contains_all(const char *text, const char *const want[], size_t n) {
+    for (size_t k = 0; k < n; k++) ck_assert_msg(strstr(text, want[k]), "no \"%s\" in:\n%s", want[k], text);
+}
+
 // Runs one of the project's programs, named from the project root (e.g.
 // "step2_rmsnorm/step2_rmsnorm"), with options, after the environment
 // prefix env ("" for none, or e.g. "TINYDIT_GNUPLOT=/nonexistent/gnuplot").
