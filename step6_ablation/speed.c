@@ -99,6 +99,21 @@ static void racer_step(void *ctx) {
     train_step(&r->ts, r->x1, &r->rng);
 }
 
+// --schedules: the same racer under a given OpenMP schedule for the loops
+// with schedule(runtime) (common/nn/linear.c, attention.c): their blocks
+// handed out statically (each thread a fixed share) or dynamically (one at a
+// time to whichever thread is free). The numbers are the same either way.
+typedef struct {
+    Racer *racer;
+    omp_sched_t schedule;
+} ScheduledRacer;
+
+static void scheduled_step(void *ctx) {
+    ScheduledRacer *s = ctx;
+    omp_set_schedule(s->schedule, s->schedule == omp_sched_static ? 0 : 1);
+    racer_step(s->racer);
+}
+
 typedef struct {
     int M, N, K;
     int trans_b;        // B stored (N, K) and used transposed, as linear_forward does
@@ -129,19 +144,23 @@ static void gemm_free(Gemm *g) { free(g->A); free(g->B); free(g->C); }
 static void speed_usage(FILE *f) {
     fprintf(f,
         "usage: step6_ablation speed [--batch 64] [--threads 2] [--rounds 12] [--warmup 2]\n"
-        "                            [--square 1024] [--set key=value]... [--json]\n"
+        "                            [--square 1024] [--set key=value]... [--schedules] [--json]\n"
         "\n"
         "  the six variants (baseline, + RMSNorm, + QK-norm, + SwiGLU, + 2D RoPE, all four)\n"
         "  built in one process and timed in turns, one training step each per round; the\n"
         "  first --warmup rounds are not timed; the median ms per step, its ratio to the\n"
         "  baseline, and GFLOP/s next to cblas_sgemm's rate in the same rounds on a\n"
         "  model-shaped product (N*L, D)x(D, 4D) and a large square (--square).\n"
-        "  --set changes every variant's model (default: the tutorial's, dim 128, depth 4).\n");
+        "  --set changes every variant's model (default: the tutorial's, dim 128, depth 4).\n"
+        "  --schedules times every variant twice in the same rounds: the blocks of the products\n"
+        "  and the attention's (image, head) pairs handed out statically and dynamically\n"
+        "  (OpenMP's schedule(runtime), dynamic unless OMP_SCHEDULE says otherwise).\n"
+        "  Try it with another process busy on one core to see what a shared machine costs.\n");
 }
 
 typedef struct {
     int batch, threads, rounds, warmup, square;
-    bool json;
+    bool json, schedules;
     Config base;
 } SpeedOptions;
 
@@ -153,9 +172,9 @@ static int parse_speed_options(int argc, char **argv, SpeedOptions *o) {
         { "rounds", required_argument, 0, 'r' }, { "warmup", required_argument, 0, 'w' },
         { "square", required_argument, 0, 'q' }, { "set", required_argument, 0, 's' },
         { "json", no_argument, 0, 'j' },         { "help", no_argument, 0, 'h' },
-        { 0, 0, 0, 0 },
+        { "schedules", no_argument, 0, 'S' },    { 0, 0, 0, 0 },
     };
-    *o = (SpeedOptions){ 64, 2, 12, 2, 1024, false, config_default() };
+    *o = (SpeedOptions){ 64, 2, 12, 2, 1024, false, false, config_default() };
     optind = 0;
     opterr = 0;
     int c, which = 0;   // which: the index in opts of the long option just read
@@ -174,6 +193,7 @@ static int parse_speed_options(int argc, char **argv, SpeedOptions *o) {
             break;
         }
         case 'j': o->json = true; break;
+        case 'S': o->schedules = true; break;
         case 'h': speed_usage(stdout); return ARGS_HELP;
         default: return args_unknown(speed_usage, argv);
         }
@@ -217,21 +237,22 @@ static int build_racers(const SpeedOptions *o, Racer *racers, const float *x1, B
 
 // The machine's side: the same library call the linear layers make, on the
 // shape of the MLP's first product, and on a square big enough for OpenBLAS
-// to reach its best rate. Their entries are fns[6], fns[7]. 0, or -1.
+// to reach its best rate. Their entries are fns[0], fns[1]. 0, or -1.
 static int build_gemms(const SpeedOptions *o, Gemm *g, char shapes[2][64], BenchFn *fns) {
     int R = o->batch * cfg_tokens(&o->base), D = o->base.dim, sq = o->square;
     snprintf(shapes[0], 64, "(%dx%d)x(%dx%d)", R, D, D, 4 * D);
     snprintf(shapes[1], 64, "(%dx%d)x(%dx%d)", sq, sq, sq, sq);
     if (gemm_init(&g[0], R, 4 * D, D, 1, shapes[0]) != 0 || gemm_init(&g[1], sq, sq, sq, 0, shapes[1]) != 0)
         return -1;
-    fns[6] = (BenchFn){ "sgemm model-shaped", gemm_call, &g[0] };
-    fns[7] = (BenchFn){ "sgemm square", gemm_call, &g[1] };
+    fns[0] = (BenchFn){ "sgemm model-shaped", gemm_call, &g[0] };
+    fns[1] = (BenchFn){ "sgemm square", gemm_call, &g[1] };
     return 0;
 }
 
 static double gemm_flops(const Gemm *g) { return 2.0 * g->M * g->N * (double)g->K; }
 
-static void print_speed_json(const SpeedOptions *o, const Racer *racers, const Gemm *g, const double *ms) {
+static void print_speed_json(const SpeedOptions *o, const Racer *racers, const Gemm *g, const double *ms,
+                             const double *ms_gemm) {
     cJSON *root = cJSON_CreateObject();
     cJSON_AddNumberToObject(root, "batch", o->batch);
     cJSON_AddNumberToObject(root, "threads", o->threads);
@@ -251,8 +272,8 @@ static void print_speed_json(const SpeedOptions *o, const Racer *racers, const G
     for (int k = 0; k < 2; k++) {
         cJSON *j = cJSON_CreateObject();
         cJSON_AddStringToObject(j, "shape", g[k].what);
-        cJSON_AddNumberToObject(j, "ms", ms[6 + k]);
-        cJSON_AddNumberToObject(j, "gflops", gemm_flops(&g[k]) * 1e-6 / ms[6 + k]);
+        cJSON_AddNumberToObject(j, "ms", ms_gemm[k]);
+        cJSON_AddNumberToObject(j, "gflops", gemm_flops(&g[k]) * 1e-6 / ms_gemm[k]);
         cJSON_AddItemToArray(gs, j);
     }
     char *text = cJSON_Print(root);
@@ -261,7 +282,7 @@ static void print_speed_json(const SpeedOptions *o, const Racer *racers, const G
     cJSON_Delete(root);
 }
 
-static void print_speed_tables(const Racer *racers, const Gemm *g, const double *ms) {
+static void print_speed_tables(const Racer *racers, const Gemm *g, const double *ms, const double *ms_gemm) {
     Table t;
     table_init(&t, 5, "variant", "ms/step", "vs baseline", "GFLOP/step", "GFLOP/s");
     for (int v = 0; v < 6; v++) {
@@ -278,15 +299,31 @@ static void print_speed_tables(const Racer *racers, const Gemm *g, const double 
     for (int k = 0; k < 2; k++) {
         table_cell(&u, "%s%s", g[k].what, k == 0 ? " = MLP fc1" : "");
         table_cell(&u, "%.2f", gemm_flops(&g[k]) * 1e-9);
-        table_cell(&u, "%.2f", ms[6 + k]);
-        table_cell(&u, "%.1f", gemm_flops(&g[k]) * 1e-6 / ms[6 + k]);
+        table_cell(&u, "%.2f", ms_gemm[k]);
+        table_cell(&u, "%.1f", gemm_flops(&g[k]) * 1e-6 / ms_gemm[k]);
     }
     table_print(&u);
     double base_rate = racers[0].flops * 1e-6 / ms[0];
     printf("\nthe baseline's step does its matrix work at %.0f%% of the model-shaped sgemm's rate\n"
            "and %.0f%% of the large square's: the rest of the time goes to what the count leaves out\n"
            "(elementwise passes, small products, threads waiting for each other)\n",
-           100 * base_rate / (gemm_flops(&g[0]) * 1e-6 / ms[6]), 100 * base_rate / (gemm_flops(&g[1]) * 1e-6 / ms[7]));
+           100 * base_rate / (gemm_flops(&g[0]) * 1e-6 / ms_gemm[0]),
+           100 * base_rate / (gemm_flops(&g[1]) * 1e-6 / ms_gemm[1]));
+}
+
+// --schedules: each variant under both schedules, timed in the same rounds.
+static void print_schedule_table(const double *ms_static, const double *ms_dynamic) {
+    Table t;
+    table_init(&t, 4, "variant", "static ms/step", "dynamic ms/step", "dynamic / static");
+    for (int v = 0; v < 6; v++) {
+        table_cell(&t, "%s", SPEED_LABELS[v]);
+        table_cell(&t, "%.1f", ms_static[v]);
+        table_cell(&t, "%.1f", ms_dynamic[v]);
+        table_cell(&t, "%.3f", ms_dynamic[v] / ms_static[v]);
+    }
+    printf("\nthe loops over blocks (products, attention pairs) under two OpenMP schedules, same rounds:\n");
+    table_print(&t);
+    printf("(below 1: handing blocks to whichever thread is free wins; the tables above are the dynamic ones)\n");
 }
 
 int cmd_speed(int argc, char **argv) {
@@ -302,23 +339,36 @@ int cmd_speed(int argc, char **argv) {
     Rng data;
     rng_seed(&data, 0);
     rng_fill_normal(&data, x1, (long)(per * o.batch), 1.0f);   // like the tutorial's torch.randn images
-    BenchFn fns[8];
+    // the race: the six variants (twice with --schedules: statically, then
+    // dynamically scheduled), then the two products
+    BenchFn fns[14];
+    ScheduledRacer sched[12];
     Gemm g[2];
     char shapes[2][64];
+    int nv = o.schedules ? 12 : 6;
     if ((rc = build_racers(&o, racers, x1, fns)) != 0) return rc;
-    if (build_gemms(&o, g, shapes, fns) != 0) { fprintf(stderr, "error: out of memory\n"); return 1; }
+    for (int k = 0; o.schedules && k < 12; k++) {
+        sched[k] = (ScheduledRacer){ &racers[k % 6], k < 6 ? omp_sched_static : omp_sched_dynamic };
+        fns[k] = (BenchFn){ SPEED_LABELS[k % 6], scheduled_step, &sched[k] };
+    }
+    if (build_gemms(&o, g, shapes, fns + nv) != 0) { fprintf(stderr, "error: out of memory\n"); return 1; }
 
     if (!o.json) {
         printf("fair speed comparison: 6 variants in one process, taking turns one training step at a time\n"
                "(train_step: noise and times, forward, loss, backward, AdamW), batch %d, %d thread%s,\n"
-               "%d rounds of which %d warm-up: the median of %d\n\n",
-               o.batch, o.threads, o.threads == 1 ? "" : "s", o.rounds, o.warmup, o.rounds - o.warmup);
+               "%d rounds of which %d warm-up: the median of %d%s\n\n",
+               o.batch, o.threads, o.threads == 1 ? "" : "s", o.rounds, o.warmup, o.rounds - o.warmup,
+               o.schedules ? "; each variant twice a round, static and dynamic schedule" : "");
         fflush(stdout);
     }
-    double ms[8];
-    bench_interleaved(fns, 8, o.warmup, o.rounds - o.warmup, 1, ms);
-    if (o.json) print_speed_json(&o, racers, g, ms);
-    else print_speed_tables(racers, g, ms);
+    double ms[14];
+    bench_interleaved(fns, nv + 2, o.warmup, o.rounds - o.warmup, 1, ms);
+    const double *ms_variants = o.schedules ? ms + 6 : ms, *ms_gemm = ms + nv;
+    if (o.json) print_speed_json(&o, racers, g, ms_variants, ms_gemm);
+    else {
+        print_speed_tables(racers, g, ms_variants, ms_gemm);
+        if (o.schedules) print_schedule_table(ms, ms + 6);
+    }
 
     for (int v = 0; v < 6; v++) { train_state_free(&racers[v].ts); model_free(&racers[v].m); }
     gemm_free(&g[0]); gemm_free(&g[1]);

@@ -337,7 +337,8 @@ END_TEST
 //
 // Three AdamW steps (train_state_init, train_step with an Rng) on synthetic
 // data from fixed seeds must give bit-identical weights run to run, on one
-// thread and on two, AND across the two thread counts. The last part holds
+// thread and on two, AND across the two thread counts, AND whether the
+// blocks are handed out statically or dynamically (schedule(runtime)). The last part holds
 // because every loop of ours splits its work into blocks of a fixed size and
 // sums in a fixed order, and because linear.c calls cblas_sgemm only inside
 // its own OpenMP loops, where OpenBLAS runs on one thread: OpenBLAS's own
@@ -349,9 +350,10 @@ END_TEST
 // 2x2 patches (64 tokens), dim 64, depth 1, batch 4.
 static const char *DET[] = { "img=16", "patch=2", "dim=64", "heads=2", "depth=1", "freq_dim=64", NULL };
 
-static float *train_weights(const char *const *sets, int threads, size_t *n_params) {
+static float *train_weights(const char *const *sets, int threads, omp_sched_t schedule, size_t *n_params) {
     omp_set_num_threads(threads);
     ck_assert_int_eq(omp_get_max_threads(), threads);
+    omp_set_schedule(schedule, schedule == omp_sched_static ? 0 : 1);   // the loops' schedule(runtime)
     Config cfg = config_default();
     apply(&cfg, DET);
     apply(&cfg, sets);
@@ -389,15 +391,21 @@ static size_t count_diff(const float *a, const float *b, size_t n) {
 
 static void check_determinism(const char *name, const char *const *sets) {
     size_t n, n2;
-    float *a = train_weights(sets, 1, &n), *b = train_weights(sets, 1, &n2);
+    float *a = train_weights(sets, 1, omp_sched_dynamic, &n), *b = train_weights(sets, 1, omp_sched_dynamic, &n2);
     ck_assert_msg(memcmp(a, b, n * sizeof(float)) == 0, "%s: two runs on 1 thread differ", name);
-    float *c = train_weights(sets, 2, &n2), *d = train_weights(sets, 2, &n2);
+    float *c = train_weights(sets, 2, omp_sched_dynamic, &n2), *d = train_weights(sets, 2, omp_sched_dynamic, &n2);
     ck_assert_msg(memcmp(c, d, n * sizeof(float)) == 0, "%s: two runs on 2 threads differ", name);
     size_t diff = count_diff(a, c, n);
     ck_assert_msg(diff == 0, "%s: 1 vs 2 threads: %zu of %zu weights differ after 3 steps", name, diff, n);
-    printf("determinism %-8s: bit-identical run to run and across 1 and 2 threads\n", name);
+    // the blocks handed out statically (thread t gets a fixed share) instead
+    // of one at a time to whichever thread is free: the same numbers
+    float *e = train_weights(sets, 2, omp_sched_static, &n2);
+    diff = count_diff(c, e, n);
+    ck_assert_msg(diff == 0, "%s: static vs dynamic schedule: %zu of %zu weights differ", name, diff, n);
+    omp_set_schedule(omp_sched_dynamic, 1);
+    printf("determinism %-8s: bit-identical run to run, across 1 and 2 threads and across schedules\n", name);
     fflush(stdout);
-    free(a); free(b); free(c); free(d);
+    free(a); free(b); free(c); free(d); free(e);
 }
 
 START_TEST(test_determinism_baseline) { check_determinism("baseline", VARIANTS[0].sets); }

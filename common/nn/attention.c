@@ -4,9 +4,10 @@
 // qk_norm_backward, the same functions step 3 teaches and tests on their own.
 //
 // Work is split over (image, head) pairs: each pair's L×L scores fit in
-// cache, and the pairs are independent, so one OpenMP loop covers them. The
-// small matrix products inside call cblas_sgemm from inside that loop; the
-// OpenMP build of OpenBLAS then runs them on the calling thread.
+// cache, and the pairs are independent, so one OpenMP loop covers them,
+// handing the pairs out by schedule(runtime) as linear.c does its blocks
+// (why: there). The small matrix products inside call cblas_sgemm from inside
+// that loop; the OpenMP build of OpenBLAS then runs them on the calling thread.
 #include <cblas.h>
 #include <math.h>
 #include <string.h>
@@ -70,7 +71,7 @@ void attention_forward(float *out, AttentionCache *c, const float *qkv,
     // The QueryKeyNorm functions only read the gains (the cast drops a const
     // that the struct, made for the model's trainable gains, does not carry).
     QueryKeyNorm qk_norm = qk_norm_make(hd, qk_eps, (float *)q_gain, (float *)k_gain);
-    #pragma omp parallel for collapse(2) schedule(static) reduction(max:max_logit)
+    #pragma omp parallel for collapse(2) schedule(runtime) reduction(max:max_logit)
     for (int n = 0; n < N; n++) {
         for (int h = 0; h < H; h++) {
             size_t nh = (size_t)n * H + h;     // the (image, head) pair
@@ -158,7 +159,7 @@ void attention_backward(float *dqkv, float *dq_gain, float *dk_gain, const float
     float scale = 1.0f / sqrtf((float)hd);
     size_t per_pair = (size_t)L * L + 6 * (size_t)L * hd + 2 * (size_t)hd;
     QueryKeyNorm qk_norm = qk_norm_make(hd, 0.0f, (float *)q_gain, (float *)k_gain);  // eps: unused backward
-    #pragma omp parallel for collapse(2) schedule(static)
+    #pragma omp parallel for collapse(2) schedule(runtime)   // as the forward's: any schedule, same numbers
     for (int n = 0; n < N; n++) {
         for (int h = 0; h < H; h++) {
             size_t nh = (size_t)n * H + h;

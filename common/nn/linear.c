@@ -27,13 +27,19 @@ void linear_forward_naive(float *out, const float *inp, const float *weight, con
 //     weight gradient.
 //   (The loops have no `if (nblocks > 1)` clause on purpose: outside a
 //   parallel region OpenBLAS would thread a one-block product itself.)
+// The blocks are handed out by schedule(runtime): OMP_SCHEDULE chooses, and
+// without it libgomp hands them out one at a time to whichever thread is
+// free (dynamic, 1), so a thread slowed by another process on its core does
+// fewer blocks instead of holding the others up at the loop's end. A block's
+// result does not depend on the thread that computes it, so the numbers are
+// the same under every schedule (tests/test_model.c, test_determinism_*).
 #define ROW_BLOCK 128   // rows of inp / out per task (forward and dinp)
 #define COL_BLOCK 64    // output features per task (dweight, dbias)
 
 void linear_forward(float *out, const float *inp, const float *weight, const float *bias,
                     int R, int IC, int OC) {
     int nblocks = (R + ROW_BLOCK - 1) / ROW_BLOCK;
-    #pragma omp parallel for schedule(static)
+    #pragma omp parallel for schedule(runtime)
     for (int b = 0; b < nblocks; b++) {
         int r0 = b * ROW_BLOCK, rows = R - r0 < ROW_BLOCK ? R - r0 : ROW_BLOCK;
         float *o = out + (size_t)r0 * OC;                            // (rows, OC)
@@ -52,7 +58,7 @@ void linear_backward(float *dinp, float *dweight, float *dbias,
     // dinp (R, IC) += dout (R, OC) · weight (OC, IC), by blocks of rows
     if (dinp) {
         int nblocks = (R + ROW_BLOCK - 1) / ROW_BLOCK;
-        #pragma omp parallel for schedule(static)
+        #pragma omp parallel for schedule(runtime)
         for (int b = 0; b < nblocks; b++) {
             int r0 = b * ROW_BLOCK, rows = R - r0 < ROW_BLOCK ? R - r0 : ROW_BLOCK;
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, IC, OC,
@@ -63,7 +69,7 @@ void linear_backward(float *dinp, float *dweight, float *dbias,
     // by blocks of output features: each block sums over all R rows in order.
     if (dweight || dbias) {
         int nblocks = (OC + COL_BLOCK - 1) / COL_BLOCK;
-        #pragma omp parallel for schedule(static)
+        #pragma omp parallel for schedule(runtime)
         for (int b = 0; b < nblocks; b++) {
             int o0 = b * COL_BLOCK, cols = OC - o0 < COL_BLOCK ? OC - o0 : COL_BLOCK;
             if (dweight)
