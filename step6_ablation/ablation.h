@@ -9,6 +9,7 @@
 //   curves.c    table --curves: the loss curves over seeds, window by window
 //   runner.c    many train commands, N at a time, by xargs -P; how a run ended
 //   speed.c     the fair speed race and the floating-point work of a step
+//   speed_eval.c  speed --eval: is the scoring threaded as well as the step?
 #pragma once
 #include <stdbool.h>
 #include <stddef.h>
@@ -254,6 +255,10 @@ typedef struct { double linear, attention, forward, step; } StepFlops;
 StepFlops train_step_flops_detail(const Config *c, int N);
 
 int cmd_speed(int argc, char **argv);
+// speed --eval (speed_eval.c): the training step and the scoring parts (val
+// exam, sampling, probe features, Frechet distance), each on 1 and on 2
+// threads in the same rounds, and each one's speed-up. 0, or an exit code.
+int speed_eval(const Config *base, int batch, int warmup, int rounds);
 
 // ---------------------------------------------------------------------------
 // Where trained models look (attention_maps.c).

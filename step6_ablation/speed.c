@@ -144,7 +144,8 @@ static void gemm_free(Gemm *g) { free(g->A); free(g->B); free(g->C); }
 static void speed_usage(FILE *f) {
     fprintf(f,
         "usage: step6_ablation speed [--batch 64] [--threads 2] [--rounds 12] [--warmup 2]\n"
-        "                            [--square 1024] [--set key=value]... [--schedules] [--json]\n"
+        "                            [--square 1024] [--set key=value]... [--schedules | --eval]\n"
+        "                            [--json]\n"
         "\n"
         "  the six variants (baseline, + RMSNorm, + QK-norm, + SwiGLU, + 2D RoPE, all four)\n"
         "  built in one process and timed in turns, one training step each per round; the\n"
@@ -155,12 +156,15 @@ static void speed_usage(FILE *f) {
         "  --schedules times every variant twice in the same rounds: the blocks of the products\n"
         "  and the attention's (image, head) pairs handed out statically and dynamically\n"
         "  (OpenMP's schedule(runtime), dynamic unless OMP_SCHEDULE says otherwise).\n"
-        "  Try it with another process busy on one core to see what a shared machine costs.\n");
+        "  Try it with another process busy on one core to see what a shared machine costs.\n"
+        "  --eval instead times the scoring (val exam, sampling, probe features, Frechet\n"
+        "  distance) beside the training step, each on 1 and on 2 threads: is it threaded as\n"
+        "  well as the step?\n");
 }
 
 typedef struct {
     int batch, threads, rounds, warmup, square;
-    bool json, schedules;
+    bool json, schedules, eval;
     Config base;
 } SpeedOptions;
 
@@ -172,9 +176,10 @@ static int parse_speed_options(int argc, char **argv, SpeedOptions *o) {
         { "rounds", required_argument, 0, 'r' }, { "warmup", required_argument, 0, 'w' },
         { "square", required_argument, 0, 'q' }, { "set", required_argument, 0, 's' },
         { "json", no_argument, 0, 'j' },         { "help", no_argument, 0, 'h' },
-        { "schedules", no_argument, 0, 'S' },    { 0, 0, 0, 0 },
+        { "schedules", no_argument, 0, 'S' },    { "eval", no_argument, 0, 'e' },
+        { 0, 0, 0, 0 },
     };
-    *o = (SpeedOptions){ 64, 2, 12, 2, 1024, false, false, config_default() };
+    *o = (SpeedOptions){ 64, 2, 12, 2, 1024, false, false, false, config_default() };
     optind = 0;
     opterr = 0;
     int c, which = 0;   // which: the index in opts of the long option just read
@@ -194,6 +199,7 @@ static int parse_speed_options(int argc, char **argv, SpeedOptions *o) {
         }
         case 'j': o->json = true; break;
         case 'S': o->schedules = true; break;
+        case 'e': o->eval = true; break;
         case 'h': speed_usage(stdout); return ARGS_HELP;
         default: return args_unknown(speed_usage, argv);
         }
@@ -201,6 +207,8 @@ static int parse_speed_options(int argc, char **argv, SpeedOptions *o) {
             return args_error(NULL, "--%s wants a whole number from %d to %d", opts[which].name, lo, hi);
     }
     if (optind < argc) return args_error(speed_usage, "unknown or incomplete option '%s'", argv[optind]);
+    if (o->eval && (o->schedules || o->json))
+        return args_error(NULL, "--eval is a table of its own: without --schedules and --json");
     if (o->rounds <= o->warmup)
         return args_error(NULL, "--rounds (%d) must be more than --warmup (%d)", o->rounds, o->warmup);
     return ARGS_OK;
@@ -330,6 +338,7 @@ int cmd_speed(int argc, char **argv) {
     SpeedOptions o;
     int rc = parse_speed_options(argc, argv, &o);
     if (rc != ARGS_OK) return args_exit_code(rc);
+    if (o.eval) return speed_eval(&o.base, o.batch, o.warmup, o.rounds - o.warmup);
     omp_set_num_threads(o.threads);
 
     Racer *racers = calloc(6, sizeof(Racer));

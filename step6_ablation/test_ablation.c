@@ -235,6 +235,17 @@ START_TEST(test_print_commands_and_bad_options) {
         ck_assert_msg(strstr(t, bad[k][1]), "%s: no \"%s\" in:\n%s", bad[k][0], bad[k][1], t);
         free(t);
     }
+    // speed: options that cannot go together, or rounds that leave nothing to time
+    const char *bad_speed[][2] = {
+        { "--eval --schedules", "--eval" }, { "--eval --json", "--eval" }, { "--rounds 2 --warmup 2", "--rounds" },
+        { "--threads 0", "--threads" }, { "--set dim=x", "dim" },
+    };
+    for (size_t k = 0; k < sizeof bad_speed / sizeof bad_speed[0]; k++) {
+        ck_assert_int_eq(sh(log, "%s speed %s", PROG, bad_speed[k][0]), 2);
+        t = read_whole_file(log);
+        ck_assert_msg(strstr(t, bad_speed[k][1]), "speed %s: no \"%s\" in:\n%s", bad_speed[k][0], bad_speed[k][1], t);
+        free(t);
+    }
     // no command: the committed results' tables, and how to train, exit 0
     ck_assert_int_eq(sh(log, "%s 2>/dev/null", PROG), 0);
     t = read_whole_file(log);

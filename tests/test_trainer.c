@@ -71,6 +71,15 @@ START_TEST(test_val_mse_is_a_fixed_exam) {
     build_tiny(&c, 0, 1);
     double other_model = scorecard_val_mse(&c, &test, n);
     ck_assert_msg(other_model != first, "two different models scored %.17g", first);
+
+    // the exam a run keeps for its checks every val_every steps (its buffers
+    // made once): the same numbers, call after call, whichever model it is given
+    ValExam e;
+    ck_assert_int_eq(val_exam_init(&e, &a, &test, n), 0);
+    ck_assert_msg(val_exam_run(&e, &a, &test) == first, "the kept exam scores the model differently");
+    ck_assert_msg(val_exam_run(&e, &c, &test) == other_model, "the kept exam scores another model differently");
+    ck_assert_msg(val_exam_run(&e, &a, &test) == first, "the kept exam remembers the previous model");
+    val_exam_free(&e);
     model_free(&a); model_free(&b); model_free(&c);
     cifar_free(&test);
 }

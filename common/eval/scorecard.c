@@ -1,4 +1,5 @@
 // scorecard.c: val MSE and probe-FD (see scorecard.h).
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "nn/flow.h"
@@ -17,31 +18,53 @@ void scorecard_exam(float *x0, float *t, size_t per_image, int n_images) {
     rng_fill_uniform(&r, t, n_images, 0.0f, 1.0f);
 }
 
-double scorecard_val_mse(Model *m, const CifarSet *test, int n_images) {
+int val_exam_init(ValExam *e, const Model *m, const CifarSet *test, int n_images) {
     const Config *c = &m->cfg;
-    size_t per = (size_t)c->channels * c->img * c->img;
-    if (n_images > test->n) n_images = test->n;
-    float *x0 = malloc(sizeof(float) * per * n_images);
-    float *t = malloc(sizeof(float) * n_images);
-    scorecard_exam(x0, t, per, n_images);
-    Activations a;
-    activations_alloc(&a, m, EVAL_BATCH);
-    float *x1 = malloc(sizeof(float) * per * EVAL_BATCH);
-    float *xt = malloc(sizeof(float) * per * EVAL_BATCH);
-    float *target = malloc(sizeof(float) * per * EVAL_BATCH);
+    memset(e, 0, sizeof *e);
+    if (n_images > test->n) n_images = test->n;   // the exam is drawn for this count
+    e->n_images = n_images;
+    e->per = (size_t)c->channels * c->img * c->img;
+    e->x0 = malloc(sizeof(float) * e->per * n_images);
+    e->t = malloc(sizeof(float) * n_images);
+    e->x1 = malloc(sizeof(float) * e->per * EVAL_BATCH);
+    e->xt = malloc(sizeof(float) * e->per * EVAL_BATCH);
+    e->target = malloc(sizeof(float) * e->per * EVAL_BATCH);
+    if (!e->x0 || !e->t || !e->x1 || !e->xt || !e->target || activations_alloc(&e->a, m, EVAL_BATCH) != 0) {
+        val_exam_free(e);
+        return -1;
+    }
+    scorecard_exam(e->x0, e->t, e->per, n_images);
+    return 0;
+}
+
+double val_exam_run(ValExam *e, Model *m, const CifarSet *test) {
+    int n_images = e->n_images;
+    if (test->n < n_images) return NAN;   // not the set the exam was drawn for
     double total = 0.0;
     for (int i = 0; i < n_images; i += EVAL_BATCH) {
         int n = n_images - i < EVAL_BATCH ? n_images - i : EVAL_BATCH;
-        cifar_range_to_float(test, i, n, x1);
-        flow_interpolate(xt, target, x1, x0 + per * i, t + i, n, per);
-        a.N = n;   // a smaller last batch fits in the same buffers
-        model_forward(m, &a, xt, t + i);
-        total += flow_mse(NULL, a.v, target, per * n) * n;
+        cifar_range_to_float(test, i, n, e->x1);
+        flow_interpolate(e->xt, e->target, e->x1, e->x0 + e->per * i, e->t + i, n, e->per);
+        e->a.N = n;   // a smaller last batch fits in the same buffers
+        model_forward(m, &e->a, e->xt, e->t + i);
+        total += flow_mse(NULL, e->a.v, e->target, e->per * n) * n;
     }
-    a.N = EVAL_BATCH;
-    activations_free(&a);
-    free(x0); free(t); free(x1); free(xt); free(target);
+    e->a.N = EVAL_BATCH;
     return total / n_images;
+}
+
+void val_exam_free(ValExam *e) {
+    if (e->a.mem) activations_free(&e->a);
+    free(e->x0); free(e->t); free(e->x1); free(e->xt); free(e->target);
+    memset(e, 0, sizeof *e);
+}
+
+double scorecard_val_mse(Model *m, const CifarSet *test, int n_images) {
+    ValExam e;
+    if (val_exam_init(&e, m, test, n_images) != 0) return NAN;
+    double mse = val_exam_run(&e, m, test);
+    val_exam_free(&e);
+    return mse;
 }
 
 void scorecard_samples(Model *m, float *out, int n, int steps) {

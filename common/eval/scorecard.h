@@ -25,8 +25,28 @@
 // the same for every run (the caller allocates both).
 void scorecard_exam(float *x0, float *t, size_t per_image, int n_images);
 
-// val MSE of m on the first n_images of test (n_images <= test->n).
+// val MSE of m on the first n_images of test (at most test->n); NAN if
+// its buffers cannot be allocated.
 double scorecard_val_mse(Model *m, const CifarSet *test, int n_images);
+
+// The same exam with its buffers kept between calls, for a run that examines
+// itself every val_every steps: fresh buffers for a batch of 250 images
+// (750 MB of activations at the default size) cost more to fault in than
+// the forward passes through them (measured by step6_ablation speed --eval).
+// val_exam_run gives exactly scorecard_val_mse's number.
+typedef struct {
+    Activations a;              // for EVAL_BATCH images
+    float *x0, *t;              // the exam's noise (n_images, per) and times (n_images)
+    float *x1, *xt, *target;    // one batch: images, x_t, velocity target
+    int n_images;
+    size_t per;                 // floats per image
+} ValExam;
+// The exam of the first n_images of test (at most test->n). 0, or -1 when
+// out of memory.
+int val_exam_init(ValExam *e, const Model *m, const CifarSet *test, int n_images);
+// val MSE of m on that exam; test must be the set given to val_exam_init.
+double val_exam_run(ValExam *e, Model *m, const CifarSet *test);
+void val_exam_free(ValExam *e);
 
 // Draws n samples with `steps` Euler steps from the fixed FD noise into
 // out (n, C, S, S) (caller allocates).

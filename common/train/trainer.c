@@ -549,12 +549,14 @@ typedef struct {
     float *val_hist;                        // (steps + 1), NaN between val checks
     float last_val;                         // the latest val check, for the progress bar (NaN: none yet)
     const CifarSet *test;                   // the val exam's images
+    ValExam exam; int have_exam;            // its buffers, made at the first check and kept
 } Run;
 
 static void run_free(Run *r) {
     dataloader_free(&r->dl);
     if (r->have_ts) train_state_free(&r->ts);
     if (r->have_model) model_free(&r->m);
+    if (r->have_exam) val_exam_free(&r->exam);
     free(r->loss_hist); free(r->gn_hist); free(r->ml_hist); free(r->val_hist);
 }
 
@@ -685,7 +687,14 @@ static void record_step(Run *r, int step, double loss, FILE *lf, Progress *pr) {
 static int check_val(Run *r, int step, const RunPaths *rp) {
     if (r->cfg.val_every <= 0 || step % r->cfg.val_every != 0) return 0;
     char err[ERRLEN];
-    r->val_hist[step - 1] = r->last_val = (float)scorecard_val_mse(&r->m, r->test, VAL_IMAGES);
+    if (!r->have_exam) {
+        if (val_exam_init(&r->exam, &r->m, r->test, VAL_IMAGES) != 0) {
+            fprintf(stderr, "error: out of memory for the val exam (val_every=0 turns the checks off)\n");
+            return -1;
+        }
+        r->have_exam = 1;
+    }
+    r->val_hist[step - 1] = r->last_val = (float)val_exam_run(&r->exam, &r->m, r->test);
     if (write_val_tsv(rp->val, step, r->val_hist, err, sizeof err) != 0) {
         fprintf(stderr, "error: %s\n", err);
         return -1;
