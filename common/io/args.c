@@ -32,6 +32,24 @@ int args_unknown(UsageFn *usage, char **argv) {
     return args_error(usage, "unknown or incomplete option '%s'", word);
 }
 
+int args_figure_option(int c, UsageFn *usage, char **argv, const char **figures_dir) {
+    switch (c) {
+    case 'f':
+        // an empty name would only fail later, at the first figure, after the work
+        if (!*optarg) return args_error(usage, "--figures wants a folder");
+        *figures_dir = optarg;
+        return ARGS_OK;
+    case 'n': *figures_dir = NULL; return ARGS_OK;
+    case 'h': usage(stdout); return ARGS_HELP;
+    default: return args_unknown(usage, argv);
+    }
+}
+
+int args_no_leftovers(UsageFn *usage, int argc, char **argv) {
+    if (optind < argc) return args_error(usage, "unknown argument '%s'", argv[optind]);
+    return ARGS_OK;
+}
+
 int parse_int_in(const char *s, long lo, long hi, int *out) {
     if (!s || !*s) return -1;
     if (lo < INT_MIN) lo = INT_MIN;

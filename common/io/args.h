@@ -17,9 +17,13 @@
 // are ours, not getopt's. getopt_long also accepts --opt=value, and any
 // unambiguous prefix of a long option's name.
 //
+// The step programs' shared options (--figures DIR, --no-figures, --help) are
+// handled in one place: ARGS_FIGURE_OPTIONS and args_figure_option, below.
+//
 // Plus the checked reading of a whole number, used for every integer option
 // and for the step number kept in a checkpoint.
 #pragma once
+#include <getopt.h>
 #include <stdio.h>
 
 enum { ARGS_OK = 0, ARGS_HELP = -1, ARGS_BAD = 2 };
@@ -36,6 +40,45 @@ int args_error(UsageFn *usage, const char *fmt, ...);
 // What getopt_long's '?' means: an option it does not know, or one whose
 // value is missing. Reported with args_error. Returns ARGS_BAD.
 int args_unknown(UsageFn *usage, char **argv);
+
+// The three options every step program (step1 .. step5) takes besides its
+// own, written once so that all five read them, and answer, alike:
+//   --figures DIR   where its figures go
+//   --no-figures    draw none
+//   --help, -h      its usage on stdout (-h from the short-option string "h")
+// getopt_long answers them with 'f', 'n' and 'h', letters a program's own
+// options leave free. Its table lists them after its own entries, and its
+// loop hands whatever its switch does not handle to args_figure_option (a
+// case of its own comes first: step1 reads --figures itself, to remember
+// that it was given):
+//
+//     static const struct option opts[] = {
+//         { "rounds", required_argument, 0, 'r' }, ARGS_FIGURE_OPTIONS, { 0, 0, 0, 0 },
+//     };
+//     ...
+//     int rc = ARGS_OK;
+//     for (int c; rc == ARGS_OK && (c = getopt_long(argc, argv, "h", opts, NULL)) != -1;) {
+//         switch (c) {
+//         case 'r': ...; break;
+//         default: rc = args_figure_option(c, usage, argv, &o->figures_dir);
+//         }
+//     }
+//     return rc != ARGS_OK ? rc : args_no_leftovers(usage, argc, argv);
+#define ARGS_FIGURE_OPTIONS                                                         \
+    { "figures", required_argument, 0, 'f' }, { "no-figures", no_argument, 0, 'n' }, \
+    { "help", no_argument, 0, 'h' }
+
+// Handles c, a getopt_long answer that a step program's switch leaves to its
+// default case: one of ARGS_FIGURE_OPTIONS, or an option the program does not
+// know. --figures DIR sets *figures_dir to DIR, --no-figures sets it to NULL
+// (draw nothing): ARGS_OK. --help prints usage(stdout): ARGS_HELP. An empty
+// DIR, or any other c (args_unknown), is reported: ARGS_BAD.
+int args_figure_option(int c, UsageFn *usage, char **argv, const char **figures_dir);
+
+// For a program that takes no words besides its options: getopt_long has moved
+// any other word to argv[optind ..]; the first is reported ("unknown
+// argument"): ARGS_BAD. ARGS_OK when there is none.
+int args_no_leftovers(UsageFn *usage, int argc, char **argv);
 
 // Parses s as a whole decimal number in [lo, hi]: no sign other than '-', no
 // trailing characters, no empty string, nothing out of range. 0 with the
