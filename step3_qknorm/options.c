@@ -16,24 +16,13 @@ static void usage(FILE *f) {
 }
 
 int step3_parse_options(int argc, char **argv, const char **figures_dir) {
-    static const struct option opts[] = {
-        { "figures", required_argument, 0, 'f' }, { "no-figures", no_argument, 0, 'n' },
-        { "help", no_argument, 0, 'h' },          { 0, 0, 0, 0 },
-    };
+    static const struct option opts[] = { ARGS_FIGURE_OPTIONS, { 0, 0, 0, 0 } };
     *figures_dir = figure_default_dir();
     optind = 0;
     opterr = 0;
-    for (int c; (c = getopt_long(argc, argv, "h", opts, NULL)) != -1;) {
-        switch (c) {
-        case 'f':
-            if (!*optarg) return args_error(usage, "--figures wants a folder");
-            *figures_dir = optarg;
-            break;
-        case 'n': *figures_dir = NULL; break;
-        case 'h': usage(stdout); return ARGS_HELP;
-        default: return args_unknown(usage, argv);
-        }
-    }
-    if (optind < argc) return args_error(usage, "unknown argument '%s'", argv[optind]);
-    return ARGS_OK;
+    // step 3 has no options of its own: all are the shared ones
+    int rc = ARGS_OK;
+    for (int c; rc == ARGS_OK && (c = getopt_long(argc, argv, "h", opts, NULL)) != -1;)
+        rc = args_figure_option(c, usage, argv, figures_dir);
+    return rc != ARGS_OK ? rc : args_no_leftovers(usage, argc, argv);
 }

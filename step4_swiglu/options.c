@@ -23,14 +23,14 @@ static void usage(FILE *f) {
 
 int step4_parse_options(int argc, char **argv, Options *o) {
     static const struct option opts[] = {
-        { "rounds", required_argument, 0, 'r' },  { "batch", required_argument, 0, 'b' },
-        { "figures", required_argument, 0, 'f' }, { "no-figures", no_argument, 0, 'n' },
-        { "help", no_argument, 0, 'h' },          { 0, 0, 0, 0 },
+        { "rounds", required_argument, 0, 'r' }, { "batch", required_argument, 0, 'b' },
+        ARGS_FIGURE_OPTIONS,                     { 0, 0, 0, 0 },
     };
     *o = (Options){ 9, 64, figure_default_dir() };   // 64 images: the quick preset's batch
     optind = 0;
     opterr = 0;
-    for (int c; (c = getopt_long(argc, argv, "h", opts, NULL)) != -1;) {
+    int rc = ARGS_OK;
+    for (int c; rc == ARGS_OK && (c = getopt_long(argc, argv, "h", opts, NULL)) != -1;) {
         switch (c) {
         case 'r':
             if (parse_int_in(optarg, 1, 1000, &o->rounds) != 0)
@@ -40,15 +40,8 @@ int step4_parse_options(int argc, char **argv, Options *o) {
             if (parse_int_in(optarg, 1, 4096, &o->batch) != 0)
                 return args_error(usage, "--batch wants an integer in 1..4096, not '%s'", optarg);
             break;
-        case 'f':
-            if (!*optarg) return args_error(usage, "--figures wants a folder");
-            o->figures_dir = optarg;
-            break;
-        case 'n': o->figures_dir = NULL; break;
-        case 'h': usage(stdout); return ARGS_HELP;
-        default: return args_unknown(usage, argv);
+        default: rc = args_figure_option(c, usage, argv, &o->figures_dir);   // the shared options, or an unknown one
         }
     }
-    if (optind < argc) return args_error(usage, "unknown argument '%s'", argv[optind]);
-    return ARGS_OK;
+    return rc != ARGS_OK ? rc : args_no_leftovers(usage, argc, argv);
 }

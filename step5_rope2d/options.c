@@ -23,28 +23,20 @@ static void usage(FILE *f) {
 
 int step5_parse_options(int argc, char **argv, Options *o) {
     static const struct option opts[] = {
-        { "seed", required_argument, 0, 's' },    { "figures", required_argument, 0, 'f' },
-        { "no-figures", no_argument, 0, 'n' },    { "help", no_argument, 0, 'h' },
-        { 0, 0, 0, 0 },
+        { "seed", required_argument, 0, 's' }, ARGS_FIGURE_OPTIONS, { 0, 0, 0, 0 },
     };
     *o = (Options){ 0, figure_default_dir() };
     optind = 0;
     opterr = 0;
-    for (int c; (c = getopt_long(argc, argv, "h", opts, NULL)) != -1;) {
+    int rc = ARGS_OK;
+    for (int c; rc == ARGS_OK && (c = getopt_long(argc, argv, "h", opts, NULL)) != -1;) {
         switch (c) {
         case 's':
             if (parse_int_in(optarg, 0, INT_MAX, &o->seed) != 0)
                 return args_error(usage, "--seed wants an integer in 0..%d", INT_MAX);
             break;
-        case 'f':
-            if (!*optarg) return args_error(usage, "--figures wants a folder");
-            o->figures_dir = optarg;
-            break;
-        case 'n': o->figures_dir = NULL; break;
-        case 'h': usage(stdout); return ARGS_HELP;
-        default: return args_unknown(usage, argv);
+        default: rc = args_figure_option(c, usage, argv, &o->figures_dir);   // the shared options, or an unknown one
         }
     }
-    if (optind < argc) return args_error(usage, "unknown argument '%s'", argv[optind]);
-    return ARGS_OK;
+    return rc != ARGS_OK ? rc : args_no_leftovers(usage, argc, argv);
 }
