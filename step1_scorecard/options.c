@@ -43,13 +43,13 @@ int step1_parse_options(int argc, char **argv, Step1Options *o) {
     static const struct option opts[] = {
         { "preset", required_argument, 0, 'p' },  { "threads", required_argument, 0, 't' },
         { "seeds", required_argument, 0, 's' },   { "out", required_argument, 0, 'o' },
-        { "figures", required_argument, 0, 'f' }, { "no-figures", no_argument, 0, 'n' },
-        { "help", no_argument, 0, 'h' },          { 0, 0, 0, 0 },
+        ARGS_FIGURE_OPTIONS,                      { 0, 0, 0, 0 },
     };
     *o = (Step1Options){ .plan = { PRESET_QUICK, 2, 0, default_runs_dir(), figure_default_dir() } };
     optind = 0;
     opterr = 0;
-    for (int c; (c = getopt_long(argc, argv, "h", opts, NULL)) != -1;) {
+    int rc = ARGS_OK;
+    for (int c; rc == ARGS_OK && (c = getopt_long(argc, argv, "h", opts, NULL)) != -1;) {
         switch (c) {
         case 'p':
             if (preset_parse(optarg, &o->plan.preset) != 0) return args_error(usage, "unknown preset '%s'", optarg);
@@ -66,12 +66,13 @@ int step1_parse_options(int argc, char **argv, Step1Options *o) {
                 return args_error(usage, "--seeds wants a whole number from 2 to %d, not '%s'", STEP1_MAX_SEEDS, optarg);
             break;
         case 'o': o->plan.out_dir = optarg; o->train = true; break;
+        // its own --figures: main needs to know it was given (with no
+        // arguments the scorecard draws only if asked)
         case 'f': o->plan.figures = optarg; o->figures_given = true; break;
-        case 'n': o->plan.figures = NULL; break;
-        case 'h': usage(stdout); return ARGS_HELP;
-        default: return args_unknown(usage, argv);
+        default: rc = args_figure_option(c, usage, argv, &o->plan.figures);   // --no-figures, --help, or an unknown option
         }
     }
+    if (rc != ARGS_OK) return rc;
     // what is left are run folders (getopt_long moved them to the end)
     o->paths = argv + optind;
     o->npaths = argc - optind;
