@@ -1,5 +1,6 @@
 // test_frechet.c: the Fréchet distance of common/eval/frechet.h against cases
 // whose answer is known in closed form.
+#include <omp.h>
 #include "testutil.h"
 #include "eval/frechet.h"
 
@@ -132,6 +133,27 @@ START_TEST(test_fd_scaled_copy_exact) {
 }
 END_TEST
 
+START_TEST(test_fd_same_on_1_and_2_threads) {
+    // The statistics and the distance run their BLAS and LAPACK calls on one
+    // thread (frechet.c): the same bits whatever the caller's thread count,
+    // and the caller's count is given back afterwards.
+    long n = 1000; int d = 128;
+    float *x1 = alloc_floats((size_t)n * d), *x2 = alloc_floats((size_t)n * d);
+    fill_normal(x1, (size_t)n * d, 1.0f, 11);
+    fill_normal(x2, (size_t)n * d, 1.2f, 12);
+    for (long i = 0; i < (long)n * d; i++) x2[i] += 0.1f * (float)(i % 7);
+    double fd[2];
+    for (int threads = 1; threads <= 2; threads++) {
+        omp_set_num_threads(threads);
+        fd[threads - 1] = frechet_distance_features(x1, n, x2, n, d);
+        ck_assert_int_eq(omp_get_max_threads(), threads);
+    }
+    ck_assert_msg(isfinite(fd[0]) && memcmp(&fd[0], &fd[1], sizeof(double)) == 0,
+                  "FD on 1 thread %.17g, on 2 threads %.17g", fd[0], fd[1]);
+    free(x1); free(x2);
+}
+END_TEST
+
 START_TEST(test_fd_diagonal_population) {
     // Independent coordinates: the population FD is
     // ‖μ1 − μ2‖² + Σ (σ1ᵢ − σ2ᵢ)².
@@ -186,6 +208,7 @@ int main(void) {
     tcase_add_test(tc, test_fd_2x2_rotated_closed_form);
     tcase_add_test(tc, test_fd_scaled_copy_exact);
     tcase_add_test(tc, test_fd_diagonal_population);
+    tcase_add_test(tc, test_fd_same_on_1_and_2_threads);
     tcase_add_test(tc, test_fd_fewer_samples_than_dims);
     tcase_add_test(tc, test_trace_sqrt_psd);
     suite_add_tcase(s, tc);
