@@ -10,6 +10,8 @@
 //   runner.c    many train commands, N at a time, by xargs -P; how a run ended
 //   speed.c     the fair speed race and the floating-point work of a step
 //   speed_eval.c  speed --eval: is the scoring threaded as well as the step?
+//   sweep.c     one config key over a list of values (sweep_plan.h: its plan
+//               and run names; sweep_curves.c: --curves, val MSE along the runs)
 #pragma once
 #include <stdbool.h>
 #include <stddef.h>

@@ -18,18 +18,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "sweep.h"
+#include "sweep_curves.h"
+#include "sweep_plan.h"
 #include "eval/spikes.h"
 #include "io/args.h"
 #include "io/progress.h"
 #include "io/fileio.h"
 #include "io/paths.h"
-
-const char *config_short(int c) { return ABLATION_CONFIG[c].name + strlen("p11_"); }
-
-void sweep_run_name(const SweepPlan *p, int c, int v, int seed, char *out, size_t n) {
-    snprintf(out, n, "%s_%s%s_s%d", config_short(p->config[c]), p->key, p->values[v], seed);
-}
 
 // ---------------------------------------------------------------------------
 // Options

@@ -14,7 +14,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include "sweep.h"
+#include "sweep_curves.h"
 
 #define MAX_CHECKS 512
 

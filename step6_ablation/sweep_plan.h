@@ -1,9 +1,11 @@
-// sweep.h: the sweep's plan, shared by sweep.c (running it, its table) and
-// sweep_curves.c (val MSE along the runs, each configuration against the
-// first).
+// sweep_plan.h: a sweep's plan and its run names, shared by sweep.c
+// (parsing it, running it, its table) and sweep_curves.c (val MSE along the
+// runs, each configuration against the first).
 #pragma once
 #include <limits.h>
 #include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
 #include "ablation.h"
 
 #define SWEEP_MAX_VALUES 16
@@ -25,13 +27,10 @@ typedef struct {
 } SweepPlan;
 
 // A configuration's name in a sweep: its ablation name without "p11_".
-const char *config_short(int c);
+static inline const char *config_short(int c) { return ABLATION_CONFIG[c].name + strlen("p11_"); }
 
 // The folder of configuration p->config[c] at value v and seed k:
 // <config>_<key><value>_s<seed>, e.g. base_lr8e-3_s0.
-void sweep_run_name(const SweepPlan *p, int c, int v, int seed, char *out, size_t n);
-
-// --curves: at every val check (val.tsv), each configuration's mean val MSE
-// over its seeds minus the first configuration's, with its standard error;
-// as a table, or with tsv one line per check for scripts/sweep_plots.sh.
-void sweep_curves(const SweepPlan *p, bool tsv);
+static inline void sweep_run_name(const SweepPlan *p, int c, int v, int seed, char *out, size_t n) {
+    snprintf(out, n, "%s_%s%s_s%d", config_short(p->config[c]), p->key, p->values[v], seed);
+}
