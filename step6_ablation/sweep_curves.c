@@ -89,7 +89,7 @@ static void print_since(const char *label, const Comparison *cmp, const int *ste
 }
 
 static void curves_of_value(const SweepPlan *p, int v, bool tsv) {
-    static SeedCurves ref, other;                 // static: a few MB, too large for the stack
+    static SeedCurves ref, other;                 // static: 100 KB each, large for a stack frame
     static Comparison cmp[MAX_CHECKS];
     const int *steps;
     read_seed_curves(p, 0, v, &ref);
