@@ -10,20 +10,22 @@ interleaved, median per variant) with the PyTorch reference's race
 change in the machine's background load hits both. Each side's figure is the
 median over the alternations.
 
-Threads: C with 2 OpenMP threads. PyTorch runs twice in every alternation,
-with torch.set_num_threads(1) and (2) (OPENBLAS_NUM_THREADS=2 both times;
-which of the two goes first alternates), and each variant's PyTorch figure is
-the faster of the two settings' medians: on a quiet machine one thread was
-PyTorch's best, on a busy one two threads were. The table says which won.
+Threads: each side at its best setting. Both run twice in every
+alternation, with 1 and with 2 threads (C: `speed --threads N`; PyTorch:
+torch.set_num_threads(N), OPENBLAS_NUM_THREADS=2 both times; which goes first
+alternates), and each variant's figure on each side is the faster of its two
+settings' medians: on a quiet machine one thread was PyTorch's best, on a
+busy one two threads were, and with a core taken by another process one
+thread can be C's best too. The table says which won.
 Both sides get the same OpenBLAS kernels, OPENBLAS_CORETYPE for this CPU's
 instruction set unless the caller set it (common/io/blas_kernel.h says why).
 Both sides run with OMP_WAIT_POLICY=passive unless the caller set it (the
 value make gives everything it starts; spinning threads lose badly on a
 shared machine).
-Prints a table: variant, C ms/step, PyTorch with 1 and with 2 threads, the
-better of them and its thread count, C/PyTorch (against the better), C vs
-baseline, C GFLOP/s, and the cblas_sgemm rates the C program measured in the
-same rounds.
+Prints a table: variant, C with 1 and with 2 threads, the better of them
+and its thread count, the same for PyTorch, C/PyTorch (best against best), C
+vs baseline, C GFLOP/s (its best), and the cblas_sgemm rates the C program
+measured in the same rounds with 2 threads.
 """
 import argparse, json, os, statistics, subprocess, sys
 
@@ -31,7 +33,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 C_BIN = os.path.join(ROOT, "step6_ablation", "step6_ablation")
 TORCH_REF = os.path.join(ROOT, "tools", "tinydit_ref.py")   # the project's own PyTorch reference
 VARIANTS = ["baseline", "+ RMSNorm", "+ QK-norm", "+ SwiGLU", "+ 2D RoPE", "all four"]
-TORCH_THREADS = (1, 2)
+THREADS = (1, 2)       # each side's settings; its best per variant is compared
 WAIT_POLICY = os.environ.get("OMP_WAIT_POLICY", "passive")
 
 
@@ -53,9 +55,9 @@ def fitting_blas_kernel():
 BLAS_ENV = fitting_blas_kernel()
 
 
-def run_c(batch, rounds):
-    env = dict(os.environ, OMP_NUM_THREADS="2", OMP_WAIT_POLICY=WAIT_POLICY, **BLAS_ENV)
-    out = subprocess.run([C_BIN, "speed", "--batch", str(batch), "--threads", "2",
+def run_c(batch, rounds, threads):
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads), OMP_WAIT_POLICY=WAIT_POLICY, **BLAS_ENV)
+    out = subprocess.run([C_BIN, "speed", "--batch", str(batch), "--threads", str(threads),
                           "--rounds", str(rounds), "--json"], env=env, check=True,
                          capture_output=True, text=True).stdout
     j = json.loads(out[out.index("{"):])
@@ -84,33 +86,43 @@ def main():
     kernel = BLAS_ENV.get("OPENBLAS_CORETYPE", os.environ.get("OPENBLAS_CORETYPE", "OpenBLAS's own choice"))
     print(f"OpenBLAS kernels on both sides: {kernel}", file=sys.stderr, flush=True)
     for batch in a.batch:
-        c_ms = {v: [] for v in VARIANTS}; c_gf = {v: [] for v in VARIANTS}; gemm = {}
-        t_ms = {n: {v: [] for v in VARIANTS} for n in TORCH_THREADS}
+        c_ms = {n: {v: [] for v in VARIANTS} for n in THREADS}
+        c_gf = {n: {v: [] for v in VARIANTS} for n in THREADS}
+        t_ms = {n: {v: [] for v in VARIANTS} for n in THREADS}
+        gemm = {}
         for i in range(a.alternations):
-            ms, gf, gm = run_c(batch, a.rounds)
-            for v in VARIANTS: c_ms[v].append(ms[v]); c_gf[v].append(gf[v])
-            for k, g in gm.items(): gemm.setdefault(k, []).append(g)
-            order = TORCH_THREADS if i % 2 == 0 else TORCH_THREADS[::-1]
+            order = THREADS if i % 2 == 0 else THREADS[::-1]
             for n in order:
+                ms, gf, gm = run_c(batch, a.rounds, n)
+                for v in VARIANTS: c_ms[n][v].append(ms[v]); c_gf[n][v].append(gf[v])
+                if n == 2:
+                    for k, g in gm.items(): gemm.setdefault(k, []).append(g)
+            for n in order[::-1]:
                 tm = run_torch(batch, a.rounds, n)
                 for v in VARIANTS: t_ms[n][v].append(tm[v])
-            print(f"batch {batch}, alternation {i + 1}/{a.alternations}: C baseline {ms['baseline']:.1f} ms, "
-                  + ", ".join(f"PyTorch {n} thread{'s' if n > 1 else ''} baseline {t_ms[n]['baseline'][-1]:.1f} ms"
-                              for n in order), file=sys.stderr, flush=True)
+            print(f"batch {batch}, alternation {i + 1}/{a.alternations}: baseline "
+                  + ", ".join(f"C {n} thr {c_ms[n]['baseline'][-1]:.1f} ms" for n in order) + ", "
+                  + ", ".join(f"PyTorch {n} thr {t_ms[n]['baseline'][-1]:.1f} ms" for n in order[::-1]),
+                  file=sys.stderr, flush=True)
         print(f"\nbatch {batch}: median of {a.alternations} alternations, each the median of "
-              f"{a.rounds - 2} timed steps per variant; PyTorch: the faster of 1 and 2 threads")
-        print(f"{'variant':10s} {'C ms/step':>10s} {'PyT 1 thr':>10s} {'PyT 2 thr':>10s} {'PyTorch':>10s} "
-              f"{'threads':>7s} {'C/PyTorch':>10s} {'C vs base':>10s} {'C GFLOP/s':>10s}")
-        cb = statistics.median(c_ms["baseline"])
+              f"{a.rounds - 2} timed steps per variant; each side: the faster of 1 and 2 threads")
+        print(f"{'variant':10s} {'C 1 thr':>8s} {'C 2 thr':>8s} {'C best':>8s} {'thr':>3s} "
+              f"{'PyT 1 thr':>9s} {'PyT 2 thr':>9s} {'PyT best':>8s} {'thr':>3s} "
+              f"{'C/PyTorch':>9s} {'C vs base':>9s} {'C GFLOP/s':>9s}")
+        def best(med):
+            n = min(THREADS, key=lambda k: med[k])
+            return n, med[n]
+        cmed = {v: {n: statistics.median(c_ms[n][v]) for n in THREADS} for v in VARIANTS}
+        cb = best(cmed["baseline"])[1]
         for v in VARIANTS:
-            c = statistics.median(c_ms[v])
-            tn = {n: statistics.median(t_ms[n][v]) for n in TORCH_THREADS}
-            best = min(TORCH_THREADS, key=lambda n: tn[n])
-            t = tn[best]
-            print(f"{v:10s} {c:10.1f} {tn[1]:10.1f} {tn[2]:10.1f} {t:10.1f} {best:7d} {c / t:9.2f}x "
-                  f"{c / cb:9.2f}x {statistics.median(c_gf[v]):10.1f}")
+            tmed = {n: statistics.median(t_ms[n][v]) for n in THREADS}
+            cn, c = best(cmed[v])
+            tn, t = best(tmed)
+            print(f"{v:10s} {cmed[v][1]:8.1f} {cmed[v][2]:8.1f} {c:8.1f} {cn:3d} "
+                  f"{tmed[1]:9.1f} {tmed[2]:9.1f} {t:8.1f} {tn:3d} {c / t:8.2f}x "
+                  f"{c / cb:8.2f}x {statistics.median(c_gf[cn][v]):9.1f}")
         for k, g in gemm.items():
-            print(f"cblas_sgemm {k}: {statistics.median(g):.1f} GFLOP/s (same rounds as C)")
+            print(f"cblas_sgemm {k}: {statistics.median(g):.1f} GFLOP/s (same rounds as C, 2 threads)")
 
 if __name__ == "__main__":
     main()
