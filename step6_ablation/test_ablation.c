@@ -585,6 +585,9 @@ START_TEST(test_sweep) {
     // lr 1e-2: both seeds finished without a spike, but never learned (more than twice the best)
     fake_sweep_run(sw, "base_lr1e-2_s0", 0.70, 0, -1, 900.0);
     fake_sweep_run(sw, "base_lr1e-2_s1", 0.72, 0, -1, 800.0);
+    // QK-norm at 1e-2: one seed learned, the other did not
+    fake_sweep_run(sw, "qknorm_lr1e-2_s0", 0.31, 0, -1, 9.0);
+    fake_sweep_run(sw, "qknorm_lr1e-2_s1", 1.10, 0, -1, 9.5);
     ck_assert_int_eq(sh(log, "%s sweep --key lr --values 1e-3,1e-2,3e-2 --configs base,qknorm --out %s --table",
                         PROG, sw), 0);
     t = read_whole_file(log);
@@ -594,7 +597,8 @@ START_TEST(test_sweep) {
         "3e-2   1/2   0.9000       -       3     5000.0     diverged",
         "lr 3e-2: a seed diverged at step 17",
         "baseline             stable at lr 1e-3 only; lowest val MSE at lr 1e-3 (0.3050)\n",
-        "+ QK-norm            stable at none of the values [runs missing: so far]",
+        "1e-2   2/2   0.7050  0.3950       0        9.5  1 of 2 trained",
+        "+ QK-norm            stable at none of the values; lowest val MSE at lr 1e-2 (0.7050) [runs missing: so far]",
     };
     assert_contains_all(t, lines, sizeof lines / sizeof lines[0]);
     free(t);
