@@ -406,8 +406,8 @@ static void print_stable_range(const SweepPlan *p, int c) {
             if (first < 0) first = v;
             last = v;
             unstable_since_last = false;
-        } else if (!pt.missing || pt.diverged || pt.finished) {
-            unstable_since_last = true;
+        } else if (!pt.missing || pt.diverged || pt.spikes || seeds_trained(p, c, &pt) < pt.finished) {
+            unstable_since_last = true;   // ended unstable (a point with seeds still to run is not a gap)
         }
     }
     printf("  %-20s ", ABLATION_CONFIG[p->config[c]].label);
@@ -418,10 +418,10 @@ static void print_stable_range(const SweepPlan *p, int c) {
         for (int v = first + 1; v < last; v++) {
             SweepPoint pt;
             sweep_point(p, c, v, &pt);
-            if (!pt.finished && !pt.diverged) not_run++;
+            if (pt.missing && !pt.diverged && !pt.spikes && seeds_trained(p, c, &pt) == pt.finished) not_run++;
         }
         printf("stable from %s %s to %s%s", p->key, p->values[first], p->values[last],
-               broken ? " (with gaps)" : not_run ? " (as far as run: values between have no runs yet)" : "");
+               broken ? " (with gaps)" : not_run ? " (as far as run: values between have seeds still to run)" : "");
     }
     if (best >= 0) printf("; lowest val MSE at %s %s (%.4f)", p->key, p->values[best], best_val);
     printf("%s\n", complete ? "" : " [runs missing: so far]");
