@@ -302,7 +302,7 @@ static void print_speed_tables(const Racer *racers, const Gemm *g, const double 
     }
     table_print(&t);
     printf("\ncblas_sgemm (OpenBLAS, its %s kernels%s), timed in the same rounds:\n", openblas_get_corename(),
-           getenv("OPENBLAS_CORETYPE") ? ", as OPENBLAS_CORETYPE in the environment asks" : "");
+           getenv("OPENBLAS_CORETYPE") ? ", OPENBLAS_CORETYPE is set" : "");
     Table u;
     table_init(&u, 4, "product", "GFLOP", "ms", "GFLOP/s");
     for (int k = 0; k < 2; k++) {
