@@ -114,7 +114,7 @@ static int eval_parts_init(EvalParts *e, const Config *base, int batch) {
 static void eval_parts_free(EvalParts *e) {
     train_state_free(&e->ts);
     val_exam_free(&e->exam);
-    if (e->sample_act.mem) activations_free(&e->sample_act);
+    activations_free(&e->sample_act);
     model_free(&e->m);
     free(e->x1); free(e->test.pixels); free(e->test.labels); free(e->samples); free(e->images); free(e->features);
     probe_free(e->probe);

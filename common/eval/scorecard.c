@@ -54,7 +54,7 @@ double val_exam_run(ValExam *e, Model *m, const CifarSet *test) {
 }
 
 void val_exam_free(ValExam *e) {
-    if (e->a.mem) activations_free(&e->a);
+    activations_free(&e->a);   // safe on a zeroed or half-made one
     free(e->x0); free(e->t); free(e->x1); free(e->xt); free(e->target);
     memset(e, 0, sizeof *e);
 }
