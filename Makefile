@@ -100,6 +100,8 @@ $(BUILD)/tests/golden_check: tools/golden_check.c $(LIB)
 $(BUILD)/tests/test_trainer: | $(BUILD)/tools/trace_steps
 # test_shipped_model runs build/tools/tinydit_tour (the shipped model's tour, export)
 $(BUILD)/tests/test_shipped_model: | $(BUILD)/tools/tinydit_tour
+# test_blas_race runs build/tools/blas_race (another BLAS against OpenBLAS)
+$(BUILD)/tests/test_blas_race: | $(BUILD)/tools/blas_race
 
 # small tools: build/tools/train_probe (trains or loads the cached probe) ...
 TOOLS := $(patsubst tools/%.c,$(BUILD)/tools/%,$(filter-out tools/golden_check.c,$(wildcard tools/*.c)))
