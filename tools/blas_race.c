@@ -184,7 +184,7 @@ static int step_racer_init(StepRacer *s, int lib, const char *const *sets, int b
     if (config_validate(&c, err, sizeof err) != 0 || model_build(&s->m, &c, err, sizeof err) != 0)
         return fprintf(stderr, "blas_race: %s\n", err), 2;
     model_init_weights(&s->m, 0);
-    AdamWConfig opt = { 3e-4f, 0.9f, 0.999f, 1e-8f, 0.0f };
+    AdamWConfig opt = adamw_default(c.lr);
     if (train_state_init(&s->ts, &s->m, batch, &opt) != 0) return fprintf(stderr, "blas_race: out of memory\n"), 2;
     rng_seed(&s->rng, 1);
     s->lib = lib;
@@ -192,6 +192,7 @@ static int step_racer_init(StepRacer *s, int lib, const char *const *sets, int b
     return 0;
 }
 
+// The ablation's "baseline" and "all four" (step6_ablation/ablation.c).
 static const char *const BASELINE[] = { NULL };
 static const char *const ALL_FOUR[] = { "norm=rmsnorm", "qk_norm=true", "mlp=swiglu", "pos=rope2d", NULL };
 
