@@ -598,9 +598,15 @@ START_TEST(test_sweep) {
         "lr 3e-2: a seed diverged at step 17",
         "baseline             stable at lr 1e-3 only; lowest val MSE at lr 1e-3 (0.3050)\n",
         "1e-2   2/2   0.7050  0.3950       0        9.5  1 of 2 trained",
-        "+ QK-norm            stable at none of the values; lowest val MSE at lr 1e-2 (0.7050) [runs missing: so far]",
+        "+ QK-norm            stable at none of the values; lowest val MSE at lr 1e-3 (0.2900) [runs missing: so far]",
     };
     assert_contains_all(t, lines, sizeof lines / sizeof lines[0]);
+    free(t);
+    // the edge alone: its seeds are judged against the best run (0.31), not against their
+    // own mean (0.705, which would call both trained)
+    ck_assert_int_eq(sh(log, "%s sweep --key lr --values 1e-2 --configs qknorm --out %s --table", PROG, sw), 0);
+    t = read_whole_file(log);
+    ck_assert_msg(strstr(t, "1e-2   2/2   0.7050  0.3950       0        9.5  1 of 2 trained"), "%s", t);
     free(t);
     // the TSV: one line per run, the diverged one with its step
     ck_assert_int_eq(sh(log, "%s sweep --key lr --values 1e-3,3e-2 --configs base,qknorm --out %s --tsv", PROG, sw), 0);
