@@ -20,6 +20,9 @@
 #                             QK-norm, all four; two seeds), resumable, into
 #                             RUNS/sweep_lr; `make sweep-figures` draws the
 #                             committed one (results/sweep_lr) for docs/beyond.md
+#   make sweep-lr-edge [RUNS=runs] [JOBS=1]
+#                             the sweep's edge, lr 1.6e-2, with 4 seeds a
+#                             configuration (2 more each), into RUNS/sweep_lr
 #   make budget-swiglu [RUNS=runs] [JOBS=1]
 #                             issue 25's SwiGLU-against-the-budget runs (baseline
 #                             and SwiGLU, 16,000 steps, val MSE every 500, two
@@ -28,7 +31,7 @@
 RUNS ?= $(ROOT)/runs
 STEP6_BIN = $(ROOT)/step6_ablation/step6_ablation
 
-.PHONY: plots runs-plots report ablation results results-pytorch docs-figures step-figures sweep-lr sweep-figures budget-swiglu budget-figures
+.PHONY: plots runs-plots report ablation results results-pytorch docs-figures step-figures sweep-lr sweep-lr-edge sweep-figures budget-swiglu budget-figures
 plots: runs-plots
 	$(MAKE) --no-print-directory step-figures FIGURES=$(abspath $(RUNS))/figures BASELINE_RUNS="$(abspath $(RUNS))"
 
@@ -97,14 +100,22 @@ model-figures: $(BUILD)/tools/tinydit_tour
 
 # The lr sweep of docs/beyond.md: its values and configurations written once,
 # here; `step6_ablation sweep --help` explains the options.
-SWEEP_LR := --key lr --values 3e-4,1e-3,2e-3,4e-3,8e-3,1.6e-2,3.2e-2 --configs base,qknorm,all --seeds 2
+SWEEP_LR_VALUES := 3e-4,1e-3,2e-3,4e-3,8e-3,1.6e-2,3.2e-2
+SWEEP_LR := --key lr --values $(SWEEP_LR_VALUES) --configs base,qknorm,all --seeds 2
+SWEEP_LR_EDGE := --key lr --values 1.6e-2 --configs base,qknorm,all --seeds 4
 JOBS ?= 1
 sweep-lr: step6
 	$(STEP6_BIN) sweep $(SWEEP_LR) --preset quick --out $(abspath $(RUNS))/sweep_lr --jobs $(JOBS) --log
 	$(STEP6_BIN) sweep $(SWEEP_LR) --out $(abspath $(RUNS))/sweep_lr --table
 
+sweep-lr-edge: step6
+	$(STEP6_BIN) sweep $(SWEEP_LR_EDGE) --preset quick --out $(abspath $(RUNS))/sweep_lr --jobs $(JOBS) --log
+	$(STEP6_BIN) sweep $(SWEEP_LR_EDGE) --out $(abspath $(RUNS))/sweep_lr --table
+
+# every seed the folder holds: 2 a point, 4 at the edge (sweep_plots.sh leaves out the rest)
 sweep-figures: step6
-	STEP6=$(STEP6_BIN) sh $(ROOT)/scripts/sweep_plots.sh $(ROOT)/results/sweep_lr $(BUILD)/sweep-figures -- $(SWEEP_LR)
+	STEP6=$(STEP6_BIN) sh $(ROOT)/scripts/sweep_plots.sh $(ROOT)/results/sweep_lr $(BUILD)/sweep-figures -- \
+	    --key lr --values $(SWEEP_LR_VALUES) --configs base,qknorm,all --seeds 4
 	cp $(BUILD)/sweep-figures/val_mse.png $(ROOT)/docs/figures/beyond_lr_val_mse.png
 	cp $(BUILD)/sweep-figures/stability.png $(ROOT)/docs/figures/beyond_lr_stability.png
 

@@ -8,11 +8,13 @@
 # It reads the runs through `step6_ablation sweep ... --tsv` (one line per
 # run: its configuration, the value, the seed, how it ended, val MSE, loss
 # spikes, the largest attention logit) and draws into OUT_DIR (default
-# SWEEP_DIR/plots):
+# SWEEP_DIR/plots). Runs the folder does not hold are left out, so --seeds may
+# name more seeds than some points have (make sweep-figures: 2 seeds a point,
+# 4 at the edge):
 #   val_mse.png     final val MSE against the value (log axis), one colour per
 #                   configuration: each seed a dot, the mean a line; a run that
 #                   diverged is a cross on the top edge
-#   stability.png   loss spikes (summed over the seeds) and the largest
+#   stability.png   loss spikes (per run, the mean over the seeds) and the largest
 #                   attention logit against the value, per configuration
 # STEP6 names the program (default: step6_ablation/step6_ablation next to
 # this script).
@@ -47,13 +49,14 @@ for c in $configs; do
     label=$(awk -F'\t' -v c="$c" '$1 == c { print $2; exit }' "$tmp/all.tsv")
     awk -F'\t' -v c="$c" '$1 == c && $5 == "finished" { print $3, $6 }' "$tmp/all.tsv" > "$tmp/$c.dots"
     awk -F'\t' -v c="$c" -v top="$top" '$1 == c && $5 == "diverged" { print $3, top }' "$tmp/all.tsv" > "$tmp/$c.div"
-    # per value with a finished seed: mean val MSE, spikes summed, the largest logit
+    # per value with a finished seed: mean val MSE, mean loss spikes per run (the
+    # points may have different numbers of seeds), the largest logit
     awk -F'\t' -v c="$c" '$1 == c {
             if (!($3 in seen)) { seen[$3] = 1; order[++n] = $3 }
             if ($5 == "finished") { s[$3] += $6; k[$3]++; sp[$3] += $7 }
             if ($8 != "nan" && $8 + 0 > ml[$3]) ml[$3] = $8 + 0
         } END { for (j = 1; j <= n; j++) { v = order[j]
-            if (k[v]) printf "%s %s %d %s\n", v, s[v] / k[v], sp[v], (ml[v] > 0 ? ml[v] : "NaN") } }' \
+            if (k[v]) printf "%s %s %s %s\n", v, s[v] / k[v], sp[v] / k[v], (ml[v] > 0 ? ml[v] : "NaN") } }' \
         "$tmp/all.tsv" | sort -g > "$tmp/$c.mean"
     val_plot="$val_plot '$tmp/$c.dots' using 1:2 with points pt 7 ps 0.8 lc $i title '$label (each seed)',"
     mean_plot="$mean_plot '$tmp/$c.mean' using 1:2 with lines lw 2 lc $i notitle,"
@@ -83,8 +86,8 @@ set logscale x
 set grid
 set key outside right top
 set xlabel '$key (log scale)'
-set ylabel 'loss spikes (all seeds)'
-set title 'loss spikes against $key'
+set ylabel 'loss spikes per run'
+set title 'loss spikes against $key (the mean over the seeds that finished)'
 plot ${spike_plot%,}
 set logscale y
 set ylabel 'largest attention logit'
