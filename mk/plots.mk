@@ -100,9 +100,10 @@ model-figures: $(BUILD)/tools/tinydit_tour
 
 # The lr sweep of docs/beyond.md: its values and configurations written once,
 # here; `step6_ablation sweep --help` explains the options.
-SWEEP_LR_VALUES := 3e-4,1e-3,2e-3,4e-3,8e-3,1.6e-2,3.2e-2
-SWEEP_LR := --key lr --values $(SWEEP_LR_VALUES) --configs base,qknorm,all --seeds 2
-SWEEP_LR_EDGE := --key lr --values 1.6e-2 --configs base,qknorm,all --seeds 4
+SWEEP_LR_CONFIGS := --configs base,qknorm,all
+SWEEP_LR_POINTS := --key lr --values 3e-4,1e-3,2e-3,4e-3,8e-3,1.6e-2,3.2e-2 $(SWEEP_LR_CONFIGS)
+SWEEP_LR := $(SWEEP_LR_POINTS) --seeds 2
+SWEEP_LR_EDGE := --key lr --values 1.6e-2 $(SWEEP_LR_CONFIGS) --seeds 4
 JOBS ?= 1
 sweep-lr: step6
 	$(STEP6_BIN) sweep $(SWEEP_LR) --preset quick --out $(abspath $(RUNS))/sweep_lr --jobs $(JOBS) --log
@@ -115,7 +116,7 @@ sweep-lr-edge: step6
 # every seed the folder holds: 2 a point, 4 at the edge (sweep_plots.sh leaves out the rest)
 sweep-figures: step6
 	STEP6=$(STEP6_BIN) sh $(ROOT)/scripts/sweep_plots.sh $(ROOT)/results/sweep_lr $(BUILD)/sweep-figures -- \
-	    --key lr --values $(SWEEP_LR_VALUES) --configs base,qknorm,all --seeds 4
+	    $(SWEEP_LR_POINTS) --seeds 4
 	cp $(BUILD)/sweep-figures/val_mse.png $(ROOT)/docs/figures/beyond_lr_val_mse.png
 	cp $(BUILD)/sweep-figures/stability.png $(ROOT)/docs/figures/beyond_lr_stability.png
 

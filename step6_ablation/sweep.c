@@ -318,9 +318,9 @@ static void sweep_point(const SweepPlan *p, int c, int v, SweepPoint *pt) {
 // scores, E|x1 - x0|^2 = 1 (the noise) + E[x1^2] (0.25 over CIFAR-10's test
 // pixels in [-1, 1]) = 1.25. Such a run has not trained: its val MSE is more
 // than NOT_TRAINED_RATIO times that of the configuration's best run in the
-// table. Near the edge the seeds can disagree (at lr 1.6e-2 one seed of the
-// baseline trained and the other did not), so a point is judged seed by
-// seed: "not trained" when none did, "1 of 2 trained" when some did. The
+// table. Near the edge the seeds can disagree (at lr 1.6e-2 two of the
+// baseline's four seeds trained and two did not), so a point is judged seed
+// by seed: "not trained" when none did, "2 of 4 trained" when some did. The
 // yardstick is one run, not a point's mean, so that a table of the edge alone
 // (--values 1.6e-2) still tells the seeds that learned from those that did not.
 #define NOT_TRAINED_RATIO 2.0
