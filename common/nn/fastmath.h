@@ -1,6 +1,6 @@
 // fastmath.h: exp and erf written out as plain arithmetic, so that the
 // compiler can vectorise the loops that call them (a call into libm's expf or
-// erff stops vectorisation: each element then costs a function call).
+// erff prevents vectorisation: each element then costs a function call).
 //
 // Accuracy, measured by tests/test_fastmath.c against libm in double on a
 // dense grid (it asserts these with about 25% headroom):
