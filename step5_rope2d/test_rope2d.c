@@ -18,7 +18,7 @@
 enum { GRID = 8, HD = 32, L = GRID * GRID, Q = HD / 4 };
 static const float BASE = 100.0f;
 
-// q·k in double after q is turned as token iq and k as token ik.
+// q·k in double after q is rotated as token iq and k as token ik.
 static double score(const float *q, const float *k, const float *cos_t, const float *sin_t, int iq, int ik) {
     float qr[HD], kr[HD];
     rope_forward(qr, q, cos_t + iq * HD, sin_t + iq * HD, 1, 1, HD);

@@ -10,14 +10,16 @@
 //
 // The rule. A word is a run of letters, digits, '_' and '-', so names such
 // as --stop-after, TRAIN_STOPPED or turn_table are not the words below.
-// Case does not matter.
+// Case does not matter. In C sources (.c, .h) only the prose is read, the
+// comments and the string literals (help text, printed output): a name in
+// the code, such as a variable `turn` holding an angle, is not a word.
 //   - issue, issues, session, sessions: never (the project has neither).
 //   - "family" and a number (family-25, family 26): never; a machine is
 //     named by its CPU and its cores.
 //   - stop, stops, stopped, stopping: only where the line says what stops,
-//     a run or a program: it names a run (run, runs, runner, running), a
-//     signal (Ctrl-C, signal, SIGINT, SIGSTOP, ...), a checkpoint, --resume
-//     or an exit.
+//     a run or a program: it names a run (run, runs, runner, running, a
+//     sweep, an ablation), a signal (Ctrl-C, signal, SIGINT, SIGSTOP, an
+//     interrupt, a kill), a checkpoint, --resume or an exit.
 //   - turn, turns, turned, turning: only in the project's three senses:
 //     the timing term (calls "take turns", timed "in turns", "per turn",
 //     "each turn", "one turn", "turn about", or a line about medians,
@@ -42,7 +44,8 @@ static const char *const WORDS_TURN[] = { "turn", "turns", "turned", "turning" }
 #define WE "([^a-z0-9_-]|$)"
 static const char *const RE_FAMILY = WB "family[ -]?[0-9]+";
 static const char *const RE_STOP_OK =
-    WB "(runs?|runner|running|ctrl-c|signals?|sig[a-z]+|checkpoints?|--resume|resumes?|resumed|exits?)" WE;
+    WB "(runs?|runner|running|sweep|ablation|ctrl-c|signals?|sig[a-z]+|interrupt[a-z]*|kill[a-z]*|"
+    "checkpoints?|--resume|resumes?|resumed|exits?)" WE;
 static const char *const RE_TURN_OK[] = {
     WB "(in|take|takes|taking|taken|per|each|one|their) turns?" WE "|" WB "turns? about" WE
         "|" WB "(median|rounds?|interleaved)" WE,
@@ -96,6 +99,36 @@ static bool line_hit(Rules *r, const char *line, char *hit, size_t hitlen) {
     return false;
 }
 
+// The prose of one line of C: comments and string literals kept, the code
+// between them blanked. *in_comment carries a /* comment over lines.
+static void c_prose(const char *line, bool *in_comment, char *out) {
+    char in_string = 0;
+    for (size_t i = 0; line[i]; i++) {
+        char c = line[i], next = line[i + 1];
+        bool keep = *in_comment || in_string;
+        if (*in_comment) {
+            if (c == '*' && next == '/') *in_comment = false;
+        } else if (in_string) {
+            if (c == '\\' && next) { out[i] = c; out[i + 1] = next; i++; continue; }
+            if (c == in_string) in_string = 0;
+        } else if (c == '/' && next == '/') {
+            strcpy(out + i, line + i);
+            return;
+        } else if (c == '/' && next == '*') {
+            *in_comment = true;
+        } else if (c == '"' || c == '\'') {
+            in_string = c;
+        }
+        out[i] = keep ? c : ' ';
+    }
+    out[strlen(line)] = '\0';
+}
+
+static bool is_c_source(const char *rel) {
+    size_t n = strlen(rel);
+    return (n > 2 && strcmp(rel + n - 2, ".c") == 0) || (n > 2 && strcmp(rel + n - 2, ".h") == 0);
+}
+
 // Checks one file (path relative to root); reports and counts its hits.
 // A file with a NUL byte is binary and skipped.
 static int check_file(Rules *r, const char *root, const char *rel, FILE *report) {
@@ -112,19 +145,24 @@ static int check_file(Rules *r, const char *root, const char *rel, FILE *report)
     fclose(f);
     text[got] = '\0';
     int hits = 0;
+    char *prose = malloc((size_t)size + 1);
+    ck_assert_ptr_nonnull(prose);
+    bool c_file = is_c_source(rel), in_comment = false;
     if (memchr(text, '\0', got) == NULL) {
         int line_no = 1;
         for (char *line = text; line; line_no++) {
             char *next = strchr(line, '\n');
             if (next) *next++ = '\0';
             char hit[64];
-            if (line_hit(r, line, hit, sizeof hit)) {
+            if (c_file) c_prose(line, &in_comment, prose);
+            if (line_hit(r, c_file ? prose : line, hit, sizeof hit)) {
                 fprintf(report, "%s:%d: \"%s\": %s\n", rel, line_no, hit, line);
                 hits++;
             }
             line = next;
         }
     }
+    free(prose);
     free(text);
     return hits;
 }
@@ -209,6 +247,27 @@ START_TEST(test_rule_allows_the_projects_senses) {
 }
 END_TEST
 
+START_TEST(test_rule_reads_the_prose_of_c) {
+    const char *src =
+        "double turn[2];   // the angle of each pair\n"             // a name: not read
+        "static int session_count;\n"                              // a name: not read
+        "/* a block comment\n"
+        "   from the last session */ int x;\n"                     // line 4: a hit
+        "printf(\"%d s this session\\n\", n);   // output\n"      // line 5: a hit
+        "char q = '\"'; int turn2; // \"quoted\" issue\n";          // line 6: a hit
+    write_text("prog.c", src, strlen(src));
+    char report[2048] = "";
+    FILE *r = fmemopen(report, sizeof report, "w");
+    int files = 0;
+    int hits = check_tree(g_dir, r, &files);
+    fclose(r);
+    ck_assert_int_eq(files, 1);
+    ck_assert_msg(hits == 3, "%s", report);
+    ck_assert_msg(strstr(report, "prog.c:4: \"session\"") && strstr(report, "prog.c:5: \"session\"") &&
+                  strstr(report, "prog.c:6: \"issue\""), "%s", report);
+}
+END_TEST
+
 START_TEST(test_rule_finds_a_work_log) {
     const char *log =
         "fine line\n"
@@ -246,6 +305,7 @@ static Suite *wording_suite(void) {
     tcase_add_checked_fixture(fake, fake_setup, fake_teardown);
     tcase_add_test(fake, test_rule_allows_the_projects_senses);
     tcase_add_test(fake, test_rule_finds_a_work_log);
+    tcase_add_test(fake, test_rule_reads_the_prose_of_c);
     suite_add_tcase(s, fake);
     return s;
 }
