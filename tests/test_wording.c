@@ -132,20 +132,13 @@ static bool is_c_source(const char *rel) {
 // Checks one file (path relative to root); reports and counts its hits.
 // A file with a NUL byte is binary and skipped.
 static int check_file(Rules *r, const char *root, const char *rel, FILE *report) {
-    char path[4096];
+    char path[4096], err[256];
     snprintf(path, sizeof path, "%s/%s", root, rel);
-    FILE *f = fopen(path, "rb");
-    if (!f) return 0;                        // listed by git, deleted in the worktree
-    fseek(f, 0, SEEK_END);
-    long size = ftell(f);
-    rewind(f);
-    char *text = malloc((size_t)size + 1);
-    ck_assert_ptr_nonnull(text);
-    size_t got = fread(text, 1, (size_t)size, f);
-    fclose(f);
-    text[got] = '\0';
+    size_t got;
+    char *text = read_file_all(path, &got, err, sizeof err);
+    if (!text) return 0;                     // listed by git, deleted in the worktree
     int hits = 0;
-    char *prose = malloc((size_t)size + 1);
+    char *prose = malloc(got + 1);
     ck_assert_ptr_nonnull(prose);
     bool c_file = is_c_source(rel), in_comment = false;
     if (memchr(text, '\0', got) == NULL) {
@@ -227,6 +220,18 @@ static void write_text(const char *rel, const char *text, size_t len) {
 static void fake_setup(void) { tmpdir_make(g_dir, sizeof g_dir, "wording"); }
 static void fake_teardown(void) { tmpdir_remove(g_dir); }
 
+// Writes one file into the made-up tree and checks the tree; the report
+// goes into `report`. Returns the hits; *files counts the files read.
+static int check_one_file(const char *rel, const char *text, size_t len, char *report, size_t report_len,
+                          int *files) {
+    write_text(rel, text, len);
+    FILE *r = fmemopen(report, report_len, "w");
+    ck_assert_ptr_nonnull(r);
+    int hits = check_tree(g_dir, r, files);
+    fclose(r);
+    return hits;
+}
+
 START_TEST(test_rule_allows_the_projects_senses) {
     const char *ok =
         "Ctrl-C stops a run; it continues with --resume.\n"
@@ -236,12 +241,9 @@ START_TEST(test_rule_allows_the_projects_senses) {
         "2D RoPE turns q and k; the slowest pair turns 7 degrees.\n"
         "QK-norm keeps it level; without it attention turns one-hot.\n"
         "val_every=0 turns the checks off.\n";
-    write_text("page.md", ok, strlen(ok));
     char report[2048] = "";
-    FILE *r = fmemopen(report, sizeof report, "w");
     int files = 0;
-    int hits = check_tree(g_dir, r, &files);
-    fclose(r);
+    int hits = check_one_file("page.md", ok, strlen(ok), report, sizeof report, &files);
     ck_assert_int_eq(files, 1);
     ck_assert_msg(hits == 0, "%s", report);
 }
@@ -255,12 +257,9 @@ START_TEST(test_rule_reads_the_prose_of_c) {
         "   from the last session */ int x;\n"                     // line 4: a hit
         "printf(\"%d s this session\\n\", n);   // output\n"      // line 5: a hit
         "char q = '\"'; int turn2; // \"quoted\" issue\n";          // line 6: a hit
-    write_text("prog.c", src, strlen(src));
     char report[2048] = "";
-    FILE *r = fmemopen(report, sizeof report, "w");
     int files = 0;
-    int hits = check_tree(g_dir, r, &files);
-    fclose(r);
+    int hits = check_one_file("prog.c", src, strlen(src), report, sizeof report, &files);
     ck_assert_int_eq(files, 1);
     ck_assert_msg(hits == 3, "%s", report);
     ck_assert_msg(strstr(report, "prog.c:4: \"session\"") && strstr(report, "prog.c:5: \"session\"") &&
@@ -277,14 +276,11 @@ START_TEST(test_rule_finds_a_work_log) {
         "done in a later turn\n"                    // 5
         "the work stopped here\n"                   // 6
         "Sessions and Issues, capitalised\n";       // 7
-    write_text("notes.md", log, strlen(log));
     const char binary[] = "issue\0session\n";      // a NUL byte: skipped
     write_text("blob.bin", binary, sizeof binary);
     char report[4096] = "";
-    FILE *r = fmemopen(report, sizeof report, "w");
     int files = 0;
-    int hits = check_tree(g_dir, r, &files);
-    fclose(r);
+    int hits = check_one_file("notes.md", log, strlen(log), report, sizeof report, &files);
     ck_assert_int_eq(files, 2);
     ck_assert_int_eq(hits, 6);
     const char *want[] = { "notes.md:2: \"issue\"", "notes.md:3: \"session\"",
