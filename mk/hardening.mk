@@ -36,7 +36,7 @@ SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-o
 # tests fork the programs, which inherit them):
 #   exitcode=86       a sanitizer finding must not look like one of the
 #                     programs' own exit codes (1 = TRAIN_ERROR, 3, 4 ...)
-#   halt_on_error     stop at the first finding, with a stack
+#   halt_on_error     halt at the first finding, with a stack
 #   detect_leaks=1    LeakSanitizer, with mk/lsan.supp (see there: what is
 #                     suppressed and why)
 # and CK_TIMEOUT_MULTIPLIER=10: Check's per-test timeouts are set for normal

@@ -16,7 +16,7 @@
 #   make docs-figures [RUNS=runs] [RESULTS=results/quick]
 #                             the PNGs the docs embed, into docs/figures/
 #   make sweep-lr [RUNS=runs] [JOBS=1]
-#                             issue 25's lr sweep at the quick preset (baseline,
+#                             docs/beyond.md's lr sweep at the quick preset (baseline,
 #                             QK-norm, all four; two seeds), resumable, into
 #                             RUNS/sweep_lr; `make sweep-figures` draws the
 #                             committed one (results/sweep_lr) for docs/beyond.md
@@ -24,7 +24,7 @@
 #                             the sweep's edge, lr 1.6e-2, with 4 seeds a
 #                             configuration (2 more each), into RUNS/sweep_lr
 #   make budget-swiglu [RUNS=runs] [JOBS=1]
-#                             issue 25's SwiGLU-against-the-budget runs (baseline
+#                             docs/beyond.md's SwiGLU-against-the-budget runs (baseline
 #                             and SwiGLU, 16,000 steps, val MSE every 500, two
 #                             seeds; hours), resumable, into RUNS/budget_swiglu;
 #                             `make budget-figures` draws the committed one

@@ -12,7 +12,7 @@ double table_angle(const float *cos_t, const float *sin_t, int hd, int tok, int 
     return atan2(sin_t[(size_t)tok * hd + 2 * i], cos_t[(size_t)tok * hd + 2 * i]);
 }
 
-// To turn one vector as token l, hand rope_forward row l of the tables and L = 1.
+// To rotate one vector as token l, hand rope_forward row l of the tables and L = 1.
 double rope_score(const float *q, const float *k, const float *cos_t, const float *sin_t,
                   int grid, int hd, int rq, int cq, int rk, int ck) {
     float qr[hd], kr[hd];

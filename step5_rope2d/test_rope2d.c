@@ -18,7 +18,7 @@
 enum { GRID = 8, HD = 32, L = GRID * GRID, Q = HD / 4 };
 static const float BASE = 100.0f;
 
-// q·k in double after q is turned as token iq and k as token ik.
+// q·k in double after q is rotated as token iq and k as token ik.
 static double score(const float *q, const float *k, const float *cos_t, const float *sin_t, int iq, int ik) {
     float qr[HD], kr[HD];
     rope_forward(qr, q, cos_t + iq * HD, sin_t + iq * HD, 1, 1, HD);
@@ -136,14 +136,14 @@ START_TEST(test_base_100_turns_the_slowest_pair) {
     // The slowest row pair, from row 0 to row 7: 7 · base^(-(Q-1)/Q) radians.
     float cos_t[L * HD], sin_t[L * HD];
     const float bases[2] = { 100.0f, 10000.0f };
-    double turn[2];
+    double angle[2];
     for (int b = 0; b < 2; b++) {
         rope2d_tables(cos_t, sin_t, GRID, HD, bases[b], 0);
         int tok = (GRID - 1) * GRID, f = 2 * (Q - 1);
-        turn[b] = atan2(sin_t[tok * HD + f], cos_t[tok * HD + f]);
-        ck_assert_double_eq_tol(turn[b], (GRID - 1) * pow(bases[b], -(double)(Q - 1) / Q), TOL);
+        angle[b] = atan2(sin_t[tok * HD + f], cos_t[tok * HD + f]);
+        ck_assert_double_eq_tol(angle[b], (GRID - 1) * pow(bases[b], -(double)(Q - 1) / Q), TOL);
     }
-    double deg100 = turn[0] * 180 / M_PI, deg10k = turn[1] * 180 / M_PI;
+    double deg100 = angle[0] * 180 / M_PI, deg10k = angle[1] * 180 / M_PI;
     ck_assert_msg(deg100 > 5.0 && deg10k < 0.2, "slowest pair: %.3f deg (100), %.3f deg (10,000)", deg100, deg10k);
 }
 END_TEST

@@ -49,6 +49,7 @@
 // includes nothing above it, io only nn, eval nn and io).
 #include "testutil.h"
 #include "io/paths.h"
+#include "train/trainer.h"
 #include <ctype.h>
 #include <dirent.h>
 #include <regex.h>
@@ -364,30 +365,37 @@ static int by_name(const void *a, const void *b) {
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-// Every page under root: README.md, common/README.md, docs/*.md (sorted).
-// Pages that do not exist are skipped, except README.md. Returns the
-// number of failures; *c and *pages count what was checked.
-static int check_all(const char *root, FILE *report, Counts *c, int *pages) {
-    Lines docs = { 0 };
-    lines_push(&docs, "README.md");
+// The pages under root, relative to it: README.md, common/README.md if it
+// is there, and docs/*.md (sorted).
+static void list_pages(const char *root, Lines *docs) {
+    memset(docs, 0, sizeof *docs);
+    lines_push(docs, "README.md");
     char path[2048];
     snprintf(path, sizeof path, "%s/common/README.md", root);
-    if (access(path, R_OK) == 0) lines_push(&docs, "common/README.md");
+    if (access(path, R_OK) == 0) lines_push(docs, "common/README.md");
     snprintf(path, sizeof path, "%s/docs", root);
     DIR *d = opendir(path);
-    int first_doc = docs.n;
+    int first_doc = docs->n;
     if (d) {
         struct dirent *e;
         while ((e = readdir(d))) {
             size_t k = strlen(e->d_name);
             if (k > 3 && strcmp(e->d_name + k - 3, ".md") == 0) {
                 snprintf(path, sizeof path, "docs/%s", e->d_name);
-                lines_push(&docs, path);
+                lines_push(docs, path);
             }
         }
         closedir(d);
     }
-    qsort(docs.line + first_doc, docs.n - first_doc, sizeof(char *), by_name);
+    qsort(docs->line + first_doc, docs->n - first_doc, sizeof(char *), by_name);
+}
+
+// Every page (list_pages); pages that do not exist are skipped, except
+// README.md. Returns the number of failures; *c and *pages count what was
+// checked.
+static int check_all(const char *root, FILE *report, Counts *c, int *pages) {
+    Lines docs;
+    list_pages(root, &docs);
     int failures = 0;
     memset(c, 0, sizeof *c);
     CommandCache *cache = calloc(1, sizeof *cache);
@@ -397,6 +405,216 @@ static int check_all(const char *root, FILE *report, Counts *c, int *pages) {
     cache_free(cache);
     free(cache);
     lines_free(&docs);
+    return failures;
+}
+
+
+// ---------------------------------------------------------------------------
+// Facts the pages state that the code or the committed files decide.
+//
+// 1. The presets' sizes, against preset_apply's table (common/train/trainer.c).
+//    A page states a preset's size in its prose as "batch B, S steps" (also
+//    "batch B x S steps", "batch B × S steps" or "S steps at batch B"), and
+//    its val_every, in a paragraph that names `val_every`, as "quick 250" or
+//    "tutorial preset 500". The preset is the one the paragraph names last
+//    before the statement ("quick preset", "--preset quick", "PRESET=quick",
+//    "`quick`"), else the one its section's heading names; a statement with
+//    no preset named is about some other run and not checked. "An eighth of
+//    the work" and "eight times the work" must be the tutorial preset's
+//    batch × steps over the quick preset's.
+// 2. Every measured block (<!-- measured: ... -->) names a commit (7 hex
+//    digits) and a machine with its cores ("machine: ... cores").
+// Fenced blocks are not prose: commands and program output are left out.
+
+typedef struct { const char *name; int batch, steps, val_every; } PresetFacts;
+#define N_PRESETS 3
+
+static void preset_facts(PresetFacts f[N_PRESETS]) {
+    static const char *names[N_PRESETS] = { "smoke", "quick", "tutorial" };
+    static const Preset presets[N_PRESETS] = { PRESET_SMOKE, PRESET_QUICK, PRESET_TUTORIAL };
+    for (int i = 0; i < N_PRESETS; i++) {
+        Config c;
+        int ckpt_every;
+        preset_apply(presets[i], &c, &ckpt_every);
+        f[i] = (PresetFacts){ names[i], c.batch, c.steps, c.val_every };
+    }
+}
+
+// The preset a matched name means (its first non-empty group), or -1.
+static int preset_of_match(const char *text, const regmatch_t *g, int n_groups, const PresetFacts *f) {
+    for (int k = 1; k <= n_groups; k++) {
+        if (g[k].rm_so < 0) continue;
+        for (int i = 0; i < N_PRESETS; i++)
+            if ((size_t)(g[k].rm_eo - g[k].rm_so) == strlen(f[i].name) &&
+                strncasecmp(text + g[k].rm_so, f[i].name, strlen(f[i].name)) == 0)
+                return i;
+    }
+    return -1;
+}
+
+// "1,000" -> 1000
+static int parse_number(const char *s, int len) {
+    int v = 0;
+    for (int i = 0; i < len; i++)
+        if (isdigit((unsigned char)s[i])) v = 10 * v + (s[i] - '0');
+    return v;
+}
+
+typedef struct { regex_t name, size_bs, size_sb, val, measured_commit, measured_machine; } FactRules;
+
+static void fact_rules_make(FactRules *r) {
+    const int fl = REG_EXTENDED | REG_ICASE;
+    ck_assert_int_eq(regcomp(&r->name, "(smoke|quick|tutorial)[ -]preset|--preset (smoke|quick|tutorial)"
+                                       "|PRESET=(smoke|quick|tutorial)|`(smoke|quick|tutorial)`", fl), 0);
+    ck_assert_int_eq(regcomp(&r->size_bs, "batch ([0-9][0-9,]*)(,| x| ×) ([0-9][0-9,]*) steps", fl), 0);
+    ck_assert_int_eq(regcomp(&r->size_sb, "([0-9][0-9,]*) steps (each )?at batch ([0-9][0-9,]*)", fl), 0);
+    ck_assert_int_eq(regcomp(&r->val, "(smoke|quick|tutorial)( preset)? ([0-9]([0-9,]*[0-9])?)", fl), 0);
+    ck_assert_int_eq(regcomp(&r->measured_commit, "commit [0-9a-f]{7}", REG_EXTENDED | REG_NOSUB), 0);
+    ck_assert_int_eq(regcomp(&r->measured_machine, "machine:.*cores?", REG_EXTENDED | REG_NOSUB), 0);
+}
+
+static void fact_rules_free(FactRules *r) {
+    regfree(&r->name); regfree(&r->size_bs); regfree(&r->size_sb); regfree(&r->val);
+    regfree(&r->measured_commit); regfree(&r->measured_machine);
+}
+
+// The preset named last in text before offset `before`, or `fallback`.
+static int preset_before(FactRules *r, const char *text, size_t before, int fallback, const PresetFacts *f) {
+    int found = fallback;
+    regmatch_t g[5];
+    for (size_t from = 0; from < before && regexec(&r->name, text + from, 5, g, from ? REG_NOTBOL : 0) == 0;) {
+        if (from + (size_t)g[0].rm_so >= before) break;
+        for (int k = 0; k < 5; k++)
+            if (g[k].rm_so >= 0) { g[k].rm_so += (regoff_t)from; g[k].rm_eo += (regoff_t)from; }
+        int p = preset_of_match(text, g, 4, f);
+        if (p >= 0) found = p;
+        from = (size_t)g[0].rm_eo;
+    }
+    return found;
+}
+
+// Checks the size statements of one paragraph (text, its first line at
+// line_no); returns the failures, counts the statements in *checked.
+static int check_sizes(FactRules *r, const char *doc, int line_no, const char *text, int heading_preset,
+                       const PresetFacts *f, int *checked, FILE *report) {
+    int failures = 0;
+    regex_t *forms[2] = { &r->size_bs, &r->size_sb };
+    for (int form = 0; form < 2; form++) {
+        regmatch_t g[4];
+        for (size_t from = 0; regexec(forms[form], text + from, 4, g, from ? REG_NOTBOL : 0) == 0;
+             from += (size_t)g[0].rm_eo) {
+            const char *t = text + from;
+            int batch = form == 0 ? parse_number(t + g[1].rm_so, g[1].rm_eo - g[1].rm_so)
+                                  : parse_number(t + g[3].rm_so, g[3].rm_eo - g[3].rm_so);
+            int steps = form == 0 ? parse_number(t + g[3].rm_so, g[3].rm_eo - g[3].rm_so)
+                                  : parse_number(t + g[1].rm_so, g[1].rm_eo - g[1].rm_so);
+            int p = preset_before(r, text, from + (size_t)g[0].rm_so, heading_preset, f);
+            if (p < 0) continue;
+            (*checked)++;
+            if (batch != f[p].batch || steps != f[p].steps) {
+                fprintf(report, "%s:%d: says the %s preset is batch %d, %d steps; the code's preset table "
+                        "has batch %d, %d steps\n", doc, line_no, f[p].name, batch, steps, f[p].batch, f[p].steps);
+                failures++;
+            }
+        }
+    }
+    return failures;
+}
+
+// The val_every statements and the eighth of the work, in one paragraph.
+static int check_val_every_and_ratio(FactRules *r, const char *doc, int line_no, const char *text,
+                                     const PresetFacts *f, int *checked, FILE *report) {
+    int failures = 0;
+    if (strstr(text, "val_every")) {
+        regmatch_t g[5];
+        for (size_t from = 0; regexec(&r->val, text + from, 5, g, from ? REG_NOTBOL : 0) == 0;
+             from += (size_t)g[3].rm_eo) {
+            const char *t = text + from;
+            int p = preset_of_match(t, g, 1, f), every = parse_number(t + g[3].rm_so, g[3].rm_eo - g[3].rm_so);
+            (*checked)++;
+            if (p >= 0 && every != f[p].val_every) {
+                fprintf(report, "%s:%d: says the %s preset's val_every is %d; the code's preset table has %d\n",
+                        doc, line_no, f[p].name, every, f[p].val_every);
+                failures++;
+            }
+        }
+    }
+    if (strcasestr(text, "eighth of the work") || strcasestr(text, "eight times the work")) {
+        (*checked)++;
+        double ratio = (double)f[2].batch * f[2].steps / ((double)f[1].batch * f[1].steps);
+        if (ratio != 8.0) {
+            fprintf(report, "%s:%d: says the tutorial preset is eight times the quick preset's work; "
+                    "the code's preset table makes it %.3gx\n", doc, line_no, ratio);
+            failures++;
+        }
+    }
+    return failures;
+}
+
+// One page: its paragraphs and headings outside fenced blocks, and its
+// measured markers. Returns the failures; counts the statements in *checked.
+static int check_page_facts(FactRules *r, const char *root, const char *doc, const PresetFacts *f,
+                            int *checked, FILE *report) {
+    char path[2048];
+    snprintf(path, sizeof path, "%s/%s", root, doc);
+    Lines page;
+    if (lines_read(&page, path) != 0) return 0;
+    int failures = 0, heading_preset = -1, start = 0;
+    size_t cap = 1, len = 0;
+    for (int i = 0; i < page.n; i++) cap += strlen(page.line[i]) + 1;
+    char *para = malloc(cap);
+    ck_assert_ptr_nonnull(para);
+    para[0] = '\0';
+    for (int i = 0; i <= page.n; i++) {
+        const char *line = i < page.n ? page.line[i] : "";
+        int indent, flen, end_indent;
+        char ch, end_ch, text[1024];
+        bool is_fence = (flen = fence(line, &indent, &ch)) > 0, is_heading = line[0] == '#';
+        if (marker(line, "measured", text, sizeof text)) {
+            (*checked)++;
+            if (regexec(&r->measured_commit, text, 0, NULL, 0) || regexec(&r->measured_machine, text, 0, NULL, 0)) {
+                fprintf(report, "%s:%d: a measurement without its commit (7 hex digits) or its machine "
+                        "(\"machine: ... cores\")\n", doc, i + 1);
+                failures++;
+            }
+        }
+        if (!*line || is_fence || is_heading || i == page.n) {   // the paragraph ends
+            if (len > 0) {
+                failures += check_sizes(r, doc, start + 1, para, heading_preset, f, checked, report);
+                failures += check_val_every_and_ratio(r, doc, start + 1, para, f, checked, report);
+            }
+            len = 0;
+            para[0] = '\0';
+            start = i + 1;
+        }
+        if (is_heading) heading_preset = preset_before(r, line, strlen(line), -1, f);
+        if (is_fence) {                          // skip the block
+            i++;
+            while (i < page.n && !(fence(page.line[i], &end_indent, &end_ch) >= flen && end_ch == ch)) i++;
+            start = i + 1;
+            continue;
+        }
+        if (*line && !is_heading) {
+            len += (size_t)snprintf(para + len, cap - len, "%s%s", len ? " " : "", line);
+        }
+    }
+    free(para);
+    lines_free(&page);
+    return failures;
+}
+
+static int check_all_facts(const char *root, FILE *report, int *checked) {
+    PresetFacts f[N_PRESETS];
+    preset_facts(f);
+    FactRules r;
+    fact_rules_make(&r);
+    Lines docs;
+    list_pages(root, &docs);
+    int failures = 0;
+    *checked = 0;
+    for (int i = 0; i < docs.n; i++) failures += check_page_facts(&r, root, docs.line[i], f, checked, report);
+    lines_free(&docs);
+    fact_rules_free(&r);
     return failures;
 }
 
@@ -414,6 +632,17 @@ START_TEST(test_repository_docs) {
     fflush(stdout);
     ck_assert_msg(failures == 0, "%d quoted block(s) no longer match their source (listed above)",
                   failures);
+}
+END_TEST
+
+START_TEST(test_repository_facts) {
+    int checked = 0;
+    int failures = check_all_facts(project_root(), stderr, &checked);
+    printf("docs facts: %d statements of the presets' sizes, val_every and measurements checked; "
+           "%d wrong\n", checked, failures);
+    fflush(stdout);
+    ck_assert_int_ge(checked, 10);
+    ck_assert_msg(failures == 0, "%d statement(s) disagree with the code (listed above)", failures);
 }
 END_TEST
 
@@ -696,12 +925,44 @@ START_TEST(test_checker_finds_output_drift) {
 }
 END_TEST
 
+// The facts checker on a made-up page, against the real preset table.
+START_TEST(test_facts_checker) {
+    write_text("docs/page.md",
+               "# A page\n\n"
+               "The quick preset (batch 64, 1,000 steps) and PRESET=tutorial, 4,000 steps at batch 128.\n\n"
+               "Some run of batch 32, 500 steps names no preset.\n\n"
+               "The quick preset trains batch 128, 4,000 steps.\n\n"          // line 7: wrong
+               "## The tutorial preset\n\n"
+               "Batch 64, 1,000 steps.\n\n"                                   // line 11: wrong (heading)
+               "The config key `val_every` (quick preset 250, tutorial 250).\n\n"   // line 13: tutorial wrong
+               "A quick-preset run is an eighth of the work.\n\n"
+               "```\n"
+               "quick preset: batch 1, 2 steps (a block: not prose)\n"
+               "```\n"
+               "<!-- measured: a command; commit abc1234; machine: AMD EPYC, 2 cores -->\n"
+               "<!-- measured: a command; on some machine -->\n");            // line 21: no commit
+    char report[4096] = "";
+    FILE *r = fmemopen(report, sizeof report, "w");
+    ck_assert_ptr_nonnull(r);
+    int checked = 0;
+    int failures = check_all_facts(g_dir, r, &checked);
+    fclose(r);
+    ck_assert_msg(failures == 4, "%s", report);
+    ck_assert_int_eq(checked, 9);   // 4 sizes, 2 val_every, the eighth, 2 measurements
+    ck_assert_msg(strstr(report, "docs/page.md:7: says the quick preset is batch 128, 4000 steps"), "%s", report);
+    ck_assert_msg(strstr(report, "docs/page.md:11: says the tutorial preset is batch 64, 1000 steps"), "%s", report);
+    ck_assert_msg(strstr(report, "docs/page.md:13: says the tutorial preset's val_every is 250"), "%s", report);
+    ck_assert_msg(strstr(report, "docs/page.md:21: a measurement without its commit"), "%s", report);
+}
+END_TEST
+
 static Suite *docs_suite(void) {
     Suite *s = suite_create("docs");
     TCase *own = tcase_create("repository");
     tcase_add_test(own, test_repository_docs);
     tcase_set_timeout(own, 600);   // the docs' commands run: step 4's timings take seconds
     tcase_add_test(own, test_layering);
+    tcase_add_test(own, test_repository_facts);
     suite_add_tcase(s, own);
     TCase *fake = tcase_create("checker");
     tcase_add_checked_fixture(fake, fake_setup, fake_teardown);
@@ -713,6 +974,7 @@ static Suite *docs_suite(void) {
     tcase_add_test(fake, test_checker_reads_python);
     tcase_add_test(fake, test_checker_reruns_outputs);
     tcase_add_test(fake, test_checker_finds_output_drift);
+    tcase_add_test(fake, test_facts_checker);
     suite_add_tcase(s, fake);
     return s;
 }

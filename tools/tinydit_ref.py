@@ -444,13 +444,13 @@ def cmd_bench(a):
     models = {name: TinyDiT(dict(DEFAULTS, **v)) for name, v in VARIANTS.items()}
     opts = {name: torch.optim.AdamW(m.parameters(), lr=3e-4) for name, m in models.items()}
     times = {name: [] for name in models}
-    for turn in range(a.steps):
+    for rnd in range(a.steps):
         for name, model in models.items():
             start = time.perf_counter()
             opts[name].zero_grad()
             flow_loss(model, x1, torch.randn_like(x1), torch.rand(a.batch))[0].backward()
             opts[name].step()
-            if turn >= 2:   # the first two turns warm up
+            if rnd >= 2:   # the first two rounds warm up
                 times[name].append(time.perf_counter() - start)
     median = {name: 1000 * sorted(ts)[len(ts) // 2] for name, ts in times.items()}
     for name, ms in median.items():

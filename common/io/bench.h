@@ -38,8 +38,8 @@ typedef struct {
 // rounds; in each round every function runs `calls` times back to back (one
 // turn) and the turn's time / calls is that round's time per call. Writes the
 // median over the timed rounds, in milliseconds per call, to median_ms[i].
-// Use `calls` to make a turn last about a millisecond or more, so the clock's
-// resolution and the loop overhead do not matter. rounds <= 1000.
+// Use `calls` to make each function's share of a round last a millisecond
+// or more, so the clock's resolution and the loop overhead do not matter. rounds <= 1000.
 void bench_interleaved(const BenchFn *fns, int n, int warmup, int rounds, int calls,
                        double *median_ms);
 

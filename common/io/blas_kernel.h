@@ -1,8 +1,8 @@
 // blas_kernel.h: make OpenBLAS use the fast kernels on CPUs it does not know.
 //
 // OpenBLAS picks its matrix kernels from the CPU's model number. A CPU newer
-// than the library (Debian 12's OpenBLAS 0.3.21 on this project's Xeon,
-// family 6 model 207) gets the oldest x86-64 kernels, "Prescott", and
+// than the library (Debian 12's OpenBLAS 0.3.21 on an Intel
+// Xeon of the Emerald Rapids generation) gets the oldest x86-64 kernels, "Prescott", and
 // cblas_sgemm runs about 3x slower than it could (docs/performance.md). The
 // library reads its choice once, from OPENBLAS_CORETYPE, when it is loaded,
 // before main() runs, so the only cure from inside a program is to start it

@@ -219,7 +219,7 @@ static int read_header_length(const uint8_t *buf, size_t len, const char *src, u
 
 // The n-byte JSON header at text (not NUL-terminated in the file) parsed;
 // NULL with a message. After the JSON only padding may follow: spaces (the
-// reference pads with spaces), or other JSON whitespace. A NUL byte stops
+// reference pads with spaces), or other JSON whitespace. A NUL byte ends
 // cJSON early and is caught here too.
 static cJSON *parse_header_json(const uint8_t *header, uint64_t n, const char *src, char *err, size_t errlen) {
     char *text = malloc((size_t)n + 1);

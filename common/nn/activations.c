@@ -12,7 +12,7 @@
 // GELU'(x) = Φ(x) + x · φ(x), φ(x) = e^(−x²/2) / √(2π) the normal density.
 //
 // The reference versions say exactly that with libm's erff and expf. The
-// fast versions compute the same with fastmath.h, which the compiler turns
+// fast versions compute the same with fastmath.h, which the compiler vectorises
 // into vector code; note that e^(−x²/2) serves both erf and φ.
 void gelu_forward_reference(float *out, const float *inp, size_t n) {
     for (size_t i = 0; i < n; i++) {

@@ -68,7 +68,7 @@ void pos_add_backward(float *dpos_row, float *dpos_col, const float *dh, int N, 
 // ---------------------------------------------------------------------------
 // Timestep features: F/2 frequencies from 1 down to 1/10000 (geometric), each
 // giving a cosine and a sine of 1000·t. t in [0, 1] is stretched to [0, 1000]
-// so the fast waves turn many times across the range. In double: 1000·t·f
+// so the fast waves wrap around many times across the range. In double: 1000·t·f
 // reaches 1000, where float32 would lose the 5th digit of the angle.
 void timestep_embedding(float *e, const float *t, int N, int F) {
     int half = F / 2;

@@ -1,6 +1,6 @@
 // fastmath.h: exp and erf written out as plain arithmetic, so that the
 // compiler can vectorise the loops that call them (a call into libm's expf or
-// erff stops vectorisation: each element then costs a function call).
+// erff prevents vectorisation: each element then costs a function call).
 //
 // Accuracy, measured by tests/test_fastmath.c against libm in double on a
 // dense grid (it asserts these with about 25% headroom):
@@ -28,7 +28,7 @@
 // handed back unchanged at the end. Every `?:` here is a select, not a jump,
 // once gcc may assume that comparisons do not trap: mk/common.mk passes
 // -fno-trapping-math for that. Without it these loops compile to scalar code
-// with branches, several times slower (docs/performance.md).
+// with branches (docs/performance.md says how to check the vector code).
 static inline float exp_fast(float x) {
     int is_nan = x != x;
     float xin = x;

@@ -541,8 +541,8 @@ static void embed_backward(Model *m, Activations *a, BackwardScratch *s, Dims d)
 // blocks share one set of buffers, which would otherwise still hold the
 // gradients of the block after them.
 // At the default size that is about 120 MB a step, split over the threads:
-// one thread clearing it while the other waited took 8% of a 2-thread step
-// (perf, docs/performance.md).
+// on one thread, with the other waiting, it showed in perf as a serial pass
+// of its own.
 #define CLEAR_CHUNK 65536   // floats per task
 static void clear(float *x, size_t n) {
     long chunks = (long)((n + CLEAR_CHUNK - 1) / CLEAR_CHUNK);

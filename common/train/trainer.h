@@ -30,7 +30,7 @@ typedef struct {
     bool resume;            // continue a stopped run from its checkpoint
     int ckpt_every;         // steps between checkpoints
     bool scorecard;         // compute val MSE and probe-FD at the end
-    int stop_after;         // stop (as if killed) after this step; 0 = never. For tests.
+    int stop_after;         // end the run (as if killed) after this step; 0 = never. For tests.
 } TrainOptions;
 
 const char *preset_name(Preset p);
