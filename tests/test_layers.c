@@ -291,15 +291,16 @@ typedef struct {
 
 static double normmod_f(void *p) {
     NormModCtx *c = p;
-    norm_modulate_forward(c->out, c->rms ? NULL : c->mean, c->rstd, c->x, c->ada + c->sh_off,
+    norm_modulate_forward(c->out, c->rms ? NORM_ROWS_RMSNORM : NORM_ROWS_LAYERNORM, c->mean, c->rstd,
+                          c->x, c->ada + c->sh_off,
                           c->ada + c->sc_off, c->N, c->L, c->D, c->stride, EPS);
     return dot(c->out, c->w, (size_t)c->N * c->L * c->D);
 }
 
 static void normmod_backward(NormModCtx *c, float *dx, float *dada) {
     normmod_f(c);   // fresh statistics for the unperturbed input
-    norm_modulate_backward(dx, dada + c->sh_off, dada + c->sc_off, c->w, c->x, c->rms ? NULL : c->mean,
-                           c->rstd, c->ada + c->sc_off, c->N, c->L, c->D, c->stride);
+    norm_modulate_backward(dx, dada + c->sh_off, dada + c->sc_off, c->w,
+                           c->rms ? NORM_ROWS_RMSNORM : NORM_ROWS_LAYERNORM, c->x, c->mean, c->rstd, c->ada + c->sc_off, c->N, c->L, c->D, c->stride);
 }
 
 static void check_norm_modulate(int rms) {
@@ -372,9 +373,10 @@ START_TEST(test_norm_modulate_matches_parts) {
         if (rms) rmsnorm_backward(dxr, NULL, dn, x, rstd, NULL, (int)R, D);
         else layernorm_backward(dxr, dn, x, mean, rstd, (int)R, D);
         // fused
-        norm_modulate_forward(out, rms ? NULL : mean2, rstd2, x, ada, ada + D, N, L, D, S, EPS);
+        NormRows kind = rms ? NORM_ROWS_RMSNORM : NORM_ROWS_LAYERNORM;
+        norm_modulate_forward(out, kind, mean2, rstd2, x, ada, ada + D, N, L, D, S, EPS);
         memset(dx, 0, nx * sizeof(float)); memset(dada, 0, na * sizeof(float));
-        norm_modulate_backward(dx, dada, dada + D, dy, x, rms ? NULL : mean2, rstd2, ada + D, N, L, D, S);
+        norm_modulate_backward(dx, dada, dada + D, dy, kind, x, mean2, rstd2, ada + D, N, L, D, S);
         expect_close(name, out, ref, nx);
         expect_close(name, rstd2, rstd, R);
         if (!rms) expect_close(name, mean2, mean, R);
@@ -846,9 +848,10 @@ static void all_layers(Record *r, int threads) {
     rec(r, "modulate forward", y, NLD); rec(r, "modulate dx", dx, NLD);
     rec(r, "modulate dshift/dscale", dada, (size_t)N * 4 * D);
     for (int rms = 0; rms < 2; rms++) {
-        norm_modulate_forward(y, rms ? NULL : st_a, st_b, x, ada, ada + D, N, L, D, 4 * D, EPS);
+        NormRows kind = rms ? NORM_ROWS_RMSNORM : NORM_ROWS_LAYERNORM;
+        norm_modulate_forward(y, kind, st_a, st_b, x, ada, ada + D, N, L, D, 4 * D, EPS);
         memset(dx, 0, NLD * sizeof(float)); memset(dada, 0, (size_t)N * 4 * D * sizeof(float));
-        norm_modulate_backward(dx, dada, dada + D, dy, x, rms ? NULL : st_a, st_b, ada + D, N, L, D, 4 * D);
+        norm_modulate_backward(dx, dada, dada + D, dy, kind, x, st_a, st_b, ada + D, N, L, D, 4 * D);
         rec(r, rms ? "rmsnorm+modulate forward" : "layernorm+modulate forward", y, NLD);
         rec(r, rms ? "rmsnorm+modulate dx" : "layernorm+modulate dx", dx, NLD);
         rec(r, rms ? "rmsnorm+modulate dshift/dscale" : "layernorm+modulate dshift/dscale", dada,
