@@ -959,39 +959,52 @@ END_TEST
 
 static void one_thread(void) { omp_set_num_threads(1); }
 
-int main(void) {
-    Suite *s = suite_create("layers");
-    TCase *tc = tcase_create("layers");
+// One test case per layer and direction, so that `make grade`
+// (scripts/grade.sh) runs the checks of one exercise by name (CK_RUN_CASE).
+static TCase *layer_case(Suite *s, const char *name) {
+    TCase *tc = tcase_create(name);
     tcase_set_timeout(tc, 20);
     tcase_add_checked_fixture(tc, one_thread, NULL);
-    tcase_add_test(tc, test_linear_grad_bias);
-    tcase_add_test(tc, test_linear_grad_nobias);
-    tcase_add_test(tc, test_linear_matches_naive);
-    tcase_add_test(tc, test_layernorm_grad);
-    tcase_add_test(tc, test_rmsnorm_grad);
-    tcase_add_test(tc, test_rmsnorm_gain_grad);
-    tcase_add_test(tc, test_norm_statistics);
-    tcase_add_test(tc, test_norm_zero_row);
-    tcase_add_test(tc, test_modulate_grad);
-    tcase_add_test(tc, test_layernorm_modulate_grad);
-    tcase_add_test(tc, test_rmsnorm_modulate_grad);
-    tcase_add_test(tc, test_norm_modulate_matches_parts);
-    tcase_add_test(tc, test_gelu_grad);
-    tcase_add_test(tc, test_silu_grad);
-    tcase_add_test(tc, test_swiglu_grad);
-    tcase_add_test(tc, test_activation_values);
-    tcase_add_test(tc, test_rope_grad);
-    tcase_add_test(tc, test_rope_tables);
-    tcase_add_test(tc, test_qk_norm_grad);
-    tcase_add_test(tc, test_attention_grad_plain);
-    tcase_add_test(tc, test_attention_grad_qknorm);
-    tcase_add_test(tc, test_attention_grad_rope);
-    tcase_add_test(tc, test_attention_grad_both);
-    tcase_add_test(tc, test_patchify_order);
-    tcase_add_test(tc, test_patchify_roundtrip);
-    tcase_add_test(tc, test_pos_add_grad);
-    tcase_add_test(tc, test_timestep_embedding);
     suite_add_tcase(s, tc);
+    return tc;
+}
+
+int main(void) {
+    Suite *s = suite_create("layers");
+    TCase *linear = layer_case(s, "linear");
+    tcase_add_test(linear, test_linear_grad_bias);
+    tcase_add_test(linear, test_linear_grad_nobias);
+    tcase_add_test(linear, test_linear_matches_naive);
+    TCase *norm_fwd = layer_case(s, "norm_forward");
+    tcase_add_test(norm_fwd, test_norm_statistics);
+    tcase_add_test(norm_fwd, test_norm_zero_row);
+    TCase *norm_bwd = layer_case(s, "norm_backward");
+    tcase_add_test(norm_bwd, test_layernorm_grad);
+    tcase_add_test(norm_bwd, test_rmsnorm_grad);
+    tcase_add_test(norm_bwd, test_rmsnorm_gain_grad);
+    tcase_add_test(norm_bwd, test_layernorm_modulate_grad);
+    tcase_add_test(norm_bwd, test_rmsnorm_modulate_grad);
+    TCase *modulate = layer_case(s, "modulate");
+    tcase_add_test(modulate, test_modulate_grad);
+    tcase_add_test(modulate, test_norm_modulate_matches_parts);
+    tcase_add_test(layer_case(s, "activation_forward"), test_activation_values);
+    TCase *act_bwd = layer_case(s, "activation_backward");
+    tcase_add_test(act_bwd, test_gelu_grad);
+    tcase_add_test(act_bwd, test_silu_grad);
+    tcase_add_test(act_bwd, test_swiglu_grad);
+    tcase_add_test(layer_case(s, "rope_forward"), test_rope_tables);
+    tcase_add_test(layer_case(s, "rope_backward"), test_rope_grad);
+    tcase_add_test(layer_case(s, "qk_norm"), test_qk_norm_grad);
+    TCase *attention = layer_case(s, "attention");
+    tcase_add_test(attention, test_attention_grad_plain);
+    tcase_add_test(attention, test_attention_grad_qknorm);
+    tcase_add_test(attention, test_attention_grad_rope);
+    tcase_add_test(attention, test_attention_grad_both);
+    TCase *embed = layer_case(s, "embed");
+    tcase_add_test(embed, test_patchify_order);
+    tcase_add_test(embed, test_patchify_roundtrip);
+    tcase_add_test(embed, test_pos_add_grad);
+    tcase_add_test(embed, test_timestep_embedding);
     TCase *tt = tcase_create("threads");
     tcase_set_timeout(tt, 20);
     tcase_add_test(tt, test_thread_invariance);

@@ -22,6 +22,12 @@
 // speed only, never a result's bits.
 #define OMP_MIN_FLOATS 32768
 
+// What an exercise's body becomes in the workbook (`make exercises`,
+// docs/exercises.md): a message naming the exercise, then abort(). The
+// reference code never calls it; the bodies between `EXERCISE(name) begin`
+// and `EXERCISE end` lines are what scripts/exercises.sh replaces.
+_Noreturn void exercise_not_written(const char *name);
+
 // ----------------------------------------------------------------------------
 // Linear: out = inp · Wᵀ + b.  inp (R, IC), weight (OC, IC), bias (OC), out (R, OC)
 void linear_forward(float *out, const float *inp, const float *weight, const float *bias,

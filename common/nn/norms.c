@@ -2,8 +2,6 @@
 // parameters for the block norms: adaLN supplies scale and shift), and the
 // adaLN modulation x·(1 + scale) + shift that follows every norm.
 #include <math.h>
-#include <stdio.h>    // the exercises' stubs (make exercises)
-#include <stdlib.h>
 #include "layers.h"
 
 // ---------------------------------------------------------------------------
