@@ -513,15 +513,8 @@ static void check_smoke(const char *name, const char *const *sets) {
     free(x1); free(x0);
 }
 
-START_TEST(test_smoke_baseline) { check_smoke("baseline", VARIANTS[0].sets); }
-END_TEST
-START_TEST(test_smoke_rmsnorm) { check_smoke("rmsnorm", VARIANTS[1].sets); }
-END_TEST
-START_TEST(test_smoke_qknorm) { check_smoke("qk_norm", VARIANTS[2].sets); }
-END_TEST
-START_TEST(test_smoke_swiglu) { check_smoke("swiglu", VARIANTS[3].sets); }
-END_TEST
-START_TEST(test_smoke_rope2d) { check_smoke("rope2d", VARIANTS[4].sets); }
+// _i: the variant (a loop test, one test case per variant: see main)
+START_TEST(test_smoke) { check_smoke(VARIANTS[_i].name, VARIANTS[_i].sets); }
 END_TEST
 
 // ===========================================================================
@@ -605,10 +598,8 @@ int main(void) {
     tcase_add_test(sampler, test_sampler_constant_baseline);
     tcase_add_test(sampler, test_sampler_constant_allfour);
     tcase_add_test(tc, test_summary);
-    tcase_add_test(add_case(s, "smoke_baseline", 60), test_smoke_baseline);
-    tcase_add_test(add_case(s, "smoke_rmsnorm", 60), test_smoke_rmsnorm);
-    tcase_add_test(add_case(s, "smoke_qknorm", 60), test_smoke_qknorm);
-    tcase_add_test(add_case(s, "smoke_swiglu", 60), test_smoke_swiglu);
-    tcase_add_test(add_case(s, "smoke_rope2d", 60), test_smoke_rope2d);
+    // smoke_baseline, smoke_rmsnorm, smoke_qknorm, smoke_swiglu, smoke_rope2d
+    const char *smoke[] = { "smoke_baseline", "smoke_rmsnorm", "smoke_qknorm", "smoke_swiglu", "smoke_rope2d" };
+    for (int v = 0; v < 5; v++) tcase_add_loop_test(add_case(s, smoke[v], 60), test_smoke, v, v + 1);
     return run_suite(s);
 }
