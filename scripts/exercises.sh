@@ -10,8 +10,8 @@
 # so the reference bodies can be put back, byte for byte.
 #
 #   scripts/exercises.sh list                  name and file:line of every exercise
-#   scripts/exercises.sh stub FILE BODIES      FILE with its bodies stubbed, to stdout;
-#                                              the bodies are appended to BODIES
+#   scripts/exercises.sh stub FILE BODIES [NAME]  FILE with its bodies (or only NAME's)
+#                                              stubbed, to stdout; they are appended to BODIES
 #   scripts/exercises.sh restore FILE BODIES   FILE with the bodies of BODIES put back, to stdout
 #   scripts/exercises.sh workbook DIR BODIES   a copy of the project (its tracked and new
 #                                              files) in DIR, every exercise stubbed there;
@@ -38,10 +38,12 @@ list() {
 }
 
 # The body lines go to BODIES between "@@ name" and "@@ end" lines.
+# With a third argument, only that exercise; the others stay as they are.
 stub() {
-    awk -v bodies="$2" -v file="$1" "
+    awk -v bodies="$2" -v file="$1" -v only="${3:-}" "
         /$BEGIN_RE/ { if (inside) { print file \": exercise \" name \" has no end line\" > \"/dev/stderr\"; exit 1 }
                       name = \$0; sub(/.*EXERCISE\\(/, \"\", name); sub(/\\).*/, \"\", name)
+                      if (only != \"\" && name != only) { print; next }
                       indent = \$0; sub(/\\/\\/.*/, \"\", indent)
                       print; print indent \"exercise_not_written(\\\"\" name \"\\\");\"
                       print \"@@ \" name >> bodies; inside = 1; next }
@@ -90,7 +92,9 @@ workbook() {
 cmd=$1; shift
 case $cmd in
     list)     [ $# -eq 0 ] || usage; list ;;
-    stub)     [ $# -eq 2 ] || usage; [ -f "$1" ] || die "no file $1"; stub "$1" "$2" ;;
+    stub)     [ $# -eq 2 ] || [ $# -eq 3 ] || usage; [ -f "$1" ] || die "no file $1"
+              if [ $# -eq 3 ]; then grep -q "EXERCISE($3) begin" "$1" || die "no exercise $3 in $1"; fi
+              stub "$@" ;;
     restore)  [ $# -eq 2 ] || usage; [ -f "$1" ] || die "no file $1"; [ -f "$2" ] || die "no file $2"; restore "$1" "$2" ;;
     workbook) [ $# -eq 2 ] || usage; workbook "$1" "$2" ;;
     *)        usage ;;

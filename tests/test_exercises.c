@@ -8,10 +8,14 @@
 //   3. The markers round-trip: the workbook with the reference bodies put
 //      back (scripts/exercises.sh restore) is the project, byte for byte,
 //      every file of it.
-//   4. The tools refuse what they cannot do: an unknown exercise or step,
+//   4. One exercise at a time: the project with only that body stubbed
+//      fails that exercise's grade on its own stub, so each grade depends
+//      on its own exercise and not only on the ones before it.
+//   5. The tools refuse what they cannot do: an unknown exercise or step,
 //      a workbook folder that exists already.
 // The workbook is built from scratch (the library and the four test
-// programs the grader runs): about half a minute on two cores.
+// programs the grader runs), then once more per exercise, a file at a
+// time: about a minute on two cores.
 #include <sys/stat.h>
 #include "io/paths.h"
 #include "testutil.h"
@@ -133,7 +137,28 @@ START_TEST(test_workbook_fails_and_round_trips) {
                   "(exit %d):\n%s", st, out);
     free(out);
 
-    // 4. refusals: an existing workbook folder, unknown names, an unknown step
+    // 4. one exercise at a time, in the restored workbook. Built with -O1:
+    // each round compiles the grader's test programs again, most of the
+    // round's time at -O3, and every check has tolerances that -O1's other
+    // roundings stay well inside.
+    for (int i = 0; i < n; i++) {
+        char file[256] = "";
+        const char *at = strstr(listing, names[i]);
+        ck_assert_msg(at && sscanf(at + strlen(names[i]), " %255[^:]", file) == 1, "%s", listing);
+        snprintf(cmd, sizeof cmd,
+                 "scripts/exercises.sh stub %s '%s/one.txt' %s > '%s/%s' && cd '%s' && "
+                 "env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -j2 OPT=-O1 grade-programs && "
+                 "scripts/grade.sh %s; st=$?; cp '%s/%s' '%s/%s'; exit $st",
+                 file, dir, names[i], wb, file, wb, names[i], project_root(), file, wb, file);
+        st = run_in(project_root(), cmd, log, &out);
+        char want_stub[128];
+        snprintf(want_stub, sizeof want_stub, "FAIL: %s: not written yet", names[i]);
+        ck_assert_msg(st == 1 && strstr(out, want_stub), "with only %s stubbed, its grade "
+                      "(exit %d, want 1) does not fail on its stub:\n%s", names[i], st, out);
+        free(out);
+    }
+
+    // 5. refusals: an existing workbook folder, unknown names, an unknown step
     snprintf(cmd, sizeof cmd, "scripts/exercises.sh workbook '%s' '%s'", wb, bodies);
     ck_assert_int_eq(run_in(project_root(), cmd, log, &out), 1);
     ck_assert_msg(strstr(out, "exists already"), "%s", out);
