@@ -13,13 +13,14 @@
 #   scripts/exercises.sh stub FILE BODIES [NAME]  FILE with its bodies (or only NAME's)
 #                                              stubbed, to stdout; they are appended to BODIES
 #   scripts/exercises.sh restore FILE BODIES   FILE with the bodies of BODIES put back, to stdout
-#   scripts/exercises.sh workbook DIR BODIES   a copy of the project (its tracked and new
-#                                              files) in DIR, every exercise stubbed there;
-#                                              the reference bodies written to BODIES
+#   scripts/exercises.sh workbook DIR BODIES   a copy of the project's files in DIR, every
+#                                              exercise stubbed there; the reference
+#                                              bodies written to BODIES
+#   scripts/exercises.sh files                 the project's files, one a line, NUL-free
 # Run from the project root. Exit 0, or 1 with a message on stderr.
 set -eu
 
-usage() { sed -n '12,19p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 1; }
+usage() { sed -n '12,20p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 1; }
 die() { echo "exercises.sh: $*" >&2; exit 1; }
 
 # The files that hold exercises, in a stable order.
@@ -69,18 +70,26 @@ restore() {
     " "$1"
 }
 
-# A copy of the working tree (tracked files and new ones git does not
-# ignore), so the workbook is the project as it stands, then the stubs.
+# The project's files: in a git checkout, the tracked ones and the new ones
+# git does not ignore (a tracked file deleted in the working tree is left
+# out); elsewhere (a copy without .git, as `make sanitize` makes) every file
+# but the build products, the runs, the data and a workbook.
+files() {
+    if command -v git >/dev/null && [ -d .git ] || [ -f .git ]; then
+        git ls-files --cached --others --exclude-standard | while IFS= read -r f; do
+            [ -f "$f" ] && printf '%s\n' "$f"; done
+    else
+        find . \( -path ./build -o -path ./runs -o -path ./data -o -path ./workbook \) -prune -o \
+            -type f ! -name '*.o' -print | sed 's|^\./||' | LC_ALL=C sort
+    fi
+}
+
+# A copy of the project as it stands (files, above), then the stubs.
 workbook() {
     dir=$1 bodies=$2
     [ -e "$dir" ] && die "$dir exists already: remove it, or name another folder (WORKBOOK=dir)"
-    command -v git >/dev/null && git rev-parse --show-toplevel >/dev/null 2>&1 ||
-        die "needs git and a git checkout, to know which files belong to the project"
     mkdir -p "$dir"
-    # (a tracked file deleted in the working tree is left out)
-    git ls-files -z --cached --others --exclude-standard |
-        xargs -0 sh -c 'for f; do [ -f "$f" ] && printf "%s\0" "$f"; done; true' sh |
-        tar --null -T - -cf - | tar -C "$dir" -xf -
+    files | tar -T - -cf - | tar -C "$dir" -xf -
     : > "$bodies"
     for f in $(exercise_files); do
         stub "$f" "$bodies" > "$dir/$f.tmp" && mv "$dir/$f.tmp" "$dir/$f"
@@ -97,5 +106,6 @@ case $cmd in
               stub "$@" ;;
     restore)  [ $# -eq 2 ] || usage; [ -f "$1" ] || die "no file $1"; [ -f "$2" ] || die "no file $2"; restore "$1" "$2" ;;
     workbook) [ $# -eq 2 ] || usage; workbook "$1" "$2" ;;
+    files)    [ $# -eq 0 ] || usage; files ;;
     *)        usage ;;
 esac
