@@ -24,6 +24,8 @@ set -u
 
 # name             step   forward                         backward                          parity                 smoke
 EXERCISES='
+euler_step         model  test_model:sampler              -                                 golden:baseline        -
+adamw_update       model  test_adamw:update               -                                 golden:baseline        test_model:smoke_baseline
 rmsnorm_forward    2      test_layers:norm_forward        test_layers:norm_backward         test_parity:norms      test_model:smoke_rmsnorm
 rmsnorm_backward   2      test_layers:norm_forward        test_layers:norm_backward         test_parity:norms      test_model:smoke_rmsnorm
 qk_norm_backward   3      -                               test_layers:qk_norm               test_parity:attention  test_model:smoke_qknorm
@@ -31,8 +33,6 @@ swiglu_forward     4      test_layers:activation_forward  test_layers:activation
 swiglu_backward    4      test_layers:activation_forward  test_layers:activation_backward   test_parity:ffns       test_model:smoke_swiglu
 rope2d_tables      5      test_layers:rope_forward        -                                 test_parity:rope       test_model:smoke_rope2d
 rope_backward      5      test_layers:rope_forward        test_layers:rope_backward         test_parity:rope       test_model:smoke_rope2d
-adamw_update       model  test_adamw:update               -                                 golden:baseline        test_model:smoke_baseline
-euler_step         model  test_model:sampler              -                                 golden:baseline        -
 '
 
 usage() { sed -n '15,20p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
