@@ -19,12 +19,13 @@ TEST_SRC := $(wildcard tests/test_*.c)
 TESTS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 GOLDEN_DIR ?= tests/golden
 
-.PHONY: all lib check golden golden-files layer-files replay clean deps tests tools tutorial $(STEP_TARGETS)
+.PHONY: all lib check golden golden-files layer-files replay clean deps tests tools tutorial \
+        exercises grade grade-programs $(STEP_TARGETS)
 # step1_scorecard -> step1, step2_rmsnorm -> step2, ...
 STEP_TARGETS := $(foreach s,$(STEPS),$(firstword $(subst _, ,$(s))))
 all: lib tests tools $(STEP_TARGETS)
 lib: $(LIB)
-tests: $(TESTS)
+tests: $(TESTS) $(BUILD)/tests/golden_check
 
 # make check: the library's tests, then each step folder's tests. Everything
 # is built first: tests/test_tutorial.c runs `make tutorial` in a copy of it.
@@ -74,6 +75,23 @@ layer-files:
 	    echo "make layer-files: PyTorch is not installed (no python3 can import torch)."; \
 	    echo "Install it with:  apt-get install python3-torch"; exit 1; fi
 	$(TORCH_PYTHON) tools/tinydit_ref.py layers $(GOLDEN_DIR)/layers
+
+# make exercises: a workbook, a copy of the project in WORKBOOK (default
+# workbook/, ignored by git) where every exercise's body (the lines between
+# `EXERCISE(name) begin` and `EXERCISE end` in common/nn) is a stub that says
+# "not written yet" and aborts; docs/exercises.md is the guide. The reference
+# bodies are kept in build/exercises/ (scripts/exercises.sh restore puts
+# them back). make grade: every exercise graded with the tests
+# (scripts/grade.sh); `make grade` in a step folder grades that step's.
+WORKBOOK ?= workbook
+exercises:
+	@mkdir -p $(BUILD)/exercises
+	scripts/exercises.sh workbook $(WORKBOOK) $(BUILD)/exercises/reference_bodies.txt
+
+GRADE_PROGRAMS := $(addprefix $(BUILD)/tests/,test_layers test_parity test_adamw test_model golden_check)
+grade-programs: $(GRADE_PROGRAMS)
+grade: $(GRADE_PROGRAMS)
+	@scripts/grade.sh --times $(if $(GRADE_STEP),--step $(GRADE_STEP))
 
 # make replay: C against PyTorch step by step. build/tools/trace_steps writes
 # the first TRACE_STEPS steps of the run `step6_ablation train --preset PRESET

@@ -13,7 +13,7 @@ STEP_TEST_SRC := $(wildcard test_*.c)
 STEP_TESTS := $(patsubst %.c,$(BUILD)/$(NAME)/%,$(STEP_TEST_SRC))
 STEP_SRC := $(filter-out main.c $(STEP_TEST_SRC),$(wildcard *.c))
 
-.PHONY: step$(STEP) check clean all
+.PHONY: step$(STEP) check clean all grade
 all: step$(STEP)
 step$(STEP): $(NAME)
 
@@ -27,6 +27,10 @@ $(BUILD)/$(NAME)/%: %.c $(STEP_SRC) $(wildcard $(ROOT)/tests/*.h) $(LIB)
 # the tests may run the step's own program, so it is built first
 check: $(NAME) $(STEP_TESTS)
 	@set -e; for t in $(STEP_TESTS); do echo "== $$t"; $$t; done
+
+# this step's exercises graded (docs/exercises.md; scripts/grade.sh)
+grade:
+	@$(MAKE) --no-print-directory -C $(ROOT) grade GRADE_STEP=$(STEP)
 
 clean:
 	rm -f $(NAME)

@@ -154,8 +154,9 @@ static void ours_against_the_formula(ShiftedTokens *s, Rng *rng) {
 }
 
 // ---------------------------------------------------------------------------
-// 3. Timings on TinyDiT's training shape, (128·64, 128) tokens. The four calls
-//    take turns (bench_interleaved in common/io/bench.c), so background load
+// 3. Timings on TinyDiT's training shape, (128·64, 128) tokens, of the calls
+//    the model trains through: each norm fused with its adaLN modulation
+//    (norm_bench.c). The four calls take turns (bench_interleaved in common/io/bench.c), so background load
 //    on this shared machine slows them all alike, and we keep medians. One
 //    thread by default: the cores are shared with other programs, and a
 //    parallel call waits for its slowest thread, so with every core in use we

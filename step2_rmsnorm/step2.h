@@ -15,11 +15,14 @@ typedef struct {
 // ARGS_OK, ARGS_HELP or ARGS_BAD (common/io/args.h).
 int step2_parse_options(int argc, char **argv, Options *o);
 
-// The four timed calls work on the same (R, D) tokens; neither norm has a
-// gain here, so they do the same job apart from the centring.
+// The four timed calls work on the same (N, L, D) tokens, R = N·L rows; each
+// norm runs as the model's blocks run it, fused with the adaLN modulation
+// (shift and scale per image, in ada), without a gain: they do the same job
+// apart from the centring.
 typedef struct {
-    int R, D;
-    float *x, *out, *dout, *dinp;   // (R, D)
+    int N, L, D, R;
+    float *x, *out, *dout, *dinp;   // (N, L, D)
+    float *ada, *dada;              // (N, 2D) shift then scale, and their gradients
     float *mean, *rstd;             // (R) LayerNorm's statistics
     float *rms_rstd;                // (R) RMSNorm's one statistic
 } NormBench;

@@ -177,8 +177,10 @@ END_TEST
 
 int main(void) {
     Suite *s = suite_create("adamw");
+    TCase *update = tcase_create("update");   // on its own for `make grade` (CK_RUN_CASE)
+    tcase_add_test(update, test_adamw_update_matches_reference);
+    suite_add_tcase(s, update);
     TCase *tc = tcase_create("adamw");
-    tcase_add_test(tc, test_adamw_update_matches_reference);
     tcase_add_test(tc, test_train_adamw_step_decays_matrices_only);
     suite_add_tcase(s, tc);
     return run_suite(s);

@@ -18,8 +18,10 @@ static void assert_close(int rc, const Parity *p, const char *err, const char *w
     ck_assert_msg(rc == 0, "%s: %s", what, err);
     printf("%-10s ours vs %s: forward %.1e, backward %.1e\n", what, p->against, p->forward, p->backward);
     fflush(stdout);   // before an assertion can end the test
-    ck_assert_msg(p->forward < PARITY_TOLERANCE, "%s forward %.3g", what, p->forward);
-    ck_assert_msg(p->backward < PARITY_TOLERANCE, "%s backward %.3g", what, p->backward);
+    ck_assert_msg(p->forward < PARITY_TOLERANCE, "%s forward: max |ours - torch| is %.3g of max |torch| "
+                  "(tolerance %.0e)", what, p->forward, PARITY_TOLERANCE);
+    ck_assert_msg(p->backward < PARITY_TOLERANCE, "%s backward: max |ours - torch| is %.3g of max |torch| "
+                  "(tolerance %.0e)", what, p->backward, PARITY_TOLERANCE);
 }
 
 START_TEST(test_norms_match_torch) {
@@ -97,13 +99,19 @@ START_TEST(test_missing_file) {
 }
 END_TEST
 
+// One test case per step's file, so that `make grade` (scripts/grade.sh)
+// runs one layer's parity by name (CK_RUN_CASE).
 static Suite *parity_suite(void) {
     Suite *s = suite_create("parity");
+    const char *names[4] = { "norms", "attention", "ffns", "rope" };
+    const TTest *tests[4] = { test_norms_match_torch, test_attention_matches_torch,
+                              test_ffns_match_torch, test_rope_matches_torch };
+    for (int i = 0; i < 4; i++) {
+        TCase *layer = tcase_create(names[i]);
+        tcase_add_test(layer, tests[i]);
+        suite_add_tcase(s, layer);
+    }
     TCase *tc = tcase_create("parity");
-    tcase_add_test(tc, test_norms_match_torch);
-    tcase_add_test(tc, test_attention_matches_torch);
-    tcase_add_test(tc, test_ffns_match_torch);
-    tcase_add_test(tc, test_rope_matches_torch);
     tcase_add_test(tc, test_step_lines);
     tcase_add_test(tc, test_missing_file);
     suite_add_tcase(s, tc);

@@ -98,10 +98,15 @@ static inline double grad_check_core(const char *what, ScalarFn f, void *ctx, fl
         if (fabs(d) > scale) scale = fabs(d);
     }
     int skipped = 0;
+    size_t first_bad = nprobe;   // the first probe out of tolerance, for the message
+    double bad_analytic = 0.0, bad_numeric = 0.0;
     for (size_t j = 0; j < nprobe && scale > 0.0; j++) {
         if (skip_kinks && fabs(bend[j]) > GRAD_TOL * scale) { skipped++; continue; }
         double err = fabs(analytic[idx[j]] - num[j]) / scale;
         if (err > worst) worst = err;
+        if (err > GRAD_TOL && first_bad == nprobe) {
+            first_bad = idx[j]; bad_analytic = analytic[idx[j]]; bad_numeric = num[j];
+        }
     }
     free(num); free(bend); free(idx);
     if (kinks) *kinks = skipped;
@@ -111,8 +116,10 @@ static inline double grad_check_core(const char *what, ScalarFn f, void *ctx, fl
     if (worst > GRAD_TOL)
         fprintf(stderr, "grad check %s: worst error %.3g of scale %.3g (tolerance %.0e)\n",
                 what, worst, scale, GRAD_TOL);
-    ck_assert_msg(worst <= GRAD_TOL, "gradient check of %s failed: error %.3g of its scale %.3g > %.0e",
-                  what, worst, scale, GRAD_TOL);
+    ck_assert_msg(worst <= GRAD_TOL, "gradient check of %s failed: first wrong at [%zu], backward %.6g, "
+                  "finite differences %.6g (off by %.3g); worst error %.3g of its scale %.3g > %.0e",
+                  what, first_bad, bad_analytic, bad_numeric, bad_analytic - bad_numeric, worst, scale,
+                  GRAD_TOL);
     return worst;
 }
 

@@ -73,16 +73,20 @@ void silu_backward(float *dinp, const float *dout, const float *inp, size_t n) {
 // SwiGLU's middle: out = SiLU(gate) · value, feature by feature. The gate
 // decides how much of each value passes.
 void swiglu_forward(float *out, const float *gate, const float *value, size_t n) {
+    // EXERCISE(swiglu_forward) begin
     #pragma omp parallel for simd schedule(static) OMP_IF_BIG
     for (size_t i = 0; i < n; i++) out[i] = gate[i] * sigmoidf(gate[i]) * value[i];
+    // EXERCISE end
 }
 
 void swiglu_backward(float *dgate, float *dvalue, const float *dout,
                      const float *gate, const float *value, size_t n) {
+    // EXERCISE(swiglu_backward) begin
     #pragma omp parallel for simd schedule(static) OMP_IF_BIG
     for (size_t i = 0; i < n; i++) {
         float g = gate[i], s = sigmoidf(g);
         dgate[i] += dout[i] * value[i] * s * (1.0f + g * (1.0f - s));
         dvalue[i] += dout[i] * g * s;
     }
+    // EXERCISE end
 }

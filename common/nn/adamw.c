@@ -10,6 +10,7 @@ AdamWConfig adamw_default(float lr) {
 
 void adamw_update(float *p, const float *g, float *m, float *v, size_t n,
                   int t, const AdamWConfig *c, float wd) {
+    // EXERCISE(adamw_update) begin
     // Bias corrections, in double: 1 - 0.999^t is tiny in the first steps.
     float bc1 = (float)(1.0 - pow(c->beta1, t));
     float bc2 = (float)(1.0 - pow(c->beta2, t));
@@ -25,4 +26,5 @@ void adamw_update(float *p, const float *g, float *m, float *v, size_t n,
         float denom = sqrtf(v[i]) / sqrt_bc2 + c->eps;
         p[i] -= step_size * m[i] / denom;
     }
+    // EXERCISE end
 }

@@ -33,9 +33,11 @@ void qk_norm_forward(const QueryKeyNorm *m, float *q_out, float *k_out,
 void qk_norm_backward(const QueryKeyNorm *m, float *dq, float *dk, float *dq_gain, float *dk_gain,
                       const float *dq_out, const float *dk_out, const float *q, const float *k,
                       const float *q_rstd, const float *k_rstd, int N, int heads, int L) {
+    // EXERCISE(qk_norm_backward) begin
     int rows = N * heads * L;   // dq, dk, dq_out, dk_out (rows, hd); dq_gain, dk_gain (hd)
     rmsnorm_backward(dq, dq_gain, dq_out, q, q_rstd, m->q_gain, rows, m->head_dim);
     rmsnorm_backward(dk, dk_gain, dk_out, k, k_rstd, m->k_gain, rows, m->head_dim);
+    // EXERCISE end
 }
 
 // ---------------------------------------------------------------------------

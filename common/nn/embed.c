@@ -87,6 +87,7 @@ void timestep_embedding(float *e, const float *t, int N, int F) {
 // pos · base^(-i/(hd/4)): pair 0 by one radian per step, the last pair slowest.
 // Both features of a pair share one angle, so the table repeats it twice.
 void rope2d_tables(float *cos_t, float *sin_t, int grid, int head_dim, float base, int n_prefix) {
+    // EXERCISE(rope2d_tables) begin
     int quarter = head_dim / 4, L = n_prefix + grid * grid;
     for (int tok = 0; tok < L; tok++) {
         int idx = tok - n_prefix;
@@ -101,6 +102,7 @@ void rope2d_tables(float *cos_t, float *sin_t, int grid, int head_dim, float bas
             sin_t[(size_t)tok * head_dim + 2 * i] = sin_t[(size_t)tok * head_dim + 2 * i + 1] = s;
         }
     }
+    // EXERCISE end
 }
 
 // Rotate every pair (x₂ᵢ, x₂ᵢ₊₁) by its angle:
@@ -128,6 +130,7 @@ void rope_forward(float *out, const float *x, const float *cos_t, const float *s
 // dx must not alias dout (it accumulates).
 void rope_backward(float *dx, const float *dout, const float *cos_t, const float *sin_t,
                    int B, int L, int hd) {
+    // EXERCISE(rope_backward) begin
     #pragma omp parallel for schedule(static) if ((size_t)B * L * hd > OMP_MIN_FLOATS)
     for (int b = 0; b < B; b++)
         for (int l = 0; l < L; l++) {
@@ -139,4 +142,5 @@ void rope_backward(float *dx, const float *dout, const float *cos_t, const float
                 o[i + 1] += d[i + 1] * c[i + 1] - d[i] * s[i];
             }
         }
+    // EXERCISE end
 }

@@ -25,6 +25,13 @@ double flow_mse(float *dv, const float *v, const float *target, size_t n) {
     return sum / (double)n;
 }
 
+void flow_euler_step(float *x, const float *v, float h, size_t n) {
+    // EXERCISE(euler_step) begin
+    #pragma omp parallel for schedule(static)
+    for (size_t j = 0; j < n; j++) x[j] += h * v[j];
+    // EXERCISE end
+}
+
 void flow_sample(Model *m, Activations *a, float *x, int steps) {
     int N = a->N;
     size_t per_image = (size_t)m->cfg.channels * m->cfg.img * m->cfg.img;
@@ -32,9 +39,7 @@ void flow_sample(Model *m, Activations *a, float *x, int steps) {
     for (int i = 0; i < steps; i++) {
         for (int n = 0; n < N; n++) t[n] = (float)i / (float)steps;
         model_forward(m, a, x, t);                        // a->v (N, C, S, S)
-        float h = 1.0f / (float)steps;
-        #pragma omp parallel for schedule(static)
-        for (size_t j = 0; j < (size_t)N * per_image; j++) x[j] += h * a->v[j];
+        flow_euler_step(x, a->v, 1.0f / (float)steps, (size_t)N * per_image);
     }
     free(t);
 }

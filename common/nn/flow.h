@@ -13,6 +13,9 @@ void flow_interpolate(float *xt, float *target, const float *x1, const float *x0
 // dLoss/dv = 2·(v − target)/n. Summed in double, in order.
 double flow_mse(float *dv, const float *v, const float *target, size_t n);
 
+// One step of Euler's method along the velocity: x ← x + h·v. x, v (n).
+void flow_euler_step(float *x, const float *v, float h, size_t n);
+
 // Euler sampling: x (a->N images) goes in as noise at t = 0 and comes out as
 // a sample at t = 1, through x ← x + v(x, i/S)/S for i = 0 … S−1.
 void flow_sample(Model *m, Activations *a, float *x, int steps);

@@ -22,6 +22,12 @@
 // speed only, never a result's bits.
 #define OMP_MIN_FLOATS 32768
 
+// What an exercise's body becomes in the workbook (`make exercises`,
+// docs/exercises.md): a message naming the exercise, then abort(). The
+// reference code never calls it; the bodies between `EXERCISE(name) begin`
+// and `EXERCISE end` lines are what scripts/exercises.sh replaces.
+_Noreturn void exercise_not_written(const char *name);
+
 // ----------------------------------------------------------------------------
 // Linear: out = inp · Wᵀ + b.  inp (R, IC), weight (OC, IC), bias (OC), out (R, OC)
 void linear_forward(float *out, const float *inp, const float *weight, const float *bias,
@@ -57,14 +63,17 @@ void modulate_backward(float *dx, float *dshift, float *dscale, const float *dou
                        const float *x, const float *scale, int N, int L, int D, int stride);
 
 // The two in one pass, what the model runs: out = norm(x) · (1 + scale) + shift,
-// the norm LayerNorm, or RMSNorm without gain when mean is NULL. The same
-// bits as norm then modulate; the backward recomputes norm(x) from x, mean
-// and rstd instead of reading it back. x, out (N, L, D); mean, rstd (N·L).
-void norm_modulate_forward(float *out, float *mean, float *rstd, const float *x,
+// the norm chosen by `kind`: LayerNorm (saves mean and rstd) or RMSNorm
+// without gain (saves rstd; mean is not touched). The same bits as norm then
+// modulate: both call the same per-row norm functions (norms.c). The backward
+// recomputes norm(x) from x, mean and rstd instead of reading it back.
+// x, out (N, L, D); mean, rstd (N·L).
+typedef enum { NORM_ROWS_LAYERNORM, NORM_ROWS_RMSNORM } NormRows;
+void norm_modulate_forward(float *out, NormRows kind, float *mean, float *rstd, const float *x,
                            const float *shift, const float *scale,
                            int N, int L, int D, int stride, float eps);
 void norm_modulate_backward(float *dx, float *dshift, float *dscale, const float *dout,
-                            const float *x, const float *mean, const float *rstd,
+                            NormRows kind, const float *x, const float *mean, const float *rstd,
                             const float *scale, int N, int L, int D, int stride);
 
 // ----------------------------------------------------------------------------

@@ -332,21 +332,26 @@ static Dims dims_of(const Config *c, int N) {
 }
 
 // The block norm, LayerNorm or RMSNorm by the config, then the adaLN
-// modulation, in one pass (norms.c: the same bits as layernorm_forward or
-// rmsnorm_forward, then modulate_forward). x, out (N, L, D); mean, rstd
-// (N·L); shift and scale rows of `stride` floats per image. RMSNorm
-// subtracts no mean: it leaves `mean` alone and saves only rstd.
+// modulation, in one pass (norms.c: the same per-row norm functions as
+// layernorm_forward and rmsnorm_forward, then modulate_forward's arithmetic).
+// x, out (N, L, D); mean, rstd (N·L); shift and scale rows of `stride`
+// floats per image. RMSNorm subtracts no mean: it leaves `mean` alone and
+// saves only rstd.
+static NormRows block_norm(const Config *c) {
+    return c->norm == NORM_RMSNORM ? NORM_ROWS_RMSNORM : NORM_ROWS_LAYERNORM;
+}
+
 static void norm_modulate(const Config *c, float *out, float *mean, float *rstd, const float *x,
                           const float *shift, const float *scale, int N, int L, int stride) {
-    float *m = c->norm == NORM_RMSNORM ? NULL : mean;
-    norm_modulate_forward(out, m, rstd, x, shift, scale, N, L, c->dim, stride, NORM_EPS);
+    norm_modulate_forward(out, block_norm(c), mean, rstd, x, shift, scale, N, L, c->dim, stride,
+                          NORM_EPS);
 }
 
 static void norm_modulate_back(const Config *c, float *dx, float *dshift, float *dscale,
                                const float *dout, const float *x, const float *mean,
                                const float *rstd, const float *scale, int N, int L, int stride) {
-    const float *m = c->norm == NORM_RMSNORM ? NULL : mean;
-    norm_modulate_backward(dx, dshift, dscale, dout, x, m, rstd, scale, N, L, c->dim, stride);
+    norm_modulate_backward(dx, dshift, dscale, dout, block_norm(c), x, mean, rstd, scale, N, L,
+                           c->dim, stride);
 }
 
 static void add_inplace(float *y, const float *x, size_t n) {

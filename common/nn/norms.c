@@ -5,89 +5,110 @@
 #include "layers.h"
 
 // ---------------------------------------------------------------------------
-// LayerNorm: y = (x - mean) · rstd,  rstd = 1 / sqrt(var + eps)
-void layernorm_forward(float *out, float *mean, float *rstd, const float *inp,
-                       int R, int D, float eps) {
-    #pragma omp parallel for schedule(static)
-    for (int r = 0; r < R; r++) {
-        const float *x = inp + (size_t)r * D;     // (D) one row of inp (R, D)
-        float *y = out + (size_t)r * D;           // (D)
-        float m = 0.0f;
-        for (int i = 0; i < D; i++) m += x[i];
-        m /= D;
-        float v = 0.0f;   // two passes: the variance of (x - m), not E[x²] - m²,
-        for (int i = 0; i < D; i++) { float d = x[i] - m; v += d * d; }  // which cancels badly
-        v /= D;
-        float s = 1.0f / sqrtf(v + eps);
-        for (int i = 0; i < D; i++) y[i] = (x[i] - m) * s;
-        mean[r] = m;                              // mean, rstd (R): saved for backward
-        rstd[r] = s;
-    }
+// One row at a time. Each norm is written once, for one row of D floats: the
+// plain functions below loop these over R rows, and the fused norm and
+// modulation at the end of the file calls the same four, so the arithmetic
+// the steps teach is the arithmetic the model trains with.
+
+// LayerNorm of one row: y = (x - mean) · rstd,  rstd = 1 / sqrt(var + eps).
+// x, y (D). Saves the row's mean and rstd for the backward pass.
+static void layernorm_row_forward(float *y, float *mean, float *rstd, const float *x,
+                                  int D, float eps) {
+    float m = 0.0f;
+    for (int i = 0; i < D; i++) m += x[i];
+    m /= D;
+    float v = 0.0f;   // two passes: the variance of (x - m), not E[x²] - m²,
+    for (int i = 0; i < D; i++) { float d = x[i] - m; v += d * d; }  // which cancels badly
+    v /= D;
+    float s = 1.0f / sqrtf(v + eps);
+    for (int i = 0; i < D; i++) y[i] = (x[i] - m) * s;
+    *mean = m;
+    *rstd = s;
 }
 
 // With x̂ = (x - mean)·rstd and g = dL/dx̂:
 //   dL/dx = rstd · (g - mean(g) - x̂ · mean(g · x̂))
 // (the two means are what subtracting the mean and dividing by the spread
-// take back out of the gradient).
-void layernorm_backward(float *dinp, const float *dout, const float *inp,
-                        const float *mean, const float *rstd, int R, int D) {
-    #pragma omp parallel for schedule(static)
-    for (int r = 0; r < R; r++) {
-        const float *x = inp + (size_t)r * D, *g = dout + (size_t)r * D;   // (D) each
-        float *dx = dinp + (size_t)r * D;                                    // (D)
-        float m = mean[r], s = rstd[r];
-        float gmean = 0.0f, gxmean = 0.0f;
-        for (int i = 0; i < D; i++) {
-            float xh = (x[i] - m) * s;
-            gmean += g[i];
-            gxmean += g[i] * xh;
-        }
-        gmean /= D; gxmean /= D;
-        for (int i = 0; i < D; i++) {
-            float xh = (x[i] - m) * s;
-            dx[i] += s * (g[i] - gmean - xh * gxmean);
-        }
+// take back out of the gradient). g, x, dx (D); dx accumulates.
+static void layernorm_row_backward(float *dx, const float *g, const float *x,
+                                   float m, float s, int D) {
+    float gmean = 0.0f, gxmean = 0.0f;
+    for (int i = 0; i < D; i++) {
+        float xh = (x[i] - m) * s;
+        gmean += g[i];
+        gxmean += g[i] * xh;
+    }
+    gmean /= D; gxmean /= D;
+    for (int i = 0; i < D; i++) {
+        float xh = (x[i] - m) * s;
+        dx[i] += s * (g[i] - gmean - xh * gxmean);
     }
 }
 
-// ---------------------------------------------------------------------------
-// RMSNorm: y = x · rstd · gain,  rstd = 1 / sqrt(mean(x²) + eps). No mean is
-// subtracted, so there is one statistic per row instead of two.
-// Shapes: inp, out (R, D), x and y one row (D) of them; gain (D); rstd (R).
-void rmsnorm_forward(float *out, float *rstd, const float *inp, const float *gain,
-                     int R, int D, float eps) {
-    #pragma omp parallel for schedule(static) if ((size_t)R * D > OMP_MIN_FLOATS)
-    for (int r = 0; r < R; r++) {
-        const float *x = inp + (size_t)r * D;
-        float *y = out + (size_t)r * D;
-        float ms = 0.0f;
-        for (int i = 0; i < D; i++) ms += x[i] * x[i];
-        ms /= D;
-        float s = 1.0f / sqrtf(ms + eps);
-        if (gain) for (int i = 0; i < D; i++) y[i] = x[i] * s * gain[i];
-        else      for (int i = 0; i < D; i++) y[i] = x[i] * s;
-        rstd[r] = s;
-    }
+// RMSNorm of one row: y = x · rstd · gain,  rstd = 1 / sqrt(mean(x²) + eps).
+// No mean is subtracted, so there is one statistic per row instead of two.
+// x, y, gain (D); gain may be NULL (none). Returns the row's rstd.
+static float rmsnorm_row_forward(float *y, const float *x, const float *gain, int D, float eps) {
+    // EXERCISE(rmsnorm_forward) begin
+    float ms = 0.0f;
+    for (int i = 0; i < D; i++) ms += x[i] * x[i];
+    ms /= D;
+    float s = 1.0f / sqrtf(ms + eps);
+    if (gain) for (int i = 0; i < D; i++) y[i] = x[i] * s * gain[i];
+    else      for (int i = 0; i < D; i++) y[i] = x[i] * s;
+    return s;
+    // EXERCISE end
 }
 
 // With g = dL/dy · gain (the gradient reaching x·rstd):
 //   dL/dx = rstd · g - rstd³ · x · mean(g · x)
+// dy, x, dx (D); gain (D) or NULL; s the row's rstd; dx accumulates.
+static void rmsnorm_row_backward(float *dx, const float *dy, const float *x, const float *gain,
+                                 float s, int D) {
+    // EXERCISE(rmsnorm_backward) begin
+    float gx = 0.0f;
+    for (int i = 0; i < D; i++) gx += dy[i] * (gain ? gain[i] : 1.0f) * x[i];
+    gx /= D;
+    float s3 = s * s * s;
+    for (int i = 0; i < D; i++)
+        dx[i] += s * dy[i] * (gain ? gain[i] : 1.0f) - s3 * x[i] * gx;
+    // EXERCISE end
+}
+
+// ---------------------------------------------------------------------------
+// LayerNorm over R rows. inp, out (R, D); mean, rstd (R).
+void layernorm_forward(float *out, float *mean, float *rstd, const float *inp,
+                       int R, int D, float eps) {
+    #pragma omp parallel for schedule(static)
+    for (int r = 0; r < R; r++)
+        layernorm_row_forward(out + (size_t)r * D, &mean[r], &rstd[r], inp + (size_t)r * D, D, eps);
+}
+
+// dinp, dout, inp (R, D); dinp accumulates.
+void layernorm_backward(float *dinp, const float *dout, const float *inp,
+                        const float *mean, const float *rstd, int R, int D) {
+    #pragma omp parallel for schedule(static)
+    for (int r = 0; r < R; r++)
+        layernorm_row_backward(dinp + (size_t)r * D, dout + (size_t)r * D, inp + (size_t)r * D,
+                               mean[r], rstd[r], D);
+}
+
+// RMSNorm over R rows. inp, out (R, D); gain (D) or NULL; rstd (R).
+void rmsnorm_forward(float *out, float *rstd, const float *inp, const float *gain,
+                     int R, int D, float eps) {
+    #pragma omp parallel for schedule(static) if ((size_t)R * D > OMP_MIN_FLOATS)
+    for (int r = 0; r < R; r++)
+        rstd[r] = rmsnorm_row_forward(out + (size_t)r * D, inp + (size_t)r * D, gain, D, eps);
+}
+
 //   dL/dgain += Σ_rows dL/dy · x · rstd
-// Shapes: inp, dout, dinp (R, D), x, dy, dx one row (D) of them; gain, dgain (D).
+// inp, dout, dinp (R, D), dinp accumulates; gain, dgain (D), either may be NULL.
 void rmsnorm_backward(float *dinp, float *dgain, const float *dout, const float *inp,
                       const float *rstd, const float *gain, int R, int D) {
     #pragma omp parallel for schedule(static) if ((size_t)R * D > OMP_MIN_FLOATS)
-    for (int r = 0; r < R; r++) {
-        const float *x = inp + (size_t)r * D, *dy = dout + (size_t)r * D;
-        float *dx = dinp + (size_t)r * D;
-        float s = rstd[r];
-        float gx = 0.0f;
-        for (int i = 0; i < D; i++) gx += dy[i] * (gain ? gain[i] : 1.0f) * x[i];
-        gx /= D;
-        float s3 = s * s * s;
-        for (int i = 0; i < D; i++)
-            dx[i] += s * dy[i] * (gain ? gain[i] : 1.0f) - s3 * x[i] * gx;
-    }
+    for (int r = 0; r < R; r++)
+        rmsnorm_row_backward(dinp + (size_t)r * D, dout + (size_t)r * D, inp + (size_t)r * D,
+                             gain, rstd[r], D);
     // The gain is shared by every row: sum the rows in order, on one thread,
     // so the result does not depend on the thread count.
     if (dgain) {
@@ -136,58 +157,42 @@ void modulate_backward(float *dx, float *dshift, float *dscale, const float *dou
 }
 
 // ---------------------------------------------------------------------------
-// Norm and modulation fused: what the model runs. The three functions above
-// take each (N, L, D) tensor through memory several times: the norm writes
-// y, modulate reads y back and writes out; backward, modulate writes dy and
-// the norm reads it back. Here each token row is normalised and modulated
-// while its D floats are in cache, and the backward recomputes x̂ from x and
-// the two saved statistics instead of keeping y at all. The arithmetic is
-// that of the functions above, in the same order, so the results are the
-// same bits (tests/test_layers.c compares them).
+// Norm and modulation fused: what the model runs. The functions above take
+// each (N, L, D) tensor through memory several times: the norm writes y,
+// modulate reads y back and writes out; backward, modulate writes dy and the
+// norm reads it back. Here each token row is normalised (by the row
+// functions above) and modulated while its D floats are in cache, and the
+// backward recomputes x̂ from x and the saved statistics instead of keeping
+// y at all. The same arithmetic in the same order as norm then modulate, so
+// the results are the same bits (tests/test_layers.c compares them).
 //
-// mean NULL means RMSNorm (no mean subtracted), otherwise LayerNorm.
+// kind: NORM_ROWS_LAYERNORM or NORM_ROWS_RMSNORM (no gain; mean unused).
 // x, out, dout, dx (N, L, D); mean, rstd (N·L); shift, scale, dshift, dscale
 // rows of `stride` floats per image, as in modulate_forward.
-void norm_modulate_forward(float *out, float *mean, float *rstd, const float *x,
+void norm_modulate_forward(float *out, NormRows kind, float *mean, float *rstd, const float *x,
                            const float *shift, const float *scale,
                            int N, int L, int D, int stride, float eps) {
     #pragma omp parallel for collapse(2) schedule(static)
     for (int n = 0; n < N; n++) {
         for (int l = 0; l < L; l++) {
             size_t r = (size_t)n * L + l;                  // the token row
-            const float *xr = x + r * D;                   // (D)
             const float *sh = shift + (size_t)n * stride, *sc = scale + (size_t)n * stride;  // (D)
-            float *o = out + r * D;                        // (D)
-            float m = 0.0f, s;
-            if (mean) {                                    // LayerNorm, as layernorm_forward
-                for (int i = 0; i < D; i++) m += xr[i];
-                m /= D;
-                float v = 0.0f;
-                for (int i = 0; i < D; i++) { float d = xr[i] - m; v += d * d; }
-                v /= D;
-                s = 1.0f / sqrtf(v + eps);
-                for (int i = 0; i < D; i++) o[i] = ((xr[i] - m) * s) * (1.0f + sc[i]) + sh[i];
-                mean[r] = m;
-            } else {                                       // RMSNorm, as rmsnorm_forward
-                float ms = 0.0f;
-                for (int i = 0; i < D; i++) ms += xr[i] * xr[i];
-                ms /= D;
-                s = 1.0f / sqrtf(ms + eps);
-                for (int i = 0; i < D; i++) o[i] = (xr[i] * s) * (1.0f + sc[i]) + sh[i];
-            }
-            rstd[r] = s;
+            float *o = out + r * D;                        // (D): x̂ first, then modulated
+            if (kind == NORM_ROWS_LAYERNORM) layernorm_row_forward(o, &mean[r], &rstd[r], x + r * D, D, eps);
+            else rstd[r] = rmsnorm_row_forward(o, x + r * D, NULL, D, eps);
+            for (int i = 0; i < D; i++) o[i] = o[i] * (1.0f + sc[i]) + sh[i];
         }
     }
 }
 
-// modulate_backward then layernorm_backward / rmsnorm_backward, row by row:
+// modulate_backward then the norm's row backward, row by row:
 //   g = dout · (1 + scale)            the gradient reaching x̂ (one row, in g[])
 //   dshift += dout,  dscale += dout · x̂
 //   dx += the norm's backward of g
 // One image per iteration, its tokens in order (dshift and dscale are sums
 // over them): deterministic, as modulate_backward.
 void norm_modulate_backward(float *dx, float *dshift, float *dscale, const float *dout,
-                            const float *x, const float *mean, const float *rstd,
+                            NormRows kind, const float *x, const float *mean, const float *rstd,
                             const float *scale, int N, int L, int D, int stride) {
     #pragma omp parallel for schedule(static)
     for (int n = 0; n < N; n++) {
@@ -197,33 +202,16 @@ void norm_modulate_backward(float *dx, float *dshift, float *dscale, const float
         for (int l = 0; l < L; l++) {
             size_t r = (size_t)n * L + l;
             const float *dy = dout + r * D, *xr = x + r * D;   // (D) each
-            float *dxr = dx + r * D;                          // (D)
-            float m = mean ? mean[r] : 0.0f, s = rstd[r];
+            int ln = kind == NORM_ROWS_LAYERNORM;
+            float m = ln ? mean[r] : 0.0f, s = rstd[r];
             for (int i = 0; i < D; i++) {                     // modulate's backward
-                float xh = mean ? (xr[i] - m) * s : xr[i] * s;
+                float xh = ln ? (xr[i] - m) * s : xr[i] * s;
                 g[i] = dy[i] * (1.0f + sc[i]);
                 dsh[i] += dy[i];
                 dsc[i] += dy[i] * xh;
             }
-            if (mean) {                                       // layernorm_backward of g
-                float gmean = 0.0f, gxmean = 0.0f;
-                for (int i = 0; i < D; i++) {
-                    float xh = (xr[i] - m) * s;
-                    gmean += g[i];
-                    gxmean += g[i] * xh;
-                }
-                gmean /= D; gxmean /= D;
-                for (int i = 0; i < D; i++) {
-                    float xh = (xr[i] - m) * s;
-                    dxr[i] += s * (g[i] - gmean - xh * gxmean);
-                }
-            } else {                                          // rmsnorm_backward of g
-                float gx = 0.0f;
-                for (int i = 0; i < D; i++) gx += g[i] * xr[i];
-                gx /= D;
-                float s3 = s * s * s;
-                for (int i = 0; i < D; i++) dxr[i] += s * g[i] - s3 * xr[i] * gx;
-            }
+            if (ln) layernorm_row_backward(dx + r * D, g, xr, m, s, D);
+            else rmsnorm_row_backward(dx + r * D, g, xr, NULL, s, D);
         }
     }
 }
