@@ -12,7 +12,7 @@
 #
 # None of them is part of `make check`: they take minutes and need clang and
 # valgrind. What `make check` does get: the fault tests
-# (step6_ablation/test_faults.c) and the replay of the fuzz corpus and of
+# (tests/test_faults.c) and the replay of the fuzz corpus and of
 # every input that once crashed (tests/test_fuzz_corpus.c).
 
 .PHONY: sanitize valgrind valgrind-build fuzz fuzz-build hardening-deps

@@ -4,7 +4,7 @@
     scripts/speed_vs_torch.py [--batch 64 128] [--alternations 3] [--rounds 8]
 
 For each batch size it alternates, several times, the C program's fair race
-(`step6_ablation speed --json`: the six variants in one process, turns
+(`lab speed --json`: the six variants in one process, turns
 interleaved, median per variant) with the PyTorch reference's race
 (`tinydit_ref.py bench --json`, the same six variants, same scheme), so that a
 change in the machine's background load hits both. Each side's figure is the
@@ -30,7 +30,7 @@ measured in the same rounds with 2 threads.
 import argparse, json, os, statistics, subprocess, sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-C_BIN = os.path.join(ROOT, "step6_ablation", "step6_ablation")
+C_BIN = os.path.join(ROOT, "lab", "lab")
 TORCH_REF = os.path.join(ROOT, "tools", "tinydit_ref.py")   # the project's own PyTorch reference
 VARIANTS = ["baseline", "+ RMSNorm", "+ QK-norm", "+ SwiGLU", "+ 2D RoPE", "all four"]
 THREADS = (1, 2)       # each side's settings; its best per variant is compared
@@ -82,7 +82,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=8)
     a = ap.parse_args()
     if not os.path.exists(C_BIN):
-        sys.exit(f"build the C program first: make step6  ({C_BIN} is missing)")
+        sys.exit(f"build the C program first: make lab  ({C_BIN} is missing)")
     kernel = BLAS_ENV.get("OPENBLAS_CORETYPE", os.environ.get("OPENBLAS_CORETYPE", "OpenBLAS's own choice"))
     print(f"OpenBLAS kernels on both sides: {kernel}", file=sys.stderr, flush=True)
     for batch in a.batch:

@@ -19,7 +19,9 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
-#include "ablation.h"
+#include "speed.h"
+#include "eval/ablation_runs.h"
+#include "io/config_parse.h"
 #include "io/args.h"
 #include "io/bench.h"
 #include "nn/model.h"
@@ -143,7 +145,7 @@ static void gemm_free(Gemm *g) { free(g->A); free(g->B); free(g->C); }
 
 static void speed_usage(FILE *f) {
     fprintf(f,
-        "usage: step6_ablation speed [--batch 64] [--threads 2] [--rounds 12] [--warmup 2]\n"
+        "usage: lab speed [--batch 64] [--threads 2] [--rounds 12] [--warmup 2]\n"
         "                            [--square 1024] [--set key=value]... [--schedules | --eval]\n"
         "                            [--json]\n"
         "\n"
