@@ -392,7 +392,7 @@ static int figure_euler_walk(Model *m, const char *dir, char *err, size_t errlen
 // each run's samples.png (an 8x8 grid of 32-pixel samples with 2-pixel gaps,
 // written by the trainer), under each its val MSE from metrics.json. 16, not
 // 64: enough to see the difference, and a third of the bytes in the repository.
-#define GRID_GAP 2               // samples.png's gap (write_sample_grid, common/train/trainer.c)
+#define GRID_GAP 2               // samples.png's gap (write_sample_grid, common/train/run_metrics.c)
 #define SHOWN 4                  // samples per side of each run's panel
 
 static int figure_samples(int img, const char *dir, char *err, size_t errlen) {
