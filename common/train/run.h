@@ -30,7 +30,7 @@ typedef struct {
 typedef struct {
     int step;                       // -1 when missing or not a whole number
     double train_seconds;
-    float max_logit_layers[64];
+    float max_logit_layers[TINYDIT_MAX_DEPTH];
 } SavedProgress;
 
 // Everything a run holds while it trains; the flags say what to free.
@@ -42,7 +42,7 @@ typedef struct {
     Rng noise;
     double train_seconds;
     int start, steps;              // the loop runs steps start+1 .. steps
-    float max_logit_layers[64];
+    float max_logit_layers[TINYDIT_MAX_DEPTH];
     float *loss_hist, *gn_hist, *ml_hist;   // (steps + 1) each
     float *val_hist;                        // (steps + 1), NaN between val checks
     float last_val;                         // the latest val check, for the progress bar (NaN: none yet)

@@ -157,7 +157,7 @@ void read_progress(const SafeTensors *st, int depth, SavedProgress *p) {
     p->train_seconds = (v = st_meta(st, "train.seconds")) ? atof(v) : 0.0;
     if ((v = st_meta(st, "train.max_logit"))) {
         const char *q = v;
-        for (int b = 0; b < depth && b < 64 && *q; b++) {
+        for (int b = 0; b < depth && b < TINYDIT_MAX_DEPTH && *q; b++) {
             p->max_logit_layers[b] = strtof(q, (char **)&q);
             if (*q == ',') q++;
         }

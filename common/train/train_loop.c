@@ -28,7 +28,7 @@ static void record_step(Run *r, int step, double loss, FILE *lf, Progress *pr) {
     r->loss_hist[step - 1] = (float)loss;
     r->gn_hist[step - 1] = (float)r->ts.grad_norm;
     r->ml_hist[step - 1] = r->ts.max_logit;
-    for (int b = 0; b < r->cfg.depth && b < 64; b++)
+    for (int b = 0; b < r->cfg.depth && b < TINYDIT_MAX_DEPTH; b++)
         if (r->ts.act.max_logit[b] > r->max_logit_layers[b]) r->max_logit_layers[b] = r->ts.act.max_logit[b];
     fprintf(lf, "%d\t%.6f\t%.6f\t%.4f\n", step, loss, r->ts.grad_norm, r->ts.max_logit);
     char extra[64];
