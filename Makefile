@@ -103,8 +103,8 @@ $(BUILD)/tests/golden_check: tools/golden_check.c $(LIB)
 # test_trainer runs build/tools/trace_steps: whoever builds the test (make
 # tests, make sanitize) builds the tool with it
 $(BUILD)/tests/test_trainer: | $(BUILD)/tools/trace_steps
-# test_shipped_model runs build/tools/tinydit_tour (the shipped model's tour, export)
-$(BUILD)/tests/test_shipped_model: | $(BUILD)/tools/tinydit_tour
+# test_shipped_model runs step0_tour/step0_tour (the shipped model's tour, export)
+$(BUILD)/tests/test_shipped_model: | step0
 # test_faults runs step6_ablation/step6_ablation (train, when things go wrong)
 $(BUILD)/tests/test_faults: | step6
 # test_blas_race runs build/tools/blas_race (another BLAS against OpenBLAS)

@@ -93,15 +93,15 @@ docs-figures: step1 step2 step3 step4 step5 step6 lab model-figures sweep-figure
 	@ls -l $(ROOT)/docs/figures/
 
 # The model page's pictures (docs/tinydit.md): the block diagram from its
-# Graphviz source, and build/tools/tinydit_tour's three from the shipped model
+# Graphviz source, and step0_tour/step0_tour's three from the shipped model
 # (models/tinydit_rope_tutorial.safetensors; the flow path needs CIFAR-10's
 # test set) and the committed tutorial runs' samples.
 MODEL_FIG := $(BUILD)/model-figures
 .PHONY: model-figures
-model-figures: $(BUILD)/tools/tinydit_tour
+model-figures: step0
 	rm -rf $(MODEL_FIG) && mkdir -p $(MODEL_FIG)
 	dot -Tpng -Gdpi=90 $(ROOT)/docs/figures/tinydit_block.dot -o $(ROOT)/docs/figures/tinydit_block.png
-	$(BUILD)/tools/tinydit_tour --figures $(MODEL_FIG)
+	$(ROOT)/step0_tour/step0_tour --figures $(MODEL_FIG)
 	cp $(MODEL_FIG)/tinydit_*.png $(ROOT)/docs/figures/
 
 # The lr sweep of docs/beyond.md: its values and configurations written once,
