@@ -2,7 +2,7 @@
 // training step is from what the machine's matrix multiply can do.
 //
 // The ms/step of the table was measured while other runs shared the cores,
-// under a load that changed during the session, so it cannot rank the
+// under a load that changed while they ran, so it cannot rank the
 // variants. Here all six are built in one process and take turns, one
 // training step each per round (common/io/bench.h: the round's first variant
 // rotates, and each variant's median over the rounds is kept), so a burst of

@@ -62,7 +62,7 @@ static void sweep_usage(FILE *f) {
         "                    +- its standard error, and whether the gap closes\n"
         "  --curves-tsv      the same, one line per check, for gnuplot\n"
         "\n"
-        "example (issue 25's lr sweep, about 10 minutes a run here):\n"
+        "example (the lr sweep of docs/beyond.md, about 10 minutes a run on 2 cores):\n"
         "  lab sweep --key lr --values 3e-4,1e-3,2e-3,4e-3,8e-3,1.6e-2,3.2e-2 \\\n"
         "                       --configs base,qknorm,all --seeds 2\n"
         "and its SwiGLU-against-the-budget question (2 to 3 hours a run):\n"

@@ -107,7 +107,7 @@ dirty=$(git -C "$root" status --porcelain 2>/dev/null | grep -v '^??' | head -1 
     echo
     echo "## Wall time"
     echo
-    echo "Per run, from each \`metrics.json\`: the training steps (\`train_seconds\`, summed over the sessions of a"
+    echo "Per run, from each \`metrics.json\`: the training steps (\`train_seconds\`, summed over the starts of a"
     echo "resumed run) and the scorecard after them (\`scorecard_seconds\`: val MSE, the sample grid, probe-FD)."
     echo
     echo "| run | seed | val MSE | training (min) | scorecard (min) |"

@@ -88,8 +88,8 @@ static void read_extras(const char *path, AblationRow *row) {
     free(text);
     const cJSON *j = cJSON_GetObjectItemCaseSensitive(root, "train_seconds");
     if (cJSON_IsNumber(j)) row->train_seconds = j->valuedouble;
-    // not "wall_seconds": that is the clock time of the last session only,
-    // which for a resumed run leaves out the sessions before it
+    // not "wall_seconds": that is the clock time of the run's last start
+    // only, which for a resumed run leaves out the starts before it
     const cJSON *part, *parts = cJSON_GetObjectItemCaseSensitive(root, "scorecard_seconds");
     if (cJSON_IsObject(parts)) {
         row->scorecard_seconds = 0;

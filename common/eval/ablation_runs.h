@@ -60,7 +60,7 @@ typedef struct {
     RunMetrics m;             // params, val_mse, probe_fd (NAN if null), ms_per_step, loss_spikes, preset, cfg
     double lr;                // config.lr, NAN if the file has no config
     int steps;                // config.steps, 0 if the file has no config
-    double train_seconds;     // "train_seconds": the steps, summed over resumed sessions; NAN if absent
+    double train_seconds;     // "train_seconds": the steps, summed over a resumed run's starts; NAN if absent
     double scorecard_seconds; // the sum of "scorecard_seconds" (val MSE, sampling, probe-FD); NAN if absent
     int n_curve;              // "curve": [[step, mean loss of the window], ...]
     double curve_step[CURVE_MAX], curve_loss[CURVE_MAX];

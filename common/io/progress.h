@@ -7,8 +7,8 @@ typedef struct {
     FILE *out;
     int tty;            // redraw one line in place, or print plain lines
     long total;
-    long start;         // first step of this session (a resumed run starts late)
-    double t0;          // seconds when the session started
+    long start;         // first step of this start (a resumed run starts late)
+    double t0;          // seconds when this start began
     double last_draw;
     int plain_every;    // steps between plain lines
     char label[32];

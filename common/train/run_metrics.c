@@ -171,8 +171,8 @@ static cJSON *metrics_json(const Model *m, const char *name, Preset preset, cons
     cJSON_AddNumberToObject(timing, "val_mse", sc->val_s);
     cJSON_AddNumberToObject(timing, "sampling", sc->sample_s);
     cJSON_AddNumberToObject(timing, "probe_fd", sc->fd_s);
-    // the clock time of the session that finished the run, steps and scorecard;
-    // a resumed run's earlier sessions are in train_seconds, not here
+    // the clock time of the start that finished the run, steps and scorecard;
+    // a resumed run's earlier starts are in train_seconds, not here
     cJSON_AddNumberToObject(root, "wall_seconds", total_wall);
     return root;
 }

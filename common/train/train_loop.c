@@ -141,16 +141,16 @@ static int train_and_score(Run *r, const TrainOptions *o, const RunPaths *rp, co
     }
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
-    double session_start = wall_seconds();
+    double this_start = wall_seconds();
     int rc = train_steps(r, o, rp, lf);
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
     fclose(lf);
-    double session = wall_seconds() - session_start;
+    double this_time = wall_seconds() - this_start;
     if (rc == TRAIN_OK) {
-        printf("[%s] trained %d steps: %.1f ms/step (%.1f s this session)\n", o->name, r->steps,
-               1000.0 * r->train_seconds / r->steps, session);
-        if (o->scorecard) rc = finish_run(rp, o->name, o->preset, train, test, session);
+        printf("[%s] trained %d steps: %.1f ms/step (%.1f s in this process)\n", o->name, r->steps,
+               1000.0 * r->train_seconds / r->steps, this_time);
+        if (o->scorecard) rc = finish_run(rp, o->name, o->preset, train, test, this_time);
     }
     return rc;
 }
