@@ -93,8 +93,8 @@ void ablation_command_line(const AblationPlan *p, int config, int seed, char *ou
 static void ablation_usage(FILE *f) {
     fprintf(f,
         "usage: lab ablation [--preset smoke|quick|tutorial] [--seeds N] [--jobs N]\n"
-        "                               [--threads T] [--out DIR] [--only NAME,...]\n"
-        "                               [--print-commands | --list] [--log] [--prepare] [--exe PATH]\n"
+        "                    [--threads T] [--out DIR] [--only NAME,...]\n"
+        "                    [--print-commands | --list] [--log] [--prepare] [--exe PATH]\n"
         "\n"
         "  every configuration with N seeds, each run one `train --resume` command:\n"
         "  finished runs are skipped, interrupted ones continue from their checkpoint\n"
@@ -114,7 +114,8 @@ static void ablation_usage(FILE *f) {
         "                    (for GNU parallel / xargs; see docs/step6_ablation.md)\n"
         "  --list            print the run names, one a line\n"
         "  --prepare         make sure the probe classifier is cached, then stop\n"
-        "  --exe PATH        the program the commands call (default: this one)\n"
+        "  --exe PATH        the program the commands call (default: step 6's,\n"
+        "                    step6_ablation/step6_ablation)\n"
         "\n"
         "configurations (seed 0's name):\n");
     for (int c = 0; c < ABLATION_CONFIGS; c++) {

@@ -76,7 +76,7 @@ typedef struct {
 static void maps_usage(FILE *f) {
     fprintf(f,
         "usage: lab attention-maps [--runs DIR] [--out DIR] [--t T] [--batch N]\n"
-        "                                     [--learned NAME] [--rope NAME]\n"
+        "                          [--learned NAME] [--rope NAME]\n"
         "\n"
         "  loads DIR/NAME/ckpt.safetensors of a learned-position run (default p11_base_s0)\n"
         "  and a 2D RoPE run (default p11_rope), runs each on the first N test images\n"

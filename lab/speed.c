@@ -146,8 +146,8 @@ static void gemm_free(Gemm *g) { free(g->A); free(g->B); free(g->C); }
 static void speed_usage(FILE *f) {
     fprintf(f,
         "usage: lab speed [--batch 64] [--threads 2] [--rounds 12] [--warmup 2]\n"
-        "                            [--square 1024] [--set key=value]... [--schedules | --eval]\n"
-        "                            [--json]\n"
+        "                 [--square 1024] [--set key=value]... [--schedules | --eval]\n"
+        "                 [--json]\n"
         "\n"
         "  the six variants (baseline, + RMSNorm, + QK-norm, + SwiGLU, + 2D RoPE, all four)\n"
         "  built in one process and timed in turns, one training step each per round; the\n"

@@ -34,9 +34,9 @@
 static void sweep_usage(FILE *f) {
     fprintf(f,
         "usage: lab sweep --key KEY --values V1,V2,... [--configs C1,C2,...] [--seeds N]\n"
-        "                            [--set key=value]... [--preset P] [--out DIR] [--jobs N]\n"
-        "                            [--threads T] [--log]\n"
-        "                            [--print-commands | --list | --table | --tsv | --curves | --curves-tsv]\n"
+        "                 [--set key=value]... [--preset P] [--out DIR] [--jobs N]\n"
+        "                 [--threads T] [--log]\n"
+        "                 [--print-commands | --list | --table | --tsv | --curves | --curves-tsv]\n"
         "\n"
         "  one config key (any --set key) over a list of values, for each configuration and\n"
         "  seed: one run each, DIR/<config>_<KEY><value>_s<seed>, by `train --resume`.\n"
