@@ -11,27 +11,33 @@ RUNS ?= runs
 override RUNS := $(abspath $(RUNS))
 include mk/common.mk
 include mk/data.mk
--include mk/hardening.mk
--include mk/plots.mk
+include mk/hardening.mk
+include mk/plots.mk
 
 STEPS := $(sort $(wildcard step[0-9]_*))
+# the program folders: the steps, then the lab (lab/: the experiments around step 6)
+PROGRAM_DIRS := $(STEPS) lab
 TEST_SRC := $(wildcard tests/test_*.c)
 TESTS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
+# make check CHECK_SKIP=test_tutorial runs the other test programs (make sanitize does)
+CHECK_SKIP ?=
+CHECK_TESTS = $(filter-out $(addprefix $(BUILD)/tests/,$(CHECK_SKIP)),$(TESTS))
 GOLDEN_DIR ?= tests/golden
 
-.PHONY: all lib check golden golden-files layer-files replay clean deps tests tools tutorial \
-        exercises grade grade-programs $(STEP_TARGETS)
 # step1_scorecard -> step1, step2_rmsnorm -> step2, ...
 STEP_TARGETS := $(foreach s,$(STEPS),$(firstword $(subst _, ,$(s))))
-all: lib tests tools $(STEP_TARGETS)
+.PHONY: all lib check golden golden-files layer-files replay clean deps tests tools tutorial lab \
+        exercises grade grade-programs $(STEP_TARGETS)
+all: lib tests tools $(STEP_TARGETS) lab
 lib: $(LIB)
 tests: $(TESTS) $(BUILD)/tests/golden_check
 
-# make check: the library's tests, then each step folder's tests. Everything
-# is built first: tests/test_tutorial.c runs `make tutorial` in a copy of it.
+# make check: the library's tests, then each program folder's tests.
+# Everything is built first: tests/test_tutorial.c runs `make tutorial` in a
+# copy of it.
 check: all
-	@set -e; for t in $(TESTS); do echo "== $$t"; $$t; done
-	@set -e; for s in $(STEPS); do $(MAKE) --no-print-directory -C $$s check; done
+	@set -e; for t in $(CHECK_TESTS); do echo "== $$t"; $$t; done
+	@set -e; for s in $(PROGRAM_DIRS); do $(MAKE) --no-print-directory -C $$s check; done
 
 # The main job: the whole tutorial, steps 1 to 6, at the quick preset, into
 # runs/ (PRESET=tutorial RUNS=runs/tutorial for the full-size runs,
@@ -42,14 +48,15 @@ check: all
 # mk/common.mk). `make data` only when CIFAR_DIR does not name the data.
 PRESET ?= quick
 S6 := step6_ablation/step6_ablation
+LAB := lab/lab
 tutorial: all $(if $(CIFAR_DIR),,data)
-	$(S6) ablation --preset $(PRESET) --out $(RUNS) --only p11_base_s0,p11_base_s1
+	$(LAB) ablation --preset $(PRESET) --out $(RUNS) --only p11_base_s0,p11_base_s1
 	cd step1_scorecard && ./step1_scorecard --preset $(PRESET) --out $(RUNS) --figures $(RUNS)/figures
 	cd step2_rmsnorm && ./step2_rmsnorm --figures $(RUNS)/figures
 	cd step3_qknorm && ./step3_qknorm --figures $(RUNS)/figures
 	cd step4_swiglu && ./step4_swiglu --figures $(RUNS)/figures
 	cd step5_rope2d && ./step5_rope2d --figures $(RUNS)/figures
-	$(S6) ablation --preset $(PRESET) --out $(RUNS)
+	$(LAB) ablation --preset $(PRESET) --out $(RUNS)
 	$(S6) table $(RUNS)
 	$(MAKE) --no-print-directory runs-plots RUNS=$(RUNS)
 	@echo "done: $(RUNS)/report.md, $(RUNS)/plots/ and $(RUNS)/figures/"
@@ -62,18 +69,18 @@ golden: $(BUILD)/tests/golden_check
 	$(BUILD)/tests/golden_check $(GOLDEN_DIR)
 
 TORCH_PYTHON = $(firstword $(foreach p,python3 /usr/bin/python3,$(shell $(p) -c 'import torch' 2>/dev/null && echo $(p))))
-golden-files:
-	@if [ -z "$(TORCH_PYTHON)" ]; then \
-	    echo "make golden-files: PyTorch is not installed (no python3 can import torch)."; \
+# The first line of a recipe that needs PyTorch: without it, says how to get it and fails.
+NEED_TORCH = @if [ -z "$(TORCH_PYTHON)" ]; then \
+	    echo "make $@: PyTorch is not installed (no python3 can import torch)."; \
 	    echo "Install it with:  apt-get install python3-torch"; exit 1; fi
+golden-files:
+	$(NEED_TORCH)
 	$(TORCH_PYTHON) tools/tinydit_ref.py golden $(GOLDEN_DIR)
 
 # make layer-files: the per-layer references of steps 2 to 5 (tests/golden/layers,
 # committed; common/eval/parity.c compares our layers with them).
 layer-files:
-	@if [ -z "$(TORCH_PYTHON)" ]; then \
-	    echo "make layer-files: PyTorch is not installed (no python3 can import torch)."; \
-	    echo "Install it with:  apt-get install python3-torch"; exit 1; fi
+	$(NEED_TORCH)
 	$(TORCH_PYTHON) tools/tinydit_ref.py layers $(GOLDEN_DIR)/layers
 
 # make exercises: a workbook, a copy of the project in WORKBOOK (default
@@ -102,9 +109,7 @@ TRACE_STEPS ?= 100
 TRACE ?= $(RUNS)/trace.safetensors
 SET ?=
 replay: $(BUILD)/tools/trace_steps
-	@if [ -z "$(TORCH_PYTHON)" ]; then \
-	    echo "make replay: PyTorch is not installed (no python3 can import torch)."; \
-	    echo "Install it with:  apt-get install python3-torch"; exit 1; fi
+	$(NEED_TORCH)
 	@mkdir -p $(dir $(TRACE))
 	$(BUILD)/tools/trace_steps --preset $(PRESET) --steps $(TRACE_STEPS) $(SET) $(TRACE)
 	$(TORCH_PYTHON) tools/torch_train.py replay $(TRACE)
@@ -116,8 +121,10 @@ $(BUILD)/tests/golden_check: tools/golden_check.c $(LIB)
 # test_trainer runs build/tools/trace_steps: whoever builds the test (make
 # tests, make sanitize) builds the tool with it
 $(BUILD)/tests/test_trainer: | $(BUILD)/tools/trace_steps
-# test_shipped_model runs build/tools/tinydit_tour (the shipped model's tour, export)
-$(BUILD)/tests/test_shipped_model: | $(BUILD)/tools/tinydit_tour
+# test_shipped_model runs step0_tour/step0_tour (the shipped model's tour, export)
+$(BUILD)/tests/test_shipped_model: | step0
+# test_faults runs step6_ablation/step6_ablation (train, when things go wrong)
+$(BUILD)/tests/test_faults: | step6
 # test_blas_race runs build/tools/blas_race (another BLAS against OpenBLAS)
 $(BUILD)/tests/test_blas_race: | $(BUILD)/tools/blas_race
 
@@ -131,6 +138,9 @@ $(BUILD)/tools/%: tools/%.c $(LIB)
 # make step3 (from the root) builds step3_qknorm/step3_qknorm, and so on.
 $(STEP_TARGETS): lib
 	$(MAKE) --no-print-directory -C $(wildcard $@_*) $@
+# make lab builds lab/lab (and the step 6 program its runs call)
+lab: lib
+	$(MAKE) --no-print-directory -C lab lab
 
 DEB_PACKAGES := build-essential pkg-config libopenblas-openmp-dev liblapacke-dev check \
                 libcjson-dev libstb-dev gnuplot-nox zlib1g-dev graphviz
@@ -144,4 +154,4 @@ deps:
 
 clean:
 	rm -rf $(BUILD)
-	@for s in $(STEPS); do $(MAKE) --no-print-directory -C $$s clean; done
+	@for s in $(PROGRAM_DIRS); do $(MAKE) --no-print-directory -C $$s clean; done

@@ -5,7 +5,7 @@ BUILD := $(ROOT)/build
 
 # A relative CIFAR_DIR or TINYDIT_CACHE means: from the folder make was
 # started in. Recipes run programs in other folders (cd step1_scorecard,
-# make -C step6_ablation), so the programs get them absolute.
+# make -C lab), so the programs get them absolute.
 ifneq ($(strip $(CIFAR_DIR)),)
 override export CIFAR_DIR := $(abspath $(CIFAR_DIR))
 endif

@@ -6,27 +6,27 @@
 #   e.g. sh scripts/gap_plot.sh runs/budget_swiglu gap.png -- --key steps \
 #            --values 16000 --configs base,swiglu --seeds 2 --set val_every=500
 #
-# It reads `step6_ablation sweep ... --curves-tsv` (one line per val check:
+# It reads `lab sweep ... --curves-tsv` (one line per val check:
 # each configuration's mean over seeds minus the first configuration's, and
 # the standard error of that difference) and draws, per configuration and
 # value, the difference as a line with a band of +-2 standard errors (the
-# width inside which the table says "not resolved"), and zero. STEP6 names
-# the program (default: step6_ablation/step6_ablation next to this script).
+# width inside which the table says "not resolved"), and zero. LAB names
+# the program (default: lab/lab next to this script).
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
 [ $# -ge 2 ] || { echo "usage: sh scripts/gap_plot.sh SWEEP_DIR OUT_PNG -- SWEEP OPTIONS" >&2; exit 2; }
 SWEEP=$1; OUT=$2; shift 2
 [ $# -ge 1 ] && [ "$1" = "--" ] && shift
-STEP6=${STEP6:-$here/../step6_ablation/step6_ablation}
+LAB=${LAB:-$here/../lab/lab}
 
 command -v gnuplot >/dev/null 2>&1 || { echo "gap_plot.sh: gnuplot is not installed (make deps)" >&2; exit 1; }
-[ -x "$STEP6" ] || { echo "gap_plot.sh: $STEP6 is not built (make step6)" >&2; exit 1; }
+[ -x "$LAB" ] || { echo "gap_plot.sh: $LAB is not built (make lab)" >&2; exit 1; }
 [ -d "$SWEEP" ] || { echo "gap_plot.sh: no sweep folder $SWEEP" >&2; exit 1; }
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-"$STEP6" sweep --out "$SWEEP" "$@" --curves-tsv > "$tmp/all.tsv"
+"$LAB" sweep --out "$SWEEP" "$@" --curves-tsv > "$tmp/all.tsv"
 # lines: config label value step n_ref n ref_mean mean diff se
 awk -F'\t' 'NR > 1 { print $1 "\t" $3 }' "$tmp/all.tsv" | sort -u > "$tmp/series"
 [ -s "$tmp/series" ] || { echo "gap_plot.sh: no val curves to compare in $SWEEP (runs with --set val_every=N, two configurations)" >&2; exit 1; }

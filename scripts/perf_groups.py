@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # perf_groups.py: groups the self time of a perf profile into the parts of a
 # training step (docs/performance.md, "Where a step's time goes"):
-#   perf record -F 999 -g -o step.data step6_ablation/step6_ablation speed ...
+#   perf record -F 999 -g -o step.data lab/lab speed ...
 #   perf report -i step.data --no-children --sort symbol --stdio -g none | scripts/perf_groups.py
 # Each symbol goes to the first group whose pattern it matches.
 import re, sys

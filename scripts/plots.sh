@@ -211,7 +211,7 @@ if [ -s "$tmp/present.tsv" ]; then
 $common
 set datafile separator "\t"
 set output "$OUT/ms_step.png"
-set title "Training speed of each run (measured while runs shared the machine: see step6_ablation speed)"
+set title "Training speed of each run (measured while runs shared the machine: see lab speed)"
 set ylabel "ms per training step"
 set style fill solid 0.7 border -1
 set boxwidth 0.6

@@ -11,7 +11,7 @@
 #   step1.txt   step1_scorecard on the baseline's seeds (the noise)
 #   plots/      scripts/plots.sh, step 1's figures, and the attention maps
 #               (these read the checkpoints, so they come from RUNS_DIR)
-#   report.md   step6_ablation report
+#   report.md   lab report
 #   README.md   the machine, the commit, the commands, the wall time of the runs
 # RUNNER (optional) says how the runs were scheduled, e.g.
 #   RUNNER="two at a time (xargs -P 2), one thread each, under nice"
@@ -23,10 +23,11 @@ PRESET=${1:?usage: results.sh PRESET RUNS_DIR [DEST]}
 RUNS=${2:?usage: results.sh PRESET RUNS_DIR [DEST]}
 DEST=${3:-$root/results/$PRESET}
 STEP6=${STEP6:-$root/step6_ablation/step6_ablation}
+LAB=${LAB:-$root/lab/lab}
 STEP1=${STEP1:-$root/step1_scorecard/step1_scorecard}
 RUNNER=${RUNNER:-}
 
-for prog in "$STEP6" "$STEP1"; do
+for prog in "$STEP6" "$LAB" "$STEP1"; do
     [ -x "$prog" ] || { echo "results.sh: $prog is not built (make all)" >&2; exit 1; }
 done
 [ -d "$RUNS" ] || { echo "results.sh: no runs folder $RUNS" >&2; exit 1; }
@@ -63,12 +64,12 @@ fi
 
 # 3. the plots; the attention maps need the checkpoints of RUNS_DIR
 STEP6="$STEP6" sh "$here/plots.sh" "$DEST" "$DEST/plots"
-"$STEP6" attention-maps --runs "$RUNS" --out "$DEST/plots" > "$DEST/plots/attention_maps.txt" 2>&1 ||
+"$LAB" attention-maps --runs "$RUNS" --out "$DEST/plots" > "$DEST/plots/attention_maps.txt" 2>&1 ||
     echo "results.sh: no attention maps (they need $RUNS/p11_base_s0 and p11_rope with their checkpoints)"
 rm -f "$DEST"/plots/*.gp "$DEST"/plots/*.log     # the PNGs and their data stay
 
 # 4. the report, with its links to the plots
-"$STEP6" report "$DEST" > /dev/null
+"$LAB" report "$DEST" > /dev/null
 sed -i "s|$DEST|$rel|g" "$DEST/report.md"
 
 # 5. README.md: where, when, with what
@@ -85,8 +86,8 @@ dirty=$(git -C "$root" status --porcelain 2>/dev/null | grep -v '^??' | head -1 
     echo
     echo "Copied from \`$(basename "$RUNS")\` by \`scripts/results.sh\` on $(date -u '+%Y-%m-%d %H:%M UTC'):"
     echo "$n runs, each with its \`metrics.json\`, \`loss.tsv\` and \`samples.png\` (the checkpoints are left out: they are"
-    echo "megabytes each). \`table.txt\`, \`curves.txt\` and \`report.md\` are \`step6_ablation table\`, \`table --curves\`"
-    echo "and \`report\` of this folder,"
+    echo "megabytes each). \`table.txt\` and \`curves.txt\` are \`step6_ablation table\` and \`table --curves\`,"
+    echo "\`report.md\` is \`lab report\` of this folder,"
     echo "\`step1.txt\` is \`step1_scorecard\` on the baseline's seeds, \`plots/\` holds the figures."
     echo
     echo "## Machine and code"
@@ -99,7 +100,7 @@ dirty=$(git -C "$root" status --porcelain 2>/dev/null | grep -v '^??' | head -1 
     echo
     echo '```sh'
     echo "make -j2 all"
-    echo "step6_ablation/step6_ablation ablation --preset $PRESET$seeds_opt --out RUNS   # the runs; resumable"
+    echo "lab/lab ablation --preset $PRESET$seeds_opt --out RUNS                         # the runs; resumable"
     echo "make results PRESET=$PRESET RUNS=RUNS                                      # this folder"
     echo "step6_ablation/step6_ablation table --compare results/$PRESET YOUR_RUNS        # yours against these"
     echo '```'

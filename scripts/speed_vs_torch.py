@@ -4,7 +4,7 @@
     scripts/speed_vs_torch.py [--batch 64 128] [--alternations 3] [--rounds 8]
 
 For each batch size it alternates, several times, the C program's fair race
-(`step6_ablation speed --json`: the six variants in one process, timed in
+(`lab speed --json`: the six variants in one process, timed in
 turns, median per variant) with the PyTorch reference's race
 (`tinydit_ref.py bench --json`, the same six variants, same scheme), so that a
 change in the machine's background load hits both. Each side's figure is the

@@ -5,7 +5,7 @@
 #   e.g. sh scripts/sweep_plots.sh runs/sweep_lr -- --key lr \
 #            --values 3e-4,1e-3,2e-3 --configs base,qknorm,all --seeds 2
 #
-# It reads the runs through `step6_ablation sweep ... --tsv` (one line per
+# It reads the runs through `lab sweep ... --tsv` (one line per
 # run: its configuration, the value, the seed, how it ended, val MSE, loss
 # spikes, the largest attention logit) and draws into OUT_DIR (default
 # SWEEP_DIR/plots). Runs the folder does not hold are left out, so --seeds may
@@ -16,8 +16,7 @@
 #                   diverged is a cross on the top edge
 #   stability.png   loss spikes (per run, the mean over the seeds) and the largest
 #                   attention logit against the value, per configuration
-# STEP6 names the program (default: step6_ablation/step6_ablation next to
-# this script).
+# LAB names the program (default: lab/lab next to this script).
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -26,16 +25,16 @@ SWEEP=$1; shift
 OUT=$SWEEP/plots
 if [ $# -ge 1 ] && [ "$1" != "--" ]; then OUT=$1; shift; fi
 [ $# -ge 1 ] && [ "$1" = "--" ] && shift
-STEP6=${STEP6:-$here/../step6_ablation/step6_ablation}
+LAB=${LAB:-$here/../lab/lab}
 
 command -v gnuplot >/dev/null 2>&1 || { echo "sweep_plots.sh: gnuplot is not installed (make deps)" >&2; exit 1; }
-[ -x "$STEP6" ] || { echo "sweep_plots.sh: $STEP6 is not built (make step6)" >&2; exit 1; }
+[ -x "$LAB" ] || { echo "sweep_plots.sh: $LAB is not built (make lab)" >&2; exit 1; }
 [ -d "$SWEEP" ] || { echo "sweep_plots.sh: no sweep folder $SWEEP" >&2; exit 1; }
 
 mkdir -p "$OUT"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-"$STEP6" sweep --out "$SWEEP" "$@" --tsv > "$tmp/all.tsv"
+"$LAB" sweep --out "$SWEEP" "$@" --tsv > "$tmp/all.tsv"
 key=$(printf '%s\n' "$@" | awk 'prev == "--key" { print; exit } { prev = $0 }')
 
 # one file per configuration: value seed outcome val_mse spikes max_logit

@@ -214,7 +214,7 @@ static int committed_runs(const char *figures) {
                n, COMMITTED_RUNS);
         rc = existing_runs(paths, n, figures);
         printf("\ntrain your own: ./step1_scorecard --preset quick   (two seeds, into runs/; at the quick\n"
-               "preset each took 17 to 53 minutes on this project's shared 2-core machine,\n"
+               "preset each took 17 to 53 minutes on 2 cores shared with other work,\n"
                "%s/README.md; --preset smoke trains two tiny ones in about 90 s)\n", COMMITTED_RUNS);
     }
     for (int i = 0; i < n; i++) free(paths[i]);

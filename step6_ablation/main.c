@@ -1,30 +1,25 @@
-// step6_ablation: the tutorial's last section. Eight configurations that
-// differ from the baseline by one switch each (or all four, or the learning
-// rate), each trained with one seed or more and read against the noise of the
-// seeds; where two trained models look; and a fair speed race.
+// step6_ablation: the tutorial's last section, the before/after. Eight
+// configurations that differ from the baseline by one switch each (or all
+// four, or the learning rate), each trained with one seed or more and read
+// against the noise of the seeds (docs/step6_ablation.md).
 //
 //   step6_ablation train --name NAME [--preset smoke|quick|tutorial] [--set key=value]...
-//                        [--out runs] [--resume]
-//   step6_ablation ablation [--preset P] [--seeds N] [--jobs N] [--out DIR] [--only NAME,...]
-//                           [--print-commands | --list]
-//   step6_ablation sweep --key K --values V1,V2,... [--configs C,...] [--seeds N] [--table]
-//   step6_ablation table [--compare DIR] [runs-dir]
-//   step6_ablation report [--compare DIR] [runs-dir]
-//   step6_ablation attention-maps [--runs DIR] [--out DIR] [--t T]
-//   step6_ablation speed [--batch 64] [--threads 2] [--rounds 12] [--json]
+//                        [--out runs] [--resume]       one run: what every row of the table is
+//   step6_ablation table [--curves] [--compare DIR] [runs-dir]
+//                                                      the tables, from the runs' metrics.json
 //   step6_ablation summary [--set key=value]... [--modern]
-//   step6_ablation            (no command: the committed results' tables)
+//                                                      the model as a tree, like print(model)
+//   step6_ablation                                     the committed results' tables
 //
-// Every run is one `train` command; `ablation` only starts those commands
-// (ablation.c), and so does `sweep` (sweep.c). `table` and `report` read what the runs wrote (table.c);
-// `attention-maps` reads two runs' checkpoints (attention_maps.c); `speed`
-// times the six variants side by side (speed.c). See
-// docs/step6_ablation.md.
+// `train` is common/train's trainer_run; `table` is table.c (and curves.c
+// for --curves), reading the runs through common/eval/ablation_runs.h. The
+// experiments that start many runs (the ablation, the sweeps, the speed
+// race, the report, the attention maps) are the lab's: lab/lab --help.
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "ablation.h"
+#include "step6.h"
 #include "io/args.h"
 #include "io/config_parse.h"
 #include "io/paths.h"
@@ -37,30 +32,17 @@ static void usage(FILE *f) {
         "usage: step6_ablation COMMAND [options]\n"
         "\n"
         "with no command: the tables of the committed results (results/quick, results/tutorial),\n"
-        "where their figures are, and the commands that train\n"
+        "where their figures are, and the commands that train (many runs at once: lab/lab --help)\n"
         "\n"
         "commands:\n"
         "  train --name NAME [--preset P] [--set key=value]... [--modern] [--out DIR] [--resume]\n"
         "        train one run into DIR/NAME (default DIR: the project's runs/): metrics.json, loss.tsv,\n"
         "        ckpt.safetensors, samples.png\n"
-        "  ablation [--preset P] [--seeds N] [--jobs N] [--out DIR] [--only NAME,...] [--print-commands]\n"
-        "        every configuration with N seeds (default: the tutorial's nine runs), each run one\n"
-        "        `train --resume` command, N side by side (more: step6_ablation ablation --help)\n"
-        "  sweep --key KEY --values V1,V2,... [--configs base,qknorm,...] [--seeds N] [--table]\n"
-        "        one config key over a list of values (e.g. the lr), per configuration and seed;\n"
-        "        resumable, a diverged run is a result (more: step6_ablation sweep --help)\n"
         "  table [--tsv | --tsv-seeds | --curves] [--compare DIR] [runs-dir]\n"
         "        the tutorial's table and seed gap; each configuration's mean and spread over its\n"
         "        seeds, its difference to the baseline +- standard error, a verdict; the lr 2e-3\n"
         "        pair; with --compare, your means against the runs in DIR (e.g. results/quick);\n"
         "        with --curves, the training loss window by window against the baseline's\n"
-        "  report [-o FILE] [--compare DIR] [runs-dir]\n"
-        "        the same as Markdown in runs-dir/report.md, with links to the plots\n"
-        "  attention-maps [--runs DIR] [--out DIR] [--t T] [--batch N]\n"
-        "        where trained models look: the mean attention of a patch over the grid, per\n"
-        "        layer, for p11_base_s0 (learned positions) and p11_rope (2D RoPE)\n"
-        "  speed [--batch 64] [--threads 2] [--rounds 12] [--json]\n"
-        "        the six variants timed in turns in one process, with GFLOP/s and sgemm's rate\n"
         "  summary [--set key=value]... [--modern]\n"
         "        print the model as a tree with the parameters of each module\n"
         "\n"
@@ -174,9 +156,9 @@ static int show_committed_results(void) {
     }
     printf("\nfigures: results/quick/plots/ (val_mse_seeds.png, loss.png, lr2e3.png, the attention maps),\n"
            "         results/tutorial/plots/; docs/step6_ablation.md explains them\n"
-           "train your own: step6_ablation/step6_ablation ablation --preset quick --seeds 3 --out runs\n"
-           "         (24 runs; one took 11 to 53 minutes on this project's shared 2-core machine,\n"
-           "         results/quick/README.md), then step6_ablation table --compare results/quick runs\n"
+           "train your own: lab/lab ablation --preset quick --seeds 3 --out runs\n"
+           "         (24 runs; their times are in results/quick/README.md),\n"
+           "         then step6_ablation table --compare results/quick runs\n"
            "every command: step6_ablation --help\n");
     return 0;
 }
@@ -191,17 +173,12 @@ int main(int argc, char **argv) {
         usage(stdout);
         return 0;
     }
-    const char *cmd = argv[1], *self = argv[0];
+    const char *cmd = argv[1];
     // each command reads argv[1..] with getopt_long; argv[0] is its name
     argc--, argv++;
     if (strcmp(cmd, "train") == 0) return cmd_train(argc, argv);
-    if (strcmp(cmd, "summary") == 0) return cmd_summary(argc, argv);
-    if (strcmp(cmd, "ablation") == 0) return cmd_ablation(argc - 1, argv + 1, self);
-    if (strcmp(cmd, "sweep") == 0) return cmd_sweep(argc, argv, self);
     if (strcmp(cmd, "table") == 0) return cmd_table(argc, argv);
-    if (strcmp(cmd, "report") == 0) return cmd_report(argc, argv);
-    if (strcmp(cmd, "speed") == 0) return cmd_speed(argc, argv);
-    if (strcmp(cmd, "attention-maps") == 0) return cmd_attention_maps(argc, argv);
+    if (strcmp(cmd, "summary") == 0) return cmd_summary(argc, argv);
     fprintf(stderr, "error: unknown command '%s'\n\n", cmd);
     usage(stderr);
     return 2;

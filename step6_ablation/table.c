@@ -1,5 +1,6 @@
 // table.c: the tutorial's table and ours, printed as text from the runs
-// that results.c read (the Markdown report, report.c, fills the same tables).
+// that common/eval/ablation_runs.c read (the lab's Markdown report,
+// lab/report.c, fills the same tables).
 //
 // Two ways to read a row, side by side:
 //   the tutorial's  one run per configuration against one seed gap, the
@@ -18,7 +19,7 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
-#include "ablation.h"
+#include "step6.h"
 #include "io/bench.h"
 #include "io/paths.h"
 #include "io/args.h"
@@ -295,7 +296,7 @@ static void print_compare(const AblationResults *res, const AblationResults *ref
 static void print_notes(const AblationResults *res) {
     int notes = 0;
     if (res->dir_missing) {
-        printf("\nnotes:\n  there is no folder %s: no runs yet? (step6_ablation ablation makes them)\n", res->dir);
+        printf("\nnotes:\n  there is no folder %s: no runs yet? (lab ablation makes them)\n", res->dir);
         return;
     }
     for (int r = 0; r < ABLATION_RUNS; r++)

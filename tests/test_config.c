@@ -176,6 +176,9 @@ START_TEST(test_validate) {
     c = with("dim=72", "heads=4"); ck_assert_int_eq(config_validate(&c, err, sizeof err), 0); // hd 18
     c = with("dim=72", "pos=rope2d"); invalid(c, "multiple of 4");  // hd 18 with rope
     c = with("freq_dim=255", NULL); invalid(c, "freq_dim");
+    // the deepest model a run can record, and one block more
+    c = with("depth=64", NULL); ck_assert_int_eq(config_validate(&c, err, sizeof err), 0);
+    c = with("depth=65", NULL); invalid(c, "depth=65: at most 64 blocks");
     // Fields filled in by hand are checked too.
     c = config_default(); c.dim = 0; invalid(c, "dim");
     c = config_default(); c.batch = -1; invalid(c, "batch");

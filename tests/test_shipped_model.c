@@ -10,7 +10,7 @@
 //     values like images (not noise, not zeros): seconds, not minutes, but
 //     no clock is read (a test's timing on a shared machine proves nothing);
 //   - one flipped byte in the file is refused, the tensor named;
-//   - tools/tinydit_tour answers with no arguments (its tour of this model),
+//   - step0_tour/step0_tour answers with no arguments (its tour of this model),
 //     and its `export` drops a run checkpoint's AdamW moments and keeps
 //     every weight bit for bit.
 #include "testutil.h"
@@ -110,7 +110,7 @@ END_TEST
 START_TEST(test_the_tour_answers) {
     char dir[512];
     tmpdir_make(dir, sizeof dir, "tour");
-    ck_assert_int_eq(run_program("", "build/tools/tinydit_tour", "--threads 1", dir), 0);
+    ck_assert_int_eq(run_program("", "step0_tour/step0_tour", "--threads 1", dir), 0);
     const char *out = read_text_in(dir, "out.txt");
     ck_assert_msg(strstr(out, "checksums verified") && strstr(out, "all finite: yes") &&
                   strstr(out, "lands 0 from flow_sample"), "%s", out);
@@ -137,7 +137,7 @@ START_TEST(test_export_drops_the_optimizer_state) {
     CheckpointMeta meta[1] = { { "train.step", "12" } };
     ck_assert_msg(checkpoint_save(run, &m, extra, 2, meta, 1, err, sizeof err) == 0, "%s", err);
     snprintf(opts, sizeof opts, "export '%s' '%s'", run, out);
-    ck_assert_int_eq(run_program("", "build/tools/tinydit_tour", opts, dir), 0);
+    ck_assert_int_eq(run_program("", "step0_tour/step0_tour", opts, dir), 0);
     SafeTensors st;
     ck_assert_msg(checkpoint_load(out, &back, &st, err, sizeof err) == 0, "%s", err);
     ck_assert_uint_eq(back.n_params, m.n_params);

@@ -1,6 +1,6 @@
 // blas_race.c: would another BLAS run this model's training step faster than
-// OpenBLAS? (issue 26: "if BLIS's CBLAS runs the model's shapes faster than
-// OpenBLAS, measure it and say which you keep")
+// OpenBLAS? If BLIS's CBLAS ran the model's shapes faster, the project would
+// use it: this program measures it.
 //
 //   build/tools/blas_race                  # Debian's BLIS (apt-get install libblis4-serial)
 //   build/tools/blas_race --lib PATH       # any library with a CBLAS cblas_sgemm

@@ -10,7 +10,7 @@
     python3 tools/torch_train.py train --name NAME [--preset quick] [--set key=value]...
                                        [--out DIR] [--threads 1]
         a whole run with PyTorch's own random streams: the same data order
-        scheme, flips, AdamW and constant lr as common/train/trainer.c, and
+        scheme, flips, AdamW and constant lr as common/train/train_loop.c, and
         val MSE on the same exam (the C generator is ported below). Writes
         DIR/NAME/metrics.json and loss.tsv in the C trainer's schema, so that
         `step6_ablation table --compare DIR` sets these runs beside C's.

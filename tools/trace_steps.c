@@ -109,7 +109,7 @@ static void add_params(StWriter *w, const Model *m, const char *prefix, const fl
     }
 }
 
-// K steps, as train_steps() in trainer.c takes them, recording every input.
+// K steps, as train_steps() in common/train/train_loop.c takes them, recording every input.
 static void take_steps(Trace *tr, TrainState *ts, DataLoader *dl, Rng *noise) {
     Progress pr;
     progress_begin(&pr, stderr, "trace", 0, tr->K);

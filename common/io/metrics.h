@@ -1,6 +1,6 @@
 // metrics.h: reading a run's metrics.json back, and printing scorecards.
 //
-// The trainer (common/train/trainer.c) writes runs/<name>/metrics.json in the
+// The trainer (common/train/run_metrics.c) writes runs/<name>/metrics.json in the
 // tutorial's schema:
 //   {"params": 1152176, "it_per_s": 6.7, "loss_spikes": 0,
 //    "raw": {"val_mse": 0.2562, "uncond": {"probe_fd": 72.2}}, ...}
@@ -47,7 +47,7 @@ typedef struct {
 int metrics_read(const char *path, RunMetrics *out, char *err, size_t errlen);
 
 // A run that diverged leaves diverged.json instead of metrics.json
-// (common/train/trainer.c). The step it records, or -1 when path is missing
+// (common/train/run_metrics.c). The step it records, or -1 when path is missing
 // or holds no "diverged_at_step".
 int diverged_read_step(const char *path);
 

@@ -78,6 +78,8 @@ int config_check_model(const Config *c, char *err, size_t errlen) {
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
         if (sizes[i].value < sizes[i].min)
             return fail(err, errlen, "%s=%d: must be >= %d", sizes[i].key, sizes[i].value, sizes[i].min);
+    if (c->depth > TINYDIT_MAX_DEPTH)
+        return fail(err, errlen, "depth=%d: at most %d blocks", c->depth, TINYDIT_MAX_DEPTH);
     if ((unsigned)c->norm > NORM_RMSNORM) return fail(err, errlen, "norm has an invalid value %d", (int)c->norm);
     if ((unsigned)c->mlp > MLP_SWIGLU) return fail(err, errlen, "mlp has an invalid value %d", (int)c->mlp);
     if ((unsigned)c->pos > POS_ROPE2D) return fail(err, errlen, "pos has an invalid value %d", (int)c->pos);

@@ -6,6 +6,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+// The most blocks a model may have. A run keeps each block's largest
+// attention logit in arrays of this size (and in its checkpoint's
+// train.max_logit), so config_check_model refuses a deeper model.
+#define TINYDIT_MAX_DEPTH 64
+
 typedef enum { NORM_LAYERNORM = 0, NORM_RMSNORM = 1 } NormKind;
 typedef enum { MLP_GELU = 0, MLP_SWIGLU = 1 } MlpKind;
 typedef enum { POS_LEARNED = 0, POS_ROPE2D = 1 } PosKind;

@@ -11,8 +11,7 @@
 //             1 − poly·e^(−x²) near x = 0, where both terms are close to 1)
 //   GELU      gelu_forward 1.9e-7 of max(1, |x|), gelu_backward 2.8e-7
 //             absolute, over [-10, 10]
-// The textbook versions (gelu_forward_reference, ...) call libm and are kept
-// beside the fast ones; the tests check one against the other.
+// tests/test_fastmath.c measures these bounds against libm in double.
 #pragma once
 #include <stdint.h>
 #include <string.h>

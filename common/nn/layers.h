@@ -80,9 +80,6 @@ void norm_modulate_backward(float *dx, float *dshift, float *dscale, const float
 // Elementwise activations. n = number of elements.
 void gelu_forward(float *out, const float *inp, size_t n);        // exact (erf), vectorised
 void gelu_backward(float *dinp, const float *dout, const float *inp, size_t n);
-// The same with libm's erff/expf: slower, the textbook reference for tests.
-void gelu_forward_reference(float *out, const float *inp, size_t n);
-void gelu_backward_reference(float *dinp, const float *dout, const float *inp, size_t n);
 void silu_forward(float *out, const float *inp, size_t n);        // x · sigmoid(x)
 void silu_backward(float *dinp, const float *dout, const float *inp, size_t n);
 // SwiGLU's gating: out = silu(gate) · value. gate, value, out (n)

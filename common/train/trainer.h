@@ -62,6 +62,3 @@ uint64_t trainer_noise_seed(uint64_t seed);
 
 int trainer_run(const TrainOptions *o);
 
-// Scorecard of an already trained run folder (reads ckpt + loss.tsv, writes
-// metrics.json and samples.png). Used at the end of trainer_run.
-int trainer_finish(const char *run_dir, const char *name, Preset preset);

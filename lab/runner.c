@@ -9,6 +9,7 @@
 // SIGINT or SIGTERM that reaches us is passed on to that whole group (the
 // group also keeps a terminal's Ctrl-C from reaching the runs twice).
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -16,8 +17,11 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "ablation.h"
+#include "runner.h"
+#include "eval/probe.h"
+#include "io/cifar.h"
 #include "io/metrics.h"
+#include "io/paths.h"
 
 extern char **environ;
 
@@ -113,4 +117,60 @@ RunOutcome run_outcome(const char *runs_dir, const char *name, RunMetrics *m, in
     snprintf(path, sizeof path, "%s/%s/diverged.json", runs_dir, name);
     *diverged_step = diverged_read_step(path);
     return *diverged_step >= 0 ? RUN_DIVERGED : RUN_UNFINISHED;
+}
+
+void shell_quote(const char *s, char *out, size_t outlen) {
+    // Letters, digits and a few punctuation marks are safe as they are; any
+    // other string goes in single quotes, with ' written as '\''.
+    int plain = *s != 0;
+    for (const char *c = s; *c; c++)
+        if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-+=./,:@%", *c))
+            plain = 0;
+    if (plain) { snprintf(out, outlen, "%s", s); return; }
+    size_t n = 0;
+    if (outlen == 0) return;
+#define PUT(ch) do { if (n + 1 < outlen) out[n++] = (ch); } while (0)
+    PUT('\'');
+    for (const char *c = s; *c; c++) {
+        if (*c == '\'') { PUT('\''); PUT('\\'); PUT('\''); PUT('\''); }
+        else PUT(*c);
+    }
+    PUT('\'');
+#undef PUT
+    out[n] = 0;
+}
+
+// See runner.h: the probe trained once, before any run starts.
+int prepare_probe(Preset preset) {
+    char err[1024];
+    CifarSet train, test;
+    if (cifar_load_train(NULL, &train, err, sizeof err) != 0) {
+        fprintf(stderr, "error: %s\n", err);
+        return -1;
+    }
+    if (cifar_load_test(NULL, &test, err, sizeof err) != 0) {
+        fprintf(stderr, "error: %s\n", err);
+        cifar_free(&train);
+        return -1;
+    }
+    ProbeRecipe recipe;
+    preset_probe_recipe(preset, &recipe);
+    Probe *p = probe_get_or_train(NULL, &train, &test, &recipe, 1, err, sizeof err);
+    if (p) fprintf(stderr, "[runs] probe classifier %s (test accuracy %.3f), cache %s\n", p->key,
+                   p->test_acc, probe_cache_dir());
+    else fprintf(stderr, "error: probe: %s\n", err);
+    probe_free(p);
+    cifar_free(&train);
+    cifar_free(&test);
+    return p ? 0 : -1;
+}
+
+// The program each run is, by its absolute path so that the commands work
+// from any folder: step 6's own (`step6_ablation train`), beside the lab in
+// the project. The ablation and the sweep both ask here.
+const char *lab_train_program(void) {
+    static char exe[PATH_MAX];
+    if (!exe[0] && project_path(exe, sizeof exe, "step6_ablation/step6_ablation") != 0)
+        snprintf(exe, sizeof exe, "step6_ablation");
+    return exe;
 }

@@ -8,7 +8,8 @@
 // seed gap 0.0035, QK-norm "just above seed noise", RoPE "7× the seed gap",
 // RMSNorm and SwiGLU "same".
 #include "testutil.h"
-#include "ablation.h"
+#include "report.h"
+#include "step6.h"
 #include "io/fileio.h"
 #include <fcntl.h>
 #include <stdarg.h>

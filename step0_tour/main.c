@@ -1,12 +1,12 @@
-// tinydit_tour.c: a trained TinyDiT, looked at part by part (docs/tinydit.md).
+// step0_tour: step 0, a trained TinyDiT looked at part by part (docs/tinydit.md).
 //
-//   build/tools/tinydit_tour                    the tour of the shipped model
-//   build/tools/tinydit_tour --model FILE       any checkpoint (a run's ckpt.safetensors too)
-//   build/tools/tinydit_tour --test-image       follows CIFAR-10's test image 0 instead
-//   build/tools/tinydit_tour --val-mse          adds the val MSE on 2,000 test images
-//   build/tools/tinydit_tour --time             adds the wall time of loading and sampling
-//   build/tools/tinydit_tour --figures DIR      adds the page's three pictures (gnuplot)
-//   build/tools/tinydit_tour export RUN_CKPT OUT    a run's checkpoint, weights only
+//   step0_tour/step0_tour                    the tour of the shipped model
+//   step0_tour/step0_tour --model FILE       any checkpoint (a run's ckpt.safetensors too)
+//   step0_tour/step0_tour --test-image       follows CIFAR-10's test image 0 instead
+//   step0_tour/step0_tour --val-mse          adds the val MSE on 2,000 test images
+//   step0_tour/step0_tour --time             adds the wall time of loading and sampling
+//   step0_tour/step0_tour --figures DIR      adds the page's three pictures (gnuplot)
+//   step0_tour/step0_tour export RUN_CKPT OUT    a run's checkpoint, weights only
 //
 // The tour loads models/tinydit_rope_tutorial.safetensors through
 // checkpoint_load (checksums checked, like any checkpoint), sends one image
@@ -49,9 +49,9 @@
 
 static void usage(FILE *f) {
     fprintf(f,
-        "usage: tinydit_tour [--model FILE] [--test-image] [--val-mse] [--time] [--figures DIR]\n"
-        "                    [--threads N]\n"
-        "       tinydit_tour export RUN_CKPT OUT\n"
+        "usage: step0_tour [--model FILE] [--test-image] [--val-mse] [--time] [--figures DIR]\n"
+        "                  [--threads N]\n"
+        "       step0_tour export RUN_CKPT OUT\n"
         "  the tour: the model's first sample through the trained model part by part, then\n"
         "  8 samples of 20 Euler steps (model default: %s)\n"
         "  --test-image   follow CIFAR-10's test image 0 instead (needs the data)\n"
@@ -392,7 +392,7 @@ static int figure_euler_walk(Model *m, const char *dir, char *err, size_t errlen
 // each run's samples.png (an 8x8 grid of 32-pixel samples with 2-pixel gaps,
 // written by the trainer), under each its val MSE from metrics.json. 16, not
 // 64: enough to see the difference, and a third of the bytes in the repository.
-#define GRID_GAP 2               // samples.png's gap (write_sample_grid, common/train/trainer.c)
+#define GRID_GAP 2               // samples.png's gap (write_sample_grid, common/train/run_metrics.c)
 #define SHOWN 4                  // samples per side of each run's panel
 
 static int figure_samples(int img, const char *dir, char *err, size_t errlen) {
@@ -442,10 +442,10 @@ static int figure_samples(int img, const char *dir, char *err, size_t errlen) {
 static int draw_figures(Model *m, const float *x1, int have_image, const char *dir) {
     char err[ERRLEN];
     FigureTally tally = {0};
-    if (have_image) figure_tally_add(&tally, figure_flow_path(m, x1, dir, err, sizeof err), "tinydit_tour", err);
-    else fprintf(stderr, "tinydit_tour: no flow-path figure: it needs a CIFAR-10 test image\n");
-    figure_tally_add(&tally, figure_euler_walk(m, dir, err, sizeof err), "tinydit_tour", err);
-    figure_tally_add(&tally, figure_samples(m->cfg.img, dir, err, sizeof err), "tinydit_tour", err);
+    if (have_image) figure_tally_add(&tally, figure_flow_path(m, x1, dir, err, sizeof err), "step0_tour", err);
+    else fprintf(stderr, "step0_tour: no flow-path figure: it needs a CIFAR-10 test image\n");
+    figure_tally_add(&tally, figure_euler_walk(m, dir, err, sizeof err), "step0_tour", err);
+    figure_tally_add(&tally, figure_samples(m->cfg.img, dir, err, sizeof err), "step0_tour", err);
     figure_tally_report(stdout, &tally, dir);
     return tally.failed ? 1 : 0;
 }
@@ -508,7 +508,7 @@ int main(int argc, char **argv) {
             fprintf(stderr, "error: --test-image and --val-mse need CIFAR-10's test set: %s\n", err);
             return 1;
         }
-        fprintf(stderr, "tinydit_tour: %s\n", err);   // --figures: all but the flow path
+        fprintf(stderr, "step0_tour: %s\n", err);   // --figures: all but the flow path
     }
     Model m;
     double t0 = wall_seconds();

@@ -20,11 +20,15 @@
 //                 set (tests/synth_cifar.h) with a probe cache of its own in
 //                 the temporary folder: the same machinery in seconds.
 //
-// The tests run ./step6_ablation (built by `make check` first; the cwd is
-// this folder) and ../scripts/plots.sh.
+// The tests run ./lab and step 6's program, whose `train` every run is
+// (both built by `make check` first; the cwd is this folder), and
+// ../scripts/plots.sh.
 #include "testutil.h"
 #include "synth_cifar.h"
-#include "ablation.h"
+#include "plan.h"
+#include "runner.h"
+#include "report.h"
+#include "step6.h"
 #include "io/cifar.h"
 #include "io/fileio.h"
 #include "eval/probe.h"
@@ -35,7 +39,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#define PROG "./step6_ablation"
+#define PROG "./lab"
+#define STEP6 "../step6_ablation/step6_ablation"
 #define PLOTS "../scripts/plots.sh"
 #define RESULTS "../scripts/results.sh"
 #define STEP1 "../step1_scorecard/step1_scorecard"   // results.sh runs it on the baseline's seeds
@@ -106,8 +111,8 @@ static bool have_gnuplot(void) { return system("command -v gnuplot >/dev/null 2>
 START_TEST(test_commands) {
     AblationPlan p;
     AblationMode mode;
-    char *args1[] = { "--preset", "smoke", "--jobs", "2", "--out", "/tmp/my runs", "--only", "p11_all,p11_qknorm_lr2e3" };
-    ck_assert_int_eq(ablation_parse(8, args1, &p, &mode), 0);
+    char *args1[] = { "ablation", "--preset", "smoke", "--jobs", "2", "--out", "/tmp/my runs", "--only", "p11_all,p11_qknorm_lr2e3" };
+    ck_assert_int_eq(ablation_parse(9, args1, &p, &mode), 0);
     ck_assert_int_eq(mode, ABL_RUN);
     ck_assert_int_eq(p.preset, PRESET_SMOKE);
     ck_assert_int_eq(p.jobs, 2);
@@ -136,8 +141,8 @@ START_TEST(test_commands) {
     ck_assert_int_eq(ablation_argv(&p, CFG_ALL, 0, argv, 5, buf, sizeof buf), -1);
 
     // printed commands leave the threads to the machine that runs them
-    char *args2[] = { "--print-commands", "--jobs", "2" };
-    ck_assert_int_eq(ablation_parse(3, args2, &p, &mode), 0);
+    char *args2[] = { "ablation", "--print-commands", "--jobs", "2" };
+    ck_assert_int_eq(ablation_parse(4, args2, &p, &mode), 0);
     ck_assert_int_eq(mode, ABL_PRINT_COMMANDS);
     ck_assert_int_eq(p.threads, 0);
     ck_assert_int_eq(p.preset, PRESET_QUICK);
@@ -160,8 +165,8 @@ START_TEST(test_commands) {
     // --seeds 3: every configuration three times (the baseline too), the
     // tutorial's nine first, then round by round; seed k >= 1 of a
     // configuration is its name + _s<k>, trained with --set seed=k
-    char *args3[] = { "--seeds", "3", "--out", "/tmp/r" };
-    ck_assert_int_eq(ablation_parse(4, args3, &p, &mode), 0);
+    char *args3[] = { "ablation", "--seeds", "3", "--out", "/tmp/r" };
+    ck_assert_int_eq(ablation_parse(5, args3, &p, &mode), 0);
     int cfgs[ABLATION_CONFIGS * ABLATION_MAX_SEEDS], seeds[ABLATION_CONFIGS * ABLATION_MAX_SEEDS];
     int nruns = ablation_plan_runs(&p, cfgs, seeds, ABLATION_CONFIGS * ABLATION_MAX_SEEDS);
     ck_assert_int_eq(nruns, 24);
@@ -247,17 +252,18 @@ START_TEST(test_print_commands_and_bad_options) {
         free(t);
     }
     // no command: the committed results' tables, and how to train, exit 0
-    ck_assert_int_eq(sh(log, "%s 2>/dev/null", PROG), 0);
+    ck_assert_int_eq(sh(log, "%s 2>/dev/null", STEP6), 0);
     t = read_whole_file(log);
     ck_assert_msg(strstr(t, "== step6_ablation table results/quick") && strstr(t, "results/tutorial (tutorial preset)")
                   && strstr(t, "over seeds") && strstr(t, "train your own:"), "no command:\n%s", t);
     free(t);
     // every command answers --help with its usage on stdout and exit 0
-    const char *commands[] = { "train", "summary", "ablation", "table", "report", "speed", "attention-maps", "sweep" };
+    const char *commands[] = { STEP6 " train", STEP6 " summary", STEP6 " table", PROG " ablation", PROG " report",
+                               PROG " speed", PROG " attention-maps", PROG " sweep", PROG };
     for (size_t k = 0; k < sizeof commands / sizeof commands[0]; k++) {
-        ck_assert_msg(sh(log, "%s %s --help 2>/dev/null", PROG, commands[k]) == 0, "%s --help failed", commands[k]);
+        ck_assert_msg(sh(log, "%s --help 2>/dev/null", commands[k]) == 0, "%s --help failed", commands[k]);
         t = read_whole_file(log);
-        ck_assert_msg(strstr(t, "usage: step6_ablation"), "%s --help: no usage in:\n%s", commands[k], t);
+        ck_assert_msg(strstr(t, "usage: "), "%s --help: no usage in:\n%s", commands[k], t);
         free(t);
     }
     struct stat sb;
@@ -321,7 +327,7 @@ START_TEST(test_plots_on_made_up_runs) {
     mkdir(runs, 0755);
     for (int r = 0; r < ABLATION_RUNS; r++) fake_run(runs, r, 400);
     double t0 = now_s();
-    int rc = sh(log, "STEP6=%s sh %s %s %s", PROG, PLOTS, runs, plots);
+    int rc = sh(log, "STEP6=%s sh %s %s %s", STEP6, PLOTS, runs, plots);
     char *t = read_whole_file(log);
     ck_assert_msg(rc == 0, "plots.sh exit %d:\n%s", rc, tail_of(t));
     free(t);
@@ -342,7 +348,7 @@ START_TEST(test_plots_on_made_up_runs) {
     char samples[400];
     snprintf(samples, sizeof samples, "%s/%s/samples.png", runs, ABLATION[RUN_ROPE].name);
     unlink(samples);
-    rc = sh(log, "STEP6=%s sh %s %s %s", PROG, PLOTS, runs, plots);
+    rc = sh(log, "STEP6=%s sh %s %s %s", STEP6, PLOTS, runs, plots);
     t = read_whole_file(log);
     ck_assert_msg(rc == 0, "plots.sh exit %d:\n%s", rc, tail_of(t));
     ck_assert_msg(strstr(t, "left out") && strstr(t, "p11_base_s1"), "no note on missing runs:\n%s", t);
@@ -354,7 +360,7 @@ START_TEST(test_plots_on_made_up_runs) {
         else assert_png(png);
     }
     // no runs folder at all: an error that says so
-    rc = sh(log, "STEP6=%s sh %s %s/nowhere", PROG, PLOTS, dir);
+    rc = sh(log, "STEP6=%s sh %s %s/nowhere", STEP6, PLOTS, dir);
     ck_assert_int_ne(rc, 0);
     t = read_whole_file(log);
     ck_assert_msg(strstr(t, "no runs folder"), "%s", t);
@@ -443,7 +449,7 @@ START_TEST(test_smoke_ablation_end_to_end) {
     ck_assert_double_eq_tol(results_run(res, RUN_ROPE)->m.probe_fd, rope_fd, 1e-6);
 
     // 4. the table and the report of the real runs
-    rc = sh(log, "%s table %s", PROG, runs);
+    rc = sh(log, "%s table %s", STEP6, runs);
     t = read_whole_file(log);
     ck_assert_int_eq(rc, 0);
     ck_assert_msg(strstr(t, "9 of 9 have a metrics.json") && strstr(t, "seed gap") && !strstr(t, "notes:"), "%s", t);
@@ -456,7 +462,7 @@ START_TEST(test_smoke_ablation_end_to_end) {
     if (have_gnuplot()) {
         char plots[400], png[500], md[400];
         snprintf(plots, sizeof plots, "%s/plots", runs);
-        rc = sh(log, "STEP6=%s sh %s %s", PROG, PLOTS, runs);
+        rc = sh(log, "STEP6=%s sh %s %s", STEP6, PLOTS, runs);
         t = read_whole_file(log);
         ck_assert_msg(rc == 0, "plots.sh exit %d:\n%s", rc, tail_of(t));
         free(t);
@@ -481,8 +487,8 @@ START_TEST(test_smoke_ablation_end_to_end) {
         char cwd[256], dest[400], path[500];
         ck_assert_ptr_nonnull(getcwd(cwd, sizeof cwd));
         snprintf(dest, sizeof dest, "%s/results/smoke", dir);
-        rc = sh(log, "STEP6=%s/%s STEP1=%s/%s RUNNER='side by side' sh %s smoke %s %s", cwd, PROG, cwd, STEP1,
-                RESULTS, runs, dest);
+        rc = sh(log, "STEP6=%s/%s LAB=%s/%s STEP1=%s/%s RUNNER='side by side' sh %s smoke %s %s", cwd, STEP6, cwd,
+                PROG, cwd, STEP1, RESULTS, runs, dest);
         t = read_whole_file(log);
         ck_assert_msg(rc == 0, "results.sh exit %d:\n%s", rc, tail_of(t));
         ck_assert_msg(strstr(t, "9 runs copied"), "%s", tail_of(t));
@@ -692,7 +698,7 @@ START_TEST(test_sweep_curves) {
         char png[400];
         struct stat sb;
         snprintf(png, sizeof png, "%s/gap.png", dir);
-        ck_assert_int_eq(sh(log, "STEP6=%s sh ../scripts/gap_plot.sh %s %s -- %s", PROG, sw, png, opts), 0);
+        ck_assert_int_eq(sh(log, "LAB=%s sh ../scripts/gap_plot.sh %s %s -- %s", PROG, sw, png, opts), 0);
         ck_assert_msg(stat(png, &sb) == 0 && sb.st_size > 1000, "%s not drawn", png);
     }
     tmpdir_remove(dir);
@@ -700,7 +706,7 @@ START_TEST(test_sweep_curves) {
 END_TEST
 
 int main(void) {
-    Suite *s = suite_create("step6_ablation");
+    Suite *s = suite_create("lab");
     TCase *fast = tcase_create("commands");
     tcase_add_test(fast, test_commands);
     tcase_add_test(fast, test_print_commands_and_bad_options);

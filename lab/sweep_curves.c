@@ -9,12 +9,13 @@
 // means and its standard error. It reads val.tsv, not metrics.json, so the
 // curve of a run still training is there too:
 //
-//     step6_ablation sweep --key steps --values 16000 --configs base,swiglu
+//     lab sweep --key steps --values 16000 --configs base,swiglu
 //                          --seeds 2 --set val_every=500 --curves
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include "sweep_curves.h"
+#include "io/bench.h"
 
 #define MAX_CHECKS 512
 

@@ -18,7 +18,8 @@
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
-#include "ablation.h"
+#include "speed.h"
+#include "io/config_parse.h"
 #include "nn/flow.h"
 #include "eval/frechet.h"
 #include "eval/probe.h"

@@ -2,7 +2,7 @@
 // training step is from what the machine's matrix multiply can do.
 //
 // The ms/step of the table was measured while other runs shared the cores,
-// under a load that changed during the session, so it cannot rank the
+// under a load that changed while they ran, so it cannot rank the
 // variants. Here all six are built in one process and take turns, one
 // training step each per round (common/io/bench.h: the round's first variant
 // rotates, and each variant's median over the rounds is kept), so a burst of
@@ -19,7 +19,9 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
-#include "ablation.h"
+#include "speed.h"
+#include "eval/ablation_runs.h"
+#include "io/config_parse.h"
 #include "io/args.h"
 #include "io/bench.h"
 #include "nn/model.h"
@@ -143,9 +145,9 @@ static void gemm_free(Gemm *g) { free(g->A); free(g->B); free(g->C); }
 
 static void speed_usage(FILE *f) {
     fprintf(f,
-        "usage: step6_ablation speed [--batch 64] [--threads 2] [--rounds 12] [--warmup 2]\n"
-        "                            [--square 1024] [--set key=value]... [--schedules | --eval]\n"
-        "                            [--json]\n"
+        "usage: lab speed [--batch 64] [--threads 2] [--rounds 12] [--warmup 2]\n"
+        "                 [--square 1024] [--set key=value]... [--schedules | --eval]\n"
+        "                 [--json]\n"
         "\n"
         "  the six variants (baseline, + RMSNorm, + QK-norm, + SwiGLU, + 2D RoPE, all four)\n"
         "  built in one process and timed in turns, one training step each per round; the\n"

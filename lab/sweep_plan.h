@@ -6,7 +6,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
-#include "ablation.h"
+#include "eval/ablation_runs.h"
+#include "train/trainer.h"
 
 #define SWEEP_MAX_VALUES 16
 #define SWEEP_MAX_SETS 8
@@ -34,3 +35,6 @@ static inline const char *config_short(int c) { return ABLATION_CONFIG[c].name +
 static inline void sweep_run_name(const SweepPlan *p, int c, int v, int seed, char *out, size_t n) {
     snprintf(out, n, "%s_%s%s_s%d", config_short(p->config[c]), p->key, p->values[v], seed);
 }
+
+// `lab sweep` (sweep.c; argv[0] is the command's name).
+int cmd_sweep(int argc, char **argv);

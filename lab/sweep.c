@@ -20,6 +20,8 @@
 #include <unistd.h>
 #include "sweep_curves.h"
 #include "sweep_plan.h"
+#include "runner.h"
+#include "io/bench.h"
 #include "eval/spikes.h"
 #include "io/args.h"
 #include "io/progress.h"
@@ -31,10 +33,10 @@
 
 static void sweep_usage(FILE *f) {
     fprintf(f,
-        "usage: step6_ablation sweep --key KEY --values V1,V2,... [--configs C1,C2,...] [--seeds N]\n"
-        "                            [--set key=value]... [--preset P] [--out DIR] [--jobs N]\n"
-        "                            [--threads T] [--log]\n"
-        "                            [--print-commands | --list | --table | --tsv | --curves | --curves-tsv]\n"
+        "usage: lab sweep --key KEY --values V1,V2,... [--configs C1,C2,...] [--seeds N]\n"
+        "                 [--set key=value]... [--preset P] [--out DIR] [--jobs N]\n"
+        "                 [--threads T] [--log]\n"
+        "                 [--print-commands | --list | --table | --tsv | --curves | --curves-tsv]\n"
         "\n"
         "  one config key (any --set key) over a list of values, for each configuration and\n"
         "  seed: one run each, DIR/<config>_<KEY><value>_s<seed>, by `train --resume`.\n"
@@ -60,21 +62,22 @@ static void sweep_usage(FILE *f) {
         "                    +- its standard error, and whether the gap closes\n"
         "  --curves-tsv      the same, one line per check, for gnuplot\n"
         "\n"
-        "example (issue 25's lr sweep, about 10 minutes a run here):\n"
-        "  step6_ablation sweep --key lr --values 3e-4,1e-3,2e-3,4e-3,8e-3,1.6e-2,3.2e-2 \\\n"
+        "example (the lr sweep of docs/beyond.md, about 10 minutes a run on 2 cores):\n"
+        "  lab sweep --key lr --values 3e-4,1e-3,2e-3,4e-3,8e-3,1.6e-2,3.2e-2 \\\n"
         "                       --configs base,qknorm,all --seeds 2\n"
         "and its SwiGLU-against-the-budget question (2 to 3 hours a run):\n"
-        "  step6_ablation sweep --key steps --values 16000 --configs base,swiglu --seeds 2 \\\n"
+        "  lab sweep --key steps --values 16000 --configs base,swiglu --seeds 2 \\\n"
         "                       --set val_every=500 --curves\n");
 }
 
 typedef enum { SWEEP_RUN, SWEEP_COMMANDS, SWEEP_LIST, SWEEP_TABLE, SWEEP_TSV, SWEEP_CURVES, SWEEP_CURVES_TSV } SweepMode;
 
+// ARGS_BAD, with the message and where the options are listed.
 static int usage_error(const char *fmt, const char *arg) {
     fprintf(stderr, "error: ");
     fprintf(stderr, fmt, arg);
-    fprintf(stderr, "\n(step6_ablation sweep --help lists the options)\n");
-    return 2;
+    fprintf(stderr, "\n(lab sweep --help lists the options)\n");
+    return ARGS_BAD;
 }
 
 static int parse_configs(const char *arg, SweepPlan *p) {
@@ -90,7 +93,7 @@ static int parse_configs(const char *arg, SweepPlan *p) {
         if (p->n_configs == SWEEP_CONFIGS) return usage_error("--configs: %s names one twice", arg);
         p->config[p->n_configs++] = found;
     }
-    return p->n_configs ? 0 : usage_error("--configs wants names, not '%s'", arg);
+    return p->n_configs ? ARGS_OK : usage_error("--configs wants names, not '%s'", arg);
 }
 
 // Numbers are kept in increasing order (so a range of them is a range of
@@ -127,7 +130,7 @@ static int parse_values(const char *arg, SweepPlan *p) {
     }
     if (!p->n_values) return usage_error("--values wants a list, not '%s'", arg);
     sort_if_numbers(p);
-    return 0;
+    return ARGS_OK;
 }
 
 static int add_set(const char *arg, SweepPlan *p) {
@@ -135,7 +138,7 @@ static int add_set(const char *arg, SweepPlan *p) {
     if (strlen(arg) >= sizeof p->sets[0] || !strchr(arg, '='))
         return usage_error("--set wants key=value, not '%s'", arg);
     snprintf(p->sets[p->n_sets++], sizeof p->sets[0], "%s", arg);
-    return 0;
+    return ARGS_OK;
 }
 
 // The --set settings: each one `train --set` accepts, and none that the
@@ -154,10 +157,10 @@ static int check_sets(const SweepPlan *p) {
         preset_apply(p->preset, &c, &o.ckpt_every);
         if (config_set(&c, p->sets[i], err, sizeof err) != 0) {
             fprintf(stderr, "error: --set %s: %s\n(the keys: step6_ablation train --set help)\n", p->sets[i], err);
-            return 2;
+            return ARGS_BAD;
         }
     }
-    return 0;
+    return ARGS_OK;
 }
 
 static int check_key_values(const SweepPlan *p) {
@@ -173,12 +176,14 @@ static int check_key_values(const SweepPlan *p) {
         snprintf(kv, sizeof kv, "%s=%s", p->key, p->values[v]);
         if (config_set(&c, kv, err, sizeof err) != 0) {
             fprintf(stderr, "error: --key %s --values: %s\n(the keys: step6_ablation train --set help)\n", p->key, err);
-            return 2;
+            return ARGS_BAD;
         }
     }
-    return 0;
+    return ARGS_OK;
 }
 
+// The options. ARGS_OK, ARGS_HELP or ARGS_BAD (common/io/args.h; argv[0] is
+// the command's name).
 static int sweep_parse(int argc, char **argv, SweepPlan *p, SweepMode *mode) {
     static const struct option opts[] = {
         { "key", required_argument, 0, 'k' },     { "values", required_argument, 0, 'v' },
@@ -200,13 +205,16 @@ static int sweep_parse(int argc, char **argv, SweepPlan *p, SweepMode *mode) {
     *mode = SWEEP_RUN;
     optind = 0;                    // getopt_long again from the start (tests call this twice)
     opterr = 0;                    // our messages, not getopt's
-    int opt, rc = 0;
-    while (rc == 0 && (opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    int opt, rc = ARGS_OK;
+    while (rc == ARGS_OK && (opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (opt) {
         case 'k': snprintf(p->key, sizeof p->key, "%s", optarg); break;
         case 'v': rc = parse_values(optarg, p); break;
         case 'c': rc = parse_configs(optarg, p); break;
-        case 's': rc = parse_int_in(optarg, 1, ABLATION_MAX_SEEDS, &p->seeds) ? usage_error("--seeds wants 1 to 16, not '%s'", optarg) : 0; break;
+        case 's':
+            if (parse_int_in(optarg, 1, ABLATION_MAX_SEEDS, &p->seeds) != 0)
+                rc = args_error(NULL, "--seeds wants a whole number from 1 to %d, not '%s'", ABLATION_MAX_SEEDS, optarg);
+            break;
         case 'j': rc = parse_int_in(optarg, 1, 64, &p->jobs) ? usage_error("--jobs wants 1 to 64, not '%s'", optarg) : 0; break;
         case 't': rc = parse_int_in(optarg, 1, 4096, &p->threads) ? usage_error("--threads wants a positive whole number, not '%s'", optarg) : 0; break;
         case 'p': rc = preset_parse(optarg, &p->preset) ? usage_error("unknown preset '%s' (smoke, quick, tutorial)", optarg) : 0; break;
@@ -220,15 +228,15 @@ static int sweep_parse(int argc, char **argv, SweepPlan *p, SweepMode *mode) {
         case 'C': *mode = SWEEP_CURVES; break;
         case 'V': *mode = SWEEP_CURVES_TSV; break;
         case 'x': rc = add_set(optarg, p); break;
-        case 'h': sweep_usage(stdout); return -1;
+        case 'h': sweep_usage(stdout); return ARGS_HELP;
         default: rc = usage_error("unknown or incomplete option '%s'", argv[optind - 1]);
         }
     }
-    if (rc) return rc;
+    if (rc != ARGS_OK) return rc;
     if (optind < argc) return usage_error("unexpected argument '%s'", argv[optind]);
     if (!p->key[0] || !p->n_values) return usage_error("%s", "a sweep needs --key and --values");
     if (!p->out_dir[0]) snprintf(p->out_dir, sizeof p->out_dir, "%s/sweep_%s", default_runs_dir(), p->key);
-    return check_key_values(p) || check_sets(p) ? 2 : 0;
+    return check_key_values(p) != ARGS_OK ? ARGS_BAD : check_sets(p);
 }
 
 // ---------------------------------------------------------------------------
@@ -509,17 +517,12 @@ static int sweep_run(const SweepPlan *p) {
     return stop_signal ? 128 + stop_signal : 0;
 }
 
-int cmd_sweep(int argc, char **argv, const char *self) {
+int cmd_sweep(int argc, char **argv) {
     SweepPlan p;
     SweepMode mode;
     int rc = sweep_parse(argc, argv, &p, &mode);
-    if (rc) return rc < 0 ? 0 : rc;
-    static char exe[PATH_MAX];
-    if (!p.exe) {
-        ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
-        if (len > 0) { exe[len] = 0; p.exe = exe; }
-        else p.exe = self;
-    }
+    if (rc != ARGS_OK) return args_exit_code(rc);
+    if (!p.exe) p.exe = lab_train_program();
     switch (mode) {
     case SWEEP_TABLE: sweep_table(&p); return 0;
     case SWEEP_TSV: sweep_tsv(&p); return 0;

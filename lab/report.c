@@ -1,11 +1,12 @@
 // report.c: runs/report.md, the tables of table.c in Markdown with the
-// plots that exist, written by `step6_ablation report`. The text is built
+// plots that exist, written by `lab report`. The text is built
 // in an open_memstream buffer and written with write_file_atomic.
 #include <stdio.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
-#include "ablation.h"
+#include "report.h"
+#include "step6.h"
 #include "io/bench.h"
 #include "io/fileio.h"
 #include "io/paths.h"
@@ -161,7 +162,7 @@ int report_write(const AblationResults *res, const AblationResults *ref, const c
     if (!s) { snprintf(err, errlen, "out of memory"); return -1; }
     const char *preset = preset_of(res);
     fprintf(s, "# TinyDiT ablation: RMSNorm, QK-norm, SwiGLU, 2D RoPE\n\n");
-    fprintf(s, "Written by `step6_ablation report` from the runs in `%s`%s%s%s: %d of the tutorial's %d runs "
+    fprintf(s, "Written by `lab report` from the runs in `%s`%s%s%s: %d of the tutorial's %d runs "
                "and %d runs in all have a `metrics.json`, and every number below is read from them.\n\n",
             res->dir, preset ? " (" : "", preset ? preset : "", preset ? " preset)" : "", res->nine_present,
             ABLATION_RUNS, res->n_present);
@@ -175,7 +176,7 @@ int report_write(const AblationResults *res, const AblationResults *ref, const c
 }
 
 static void report_usage(FILE *f) {
-    fprintf(f, "usage: step6_ablation report [-o FILE] [--compare DIR] [runs-dir]\n");
+    fprintf(f, "usage: lab report [-o FILE] [--compare DIR] [runs-dir]\n");
 }
 
 // argv[0] is the command; getopt_long reads the rest (common/io/args.h).

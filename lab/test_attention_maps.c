@@ -11,14 +11,15 @@
 //                 (skipped with a note without it).
 #include "synth_cifar.h"
 #include "testutil.h"
-#include "ablation.h"
+#include "attention_maps.h"
+#include "train/trainer.h"
 #include "io/checkpoint.h"
 #include "io/cifar.h"
 #include "io/figure.h"
 #include "io/fileio.h"
 #include <sys/wait.h>
 
-#define PROG "./step6_ablation"
+#define PROG "./lab"
 
 static Config smoke(bool rope) {
     Config c;
@@ -164,7 +165,7 @@ START_TEST(test_command) {
 END_TEST
 
 int main(void) {
-    Suite *s = suite_create("step6_attention_maps");
+    Suite *s = suite_create("lab_attention_maps");
     TCase *tc = tcase_create("maps");
     tcase_add_test(tc, test_even_attention);
     tcase_add_test(tc, test_centre_map_is_one_query);

@@ -1,7 +1,7 @@
 // test_faults.c: what `step6_ablation train` does when things go wrong.
 //
-// Each test runs the real program (./step6_ablation, built by `make check`
-// before this test; the cwd is this folder) in a child process on the smoke
+// Each test runs the real program (step6_ablation/step6_ablation, built by `make check`
+// before this test; the cwd is the project root) in a child process on the smoke
 // preset with one thread, into a fresh folder under /tmp, and then looks at
 // its exit code, its messages and the files it left:
 //
@@ -50,7 +50,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define PROG "./step6_ablation"
+#define PROG "step6_ablation/step6_ablation"
 #define RUN_TIMEOUT 600.0   // seconds; a smoke run takes a few (more under ASan)
 
 static char g_tmp[256];
@@ -314,7 +314,7 @@ static int have_real_cifar(const char *test) {
         }
     }
     if (access(PROG, X_OK) != 0) {
-        ck_abort_msg("%s not built (make check in step6_ablation builds it first)", PROG);
+        ck_abort_msg("%s not built (make all builds it first)", PROG);
     }
     return 1;
 }
@@ -331,7 +331,7 @@ static int have_cifar(const char *test) {
     ck_assert_msg(synthetic >= 0, "could not write a synthetic data set into %s", dir);
     if (synthetic) snprintf(g_synth, sizeof g_synth, "%s", dir);
     else rmdir(dir);
-    if (access(PROG, X_OK) != 0) ck_abort_msg("%s not built (make check in step6_ablation builds it first)", PROG);
+    if (access(PROG, X_OK) != 0) ck_abort_msg("%s not built (make all builds it first)", PROG);
     return 1;
 }
 
@@ -1167,7 +1167,7 @@ START_TEST(test_bad_arguments_exit_2) {
     // every other step program that is built: an unknown option
     glob_t g;
     int progs = 0;
-    if (glob("../step*/step[0-9]_*", 0, NULL, &g) == 0) {
+    if (glob("step*/step[0-9]_*", 0, NULL, &g) == 0) {
         for (size_t i = 0; i < g.gl_pathc; i++) {
             const char *p = g.gl_pathv[i];
             const char *base = strrchr(p, '/') + 1;

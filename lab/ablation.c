@@ -2,7 +2,7 @@
 // command, run one after the other or side by side (by xargs -P, runner.c).
 //
 // Why separate processes and not threads inside one program: a run is exactly
-// what `step6_ablation train` does, so the ablation adds nothing a reader has
+// what `step6_ablation train` does (step 6), so the ablation adds nothing a reader has
 // to trust. A run that is killed keeps its checkpoint; starting the ablation
 // again resumes it (train --resume), and a finished run is skipped (its
 // metrics.json is there and its checkpoint has every step). The same commands
@@ -14,65 +14,14 @@
 #include <string.h>
 #include <limits.h>
 #include <unistd.h>
-#include "ablation.h"
+#include "plan.h"
+#include "runner.h"
 #include "io/cifar.h"
 #include "io/args.h"
 #include "io/fileio.h"
 #include "io/paths.h"
 #include "eval/probe.h"
 #include "io/progress.h"
-
-// The order is the table's order. Every configuration differs from the
-// baseline in its own switches; the baseline's seeds differ only in the seed,
-// and their spread is the yardstick for every other row.
-const AblationConfig ABLATION_CONFIG[ABLATION_CONFIGS] = {
-    { "p11_base",         "baseline",          { NULL } },
-    { "p11_rmsnorm",      "+ RMSNorm",         { "norm=rmsnorm", NULL } },
-    { "p11_qknorm",       "+ QK-norm",         { "qk_norm=true", NULL } },
-    { "p11_swiglu",       "+ SwiGLU",          { "mlp=swiglu", NULL } },
-    { "p11_rope",         "+ 2D RoPE",         { "pos=rope2d", NULL } },
-    { "p11_all",          "all four",          { "norm=rmsnorm", "qk_norm=true", "mlp=swiglu", "pos=rope2d", NULL } },
-    { "p11_base_lr2e3",   "baseline, lr 2e-3", { "lr=2e-3", NULL } },
-    { "p11_qknorm_lr2e3", "+ QK-norm, lr 2e-3",{ "qk_norm=true", "lr=2e-3", NULL } },
-};
-
-const AblationRun ABLATION[ABLATION_RUNS] = {
-    { "p11_base_s0",      "baseline (seed 0)",  CFG_BASE, 0 },
-    { "p11_base_s1",      "baseline (seed 1)",  CFG_BASE, 1 },
-    { "p11_rmsnorm",      "+ RMSNorm",          CFG_RMSNORM, 0 },
-    { "p11_qknorm",       "+ QK-norm",          CFG_QKNORM, 0 },
-    { "p11_swiglu",       "+ SwiGLU",           CFG_SWIGLU, 0 },
-    { "p11_rope",         "+ 2D RoPE",          CFG_ROPE, 0 },
-    { "p11_all",          "all four",           CFG_ALL, 0 },
-    { "p11_base_lr2e3",   "baseline, lr 2e-3",  CFG_BASE_LR2E3, 0 },
-    { "p11_qknorm_lr2e3", "+ QK-norm, lr 2e-3", CFG_QKNORM_LR2E3, 0 },
-};
-
-int ablation_index(const char *name) {
-    for (int r = 0; r < ABLATION_RUNS; r++)
-        if (strcmp(ABLATION[r].name, name) == 0) return r;
-    return -1;
-}
-
-void ablation_run_name(int config, int seed, char *out, size_t outlen) {
-    if (config == CFG_BASE || seed > 0) snprintf(out, outlen, "%s_s%d", ABLATION_CONFIG[config].name, seed);
-    else snprintf(out, outlen, "%s", ABLATION_CONFIG[config].name);
-}
-
-int ablation_run_parse(const char *name, int *config, int *seed) {
-    // by construction every name is made by ablation_run_name: try them all
-    for (int c = 0; c < ABLATION_CONFIGS; c++)
-        for (int k = 0; k < ABLATION_MAX_SEEDS; k++) {
-            char n[64];
-            ablation_run_name(c, k, n, sizeof n);
-            if (strcmp(n, name) == 0) { *config = c; *seed = k; return 0; }
-        }
-    return -1;
-}
-
-int ablation_config_seeds(int config, int n) {
-    return config == CFG_BASE && n < 2 ? 2 : n;
-}
 
 // The round in which a run starts: the tutorial's nine are round 0 (with the
 // baseline's seed 1), then round k holds every configuration's seed k.
@@ -93,26 +42,6 @@ int ablation_plan_runs(const AblationPlan *p, int *config, int *seed, int cap) {
 
 // ---------------------------------------------------------------------------
 // Commands
-void shell_quote(const char *s, char *out, size_t outlen) {
-    // Letters, digits and a few punctuation marks are safe as they are; any
-    // other string goes in single quotes, with ' written as '\''.
-    int plain = *s != 0;
-    for (const char *c = s; *c; c++)
-        if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-+=./,:@%", *c))
-            plain = 0;
-    if (plain) { snprintf(out, outlen, "%s", s); return; }
-    size_t n = 0;
-    if (outlen == 0) return;
-#define PUT(ch) do { if (n + 1 < outlen) out[n++] = (ch); } while (0)
-    PUT('\'');
-    for (const char *c = s; *c; c++) {
-        if (*c == '\'') { PUT('\''); PUT('\\'); PUT('\''); PUT('\''); }
-        else PUT(*c);
-    }
-    PUT('\'');
-#undef PUT
-    out[n] = 0;
-}
 
 int ablation_argv(const AblationPlan *p, int config, int seed, char **argv, int cap, char *buf, size_t buflen) {
     const AblationConfig *cf = &ABLATION_CONFIG[config];
@@ -163,9 +92,9 @@ void ablation_command_line(const AblationPlan *p, int config, int seed, char *ou
 // Options
 static void ablation_usage(FILE *f) {
     fprintf(f,
-        "usage: step6_ablation ablation [--preset smoke|quick|tutorial] [--seeds N] [--jobs N]\n"
-        "                               [--threads T] [--out DIR] [--only NAME,...]\n"
-        "                               [--print-commands | --list] [--log] [--prepare] [--exe PATH]\n"
+        "usage: lab ablation [--preset smoke|quick|tutorial] [--seeds N] [--jobs N]\n"
+        "                    [--threads T] [--out DIR] [--only NAME,...]\n"
+        "                    [--print-commands | --list] [--log] [--prepare] [--exe PATH]\n"
         "\n"
         "  every configuration with N seeds, each run one `train --resume` command:\n"
         "  finished runs are skipped, interrupted ones continue from their checkpoint\n"
@@ -185,7 +114,8 @@ static void ablation_usage(FILE *f) {
         "                    (for GNU parallel / xargs; see docs/step6_ablation.md)\n"
         "  --list            print the run names, one a line\n"
         "  --prepare         make sure the probe classifier is cached, then stop\n"
-        "  --exe PATH        the program the commands call (default: this one)\n"
+        "  --exe PATH        the program the commands call (default: step 6's,\n"
+        "                    step6_ablation/step6_ablation)\n"
         "\n"
         "configurations (seed 0's name):\n");
     for (int c = 0; c < ABLATION_CONFIGS; c++) {
@@ -197,9 +127,7 @@ static void ablation_usage(FILE *f) {
     }
 }
 
-static bool g_prepare_only;
-
-// --only A,B,...: marks the named runs. 0, or 2 with a message.
+// --only A,B,...: marks the named runs. ARGS_OK, or ARGS_BAD with a message.
 static int parse_only(const char *arg, AblationPlan *p, bool *any_only) {
     char list[1024];
     snprintf(list, sizeof list, "%s", arg);
@@ -214,13 +142,13 @@ static int parse_only(const char *arg, AblationPlan *p, bool *any_only) {
                 fprintf(stderr, "%s %s", r ? "," : "", n0);
             }
             fprintf(stderr, " and their seeds NAME_s1, NAME_s2, ... (the baseline: p11_base_s0, _s1, ...)\n");
-            return 2;
+            return ARGS_BAD;
         }
         p->selected[c][k] = true;
         *any_only = true;
     }
-    if (!*any_only) { fprintf(stderr, "error: --only wants run names\n"); return 2; }
-    return 0;
+    if (!*any_only) return args_error(NULL, "--only wants run names");
+    return ARGS_OK;
 }
 
 // A whole number in [lo, hi] for option opt, or ARGS_BAD with a message.
@@ -231,8 +159,7 @@ static int parse_count(const char *opt, const char *s, long lo, long hi, int *ou
 
 static void presets_usage(FILE *f) { preset_describe(f); }
 
-// The getopt_long loop of ablation_parse (argv[0] is the command's name).
-static int parse_ablation_options(int argc, char **argv, AblationPlan *p, AblationMode *mode) {
+int ablation_parse(int argc, char **argv, AblationPlan *p, AblationMode *mode) {
     static const struct option opts[] = {
         { "preset", required_argument, 0, 'P' }, { "jobs", required_argument, 0, 'j' },
         { "seeds", required_argument, 0, 's' },  { "threads", required_argument, 0, 't' },
@@ -247,7 +174,6 @@ static int parse_ablation_options(int argc, char **argv, AblationPlan *p, Ablati
     p->jobs = 1;
     p->seeds = 1;
     *mode = ABL_RUN;
-    g_prepare_only = false;
     bool any_only = false, threads_given = false;
     optind = 0;
     opterr = 0;
@@ -266,7 +192,7 @@ static int parse_ablation_options(int argc, char **argv, AblationPlan *p, Ablati
         case 'c': *mode = ABL_PRINT_COMMANDS; break;
         case 'L': *mode = ABL_LIST; break;
         case 'l': p->log_to_file = true; break;
-        case 'r': g_prepare_only = true; break;
+        case 'r': *mode = ABL_PREPARE; break;
         case 'h': ablation_usage(stdout); return ARGS_HELP;
         default: rc = args_unknown(ablation_usage, argv);
         }
@@ -284,48 +210,13 @@ static int parse_ablation_options(int argc, char **argv, AblationPlan *p, Ablati
         long cores = sysconf(_SC_NPROCESSORS_ONLN);
         p->threads = cores / p->jobs > 1 ? (int)(cores / p->jobs) : 1;
     }
-    return 0;
+    return ARGS_OK;
 }
 
-int ablation_parse(int argc, char **argv, AblationPlan *p, AblationMode *mode) {
-    // getopt_long reads from argv[1]: the command's name goes in front
-    char **args = malloc(sizeof *args * (size_t)(argc + 2));
-    if (!args) { fprintf(stderr, "error: out of memory\n"); return 1; }
-    args[0] = "ablation";
-    memcpy(args + 1, argv, sizeof *args * (size_t)argc);
-    args[argc + 1] = NULL;
-    int rc = parse_ablation_options(argc + 1, args, p, mode);
-    free(args);
-    return rc;
-}
 
 // ---------------------------------------------------------------------------
 // Running
 
-// See ablation.h: the probe trained once, before any run starts.
-int prepare_probe(Preset preset) {
-    char err[1024];
-    CifarSet train, test;
-    if (cifar_load_train(NULL, &train, err, sizeof err) != 0) {
-        fprintf(stderr, "error: %s\n", err);
-        return -1;
-    }
-    if (cifar_load_test(NULL, &test, err, sizeof err) != 0) {
-        fprintf(stderr, "error: %s\n", err);
-        cifar_free(&train);
-        return -1;
-    }
-    ProbeRecipe recipe;
-    preset_probe_recipe(preset, &recipe);
-    Probe *p = probe_get_or_train(NULL, &train, &test, &recipe, 1, err, sizeof err);
-    if (p) fprintf(stderr, "[runs] probe classifier %s (test accuracy %.3f), cache %s\n", p->key,
-                   p->test_acc, probe_cache_dir());
-    else fprintf(stderr, "error: probe: %s\n", err);
-    probe_free(p);
-    cifar_free(&train);
-    cifar_free(&test);
-    return p ? 0 : -1;
-}
 
 static const char *runs_dir(const AblationPlan *p) { return p->out_dir ? p->out_dir : default_runs_dir(); }
 
@@ -422,20 +313,12 @@ static int run_plan(const AblationPlan *p) {
     return rc;
 }
 
-int cmd_ablation(int argc, char **argv, const char *self) {
+int cmd_ablation(int argc, char **argv) {
     AblationPlan p;
     AblationMode mode;
     int rc = ablation_parse(argc, argv, &p, &mode);
     if (rc != ARGS_OK) return args_exit_code(rc);
-    // Call ourselves by an absolute path, so the commands work from any
-    // folder (and on another machine where the project sits at the same place).
-    static char exe[PATH_MAX];
-    if (!p.exe) {
-        ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
-        if (len > 0) { exe[len] = 0; p.exe = exe; }
-        else if (realpath(self, exe)) p.exe = exe;
-        else p.exe = self;
-    }
+    if (!p.exe) p.exe = lab_train_program();
     if (mode == ABL_LIST || mode == ABL_PRINT_COMMANDS) {
         int config[PLAN_CAP], seed[PLAN_CAP];
         int n = ablation_plan_runs(&p, config, seed, PLAN_CAP);
@@ -447,6 +330,6 @@ int cmd_ablation(int argc, char **argv, const char *self) {
         }
         return 0;
     }
-    if (g_prepare_only) return prepare_probe(p.preset) == 0 ? 0 : 1;
+    if (mode == ABL_PREPARE) return prepare_probe(p.preset) == 0 ? 0 : 1;
     return run_plan(&p);
 }

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stdbool.h>
-#include "ablation.h"
+#include "attention_maps.h"
 #include "io/args.h"
 #include "io/checkpoint.h"
 #include "io/errors.h"
@@ -75,8 +75,8 @@ typedef struct {
 
 static void maps_usage(FILE *f) {
     fprintf(f,
-        "usage: step6_ablation attention-maps [--runs DIR] [--out DIR] [--t T] [--batch N]\n"
-        "                                     [--learned NAME] [--rope NAME]\n"
+        "usage: lab attention-maps [--runs DIR] [--out DIR] [--t T] [--batch N]\n"
+        "                          [--learned NAME] [--rope NAME]\n"
         "\n"
         "  loads DIR/NAME/ckpt.safetensors of a learned-position run (default p11_base_s0)\n"
         "  and a 2D RoPE run (default p11_rope), runs each on the first N test images\n"
@@ -283,7 +283,7 @@ int cmd_attention_maps(int argc, char **argv) {
     for (int k = 0; k < 2; k++)
         if (run_maps(o.runs, o.names[k], xt, tvec, o.batch, &maps[k], &cfgs[k], err, sizeof err) != 0) {
             fprintf(stderr, "error: %s\n(attention-maps needs the finished runs %s and %s; "
-                            "step6_ablation ablation --only %s,%s trains them)\n",
+                            "lab ablation --only %s,%s trains them)\n",
                     err, o.names[0], o.names[1], o.names[0], o.names[1]);
             goto done;
         }

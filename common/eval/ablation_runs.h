@@ -1,0 +1,127 @@
+// ablation_runs.h: the configurations of the ablation, the names of their
+// runs, and the runs read back (ablation_runs.c): the metrics.json of every
+// seed, the tutorial's seed gap and the standard error over seeds. Step 6
+// prints them as tables (step6_ablation/table.c); the lab trains and
+// reports them (lab/).
+#pragma once
+#include <stdbool.h>
+#include <stddef.h>
+#include "io/metrics.h"
+
+// The configurations. Each configuration differs from the baseline by the
+// --set values listed, nothing else: same preset, same data, same scorecard.
+// Each is trained with one or more seeds; the run of configuration c at seed
+// k is one folder under runs/ (ablation_run_name):
+//   the baseline   p11_base_s0, p11_base_s1, p11_base_s2, ...
+//   the others     p11_rope (seed 0), p11_rope_s1, p11_rope_s2, ...
+#define ABLATION_CONFIGS 8
+#define ABLATION_MAX_SEEDS 16
+#define ABLATION_MAX_SETS 4
+
+typedef struct {
+    const char *name;                       // folder of its seed-0 run ("p11_base": every seed suffixed)
+    const char *label;                      // row of the table
+    const char *sets[ABLATION_MAX_SETS + 1];// --set key=value, NULL-terminated
+} AblationConfig;
+
+extern const AblationConfig ABLATION_CONFIG[ABLATION_CONFIGS];
+enum { CFG_BASE, CFG_RMSNORM, CFG_QKNORM, CFG_SWIGLU, CFG_ROPE, CFG_ALL, CFG_BASE_LR2E3, CFG_QKNORM_LR2E3 };
+
+// The tutorial's nine runs: the baseline at seeds 0 and 1, every other
+// configuration at seed 0. `ablation` with no --seeds trains these.
+#define ABLATION_RUNS 9
+typedef struct {
+    const char *name;                       // folder under runs/
+    const char *label;                      // row of the table
+    int config, seed;
+} AblationRun;
+
+extern const AblationRun ABLATION[ABLATION_RUNS];
+enum { RUN_BASE_S0, RUN_BASE_S1, RUN_RMSNORM, RUN_QKNORM, RUN_SWIGLU, RUN_ROPE, RUN_ALL,
+       RUN_BASE_LR2E3, RUN_QKNORM_LR2E3 };
+// Index of one of the nine by name, -1 if it is not one of them.
+int ablation_index(const char *name);
+
+// The folder name of configuration c at seed k.
+void ablation_run_name(int config, int seed, char *out, size_t outlen);
+// The other way round: 0 with *config and *seed, or -1 if no run has this name.
+int ablation_run_parse(const char *name, int *config, int *seed);
+// How many seeds configuration c trains with --seeds n: n, and at least two
+// for the baseline, whose seed pair is the tutorial's yardstick.
+int ablation_config_seeds(int config, int n);
+
+// Reading the runs. The scorecard fields of each metrics.json are
+// read by common/io/metrics.h; the table adds the loss curve and the config's lr.
+#define CURVE_MAX 512
+
+typedef struct {
+    bool present;             // metrics.json read and understood
+    char note[METRICS_ERRLEN];// why not, when !present
+    RunMetrics m;             // params, val_mse, probe_fd (NAN if null), ms_per_step, loss_spikes, preset, cfg
+    double lr;                // config.lr, NAN if the file has no config
+    int steps;                // config.steps, 0 if the file has no config
+    double train_seconds;     // "train_seconds": the steps, summed over a resumed run's starts; NAN if absent
+    double scorecard_seconds; // the sum of "scorecard_seconds" (val MSE, sampling, probe-FD); NAN if absent
+    int n_curve;              // "curve": [[step, mean loss of the window], ...]
+    double curve_step[CURVE_MAX], curve_loss[CURVE_MAX];
+} AblationRow;
+
+// One configuration over its seeds.
+typedef struct {
+    AblationRow seed[ABLATION_MAX_SEEDS];   // seed[k]: the run of seed k, present or not
+    int n;                    // seeds present
+    SeedSpread val;           // val MSE over the present seeds (common/io/metrics.h)
+    double probe_fd;          // mean over the seeds that have one, NAN if none
+    double ms_per_step;       // mean over the present seeds
+    int spikes;               // summed over the present seeds
+    long long params;         // of the first present seed
+} ConfigResults;
+
+typedef struct {
+    char dir[1024];
+    ConfigResults cfg[ABLATION_CONFIGS];
+    int n_present;            // runs (any seed) with a metrics.json
+    int nine_present;         // of the tutorial's nine
+    // the tutorial's method: one pair of baseline seeds
+    bool have_gap;            // both p11_base_s0 and p11_base_s1 are there
+    double base_mean, gap;    // mean of the two seeds' val MSE, |s0 - s1|
+    bool not_seed_pair;       // the two baselines differ in more than the seed
+    bool mixed_presets;       // the present runs come from different presets
+    bool dir_missing;         // there is no such folder at all
+} AblationResults;
+
+// Reads DIR/<name>/metrics.json of every configuration's seeds 0 to
+// ABLATION_MAX_SEEDS - 1. A missing or broken file gives a run with
+// present = false and a note, never an error.
+void results_load(const char *dir, AblationResults *res);
+// results_load of dir, and of ref_dir when it is not NULL (else *ref = NULL).
+// NULL (and *ref = NULL) with a message when out of memory; free both.
+AblationResults *results_load_pair(const char *dir, const char *ref_dir, AblationResults **ref);
+// One of the tutorial's nine runs (r = RUN_BASE_S0 ... RUN_QKNORM_LR2E3).
+const AblationRow *results_run(const AblationResults *res, int r);
+// Reads one metrics.json into a row. 0, or -1 with row->note saying why.
+int ablation_row_read(const char *path, AblationRow *row);
+
+// The tutorial's verdict of one val MSE against one seed gap: delta = val -
+// base_mean; within the gap (|delta| <= gap) it is "same", beyond it a gain
+// (lower is better) or a loss, with |delta| in units of the gap. Writes e.g.
+// "same", "gain, 7.3 gaps", "loss, 1.2 gaps" into out; *gaps = |delta| / gap.
+void verdict(double val, double base_mean, double gap, char *out, size_t outlen, double *gaps);
+
+// Our verdict: two means over seeds, compared with the standard error of
+// their difference, se = sqrt(sd_a^2 / n_a + sd_b^2 / n_b). A difference of
+// more than COMPARE_SE standard errors is a gain (lower val MSE) or a loss;
+// anything smaller is "not resolved": the seeds cannot tell it from noise.
+// When one side has a single seed its spread is not measured: the other
+// side's is assumed (assumed = true, and the verdict ends in '*'). With no
+// spread on either side there is no verdict ("? no spread").
+#define COMPARE_SE 2.0
+typedef struct {
+    double diff;              // mean(a) - mean(b)
+    double se;                // standard error of diff, NAN when unknown
+    double z;                 // |diff| / se
+    bool assumed;             // one side's spread was assumed, not measured
+    bool resolved;            // |diff| > COMPARE_SE * se
+    char verdict[48];         // "gain (3.1 se)", "loss (2.4 se)", "not resolved (0.8 se)", + "*"
+} Comparison;
+void compare_means(SeedSpread a, SeedSpread b, Comparison *out);

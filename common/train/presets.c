@@ -1,0 +1,48 @@
+// presets.c: the three presets of a run (see trainer.h).
+#include <stdio.h>
+#include <string.h>
+#include "eval/probe.h"
+#include "trainer.h"
+
+const char *preset_name(Preset p) {
+    return p == PRESET_SMOKE ? "smoke" : p == PRESET_QUICK ? "quick" : "tutorial";
+}
+
+int preset_parse(const char *s, Preset *out) {
+    if (strcmp(s, "smoke") == 0) *out = PRESET_SMOKE;
+    else if (strcmp(s, "quick") == 0) *out = PRESET_QUICK;
+    else if (strcmp(s, "tutorial") == 0) *out = PRESET_TUTORIAL;
+    else return -1;
+    return 0;
+}
+
+void preset_apply(Preset p, Config *cfg, int *ckpt_every) {
+    *cfg = config_default();
+    switch (p) {
+    case PRESET_SMOKE:      // seconds: a small model, for tests
+        cfg->dim = 32; cfg->depth = 2; cfg->heads = 2; cfg->freq_dim = 32;
+        cfg->batch = 16; cfg->steps = 60; *ckpt_every = 20;
+        break;
+    case PRESET_QUICK:      // minutes: the tutorial's model, a quarter of the batch and steps
+        cfg->batch = 64; cfg->steps = 1000; *ckpt_every = 250;
+        cfg->val_every = 250;   // four points of the val curve, about 5% of the run's time
+        break;
+    case PRESET_TUTORIAL:   // the tutorial's runs: dim 128, depth 4, heads 4, batch 128, 4,000 steps
+        cfg->batch = 128; cfg->steps = 4000; *ckpt_every = 250;
+        cfg->val_every = 500;
+        break;
+    }
+}
+
+void preset_probe_recipe(Preset p, ProbeRecipe *out) {
+    *out = probe_default_recipe();
+    if (p == PRESET_SMOKE) out->epochs = 1;
+}
+
+void preset_describe(void *file) {
+    FILE *f = file;
+    fprintf(f, "presets:\n"
+               "  smoke     dim 32, depth 2, heads 2, batch 16, 60 steps (seconds; for tests)\n"
+               "  quick     dim 128, depth 4, heads 4, batch 64, 1,000 steps (minutes)\n"
+               "  tutorial  dim 128, depth 4, heads 4, batch 128, 4,000 steps, lr 3e-4 (about an hour)\n");
+}

@@ -1,0 +1,84 @@
+// run.h: the parts of a training run that the files of common/train share
+// (not for programs: they call trainer.h). A run is split by what a reader
+// looks for:
+//   train_loop.c   the loop: a step, its numbers, the val checks, the
+//                  checkpoints, Ctrl-C; trainer_run. Read this one first.
+//   run_folder.c   the run's folder: its files, its lock, loss.tsv and
+//                  val.tsv, the checkpoint glue, a fresh start or a resume
+//   run_metrics.c  what a finished (or diverged) run writes: the scorecard,
+//                  metrics.json, samples.png, diverged.json
+//   presets.c      the presets smoke, quick and tutorial
+#pragma once
+#include <stddef.h>
+#include "dataloader.h"
+#include "eval/scorecard.h"
+#include "io/cifar.h"
+#include "io/safetensors.h"
+#include "nn/train_step.h"
+#include "trainer.h"
+
+#define ERRLEN 4608
+
+// The files of a run folder (run_paths).
+typedef struct {
+    char dir[2048], ckpt[2100], loss[2100], val[2100], metrics[2100], samples[2100], diverged[2100];
+} RunPaths;
+
+// The trainer's state in a checkpoint's metadata that both a resume and the
+// scorecard read: the step, the training time so far, and the largest
+// attention logit of each block.
+typedef struct {
+    int step;                       // -1 when missing or not a whole number
+    double train_seconds;
+    float max_logit_layers[TINYDIT_MAX_DEPTH];
+} SavedProgress;
+
+// Everything a run holds while it trains; the flags say what to free.
+typedef struct {
+    Config cfg;
+    Model m; int have_model;
+    TrainState ts; int have_ts;
+    DataLoader dl;                 // zeroed: freed whether or not it was set up
+    Rng noise;
+    double train_seconds;
+    int start, steps;              // the loop runs steps start+1 .. steps
+    float max_logit_layers[TINYDIT_MAX_DEPTH];
+    float *loss_hist, *gn_hist, *ml_hist;   // (steps + 1) each
+    float *val_hist;                        // (steps + 1), NaN between val checks
+    float last_val;                         // the latest val check, for the progress bar (NaN: none yet)
+    const CifarSet *test;                   // the val exam's images
+    ValExam exam; int have_exam;            // its buffers, made at the first check and kept
+} Run;
+
+// run_folder.c
+void run_paths(RunPaths *p, const char *dir);
+// "the last good checkpoint (step N) is kept in PATH", or that there is none yet.
+void last_checkpoint_text(char *out, size_t n, int last_saved, const char *path);
+// loss.tsv (step, loss, grad_norm, max_logit) and val.tsv (step, val MSE):
+// the rows with step <= upto into arrays indexed step - 1. Rows read, or -1.
+int read_loss_tsv(const char *path, int upto, float *loss, float *gnorm, float *logit, char *err, size_t errlen);
+int read_val_tsv(const char *path, int upto, float *val, char *err, size_t errlen);
+// val.tsv rewritten whole from the checks among the first n steps.
+int write_val_tsv(const char *path, int n, const float *val, char *err, size_t errlen);
+int save_checkpoint(const RunPaths *rp, const Model *m, const TrainState *ts, const Rng *noise,
+                    const DataLoader *dl, double train_seconds, const float *max_logit_layers,
+                    Preset preset, char *err, size_t errlen);
+void read_progress(const SafeTensors *st, int depth, SavedProgress *p);
+void remove_stale_temp_files(const char *dir);
+// The folder's lock: a descriptor to close when done, or -1 after a message.
+int lock_run_dir(const char *dir);
+// CIFAR-10's train and test sets. 0, or -1 after a message.
+int load_data(CifarSet *train, CifarSet *test);
+// TRAIN_USAGE or TRAIN_OK to stop before training, -1 to go on.
+int check_existing_run(const TrainOptions *o, const RunPaths *rp, int have_ckpt, int steps);
+// A fresh run, or one resumed from its checkpoint: TRAIN_OK or TRAIN_ERROR.
+int start_run(Run *r, const TrainOptions *o, const RunPaths *rp, const CifarSet *train);
+int resume_run(Run *r, const TrainOptions *o, const RunPaths *rp, const CifarSet *train);
+void run_free(Run *r);
+
+// run_metrics.c
+// The scorecard of the run's checkpoint, metrics.json and samples.png.
+int finish_run(const RunPaths *rp, const char *name, Preset preset, const CifarSet *train,
+               const CifarSet *test, double wall_before);
+// diverged.json: the step whose loss or gradient was not finite.
+void record_divergence(const Run *r, const RunPaths *rp, int step, double loss);

@@ -1,0 +1,363 @@
+// run_folder.c: a run's folder (see run.h): its files, its lock, loss.tsv
+// and val.tsv, the checkpoint with the trainer's state, and the two ways a
+// run begins: fresh from its seed, or resumed exactly where it stopped.
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
+#include "io/args.h"
+#include "io/checkpoint.h"
+#include "io/fileio.h"
+#include "run.h"
+
+uint64_t trainer_noise_seed(uint64_t seed) { return seed + 0x5EEDF10ULL; }
+
+static void rng_to_text(const Rng *r, char *out, size_t n) {
+    unsigned int bits;
+    memcpy(&bits, &r->spare, sizeof bits);
+    snprintf(out, n, "0x%016llx %d 0x%08x", (unsigned long long)r->state, r->has_spare, bits);
+}
+
+// train.step of a checkpoint: a whole number >= 0, else -1 (atoi would read
+// "abc" as 0 and quietly restart a trained model's history).
+static int parse_step(const char *s) {
+    int step;
+    return s && parse_int_in(s, 0, 100000000, &step) == 0 ? step : -1;
+}
+
+// Where the last good checkpoint is, for the messages of a run that stops on
+// an error: a fresh run has none until its first save.
+void last_checkpoint_text(char *out, size_t n, int last_saved, const char *path) {
+    if (last_saved > 0) snprintf(out, n, "the last good checkpoint (step %d) is kept in %s", last_saved, path);
+    else snprintf(out, n, "no checkpoint was written yet");
+}
+
+static int rng_from_text(const char *s, Rng *r) {
+    unsigned long long st; int has; unsigned int bits;
+    if (!s || sscanf(s, "%llx %d %x", &st, &has, &bits) != 3) return -1;
+    r->state = st; r->has_spare = has; memcpy(&r->spare, &bits, sizeof bits);
+    return 0;
+}
+
+
+// The files of the run in folder dir.
+void run_paths(RunPaths *p, const char *dir) {
+    snprintf(p->dir, sizeof p->dir, "%s", dir);
+    snprintf(p->ckpt, sizeof p->ckpt, "%s/ckpt.safetensors", p->dir);
+    snprintf(p->loss, sizeof p->loss, "%s/loss.tsv", p->dir);
+    snprintf(p->val, sizeof p->val, "%s/val.tsv", p->dir);
+    snprintf(p->metrics, sizeof p->metrics, "%s/metrics.json", p->dir);
+    snprintf(p->samples, sizeof p->samples, "%s/samples.png", p->dir);
+    snprintf(p->diverged, sizeof p->diverged, "%s/diverged.json", p->dir);
+}
+
+// loss.tsv rows: step, loss, grad_norm, max_logit. Reads the rows with
+// step <= upto into the arrays (indexed step-1). Returns rows read, -1 on error.
+int read_loss_tsv(const char *path, int upto, float *loss, float *gnorm, float *logit,
+                         char *err, size_t errlen) {
+    size_t len;
+    char *text = read_file_all(path, &len, err, errlen);
+    if (!text) return -1;
+    int rows = 0;
+    char *save = NULL;
+    for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        if (line[0] == '#' || line[0] == 's') continue;   // header
+        int step; float l, g, m;
+        if (sscanf(line, "%d %f %f %f", &step, &l, &g, &m) != 4) continue;
+        if (step < 1 || step > upto) continue;
+        loss[step - 1] = l; gnorm[step - 1] = g; logit[step - 1] = m;
+        if (step > rows) rows = step;
+    }
+    free(text);
+    return rows;
+}
+
+// Rewrites loss.tsv with rows 1..n (used when a resumed run drops the steps
+// after its checkpoint).
+static int write_loss_tsv(const char *path, int n, const float *loss, const float *gnorm,
+                          const float *logit, char *err, size_t errlen) {
+    size_t cap = 64 + (size_t)n * 64, len = 0;
+    char *buf = malloc(cap);
+    len += snprintf(buf + len, cap - len, "step\tloss\tgrad_norm\tmax_logit\n");
+    for (int i = 0; i < n; i++)
+        len += snprintf(buf + len, cap - len, "%d\t%.6f\t%.6f\t%.4f\n", i + 1, loss[i], gnorm[i], logit[i]);
+    int rc = write_file_atomic(path, buf, len, err, errlen);
+    free(buf);
+    return rc;
+}
+
+// val.tsv rows: step, val MSE, one every cfg.val_every steps. Reads the rows
+// with step <= upto into val (indexed step-1, NaN where there is none).
+// A missing file is an empty curve (runs made before the curve existed).
+// Returns the number of rows read, -1 on a read error.
+int read_val_tsv(const char *path, int upto, float *val, char *err, size_t errlen) {
+    for (int i = 0; i < upto; i++) val[i] = NAN;
+    if (!file_exists(path)) return 0;
+    size_t len;
+    char *text = read_file_all(path, &len, err, errlen);
+    if (!text) return -1;
+    int rows = 0;
+    char *save = NULL;
+    for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        int step; float v;
+        if (sscanf(line, "%d %f", &step, &v) != 2 || step < 1 || step > upto) continue;   // header, later rows
+        val[step - 1] = v;
+        rows++;
+    }
+    free(text);
+    return rows;
+}
+
+// Rewrites val.tsv with the points among steps 1..n.
+int write_val_tsv(const char *path, int n, const float *val, char *err, size_t errlen) {
+    size_t cap = 64 + (size_t)n * 32, len = 0;
+    char *buf = malloc(cap);
+    len += snprintf(buf + len, cap - len, "step\tval_mse\n");
+    for (int i = 0; i < n; i++)
+        if (!isnan(val[i])) len += snprintf(buf + len, cap - len, "%d\t%.6f\n", i + 1, val[i]);
+    int rc = write_file_atomic(path, buf, len, err, errlen);
+    free(buf);
+    return rc;
+}
+
+// ---------------------------------------------------------------------------
+// The checkpoint: weights, AdamW moments, config, and everything the loop
+// needs to continue exactly where it stopped.
+int save_checkpoint(const RunPaths *rp, const Model *m, const TrainState *ts, const Rng *noise,
+                           const DataLoader *dl, double train_seconds, const float *max_logit_layers,
+                           Preset preset, char *err, size_t errlen) {
+    char step[32], rng_text[96], data_text[DATALOADER_STATE_TEXT_LEN], secs[64], logits[512] = "";
+    snprintf(step, sizeof step, "%d", ts->step);
+    rng_to_text(noise, rng_text, sizeof rng_text);
+    DataLoaderState ds = dataloader_get_state(dl);
+    dataloader_state_format(&ds, data_text, sizeof data_text);
+    snprintf(secs, sizeof secs, "%.6f", train_seconds);
+    for (int b = 0; b < m->cfg.depth; b++) {
+        size_t l = strlen(logits);
+        snprintf(logits + l, sizeof logits - l, "%s%.6g", b ? "," : "", max_logit_layers[b]);
+    }
+    CheckpointArray extra[2] = { { CHECKPOINT_ADAMW_M, ts->adam_m }, { CHECKPOINT_ADAMW_V, ts->adam_v } };
+    CheckpointMeta meta[6] = { { "train.step", step }, { "train.noise_rng", rng_text },
+                               { "train.data", data_text }, { "train.seconds", secs },
+                               { "train.max_logit", logits }, { "train.preset", preset_name(preset) } };
+    return checkpoint_save(rp->ckpt, m, extra, 2, meta, 6, err, errlen);
+}
+
+
+void read_progress(const SafeTensors *st, int depth, SavedProgress *p) {
+    const char *v;
+    memset(p, 0, sizeof *p);
+    p->step = parse_step(st_meta(st, "train.step"));
+    p->train_seconds = (v = st_meta(st, "train.seconds")) ? atof(v) : 0.0;
+    if ((v = st_meta(st, "train.max_logit"))) {
+        const char *q = v;
+        for (int b = 0; b < depth && b < TINYDIT_MAX_DEPTH && *q; b++) {
+            p->max_logit_layers[b] = strtof(q, (char **)&q);
+            if (*q == ',') q++;
+        }
+    }
+}
+
+// A run killed while it saved leaves its temporary file (name.tmp.<pid>)
+// behind; the file it was replacing is intact. Clear them when a run starts.
+void remove_stale_temp_files(const char *dir) {
+    DIR *d = opendir(dir);
+    if (!d) return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (strstr(e->d_name, ".tmp.")) {
+            char path[4096];
+            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+            unlink(path);
+        }
+    }
+    closedir(d);
+}
+
+// ---------------------------------------------------------------------------
+// The run folder's lock: <run>/.lock, held with flock(2) while a train (or a
+// scorecard) writes the folder, with the holder's PID inside for the message
+// a second one prints. The kernel drops the lock when its process ends,
+// however it ends, so a killed run never blocks the next --resume; the file
+// stays (deleting it would let two processes lock two different files).
+// Returns the descriptor to close when done, or -1 after a message.
+int lock_run_dir(const char *dir) {
+    char path[2100];
+    snprintf(path, sizeof path, "%s/.lock", dir);
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        fprintf(stderr, "error: cannot open %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        int e = errno;
+        char pid[32];
+        ssize_t n = pread(fd, pid, sizeof pid - 1, 0);
+        pid[n > 0 ? n : 0] = '\0';
+        pid[strcspn(pid, "\n")] = '\0';
+        if (e == EWOULDBLOCK)
+            fprintf(stderr, "error: %s is in use by another train, PID %s (it holds %s); wait for it to end, "
+                            "or stop it and continue with --resume\n", dir, pid[0] ? pid : "unknown", path);
+        else
+            fprintf(stderr, "error: cannot lock %s: %s\n", path, strerror(e));
+        close(fd);
+        return -1;
+    }
+    char pid[32];
+    int len = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+    if (ftruncate(fd, 0) != 0 || pwrite(fd, pid, (size_t)len, 0) != len)
+        fprintf(stderr, "warning: cannot write the PID into %s: %s\n", path, strerror(errno));
+    return fd;
+}
+
+// ---------------------------------------------------------------------------
+int load_data(CifarSet *train, CifarSet *test) {
+    char err[CIFAR_ERRLEN];
+    if (cifar_load_train(NULL, train, err, sizeof err) != 0 || cifar_load_test(NULL, test, err, sizeof err) != 0) {
+        fprintf(stderr, "error: %s\n", err);
+        cifar_free(train);   // loaded before the test set failed (a failed load leaves it empty)
+        return -1;
+    }
+    return 0;
+}
+
+// A run folder that already holds a checkpoint: without --resume that is a
+// mistake; with --resume and metrics.json there, the run may be finished
+// already (the ablation relies on this). TRAIN_USAGE or TRAIN_OK to stop
+// here, -1 to go on.
+int check_existing_run(const TrainOptions *o, const RunPaths *rp, int have_ckpt, int steps) {
+    if (have_ckpt && !o->resume) {
+        fprintf(stderr, "error: %s already holds a run; add --resume to continue it, or choose another --name\n", rp->dir);
+        return TRAIN_USAGE;
+    }
+    if (!(file_exists(rp->metrics) && have_ckpt && o->resume)) return -1;
+    char err[ERRLEN];
+    Config old;
+    SafeTensors st;
+    if (checkpoint_read_config(rp->ckpt, &old, err, sizeof err) != 0 || st_read(rp->ckpt, &st, err, sizeof err) != 0)
+        return -1;
+    int done = parse_step(st_meta(&st, "train.step"));
+    st_free(&st);
+    if (done < steps) return -1;
+    printf("[%s] finished already (%d steps): %s\n", o->name, done, rp->metrics);
+    return TRAIN_OK;
+}
+
+void run_free(Run *r) {
+    dataloader_free(&r->dl);
+    if (r->have_ts) train_state_free(&r->ts);
+    if (r->have_model) model_free(&r->m);
+    if (r->have_exam) val_exam_free(&r->exam);
+    free(r->loss_hist); free(r->gn_hist); free(r->ml_hist); free(r->val_hist);
+}
+
+static int init_train_state(Run *r) {
+    AdamWConfig opt = adamw_default(r->cfg.lr);
+    opt.weight_decay = r->cfg.weight_decay;
+    if (train_state_init(&r->ts, &r->m, r->cfg.batch, &opt) != 0) {
+        fprintf(stderr, "error: out of memory\n");
+        return -1;
+    }
+    r->have_ts = 1;
+    return 0;
+}
+
+// A fresh run: weights from the seed, an empty loss.tsv.
+int start_run(Run *r, const TrainOptions *o, const RunPaths *rp, const CifarSet *train) {
+    char err[ERRLEN];
+    if (model_build(&r->m, &r->cfg, err, sizeof err) != 0) {
+        fprintf(stderr, "error: %s\n", err);
+        return TRAIN_ERROR;
+    }
+    r->have_model = 1;
+    model_init_weights(&r->m, r->cfg.seed);
+    if (init_train_state(r) != 0) return TRAIN_ERROR;
+    rng_seed(&r->noise, trainer_noise_seed(r->cfg.seed));
+    if (dataloader_init(&r->dl, train, r->cfg.seed, r->cfg.flip, err, sizeof err) != 0 ||
+        write_loss_tsv(rp->loss, 0, NULL, NULL, NULL, err, sizeof err) != 0 ||
+        write_val_tsv(rp->val, 0, NULL, err, sizeof err) != 0) {
+        fprintf(stderr, "error: %s\n", err);
+        return TRAIN_ERROR;
+    }
+    char desc[512];
+    config_describe(&r->cfg, desc, sizeof desc);
+    printf("[%s] %s preset, %zu params, %d threads: %s\n", o->name, preset_name(o->preset), r->m.n_params,
+           omp_get_max_threads(), desc);
+    return TRAIN_OK;
+}
+
+// The AdamW moments, noise stream and data order of a checkpoint into r.
+// 1 when all of it was there and valid.
+static int restore_trainer_state(Run *r, const SafeTensors *st, const char *ckpt, const CifarSet *train,
+                                 char *err, size_t errlen) {
+    DataLoaderState ds;
+    err[0] = '\0';   // the checks below that fail without a message leave it empty
+    return r->start >= 0
+        && checkpoint_copy_array(st, ckpt, CHECKPOINT_ADAMW_M, &r->m, r->ts.adam_m, err, errlen) == 0
+        && checkpoint_copy_array(st, ckpt, CHECKPOINT_ADAMW_V, &r->m, r->ts.adam_v, err, errlen) == 0
+        && rng_from_text(st_meta(st, "train.noise_rng"), &r->noise) == 0
+        && dataloader_init(&r->dl, train, r->cfg.seed, r->cfg.flip, err, errlen) == 0
+        && dataloader_state_parse(st_meta(st, "train.data"), &ds, err, errlen) == 0
+        && dataloader_set_state(&r->dl, &ds, err, errlen) == 0;
+}
+
+// Resume: the checkpoint's config wins; the loop continues with the same
+// weights, moments, noise stream and data order, and loss.tsv is cut back
+// to the checkpoint's step (the steps logged after it will be redone).
+int resume_run(Run *r, const TrainOptions *o, const RunPaths *rp, const CifarSet *train) {
+    char err[ERRLEN];
+    SafeTensors st;
+    if (checkpoint_load(rp->ckpt, &r->m, &st, err, sizeof err) != 0) {
+        fprintf(stderr, "error: cannot resume: %s\n", err);
+        return TRAIN_ERROR;
+    }
+    r->have_model = 1;
+    Config saved = r->m.cfg;
+    saved.threads = r->cfg.threads; saved.steps = r->cfg.steps; saved.val_every = r->cfg.val_every;
+    char a[512], b[512];
+    config_describe(&saved, a, sizeof a);
+    config_describe(&r->cfg, b, sizeof b);
+    if (strcmp(a, b) != 0)
+        fprintf(stderr, "note: resuming with the checkpoint's config (%s); --set values that differ are ignored\n", a);
+    r->m.cfg.steps = r->cfg.steps; r->m.cfg.threads = r->cfg.threads; r->m.cfg.val_every = r->cfg.val_every;
+    r->cfg = r->m.cfg;
+    if (init_train_state(r) != 0) { st_free(&st); return TRAIN_ERROR; }
+    SavedProgress prog;
+    read_progress(&st, r->cfg.depth, &prog);
+    r->start = prog.step;
+    r->train_seconds = prog.train_seconds;
+    memcpy(r->max_logit_layers, prog.max_logit_layers, sizeof r->max_logit_layers);
+    int ok = restore_trainer_state(r, &st, rp->ckpt, train, err, sizeof err);
+    st_free(&st);
+    if (!ok) {
+        fprintf(stderr, "error: %s has no usable trainer state%s%s\n", rp->ckpt, err[0] ? ": " : "", err);
+        return TRAIN_ERROR;
+    }
+    if (r->start > r->steps) {
+        // the history arrays hold `steps` rows: a checkpoint further on
+        // (--set steps lowered, or a corrupt train.step) cannot continue
+        fprintf(stderr, "error: %s is at step %d, past the run's steps=%d; resume with "
+                        "--set steps=%d or more\n", rp->ckpt, r->start, r->steps, r->start);
+        return TRAIN_ERROR;
+    }
+    r->ts.step = r->start;
+    int rows = read_loss_tsv(rp->loss, r->start, r->loss_hist, r->gn_hist, r->ml_hist, err, sizeof err);
+    if (rows < r->start) {
+        fprintf(stderr, "error: %s has %d of the %d steps in the checkpoint\n", rp->loss, rows < 0 ? 0 : rows, r->start);
+        return TRAIN_ERROR;
+    }
+    if (read_val_tsv(rp->val, r->start, r->val_hist, err, sizeof err) < 0 ||
+        write_loss_tsv(rp->loss, r->start, r->loss_hist, r->gn_hist, r->ml_hist, err, sizeof err) != 0 ||
+        write_val_tsv(rp->val, r->start, r->val_hist, err, sizeof err) != 0) {
+        fprintf(stderr, "error: %s\n", err);
+        return TRAIN_ERROR;
+    }
+    printf("[%s] resuming at step %d of %d\n", o->name, r->start, r->steps);
+    return TRAIN_OK;
+}

@@ -1,0 +1,246 @@
+// run_metrics.c: what a run writes when it ends (see run.h): the scorecard
+// (val MSE, samples, probe-FD), metrics.json in the tutorial's schema and
+// samples.png; or, when it diverged, diverged.json.
+#include <cJSON.h>
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#define STB_IMAGE_WRITE_IMPLEMENTATION
+#define STBI_WRITE_NO_STDIO
+#include <stb_image_write.h>
+#include "eval/probe.h"
+#include "eval/spikes.h"
+#include "io/checkpoint.h"
+#include "io/fileio.h"
+#include "io/progress.h"
+#include "run.h"
+
+// ---------------------------------------------------------------------------
+// samples.png: an 8x8 grid of 32x32 samples with a 2-pixel gap.
+static int write_sample_grid(const char *path, const float *x, int n, int C, int S, char *err, size_t errlen) {
+    int cols = 8, rows = (n + cols - 1) / cols, gap = 2;
+    int W = cols * S + (cols + 1) * gap, H = rows * S + (rows + 1) * gap;
+    unsigned char *img = calloc((size_t)W * H * 3, 1);
+    for (int i = 0; i < n; i++) {
+        int oy = gap + (i / cols) * (S + gap), ox = gap + (i % cols) * (S + gap);
+        for (int y = 0; y < S; y++)
+            for (int xx = 0; xx < S; xx++)
+                for (int c = 0; c < 3; c++) {
+                    float v = x[(((size_t)i * C + (C == 3 ? c : 0)) * S + y) * S + xx];
+                    float p = (v + 1.0f) * 127.5f;
+                    p = p < 0 ? 0 : p > 255 ? 255 : p;
+                    img[((size_t)(oy + y) * W + ox + xx) * 3 + c] = (unsigned char)(p + 0.5f);
+                }
+    }
+    int len = 0;
+    unsigned char *png = stbi_write_png_to_mem(img, W * 3, W, H, 3, &len);
+    free(img);
+    if (!png) { snprintf(err, errlen, "cannot encode %s", path); return -1; }
+    int rc = write_file_atomic(path, png, (size_t)len, err, errlen);
+    STBIW_FREE(png);
+    return rc;
+}
+
+// ---------------------------------------------------------------------------
+// The scorecard and metrics.json of a finished run.
+typedef struct {
+    double val_mse, fd, probe_acc;     // fd and probe_acc NaN without a probe
+    double val_s, sample_s, fd_s;      // seconds each part took
+    char probe_key[17];
+} Scorecard;
+
+// The probe-FD of the samples (32x32 RGB configs only: the probe's input).
+static void score_probe_fd(const Config *c, Preset preset, const CifarSet *train, const CifarSet *test,
+                           const float *samples, Scorecard *sc) {
+    char err[ERRLEN];
+    if (c->channels != 3 || c->img != 32) return;
+    ProbeRecipe recipe;
+    preset_probe_recipe(preset, &recipe);
+    Probe *probe = probe_get_or_train(NULL, train, test, &recipe, 1, err, sizeof err);
+    if (!probe) {
+        fprintf(stderr, "error: probe: %s\n", err);
+        return;
+    }
+    double t0 = wall_seconds();
+    FeatureStats real;
+    if (scorecard_real_stats(probe, test, &real) == 0) {
+        sc->fd = scorecard_probe_fd(probe, &real, samples, FD_SAMPLES);
+        feature_stats_free(&real);
+    }
+    sc->fd_s = wall_seconds() - t0;
+    sc->probe_acc = probe->test_acc;
+    memcpy(sc->probe_key, probe->key, sizeof sc->probe_key);
+    probe_free(probe);
+}
+
+// val MSE, then FD_SAMPLES samples: their probe-FD, the first 64 into samples_png.
+static void run_scorecard(Model *m, const char *name, Preset preset, const CifarSet *train,
+                          const CifarSet *test, const char *samples_png, Scorecard *sc) {
+    char err[ERRLEN];
+    const Config *c = &m->cfg;
+    sc->fd = NAN; sc->probe_acc = NAN; sc->fd_s = 0; sc->probe_key[0] = '\0';
+    fprintf(stderr, "[%s] scorecard: val MSE on %d test images...\n", name, VAL_IMAGES);
+    double t0 = wall_seconds();
+    sc->val_mse = scorecard_val_mse(m, test, VAL_IMAGES);
+    sc->val_s = wall_seconds() - t0;
+
+    fprintf(stderr, "[%s] scorecard: %d samples x %d Euler steps for probe-FD...\n", name, FD_SAMPLES, FD_EULER_STEPS);
+    t0 = wall_seconds();
+    size_t per = (size_t)c->channels * c->img * c->img;
+    float *samples = malloc(sizeof(float) * per * FD_SAMPLES);
+    scorecard_samples(m, samples, FD_SAMPLES, FD_EULER_STEPS);
+    sc->sample_s = wall_seconds() - t0;
+    score_probe_fd(c, preset, train, test, samples, sc);
+    if (write_sample_grid(samples_png, samples, 64 < FD_SAMPLES ? 64 : FD_SAMPLES, c->channels, c->img,
+                          err, sizeof err) != 0)
+        fprintf(stderr, "warning: %s\n", err);
+    free(samples);
+}
+
+static void add_config_field(const char *key, const char *value, void *obj) {
+    cJSON_AddStringToObject((cJSON *)obj, key, value);
+}
+
+// curve: the mean training loss of each 250-step window (shorter runs: a
+// quarter of the run, so there are always four points)
+static void add_loss_curve(cJSON *root, const float *loss, int steps) {
+    int window = steps >= 1000 ? 250 : (steps >= 4 ? steps / 4 : 1);
+    cJSON *curve = cJSON_AddArrayToObject(root, "curve");
+    for (int s0 = 0; s0 + window <= steps; s0 += window) {
+        double sum = 0;
+        for (int i = s0; i < s0 + window; i++) sum += loss[i];
+        cJSON *pt = cJSON_CreateArray();
+        cJSON_AddItemToArray(pt, cJSON_CreateNumber(s0 + window));
+        cJSON_AddItemToArray(pt, cJSON_CreateNumber(round(sum / window * 1e5) / 1e5));
+        cJSON_AddItemToArray(curve, pt);
+    }
+    cJSON_AddNumberToObject(root, "curve_window", window);
+}
+
+// val_curve: [step, val MSE] every cfg.val_every steps (the same exam as
+// the final val MSE, so the point at the last step equals it)
+static void add_val_curve(cJSON *root, const float *val, int steps) {
+    cJSON *curve = cJSON_AddArrayToObject(root, "val_curve");
+    for (int i = 0; i < steps; i++) {
+        if (isnan(val[i])) continue;
+        cJSON *pt = cJSON_CreateArray();
+        cJSON_AddItemToArray(pt, cJSON_CreateNumber(i + 1));
+        cJSON_AddItemToArray(pt, cJSON_CreateNumber(val[i]));
+        cJSON_AddItemToArray(curve, pt);
+    }
+}
+
+// metrics.json's content: the scorecard in the tutorial's schema, then the
+// run's config, timings, loss and val curves, and probe.
+static cJSON *metrics_json(const Model *m, const char *name, Preset preset, const SavedProgress *p,
+                           const float *loss, const float *val, const Scorecard *sc, double total_wall) {
+    const Config *c = &m->cfg;
+    int steps = p->step;
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "name", name);
+    cJSON_AddNumberToObject(root, "params", (double)m->n_params);
+    double it_per_s = p->train_seconds > 0 ? steps / p->train_seconds : 0;
+    cJSON_AddNumberToObject(root, "it_per_s", it_per_s);
+    cJSON_AddNumberToObject(root, "ms_per_step", it_per_s > 0 ? 1000.0 / it_per_s : 0);
+    cJSON_AddNumberToObject(root, "loss_spikes", count_loss_spikes(loss, steps));
+    cJSON *raw = cJSON_AddObjectToObject(root, "raw");
+    cJSON_AddNumberToObject(raw, "val_mse", sc->val_mse);
+    cJSON *uncond = cJSON_AddObjectToObject(raw, "uncond");
+    if (isfinite(sc->fd)) cJSON_AddNumberToObject(uncond, "probe_fd", sc->fd);
+    else cJSON_AddNullToObject(uncond, "probe_fd");
+    add_loss_curve(root, loss, steps);
+    add_val_curve(root, val, steps);
+    cJSON *cfgj = cJSON_AddObjectToObject(root, "config");
+    // every config field, as the strings a checkpoint stores
+    config_foreach_field(c, add_config_field, cfgj);
+    cJSON_AddStringToObject(root, "preset", preset_name(preset));
+    cJSON_AddNumberToObject(root, "seed", (double)c->seed);
+    cJSON_AddNumberToObject(root, "steps", steps);
+    cJSON_AddNumberToObject(root, "batch", c->batch);
+    cJSON_AddNumberToObject(root, "threads", omp_get_max_threads());
+    cJSON_AddNumberToObject(root, "train_seconds", p->train_seconds);
+    cJSON_AddNumberToObject(root, "final_loss", steps > 0 ? loss[steps - 1] : 0);
+    cJSON *mla = cJSON_AddArrayToObject(root, "max_attn_logit");
+    for (int b = 0; b < c->depth; b++) cJSON_AddItemToArray(mla, cJSON_CreateNumber(p->max_logit_layers[b]));
+    cJSON *probe = cJSON_AddObjectToObject(root, "probe");
+    cJSON_AddStringToObject(probe, "key", sc->probe_key);
+    if (isfinite(sc->probe_acc)) cJSON_AddNumberToObject(probe, "test_acc", sc->probe_acc);
+    cJSON *timing = cJSON_AddObjectToObject(root, "scorecard_seconds");
+    cJSON_AddNumberToObject(timing, "val_mse", sc->val_s);
+    cJSON_AddNumberToObject(timing, "sampling", sc->sample_s);
+    cJSON_AddNumberToObject(timing, "probe_fd", sc->fd_s);
+    // the clock time of the start that finished the run, steps and scorecard;
+    // a resumed run's earlier starts are in train_seconds, not here
+    cJSON_AddNumberToObject(root, "wall_seconds", total_wall);
+    return root;
+}
+
+// Writes root (pretty-printed, with a final newline) and frees it.
+static int write_json(const char *path, cJSON *root, char *err, size_t errlen) {
+    char *json = cJSON_Print(root);
+    cJSON_Delete(root);
+    size_t jl = strlen(json);
+    json = realloc(json, jl + 2);
+    json[jl] = '\n'; json[jl + 1] = 0;
+    int rc = write_file_atomic(path, json, jl + 1, err, errlen);
+    free(json);
+    return rc;
+}
+
+int finish_run(const RunPaths *rp, const char *name, Preset preset, const CifarSet *train,
+                      const CifarSet *test, double wall_before) {
+    char err[ERRLEN];
+    double t_start = wall_seconds();
+    Model m;
+    SafeTensors st;
+    if (checkpoint_load(rp->ckpt, &m, &st, err, sizeof err) != 0) {
+        fprintf(stderr, "error: %s\n", err);
+        return TRAIN_ERROR;
+    }
+    SavedProgress prog;
+    read_progress(&st, m.cfg.depth, &prog);
+    st_free(&st);
+    int steps = prog.step;
+    if (steps < 0) {
+        fprintf(stderr, "error: %s: train.step is missing or not a whole number\n", rp->ckpt);
+        model_free(&m);
+        return TRAIN_ERROR;
+    }
+    float *loss = calloc(steps + 1, sizeof(float)), *gn = calloc(steps + 1, sizeof(float));
+    float *ml = calloc(steps + 1, sizeof(float)), *val = calloc(steps + 1, sizeof(float));
+    int rc = read_loss_tsv(rp->loss, steps, loss, gn, ml, err, sizeof err) < 0 ||
+             read_val_tsv(rp->val, steps, val, err, sizeof err) < 0 ? -1 : 0;
+    if (rc == 0) {
+        Scorecard sc;
+        run_scorecard(&m, name, preset, train, test, rp->samples, &sc);
+        double total_wall = wall_before + (wall_seconds() - t_start);
+        rc = write_json(rp->metrics, metrics_json(&m, name, preset, &prog, loss, val, &sc, total_wall), err,
+                        sizeof err);
+        double it_per_s = prog.train_seconds > 0 ? steps / prog.train_seconds : 0;
+        if (rc == 0)
+            printf("[%s] val MSE %.4f | probe-FD %.1f | %.1f ms/step | %d loss spikes | %s\n", name, sc.val_mse,
+                   sc.fd, it_per_s > 0 ? 1000.0 / it_per_s : 0, count_loss_spikes(loss, steps), rp->metrics);
+    }
+    if (rc != 0) fprintf(stderr, "error: %s\n", err);
+    free(loss); free(gn); free(ml); free(val);
+    model_free(&m);
+    return rc == 0 ? TRAIN_OK : TRAIN_ERROR;
+}
+
+
+// A diverged run is a result too (an lr sweep looks for where runs break):
+// diverged.json records the step whose loss or gradient was not finite, and
+// the run's config. A resume trains from the last checkpoint again and, the
+// run being deterministic, diverges at the same step.
+void record_divergence(const Run *r, const RunPaths *rp, int step, double loss) {
+    char err[ERRLEN];
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddNumberToObject(root, "diverged_at_step", step);
+    cJSON_AddStringToObject(root, "loss", isnan(loss) ? "nan" : isinf(loss) ? "inf" : "finite");
+    cJSON_AddStringToObject(root, "grad_norm", isnan(r->ts.grad_norm) ? "nan" : isinf(r->ts.grad_norm) ? "inf" : "finite");
+    cJSON_AddNumberToObject(root, "steps", r->steps);
+    config_foreach_field(&r->cfg, add_config_field, cJSON_AddObjectToObject(root, "config"));
+    if (write_json(rp->diverged, root, err, sizeof err) != 0) fprintf(stderr, "warning: %s\n", err);
+}

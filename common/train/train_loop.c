@@ -1,0 +1,200 @@
+// train_loop.c: the training loop of a run (see trainer.h), the file to
+// read first. Every step is what nn/train_step.c does: a batch from the
+// data order, noise and times from the run's own stream, one forward and
+// backward pass and an AdamW update; around it only what a long run needs:
+// its numbers logged, a val check now and then, checkpoints, and Ctrl-C.
+// The run's folder (its files, lock, a start or a resume) is run_folder.c;
+// what a finished run writes is run_metrics.c.
+#include <errno.h>
+#include <math.h>
+#include <omp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "io/fileio.h"
+#include "io/progress.h"
+#include "run.h"
+
+// ---------------------------------------------------------------------------
+// Ctrl-C or a polite kill: finish the step, save a checkpoint, exit.
+static volatile sig_atomic_t g_stop_signal = 0;
+static void on_signal(int sig) { g_stop_signal = sig; }
+
+// One step's numbers into the history, the per-block logit maxima, loss.tsv
+// and the progress bar.
+static void record_step(Run *r, int step, double loss, FILE *lf, Progress *pr) {
+    r->loss_hist[step - 1] = (float)loss;
+    r->gn_hist[step - 1] = (float)r->ts.grad_norm;
+    r->ml_hist[step - 1] = r->ts.max_logit;
+    for (int b = 0; b < r->cfg.depth && b < TINYDIT_MAX_DEPTH; b++)
+        if (r->ts.act.max_logit[b] > r->max_logit_layers[b]) r->max_logit_layers[b] = r->ts.act.max_logit[b];
+    fprintf(lf, "%d\t%.6f\t%.6f\t%.4f\n", step, loss, r->ts.grad_norm, r->ts.max_logit);
+    char extra[64];
+    if (isnan(r->last_val)) snprintf(extra, sizeof extra, "loss %.4f", loss);
+    else snprintf(extra, sizeof extra, "loss %.4f, val %.4f", loss, r->last_val);
+    progress_update(pr, step, extra);
+}
+
+// Every cfg.val_every steps: the val exam on the weights of this step (not
+// counted in train_seconds), into val_hist and val.tsv, rewritten whole (a
+// few rows). The exam has its own fixed noise, so the training streams and
+// the run's bits are the same with or without it.
+static int check_val(Run *r, int step, const RunPaths *rp) {
+    if (r->cfg.val_every <= 0 || step % r->cfg.val_every != 0) return 0;
+    char err[ERRLEN];
+    if (!r->have_exam) {
+        if (val_exam_init(&r->exam, &r->m, r->test, VAL_IMAGES) != 0) {
+            fprintf(stderr, "error: out of memory for the val exam (val_every=0 turns the checks off)\n");
+            return -1;
+        }
+        r->have_exam = 1;
+    }
+    r->val_hist[step - 1] = r->last_val = (float)val_exam_run(&r->exam, &r->m, r->test);
+    if (write_val_tsv(rp->val, step, r->val_hist, err, sizeof err) != 0) {
+        fprintf(stderr, "error: %s\n", err);
+        return -1;
+    }
+    return 0;
+}
+
+// loss.tsv onto the disk, then the checkpoint. TRAIN_OK, or TRAIN_ERROR
+// with a message that says which checkpoint is kept.
+static int save_point(Run *r, const TrainOptions *o, const RunPaths *rp, FILE *lf, Progress *pr, int last_saved) {
+    char err[ERRLEN], kept[2300];
+    if (fflush(lf) != 0 || ferror(lf) || fsync(fileno(lf)) != 0) {
+        int e = errno;
+        progress_end(pr);
+        last_checkpoint_text(kept, sizeof kept, last_saved, rp->ckpt);
+        fprintf(stderr, "error: cannot write %s: %s; %s\n", rp->loss, strerror(e), kept);
+        return TRAIN_ERROR;
+    }
+    if (save_checkpoint(rp, &r->m, &r->ts, &r->noise, &r->dl, r->train_seconds, r->max_logit_layers, o->preset,
+                        err, sizeof err) != 0) {
+        progress_end(pr);
+        last_checkpoint_text(kept, sizeof kept, last_saved, rp->ckpt);
+        fprintf(stderr, "error: %s\n(%s)\n", err, kept);
+        return TRAIN_ERROR;
+    }
+    return TRAIN_OK;
+}
+
+// Steps start+1 .. steps, with a checkpoint every ckpt_every steps, at the
+// end, and when stopped. TRAIN_OK when every step ran; else TRAIN_DIVERGED,
+// TRAIN_ERROR, TRAIN_STOPPED (stop_after) or 128 + the signal.
+static int train_steps(Run *r, const TrainOptions *o, const RunPaths *rp, FILE *lf) {
+    size_t per = (size_t)r->cfg.channels * r->cfg.img * r->cfg.img;
+    float *x1 = malloc(sizeof(float) * per * r->cfg.batch);
+    Progress pr;
+    progress_begin(&pr, stderr, o->name, r->start, r->steps);
+    int last_saved = r->start, rc = TRAIN_OK;
+    for (int step = r->start + 1; step <= r->steps; step++) {
+        double t0 = wall_seconds();
+        dataloader_next(&r->dl, r->cfg.batch, x1, NULL, NULL);
+        double loss = train_step(&r->ts, x1, &r->noise);
+        r->train_seconds += wall_seconds() - t0;
+        if (!isfinite(loss) || !isfinite(r->ts.grad_norm)) {
+            progress_end(&pr);
+            char kept[2300];
+            last_checkpoint_text(kept, sizeof kept, last_saved, rp->ckpt);
+            fprintf(stderr, "error: step %d: the loss is %s (gradient norm %g): training diverged; "
+                            "%s. Try a lower lr.\n",
+                    step, isfinite(loss) ? "finite but the gradient is not" : "not a number",
+                    r->ts.grad_norm, kept);
+            record_divergence(r, rp, step, loss);
+            rc = TRAIN_DIVERGED;
+            break;
+        }
+        record_step(r, step, loss, lf, &pr);
+        if (check_val(r, step, rp) != 0) {
+            progress_end(&pr);
+            rc = TRAIN_ERROR;
+            break;
+        }
+        int stop_now = g_stop_signal || (o->stop_after && step == o->stop_after);
+        if (step % o->ckpt_every == 0 || step == r->steps || stop_now) {
+            if ((rc = save_point(r, o, rp, lf, &pr, last_saved)) != TRAIN_OK) break;
+            last_saved = step;
+        }
+        if (stop_now) {
+            progress_end(&pr);
+            if (g_stop_signal)
+                fprintf(stderr, "[%s] stopped by signal %d at step %d; checkpoint saved. Continue with --resume.\n",
+                        o->name, (int)g_stop_signal, step);
+            rc = g_stop_signal ? 128 + (int)g_stop_signal : TRAIN_STOPPED;
+            break;
+        }
+    }
+    if (rc == TRAIN_OK) progress_end(&pr);
+    free(x1);
+    return rc;
+}
+
+// The steps, with Ctrl-C caught, then (if they all ran) the scorecard.
+static int train_and_score(Run *r, const TrainOptions *o, const RunPaths *rp, const CifarSet *train,
+                           const CifarSet *test) {
+    FILE *lf = fopen(rp->loss, "a");
+    if (!lf) {
+        fprintf(stderr, "error: cannot append to %s: %s\n", rp->loss, strerror(errno));
+        return TRAIN_ERROR;
+    }
+    signal(SIGINT, on_signal);
+    signal(SIGTERM, on_signal);
+    double this_start = wall_seconds();
+    int rc = train_steps(r, o, rp, lf);
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    fclose(lf);
+    double this_time = wall_seconds() - this_start;
+    if (rc == TRAIN_OK) {
+        printf("[%s] trained %d steps: %.1f ms/step (%.1f s in this process)\n", o->name, r->steps,
+               1000.0 * r->train_seconds / r->steps, this_time);
+        if (o->scorecard) rc = finish_run(rp, o->name, o->preset, train, test, this_time);
+    }
+    return rc;
+}
+
+// Everything of trainer_run that happens while the folder is locked.
+static int train_locked(const TrainOptions *o, const RunPaths *rp) {
+    Run r;
+    memset(&r, 0, sizeof r);
+    r.cfg = o->cfg;
+    r.steps = r.cfg.steps;
+    int have_ckpt = file_exists(rp->ckpt);
+    int rc = check_existing_run(o, rp, have_ckpt, r.steps);
+    if (rc >= 0) return rc;
+    remove_stale_temp_files(rp->dir);
+    CifarSet train, test;
+    if (load_data(&train, &test) != 0) return TRAIN_ERROR;
+    r.loss_hist = calloc(r.steps + 1, sizeof(float));
+    r.gn_hist = calloc(r.steps + 1, sizeof(float));
+    r.ml_hist = calloc(r.steps + 1, sizeof(float));
+    r.val_hist = calloc(r.steps + 1, sizeof(float));
+    for (int i = 0; i <= r.steps; i++) r.val_hist[i] = NAN;
+    r.test = &test;
+    r.last_val = NAN;
+    rc = have_ckpt ? resume_run(&r, o, rp, &train) : start_run(&r, o, rp, &train);
+    if (rc == TRAIN_OK) rc = train_and_score(&r, o, rp, &train, &test);
+    run_free(&r);
+    cifar_free(&train);
+    cifar_free(&test);
+    return rc;
+}
+
+int trainer_run(const TrainOptions *o) {
+    char err[ERRLEN];
+    char dir[2048];
+    snprintf(dir, sizeof dir, "%s/%s", o->out_dir, o->name);
+    RunPaths rp;
+    run_paths(&rp, dir);
+    if (o->cfg.threads > 0) omp_set_num_threads(o->cfg.threads);
+    // the folder and its lock first: nothing below may touch a folder that
+    // another train is writing
+    if (make_dirs(rp.dir, err, sizeof err) != 0) { fprintf(stderr, "error: %s\n", err); return TRAIN_ERROR; }
+    int lock = lock_run_dir(rp.dir);
+    if (lock < 0) return TRAIN_ERROR;
+    int rc = train_locked(o, &rp);
+    close(lock);
+    return rc;
+}

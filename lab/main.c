@@ -1,0 +1,58 @@
+// lab: the experiments around step 6. Every run it starts is one
+// `step6_ablation train` command (step 6 is the lesson: train a pair, read
+// the table); the lab plans many of them, runs them a few at a time, and
+// reads what they wrote.
+//
+//   lab ablation [--preset P] [--seeds N] [--jobs N] [--out DIR] [--only NAME,...]
+//                [--print-commands | --list]     the eight configurations, N seeds each
+//   lab sweep --key K --values V1,V2,... [--configs C,...] [--seeds N] [--table]
+//                                               one config key over a list of values
+//   lab speed [--batch 64] [--threads 2] [--rounds 12] [--json]
+//                                               the six variants timed in rounds
+//   lab report [-o FILE] [--compare DIR] [runs-dir]
+//                                               step 6's tables as Markdown
+//   lab attention-maps [--runs DIR] [--out DIR] [--t T]
+//                                               where two trained models look
+//
+// One option convention: each command is cmd_NAME(argc, argv) with argv[0]
+// its name, its parser answers ARGS_OK, ARGS_HELP or ARGS_BAD
+// (common/io/args.h). One launcher: the ablation and the sweep hand their
+// command lines to runner.c (xargs -P).
+#include <stdio.h>
+#include <string.h>
+#include "attention_maps.h"
+#include "plan.h"
+#include "report.h"
+#include "speed.h"
+#include "sweep_plan.h"
+#include "io/args.h"
+#include "io/blas_kernel.h"
+
+typedef int Command(int argc, char **argv);
+static const struct { const char *name; Command *run; const char *what; } COMMANDS[] = {
+    { "ablation", cmd_ablation, "every configuration with N seeds, each run one `train --resume`, N side by side" },
+    { "sweep", cmd_sweep, "one config key over a list of values (e.g. the lr), per configuration and seed" },
+    { "speed", cmd_speed, "the six variants timed in rounds in one process, with GFLOP/s and sgemm's rate" },
+    { "report", cmd_report, "step 6's tables as Markdown in runs-dir/report.md, with links to the plots" },
+    { "attention-maps", cmd_attention_maps, "where p11_base_s0 and p11_rope look: mean attention per layer" },
+};
+#define N_COMMANDS (int)(sizeof COMMANDS / sizeof COMMANDS[0])
+
+static void usage(FILE *f) {
+    fprintf(f, "usage: lab COMMAND [options]   (lab COMMAND --help: its options)\n\ncommands:\n");
+    for (int i = 0; i < N_COMMANDS; i++) fprintf(f, "  %-15s %s\n", COMMANDS[i].name, COMMANDS[i].what);
+    fprintf(f, "\nEvery run is one `step6_ablation train` command (step6_ablation --help).\n");
+}
+
+int main(int argc, char **argv) {
+    blas_use_fitting_kernel(argv);   // OpenBLAS on a CPU newer than it: io/blas_kernel.h
+    // line by line even into a file or a pipe, so that stdout and stderr keep their order
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    if (argc < 2) { usage(stderr); return 2; }
+    if (is_help_option(argv[1])) { usage(stdout); return 0; }
+    for (int i = 0; i < N_COMMANDS; i++)
+        if (strcmp(argv[1], COMMANDS[i].name) == 0) return COMMANDS[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "error: unknown command '%s'\n\n", argv[1]);
+    usage(stderr);
+    return 2;
+}

@@ -1,0 +1,31 @@
+// runner.h: the one launcher of the lab (runner.c). The ablation and the
+// sweep turn their runs into shell command lines and hand them here.
+#pragma once
+#include <stddef.h>
+#include "io/metrics.h"
+#include "train/trainer.h"
+
+// The probe classifier of probe-FD is trained once and cached
+// (common/eval/probe.h); two runs started side by side on an empty cache
+// would both train it, so the ablation and the sweep make sure it is there
+// before they start any run. 0, or -1 with a message on stderr.
+int prepare_probe(Preset preset);
+
+// The step 6 program whose `train` command every run is, by its absolute
+// path (the project's step6_ablation/step6_ablation).
+const char *lab_train_program(void);
+
+// Quotes s for a POSIX shell if it needs it ('...'), else copies it.
+void shell_quote(const char *s, char *out, size_t outlen);
+
+// Runs each shell command line, `jobs` at a time, by `xargs -0 -n 1 -P jobs
+// sh -c`, and waits for all. A SIGINT or SIGTERM meanwhile is passed on to
+// the commands (each run saves its checkpoint) and returned in *stop_signal.
+// xargs' exit status: 0 when every command exited 0, 123 when one or more
+// failed; -1 when xargs could not be started.
+int run_lines(char *const *lines, int n, int jobs, int *stop_signal);
+
+// How the run DIR/NAME ended: finished (its metrics.json, read into *m),
+// diverged (its diverged.json, the step in *diverged_step), or neither yet.
+typedef enum { RUN_UNFINISHED, RUN_FINISHED, RUN_DIVERGED } RunOutcome;
+RunOutcome run_outcome(const char *runs_dir, const char *name, RunMetrics *m, int *diverged_step);

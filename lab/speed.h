@@ -1,0 +1,19 @@
+// speed.h: the fair speed race and the floating-point work of a step
+// (speed.c), and speed --eval (speed_eval.c).
+#pragma once
+#include "nn/config.h"
+
+// Speed (speed.c).
+
+// Floating-point operations of one training step (forward, backward, AdamW)
+// of config c at batch N: matrix products only, see speed.c for the count.
+double train_step_flops(const Config *c, int N);
+// The same, split: forward matmuls and the attention products within them.
+typedef struct { double linear, attention, forward, step; } StepFlops;
+StepFlops train_step_flops_detail(const Config *c, int N);
+
+int cmd_speed(int argc, char **argv);
+// speed --eval (speed_eval.c): the training step and the scoring parts (val
+// exam, sampling, probe features, Frechet distance), each on 1 and on 2
+// threads in the same rounds, and each one's speed-up. 0, or an exit code.
+int speed_eval(const Config *base, int batch, int warmup, int rounds);

@@ -1,0 +1,53 @@
+// step6.h: the parts of step6_ablation, shared by main.c and the lab's
+// report and tests (lab/).
+//
+//   table.c   the text: the tutorial's table, the table over seeds, the
+//             lr 2e-3 pair, --compare, --tsv (the `table` command)
+//   curves.c  table --curves: the loss curves over seeds, window by window
+//
+// The runs themselves, their names and their verdicts are read by
+// common/eval/ablation_runs.h.
+#pragma once
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include "eval/ablation_runs.h"
+#include "io/bench.h"
+
+
+// The tables as cells (table.c), printed as text there and as Markdown by
+// report.c; and the words under them.
+void fill_tutorial_table(const AblationResults *res, Table *t);
+void fill_seeds_table(const AblationResults *res, Table *t);
+void fill_compare_table(const AblationResults *res, const AblationResults *ref, Table *t);
+void fill_lr_table(const AblationResults *res, Table *t);
+// Run r's loss curve as two lists, "[1.43, 1.25, ...]" and its steps (n bytes
+// each); false when the run or its curve is missing.
+bool curve_lists(const AblationResults *res, int r, char *losses, char *steps, size_t n);
+// Whether a configuration has a single seed while the baseline has several.
+bool any_assumed(const AblationResults *res);
+// The preset of the first run that names one, NULL if none does.
+const char *preset_of(const AblationResults *res);
+extern const char *const SEEDS_FOOTNOTE, *const ASSUMED_FOOTNOTE;
+
+// Prints the tutorial's table (one run per configuration, one seed gap), the
+// table over seeds (mean, spread, difference and its standard error,
+// verdict), the lr 2e-3 pair, and with ref != NULL the user's means against
+// those of ref (e.g. the committed results/quick). The columns are aligned by
+// common/io/bench.h's table_print.
+void results_print(const AblationResults *res, const AblationResults *ref);
+// One tab-separated line per run of the nine, for scripts/plots.sh (NaN where
+// unknown):
+//   name label present params val_mse probe_fd ms_step spikes base_mean gap
+void results_print_tsv(const AblationResults *res, FILE *f);
+// One line per run of every seed, then the configurations over their seeds:
+//   run  config label seed val_mse train_seconds scorecard_seconds name
+//   mean config label n mean sd se
+void results_print_seeds_tsv(const AblationResults *res, FILE *f);
+// table --curves (curves.c): the training loss per window over seeds, each
+// configuration at the default lr against the baseline window by window
+// (difference and standard error), and from which window on it is ahead or
+// behind for good.
+void results_print_curves(const AblationResults *res);
+
+int cmd_table(int argc, char **argv);
