@@ -113,7 +113,7 @@ static void ablation_usage(FILE *f) {
         "  --print-commands  print the train commands, one a line, and run nothing\n"
         "                    (for GNU parallel / xargs; see docs/step6_ablation.md)\n"
         "  --list            print the run names, one a line\n"
-        "  --prepare         make sure the probe classifier is cached, then stop\n"
+        "  --prepare         make sure the probe classifier is cached, then exit\n"
         "  --exe PATH        the program the commands call (default: step 6's,\n"
         "                    step6_ablation/step6_ablation)\n"
         "\n"

@@ -19,7 +19,7 @@ typedef struct {
 
 // The selected runs in the order they are started: the tutorial's nine
 // first, then every configuration's seed 1, then seed 2, ... so that a plan
-// stopped part-way leaves whole rounds of seeds. Returns the count (at most
+// interrupted part-way leaves whole rounds of seeds. Returns the count (at most
 // cap), the runs in config[i], seed[i].
 int ablation_plan_runs(const AblationPlan *p, int *config, int *seed, int cap);
 

@@ -56,7 +56,7 @@ static pid_t spawn_xargs(int jobs, int *to_xargs) {
 }
 
 // Writes every line, each ended by a NUL (xargs -0: one line, one command,
-// whatever quotes and spaces it holds). 0, or -1 when xargs stopped reading.
+// whatever quotes and spaces it holds). 0, or -1 when xargs quit reading.
 static int feed_lines(int fd, char *const *lines, int n) {
     for (int i = 0; i < n; i++) {
         size_t len = strlen(lines[i]) + 1, done = 0;
@@ -90,7 +90,7 @@ int run_lines(char *const *lines, int n, int jobs, int *stop_signal) {
         sigaction(SIGTERM, &old_term, NULL);
         return -1;
     }
-    feed_lines(fd, lines, n);       // a stop while writing shows up in g_stop below
+    feed_lines(fd, lines, n);       // an interrupt while writing shows up in g_stop below
     close(fd);
     int status = 0, passed_on = 0;
     for (;;) {

@@ -17,7 +17,7 @@
 //              -> common/eval/probe.c (features), common/eval/frechet.c (distance)
 //   ms/step    how long a training step took, on a machine shared with other
 //              work: small differences are noise.
-//              -> the step loop of trainer_run in common/train/trainer.c
+//              -> the step loop of trainer_run in common/train/train_loop.c
 //   spikes     steps whose loss jumps above 1.5x the median of the 100 before.
 //              -> count_loss_spikes in common/eval/spikes.c
 //

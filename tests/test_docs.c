@@ -412,7 +412,7 @@ static int check_all(const char *root, FILE *report, Counts *c, int *pages) {
 // ---------------------------------------------------------------------------
 // Facts the pages state that the code or the committed files decide.
 //
-// 1. The presets' sizes, against preset_apply's table (common/train/trainer.c).
+// 1. The presets' sizes, against preset_apply's table (common/train/presets.c).
 //    A page states a preset's size in its prose as "batch B, S steps" (also
 //    "batch B x S steps", "batch B × S steps" or "S steps at batch B"), and
 //    its val_every, in a paragraph that names `val_every`, as "quick 250" or

@@ -717,7 +717,7 @@ static void ckpt_open(Ckpt *c, const char *path) {
     memcpy(c->header, c->bytes + 8, c->hlen);
     c->header[c->hlen] = 0;
     // Header edits make a file as written before checksums existed: with
-    // them, every edit would stop at the CRC check, and the checks behind it
+    // them, every edit would be caught at the CRC check, and the checks behind it
     // (which such files still rely on) would go untested.
     c->plain = strdup(c->header);
     strip_checksums(c->plain);

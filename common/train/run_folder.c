@@ -128,7 +128,7 @@ int write_val_tsv(const char *path, int n, const float *val, char *err, size_t e
 
 // ---------------------------------------------------------------------------
 // The checkpoint: weights, AdamW moments, config, and everything the loop
-// needs to continue exactly where it stopped.
+// needs to continue exactly where it left off.
 int save_checkpoint(const RunPaths *rp, const Model *m, const TrainState *ts, const Rng *noise,
                            const DataLoader *dl, double train_seconds, const float *max_logit_layers,
                            Preset preset, char *err, size_t errlen) {

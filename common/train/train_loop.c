@@ -81,7 +81,7 @@ static int save_point(Run *r, const TrainOptions *o, const RunPaths *rp, FILE *l
 }
 
 // Steps start+1 .. steps, with a checkpoint every ckpt_every steps, at the
-// end, and when stopped. TRAIN_OK when every step ran; else TRAIN_DIVERGED,
+// end, and when interrupted. TRAIN_OK when every step ran; else TRAIN_DIVERGED,
 // TRAIN_ERROR, TRAIN_STOPPED (stop_after) or 128 + the signal.
 static int train_steps(Run *r, const TrainOptions *o, const RunPaths *rp, FILE *lf) {
     size_t per = (size_t)r->cfg.channels * r->cfg.img * r->cfg.img;
