@@ -48,8 +48,8 @@ int main(int argc, char **argv) {
     blas_use_fitting_kernel(argv);   // OpenBLAS on a CPU newer than it: io/blas_kernel.h
     // line by line even into a file or a pipe, so that stdout and stderr keep their order
     setvbuf(stdout, NULL, _IOLBF, 0);
-    if (argc < 2) { usage(stderr); return 2; }
-    if (is_help_option(argv[1])) { usage(stdout); return 0; }
+    // no command is a question, not a mistake: the list of commands, exit 0
+    if (argc < 2 || is_help_option(argv[1])) { usage(stdout); return 0; }
     for (int i = 0; i < N_COMMANDS; i++)
         if (strcmp(argv[1], COMMANDS[i].name) == 0) return COMMANDS[i].run(argc - 1, argv + 1);
     fprintf(stderr, "error: unknown command '%s'\n\n", argv[1]);
