@@ -132,8 +132,8 @@ $(BUILD)/tests/test_gemm_race: | $(BUILD)/tools/gemm_race
 # gemm_race links libxsmm when it is installed (Debian's libxsmm-dev is a
 # static library only, so it cannot be loaded at run time as oneDNN and BLIS are)
 XSMM_LIBS := $(if $(wildcard /usr/lib/libxsmm.a /usr/lib/x86_64-linux-gnu/libxsmm.a),$(shell pkg-config --libs libxsmm 2>/dev/null))
-$(BUILD)/tools/gemm_race: CPPFLAGS += $(if $(XSMM_LIBS),-DHAVE_LIBXSMM)
-$(BUILD)/tools/gemm_race: LDLIBS += $(XSMM_LIBS)
+$(BUILD)/tools/gemm_race: private CPPFLAGS += $(if $(XSMM_LIBS),-DHAVE_LIBXSMM)
+$(BUILD)/tools/gemm_race: private LDLIBS += $(XSMM_LIBS)
 
 # small tools: build/tools/train_probe (trains or loads the cached probe) ...
 TOOLS := $(patsubst tools/%.c,$(BUILD)/tools/%,$(filter-out tools/golden_check.c,$(wildcard tools/*.c)))

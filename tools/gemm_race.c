@@ -145,13 +145,14 @@ static void *xsmm_kernel(const Call *c) {
 #endif
 }
 
-static void *load(const char *path, int mode, char *why, size_t cap) {
+// dlopen, or NULL with the reason in `why` (and how to install the library).
+static void *load(const char *path, int mode, const char *package, char *why, size_t cap) {
 #ifdef __SANITIZE_ADDRESS__
     snprintf(why, cap, "not raced under AddressSanitizer (make sanitize's build), which cannot load it here");
     return NULL;
 #endif
     void *h = dlopen(path, mode);
-    if (!h) snprintf(why, cap, "not found (%s)", dlerror());
+    if (!h) snprintf(why, cap, "not found (%s): apt-get install %s", dlerror(), package);
     return h;
 }
 
@@ -159,7 +160,7 @@ static void *load(const char *path, int mode, char *why, size_t cap) {
 static void load_libraries(const char *blis_path) {
     blas_kernel_describe(LIBS[OPENBLAS].about, sizeof LIBS[OPENBLAS].about);
     Library *d = &LIBS[ONEDNN_LIB], *b = &LIBS[BLIS], *x = &LIBS[XSMM];
-    void *h = load(ONEDNN, RTLD_NOW | RTLD_LOCAL, d->about, sizeof d->about);
+    void *h = load(ONEDNN, RTLD_NOW | RTLD_LOCAL, "libdnnl-dev", d->about, sizeof d->about);
     if (h && (dnnl_sgemm = (DnnlSgemm)dlsym(h, "dnnl_sgemm"))) {
         typedef struct { int major, minor, patch; const char *hash; unsigned cpu_runtime, gpu_runtime; } Version;
         const Version *(*version)(void) = (const Version *(*)(void))dlsym(h, "dnnl_version");
@@ -168,11 +169,10 @@ static void load_libraries(const char *blis_path) {
                  v ? v->patch : 0);
         d->present = true;
     } else if (h) snprintf(d->about, sizeof d->about, "no dnnl_sgemm in %s", ONEDNN);
-    if (!d->present) strncat(d->about, ": apt-get install libdnnl-dev", sizeof d->about - strlen(d->about) - 1);
 
     // RTLD_DEEPBIND: BLIS's cblas_sgemm calls its own sgemm_, which would
     // otherwise bind to OpenBLAS's, loaded first (tools/blas_race.c found it)
-    h = load(blis_path, RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND, b->about, sizeof b->about);
+    h = load(blis_path, RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND, "libblis4-openmp", b->about, sizeof b->about);
     if (h && (blis_sgemm = (CblasSgemm)dlsym(h, "cblas_sgemm"))) {
         blis_set_threads = (void (*)(long))dlsym(h, "bli_thread_set_num_threads");
         const char *(*version)(void) = (const char *(*)(void))dlsym(h, "bli_info_get_version_str");
@@ -182,7 +182,6 @@ static void load_libraries(const char *blis_path) {
                  arch_name && arch_id ? arch_name(arch_id()) : "?", blis_path);
         b->present = true;
     } else if (h) snprintf(b->about, sizeof b->about, "no cblas_sgemm in %s", blis_path);
-    if (!b->present) strncat(b->about, ": apt-get install libblis4-openmp", sizeof b->about - strlen(b->about) - 1);
 
 #ifdef HAVE_LIBXSMM
     libxsmm_init();
