@@ -2,7 +2,7 @@
 // second the cores can do.
 //
 // A matrix product is nothing but fused multiply-adds (FMAs), so no product,
-// and no training step, can run faster than the cores issue them. The peak
+// and no training step, can run faster than the cores start them. The peak
 // loop keeps every FMA unit busy: FMA_PEAK_CHAINS independent accumulators,
 // each a vector of the widest kind the compiler targets (16 floats with
 // AVX-512, 8 with AVX2), each updated by one FMA per iteration,
