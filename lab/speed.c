@@ -213,12 +213,9 @@ static int parse_speed_options(int argc, char **argv, SpeedOptions *o) {
         if (target && parse_int_in(optarg, lo, hi, target) != 0)
             return args_error(NULL, "--%s wants a whole number from %d to %d", opts[which].name, lo, hi);
     }
-    if (optind < argc) return args_error(speed_usage, "unknown or incomplete option '%s'", argv[optind]);
     if (o->eval && (o->schedules || o->json))
         return args_error(NULL, "--eval is a table of its own: without --schedules and --json");
-    if (o->rounds <= o->warmup)
-        return args_error(NULL, "--rounds (%d) must be more than --warmup (%d)", o->rounds, o->warmup);
-    return ARGS_OK;
+    return args_check_rounds(speed_usage, argc, argv, o->rounds, o->warmup);
 }
 
 // Builds the six models, each with its optimizer state, on the same images
