@@ -127,6 +127,13 @@ $(BUILD)/tests/test_shipped_model: | step0
 $(BUILD)/tests/test_faults: | step6
 # test_blas_race runs build/tools/blas_race (another BLAS against OpenBLAS)
 $(BUILD)/tests/test_blas_race: | $(BUILD)/tools/blas_race
+# test_gemm_race runs build/tools/gemm_race (the libraries on the model's products)
+$(BUILD)/tests/test_gemm_race: | $(BUILD)/tools/gemm_race
+# gemm_race links libxsmm when it is installed (Debian's libxsmm-dev is a
+# static library only, so it cannot be loaded at run time as oneDNN and BLIS are)
+XSMM_LIBS := $(if $(wildcard /usr/lib/libxsmm.a /usr/lib/x86_64-linux-gnu/libxsmm.a),$(shell pkg-config --libs libxsmm 2>/dev/null))
+$(BUILD)/tools/gemm_race: private CPPFLAGS += $(if $(XSMM_LIBS),-DHAVE_LIBXSMM)
+$(BUILD)/tools/gemm_race: private LDLIBS += $(XSMM_LIBS)
 
 # small tools: build/tools/train_probe (trains or loads the cached probe) ...
 TOOLS := $(patsubst tools/%.c,$(BUILD)/tools/%,$(filter-out tools/golden_check.c,$(wildcard tools/*.c)))
@@ -142,8 +149,11 @@ $(STEP_TARGETS): lib
 lab: lib
 	$(MAKE) --no-print-directory -C lab lab
 
+# libdnnl-dev, libxsmm-dev, libblis4-openmp: the libraries build/tools/gemm_race
+# races against OpenBLAS on the model's products (the model itself uses OpenBLAS)
 DEB_PACKAGES := build-essential pkg-config libopenblas-openmp-dev liblapacke-dev check \
-                libcjson-dev libstb-dev gnuplot-nox zlib1g-dev graphviz
+                libcjson-dev libstb-dev gnuplot-nox zlib1g-dev graphviz \
+                libdnnl-dev libxsmm-dev libblis4-openmp
 # As root it installs; as a user with sudo, through sudo; otherwise it says
 # what to run as root and fails, so that `make deps && make tutorial` stops.
 APT_INSTALL = apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq

@@ -32,7 +32,7 @@ typedef int Command(int argc, char **argv);
 static const struct { const char *name; Command *run; const char *what; } COMMANDS[] = {
     { "ablation", cmd_ablation, "every configuration with N seeds, each run one `train --resume`, N side by side" },
     { "sweep", cmd_sweep, "one config key over a list of values (e.g. the lr), per configuration and seed" },
-    { "speed", cmd_speed, "the six variants timed in rounds in one process, with GFLOP/s and sgemm's rate" },
+    { "speed", cmd_speed, "the six variants timed in rounds in one process, with GFLOP/s and the fraction of the FMA peak" },
     { "report", cmd_report, "step 6's tables as Markdown in runs-dir/report.md, with links to the plots" },
     { "attention-maps", cmd_attention_maps, "where p11_base_s0 and p11_rope look: mean attention per layer" },
 };

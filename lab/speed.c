@@ -1,5 +1,6 @@
 // speed.c: a fair speed comparison of the six variants, and how far a
-// training step is from what the machine's matrix multiply can do.
+// training step is from the machine's limit: the cores' FMA peak
+// (common/io/peak.h), measured in the same rounds on as many threads.
 //
 // The ms/step of the table was measured while other runs shared the cores,
 // under a load that changed while they ran, so it cannot rank the
@@ -24,6 +25,8 @@
 #include "io/config_parse.h"
 #include "io/args.h"
 #include "io/bench.h"
+#include "io/blas_kernel.h"
+#include "io/peak.h"
 #include "nn/model.h"
 #include "nn/rng.h"
 #include "nn/train_step.h"
@@ -152,8 +155,10 @@ static void speed_usage(FILE *f) {
         "  the six variants (baseline, + RMSNorm, + QK-norm, + SwiGLU, + 2D RoPE, all four)\n"
         "  built in one process and timed in turns, one training step each per round; the\n"
         "  first --warmup rounds are not timed; the median ms per step, its ratio to the\n"
-        "  baseline, and GFLOP/s next to cblas_sgemm's rate in the same rounds on a\n"
-        "  model-shaped product (N*L, D)x(D, 4D) and a large square (--square).\n"
+        "  baseline, GFLOP/s, and the fraction of the machine's FMA peak (measured in the\n"
+        "  same rounds on as many threads) with the step's products' floor in ms at that\n"
+        "  peak; cblas_sgemm's rate in the same rounds on a model-shaped product\n"
+        "  (N*L, D)x(D, 4D) and a large square (--square), and which kernels it runs.\n"
         "  --set changes every variant's model (default: the tutorial's, dim 128, depth 4).\n"
         "  --schedules times every variant twice in the same rounds: the blocks of the products\n"
         "  and the attention's (image, head) pairs handed out statically and dynamically\n"
@@ -208,12 +213,9 @@ static int parse_speed_options(int argc, char **argv, SpeedOptions *o) {
         if (target && parse_int_in(optarg, lo, hi, target) != 0)
             return args_error(NULL, "--%s wants a whole number from %d to %d", opts[which].name, lo, hi);
     }
-    if (optind < argc) return args_error(speed_usage, "unknown or incomplete option '%s'", argv[optind]);
     if (o->eval && (o->schedules || o->json))
         return args_error(NULL, "--eval is a table of its own: without --schedules and --json");
-    if (o->rounds <= o->warmup)
-        return args_error(NULL, "--rounds (%d) must be more than --warmup (%d)", o->rounds, o->warmup);
-    return ARGS_OK;
+    return args_check_rounds(speed_usage, argc, argv, o->rounds, o->warmup);
 }
 
 // Builds the six models, each with its optimizer state, on the same images
@@ -261,13 +263,20 @@ static int build_gemms(const SpeedOptions *o, Gemm *g, char shapes[2][64], Bench
 
 static double gemm_flops(const Gemm *g) { return 2.0 * g->M * g->N * (double)g->K; }
 
+// The machine's limit: the FMA peak of as many threads, in the same rounds.
+static double peak_gflops(const FmaPeakRun *peak, double ms) { return peak->flop * 1e-6 / ms; }
+
 static void print_speed_json(const SpeedOptions *o, const Racer *racers, const Gemm *g, const double *ms,
-                             const double *ms_gemm) {
+                             const double *ms_gemm, double peak) {
     cJSON *root = cJSON_CreateObject();
     cJSON_AddNumberToObject(root, "batch", o->batch);
     cJSON_AddNumberToObject(root, "threads", o->threads);
     cJSON_AddNumberToObject(root, "rounds", o->rounds);
     cJSON_AddNumberToObject(root, "warmup", o->warmup);
+    char blas[256];
+    blas_kernel_describe(blas, sizeof blas);
+    cJSON_AddStringToObject(root, "blas", blas);
+    cJSON_AddNumberToObject(root, "fma_peak_gflops", peak);
     cJSON *vs = cJSON_AddArrayToObject(root, "variants");
     for (int v = 0; v < 6; v++) {
         cJSON *j = cJSON_CreateObject();
@@ -276,6 +285,8 @@ static void print_speed_json(const SpeedOptions *o, const Racer *racers, const G
         cJSON_AddNumberToObject(j, "vs_baseline", ms[v] / ms[0]);
         cJSON_AddNumberToObject(j, "gflop_per_step", racers[v].flops * 1e-9);
         cJSON_AddNumberToObject(j, "gflops", racers[v].flops * 1e-6 / ms[v]);
+        cJSON_AddNumberToObject(j, "floor_ms", racers[v].flops * 1e-6 / peak);
+        cJSON_AddNumberToObject(j, "of_peak", racers[v].flops * 1e-6 / ms[v] / peak);
         cJSON_AddItemToArray(vs, j);
     }
     cJSON *gs = cJSON_AddArrayToObject(root, "sgemm");
@@ -284,6 +295,7 @@ static void print_speed_json(const SpeedOptions *o, const Racer *racers, const G
         cJSON_AddStringToObject(j, "shape", g[k].what);
         cJSON_AddNumberToObject(j, "ms", ms_gemm[k]);
         cJSON_AddNumberToObject(j, "gflops", gemm_flops(&g[k]) * 1e-6 / ms_gemm[k]);
+        cJSON_AddNumberToObject(j, "of_peak", gemm_flops(&g[k]) * 1e-6 / ms_gemm[k] / peak);
         cJSON_AddItemToArray(gs, j);
     }
     char *text = cJSON_Print(root);
@@ -292,34 +304,43 @@ static void print_speed_json(const SpeedOptions *o, const Racer *racers, const G
     cJSON_Delete(root);
 }
 
-static void print_speed_tables(const Racer *racers, const Gemm *g, const double *ms, const double *ms_gemm) {
+// "floor ms" is the step's products at the peak rate, the time no code can
+// beat; "of peak" is the step's GFLOP/s over the peak's.
+static void print_speed_tables(const SpeedOptions *o, const Racer *racers, const Gemm *g, const double *ms,
+                               const double *ms_gemm, double peak) {
     Table t;
-    table_init(&t, 5, "variant", "ms/step", "vs baseline", "GFLOP/step", "GFLOP/s");
+    table_init(&t, 7, "variant", "ms/step", "vs baseline", "GFLOP/step", "GFLOP/s", "floor ms", "of peak");
     for (int v = 0; v < 6; v++) {
+        double gflops = racers[v].flops * 1e-6 / ms[v];
         table_cell(&t, "%s", SPEED_LABELS[v]);
         table_cell(&t, "%.1f", ms[v]);
         table_cell(&t, "%.2fx", ms[v] / ms[0]);
         table_cell(&t, "%.2f", racers[v].flops * 1e-9);
-        table_cell(&t, "%.1f", racers[v].flops * 1e-6 / ms[v]);
+        table_cell(&t, "%.1f", gflops);
+        table_cell(&t, "%.1f", racers[v].flops * 1e-6 / peak);
+        table_cell(&t, "%.2f", gflops / peak);
     }
     table_print(&t);
-    printf("\ncblas_sgemm (OpenBLAS, its %s kernels%s), timed in the same rounds:\n", openblas_get_corename(),
-           getenv("OPENBLAS_CORETYPE") ? ", OPENBLAS_CORETYPE is set" : "");
+    char blas[256];
+    blas_kernel_describe(blas, sizeof blas);
+    printf("\nthe machine's limit, timed in the same rounds: the FMA peak of %d thread%s, %.1f GFLOP/s\n"
+           "(%d independent chains of %s FMAs per thread, common/io/peak.h)\n"
+           "cblas_sgemm: %s\n", o->threads, o->threads == 1 ? "" : "s", peak, FMA_PEAK_CHAINS, fma_peak_isa(), blas);
     Table u;
-    table_init(&u, 4, "product", "GFLOP", "ms", "GFLOP/s");
+    table_init(&u, 5, "product", "GFLOP", "ms", "GFLOP/s", "of peak");
     for (int k = 0; k < 2; k++) {
+        double gflops = gemm_flops(&g[k]) * 1e-6 / ms_gemm[k];
         table_cell(&u, "%s%s", g[k].what, k == 0 ? " = MLP fc1" : "");
         table_cell(&u, "%.2f", gemm_flops(&g[k]) * 1e-9);
         table_cell(&u, "%.2f", ms_gemm[k]);
-        table_cell(&u, "%.1f", gemm_flops(&g[k]) * 1e-6 / ms_gemm[k]);
+        table_cell(&u, "%.1f", gflops);
+        table_cell(&u, "%.2f", gflops / peak);
     }
     table_print(&u);
-    double base_rate = racers[0].flops * 1e-6 / ms[0];
-    printf("\nthe baseline's step does its matrix work at %.0f%% of the model-shaped sgemm's rate\n"
-           "and %.0f%% of the large square's: the rest of the time goes to what the count leaves out\n"
+    printf("\nthe baseline's step does its matrix work at %.2f of the peak; one cblas_sgemm of fc1's shape\n"
+           "reaches %.2f, and the rest of the step's time goes to what the count leaves out\n"
            "(elementwise passes, small products, threads waiting for each other)\n",
-           100 * base_rate / (gemm_flops(&g[0]) * 1e-6 / ms_gemm[0]),
-           100 * base_rate / (gemm_flops(&g[1]) * 1e-6 / ms_gemm[1]));
+           racers[0].flops * 1e-6 / ms[0] / peak, gemm_flops(&g[0]) * 1e-6 / ms_gemm[0] / peak);
 }
 
 // --schedules: each variant under both schedules, timed in the same rounds.
@@ -352,8 +373,8 @@ int cmd_speed(int argc, char **argv) {
     rng_seed(&data, 0);
     rng_fill_normal(&data, x1, (long)(per * o.batch), 1.0f);   // like the tutorial's torch.randn images
     // the race: the six variants (twice with --schedules: statically, then
-    // dynamically scheduled), then the two products
-    BenchFn fns[14];
+    // dynamically scheduled), then the two products and the FMA peak
+    BenchFn fns[15];
     ScheduledRacer sched[12];
     Gemm g[2];
     char shapes[2][64];
@@ -364,6 +385,8 @@ int cmd_speed(int argc, char **argv) {
         fns[k] = (BenchFn){ SPEED_LABELS[k % 6], scheduled_step, &sched[k] };
     }
     if (build_gemms(&o, g, shapes, fns + nv) != 0) { fprintf(stderr, "error: out of memory\n"); return 1; }
+    FmaPeakRun peak = { .threads = o.threads, .iters = FMA_PEAK_ITERS };
+    fns[nv + 2] = (BenchFn){ "FMA peak", fma_peak_run, &peak };
 
     if (!o.json) {
         printf("fair speed comparison: 6 variants in one process, taking turns one training step at a time\n"
@@ -373,12 +396,13 @@ int cmd_speed(int argc, char **argv) {
                o.schedules ? "; each variant twice a round, static and dynamic schedule" : "");
         fflush(stdout);
     }
-    double ms[14];
-    bench_interleaved(fns, nv + 2, o.warmup, o.rounds - o.warmup, 1, ms);
+    double ms[15];
+    bench_interleaved(fns, nv + 3, o.warmup, o.rounds - o.warmup, 1, ms);
     const double *ms_variants = o.schedules ? ms + 6 : ms, *ms_gemm = ms + nv;
-    if (o.json) print_speed_json(&o, racers, g, ms_variants, ms_gemm);
+    double peak_rate = peak_gflops(&peak, ms[nv + 2]);
+    if (o.json) print_speed_json(&o, racers, g, ms_variants, ms_gemm, peak_rate);
     else {
-        print_speed_tables(racers, g, ms_variants, ms_gemm);
+        print_speed_tables(&o, racers, g, ms_variants, ms_gemm, peak_rate);
         if (o.schedules) print_schedule_table(ms, ms + 6);
     }
 

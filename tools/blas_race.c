@@ -103,10 +103,7 @@ static int parse_options(int argc, char **argv, RaceOptions *o) {
         if (target && parse_int_in(optarg, lo, hi, target) != 0)
             return args_error(NULL, "--%s wants a whole number from %d to %d", opts[which].name, lo, hi);
     }
-    if (optind < argc) return args_error(usage, "unknown or incomplete option '%s'", argv[optind]);
-    if (o->rounds <= o->warmup)
-        return args_error(NULL, "--rounds (%d) must be more than --warmup (%d)", o->rounds, o->warmup);
-    return ARGS_OK;
+    return args_check_rounds(usage, argc, argv, o->rounds, o->warmup);
 }
 
 // Finds both libraries' cblas_sgemm and describes the other one in `name`

@@ -41,6 +41,11 @@ int args_error(UsageFn *usage, const char *fmt, ...);
 // value is missing. Reported with args_error. Returns ARGS_BAD.
 int args_unknown(UsageFn *usage, char **argv);
 
+// The end of a timing command's options (lab speed, the tools' races): what
+// getopt_long left over is an error, and the timed rounds must outnumber the
+// warm-up ones. ARGS_OK, or ARGS_BAD reported with args_error.
+int args_check_rounds(UsageFn *usage, int argc, char **argv, int rounds, int warmup);
+
 // The three options every step program (step1 .. step5) takes besides its
 // own, written once so that all five read them, and answer, alike:
 //   --figures DIR   where its figures go

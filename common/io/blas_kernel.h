@@ -8,6 +8,7 @@
 // before main() runs, so the only cure from inside a program is to start it
 // again with the variable set.
 #pragma once
+#include <stddef.h>
 
 // Call first thing in main(). If OpenBLAS chose Prescott on a CPU that has
 // AVX-512 (or AVX2), runs this program again, same arguments, with
@@ -16,3 +17,10 @@
 // start), or if the kernel is a fitting one. The arithmetic of the two
 // kernels differs in rounding only; each is deterministic on its own.
 void blas_use_fitting_kernel(char **argv);
+
+// One line that says which kernels cblas_sgemm runs, for a benchmark's
+// output: "OpenBLAS 0.3.21, its Cooperlake kernels (its own choice)". When
+// OPENBLAS_CORETYPE holds the library to a narrower instruction set than the
+// CPU has (Haswell's AVX2 on an AVX-512 CPU: half the vector width), the line
+// says so and how to give OpenBLAS its own choice back.
+void blas_kernel_describe(char *line, size_t cap);

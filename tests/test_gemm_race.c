@@ -1,0 +1,85 @@
+// test_gemm_race.c: tools/gemm_race, the libraries raced on the model's
+// products (docs/performance.md). Timings are not checked (they belong to
+// benchmarks); what is checked on tiny shapes (batch 1) is that the tool
+// runs every product with every library it found, and that every library
+// computed OpenBLAS's products to float rounding, and was really another
+// library (not OpenBLAS's bits through a symbol bound to the wrong place).
+#include <check.h>
+#include <stdio.h>
+#include <string.h>
+#include "testutil.h"
+
+#define TOOL "build/tools/gemm_race"
+#define TINY "--batch 1 --threads 1,2 --rounds 2 --warmup 0 --calls 1"
+
+static const char *const LIBRARIES[] = { "OpenBLAS", "oneDNN", "BLIS", "libxsmm" };
+static const char *const PRODUCTS[] = { "qkv forward", "qkv dX", "qkv dW", "proj forward", "proj dX", "proj dW",
+                                        "fc1 forward", "fc1 dX", "fc1 dW", "fc2 forward", "fc2 dX", "fc2 dW",
+                                        "att q.kT (NT)", "att att.v (NN)", "att attT.dy (TN)" };
+
+START_TEST(test_every_library_computes_openblas_products) {
+    char dir[512];
+    tmpdir_make(dir, sizeof dir, "gemm_race");
+    int st = run_program("", TOOL, TINY, dir);
+    const char *out = read_text_in(dir, "out.txt");
+    ck_assert_msg(st == 0, "exit %d\n%s\n%s", st, out, read_text_in(dir, "err.txt"));
+    const char *agree = strstr(out, "to OpenBLAS's largest entry):");
+    ck_assert_msg(agree != NULL, "%s", out);
+    int others = 0;
+    for (int lib = 0; lib < 4; lib++) {
+        char key[64];
+        snprintf(key, sizeof key, " %s ", LIBRARIES[lib]);
+        const char *at = strstr(agree, key);
+        // the header names each library: found, or why not
+        char head[64];
+        snprintf(head, sizeof head, "%-9s %s", LIBRARIES[lib], LIBRARIES[lib]);
+        bool present = strstr(out, head) != NULL;
+        ck_assert_msg(present == (at != NULL), "%s: in the header %d, compared %d\n%s", LIBRARIES[lib], present,
+                      at != NULL, out);
+        if (!present) { printf("gemm_race: %s not installed here, not raced\n", LIBRARIES[lib]); continue; }
+        double diff = -1;
+        ck_assert_msg(sscanf(at + strlen(key), "%lf", &diff) == 1, "%s", agree);
+        ck_assert_msg(diff >= 0 && diff <= 1e-4, "%s differs from OpenBLAS by %g", LIBRARIES[lib], diff);
+        if (lib > 0) {
+            ck_assert_msg(diff > 0, "%s gave OpenBLAS's bits on every product: is it OpenBLAS?\n%s", LIBRARIES[lib], out);
+            others++;
+        }
+    }
+    printf("gemm_race: %d other librar%s compared with OpenBLAS\n", others, others == 1 ? "y" : "ies");
+    // every product, in the table of each thread count
+    for (size_t k = 0; k < sizeof PRODUCTS / sizeof *PRODUCTS; k++) {
+        const char *first = strstr(out, PRODUCTS[k]);
+        ck_assert_msg(first && strstr(first + 1, PRODUCTS[k]), "%s: not in both tables\n%s", PRODUCTS[k], out);
+    }
+    ck_assert_msg(strstr(out, "1 thread: the FMA peak") && strstr(out, "2 threads: the FMA peak"), "%s", out);
+    tmpdir_remove(dir);
+}
+END_TEST
+
+// Bad numbers: a message and exit 2.
+START_TEST(test_bad_input) {
+    char dir[512];
+    tmpdir_make(dir, sizeof dir, "gemm_race");
+    const char *bad[][2] = {
+        { "--threads 0", "--threads wants" }, { "--threads 1,2,3,4,5", "--threads wants" },
+        { "--threads ,", "--threads wants" }, { "--batch 0", "--batch wants" },
+        { "--rounds 2 --warmup 2", "must be more than" }, { "--frobnicate", "frobnicate" },
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+        ck_assert_int_eq(run_program("", TOOL, bad[k][0], dir), 2);
+        ck_assert_msg(strstr(read_text_in(dir, "err.txt"), bad[k][1]) != NULL, "%s: %s", bad[k][0],
+                      read_text_in(dir, "err.txt"));
+    }
+    tmpdir_remove(dir);
+}
+END_TEST
+
+int main(void) {
+    Suite *s = suite_create("gemm_race");
+    TCase *tc = tcase_create("race");
+    tcase_add_test(tc, test_every_library_computes_openblas_products);
+    tcase_add_test(tc, test_bad_input);
+    tcase_set_timeout(tc, 120);
+    suite_add_tcase(s, tc);
+    return run_suite(s);
+}
