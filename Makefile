@@ -125,8 +125,6 @@ $(BUILD)/tests/test_trainer: | $(BUILD)/tools/trace_steps
 $(BUILD)/tests/test_shipped_model: | step0
 # test_faults runs step6_ablation/step6_ablation (train, when things go wrong)
 $(BUILD)/tests/test_faults: | step6
-# test_blas_race runs build/tools/blas_race (another BLAS against OpenBLAS)
-$(BUILD)/tests/test_blas_race: | $(BUILD)/tools/blas_race
 # test_gemm_race runs build/tools/gemm_race (the libraries on the model's products)
 $(BUILD)/tests/test_gemm_race: | $(BUILD)/tools/gemm_race
 # gemm_race links libxsmm when it is installed (Debian's libxsmm-dev is a
@@ -149,8 +147,9 @@ $(STEP_TARGETS): lib
 lab: lib
 	$(MAKE) --no-print-directory -C lab lab
 
-# libdnnl-dev, libxsmm-dev, libblis4-openmp: the libraries build/tools/gemm_race
-# races against OpenBLAS on the model's products (the model itself uses OpenBLAS)
+# libdnnl-dev: oneDNN, whose dnnl_sgemm runs the model's matrix products
+# (common/nn/matmul.c); OpenBLAS does LAPACK and the probe network's products.
+# libxsmm-dev, libblis4-openmp: the rivals build/tools/gemm_race races them against
 DEB_PACKAGES := build-essential pkg-config libopenblas-openmp-dev liblapacke-dev check \
                 libcjson-dev libstb-dev gnuplot-nox zlib1g-dev graphviz \
                 libdnnl-dev libxsmm-dev libblis4-openmp

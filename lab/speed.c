@@ -13,7 +13,6 @@
 //
 // One timed call is exactly one training step of the trainer, train_step():
 // noise and times, forward, loss, backward, AdamW.
-#include <cblas.h>
 #include <cJSON.h>
 #include <math.h>
 #include <omp.h>
@@ -27,6 +26,7 @@
 #include "io/bench.h"
 #include "io/blas_kernel.h"
 #include "io/peak.h"
+#include "nn/matmul.h"
 #include "nn/model.h"
 #include "nn/rng.h"
 #include "nn/train_step.h"
@@ -65,7 +65,7 @@
 // (R, Hm) tensor (or N·H·L·L for softmax): a few percent of the products at
 // the default size, and they are limited by memory, not arithmetic. So the
 // GFLOP/s below is "useful matrix work per second", which is what can be
-// compared with cblas_sgemm's rate: the difference is the price of
+// compared with matmul's rate: the difference is the price of
 // everything else (elementwise passes, small products, threading overhead).
 StepFlops train_step_flops_detail(const Config *c, int N) {
     double D = c->dim, L = cfg_tokens(c), R = (double)N * L, P = cfg_patch_dim(c), F = c->freq_dim;
@@ -128,8 +128,7 @@ typedef struct {
 
 static void gemm_call(void *ctx) {
     Gemm *g = ctx;
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, g->trans_b ? CblasTrans : CblasNoTrans, g->M, g->N, g->K, 1.0f,
-                g->A, g->K, g->B, g->trans_b ? g->K : g->N, 0.0f, g->C, g->N);
+    matmul(0, g->trans_b, g->M, g->N, g->K, 1.0f, g->A, g->K, g->B, g->trans_b ? g->K : g->N, 0.0f, g->C, g->N);
 }
 
 static int gemm_init(Gemm *g, int M, int N, int K, int trans_b, const char *what) {
@@ -157,7 +156,7 @@ static void speed_usage(FILE *f) {
         "  first --warmup rounds are not timed; the median ms per step, its ratio to the\n"
         "  baseline, GFLOP/s, and the fraction of the machine's FMA peak (measured in the\n"
         "  same rounds on as many threads) with the step's products' floor in ms at that\n"
-        "  peak; cblas_sgemm's rate in the same rounds on a model-shaped product\n"
+        "  peak; matmul's rate (common/nn/matmul.c) in the same rounds on a model-shaped product\n"
         "  (N*L, D)x(D, 4D) and a large square (--square), and which kernels it runs.\n"
         "  --set changes every variant's model (default: the tutorial's, dim 128, depth 4).\n"
         "  --schedules times every variant twice in the same rounds: the blocks of the products\n"
@@ -247,17 +246,17 @@ static int build_racers(const SpeedOptions *o, Racer *racers, const float *x1, B
     return 0;
 }
 
-// The machine's side: the same library call the linear layers make, on the
-// shape of the MLP's first product, and on a square big enough for OpenBLAS
-// to reach its best rate. Their entries are fns[0], fns[1]. 0, or -1.
+// The machine's side: the product the linear layers call (matmul), once,
+// threaded by the library, on the shape of the MLP's first product, and on
+// a square big enough for the library to reach its best rate. Their entries are fns[0], fns[1]. 0, or -1.
 static int build_gemms(const SpeedOptions *o, Gemm *g, char shapes[2][64], BenchFn *fns) {
     int R = o->batch * cfg_tokens(&o->base), D = o->base.dim, sq = o->square;
     snprintf(shapes[0], 64, "(%dx%d)x(%dx%d)", R, D, D, 4 * D);
     snprintf(shapes[1], 64, "(%dx%d)x(%dx%d)", sq, sq, sq, sq);
     if (gemm_init(&g[0], R, 4 * D, D, 1, shapes[0]) != 0 || gemm_init(&g[1], sq, sq, sq, 0, shapes[1]) != 0)
         return -1;
-    fns[0] = (BenchFn){ "sgemm model-shaped", gemm_call, &g[0] };
-    fns[1] = (BenchFn){ "sgemm square", gemm_call, &g[1] };
+    fns[0] = (BenchFn){ "matmul model-shaped", gemm_call, &g[0] };
+    fns[1] = (BenchFn){ "matmul square", gemm_call, &g[1] };
     return 0;
 }
 
@@ -276,6 +275,7 @@ static void print_speed_json(const SpeedOptions *o, const Racer *racers, const G
     char blas[256];
     blas_kernel_describe(blas, sizeof blas);
     cJSON_AddStringToObject(root, "blas", blas);
+    cJSON_AddStringToObject(root, "matmul", matmul_about());
     cJSON_AddNumberToObject(root, "fma_peak_gflops", peak);
     cJSON *vs = cJSON_AddArrayToObject(root, "variants");
     for (int v = 0; v < 6; v++) {
@@ -289,7 +289,7 @@ static void print_speed_json(const SpeedOptions *o, const Racer *racers, const G
         cJSON_AddNumberToObject(j, "of_peak", racers[v].flops * 1e-6 / ms[v] / peak);
         cJSON_AddItemToArray(vs, j);
     }
-    cJSON *gs = cJSON_AddArrayToObject(root, "sgemm");
+    cJSON *gs = cJSON_AddArrayToObject(root, "matmul");
     for (int k = 0; k < 2; k++) {
         cJSON *j = cJSON_CreateObject();
         cJSON_AddStringToObject(j, "shape", g[k].what);
@@ -325,7 +325,9 @@ static void print_speed_tables(const SpeedOptions *o, const Racer *racers, const
     blas_kernel_describe(blas, sizeof blas);
     printf("\nthe machine's limit, timed in the same rounds: the FMA peak of %d thread%s, %.1f GFLOP/s\n"
            "(%d independent chains of %s FMAs per thread, common/io/peak.h)\n"
-           "cblas_sgemm: %s\n", o->threads, o->threads == 1 ? "" : "s", peak, FMA_PEAK_CHAINS, fma_peak_isa(), blas);
+           "the products (common/nn/matmul.c): %s\n"
+           "OpenBLAS (LAPACK, the probe network): %s\n",
+           o->threads, o->threads == 1 ? "" : "s", peak, FMA_PEAK_CHAINS, fma_peak_isa(), matmul_about(), blas);
     Table u;
     table_init(&u, 5, "product", "GFLOP", "ms", "GFLOP/s", "of peak");
     for (int k = 0; k < 2; k++) {
@@ -337,7 +339,7 @@ static void print_speed_tables(const SpeedOptions *o, const Racer *racers, const
         table_cell(&u, "%.2f", gflops / peak);
     }
     table_print(&u);
-    printf("\nthe baseline's step does its matrix work at %.2f of the peak; one cblas_sgemm of fc1's shape\n"
+    printf("\nthe baseline's step does its matrix work at %.2f of the peak; one matmul of fc1's shape\n"
            "reaches %.2f, and the rest of the step's time goes to what the count leaves out\n"
            "(elementwise passes, small products, threads waiting for each other)\n",
            racers[0].flops * 1e-6 / ms[0] / peak, gemm_flops(&g[0]) * 1e-6 / ms_gemm[0] / peak);

@@ -27,7 +27,7 @@ OPT     ?= -O3 -march=native -ffp-contract=fast -fno-trapping-math
 CFLAGS  ?= $(OPT) -g -std=c11 -Wall -Wextra -Wno-unused-parameter -fopenmp
 CPPFLAGS += -D_GNU_SOURCE -I$(ROOT)/common -I/usr/include/stb -I/usr/include/cjson
 LDFLAGS ?= -fopenmp
-LDLIBS  += -lopenblas -llapacke -lcjson -lz -lm
+LDLIBS  += -ldnnl -lopenblas -llapacke -lcjson -lz -lm
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lpthread -lm)
 
 # Idle OpenMP threads wait passively (sleep) instead of spinning. On a machine

@@ -24,7 +24,7 @@ value make gives everything it starts; spinning threads lose badly on a
 shared machine).
 Prints a table: variant, C with 1 and with 2 threads, the better of them
 and its thread count, the same for PyTorch, C/PyTorch (best against best), C
-vs baseline, C GFLOP/s (its best), and the cblas_sgemm rates the C program
+vs baseline, C GFLOP/s (its best), and the matmul rates the C program
 measured in the same rounds with 2 threads.
 """
 import argparse, json, os, statistics, subprocess, sys
@@ -63,7 +63,7 @@ def run_c(batch, rounds, threads):
     j = json.loads(out[out.index("{"):])
     return ({v["name"]: v["ms_per_step"] for v in j["variants"]},
             {v["name"]: v["gflops"] for v in j["variants"]},
-            {g["shape"]: g["gflops"] for g in j["sgemm"]})
+            {g["shape"]: g["gflops"] for g in j["matmul"]})
 
 
 def run_torch(batch, rounds, threads):
@@ -122,7 +122,7 @@ def main():
                   f"{tmed[1]:9.1f} {tmed[2]:9.1f} {t:8.1f} {tn:3d} {c / t:8.2f}x "
                   f"{c / cb:8.2f}x {statistics.median(c_gf[cn][v]):9.1f}")
         for k, g in gemm.items():
-            print(f"cblas_sgemm {k}: {statistics.median(g):.1f} GFLOP/s (same rounds as C, 2 threads)")
+            print(f"matmul {k}: {statistics.median(g):.1f} GFLOP/s (same rounds as C, 2 threads)")
 
 if __name__ == "__main__":
     main()

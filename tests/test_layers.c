@@ -787,11 +787,11 @@ END_TEST
 // 128 wide clears them all). Our loops keep each output's sum on one thread,
 // in a fixed order; this test is what holds them to it.
 //
-// One exception, by design of the test: OpenBLAS's sgemm splits its own work
-// over threads once a product exceeds 64³ multiply-adds, and then rounds
+// One exception, by design of the test: a product library may split its own
+// work over threads once a product is big enough, and then round
 // differently on 1 and 2 threads (test_model.c measures it). So the Linear
 // here is 512 x 3 -> 128: its bias sums (which are ours) split over threads,
-// its products stay below OpenBLAS's threshold.
+// its products stay small.
 
 typedef struct {
     float *buf;            // every output, one after another

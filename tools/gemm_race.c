@@ -171,7 +171,7 @@ static void load_libraries(const char *blis_path) {
     } else if (h) snprintf(d->about, sizeof d->about, "no dnnl_sgemm in %s", ONEDNN);
 
     // RTLD_DEEPBIND: BLIS's cblas_sgemm calls its own sgemm_, which would
-    // otherwise bind to OpenBLAS's, loaded first (tools/blas_race.c found it)
+    // otherwise bind to OpenBLAS's, loaded first
     h = load(blis_path, RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND, "libblis4-openmp", b->about, sizeof b->about);
     if (h && (blis_sgemm = (CblasSgemm)dlsym(h, "cblas_sgemm"))) {
         blis_set_threads = (void (*)(long))dlsym(h, "bli_thread_set_num_threads");

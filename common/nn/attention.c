@@ -8,11 +8,11 @@
 // handing the pairs out by schedule(runtime) as linear.c does its blocks
 // (why: there). The small matrix products inside call cblas_sgemm from inside
 // that loop; the OpenMP build of OpenBLAS then runs them on the calling thread.
-#include <cblas.h>
 #include <math.h>
 #include <string.h>
 #include "fastmath.h"
 #include "layers.h"
+#include "matmul.h"
 
 // ---------------------------------------------------------------------------
 // QueryKeyNorm: RMSNorm over head_dim for q and for k, one gain each, shared
@@ -103,7 +103,7 @@ void attention_forward(float *out, AttentionCache *c, const float *qkv,
             }
             // 4. scores (L, L) = q · kᵀ / √hd, then softmax over each row.
             float *att = c->att + nh * L * L;
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, L, L, hd,
+            matmul(0, 1, L, L, hd,
                         scale, q, hd, k, hd, 0.0f, att, L);
             float row_max_abs = 0.0f;
             for (int i = 0; i < L; i++) {
@@ -124,7 +124,7 @@ void attention_forward(float *out, AttentionCache *c, const float *qkv,
             if (row_max_abs > max_logit) max_logit = row_max_abs;
             // 5. y (L, hd) = att · v, then merge heads into out (N, L, D).
             float *y = c->y + off;                 // (L, hd)
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, L, hd, L,
+            matmul(0, 0, L, hd, L,
                         1.0f, att, L, v, hd, 0.0f, y, hd);
             for (int l = 0; l < L; l++)
                 memcpy(out + ((size_t)n * L + l) * D + h * hd, y + (size_t)l * hd, hd * sizeof(float));
@@ -182,9 +182,9 @@ void attention_backward(float *dqkv, float *dq_gain, float *dk_gain, const float
             for (int l = 0; l < L; l++)
                 memcpy(dy + (size_t)l * hd, dout + ((size_t)n * L + l) * D + h * hd, hd * sizeof(float));
             // y = att · v  ->  datt = dy · vᵀ,  dv = attᵀ · dy
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, L, L, hd,
+            matmul(0, 1, L, L, hd,
                         1.0f, dy, hd, v, hd, 0.0f, datt, L);
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, L, hd, L,
+            matmul(1, 0, L, hd, L,
                         1.0f, att, L, dy, hd, 0.0f, dv, hd);
             // softmax: dscore_ij = att_ij · (datt_ij − Σ_k att_ik·datt_ik); then the 1/√hd
             for (int i = 0; i < L; i++) {
@@ -195,9 +195,9 @@ void attention_backward(float *dqkv, float *dq_gain, float *dk_gain, const float
                 for (int j = 0; j < L; j++) dr[j] = ar[j] * (dr[j] - dot) * scale;
             }
             // scores = q · kᵀ  ->  dq = dscore · k,  dk = dscoreᵀ · q
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, L, hd, L,
+            matmul(0, 0, L, hd, L,
                         1.0f, datt, L, k, hd, 0.0f, dq, hd);
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, L, hd, L,
+            matmul(1, 0, L, hd, L,
                         1.0f, datt, L, q, hd, 0.0f, dk, hd);
             // RoPE: rotate the gradients back by −angle
             if (cos_t) {

@@ -1,7 +1,7 @@
-// linear.c: the Linear layer, y = x·Wᵀ + b, through cblas_sgemm.
-#include <cblas.h>
+// linear.c: the Linear layer, y = x·Wᵀ + b, through matmul (matmul.c).
 #include <string.h>
 #include "layers.h"
+#include "matmul.h"
 
 // The textbook version: one dot product per output. Slow, obviously right;
 // the tests check linear_forward against it.
@@ -17,16 +17,17 @@ void linear_forward_naive(float *out, const float *inp, const float *weight, con
 }
 
 // Threads: we split every product ourselves into blocks of a FIXED size and
-// hand each block to cblas_sgemm inside an OpenMP loop, where OpenBLAS (the
-// OpenMP build) runs it on the calling thread. Two reasons:
-//   - determinism: OpenBLAS's own threading rounds differently on 1 and on 2
-//     threads (tests/test_model.c found it). Our blocks do not depend on the
-//     thread count, so neither do the results;
+// hand each block to matmul inside an OpenMP loop, where it runs on the
+// calling thread. Two reasons:
+//   - determinism: a library's own threading splits a product by the thread
+//     count, and rounds differently on 1 and on 2 threads (tests/test_model.c
+//     found it with OpenBLAS). Our blocks do not depend on the thread count,
+//     so neither do the results;
 //   - locality: the bias is added to a block while it is still in cache, and
 //     the bias gradient of a block of columns is summed right after its
 //     weight gradient.
 //   (The loops have no `if (nblocks > 1)` clause on purpose: outside a
-//   parallel region OpenBLAS would thread a one-block product itself.)
+//   parallel region the library would thread a one-block product itself.)
 // The blocks are handed out by schedule(runtime): OMP_SCHEDULE chooses, and
 // without it libgomp hands them out one at a time to whichever thread is
 // free (dynamic, 1), so a thread slowed by another process on its core does
@@ -44,8 +45,7 @@ void linear_forward(float *out, const float *inp, const float *weight, const flo
         int r0 = b * ROW_BLOCK, rows = R - r0 < ROW_BLOCK ? R - r0 : ROW_BLOCK;
         float *o = out + (size_t)r0 * OC;                            // (rows, OC)
         // out (rows, OC) = inp (rows, IC) · weightᵀ (IC, OC)
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, OC, IC,
-                    1.0f, inp + (size_t)r0 * IC, IC, weight, IC, 0.0f, o, OC);
+        matmul(0, 1, rows, OC, IC, 1.0f, inp + (size_t)r0 * IC, IC, weight, IC, 0.0f, o, OC);
         if (bias)
             for (int r = 0; r < rows; r++)
                 for (int j = 0; j < OC; j++) o[(size_t)r * OC + j] += bias[j];
@@ -61,8 +61,8 @@ void linear_backward(float *dinp, float *dweight, float *dbias,
         #pragma omp parallel for schedule(runtime)
         for (int b = 0; b < nblocks; b++) {
             int r0 = b * ROW_BLOCK, rows = R - r0 < ROW_BLOCK ? R - r0 : ROW_BLOCK;
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, IC, OC,
-                        1.0f, dout + (size_t)r0 * OC, OC, weight, IC, 1.0f, dinp + (size_t)r0 * IC, IC);
+            matmul(0, 0, rows, IC, OC, 1.0f, dout + (size_t)r0 * OC, OC, weight, IC,
+                   1.0f, dinp + (size_t)r0 * IC, IC);
         }
     }
     // dweight (OC, IC) += doutᵀ (OC, R) · inp (R, IC), and dbias (OC) += Σ_r dout[r, :],
@@ -73,8 +73,7 @@ void linear_backward(float *dinp, float *dweight, float *dbias,
         for (int b = 0; b < nblocks; b++) {
             int o0 = b * COL_BLOCK, cols = OC - o0 < COL_BLOCK ? OC - o0 : COL_BLOCK;
             if (dweight)
-                cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, cols, IC, R,
-                            1.0f, dout + o0, OC, inp, IC, 1.0f, dweight + (size_t)o0 * IC, IC);
+                matmul(1, 0, cols, IC, R, 1.0f, dout + o0, OC, inp, IC, 1.0f, dweight + (size_t)o0 * IC, IC);
             if (dbias) {
                 float acc[COL_BLOCK] = { 0 };                        // (cols)
                 for (int r = 0; r < R; r++) {
