@@ -9,6 +9,7 @@
 // (why: there). The small matrix products inside call cblas_sgemm from inside
 // that loop; the OpenMP build of OpenBLAS then runs them on the calling thread.
 #include <math.h>
+#include <omp.h>
 #include <string.h>
 #include "fastmath.h"
 #include "layers.h"
@@ -41,70 +42,109 @@ void qk_norm_backward(const QueryKeyNorm *m, float *dq, float *dk, float *dq_gai
 }
 
 // ---------------------------------------------------------------------------
+// The attention core works one (image, head) pair at a time, and keeps the
+// pair's L×L scores in a small per-thread work area while it uses them
+// (16 KB at L = 64: in the core's L1 cache), instead of writing every pair's
+// scores to one (N, H, L, L) tensor and reading it back. The backward
+// computes the scores again from q and k (one more L×L×hd product per pair)
+// and the softmax from its saved row statistics, the way FlashAttention
+// does: cheaper than the round trip through memory, and 16 MB less to keep
+// at batch 64.
+//
+// Work area per thread: the scores and their gradient (L, L) each, and six
+// (L, hd) buffers (dq, dk, two spares for RoPE and QK-norm, the raw q and k).
+static size_t work_floats_per_thread(int L, int hd) { return 2 * (size_t)L * L + 6 * (size_t)L * hd; }
+
+// As many work areas as threads can run the loops: the loops below never
+// start more threads than that (their results do not depend on the count).
+static int work_slots(void) { return omp_get_max_threads(); }
+
+static int team_size(const AttentionCache *c) {
+    int t = omp_get_max_threads();
+    return t < c->work_slots ? t : c->work_slots;
+}
+
 size_t attention_cache_floats(int N, int L, int D, int H, int qk_norm) {
-    size_t per = (size_t)N * L * D;            // one (N, H, L, hd) tensor
-    size_t n = 4 * per + (size_t)N * H * L * L; // q, k, v, y, att
-    if (qk_norm) n += 2 * per + 2 * (size_t)N * H * L;
+    size_t per = (size_t)N * L * D;             // one (N, H, L, hd) tensor
+    size_t rows = (size_t)N * H * L;            // one number per (image, head, query)
+    size_t n = 2 * per + 2 * rows + (size_t)N * H * L * L;   // q, k, row max and 1/sum, att
+    n += (size_t)work_slots() * work_floats_per_thread(L, D / H);
+    if (qk_norm) n += 2 * rows;                 // q_rstd, k_rstd
     return n;
 }
 
 void attention_cache_init(AttentionCache *c, float *mem, int N, int L, int D, int H, int qk_norm) {
-    size_t per = (size_t)N * L * D;
+    size_t per = (size_t)N * L * D, rows = (size_t)N * H * L;
     memset(c, 0, sizeof *c);
     c->q = mem; mem += per;
     c->k = mem; mem += per;
-    c->v = mem; mem += per;
-    c->y = mem; mem += per;
+    c->row_max = mem; mem += rows;
+    c->row_inv = mem; mem += rows;
     c->att = mem; mem += (size_t)N * H * L * L;
+    c->work_slots = work_slots();
+    c->work = mem; mem += (size_t)c->work_slots * work_floats_per_thread(L, D / H);
     if (qk_norm) {
-        c->q_raw = mem; mem += per;
-        c->k_raw = mem; mem += per;
-        c->q_rstd = mem; mem += (size_t)N * H * L;
+        c->q_rstd = mem; mem += rows;
         c->k_rstd = mem;
     }
 }
 
+// The softmax of the pair's scores, row by row in place, from the scores'
+// row max and 1/sum: the same arithmetic forward and backward, so the
+// backward's recomputed probabilities are the forward's, bit for bit.
+static void softmax_rows_with(float *att, const float *row_max, const float *row_inv, int L) {
+    for (int i = 0; i < L; i++) {
+        float *row = att + (size_t)i * L, mx = row_max[i], inv = row_inv[i];
+        for (int j = 0; j < L; j++) row[j] = exp_fast(row[j] - mx) * inv;
+    }
+}
+
+// Forward: out (N, L, D) from qkv (N, L, 3D). Saves q and k (after QK-norm
+// and RoPE), the softmax's row statistics, and qkv's address (v and the raw
+// q, k are read from it again by the backward, so qkv must outlive it).
+// With c->att non-NULL it also keeps every pair's probabilities there (for
+// pictures and tests; the training step does not).
 void attention_forward(float *out, AttentionCache *c, const float *qkv,
                        const float *q_gain, const float *k_gain, float qk_eps,
                        const float *cos_t, const float *sin_t, int N, int L, int D, int H) {
     int hd = D / H;
     float scale = 1.0f / sqrtf((float)hd);
     float max_logit = 0.0f;
+    size_t per_thread = work_floats_per_thread(L, hd);
+    c->qkv = qkv;
     // The QueryKeyNorm functions only read the gains (the cast drops a const
     // that the struct, made for the model's trainable gains, does not carry).
     QueryKeyNorm qk_norm = qk_norm_make(hd, qk_eps, (float *)q_gain, (float *)k_gain);
-    #pragma omp parallel for collapse(2) schedule(runtime) reduction(max:max_logit)
+    #pragma omp parallel for collapse(2) schedule(runtime) reduction(max:max_logit) num_threads(team_size(c))
     for (int n = 0; n < N; n++) {
         for (int h = 0; h < H; h++) {
             size_t nh = (size_t)n * H + h;     // the (image, head) pair
             size_t off = nh * L * hd;          // its (L, hd) slice of (N, H, L, hd)
+            float *work = c->work + (size_t)omp_get_thread_num() * per_thread;
+            float *att = c->att ? c->att + nh * L * L : work;   // (L, L)
+            float *q_raw = work + 2 * (size_t)L * L, *k_raw = q_raw + (size_t)L * hd;
             // 1. split: q, k, v of this head are columns [h·hd, (h+1)·hd) of
             //    the first, second and third D-wide slices of qkv (N, L, 3D).
-            float *q = (q_gain ? c->q_raw : c->q) + off;   // (L, hd)
-            float *k = (q_gain ? c->k_raw : c->k) + off;   // (L, hd)
-            float *v = c->v + off;                         // (L, hd)
+            //    v is used where it is; q and k are copied, to be changed.
+            const float *row0 = qkv + (size_t)n * L * 3 * D + h * hd;   // q of token 0
+            float *q = c->q + off, *k = c->k + off;                     // (L, hd) each
+            float *q_in = q_gain ? q_raw : q, *k_in = q_gain ? k_raw : k;
             for (int l = 0; l < L; l++) {
-                const float *row = qkv + ((size_t)n * L + l) * 3 * D + h * hd;
-                memcpy(q + (size_t)l * hd, row, hd * sizeof(float));
-                memcpy(k + (size_t)l * hd, row + D, hd * sizeof(float));
-                memcpy(v + (size_t)l * hd, row + 2 * D, hd * sizeof(float));
+                memcpy(q_in + (size_t)l * hd, row0 + (size_t)l * 3 * D, hd * sizeof(float));
+                memcpy(k_in + (size_t)l * hd, row0 + (size_t)l * 3 * D + D, hd * sizeof(float));
             }
             // 2. QK-norm: every (token, head) vector of q and k to RMS 1 · gain.
             //    This head's q, k are one image, one head: (1, 1, L, hd).
-            if (q_gain) {
-                qk_norm_forward(&qk_norm, c->q + off, c->k + off, c->q_rstd + nh * L,
-                                c->k_rstd + nh * L, q, k, 1, 1, L);
-                q = c->q + off; k = c->k + off;         // (L, hd) each
-            }
+            if (q_gain)
+                qk_norm_forward(&qk_norm, q, k, c->q_rstd + nh * L, c->k_rstd + nh * L, q_raw, k_raw, 1, 1, L);
             // 3. RoPE: turn q and k by their token's row/column angles.
             if (cos_t) {
                 rope_forward(q, q, cos_t, sin_t, 1, L, hd);
                 rope_forward(k, k, cos_t, sin_t, 1, L, hd);
             }
             // 4. scores (L, L) = q · kᵀ / √hd, then softmax over each row.
-            float *att = c->att + nh * L * L;
-            matmul(0, 1, L, L, hd,
-                        scale, q, hd, k, hd, 0.0f, att, L);
+            matmul(0, 1, L, L, hd, scale, q, hd, k, hd, 0.0f, att, L);
+            float *row_max = c->row_max + nh * L, *row_inv = c->row_inv + nh * L;
             float row_max_abs = 0.0f;
             for (int i = 0; i < L; i++) {
                 float *row = att + (size_t)i * L;   // (L) query i's scores
@@ -117,38 +157,31 @@ void attention_forward(float *out, AttentionCache *c, const float *qkv,
                 float big = fabsf(mx) > fabsf(mn) ? fabsf(mx) : fabsf(mn);
                 if (big > row_max_abs) row_max_abs = big;
                 float sum = 0.0f;   // subtract the max first: exp never overflows
-                for (int j = 0; j < L; j++) { row[j] = exp_fast(row[j] - mx); sum += row[j]; }
-                float inv = 1.0f / sum;
-                for (int j = 0; j < L; j++) row[j] *= inv;
+                for (int j = 0; j < L; j++) sum += exp_fast(row[j] - mx);
+                row_max[i] = mx;
+                row_inv[i] = 1.0f / sum;
             }
+            softmax_rows_with(att, row_max, row_inv, L);
             if (row_max_abs > max_logit) max_logit = row_max_abs;
-            // 5. y (L, hd) = att · v, then merge heads into out (N, L, D).
-            float *y = c->y + off;                 // (L, hd)
-            matmul(0, 0, L, hd, L,
-                        1.0f, att, L, v, hd, 0.0f, y, hd);
-            for (int l = 0; l < L; l++)
-                memcpy(out + ((size_t)n * L + l) * D + h * hd, y + (size_t)l * hd, hd * sizeof(float));
+            // 5. out (L, hd) of this head = att · v, written straight into
+            //    its columns of out (N, L, D): the heads merge as they land.
+            matmul(0, 0, L, hd, L, 1.0f, att, L, row0 + 2 * D, 3 * D,
+                   0.0f, out + (size_t)n * L * D + h * hd, D);
         }
     }
     c->max_logit = max_logit;
 }
 
-// Per (image, head): dy, dq, dk, dv, two spare (L, hd) buffers, the (L, L)
-// score gradient, and the QK-norm gain gradients of that pair (summed after
-// the parallel loop, in order, so the result is independent of threads).
+// The QK-norm gain gradients of every (image, head) pair, (2, hd) each,
+// summed after the parallel loop, in order, so the result is independent of
+// the threads.
 size_t attention_backward_scratch_floats(int N, int L, int D, int H) {
-    int hd = D / H;
-    return (size_t)N * H * ((size_t)L * L + 6 * (size_t)L * hd + 2 * (size_t)hd);
+    return (size_t)N * H * 2 * (size_t)(D / H);
 }
 
-// The QK-norm gains are shared by all heads: their gradient is the sum of
-// every (image, head) pair's share, dgq and dgk (hd) each at the end of the
-// pair's scratch, added in pair order on one thread.
-static void add_pair_gain_grads(float *dq_gain, float *dk_gain, const float *scratch,
-                                int pairs, int L, int hd) {
-    size_t per_pair = (size_t)L * L + 6 * (size_t)L * hd + 2 * (size_t)hd;
+static void add_pair_gain_grads(float *dq_gain, float *dk_gain, const float *pair_grads, int pairs, int hd) {
     for (size_t nh = 0; nh < (size_t)pairs; nh++) {
-        const float *g = scratch + nh * per_pair + (size_t)L * L + 6 * (size_t)L * hd;
+        const float *g = pair_grads + nh * 2 * hd;
         for (int j = 0; j < hd; j++) { dq_gain[j] += g[j]; dk_gain[j] += g[hd + j]; }
     }
 }
@@ -159,33 +192,34 @@ void attention_backward(float *dqkv, float *dq_gain, float *dk_gain, const float
                         const float *cos_t, const float *sin_t, int N, int L, int D, int H) {
     int hd = D / H;
     float scale = 1.0f / sqrtf((float)hd);
-    size_t per_pair = (size_t)L * L + 6 * (size_t)L * hd + 2 * (size_t)hd;
+    size_t per_thread = work_floats_per_thread(L, hd), Lhd = (size_t)L * hd;
     QueryKeyNorm qk_norm = qk_norm_make(hd, 0.0f, (float *)q_gain, (float *)k_gain);  // eps: unused backward
-    #pragma omp parallel for collapse(2) schedule(runtime)   // as the forward's: any schedule, same numbers
+    #pragma omp parallel for collapse(2) schedule(runtime) num_threads(team_size(c))   // as the forward's
     for (int n = 0; n < N; n++) {
         for (int h = 0; h < H; h++) {
             size_t nh = (size_t)n * H + h;
-            size_t off = nh * L * hd;
-            float *s = scratch + nh * per_pair;
-            float *datt = s; s += (size_t)L * L;    // (L, L) dL/d(att), then dL/d(scores)
-            float *dy = s; s += (size_t)L * hd;     // (L, hd) this head's slice of dout
-            float *dq = s; s += (size_t)L * hd;     // (L, hd) dL/dq as the scores saw it
-            float *dk = s; s += (size_t)L * hd;     // (L, hd)
-            float *dv = s; s += (size_t)L * hd;     // (L, hd)
-            float *dq2 = s; s += (size_t)L * hd;    // (L, hd) spare: dq one stage earlier
-            float *dk2 = s; s += (size_t)L * hd;    // (L, hd)   (before RoPE, before QK-norm)
-            float *dgq = s; s += hd;                // (hd) this pair's share of dq_gain
-            float *dgk = s;                         // (hd) and of dk_gain
-            const float *q = c->q + off, *k = c->k + off, *v = c->v + off;   // (L, hd) each
-            const float *att = c->att + nh * L * L;                            // (L, L)
-            // undo the merge: this head's slice of dout
-            for (int l = 0; l < L; l++)
-                memcpy(dy + (size_t)l * hd, dout + ((size_t)n * L + l) * D + h * hd, hd * sizeof(float));
-            // y = att · v  ->  datt = dy · vᵀ,  dv = attᵀ · dy
-            matmul(0, 1, L, L, hd,
-                        1.0f, dy, hd, v, hd, 0.0f, datt, L);
-            matmul(1, 0, L, hd, L,
-                        1.0f, att, L, dy, hd, 0.0f, dv, hd);
+            size_t off = nh * Lhd;
+            float *w = c->work + (size_t)omp_get_thread_num() * per_thread;
+            float *att = w; w += (size_t)L * L;     // (L, L) the probabilities, computed again
+            float *datt = w; w += (size_t)L * L;    // (L, L) dL/d(att), then dL/d(scores)
+            float *dq = w; w += Lhd;                // (L, hd) dL/dq as the scores saw it
+            float *dk = w; w += Lhd;                // (L, hd)
+            float *dq2 = w; w += Lhd;               // (L, hd) spare: dq one stage earlier
+            float *dk2 = w; w += Lhd;               // (L, hd)   (before RoPE, before QK-norm)
+            float *q_raw = w; w += Lhd;             // (L, hd) q and k as the qkv Linear gave them
+            float *k_raw = w;                       // (L, hd)
+            float *dgain = scratch + nh * 2 * hd;   // (2, hd) this pair's share of dq_gain, dk_gain
+            const float *q = c->q + off, *k = c->k + off;                    // (L, hd) each
+            const float *row0 = c->qkv + (size_t)n * L * 3 * D + h * hd;     // this head's q in token 0's row
+            const float *v = row0 + 2 * D;                                   // (L, hd), rows 3D apart
+            const float *dy = dout + (size_t)n * L * D + h * hd;             // (L, hd), rows D apart
+            float *drow0 = dqkv + (size_t)n * L * 3 * D + h * hd;
+            // the forward's probabilities, from q, k and the saved row statistics
+            matmul(0, 1, L, L, hd, scale, q, hd, k, hd, 0.0f, att, L);
+            softmax_rows_with(att, c->row_max + nh * L, c->row_inv + nh * L, L);
+            // y = att · v  ->  datt = dy · vᵀ,  dv = attᵀ · dy (added into dqkv's v columns)
+            matmul(0, 1, L, L, hd, 1.0f, dy, D, v, 3 * D, 0.0f, datt, L);
+            matmul(1, 0, L, hd, L, 1.0f, att, L, dy, D, 1.0f, drow0 + 2 * D, 3 * D);
             // softmax: dscore_ij = att_ij · (datt_ij − Σ_k att_ik·datt_ik); then the 1/√hd
             for (int i = 0; i < L; i++) {
                 float *dr = datt + (size_t)i * L;
@@ -195,14 +229,11 @@ void attention_backward(float *dqkv, float *dq_gain, float *dk_gain, const float
                 for (int j = 0; j < L; j++) dr[j] = ar[j] * (dr[j] - dot) * scale;
             }
             // scores = q · kᵀ  ->  dq = dscore · k,  dk = dscoreᵀ · q
-            matmul(0, 0, L, hd, L,
-                        1.0f, datt, L, k, hd, 0.0f, dq, hd);
-            matmul(1, 0, L, hd, L,
-                        1.0f, datt, L, q, hd, 0.0f, dk, hd);
+            matmul(0, 0, L, hd, L, 1.0f, datt, L, k, hd, 0.0f, dq, hd);
+            matmul(1, 0, L, hd, L, 1.0f, datt, L, q, hd, 0.0f, dk, hd);
             // RoPE: rotate the gradients back by −angle
             if (cos_t) {
-                memset(dq2, 0, (size_t)L * hd * sizeof(float));
-                memset(dk2, 0, (size_t)L * hd * sizeof(float));
+                memset(dq2, 0, 2 * Lhd * sizeof(float));   // dq2 and dk2, side by side
                 rope_backward(dq2, dq, cos_t, sin_t, 1, L, hd);
                 rope_backward(dk2, dk, cos_t, sin_t, 1, L, hd);
                 float *t = dq; dq = dq2; dq2 = t;
@@ -210,23 +241,26 @@ void attention_backward(float *dqkv, float *dq_gain, float *dk_gain, const float
             }
             // QK-norm: back through the RMSNorm to the raw q and k
             if (q_gain) {
-                memset(dq2, 0, (size_t)L * hd * sizeof(float));
-                memset(dk2, 0, (size_t)L * hd * sizeof(float));
-                memset(dgq, 0, 2 * (size_t)hd * sizeof(float));
-                qk_norm_backward(&qk_norm, dq2, dk2, dgq, dgk, dq, dk, c->q_raw + off, c->k_raw + off,
+                for (int l = 0; l < L; l++) {
+                    memcpy(q_raw + (size_t)l * hd, row0 + (size_t)l * 3 * D, hd * sizeof(float));
+                    memcpy(k_raw + (size_t)l * hd, row0 + (size_t)l * 3 * D + D, hd * sizeof(float));
+                }
+                memset(dq2, 0, Lhd * sizeof(float));
+                memset(dk2, 0, Lhd * sizeof(float));
+                memset(dgain, 0, 2 * (size_t)hd * sizeof(float));
+                qk_norm_backward(&qk_norm, dq2, dk2, dgain, dgain + hd, dq, dk, q_raw, k_raw,
                                  c->q_rstd + nh * L, c->k_rstd + nh * L, 1, 1, L);
                 dq = dq2; dk = dk2;
             }
-            // undo the split: accumulate into dqkv (N, L, 3D)
+            // undo the split: add dq and dk into dqkv's q and k columns
             for (int l = 0; l < L; l++) {
-                float *row = dqkv + ((size_t)n * L + l) * 3 * D + h * hd;
+                float *row = drow0 + (size_t)l * 3 * D;
                 for (int j = 0; j < hd; j++) {
                     row[j] += dq[(size_t)l * hd + j];
                     row[D + j] += dk[(size_t)l * hd + j];
-                    row[2 * D + j] += dv[(size_t)l * hd + j];
                 }
             }
         }
     }
-    if (q_gain) add_pair_gain_grads(dq_gain, dk_gain, scratch, N * H, L, hd);
+    if (q_gain) add_pair_gain_grads(dq_gain, dk_gain, scratch, N * H, hd);
 }

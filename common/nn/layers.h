@@ -123,13 +123,17 @@ void qk_norm_backward(const QueryKeyNorm *m, float *dq, float *dk, float *dq_gai
 //   split qkv (N, L, 3D) into q, k, v (N, H, L, hd); QK-norm (if q_gain);
 //   RoPE (if cos_t); att = softmax(q·kᵀ/√hd) (N, H, L, L); y = att·v; merge
 //   heads -> out (N, L, D).
-// The saved tensors live in an AttentionCache so backward can reuse them.
+// One (image, head) pair at a time, its L×L scores in a per-thread work area
+// (attention.c says why). The saved tensors live in an AttentionCache so
+// backward can reuse them.
 typedef struct {
-    float *q_raw, *k_raw;   // (N, H, L, hd) before QK-norm (only with qk_norm)
+    const float *qkv;       // (N, L, 3D) the forward's input: v and the raw q, k (kept by the caller)
     float *q_rstd, *k_rstd; // (N, H, L) QK-norm statistics
-    float *q, *k, *v;       // (N, H, L, hd) after QK-norm and RoPE: what the scores use
-    float *att;             // (N, H, L, L) softmax probabilities
-    float *y;               // (N, H, L, hd) att·v before the heads merge
+    float *q, *k;           // (N, H, L, hd) after QK-norm and RoPE: what the scores use
+    float *row_max, *row_inv; // (N, H, L) each score row's max and 1/Σexp: the softmax again
+    float *att;             // (N, H, L, L) softmax probabilities, kept only when non-NULL
+    float *work;            // per thread: scores, gradients, spares (work_slots areas)
+    int work_slots;         // how many threads the loops may use
     float max_logit;        // largest |q·k|/√hd of the last forward
 } AttentionCache;
 size_t attention_cache_floats(int N, int L, int D, int H, int qk_norm);
