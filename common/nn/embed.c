@@ -109,9 +109,10 @@ void rope2d_tables(float *cos_t, float *sin_t, int grid, int head_dim, float bas
 //   out₂ᵢ   = x₂ᵢ·cos − x₂ᵢ₊₁·sin
 //   out₂ᵢ₊₁ = x₂ᵢ₊₁·cos + x₂ᵢ·sin
 // Safe in place (out == x). x (B, L, hd): B independent (image, head) slices.
+// On the calling thread: the model rotates one pair's q and k at a time,
+// from inside attention's parallel loop (norms.c says why no threads here).
 void rope_forward(float *out, const float *x, const float *cos_t, const float *sin_t,
                   int B, int L, int hd) {
-    #pragma omp parallel for schedule(static) if ((size_t)B * L * hd > OMP_MIN_FLOATS)
     for (int b = 0; b < B; b++)
         for (int l = 0; l < L; l++) {
             const float *xi = x + ((size_t)b * L + l) * hd;
@@ -131,7 +132,6 @@ void rope_forward(float *out, const float *x, const float *cos_t, const float *s
 void rope_backward(float *dx, const float *dout, const float *cos_t, const float *sin_t,
                    int B, int L, int hd) {
     // EXERCISE(rope_backward) begin
-    #pragma omp parallel for schedule(static) if ((size_t)B * L * hd > OMP_MIN_FLOATS)
     for (int b = 0; b < B; b++)
         for (int l = 0; l < L; l++) {
             const float *d = dout + ((size_t)b * L + l) * hd;

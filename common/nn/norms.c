@@ -76,10 +76,16 @@ static void rmsnorm_row_backward(float *dx, const float *dy, const float *x, con
 }
 
 // ---------------------------------------------------------------------------
+// The norms over R rows, one row after another on the calling thread. The
+// model runs RMSNorm this way on each (image, head) pair's q and k, from
+// inside attention's parallel loop (QK-norm), where starting threads would
+// cost more than the rows (even a one-thread OpenMP region there takes
+// microseconds). The block norms go through norm_modulate_forward below,
+// threaded over the batch's rows.
+
 // LayerNorm over R rows. inp, out (R, D); mean, rstd (R).
 void layernorm_forward(float *out, float *mean, float *rstd, const float *inp,
                        int R, int D, float eps) {
-    #pragma omp parallel for schedule(static)
     for (int r = 0; r < R; r++)
         layernorm_row_forward(out + (size_t)r * D, &mean[r], &rstd[r], inp + (size_t)r * D, D, eps);
 }
@@ -87,7 +93,6 @@ void layernorm_forward(float *out, float *mean, float *rstd, const float *inp,
 // dinp, dout, inp (R, D); dinp accumulates.
 void layernorm_backward(float *dinp, const float *dout, const float *inp,
                         const float *mean, const float *rstd, int R, int D) {
-    #pragma omp parallel for schedule(static)
     for (int r = 0; r < R; r++)
         layernorm_row_backward(dinp + (size_t)r * D, dout + (size_t)r * D, inp + (size_t)r * D,
                                mean[r], rstd[r], D);
@@ -96,7 +101,6 @@ void layernorm_backward(float *dinp, const float *dout, const float *inp,
 // RMSNorm over R rows. inp, out (R, D); gain (D) or NULL; rstd (R).
 void rmsnorm_forward(float *out, float *rstd, const float *inp, const float *gain,
                      int R, int D, float eps) {
-    #pragma omp parallel for schedule(static) if ((size_t)R * D > OMP_MIN_FLOATS)
     for (int r = 0; r < R; r++)
         rstd[r] = rmsnorm_row_forward(out + (size_t)r * D, inp + (size_t)r * D, gain, D, eps);
 }
@@ -105,12 +109,10 @@ void rmsnorm_forward(float *out, float *rstd, const float *inp, const float *gai
 // inp, dout, dinp (R, D), dinp accumulates; gain, dgain (D), either may be NULL.
 void rmsnorm_backward(float *dinp, float *dgain, const float *dout, const float *inp,
                       const float *rstd, const float *gain, int R, int D) {
-    #pragma omp parallel for schedule(static) if ((size_t)R * D > OMP_MIN_FLOATS)
     for (int r = 0; r < R; r++)
         rmsnorm_row_backward(dinp + (size_t)r * D, dout + (size_t)r * D, inp + (size_t)r * D,
                              gain, rstd[r], D);
-    // The gain is shared by every row: sum the rows in order, on one thread,
-    // so the result does not depend on the thread count.
+    // The gain is shared by every row: sum the rows in order.
     if (dgain) {
         for (int r = 0; r < R; r++) {
             const float *x = inp + (size_t)r * D, *dy = dout + (size_t)r * D;  // (D) each
