@@ -5,7 +5,7 @@
 //   build/tools/gemm_race --batch 1 --rounds 2 --warmup 0     # a quick check
 //
 // The racers are the calls a training step makes (common/nn/linear.c,
-// attention.c), on the tutorial's model (config_default()): for each of a
+// attention.c, through common/nn/matmul.c), on the tutorial's model (config_default()): for each of a
 // block's Linears (qkv, proj, fc1, fc2) at R = batch · 64 token rows
 //     forward  out (R, OC)  = inp (R, IC) · Wᵀ              NT, beta 0
 //     dX       dinp (R, IC) += dout (R, OC) · W (OC, IC)     NN, beta 1
@@ -27,8 +27,9 @@
 // libblis4-openmp, else libblis4-serial), and libxsmm's JIT kernels for the
 // small attention products (libxsmm-dev, linked when installed; its 1.17
 // makes no kernel for a transposed first operand in its column-major
-// terms, which is the row-major q·kᵀ). oneDNN and BLIS are loaded with
-// dlopen, so the tool builds and runs without them and says what is missing.
+// terms, which is the row-major q·kᵀ). BLIS is loaded with dlopen, so the
+// tool builds and runs without it and says what is missing; oneDNN is
+// loaded the same way, though the model links it anyway.
 //
 // Every racer, and the FMA peak of each thread count (common/io/peak.h),
 // runs in the same rounds (common/io/bench.h), so the load of the machine
@@ -36,8 +37,10 @@
 // with OpenBLAS's from the same operands: a library that computed something
 // else would make the race meaningless, and the tool exits 1.
 //
-// Nothing here changes the model, which calls OpenBLAS: the table says
-// which library would be worth adopting, and on which products.
+// Nothing here changes the model: the table says which library is worth
+// its place in matmul.c, and on which products (oneDNN won the Linears; see
+// docs/performance.md for why libxsmm's lead on the attention's products
+// did not carry over into the model).
 #include <dlfcn.h>
 #include <getopt.h>
 #include <math.h>
