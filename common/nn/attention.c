@@ -6,8 +6,8 @@
 // Work is split over (image, head) pairs: each pair's L×L scores fit in
 // cache, and the pairs are independent, so one OpenMP loop covers them,
 // handing the pairs out by schedule(runtime) as linear.c does its blocks
-// (why: there). The small matrix products inside call cblas_sgemm from inside
-// that loop; the OpenMP build of OpenBLAS then runs them on the calling thread.
+// (why: there). The small matrix products inside call matmul (matmul.c) from
+// inside that loop, which runs them on the calling thread.
 #include <math.h>
 #include <omp.h>
 #include <string.h>
@@ -48,12 +48,32 @@ void qk_norm_backward(const QueryKeyNorm *m, float *dq, float *dk, float *dq_gai
 // scores to one (N, H, L, L) tensor and reading it back. The backward
 // computes the scores again from q and k (one more L×L×hd product per pair)
 // and the softmax from its saved row statistics, the way FlashAttention
-// does: cheaper than the round trip through memory, and 16 MB less to keep
-// at batch 64.
+// does: cheaper than the round trip through memory, and 16 MB a training
+// step at batch 64 no longer writes and reads.
 //
 // Work area per thread: the scores and their gradient (L, L) each, and six
-// (L, hd) buffers (dq, dk, two spares for RoPE and QK-norm, the raw q and k).
+// (L, hd) buffers (dq, dk, two spares for RoPE and QK-norm, the raw q and k),
+// carved the same way by the forward and the backward.
+typedef struct { float *att, *datt, *dq, *dk, *dq2, *dk2, *q_raw, *k_raw; } PairWork;
+
 static size_t work_floats_per_thread(int L, int hd) { return 2 * (size_t)L * L + 6 * (size_t)L * hd; }
+
+static PairWork pair_work(const AttentionCache *c, int L, int hd) {
+    size_t LL = (size_t)L * L, Lhd = (size_t)L * hd;
+    float *w = c->work + (size_t)omp_get_thread_num() * work_floats_per_thread(L, hd);
+    PairWork p = { w, w + LL, w + 2 * LL, w + 2 * LL + Lhd, w + 2 * LL + 2 * Lhd, w + 2 * LL + 3 * Lhd,
+                   w + 2 * LL + 4 * Lhd, w + 2 * LL + 5 * Lhd };
+    return p;
+}
+
+// This head's q and k, copied out of one image's qkv rows (row0: its q in
+// token 0's row, rows 3D apart) into q, k (L, hd) each.
+static void copy_head_qk(float *q, float *k, const float *row0, int L, int D, int hd) {
+    for (int l = 0; l < L; l++) {
+        memcpy(q + (size_t)l * hd, row0 + (size_t)l * 3 * D, hd * sizeof(float));
+        memcpy(k + (size_t)l * hd, row0 + (size_t)l * 3 * D + D, hd * sizeof(float));
+    }
+}
 
 // As many work areas as threads can run the loops: the loops below never
 // start more threads than that (their results do not depend on the count).
@@ -110,7 +130,6 @@ void attention_forward(float *out, AttentionCache *c, const float *qkv,
     int hd = D / H;
     float scale = 1.0f / sqrtf((float)hd);
     float max_logit = 0.0f;
-    size_t per_thread = work_floats_per_thread(L, hd);
     c->qkv = qkv;
     // The QueryKeyNorm functions only read the gains (the cast drops a const
     // that the struct, made for the model's trainable gains, does not carry).
@@ -120,23 +139,18 @@ void attention_forward(float *out, AttentionCache *c, const float *qkv,
         for (int h = 0; h < H; h++) {
             size_t nh = (size_t)n * H + h;     // the (image, head) pair
             size_t off = nh * L * hd;          // its (L, hd) slice of (N, H, L, hd)
-            float *work = c->work + (size_t)omp_get_thread_num() * per_thread;
-            float *att = c->att ? c->att + nh * L * L : work;   // (L, L)
-            float *q_raw = work + 2 * (size_t)L * L, *k_raw = q_raw + (size_t)L * hd;
+            PairWork w = pair_work(c, L, hd);
+            float *att = c->att ? c->att + nh * L * L : w.att;   // (L, L)
             // 1. split: q, k, v of this head are columns [h·hd, (h+1)·hd) of
             //    the first, second and third D-wide slices of qkv (N, L, 3D).
             //    v is used where it is; q and k are copied, to be changed.
             const float *row0 = qkv + (size_t)n * L * 3 * D + h * hd;   // q of token 0
             float *q = c->q + off, *k = c->k + off;                     // (L, hd) each
-            float *q_in = q_gain ? q_raw : q, *k_in = q_gain ? k_raw : k;
-            for (int l = 0; l < L; l++) {
-                memcpy(q_in + (size_t)l * hd, row0 + (size_t)l * 3 * D, hd * sizeof(float));
-                memcpy(k_in + (size_t)l * hd, row0 + (size_t)l * 3 * D + D, hd * sizeof(float));
-            }
+            copy_head_qk(q_gain ? w.q_raw : q, q_gain ? w.k_raw : k, row0, L, D, hd);
             // 2. QK-norm: every (token, head) vector of q and k to RMS 1 · gain.
             //    This head's q, k are one image, one head: (1, 1, L, hd).
             if (q_gain)
-                qk_norm_forward(&qk_norm, q, k, c->q_rstd + nh * L, c->k_rstd + nh * L, q_raw, k_raw, 1, 1, L);
+                qk_norm_forward(&qk_norm, q, k, c->q_rstd + nh * L, c->k_rstd + nh * L, w.q_raw, w.k_raw, 1, 1, L);
             // 3. RoPE: turn q and k by their token's row/column angles.
             if (cos_t) {
                 rope_forward(q, q, cos_t, sin_t, 1, L, hd);
@@ -192,22 +206,18 @@ void attention_backward(float *dqkv, float *dq_gain, float *dk_gain, const float
                         const float *cos_t, const float *sin_t, int N, int L, int D, int H) {
     int hd = D / H;
     float scale = 1.0f / sqrtf((float)hd);
-    size_t per_thread = work_floats_per_thread(L, hd), Lhd = (size_t)L * hd;
+    size_t Lhd = (size_t)L * hd;
     QueryKeyNorm qk_norm = qk_norm_make(hd, 0.0f, (float *)q_gain, (float *)k_gain);  // eps: unused backward
     #pragma omp parallel for collapse(2) schedule(runtime) num_threads(team_size(c))   // as the forward's
     for (int n = 0; n < N; n++) {
         for (int h = 0; h < H; h++) {
             size_t nh = (size_t)n * H + h;
             size_t off = nh * Lhd;
-            float *w = c->work + (size_t)omp_get_thread_num() * per_thread;
-            float *att = w; w += (size_t)L * L;     // (L, L) the probabilities, computed again
-            float *datt = w; w += (size_t)L * L;    // (L, L) dL/d(att), then dL/d(scores)
-            float *dq = w; w += Lhd;                // (L, hd) dL/dq as the scores saw it
-            float *dk = w; w += Lhd;                // (L, hd)
-            float *dq2 = w; w += Lhd;               // (L, hd) spare: dq one stage earlier
-            float *dk2 = w; w += Lhd;               // (L, hd)   (before RoPE, before QK-norm)
-            float *q_raw = w; w += Lhd;             // (L, hd) q and k as the qkv Linear gave them
-            float *k_raw = w;                       // (L, hd)
+            PairWork w = pair_work(c, L, hd);
+            float *att = w.att;                     // (L, L) the probabilities, computed again
+            float *datt = w.datt;                   // (L, L) dL/d(att), then dL/d(scores)
+            float *dq = w.dq, *dk = w.dk;           // (L, hd) dL/dq, dL/dk as the scores saw them
+            float *dq2 = w.dq2, *dk2 = w.dk2;       // (L, hd) spares: one stage earlier (before RoPE, QK-norm)
             float *dgain = scratch + nh * 2 * hd;   // (2, hd) this pair's share of dq_gain, dk_gain
             const float *q = c->q + off, *k = c->k + off;                    // (L, hd) each
             const float *row0 = c->qkv + (size_t)n * L * 3 * D + h * hd;     // this head's q in token 0's row
@@ -241,14 +251,11 @@ void attention_backward(float *dqkv, float *dq_gain, float *dk_gain, const float
             }
             // QK-norm: back through the RMSNorm to the raw q and k
             if (q_gain) {
-                for (int l = 0; l < L; l++) {
-                    memcpy(q_raw + (size_t)l * hd, row0 + (size_t)l * 3 * D, hd * sizeof(float));
-                    memcpy(k_raw + (size_t)l * hd, row0 + (size_t)l * 3 * D + D, hd * sizeof(float));
-                }
+                copy_head_qk(w.q_raw, w.k_raw, row0, L, D, hd);   // q and k as the qkv Linear gave them
                 memset(dq2, 0, Lhd * sizeof(float));
                 memset(dk2, 0, Lhd * sizeof(float));
                 memset(dgain, 0, 2 * (size_t)hd * sizeof(float));
-                qk_norm_backward(&qk_norm, dq2, dk2, dgain, dgain + hd, dq, dk, q_raw, k_raw,
+                qk_norm_backward(&qk_norm, dq2, dk2, dgain, dgain + hd, dq, dk, w.q_raw, w.k_raw,
                                  c->q_rstd + nh * L, c->k_rstd + nh * L, 1, 1, L);
                 dq = dq2; dk = dk2;
             }
