@@ -23,7 +23,9 @@
 //        T OpenMP threads, one single-threaded library call per block;
 //     w  one call of the whole product, the library threading it on T threads.
 // OpenBLAS (cblas_sgemm, the kernels it picks: unset OPENBLAS_CORETYPE),
-// oneDNN's dnnl_sgemm (Debian's libdnnl-dev), BLIS's cblas_sgemm (Debian's
+// oneDNN's dnnl_sgemm (Debian's libdnnl-dev), oneDNN's matmul primitive
+// with the weight packed once a call ("oneDNN packed", on the products
+// whose second operand is a weight), BLIS's cblas_sgemm (Debian's
 // libblis4-openmp, else libblis4-serial), and libxsmm's JIT kernels for the
 // small attention products (libxsmm-dev, linked when installed; its 1.17
 // makes no kernel for a transposed first operand in its column-major
@@ -52,6 +54,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <cblas.h>
+#include <oneapi/dnnl/dnnl.h>
 #ifdef HAVE_LIBXSMM
 #include <libxsmm.h>
 #endif
@@ -83,26 +86,139 @@ typedef void (*CblasSgemm)(enum CBLAS_ORDER, enum CBLAS_TRANSPOSE, enum CBLAS_TR
 typedef int (*DnnlSgemm)(char, char, int64_t, int64_t, int64_t, float, const float *, int64_t, const float *,
                          int64_t, float, float *, int64_t);
 
-enum { OPENBLAS, ONEDNN_LIB, BLIS, XSMM, NLIBS };
+enum { OPENBLAS, ONEDNN_LIB, ONEDNN_PACKED, BLIS, XSMM, NLIBS };
 typedef struct {
     const char *name;
     char about[200];        // version and kernels, or why it is missing
     bool present;
     bool attention_only;    // libxsmm: small products only
+    bool weight_only;       // oneDNN packed: products whose second operand is a Linear's weight
     bool threads_itself;    // it can thread one call (setting w)
 } Library;
 
 static Library LIBS[NLIBS] = {
-    { "OpenBLAS", "", true, false, true },
-    { "oneDNN", "", false, false, true },
-    { "BLIS", "", false, false, true },
-    { "libxsmm", "", false, true, false },
+    { "OpenBLAS", "", true, false, false, true },
+    { "oneDNN", "", false, false, false, true },
+    { "oneDNN packed", "", false, false, true, false },
+    { "BLIS", "", false, false, false, true },
+    { "libxsmm", "", false, true, false, false },
 };
 static CblasSgemm blis_sgemm;
 static void (*blis_set_threads)(long);
-static DnnlSgemm dnnl_sgemm;
+static DnnlSgemm onednn_sgemm;   // dlsym'd from the oneDNN that load_libraries found
 
 static CBLAS_TRANSPOSE cblas_t(bool t) { return t ? CblasTrans : CblasNoTrans; }
+
+// oneDNN's matmul primitive with the weight packed once ("oneDNN packed").
+// dnnl_sgemm packs its operands into its kernel's layout on every call, so
+// the model's 32 blocks of a Linear pack the same weight 32 times. The
+// primitive is made once for the block's shape, with the weight's layout
+// left to oneDNN (format "any"); each product call then reorders the weight
+// into that layout once (what the model would do once a step, after AdamW
+// has changed it) and runs every block on it. Only the forward and dX
+// products have a weight as their second operand; dW's and the attention's
+// change from call to call, and there dnnl_sgemm is already the racer.
+#define PACKED_MAX_SHAPES 2   // a full block of rows, and a shorter last one
+
+typedef struct {
+    int shapes, rows[PACKED_MAX_SHAPES], threads;
+    dnnl_primitive_t matmul[PACKED_MAX_SHAPES], reorder;
+    dnnl_memory_t weight, packed;            // the weight as the caller keeps it; in oneDNN's layout
+    dnnl_memory_t *src, *dst, *scratch;      // [shape · threads + thread]: one set per thread
+    dnnl_stream_t *stream;                   // one per thread (streams are not shared between threads)
+} Packed;
+
+static dnnl_engine_t dnnl_cpu_engine;
+
+#define DNNL_OK(call) do { if ((call) != dnnl_success) return -1; } while (0)
+
+// A row-major (rows, cols) matrix with leading dimension ld, or its transpose.
+static int matrix_desc(dnnl_memory_desc_t *d, int rows, int cols, int ld, bool transposed) {
+    dnnl_dims_t dims = { rows, cols }, strides = { transposed ? 1 : ld, transposed ? ld : 1 };
+    DNNL_OK(dnnl_memory_desc_init_by_strides(d, 2, dims, dnnl_f32, strides));
+    return 0;
+}
+
+// The primitive for `rows` rows of c; its weight layout in *wmd. 0, or -1.
+static int packed_shape(Packed *k, int s, const Call *c, int rows, dnnl_memory_desc_t *wmd) {
+    dnnl_memory_desc_t a, b_any, out;
+    dnnl_dims_t b_dims = { c->K, c->N };
+    if (matrix_desc(&a, rows, c->K, c->lda, false) || matrix_desc(&out, rows, c->N, c->ldc, false)) return -1;
+    DNNL_OK(dnnl_memory_desc_init_by_tag(&b_any, 2, b_dims, dnnl_f32, dnnl_format_tag_any));
+    dnnl_matmul_desc_t desc;
+    DNNL_OK(dnnl_matmul_desc_init(&desc, &a, &b_any, NULL, &out));
+    dnnl_primitive_attr_t attr;
+    dnnl_post_ops_t post;
+    DNNL_OK(dnnl_primitive_attr_create(&attr));
+    DNNL_OK(dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user));   // ours: no malloc per call
+    DNNL_OK(dnnl_post_ops_create(&post));
+    if (c->beta != 0) DNNL_OK(dnnl_post_ops_append_sum(post, c->beta));   // C = A·B + beta·C
+    DNNL_OK(dnnl_primitive_attr_set_post_ops(attr, post));
+    if (c->alpha != 1) DNNL_OK(dnnl_primitive_attr_set_output_scales(attr, 1, 0, &c->alpha));
+    dnnl_primitive_desc_t pd;
+    DNNL_OK(dnnl_primitive_desc_create(&pd, &desc, attr, dnnl_cpu_engine, NULL));
+    dnnl_post_ops_destroy(post);
+    dnnl_primitive_attr_destroy(attr);
+    *wmd = *dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+    const dnnl_memory_desc_t *scratch = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
+    DNNL_OK(dnnl_primitive_create(&k->matmul[s], pd));
+    k->rows[s] = rows;
+    for (int t = 0; t < k->threads; t++) {
+        int i = s * k->threads + t;
+        DNNL_OK(dnnl_memory_create(&k->src[i], &a, dnnl_cpu_engine, DNNL_MEMORY_NONE));
+        DNNL_OK(dnnl_memory_create(&k->dst[i], &out, dnnl_cpu_engine, DNNL_MEMORY_NONE));
+        DNNL_OK(dnnl_memory_create(&k->scratch[i], scratch, dnnl_cpu_engine, DNNL_MEMORY_ALLOCATE));
+    }
+    dnnl_primitive_desc_destroy(pd);
+    return 0;
+}
+
+// The packed racer for product c cut into blocks of `block` rows (first) and
+// `last` rows (the last block), on up to `threads` threads; its weight is B.
+// NULL where it does not apply or oneDNN refuses the shape (the table's "-").
+static Packed *packed_make(const Call *c, int block, int last, int threads, const float *B) {
+    Packed *k = calloc(1, sizeof *k);
+    if (!k) return NULL;
+    k->threads = threads;
+    k->shapes = last == block ? 1 : 2;
+    size_t n = (size_t)k->shapes * threads;
+    k->src = calloc(n, sizeof *k->src), k->dst = calloc(n, sizeof *k->dst);
+    k->scratch = calloc(n, sizeof *k->scratch), k->stream = calloc(threads, sizeof *k->stream);
+    dnnl_memory_desc_t wmd[PACKED_MAX_SHAPES], user;
+    bool ok = k->src && k->dst && k->scratch && k->stream &&
+              (dnnl_cpu_engine || dnnl_engine_create(&dnnl_cpu_engine, dnnl_cpu, 0) == dnnl_success) &&
+              packed_shape(k, 0, c, block, &wmd[0]) == 0 &&
+              (k->shapes == 1 || (packed_shape(k, 1, c, last, &wmd[1]) == 0 && dnnl_memory_desc_equal(&wmd[0], &wmd[1])));
+    // the weight as it is: (K, N), or (N, K) read transposed
+    ok = ok && matrix_desc(&user, c->tb ? c->N : c->K, c->tb ? c->K : c->N, c->ldb, false) == 0;
+    if (ok && c->tb) ok = matrix_desc(&user, c->K, c->N, c->ldb, true) == 0;
+    dnnl_primitive_desc_t rpd = NULL;
+    ok = ok && dnnl_memory_create(&k->weight, &user, dnnl_cpu_engine, (void *)B) == dnnl_success &&
+         dnnl_memory_create(&k->packed, &wmd[0], dnnl_cpu_engine, DNNL_MEMORY_ALLOCATE) == dnnl_success &&
+         dnnl_reorder_primitive_desc_create(&rpd, &user, dnnl_cpu_engine, &wmd[0], dnnl_cpu_engine, NULL) == dnnl_success &&
+         dnnl_primitive_create(&k->reorder, rpd) == dnnl_success;
+    if (rpd) dnnl_primitive_desc_destroy(rpd);
+    for (int t = 0; ok && t < threads; t++)
+        ok = dnnl_stream_create(&k->stream[t], dnnl_cpu_engine, dnnl_stream_default_flags) == dnnl_success;
+    return ok ? k : NULL;   // a half-made racer is left for the process's end
+}
+
+// Once per product call: the weight into oneDNN's layout.
+static void packed_pack(Packed *k) {
+    dnnl_exec_arg_t args[2] = { { DNNL_ARG_FROM, k->weight }, { DNNL_ARG_TO, k->packed } };
+    dnnl_primitive_execute(k->reorder, k->stream[0], 2, args);
+    dnnl_stream_wait(k->stream[0]);
+}
+
+// One block of `rows` rows: C = A · packed weight (+ beta · C), on the calling thread.
+static void packed_block(Packed *k, int rows, const float *A, float *C) {
+    int t = omp_get_thread_num(), s = rows == k->rows[0] ? 0 : 1, i = s * k->threads + t;
+    dnnl_memory_set_data_handle(k->src[i], (void *)A);
+    dnnl_memory_set_data_handle(k->dst[i], C);
+    dnnl_exec_arg_t args[4] = { { DNNL_ARG_SRC, k->src[i] }, { DNNL_ARG_WEIGHTS, k->packed },
+                                { DNNL_ARG_DST, k->dst[i] }, { DNNL_ARG_SCRATCHPAD, k->scratch[i] } };
+    dnnl_primitive_execute(k->matmul[s], k->stream[t], 4, args);
+}
 
 // lib computes c: one call on the calling thread's share of the library's threads.
 static void gemm(int lib, const Call *c, const void *kernel, const float *A, const float *B, float *C) {
@@ -115,8 +231,11 @@ static void gemm(int lib, const Call *c, const void *kernel, const float *A, con
         blis_sgemm(CblasRowMajor, cblas_t(c->ta), cblas_t(c->tb), c->M, c->N, c->K, c->alpha, A, c->lda, B,
                    c->ldb, c->beta, C, c->ldc);
         break;
+    case ONEDNN_PACKED:
+        packed_block((Packed *)kernel, c->M, A, C);   // B: packed by race_once, before the blocks
+        break;
     case ONEDNN_LIB:
-        dnnl_sgemm(c->ta ? 'T' : 'N', c->tb ? 'T' : 'N', c->M, c->N, c->K, c->alpha, A, c->lda, B, c->ldb,
+        onednn_sgemm(c->ta ? 'T' : 'N', c->tb ? 'T' : 'N', c->M, c->N, c->K, c->alpha, A, c->lda, B, c->ldb,
                    c->beta, C, c->ldc);
         break;
 #ifdef HAVE_LIBXSMM
@@ -164,14 +283,19 @@ static void load_libraries(const char *blis_path) {
     blas_kernel_describe(LIBS[OPENBLAS].about, sizeof LIBS[OPENBLAS].about);
     Library *d = &LIBS[ONEDNN_LIB], *b = &LIBS[BLIS], *x = &LIBS[XSMM];
     void *h = load(ONEDNN, RTLD_NOW | RTLD_LOCAL, "libdnnl-dev", d->about, sizeof d->about);
-    if (h && (dnnl_sgemm = (DnnlSgemm)dlsym(h, "dnnl_sgemm"))) {
+    if (h && (onednn_sgemm = (DnnlSgemm)dlsym(h, "dnnl_sgemm"))) {
         typedef struct { int major, minor, patch; const char *hash; unsigned cpu_runtime, gpu_runtime; } Version;
         const Version *(*version)(void) = (const Version *(*)(void))dlsym(h, "dnnl_version");
         const Version *v = version ? version() : NULL;
         snprintf(d->about, sizeof d->about, "oneDNN %d.%d.%d, dnnl_sgemm", v ? v->major : 0, v ? v->minor : 0,
                  v ? v->patch : 0);
         d->present = true;
+        Library *k = &LIBS[ONEDNN_PACKED];
+        snprintf(k->about, sizeof k->about, "oneDNN %d.%d.%d, its matmul primitive, the weight packed once a call",
+                 v ? v->major : 0, v ? v->minor : 0, v ? v->patch : 0);
+        k->present = true;
     } else if (h) snprintf(d->about, sizeof d->about, "no dnnl_sgemm in %s", ONEDNN);
+    if (!d->present) snprintf(LIBS[ONEDNN_PACKED].about, sizeof LIBS[ONEDNN_PACKED].about, "not raced: %.180s", d->about);
 
     // RTLD_DEEPBIND: BLIS's cblas_sgemm calls its own sgemm_, which would
     // otherwise bind to OpenBLAS's, loaded first
@@ -293,6 +417,7 @@ static void race_once(void *ctx) {
         return;
     }
     set_library_threads(x->lib, 1);
+    if (x->lib == ONEDNN_PACKED) packed_pack(x->kernel);
     #pragma omp parallel for schedule(dynamic) num_threads(x->threads)
     for (int i = 0; i < p->parts; i++) {
         Call c = p->call;
@@ -329,7 +454,8 @@ typedef struct {
 static void usage(FILE *f) {
     fprintf(f,
         "usage: gemm_race [--batch N] [--threads 1,2] [--rounds R] [--warmup W] [--calls C] [--blis PATH]\n\n"
-        "  races OpenBLAS, oneDNN (dnnl_sgemm), BLIS and libxsmm on the products of a training\n"
+        "  races OpenBLAS, oneDNN (dnnl_sgemm, and its matmul primitive on a weight packed once),\n"
+        "  BLIS and libxsmm on the products of a training\n"
         "  step of the tutorial's model (forward, dX and dW of qkv, proj, fc1 and fc2; the\n"
         "  attention's per-(image, head) products), all in the same rounds with the FMA peak\n"
         "  of each thread count; checks first that every library computes OpenBLAS's product\n\n"
@@ -388,9 +514,14 @@ static int make_racers(const RaceOptions *o, const Product *p, int np, Racer *x)
         for (int k = 0; k < np; k++)
             for (int lib = 0; lib < NLIBS; lib++) {
                 const Library *L = &LIBS[lib];
-                if (!L->present || (L->attention_only && !p[k].attention)) continue;
-                void *kernel = lib == XSMM ? xsmm_kernel(&p[k].call) : NULL;
-                if (lib == XSMM && !kernel) continue;
+                bool weight_second = !p[k].attention && p[k].b_step == 0 && !p[k].call.ta;   // forward, dX
+                if (!L->present || (L->attention_only && !p[k].attention) || (L->weight_only && !weight_second))
+                    continue;
+                void *kernel = lib == XSMM      ? xsmm_kernel(&p[k].call)
+                             : lib == ONEDNN_PACKED ? packed_make(&p[k].call, p[k].part_rows,
+                                                                  part_rows(&p[k], p[k].parts - 1), o->threads[t], p[k].B)
+                                                    : NULL;
+                if ((lib == XSMM || lib == ONEDNN_PACKED) && !kernel) continue;
                 for (int whole = 0; whole < 2; whole++)
                     if (!whole || (L->threads_itself && !p[k].attention))
                         x[n++] = (Racer){ lib, o->threads[t], whole, &p[k], kernel };
@@ -452,10 +583,10 @@ static void print_tables(const RaceOptions *o, const Product *p, int np, const R
         printf("%d thread%s: the FMA peak %.1f GFLOP/s; each cell GFLOP/s, fraction of the peak, way (b/w)\n", T,
                T == 1 ? "" : "s", peak[t]);
         Table tab;
-        table_init(&tab, 2 + NLIBS, "product", "GFLOP", "OpenBLAS", "oneDNN", "BLIS", "libxsmm");
+        table_init(&tab, 2 + NLIBS, "product", "GFLOP", "OpenBLAS", "oneDNN", "oneDNN packed", "BLIS", "libxsmm");
         // the step's products at each library's best, in its blocks alone, and at the best of all
         double step_ms[NLIBS + 1] = { 0 }, blocks_ms[NLIBS] = { 0 };
-        bool covers[NLIBS] = { true, true, true, true };
+        bool covers[NLIBS] = { true, true, true, true, true };
         for (int k = 0; k < np; k++) {
             table_cell(&tab, "%s", p[k].name);
             table_cell(&tab, "%.3f", p[k].flop * 1e-9);
@@ -479,6 +610,17 @@ static void print_tables(const RaceOptions *o, const Product *p, int np, const R
         for (int lib = 0; lib < NLIBS; lib++)
             if (covers[lib]) printf("  %s %.1f ms at its best, %.1f ms in the model's blocks alone\n", LIBS[lib].name,
                                     step_ms[lib], blocks_ms[lib]);
+        // oneDNN packed races on the forward and dX products alone: set beside dnnl_sgemm on those
+        double packed_ms = 0, sgemm_ms = 0;
+        for (int k = 0; k < np; k++) {
+            double packed = best_of(x, ms, nx, ONEDNN_PACKED, &p[k], T, true).ms;
+            if (packed == 0) continue;
+            packed_ms += per_step(&p[k]) * packed;
+            sgemm_ms += per_step(&p[k]) * best_of(x, ms, nx, ONEDNN_LIB, &p[k], T, true).ms;
+        }
+        if (packed_ms > 0)
+            printf("  the forward and dX products in the model's blocks: oneDNN packed %.1f ms, dnnl_sgemm %.1f ms\n",
+                   packed_ms, sgemm_ms);
         printf("  the fastest library on each product: %.1f ms\n\n", step_ms[NLIBS]);
     }
 }
