@@ -409,6 +409,70 @@ static void check_determinism(const char *name, const char *const *sets) {
     free(a); free(b); free(c); free(d); free(e);
 }
 
+// The noise: rng_fill_normal spreads the pairs over the threads, computing
+// each pair's draws from SplitMix64's counter. It must give what n calls of
+// rng_normal give, in order, with a spare pending or not and n odd or even,
+// on 1 and 2 threads, and leave the stream where they leave it. The hashes
+// (FNV-1a of the floats' bits) are those of the one-thread loop it replaced.
+static uint64_t fnv1a(const float *x, long n) {
+    uint64_t h = 1469598103934665603ULL;
+    for (long i = 0; i < n; i++) {
+        uint32_t u;
+        memcpy(&u, &x[i], sizeof u);
+        h = (h ^ u) * 1099511628211ULL;
+    }
+    return h;
+}
+
+START_TEST(test_noise_is_the_stream_on_any_threads) {
+    const long n = 200001;
+    const uint64_t loop_hash[2] = { 0xf5bdf2ae052936c9ULL, 0x6cc92ad958e69ddeULL };   // no spare, a spare
+    float *fill = malloc(sizeof(float) * n), *calls = malloc(sizeof(float) * n);
+    ck_assert(fill && calls);
+    int threads_before = omp_get_max_threads();
+    for (int spare = 0; spare < 2; spare++)
+        for (int threads = 1; threads <= 2; threads++) {
+            omp_set_num_threads(threads);
+            Rng a, b;
+            rng_seed(&a, 42); rng_seed(&b, 42);
+            if (spare) { rng_normal(&a); rng_normal(&b); }
+            rng_fill_normal(&a, fill, n, 0.5f);
+            for (long i = 0; i < n; i++) calls[i] = 0.5f * rng_normal(&b);
+            ck_assert_msg(memcmp(fill, calls, sizeof(float) * n) == 0, "spare %d, %d threads: not rng_normal's numbers",
+                          spare, threads);
+            ck_assert_msg(rng_normal(&a) == rng_normal(&b) && a.state == b.state, "the stream goes on elsewhere");
+            ck_assert_msg(fnv1a(fill, n) == loop_hash[spare], "spare %d: hash %016llx, not the loop's", spare,
+                          (unsigned long long)fnv1a(fill, n));
+        }
+    omp_set_num_threads(threads_before);
+    free(fill); free(calls);
+}
+END_TEST
+
+// The gradients' norm, summed in fixed chunks over the threads: the same
+// bits on 1 and 2 threads, and the norm a plain sum in long double gives.
+START_TEST(test_grad_norm_on_any_threads) {
+    Config c = config_default();
+    Model m;
+    build(&m, &c);
+    Rng r;
+    rng_seed(&r, 3);
+    rng_fill_normal(&r, m.grads, (long)m.n_params, 1e-3f);
+    long double ss = 0;
+    for (size_t i = 0; i < m.n_params; i++) ss += (long double)m.grads[i] * m.grads[i];
+    int threads_before = omp_get_max_threads();
+    omp_set_num_threads(1);
+    double one = grad_l2_norm(&m);
+    omp_set_num_threads(2);
+    double two = grad_l2_norm(&m);
+    omp_set_num_threads(threads_before);
+    ck_assert_msg(memcmp(&one, &two, sizeof one) == 0, "1 thread %.17g, 2 threads %.17g", one, two);
+    double plain = (double)sqrtl(ss);
+    ck_assert_msg(fabs(one - plain) <= 1e-12 * plain, "%.17g against a plain sum's %.17g", one, plain);
+    model_free(&m);
+}
+END_TEST
+
 START_TEST(test_determinism_baseline) { check_determinism("baseline", VARIANTS[0].sets); }
 END_TEST
 START_TEST(test_determinism_allfour) { check_determinism("all four", VARIANTS[5].sets); }
@@ -592,6 +656,8 @@ int main(void) {
     tcase_add_test(tc, test_grad_rope2d);
     tcase_add_test(tc, test_grad_allfour_nobias);
     tcase_add_test(add_case(s, "golden", 60), test_golden);
+    tcase_add_test(tc, test_noise_is_the_stream_on_any_threads);
+    tcase_add_test(tc, test_grad_norm_on_any_threads);
     tcase_add_test(tc, test_determinism_baseline);
     tcase_add_test(tc, test_determinism_allfour);
     TCase *sampler = add_case(s, "sampler", 60);

@@ -68,10 +68,14 @@ static PairWork pair_work(const AttentionCache *c, int L, int hd) {
 
 // This head's q and k, copied out of one image's qkv rows (row0: its q in
 // token 0's row, rows 3D apart) into q, k (L, hd) each.
+// (A loop, not memcpy: hd floats are too few to pay for a library call.)
 static void copy_head_qk(float *q, float *k, const float *row0, int L, int D, int hd) {
     for (int l = 0; l < L; l++) {
-        memcpy(q + (size_t)l * hd, row0 + (size_t)l * 3 * D, hd * sizeof(float));
-        memcpy(k + (size_t)l * hd, row0 + (size_t)l * 3 * D + D, hd * sizeof(float));
+        const float *row = row0 + (size_t)l * 3 * D;   // token l: its q, then D later its k
+        for (int j = 0; j < hd; j++) {
+            q[(size_t)l * hd + j] = row[j];
+            k[(size_t)l * hd + j] = row[D + j];
+        }
     }
 }
 
@@ -163,6 +167,7 @@ void attention_forward(float *out, AttentionCache *c, const float *qkv,
             for (int i = 0; i < L; i++) {
                 float *row = att + (size_t)i * L;   // (L) query i's scores
                 float mx = -INFINITY, mn = INFINITY;
+                #pragma omp simd reduction(max:mx) reduction(min:mn)   // in vector lanes, as norms.c's sums
                 for (int j = 0; j < L; j++) {
                     mx = row[j] > mx ? row[j] : mx;
                     mn = row[j] < mn ? row[j] : mn;
@@ -171,6 +176,7 @@ void attention_forward(float *out, AttentionCache *c, const float *qkv,
                 float big = fabsf(mx) > fabsf(mn) ? fabsf(mx) : fabsf(mn);
                 if (big > row_max_abs) row_max_abs = big;
                 float sum = 0.0f;   // subtract the max first: exp never overflows
+                #pragma omp simd reduction(+:sum)
                 for (int j = 0; j < L; j++) sum += exp_fast(row[j] - mx);
                 row_max[i] = mx;
                 row_inv[i] = 1.0f / sum;
@@ -235,6 +241,7 @@ void attention_backward(float *dqkv, float *dq_gain, float *dk_gain, const float
                 float *dr = datt + (size_t)i * L;
                 const float *ar = att + (size_t)i * L;
                 float dot = 0.0f;
+                #pragma omp simd reduction(+:dot)
                 for (int j = 0; j < L; j++) dot += ar[j] * dr[j];
                 for (int j = 0; j < L; j++) dr[j] = ar[j] * (dr[j] - dot) * scale;
             }

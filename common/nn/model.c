@@ -478,9 +478,6 @@ void backward_scratch_free(BackwardScratch *s) {
     memset(s, 0, sizeof *s);
 }
 
-void model_zero_grad(Model *m) {
-    memset(m->grads, 0, m->n_params * sizeof(float));
-}
 
 // The final layer in reverse, from dv: head, modulation, norm. Starts
 // dresid = dL/d(last residual stream) and dc_silu with ada_f's share.
@@ -556,6 +553,10 @@ static void clear(float *x, size_t n) {
         size_t i = (size_t)k * CLEAR_CHUNK;
         memset(x + i, 0, (n - i < CLEAR_CHUNK ? n - i : CLEAR_CHUNK) * sizeof(float));
     }
+}
+
+void model_zero_grad(Model *m) {
+    clear(m->grads, m->n_params);
 }
 
 void model_backward(Model *m, Activations *a, BackwardScratch *s, const float *dv) {

@@ -9,16 +9,25 @@
 // plain functions below loop these over R rows, and the fused norm and
 // modulation at the end of the file calls the same four, so the arithmetic
 // the steps teach is the arithmetic the model trains with.
+//
+// Each row's sums carry `#pragma omp simd reduction`: without it gcc must
+// add the D numbers one after another, as written (float addition is not
+// associative), and a row's sum waits on D additions in a chain; with it
+// the sum runs in vector lanes, added up at the end. The order is fixed by
+// the build, not by the threads, so runs stay the same on any thread count;
+// the last bits differ from a one-lane sum.
 
 // LayerNorm of one row: y = (x - mean) · rstd,  rstd = 1 / sqrt(var + eps).
 // x, y (D). Saves the row's mean and rstd for the backward pass.
 static void layernorm_row_forward(float *y, float *mean, float *rstd, const float *x,
                                   int D, float eps) {
     float m = 0.0f;
+    #pragma omp simd reduction(+:m)
     for (int i = 0; i < D; i++) m += x[i];
     m /= D;
     float v = 0.0f;   // two passes: the variance of (x - m), not E[x²] - m²,
-    for (int i = 0; i < D; i++) { float d = x[i] - m; v += d * d; }  // which cancels badly
+    #pragma omp simd reduction(+:v)                                  // which cancels badly
+    for (int i = 0; i < D; i++) { float d = x[i] - m; v += d * d; }
     v /= D;
     float s = 1.0f / sqrtf(v + eps);
     for (int i = 0; i < D; i++) y[i] = (x[i] - m) * s;
@@ -33,6 +42,7 @@ static void layernorm_row_forward(float *y, float *mean, float *rstd, const floa
 static void layernorm_row_backward(float *dx, const float *g, const float *x,
                                    float m, float s, int D) {
     float gmean = 0.0f, gxmean = 0.0f;
+    #pragma omp simd reduction(+:gmean, gxmean)
     for (int i = 0; i < D; i++) {
         float xh = (x[i] - m) * s;
         gmean += g[i];
@@ -51,6 +61,7 @@ static void layernorm_row_backward(float *dx, const float *g, const float *x,
 static float rmsnorm_row_forward(float *y, const float *x, const float *gain, int D, float eps) {
     // EXERCISE(rmsnorm_forward) begin
     float ms = 0.0f;
+    #pragma omp simd reduction(+:ms)
     for (int i = 0; i < D; i++) ms += x[i] * x[i];
     ms /= D;
     float s = 1.0f / sqrtf(ms + eps);
@@ -67,6 +78,7 @@ static void rmsnorm_row_backward(float *dx, const float *dy, const float *x, con
                                  float s, int D) {
     // EXERCISE(rmsnorm_backward) begin
     float gx = 0.0f;
+    #pragma omp simd reduction(+:gx)
     for (int i = 0; i < D; i++) gx += dy[i] * (gain ? gain[i] : 1.0f) * x[i];
     gx /= D;
     float s3 = s * s * s;

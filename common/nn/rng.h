@@ -4,8 +4,9 @@
 // by the golden-ratio constant and mixed by two xor-shift-multiply rounds.
 // Uniform floats take the top 24 bits (exactly representable in [0, 1)).
 // Normals use Box-Muller on two uniforms, caching the second value.
-// Everything is drawn on one thread, in a fixed order, so the same seed gives
-// the same stream whatever the OpenMP thread count.
+// The stream is drawn in a fixed order, so the same seed gives the same
+// numbers whatever the OpenMP thread count; rng_fill_normal spreads a long
+// fill over the threads by computing each pair's draws from the counter.
 #pragma once
 #include <stdint.h>
 

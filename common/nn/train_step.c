@@ -35,9 +35,28 @@ void train_state_free(TrainState *s) {
     memset(s, 0, sizeof *s);
 }
 
+// The sum of squares in fixed chunks, each summed on one thread, the chunks'
+// sums then added in order: the same number on any thread count, and not a
+// serial pass over every gradient while the other threads wait.
+#define NORM_CHUNK 16384      // floats per chunk, at least
+#define NORM_MAX_CHUNKS 1024  // bigger models get bigger chunks
 double grad_l2_norm(const Model *m) {
+    size_t n = m->n_params;
+    size_t chunk = (n + NORM_MAX_CHUNKS - 1) / NORM_MAX_CHUNKS;
+    if (chunk < NORM_CHUNK) chunk = NORM_CHUNK;
+    long chunks = (long)((n + chunk - 1) / chunk);
+    double part[NORM_MAX_CHUNKS];
+    #pragma omp parallel for schedule(static) if (chunks > 1)
+    for (long c = 0; c < chunks; c++) {
+        const float *g = m->grads + (size_t)c * chunk;
+        size_t len = n - (size_t)c * chunk < chunk ? n - (size_t)c * chunk : chunk;
+        double ss = 0.0;
+        #pragma omp simd reduction(+:ss)   // lanes summed in a fixed order too
+        for (size_t i = 0; i < len; i++) ss += (double)g[i] * g[i];
+        part[c] = ss;
+    }
     double ss = 0.0;
-    for (size_t i = 0; i < m->n_params; i++) ss += (double)m->grads[i] * m->grads[i];
+    for (long c = 0; c < chunks; c++) ss += part[c];
     return sqrt(ss);
 }
 
