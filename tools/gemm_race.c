@@ -190,8 +190,7 @@ static Packed *packed_make(const Call *c, int block, int last, int threads, cons
               packed_shape(k, 0, c, block, &wmd[0]) == 0 &&
               (k->shapes == 1 || (packed_shape(k, 1, c, last, &wmd[1]) == 0 && dnnl_memory_desc_equal(&wmd[0], &wmd[1])));
     // the weight as it is: (K, N), or (N, K) read transposed
-    ok = ok && matrix_desc(&user, c->tb ? c->N : c->K, c->tb ? c->K : c->N, c->ldb, false) == 0;
-    if (ok && c->tb) ok = matrix_desc(&user, c->K, c->N, c->ldb, true) == 0;
+    ok = ok && matrix_desc(&user, c->K, c->N, c->ldb, c->tb) == 0;
     dnnl_primitive_desc_t rpd = NULL;
     ok = ok && dnnl_memory_create(&k->weight, &user, dnnl_cpu_engine, (void *)B) == dnnl_success &&
          dnnl_memory_create(&k->packed, &wmd[0], dnnl_cpu_engine, DNNL_MEMORY_ALLOCATE) == dnnl_success &&
