@@ -61,9 +61,9 @@ uint32_t rng_below(Rng *r, uint32_t n) {
 
 // The same numbers as n calls of rng_normal, in the same order, but the
 // pairs are made on all threads: pair p takes draws 2p+1 and 2p+2 after the
-// counter's start, which SplitMix64 can compute directly. A step's noise
-// (196,608 normals at batch 64) took a few milliseconds on one thread while
-// the others waited.
+// counter's start, which SplitMix64 can compute directly. On one thread,
+// a step's noise (196,608 normals at batch 64, a log, a sqrt, a sin and a
+// cos per pair) was a serial pass the other threads waited through.
 void rng_fill_normal(Rng *r, float *x, long n, float std) {
     long i = 0;
     if (n > 0 && r->has_spare) x[i++] = std * rng_normal(r);   // the spare of an earlier pair
