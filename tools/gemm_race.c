@@ -30,8 +30,8 @@
 // small attention products (libxsmm-dev, linked when installed; its 1.17
 // makes no kernel for a transposed first operand in its column-major
 // terms, which is the row-major q·kᵀ). BLIS is loaded with dlopen, so the
-// tool builds and runs without it and says what is missing; oneDNN is
-// loaded the same way, though the model links it anyway.
+// tool builds and runs without it and says what is missing; oneDNN, which
+// the model's products run on, is linked like the rest of the project.
 //
 // Every racer, and the FMA peak of each thread count (common/io/peak.h),
 // runs in the same rounds (common/io/bench.h), so the load of the machine
@@ -67,7 +67,6 @@
 
 #define BLIS_OPENMP "/usr/lib/x86_64-linux-gnu/blis-openmp/libblis.so.4"
 #define BLIS_SERIAL "/usr/lib/x86_64-linux-gnu/blis-serial/libblis.so.4"
-#define ONEDNN "libdnnl.so.2"
 #define MAX_THREAD_COUNTS 4
 #define AGREE 1e-4   // largest difference from OpenBLAS allowed, relative to OpenBLAS's largest entry
 
@@ -83,8 +82,6 @@ typedef struct {
 
 typedef void (*CblasSgemm)(enum CBLAS_ORDER, enum CBLAS_TRANSPOSE, enum CBLAS_TRANSPOSE, blasint, blasint,
                            blasint, float, const float *, blasint, const float *, blasint, float, float *, blasint);
-typedef int (*DnnlSgemm)(char, char, int64_t, int64_t, int64_t, float, const float *, int64_t, const float *,
-                         int64_t, float, float *, int64_t);
 
 enum { OPENBLAS, ONEDNN_LIB, ONEDNN_PACKED, BLIS, XSMM, NLIBS };
 typedef struct {
@@ -98,14 +95,13 @@ typedef struct {
 
 static Library LIBS[NLIBS] = {
     { "OpenBLAS", "", true, false, false, true },
-    { "oneDNN", "", false, false, false, true },
-    { "oneDNN packed", "", false, false, true, false },
+    { "oneDNN", "", true, false, false, true },
+    { "oneDNN packed", "", true, false, true, false },
     { "BLIS", "", false, false, false, true },
     { "libxsmm", "", false, true, false, false },
 };
 static CblasSgemm blis_sgemm;
 static void (*blis_set_threads)(long);
-static DnnlSgemm onednn_sgemm;   // dlsym'd from the oneDNN that load_libraries found
 
 static CBLAS_TRANSPOSE cblas_t(bool t) { return t ? CblasTrans : CblasNoTrans; }
 
@@ -173,6 +169,25 @@ static int packed_shape(Packed *k, int s, const Call *c, int rows, dnnl_memory_d
     return 0;
 }
 
+// Everything packed_make made (a half-made racer too: what it did not make is NULL).
+static void packed_free(Packed *k) {
+    if (!k) return;
+    for (int s = 0; s < PACKED_MAX_SHAPES; s++)
+        if (k->matmul[s]) dnnl_primitive_destroy(k->matmul[s]);
+    if (k->reorder) dnnl_primitive_destroy(k->reorder);
+    if (k->weight) dnnl_memory_destroy(k->weight);
+    if (k->packed) dnnl_memory_destroy(k->packed);
+    for (int i = 0; k->src && k->dst && k->scratch && i < k->shapes * k->threads; i++) {
+        if (k->src[i]) dnnl_memory_destroy(k->src[i]);
+        if (k->dst[i]) dnnl_memory_destroy(k->dst[i]);
+        if (k->scratch[i]) dnnl_memory_destroy(k->scratch[i]);
+    }
+    for (int t = 0; k->stream && t < k->threads; t++)
+        if (k->stream[t]) dnnl_stream_destroy(k->stream[t]);
+    free(k->src); free(k->dst); free(k->scratch); free(k->stream);
+    free(k);
+}
+
 // The packed racer for product c cut into blocks of `block` rows (first) and
 // `last` rows (the last block), on up to `threads` threads; its weight is B.
 // NULL where it does not apply or oneDNN refuses the shape (the table's "-").
@@ -199,7 +214,8 @@ static Packed *packed_make(const Call *c, int block, int last, int threads, cons
     if (rpd) dnnl_primitive_desc_destroy(rpd);
     for (int t = 0; ok && t < threads; t++)
         ok = dnnl_stream_create(&k->stream[t], dnnl_cpu_engine, dnnl_stream_default_flags) == dnnl_success;
-    return ok ? k : NULL;   // a half-made racer is left for the process's end
+    if (!ok) packed_free(k), k = NULL;
+    return k;
 }
 
 // Once per product call: the weight into oneDNN's layout.
@@ -234,7 +250,7 @@ static void gemm(int lib, const Call *c, const void *kernel, const float *A, con
         packed_block((Packed *)kernel, c->M, A, C);   // B: packed by race_once, before the blocks
         break;
     case ONEDNN_LIB:
-        onednn_sgemm(c->ta ? 'T' : 'N', c->tb ? 'T' : 'N', c->M, c->N, c->K, c->alpha, A, c->lda, B, c->ldb,
+        dnnl_sgemm(c->ta ? 'T' : 'N', c->tb ? 'T' : 'N', c->M, c->N, c->K, c->alpha, A, c->lda, B, c->ldb,
                    c->beta, C, c->ldc);
         break;
 #ifdef HAVE_LIBXSMM
@@ -277,28 +293,19 @@ static void *load(const char *path, int mode, const char *package, char *why, si
     return h;
 }
 
-// Finds oneDNN, BLIS and libxsmm and describes every library in its `about`.
+// Describes every library in its `about`, finding BLIS and libxsmm first.
 static void load_libraries(const char *blis_path) {
     blas_kernel_describe(LIBS[OPENBLAS].about, sizeof LIBS[OPENBLAS].about);
     Library *d = &LIBS[ONEDNN_LIB], *b = &LIBS[BLIS], *x = &LIBS[XSMM];
-    void *h = load(ONEDNN, RTLD_NOW | RTLD_LOCAL, "libdnnl-dev", d->about, sizeof d->about);
-    if (h && (onednn_sgemm = (DnnlSgemm)dlsym(h, "dnnl_sgemm"))) {
-        typedef struct { int major, minor, patch; const char *hash; unsigned cpu_runtime, gpu_runtime; } Version;
-        const Version *(*version)(void) = (const Version *(*)(void))dlsym(h, "dnnl_version");
-        const Version *v = version ? version() : NULL;
-        snprintf(d->about, sizeof d->about, "oneDNN %d.%d.%d, dnnl_sgemm", v ? v->major : 0, v ? v->minor : 0,
-                 v ? v->patch : 0);
-        d->present = true;
-        Library *k = &LIBS[ONEDNN_PACKED];
-        snprintf(k->about, sizeof k->about, "oneDNN %d.%d.%d, its matmul primitive, the weight packed once a call",
-                 v ? v->major : 0, v ? v->minor : 0, v ? v->patch : 0);
-        k->present = true;
-    } else if (h) snprintf(d->about, sizeof d->about, "no dnnl_sgemm in %s", ONEDNN);
-    if (!d->present) snprintf(LIBS[ONEDNN_PACKED].about, sizeof LIBS[ONEDNN_PACKED].about, "not raced: %.180s", d->about);
+    const dnnl_version_t *v = dnnl_version();
+    Library *k = &LIBS[ONEDNN_PACKED];
+    snprintf(d->about, sizeof d->about, "oneDNN %d.%d.%d, dnnl_sgemm", v->major, v->minor, v->patch);
+    snprintf(k->about, sizeof k->about, "oneDNN %d.%d.%d, its matmul primitive, the weight packed once a call",
+             v->major, v->minor, v->patch);
 
     // RTLD_DEEPBIND: BLIS's cblas_sgemm calls its own sgemm_, which would
     // otherwise bind to OpenBLAS's, loaded first
-    h = load(blis_path, RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND, "libblis4-openmp", b->about, sizeof b->about);
+    void *h = load(blis_path, RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND, "libblis4-openmp", b->about, sizeof b->about);
     if (h && (blis_sgemm = (CblasSgemm)dlsym(h, "cblas_sgemm"))) {
         blis_set_threads = (void (*)(long))dlsym(h, "bli_thread_set_num_threads");
         const char *(*version)(void) = (const char *(*)(void))dlsym(h, "bli_info_get_version_str");
@@ -661,6 +668,8 @@ int main(int argc, char **argv) {
     printf("b: the model's blocks (128 rows, 64 for dW; one (image, head) pair each), one single-threaded call\n"
            "each, on the threads of an OpenMP loop; w: one call of the whole product, threaded by the library\n");
     for (int k = 0; k < np; k++) { free(p[k].A); free(p[k].B); free(p[k].C); free(p[k].C0); }
+    for (int i = 0; i < nx; i++)
+        if (x[i].lib == ONEDNN_PACKED) packed_free(x[i].kernel);
     free(x); free(fns); free(ms);
 #ifdef HAVE_LIBXSMM
     libxsmm_finalize();

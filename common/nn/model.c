@@ -478,7 +478,6 @@ void backward_scratch_free(BackwardScratch *s) {
     memset(s, 0, sizeof *s);
 }
 
-
 // The final layer in reverse, from dv: head, modulation, norm. Starts
 // dresid = dL/d(last residual stream) and dc_silu with ada_f's share.
 static void final_layer_backward(Model *m, Activations *a, BackwardScratch *s, Dims d,
