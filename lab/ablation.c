@@ -245,15 +245,6 @@ static int run_line(const AblationPlan *p, int config, int seed, char *line, siz
     return 0;
 }
 
-// Whether run `name` ever started: it wrote a checkpoint or a line of
-// loss.tsv (a folder alone is made for its log before it starts).
-static bool run_started(const AblationPlan *p, const char *name) {
-    char ckpt[2048], loss[2048];
-    snprintf(ckpt, sizeof ckpt, "%s/%s/ckpt.safetensors", runs_dir(p), name);
-    snprintf(loss, sizeof loss, "%s/%s/loss.tsv", runs_dir(p), name);
-    return file_exists(ckpt) || file_exists(loss);
-}
-
 // What each run's folder says now. Returns how many ended well; *not_started
 // counts those that never began (the job was stopped before their turn).
 static int report_runs(const AblationPlan *p, const int *config, const int *seed, const bool *was_finished,
@@ -276,7 +267,7 @@ static int report_runs(const AblationPlan *p, const int *config, const int *seed
             printf("[ablation] %s: diverged at step %d (%s/%s/diverged.json)\n", name, at, runs_dir(p), name);
             break;
         case RUN_UNFINISHED:
-            if (!run_started(p, name)) {
+            if (!run_started(runs_dir(p), name)) {
                 printf("[ablation] %s: not started\n", name);
                 (*not_started)++;
             } else {

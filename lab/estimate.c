@@ -112,39 +112,52 @@ static bool same_cost(const Config *a, const Config *b) {
     return strcmp(da, db) == 0 && x.batch == y.batch;
 }
 
-// ms of one training step of cfg on `threads` threads: warm-up steps first
-// (fresh memory, the libraries' first calls), then the mean of at least
-// three steps and a second's worth: the mean, not the median, because a run
-// pays for every slow step too.
-static double time_steps(const Config *cfg, int threads) {
+// One training step of a configuration, ready to be timed: its model, its
+// optimizer state and a batch of made-up images (a step's speed does not
+// depend on the pixels). `reps` steps a turn (a smoke step lasts a few
+// milliseconds), on `threads` threads.
+typedef struct {
     Model m;
     TrainState ts;
+    Rng rng;
+    float *x1;
+    int reps, threads, ready;
+} StepRacer;
+
+static int racer_init(StepRacer *r, const Config *cfg, int threads) {
+    memset(r, 0, sizeof *r);
     char err[512];
-    if (model_build(&m, cfg, err, sizeof err) != 0) { fprintf(stderr, "error: %s\n", err); return NAN; }
-    model_init_weights(&m, 0);
+    if (model_build(&r->m, cfg, err, sizeof err) != 0) { fprintf(stderr, "error: %s\n", err); return -1; }
+    model_init_weights(&r->m, 0);
     AdamWConfig opt = adamw_default(cfg->lr);
     size_t n = (size_t)cfg->batch * cfg->channels * cfg->img * cfg->img;
-    float *x1 = malloc(sizeof(float) * n);
-    if (!x1 || train_state_init(&ts, &m, cfg->batch, &opt) != 0) {
+    r->x1 = malloc(sizeof(float) * n);
+    if (!r->x1 || train_state_init(&r->ts, &r->m, cfg->batch, &opt) != 0) {
         fprintf(stderr, "error: out of memory\n");
-        free(x1);
-        model_free(&m);
-        return NAN;
+        free(r->x1);
+        model_free(&r->m);
+        return -1;
     }
-    Rng rng;
-    rng_seed(&rng, 1);
-    rng_fill_uniform(&rng, x1, (long)n, -1.0f, 1.0f);
-    omp_set_num_threads(threads);
-    double t0 = wall_seconds();
-    for (int i = 0; i < 2 || wall_seconds() - t0 < 0.3; i++) train_step(&ts, x1, &rng);
-    int steps = 0;
-    t0 = wall_seconds();
-    for (; steps < 3 || wall_seconds() - t0 < 1.0; steps++) train_step(&ts, x1, &rng);
-    double ms = 1000.0 * (wall_seconds() - t0) / steps;
-    train_state_free(&ts);
-    model_free(&m);
-    free(x1);
-    return ms;
+    rng_seed(&r->rng, 1);
+    rng_fill_uniform(&r->rng, r->x1, (long)n, -1.0f, 1.0f);
+    r->reps = cfg->dim * cfg->batch < 128 * 64 ? 8 : 1;
+    r->threads = threads;
+    r->ready = 1;
+    return 0;
+}
+
+static void racer_free(StepRacer *r) {
+    if (!r->ready) return;
+    train_state_free(&r->ts);
+    model_free(&r->m);
+    free(r->x1);
+    r->ready = 0;
+}
+
+static void racer_turn(void *ctx) {
+    StepRacer *r = ctx;
+    omp_set_num_threads(r->threads);
+    for (int i = 0; i < r->reps; i++) train_step(&r->ts, r->x1, &r->rng);
 }
 
 // The scorecard's batch (common/eval/scorecard.c): its val exam and its
@@ -338,40 +351,71 @@ static int estimate_parse(int argc, char **argv, EstimateOptions *o) {
     return ARGS_OK;
 }
 
-// Every timing of preset p. Each configuration's step is timed (one of the
-// same cost as an earlier one, the lr variants, is copied), except that a
-// preset of the same model as `like` (quick and tutorial: only the batch
-// differs) times its baseline and scales the others by like's ratios.
-static int time_preset(Preset p, const JobTimings *like, Preset like_preset, int threads, JobTimings *t) {
-    Config base, like_base;
-    config_of(p, CFG_BASE, &base);
-    config_of(like_preset, CFG_BASE, &like_base);
-    like_base.batch = base.batch;
-    like_base.steps = base.steps;
-    like_base.val_every = base.val_every;
-    if (like && same_cost(&base, &like_base)) {
-        double b = time_steps(&base, threads);
-        if (!isfinite(b)) return -1;
-        for (int c = 0; c < ABLATION_CONFIGS; c++) t->step_ms[c] = b * like->step_ms[c] / like->step_ms[CFG_BASE];
-        t->exam_ms_per_image = like->exam_ms_per_image;
-        t->sample_ms_per_image = like->sample_ms_per_image;
-        t->probe_ms_per_image = like->probe_ms_per_image;
-        t->fresh_ms = like->fresh_ms;
-        return 0;
-    }
-    for (int c = 0; c < ABLATION_CONFIGS; c++) {
+// What is raced: every configuration of the job's preset (one of the same
+// cost as an earlier one, the lr variants, is not raced again), the job's
+// baseline on the threads of a run of --jobs 2, and the other presets'
+// baselines. All in turns, in the same rounds (bench_interleaved): a burst
+// of other work then slows every one of them alike, and the ratios hold.
+#define MAX_RACERS (ABLATION_CONFIGS + 3)
+typedef struct {
+    StepRacer racer[MAX_RACERS];
+    int n;
+    int of_config[ABLATION_CONFIGS];   // the racer of each configuration of the job's preset
+    int half;                          // the baseline on a --jobs 2 run's threads, -1 if all threads
+    int preset_base[3];                // each preset's baseline (the job's: of_config[CFG_BASE])
+} Race;
+
+static int race_add(Race *race, const Config *cfg, int threads) {
+    if (race->n >= MAX_RACERS || racer_init(&race->racer[race->n], cfg, threads) != 0) return -1;
+    return race->n++;
+}
+
+// The steps' ms of every preset into t[0..2] (the others scaled by the job's
+// ratios of each configuration to its baseline). 0, or -1 after a message.
+static int race_steps(Preset job, int all, int half_threads, JobTimings t[3]) {
+    Race *race = calloc(1, sizeof *race);
+    if (!race) { fprintf(stderr, "error: out of memory\n"); return -1; }
+    int rc = 0;
+    for (int c = 0; c < ABLATION_CONFIGS && rc == 0; c++) {
         Config cfg;
-        config_of(p, c, &cfg);
-        t->step_ms[c] = NAN;
-        for (int d = 0; d < c && isnan(t->step_ms[c]); d++) {
+        config_of(job, c, &cfg);
+        race->of_config[c] = -1;
+        for (int d = 0; d < c && race->of_config[c] < 0; d++) {
             Config other;
-            config_of(p, d, &other);
-            if (same_cost(&cfg, &other)) t->step_ms[c] = t->step_ms[d];
+            config_of(job, d, &other);
+            if (same_cost(&cfg, &other)) race->of_config[c] = race->of_config[d];
         }
-        if (isnan(t->step_ms[c])) t->step_ms[c] = time_steps(&cfg, threads);
-        if (!isfinite(t->step_ms[c])) return -1;
+        if (race->of_config[c] < 0 && (race->of_config[c] = race_add(race, &cfg, all)) < 0) rc = -1;
     }
-    return time_eval(p, threads, t);
+    Config base;
+    config_of(job, CFG_BASE, &base);
+    race->half = -1;
+    if (rc == 0 && half_threads != all && (race->half = race_add(race, &base, half_threads)) < 0) rc = -1;
+    for (int p = 0; p < 3 && rc == 0; p++) {
+        Config b;
+        config_of((Preset)p, CFG_BASE, &b);
+        race->preset_base[p] = p == (int)job ? race->of_config[CFG_BASE] : race_add(race, &b, all);
+        if (race->preset_base[p] < 0) rc = -1;
+    }
+    if (rc == 0) {
+        BenchFn fns[MAX_RACERS];
+        double ms[MAX_RACERS];
+        for (int i = 0; i < race->n; i++) fns[i] = (BenchFn){ "step", racer_turn, &race->racer[i] };
+        bench_interleaved(fns, race->n, 1, 3, 1, ms);   // a warm-up round, the median of three
+        for (int i = 0; i < race->n; i++) ms[i] /= race->racer[i].reps;
+        double job_base = ms[race->of_config[CFG_BASE]];
+        for (int p = 0; p < 3; p++)
+            for (int c = 0; c < ABLATION_CONFIGS; c++)
+                t[p].step_ms[c] = ms[race->preset_base[p]] * ms[race->of_config[c]] / job_base;
+        double factor = race->half < 0 ? 1.0 : ms[race->half] / job_base;
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        if (2L * half_threads > cores) factor *= 2.0 * half_threads / cores;   // two runs share the cores
+        for (int p = 0; p < 3; p++) t[p].jobs_factor = factor;
+    }
+    for (int i = 0; i < race->n; i++) racer_free(&race->racer[i]);
+    omp_set_num_threads(all);
+    free(race);
+    return rc;
 }
 
 // One line of the estimate: the job at preset p with `jobs` runs at a time.
@@ -467,7 +511,21 @@ int cmd_estimate(int argc, char **argv) {
     }
     JobTimings t[3];
     memset(t, 0, sizeof t);
-    if (time_preset(o.preset, NULL, o.preset, all, &t[o.preset]) != 0) return 1;
+    if (race_steps(o.preset, all, half, t) != 0) return 1;
+    // the forward passes: the job's model (quick and tutorial share it), and smoke's
+    if (time_eval(o.preset, all, &t[o.preset]) != 0) return 1;
+    for (int p = 0; p < 3; p++) {
+        if (p == (int)o.preset) continue;
+        Config a, b;
+        config_of((Preset)p, CFG_BASE, &a);
+        config_of(o.preset, CFG_BASE, &b);
+        b.batch = a.batch; b.steps = a.steps; b.val_every = a.val_every;
+        if (!same_cost(&a, &b)) { if (time_eval((Preset)p, all, &t[p]) != 0) return 1; continue; }
+        t[p].exam_ms_per_image = t[o.preset].exam_ms_per_image;
+        t[p].sample_ms_per_image = t[o.preset].sample_ms_per_image;
+        t[p].probe_ms_per_image = t[o.preset].probe_ms_per_image;
+        t[p].fresh_ms = t[o.preset].fresh_ms;
+    }
     // the probe's step: every preset's recipe has the same batch (smoke's has fewer epochs)
     ProbeRecipe recipe;
     preset_probe_recipe(o.preset, &recipe);
@@ -480,18 +538,9 @@ int cmd_estimate(int argc, char **argv) {
         cifar_free(&fake);
     }
     for (int p = 0; p < 3; p++) {
-        if (p != (int)o.preset && time_preset((Preset)p, &t[o.preset], o.preset, all, &t[p]) != 0) return 1;
         t[p].data_seconds = data_s;
         t[p].probe_step_ms = probe_step_ms;
     }
-    // a run of --jobs 2: fewer threads, and runs beside each other
-    Config base;
-    config_of(o.preset, CFG_BASE, &base);
-    double half_ms = half == all ? t[o.preset].step_ms[CFG_BASE] : time_steps(&base, half);
-    double jobs_factor = half_ms / t[o.preset].step_ms[CFG_BASE] * (2.0 * half > cores ? 2.0 * half / cores : 1.0);
-    for (int p = 0; p < 3; p++) t[p].jobs_factor = jobs_factor;
-    omp_set_num_threads(all);
-
     print_per_config(&t[o.preset], o.preset, all);
     char d[32], dp[32], dr[32];
     JobEstimate e = job_line(&t[o.preset], o.preset, o.seeds, o.jobs, dir, &train, &test, have_data);
