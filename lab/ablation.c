@@ -246,7 +246,7 @@ static int run_line(const AblationPlan *p, int config, int seed, char *line, siz
 }
 
 // What each run's folder says now. Returns how many ended well; *not_started
-// counts those that never began (the job was stopped before their turn).
+// counts those that never began (Ctrl-C came first).
 static int report_runs(const AblationPlan *p, const int *config, const int *seed, const bool *was_finished,
                        int n, int *not_started) {
     int well = 0;

@@ -114,7 +114,7 @@ static bool same_cost(const Config *a, const Config *b) {
 
 // One training step of a configuration, ready to be timed: its model, its
 // optimizer state and a batch of made-up images (a step's speed does not
-// depend on the pixels). `reps` steps a turn (a smoke step lasts a few
+// depend on the pixels). `reps` steps each time it runs (a smoke step lasts a few
 // milliseconds), on `threads` threads.
 typedef struct {
     Model m;

@@ -31,5 +31,5 @@ int run_lines(char *const *lines, int n, int jobs, int *stop_signal);
 typedef enum { RUN_UNFINISHED, RUN_FINISHED, RUN_DIVERGED } RunOutcome;
 RunOutcome run_outcome(const char *runs_dir, const char *name, RunMetrics *m, int *diverged_step);
 // Whether the run DIR/NAME ever started: it wrote a checkpoint or its
-// loss.tsv (its folder alone may be there, made for its log before its turn).
+// loss.tsv (its folder alone may be there, made for its log ahead of it).
 bool run_started(const char *runs_dir, const char *name);

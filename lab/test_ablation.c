@@ -314,7 +314,7 @@ static const char *FIGURES[] = { "loss.png", "lr2e3.png", "max_logit.png", "val_
                                  "val_mse_seeds.png", "samples.png", "val_curve.png" };
 
 // After Ctrl-C: a run that wrote a checkpoint or a loss.tsv started; a
-// folder with only its log file (made before its turn) or no folder did not.
+// folder with only its log file (made ahead of the run) or no folder did not.
 START_TEST(test_started_or_not) {
     char dir[256], path[400];
     tmpdir_make(dir, sizeof dir, "started");

@@ -72,8 +72,13 @@ static void print_legend(const RunMetrics *runs, int n) {
     if (with_probe && with_probe->probe_test_acc == with_probe->probe_test_acc)
         printf("            probe %s, test accuracy %.1f%%\n", with_probe->probe_key,
                100.0 * with_probe->probe_test_acc);
-    printf("  ms/step   mean wall time of one training step, on the run's threads, while the run shared the\n"
-           "            machine with whatever else ran: noisy, and not comparable across machines\n");
+    bool speed = false;
+    for (int i = 0; i < n; i++) speed |= isfinite(runs[i].ms_per_step) != 0;
+    if (speed)
+        printf("  ms/step   mean wall time of one training step, on the run's threads, while the run shared the\n"
+               "            machine with whatever else ran: noisy, and not comparable across machines\n");
+    else
+        printf("  ms/step   not shown (-): these runs were made on different machines\n");
     printf("  spikes    steps whose loss is above %.1fx the median of the previous %d steps\n",
            (double)SPIKE_FACTOR, SPIKE_WINDOW);
     printf("  seed gap  |val MSE(seed 0) - val MSE(seed 1)| of one config: a change smaller\n"
@@ -177,8 +182,9 @@ static int baseline_runs(const BaselinePlan *p) {
 }
 
 // ---------------------------------------------------------------------------
-// Given folders: their scorecard.
-static int existing_runs(char **paths, int n, const char *figures) {
+// Given folders: their scorecard. committed: the project's own runs, made on
+// different machines, so their ms/step is not shown side by side.
+static int existing_runs(char **paths, int n, const char *figures, bool committed) {
     RunMetrics *runs = calloc((size_t)n, sizeof *runs), *group = calloc(STEP1_MAX_SEEDS, sizeof *group);
     if (!runs || !group) { free(runs); free(group); fprintf(stderr, "error: out of memory\n"); return 1; }
     for (int i = 0; i < n; i++) {
@@ -190,6 +196,7 @@ static int existing_runs(char **paths, int n, const char *figures) {
             free(group);
             return 1;
         }
+        if (committed) runs[i].ms_per_step = NAN;
     }
     print_scorecard(runs, n);
     int n_group;
@@ -219,7 +226,7 @@ static int committed_runs(const char *figures) {
     } else {
         printf("Step 1: the scorecard of the project's %d committed baseline seeds (%s, quick preset)\n",
                n, COMMITTED_RUNS);
-        rc = existing_runs(paths, n, figures);
+        rc = existing_runs(paths, n, figures, true);
         printf("\ntrain your own: %s --preset quick   (two seeds, into runs/; how long they\n"
                "take on this machine: %s estimate --preset quick, which times a few steps first;\n"
                "--preset smoke trains two tiny ones, to try the machinery)\n", step1, lab);
@@ -234,7 +241,7 @@ int main(int argc, char **argv) {
     Step1Options o;
     int rc = step1_parse_options(argc, argv, &o);
     if (rc != ARGS_OK) return args_exit_code(rc);
-    if (o.npaths > 0) return existing_runs(o.paths, o.npaths, o.plan.figures);
+    if (o.npaths > 0) return existing_runs(o.paths, o.npaths, o.plan.figures, false);
     if (o.train) return baseline_runs(&o.plan);
     return committed_runs(o.figures_given ? o.plan.figures : NULL);   // draws only if asked
 }
