@@ -53,6 +53,13 @@ void project_command(char *out, size_t outlen, const char *relative) {
     if (realpath(project_root(), root) && getcwd(here, sizeof here)) {
         size_t n = strlen(root);
         if (strcmp(here, root) == 0) { snprintf(out, outlen, "%s", relative); return; }
+        const char *slash = strrchr(relative, '/');   // the program's own folder: ./NAME
+        if (slash && strncmp(here, root, n) == 0 && here[n] == '/' &&
+            strlen(here + n + 1) == (size_t)(slash - relative) &&
+            strncmp(here + n + 1, relative, (size_t)(slash - relative)) == 0) {
+            snprintf(out, outlen, ".%s", slash);
+            return;
+        }
         if (strncmp(here, root, n) == 0 && here[n] == '/' && !strchr(here + n + 1, '/')) {
             snprintf(out, outlen, "../%s", relative);
             return;
