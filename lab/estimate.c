@@ -1,17 +1,18 @@
 // estimate.c: the main job's time, measured here before it starts.
 //
-// A number from another machine says little: the committed runs took from
-// under one to three seconds a step on CPUs of one generation, depending on
-// what else the machine did. So the job times itself where it will run:
+// A number from another machine says little: the committed runs' step
+// times vary severalfold with the machine and with what else ran on it. So
+// the job times itself where it will run:
 // a few real training steps of every configuration (the model is built, the
 // steps run on made-up images of the right shape; their speed does not
 // depend on the pixels), the baseline's val exam, sampling and probe
 // features, a few steps of the probe classifier, and reading CIFAR-10. The
 // sums are estimate_run_seconds and estimate_job below: a run is its steps
 // times its step time, plus its val checks and scorecard as forward passes
-// of the baseline scaled by the configuration's step time. It takes under a
-// minute, and it is as good as the machine is steady: work started beside
-// the job later slows every part of it.
+// of the baseline scaled by the configuration's step time. The timing takes
+// seconds on an idle machine (more on a busy one), and the estimate is as
+// good as the machine is steady: work started beside the job later slows
+// every part of it.
 #include <getopt.h>
 #include <math.h>
 #include <omp.h>
@@ -160,73 +161,6 @@ static void racer_turn(void *ctx) {
     for (int i = 0; i < r->reps; i++) train_step(&r->ts, r->x1, &r->rng);
 }
 
-// The scorecard's batch (common/eval/scorecard.c): its val exam and its
-// sampling run the model on this many images at a time.
-#define SCORECARD_BATCH 250
-
-// The baseline's forward pass at preset p, on one batch of the scorecard
-// twice: the first pass touches fresh buffers, the second is the price of
-// every later one (the val exam and each Euler step of sampling are such
-// passes). And the probe's features of as many images.
-static int time_eval(Preset p, int threads, JobTimings *t) {
-    Config cfg;
-    config_of(p, CFG_BASE, &cfg);
-    omp_set_num_threads(threads);
-    Model m;
-    Activations a;
-    char err[512];
-    if (model_build(&m, &cfg, err, sizeof err) != 0) { fprintf(stderr, "error: %s\n", err); return -1; }
-    model_init_weights(&m, 0);
-    size_t per = (size_t)cfg.channels * cfg.img * cfg.img;
-    float *x = malloc(sizeof(float) * per * SCORECARD_BATCH), *tt = malloc(sizeof(float) * SCORECARD_BATCH);
-    float *images = malloc(sizeof(float) * CIFAR_PIXELS * SCORECARD_BATCH);
-    float *features = malloc(sizeof(float) * PROBE_FEATURES * SCORECARD_BATCH);
-    Probe *probe = probe_alloc();
-    int rc = x && tt && images && features && probe && activations_alloc(&a, &m, SCORECARD_BATCH) == 0 ? 0 : -1;
-    if (rc == 0) {
-        Rng rng;
-        rng_seed(&rng, 2);
-        rng_fill_uniform(&rng, x, (long)(per * SCORECARD_BATCH), -1.0f, 1.0f);
-        rng_fill_uniform(&rng, tt, SCORECARD_BATCH, 0.0f, 1.0f);
-        rng_fill_uniform(&rng, images, (long)CIFAR_PIXELS * SCORECARD_BATCH, -1.0f, 1.0f);
-        probe_init(probe, 3);
-        double ms[4];
-        for (int i = 0; i < 4; i++) {
-            double t0 = wall_seconds();
-            if (i < 2) model_forward(&m, &a, x, tt);
-            else probe_features(probe, images, SCORECARD_BATCH, features);
-            ms[i] = 1000.0 * (wall_seconds() - t0);
-        }
-        t->exam_ms_per_image = t->sample_ms_per_image = ms[1] / SCORECARD_BATCH;
-        t->fresh_ms = 2 * fmax(0, ms[0] - ms[1]);   // the val exam's buffers and the sampler's
-        t->probe_ms_per_image = ms[3] / SCORECARD_BATCH;
-        activations_free(&a);
-    } else {
-        fprintf(stderr, "error: out of memory\n");
-    }
-    free(x); free(tt); free(images); free(features);
-    probe_free(probe);
-    model_free(&m);
-    return rc;
-}
-
-// ms of one probe training step of recipe r: three steps against one, on
-// the first images of train (the allocations are in both and cancel).
-static double time_probe_step(const CifarSet *train, const ProbeRecipe *r) {
-    ProbeRecipe one = *r;
-    one.epochs = 1;
-    CifarSet sub = *train;
-    double ms[2];
-    for (int k = 0; k < 2; k++) {
-        sub.n = (k ? 3 : 1) * r->batch;
-        if (sub.n > train->n) return NAN;
-        double t0 = wall_seconds();
-        probe_free(probe_train(&sub, NULL, &one, 0));
-        ms[k] = 1000.0 * (wall_seconds() - t0);
-    }
-    return fmax(0, ms[1] - ms[0]) / 2;
-}
-
 // Made-up training images when CIFAR-10 is not there (or is a test's few
 // images): the probe's speed does not depend on them.
 static int fake_set(CifarSet *s, int n) {
@@ -234,6 +168,76 @@ static int fake_set(CifarSet *s, int n) {
     s->pixels = calloc((size_t)n, CIFAR_PIXELS);
     s->labels = calloc((size_t)n, 1);
     return s->pixels && s->labels ? 0 : -1;
+}
+
+// The scorecard's batch (common/eval/scorecard.c): its val exam and its
+// sampling run the model on this many images at a time.
+#define SCORECARD_BATCH 250
+
+// The baseline's scorecard at preset p, by its own functions on one batch
+// of made-up images: sampling with 1 and with 3 Euler steps (the
+// difference is two forward passes; the rest, the first touch of fresh
+// buffers that each call allocates, is paid once a call), the val exam of
+// one batch, and the probe's features of as many images.
+static int time_eval(Preset p, int threads, JobTimings *t) {
+    Config cfg;
+    config_of(p, CFG_BASE, &cfg);
+    omp_set_num_threads(threads);
+    Model m;
+    char err[512];
+    if (model_build(&m, &cfg, err, sizeof err) != 0) { fprintf(stderr, "error: %s\n", err); return -1; }
+    model_init_weights(&m, 0);
+    size_t per = (size_t)cfg.channels * cfg.img * cfg.img;
+    float *samples = malloc(sizeof(float) * per * SCORECARD_BATCH);
+    float *features = malloc(sizeof(float) * PROBE_FEATURES * SCORECARD_BATCH);
+    Probe *probe = probe_alloc();
+    CifarSet test = { 0 };
+    int rc = samples && features && probe && fake_set(&test, SCORECARD_BATCH) == 0 ? 0 : -1;
+    if (rc == 0) {
+        Rng rng;
+        rng_seed(&rng, 2);
+        for (int i = 0; i < SCORECARD_BATCH * CIFAR_PIXELS; i++) test.pixels[i] = (uint8_t)rng_below(&rng, 256);
+        probe_init(probe, 3);
+        double t0 = wall_seconds();
+        scorecard_samples(&m, samples, SCORECARD_BATCH, 1);
+        double t1 = wall_seconds();
+        scorecard_samples(&m, samples, SCORECARD_BATCH, 3);
+        double t2 = wall_seconds();
+        scorecard_val_mse(&m, &test, SCORECARD_BATCH);
+        double t3 = wall_seconds();
+        probe_features(probe, samples, SCORECARD_BATCH, features);
+        double t4 = wall_seconds();
+        double pass_ms = 1000.0 * fmax(0, (t2 - t1) - (t1 - t0)) / 2;   // one forward pass of the batch
+        double fresh_ms = fmax(0, 1000.0 * (t1 - t0) - pass_ms);
+        t->sample_ms_per_image = pass_ms / SCORECARD_BATCH;
+        t->exam_ms_per_image = fmax(pass_ms, 1000.0 * (t3 - t2) - fresh_ms) / SCORECARD_BATCH;
+        t->fresh_ms = 2 * fresh_ms;   // the val exam's buffers and the sampler's
+        t->probe_ms_per_image = 1000.0 * (t4 - t3) / SCORECARD_BATCH;
+    } else {
+        fprintf(stderr, "error: out of memory\n");
+    }
+    cifar_free(&test);
+    free(samples); free(features);
+    probe_free(probe);
+    model_free(&m);
+    return rc;
+}
+
+// ms of one probe training step of recipe r: five steps against one, on
+// the first images of train (the allocations are in both and cancel).
+static double time_probe_step(const CifarSet *train, const ProbeRecipe *r) {
+    ProbeRecipe one = *r;
+    one.epochs = 1;
+    CifarSet sub = *train;
+    double ms[2];
+    for (int k = 0; k < 2; k++) {
+        sub.n = (k ? 5 : 1) * r->batch;
+        if (sub.n > train->n) return NAN;
+        double t0 = wall_seconds();
+        probe_free(probe_train(&sub, NULL, &one, 0));
+        ms[k] = 1000.0 * (wall_seconds() - t0);
+    }
+    return fmax(0, ms[1] - ms[0]) / 4;
 }
 
 // The probe of recipe r cached already (for this data)?
@@ -304,7 +308,7 @@ static void estimate_usage(FILE *f) {
         "\n"
         "  how long `make tutorial` (lab ablation and the steps) will take on this machine: times a\n"
         "  few training steps of every configuration here, the scorecard's parts and the probe\n"
-        "  classifier's steps (under a minute), and adds up the job: the probe if it is not cached,\n"
+        "  classifier's steps (seconds on an idle machine), and adds up the job: the probe if it is not cached,\n"
         "  then every run's steps, val checks and scorecard, minus what DIR holds done already.\n"
         "  Also with --jobs 2 and at the other presets. Writes nothing.\n"
         "\n"
@@ -493,7 +497,7 @@ int cmd_estimate(int argc, char **argv) {
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     int half = cores / 2 > 1 ? (int)(cores / 2) : 1;   // a run's threads with --jobs 2 (lab ablation)
     printf("[estimate] timing a few training steps of each configuration, the scorecard's parts and the\n"
-           "           probe classifier's steps here (%s preset, %d thread%s; under a minute)...\n",
+           "           probe classifier's steps here (%s preset, %d thread%s)...\n",
            preset_name(o.preset), all, all == 1 ? "" : "s");
     double t0 = wall_seconds();
     // the data: how long it takes to read, and the key of the cached probe
@@ -507,7 +511,7 @@ int cmd_estimate(int argc, char **argv) {
         cifar_free(&train);
         cifar_free(&test);
         data_s = 0;
-        if (fake_set(&train, 3 * probe_default_recipe().batch) != 0) { fprintf(stderr, "error: out of memory\n"); return 1; }
+        if (fake_set(&train, 5 * probe_default_recipe().batch) != 0) { fprintf(stderr, "error: out of memory\n"); return 1; }
     }
     JobTimings t[3];
     memset(t, 0, sizeof t);
@@ -531,9 +535,9 @@ int cmd_estimate(int argc, char **argv) {
     preset_probe_recipe(o.preset, &recipe);
     omp_set_num_threads(all);
     double probe_step_ms = time_probe_step(&train, &recipe);
-    if (!isfinite(probe_step_ms)) {   // fewer images than three of its batches (a test's small set)
+    if (!isfinite(probe_step_ms)) {   // fewer images than five of its batches (a test's small set)
         CifarSet fake;
-        if (fake_set(&fake, 3 * recipe.batch) != 0) { fprintf(stderr, "error: out of memory\n"); return 1; }
+        if (fake_set(&fake, 5 * recipe.batch) != 0) { fprintf(stderr, "error: out of memory\n"); return 1; }
         probe_step_ms = time_probe_step(&fake, &recipe);
         cifar_free(&fake);
     }
