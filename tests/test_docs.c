@@ -619,6 +619,672 @@ static int check_all_facts(const char *root, FILE *report, int *checked) {
 }
 
 // ---------------------------------------------------------------------------
+// Prose: a measured number lives only where a command prints it.
+//
+// The rule. A measurement (a time, a speed, a ratio, a val MSE, a probe-FD,
+// a count of runs or spikes, a logit) is shown only in a generated block: an
+// <!-- output: CMD --> block, which this test re-runs, or a <!-- quote: FILE -->
+// block of a file (a table or a log under results/, whose README records the
+// run: machine, commit, command, date). Everything else on a page is prose,
+// and prose points at a generated block instead of restating it. The test
+// reads the prose (paragraphs, headings, lists, tables, untagged fenced
+// blocks and the comments of ```sh blocks; not code spans, link targets,
+// HTML comments, ```c/```python blocks or generated blocks) and reports, as
+// file:line, every number that
+//   - has a decimal part (33.2, 0.2812; 2e-3 and other exponents are
+//     settings, not measurements),
+//   - carries a unit of time, speed, size of work or ratio: %, ms, s, sec,
+//     seconds, min, minutes, h, hours, ms/step, GFLOP/s, GB/s, "×" or "x"
+//     alone (2×; 3 × 32 is a shape), "times faster/slower",
+//   - counts runs or spikes ("48 runs", "forty-two runs", "3 spikes"),
+//   - or follows one of val MSE, MSE, probe-FD, FD, logit(s), spike(s),
+//     accuracy, GFLOP within a few words ("logits reach 55").
+// It reports as well, anywhere outside code and generated blocks, what
+// makes a page a log: a date (2026-12-04, or a month and a day), a time of
+// day (14:32), a build (a commit: 7 to 40 hex digits, letters and digits),
+// and the <!-- measured: ... --> marker of an earlier convention (move the
+// output into a results folder, whose README records the run, and quote it).
+//
+// Derived facts (shapes, parameter counts, bounds, preset sizes) are no
+// measurements, but some read like one (a bound of 5.66). They stay in prose
+// when a command proves them: a line
+//     <!-- fact: CMD -->
+// before a paragraph makes every number the rule flags in that paragraph
+// one that must appear in CMD's standard output (CMD is run like an output
+// block's command, from the project root). The presets' sizes are checked
+// against the code by the facts test below.
+//
+// Commands. Every line of a ```sh block is a command that must run as
+// written. A `cd DIR` moves the lines after it; `VAR=value` prefixes are
+// the command's environment. `make ARGS` must pass `make -n ARGS` (the
+// target exists, its recipe expands); a program (a path: lab/lab,
+// ./step3_qknorm, build/tools/gemm_race) must exist and answer
+// `PROG [COMMAND] --help` with exit 0, and each --option the line gives it
+// must appear in that help; a script (.py, .sh) must exist. A block after
+// <!-- run --> is run as written instead (it must finish in seconds, exit 0).
+// Inline code spans that are a make command (`make plots`) are checked
+// like ```sh lines when they hold no placeholder ([...] or a lowercase
+// VAR=value meant to be filled in).
+//
+// Links. Every relative link [text](path#anchor) of a page must name a file
+// or folder that exists, and an anchor into a .md page must be one of its
+// headings (GitHub's slugs: lowercase, punctuation dropped, spaces to '-').
+
+typedef struct { int numbers, facts, commands, links; } ProseCounts;
+
+static bool is_word(char c) { return isalnum((unsigned char)c) || c == '_'; }
+
+// Removes `code spans`, link targets "](...)" and <!-- comments --> from a
+// line of prose (in place); the text of links stays.
+static void prose_only(char *s) {
+    char *o = s;
+    for (char *p = s; *p;) {
+        if (*p == '`') {
+            int n = 0;
+            while (p[n] == '`') n++;
+            char *close = p + n;
+            for (; *close; close++) {
+                int m = 0;
+                while (close[m] == '`') m++;
+                if (m == n) break;
+                if (m) close += m - 1;
+            }
+            if (*close) { p = close + n; *o++ = ' '; continue; }
+        }
+        if (p[0] == ']' && p[1] == '(') {
+            char *close = strchr(p, ')');
+            if (close) { *o++ = ']'; p = close + 1; continue; }
+        }
+        if (strncmp(p, "<!--", 4) == 0) {
+            char *close = strstr(p, "-->");
+            if (close) { p = close + 3; continue; }
+        }
+        *o++ = *p++;
+    }
+    *o = '\0';
+}
+
+static const char *const NUMBER_WORDS[] = {
+    "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
+    "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty",
+    "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety", "hundred", "dozen",
+};
+
+// The word (letters, '-', '/') starting at s, lowercased into w; its length.
+static int word_at(const char *s, char *w, size_t wlen) {
+    size_t n = 0;
+    while ((isalpha((unsigned char)s[n]) || s[n] == '/' || s[n] == '-' || (unsigned char)s[n] >= 0x80) &&
+           n + 1 < wlen) {
+        w[n] = (char)tolower((unsigned char)s[n]);
+        n++;
+    }
+    w[n] = '\0';
+    return (int)n;
+}
+
+static bool word_in(const char *w, const char *const *list, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(w, list[i]) == 0) return true;
+    return false;
+}
+
+// The measured-looking numbers of one line of prose (already prose_only):
+// for each, its text into found[k] (at most max), and why into why[k].
+static int measured_numbers(const char *s, char found[][48], const char **why, int max) {
+    static const char *const UNITS[] = {
+        "%", "ms", "s", "sec", "secs", "second", "seconds", "min", "mins", "minute", "minutes", "h",
+        "hour", "hours", "µs", "us", "ns", "ms/step", "gflop/s", "gflops", "tflop/s", "gb/s", "mb/s",
+        "steps/s", "images/s", "runs", "spikes",
+    };
+    static const char *const KEYWORDS[] = {
+        "val mse", "mse", "probe-fd", "fd", "logit", "spike", "accuracy", "gflop",
+    };
+    int n = 0;
+    size_t len = strlen(s);
+    for (size_t i = 0; i < len && n < max; i++) {
+        // a number word before "runs" or "spikes" (forty-two runs)
+        if (isalpha((unsigned char)s[i]) && (i == 0 || !is_word(s[i - 1]) )) {
+            char w[64];
+            int k = word_at(s + i, w, sizeof w);
+            char first[64];
+            snprintf(first, sizeof first, "%s", w);
+            char *dash = strchr(first, '-');
+            if (dash) *dash = '\0';
+            if (word_in(first, NUMBER_WORDS, sizeof NUMBER_WORDS / sizeof *NUMBER_WORDS) && s[i + k] == ' ') {
+                char next[64];
+                word_at(s + i + k + 1, next, sizeof next);
+                if (!strcmp(next, "runs") || !strcmp(next, "spikes")) {
+                    snprintf(found[n], 48, "%.*s %s", k, s + i, next);
+                    why[n++] = "a count of runs or spikes";
+                }
+            }
+            i += (size_t)(k > 0 ? k - 1 : 0);
+            continue;
+        }
+        if (!isdigit((unsigned char)s[i])) continue;
+        if (i > 0 && (is_word(s[i - 1]) || strchr("./#=-+", s[i - 1]) ||
+                      (unsigned char)s[i - 1] >= 0x80)) {
+            // part of a name, a path, an option, a negative setting: skip the digits
+            while (i + 1 < len && (isalnum((unsigned char)s[i + 1]) || s[i + 1] == '.')) i++;
+            continue;
+        }
+        size_t a = i, b = i;
+        while (isdigit((unsigned char)s[b])) b++;
+        while (s[b] == ',' && isdigit((unsigned char)s[b + 1]) && isdigit((unsigned char)s[b + 2]) &&
+               isdigit((unsigned char)s[b + 3]) && !isdigit((unsigned char)s[b + 4]))
+            b += 4;
+        bool decimal = false;
+        if (s[b] == '.' && isdigit((unsigned char)s[b + 1])) {
+            decimal = true;
+            b++;
+            while (isdigit((unsigned char)s[b])) b++;
+        }
+        i = b;
+        if ((s[b] == 'e' || s[b] == 'E') && (isdigit((unsigned char)s[b + 1]) || s[b + 1] == '-'))
+            continue;                                       // 2e-3: a setting
+        if (s[b] == '.' && isalpha((unsigned char)s[b + 1])) continue;   // a file name, 1.bin
+        const char *reason = NULL;
+        if (decimal) reason = "a number with decimals";
+        // its unit: right after it, or after one space
+        const char *u = s + b;
+        if (*u == ' ') u++;
+        char w[64];
+        int wl = word_at(u, w, sizeof w);
+        if (!reason && *u == '%') reason = "a percentage";
+        if (!reason && wl > 0 && word_in(w, UNITS, sizeof UNITS / sizeof *UNITS)) {
+            reason = (!strcmp(w, "runs") || !strcmp(w, "spikes")) ? "a count of runs or spikes" : "a time or a speed";
+        } else if (!reason && wl == 0 && (strncmp(u, "×", strlen("×")) == 0 || *u == 'x')) {
+            const char *after = u + (*u == 'x' ? 1 : strlen("×"));
+            while (*after == ' ') after++;
+            if (!isdigit((unsigned char)*after) && !(u == s + b && isalnum((unsigned char)u[1])))
+                reason = "a ratio";
+        } else if (!reason && !strcmp(w, "x") ) {
+            const char *after = u + 1;
+            while (*after == ' ') after++;
+            if (!isdigit((unsigned char)*after) && !isalpha((unsigned char)*after)) reason = "a ratio";
+        } else if (!reason && !strcmp(w, "times")) {
+            char next[64];
+            word_at(u + wl + 1, next, sizeof next);
+            if (!strcmp(next, "faster") || !strcmp(next, "slower")) reason = "a ratio";
+        }
+        if (!reason && (a == 0 || s[a - 1] == ' ' || s[a - 1] == '(')) {
+            // a metric named just before it ("logits reach 55", "val MSE of 0.28")
+            size_t from = a > 28 ? a - 28 : 0;
+            char window[64];
+            size_t k = 0;
+            for (size_t j = from; j < a && k + 1 < sizeof window; j++) window[k++] = (char)tolower((unsigned char)s[j]);
+            window[k] = '\0';
+            for (size_t m = 0; m < sizeof KEYWORDS / sizeof *KEYWORDS && !reason; m++) {
+                const char *hit = strstr(window, KEYWORDS[m]);
+                while (hit) {
+                    size_t e = (size_t)(hit - window) + strlen(KEYWORDS[m]);
+                    bool starts = hit == window || !isalpha((unsigned char)hit[-1]);
+                    if (starts) { reason = "a number next to a metric"; break; }
+                    (void)e;
+                    hit = strstr(hit + 1, KEYWORDS[m]);
+                }
+            }
+        }
+        if (reason) {
+            snprintf(found[n], 48, "%.*s", (int)(b - a), s + a);
+            why[n++] = reason;
+        }
+    }
+    return n;
+}
+
+// A date, a time of day or a commit in a line (raw): what, into out; 1 if any.
+static int log_marks(const char *line, char *out, size_t outlen) {
+    static regex_t date, month, clock, commit;
+    static bool made = false;
+    if (!made) {
+        ck_assert_int_eq(regcomp(&date, "(^|[^0-9])((19|20)[0-9][0-9]-[01][0-9]-[0-3][0-9])", REG_EXTENDED), 0);
+        ck_assert_int_eq(regcomp(&month, "(^|[^a-z])((january|february|march|april|may|june|july|august|"
+                                         "september|october|november|december) [0-3]?[0-9]([^0-9]|$))",
+                                 REG_EXTENDED | REG_ICASE), 0);
+        ck_assert_int_eq(regcomp(&clock, "(^|[^0-9:])([0-2]?[0-9]:[0-5][0-9])([^0-9:]|$)", REG_EXTENDED), 0);
+        ck_assert_int_eq(regcomp(&commit, "(^|[^0-9a-zA-Z_x])([0-9a-f]{7,40})([^0-9a-zA-Z_]|$)", REG_EXTENDED), 0);
+        made = true;
+    }
+    regmatch_t g[3];
+    if (regexec(&date, line, 3, g, 0) == 0) {
+        snprintf(out, outlen, "a date, %.*s", (int)(g[2].rm_eo - g[2].rm_so), line + g[2].rm_so);
+        return 1;
+    }
+    if (regexec(&month, line, 3, g, 0) == 0) {
+        snprintf(out, outlen, "a date, %.*s", (int)(g[2].rm_eo - g[2].rm_so), line + g[2].rm_so);
+        return 1;
+    }
+    if (regexec(&clock, line, 3, g, 0) == 0) {
+        snprintf(out, outlen, "a time of day, %.*s", (int)(g[2].rm_eo - g[2].rm_so), line + g[2].rm_so);
+        return 1;
+    }
+    for (size_t from = 0; regexec(&commit, line + from, 3, g, from ? REG_NOTBOL : 0) == 0;
+         from += (size_t)g[2].rm_eo) {
+        const char *h = line + from + g[2].rm_so;
+        int hl = g[2].rm_eo - g[2].rm_so;
+        bool letter = false, digit = false;
+        for (int k = 0; k < hl; k++) {
+            if (isdigit((unsigned char)h[k])) digit = true; else letter = true;
+        }
+        if (letter && digit) {
+            snprintf(out, outlen, "a build (commit %.*s)", hl, h);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+// GitHub's anchor for a heading: lowercase, punctuation dropped, spaces '-'.
+static void heading_slug(const char *heading, char *out, size_t outlen) {
+    while (*heading == '#') heading++;
+    while (*heading == ' ') heading++;
+    size_t k = 0;
+    for (const char *p = heading; *p && k + 1 < outlen; p++) {
+        unsigned char c = (unsigned char)*p;
+        if (isalnum(c) || c == '_' || c == '-' || c >= 0x80) out[k++] = (char)tolower(c);
+        else if (c == ' ') out[k++] = '-';
+    }
+    out[k] = '\0';
+}
+
+static bool page_has_anchor(const char *path, const char *anchor) {
+    Lines t;
+    if (lines_read(&t, path) != 0) return false;
+    bool found = false, in_block = false;
+    for (int i = 0; i < t.n && !found; i++) {
+        int ind; char ch;
+        if (fence(t.line[i], &ind, &ch)) { in_block = !in_block; continue; }
+        if (in_block || t.line[i][0] != '#') continue;
+        char slug[512];
+        heading_slug(t.line[i], slug, sizeof slug);
+        found = strcmp(slug, anchor) == 0;
+    }
+    lines_free(&t);
+    return found;
+}
+
+// The relative links of one raw line; 1 per broken one, reported.
+static int check_links(const char *root, const char *doc, int line_no, const char *line,
+                       ProseCounts *pc, FILE *report) {
+    int failures = 0;
+    for (const char *p = strstr(line, "]("); p; p = strstr(p + 2, "](")) {
+        const char *start = p + 2, *end = strchr(start, ')');
+        if (!end) break;
+        char target[1024];
+        snprintf(target, sizeof target, "%.*s", (int)(end - start), start);
+        if (strstr(target, "://") || !strncmp(target, "mailto:", 7) || !*target) continue;
+        pc->links++;
+        char *hash = strchr(target, '#'), anchor[512] = "";
+        if (hash) { snprintf(anchor, sizeof anchor, "%s", hash + 1); *hash = '\0'; }
+        char dir[1024], path[3072];
+        snprintf(dir, sizeof dir, "%s", doc);
+        char *slash = strrchr(dir, '/');
+        if (slash) *slash = '\0'; else snprintf(dir, sizeof dir, ".");
+        if (*target) snprintf(path, sizeof path, "%s/%s/%s", root, dir, target);
+        else snprintf(path, sizeof path, "%s/%s", root, doc);
+        struct stat st;
+        if (stat(path, &st) != 0) {
+            fprintf(report, "%s:%d: a link to %s, which is missing\n", doc, line_no, target);
+            failures++;
+        } else if (*anchor && strstr(path, ".md") && !page_has_anchor(path, anchor)) {
+            fprintf(report, "%s:%d: a link to %s#%s: no heading there has that anchor\n", doc, line_no,
+                    *target ? target : doc, anchor);
+            failures++;
+        }
+    }
+    return failures;
+}
+
+// Splits a command line at &&, ||, ; and | outside quotes into cmds (in
+// place); the comment (from an unquoted '#' after a blank) into *comment.
+static int split_commands(char *line, char **cmds, int max, char **comment) {
+    int n = 0;
+    char quote = 0, *start = line;
+    *comment = NULL;
+    for (char *p = line; *p; p++) {
+        if (quote) { if (*p == quote) quote = 0; continue; }
+        if (*p == '\'' || *p == '"') { quote = *p; continue; }
+        if (*p == '#' && (p == line || p[-1] == ' ' || p[-1] == '\t')) { *comment = p + 1; *p = '\0'; break; }
+        if ((p[0] == '&' && p[1] == '&') || (p[0] == '|' && p[1] == '|')) {
+            *p = '\0'; p++;
+            if (n < max) cmds[n++] = start;
+            start = p + 1;
+        } else if (*p == ';' || *p == '|') {
+            *p = '\0';
+            if (n < max) cmds[n++] = start;
+            start = p + 1;
+        }
+    }
+    if (n < max) cmds[n++] = start;
+    return n;
+}
+
+// A shell word list of a simple command (no quoting beyond '...' and "...").
+static int shell_words(char *cmd, char **w, int max) {
+    int n = 0;
+    char *p = cmd;
+    while (*p && n < max) {
+        while (*p == ' ' || *p == '\t') p++;
+        if (!*p) break;
+        char *o = p;
+        w[n++] = o;
+        char quote = 0;
+        while (*p && (quote || (*p != ' ' && *p != '\t'))) {
+            if (quote) { if (*p == quote) quote = 0; else *o++ = *p; }
+            else if (*p == '\'' || *p == '"') quote = *p;
+            else if (!(*p == '\\' && p[1] == '\0')) *o++ = *p;
+            p++;
+        }
+        if (*p) p++;
+        *o = '\0';
+    }
+    return n;
+}
+
+// The exit status of `sh -c 'cd ROOT/CWD && CMD'`, its stdout into out
+// (may be NULL).
+static int run_in(const char *root, const char *cwd, const char *cmd, Lines *out) {
+    char tmpl[] = "/tmp/tinydit_docs_cmd_XXXXXX";
+    int fd = mkstemp(tmpl);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    size_t len = strlen(root) + strlen(cwd) + strlen(cmd) + strlen(tmpl) + 96;
+    char *line = malloc(len);
+    ck_assert_ptr_nonnull(line);
+    snprintf(line, len, "cd '%s/%s' && { %s ; } </dev/null >'%s' 2>/dev/null", root, cwd, cmd, tmpl);
+    int st = system(line);
+    free(line);
+    if (out) ck_assert_int_eq(lines_read(out, tmpl), 0);
+    unlink(tmpl);
+    return (st != -1 && WIFEXITED(st)) ? WEXITSTATUS(st) : -1;
+}
+
+// Checks one simple command (words w[0..n)) as the rule above says; cwd
+// relative to root ("." at first) is updated by cd. 1 on failure. *skip
+// is set when the rest of the block cannot be checked (a cd into a folder
+// that a command before it makes).
+static int check_command(const char *root, char *cwd, size_t cwdlen, const char *doc, int line_no,
+                         char **w, int n, ProseCounts *pc, bool *skip, FILE *report) {
+    int i = 0;
+    while (i < n && strchr(w[i], '=') && (isupper((unsigned char)w[i][0]) || w[i][0] == '_')) i++;
+    if (i == n) return 0;
+    const char *prog = w[i];
+    char path[4096];
+    if (!strcmp(prog, "cd")) {
+        char next[1024];
+        snprintf(next, sizeof next, "%s/%s", cwd, i + 1 < n ? w[i + 1] : ".");
+        snprintf(path, sizeof path, "%s/%s", root, next);
+        struct stat st;
+        if (stat(path, &st) != 0) { *skip = true; return 0; }
+        snprintf(cwd, cwdlen, "%s", next);
+        return 0;
+    }
+    if (!strcmp(prog, "make")) {
+        char cmd[4096] = "make -n";
+        for (int k = i + 1; k < n; k++) {
+            size_t l = strlen(cmd);
+            snprintf(cmd + l, sizeof cmd - l, " '%s'", w[k]);
+        }
+        pc->commands++;
+        if (run_in(root, cwd, cmd, NULL) != 0) {
+            fprintf(report, "%s:%d: `%s` fails (in %s): make has no such target, or its recipe does "
+                    "not expand\n", doc, line_no, cmd, cwd);
+            return 1;
+        }
+        return 0;
+    }
+    if (!strcmp(prog, "python3") && i + 1 < n) prog = w[++i];
+    if (!strchr(prog, '/')) return 0;          // a system tool (git, grep, $EDITOR): not ours
+    snprintf(path, sizeof path, "%s/%s/%s", root, cwd, prog);
+    pc->commands++;
+    if (access(path, F_OK) != 0) {
+        fprintf(report, "%s:%d: runs %s, which is missing (in %s; `make all` builds the programs)\n",
+                doc, line_no, prog, cwd);
+        return 1;
+    }
+    size_t pl = strlen(prog);
+    if ((pl > 3 && !strcmp(prog + pl - 3, ".py")) || (pl > 3 && !strcmp(prog + pl - 3, ".sh"))) return 0;
+    char cmd[2048];
+    const char *sub = (i + 1 < n && w[i + 1][0] != '-' && !strchr(w[i + 1], '/') && !strchr(w[i + 1], '.'))
+                      ? w[i + 1] : "";
+    snprintf(cmd, sizeof cmd, "'%s' %s --help", prog, sub);
+    Lines help;
+    int st = run_in(root, cwd, cmd, &help);
+    int failed = 0;
+    if (st != 0) {
+        fprintf(report, "%s:%d: `%s` exits with %d: %s%s is not a command of %s\n", doc, line_no, cmd, st,
+                sub, *sub ? "" : "(no command)", prog);
+        failed = 1;
+    }
+    for (int k = i + 1; k < n && !failed; k++) {
+        if (strncmp(w[k], "--", 2) != 0 || !isalpha((unsigned char)w[k][2])) continue;
+        char opt[256];
+        snprintf(opt, sizeof opt, "%s", w[k]);
+        char *eq = strchr(opt, '=');
+        if (eq) *eq = '\0';
+        bool found = false;
+        for (int h = 0; h < help.n && !found; h++) {
+            const char *at = help.line[h];
+            while ((at = strstr(at, opt))) {
+                char after = at[strlen(opt)];
+                if (!isalnum((unsigned char)after) && after != '-' && after != '_') { found = true; break; }
+                at++;
+            }
+        }
+        if (!found) {
+            fprintf(report, "%s:%d: `%s` does not list %s\n", doc, line_no, cmd, opt);
+            failed = 1;
+        }
+    }
+    lines_free(&help);
+    return failed;
+}
+
+// A command line from a ```sh block or a code span: its comment is prose.
+static int check_command_line(const char *root, char *cwd, size_t cwdlen, const char *doc, int line_no,
+                              const char *text, ProseCounts *pc, bool *skip, char *comment_out,
+                              size_t comment_len, FILE *report) {
+    char buf[4096];
+    snprintf(buf, sizeof buf, "%s", text);
+    char *cmds[16], *comment;
+    int n = split_commands(buf, cmds, 16, &comment);
+    snprintf(comment_out, comment_len, "%s", comment ? comment : "");
+    int failures = 0;
+    for (int c = 0; c < n && !*skip; c++) {
+        char *w[64];
+        int nw = shell_words(cmds[c], w, 64);
+        if (nw > 0) failures += check_command(root, cwd, cwdlen, doc, line_no, w, nw, pc, skip, report);
+    }
+    return failures;
+}
+
+// One number the rule flags, against the fact command's output (if any).
+static int judge_number(const char *doc, int line_no, const char *line, const char *num, const char *why,
+                        const RanCommand *fact, const char *fact_cmd, ProseCounts *pc, FILE *report) {
+    if (fact) {
+        char bare[48];
+        size_t k = 0;
+        for (const char *p = num; *p && k + 1 < sizeof bare; p++) if (*p != ',') bare[k++] = *p;
+        bare[k] = '\0';
+        for (int i = 0; i < fact->out.n; i++)
+            if (strstr(fact->out.line[i], num) || strstr(fact->out.line[i], bare)) { pc->facts++; return 0; }
+        fprintf(report, "%s:%d: %s is not in the output of `%s`, the fact line above it\n    %s\n",
+                doc, line_no, num, fact_cmd, line);
+        return 1;
+    }
+    fprintf(report, "%s:%d: a measured quantity in prose (%s: %s): show it in a generated block, or\n"
+            "    prove it with a <!-- fact: CMD --> line\n    %s\n", doc, line_no, why, num, line);
+    return 1;
+}
+
+// One line of prose: the numbers, the log marks, the links.
+static int check_prose_line(const char *root, const char *doc, int line_no, const char *raw,
+                            const RanCommand *fact, const char *fact_cmd, ProseCounts *pc, FILE *report) {
+    int failures = check_links(root, doc, line_no, raw, pc, report);
+    char what[128];
+    if (log_marks(raw, what, sizeof what)) {
+        fprintf(report, "%s:%d: a page is a lesson, not a log: %s (a run's record lives in its results "
+                "folder's README)\n    %s\n", doc, line_no, what, raw);
+        failures++;
+    }
+    char text[4096], found[16][48];
+    const char *why[16];
+    snprintf(text, sizeof text, "%s", raw);
+    prose_only(text);
+    int n = measured_numbers(text, found, why, 16);
+    pc->numbers += n;
+    for (int k = 0; k < n; k++)
+        failures += judge_number(doc, line_no, raw, found[k], why[k], fact, fact_cmd, pc, report);
+    return failures;
+}
+
+// The make commands in a line's code spans.
+static int check_inline_commands(const char *root, const char *doc, int line_no, const char *raw,
+                                 ProseCounts *pc, FILE *report) {
+    static regex_t placeholder;
+    static bool made = false;
+    if (!made) {
+        ck_assert_int_eq(regcomp(&placeholder, "\\[|\\.\\.\\.|…|=[a-z]+( |$)|[<>]|\\bN\\b", REG_EXTENDED), 0);
+        made = true;
+    }
+    int failures = 0;
+    for (const char *p = strstr(raw, "`make "); p; p = strstr(p + 1, "`make ")) {
+        if (p > raw && p[-1] == '`') continue;
+        const char *end = strchr(p + 1, '`');
+        if (!end) break;
+        char span[1024];
+        snprintf(span, sizeof span, "%.*s", (int)(end - p - 1), p + 1);
+        if (regexec(&placeholder, span, 0, NULL, 0) == 0) continue;
+        char cwd[1024] = ".", comment[512];
+        bool skip = false;
+        failures += check_command_line(root, cwd, sizeof cwd, doc, line_no, span, pc, &skip, comment,
+                                       sizeof comment, report);
+        p = end;
+    }
+    return failures;
+}
+
+static bool code_language(const char *info) {
+    static const char *const CODE[] = { "c", "h", "python", "py", "make", "makefile", "dot", "json", "diff", "md" };
+    return word_in(info, CODE, sizeof CODE / sizeof *CODE);
+}
+
+// One page's prose, commands and links. Returns the failures.
+static int check_page_prose(const char *root, const char *doc, FILE *report, ProseCounts *pc,
+                            CommandCache *cache) {
+    char path[2048];
+    snprintf(path, sizeof path, "%s/%s", root, doc);
+    Lines page;
+    if (lines_read(&page, path) != 0) return 0;
+    int failures = 0;
+    const RanCommand *fact = NULL;
+    char fact_cmd[1024] = "", text[1024];
+    bool generated_next = false, run_next = false;
+    for (int i = 0; i < page.n; i++) {
+        const char *line = page.line[i];
+        if (!*line) { fact = NULL; continue; }
+        if (marker(line, "measured", text, sizeof text)) {
+            fprintf(report, "%s:%d: a measured block: put its output in a results folder (its README "
+                    "records the run) and quote it there, <!-- quote: results/... -->\n", doc, i + 1);
+            failures++;
+            generated_next = true;
+            continue;
+        }
+        if (marker(line, "output", text, sizeof text) || marker(line, "quote", text, sizeof text)) {
+            generated_next = true;
+            continue;
+        }
+        if (marker(line, "fact", fact_cmd, sizeof fact_cmd)) {
+            RanCommand *r = run_command(cache, root, fact_cmd);
+            if (r->status != 0) {
+                fprintf(report, "%s:%d: the fact command `%s` exited with %d\n", doc, i + 1, fact_cmd, r->status);
+                failures++;
+            }
+            fact = r;
+            continue;
+        }
+        if (marker(line, "run", text, sizeof text) || strstr(line, "<!-- run -->")) { run_next = true; continue; }
+        if (marker(line, "mask", text, sizeof text)) continue;
+        int indent, len, end_indent;
+        char ch, end_ch;
+        if ((len = fence(line, &indent, &ch))) {
+            const char *info = line + indent + len;
+            while (*info == ' ') info++;
+            bool generated = generated_next, shell = !strcmp(info, "sh") || !strcmp(info, "bash"),
+                 code = code_language(info), run = run_next;
+            generated_next = run_next = false;
+            char cwd[1024] = ".";
+            bool skip = false;
+            int j = i + 1;
+            char acc[4096] = "";
+            int acc_line = 0;
+            for (; j < page.n && !(fence(page.line[j], &end_indent, &end_ch) >= len && end_ch == ch); j++) {
+                if (generated || code) continue;
+                const char *l = page.line[j];
+                if (!shell) {
+                    failures += check_prose_line(root, doc, j + 1, l, fact, fact_cmd, pc, report);
+                    continue;
+                }
+                size_t al = strlen(acc), ll = strlen(l);
+                if (!al) acc_line = j + 1;
+                snprintf(acc + al, sizeof acc - al, "%s", l);
+                if (ll > 0 && l[ll - 1] == '\\') { acc[strlen(acc) - 1] = ' '; continue; }
+                char comment[1024];
+                if (run) {
+                    char cmd[4200];
+                    snprintf(cmd, sizeof cmd, "%s", acc);
+                    char *cmds[1], *cm;
+                    split_commands(cmd, cmds, 1, &cm);   // the comment dropped
+                    snprintf(comment, sizeof comment, "%s", cm ? cm : "");
+                    pc->commands++;
+                    char whole[4300];
+                    snprintf(whole, sizeof whole, "%s", acc);
+                    if (strncmp(acc, "cd ", 3) == 0 && !strstr(acc, "&&")) {
+                        char *w[4]; char tmp[1024];
+                        snprintf(tmp, sizeof tmp, "%s", acc);
+                        if (shell_words(tmp, w, 4) >= 2) {
+                            char next[1024];
+                            snprintf(next, sizeof next, "%s/%s", cwd, w[1]);
+                            snprintf(cwd, sizeof cwd, "%s", next);
+                        }
+                    } else if (run_in(root, cwd, whole, NULL) != 0) {
+                        fprintf(report, "%s:%d: `%s` fails when run as written (in %s)\n", doc, acc_line, acc, cwd);
+                        failures++;
+                    }
+                } else {
+                    failures += check_command_line(root, cwd, sizeof cwd, doc, acc_line, acc, pc, &skip,
+                                                   comment, sizeof comment, report);
+                }
+                if (*comment) failures += check_prose_line(root, doc, acc_line, comment, fact, fact_cmd, pc, report);
+                acc[0] = '\0';
+            }
+            i = j;
+            continue;
+        }
+        generated_next = run_next = false;
+        failures += check_prose_line(root, doc, i + 1, line, fact, fact_cmd, pc, report);
+        failures += check_inline_commands(root, doc, i + 1, line, pc, report);
+    }
+    lines_free(&page);
+    return failures;
+}
+
+static int check_all_prose(const char *root, FILE *report, ProseCounts *pc) {
+    Lines docs;
+    list_pages(root, &docs);
+    memset(pc, 0, sizeof *pc);
+    CommandCache *cache = calloc(1, sizeof *cache);
+    ck_assert_ptr_nonnull(cache);
+    int failures = 0;
+    for (int i = 0; i < docs.n; i++) failures += check_page_prose(root, docs.line[i], report, pc, cache);
+    cache_free(cache);
+    free(cache);
+    lines_free(&docs);
+    return failures;
+}
+
+// ---------------------------------------------------------------------------
 // The project's own pages.
 
 START_TEST(test_repository_docs) {
@@ -648,6 +1314,18 @@ END_TEST
 
 // The layering that common/README.md states: each folder of common/
 // includes only the folders before it (nn, io, eval, train).
+START_TEST(test_repository_prose) {
+    ProseCounts pc;
+    int failures = check_all_prose(project_root(), stderr, &pc);
+    printf("docs prose: %d numbers the rule flags (%d proved by a fact command), %d commands checked, "
+           "%d links; %d failures\n", pc.numbers, pc.facts, pc.commands, pc.links, failures);
+    fflush(stdout);
+    ck_assert_int_gt(pc.commands, 10);
+    ck_assert_msg(failures == 0, "%d measured quantities in prose, log marks, failing commands or broken "
+                  "links (listed above)", failures);
+}
+END_TEST
+
 START_TEST(test_layering) {
     static const struct { const char *folder, *forbidden[3]; } rules[] = {
         { "nn",   { "io/", "eval/", "train/" } },
@@ -963,6 +1641,7 @@ static Suite *docs_suite(void) {
     tcase_set_timeout(own, 600);   // the docs' commands run: step 4's timings take seconds
     tcase_add_test(own, test_layering);
     tcase_add_test(own, test_repository_facts);
+    tcase_add_test(own, test_repository_prose);
     suite_add_tcase(s, own);
     TCase *fake = tcase_create("checker");
     tcase_add_checked_fixture(fake, fake_setup, fake_teardown);
