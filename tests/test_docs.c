@@ -810,6 +810,8 @@ static int measured_numbers(const char *s, char found[][48], const char **why, i
         if (!reason && (a == 0 || s[a - 1] == ' ' || s[a - 1] == '(')) {
             // a metric named just before it ("logits reach 55", "val MSE of 0.28")
             size_t from = a > 28 ? a - 28 : 0;
+            for (size_t j = a; j > from; j--)          // the same clause only
+                if (strchr(",;:()", s[j - 1])) { from = j; break; }
             char window[64];
             size_t k = 0;
             for (size_t j = from; j < a && k + 1 < sizeof window; j++) window[k++] = (char)tolower((unsigned char)s[j]);
@@ -1000,6 +1002,25 @@ static int run_in(const char *root, const char *cwd, const char *cmd, Lines *out
     return (st != -1 && WIFEXITED(st)) ? WEXITSTATUS(st) : -1;
 }
 
+// Whether every target among args (not an option, not VAR=value) is a
+// target make knows in cwd: for a recipe that `make -n` cannot expand
+// (a recursive make into a folder that only the real run creates).
+static bool make_targets_exist(const char *root, const char *cwd, char **args, int n) {
+    Lines db;
+    if (run_in(root, cwd, "env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -pqn 2>/dev/null; true", &db) != 0) return false;
+    bool all = true;
+    for (int k = 0; k < n && all; k++) {
+        if (args[k][0] == '-' || strchr(args[k], '=')) continue;
+        char want[256];
+        snprintf(want, sizeof want, "%s:", args[k]);
+        bool found = false;
+        for (int l = 0; l < db.n && !found; l++) found = strncmp(db.line[l], want, strlen(want)) == 0;
+        all = found;
+    }
+    lines_free(&db);
+    return all;
+}
+
 // Checks one simple command (words w[0..n)) as the rule above says; cwd
 // relative to root ("." at first) is updated by cd. 1 on failure. *skip
 // is set when the rest of the block cannot be checked (a cd into a folder
@@ -1021,13 +1042,13 @@ static int check_command(const char *root, char *cwd, size_t cwdlen, const char 
         return 0;
     }
     if (!strcmp(prog, "make")) {
-        char cmd[4096] = "make -n";
+        char cmd[4096] = "env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -n";
         for (int k = i + 1; k < n; k++) {
             size_t l = strlen(cmd);
             snprintf(cmd + l, sizeof cmd - l, " '%s'", w[k]);
         }
         pc->commands++;
-        if (run_in(root, cwd, cmd, NULL) != 0) {
+        if (run_in(root, cwd, cmd, NULL) != 0 && !make_targets_exist(root, cwd, w + i + 1, n - i - 1)) {
             fprintf(report, "%s:%d: `%s` fails (in %s): make has no such target, or its recipe does "
                     "not expand\n", doc, line_no, cmd, cwd);
             return 1;
@@ -1145,7 +1166,7 @@ static int check_inline_commands(const char *root, const char *doc, int line_no,
     static regex_t placeholder;
     static bool made = false;
     if (!made) {
-        ck_assert_int_eq(regcomp(&placeholder, "\\[|\\.\\.\\.|…|=[a-z]+( |$)|[<>]|\\bN\\b", REG_EXTENDED), 0);
+        ck_assert_int_eq(regcomp(&placeholder, "\\[|\\.\\.\\.|…|=[a-z]+( |$)|[<>]|(^|[^A-Z])N( |$)", REG_EXTENDED), 0);
         made = true;
     }
     int failures = 0;
