@@ -631,8 +631,11 @@ static int check_all_facts(const char *root, FILE *report, int *checked) {
 // blocks and the comments of ```sh blocks; not code spans, link targets,
 // HTML comments, ```c/```python blocks or generated blocks) and reports, as
 // file:line, every number that
-//   - has a decimal part (33.2, 0.2812; 2e-3 and other exponents are
-//     settings, not measurements),
+//   - has a decimal part and three significant digits or more (33.2,
+//     0.2812, 21.37: the digits of a measurement; 0.5, 0.02 or 1.5 read as
+//     settings and round constants, 2e-3 and other exponents as settings,
+//     0.3.21 as a version),
+//   - is a decimal count of standard errors (0.9 se),
 //   - carries a unit of time, speed, size of work or ratio: %, ms, s, sec,
 //     seconds, min, minutes, h, hours, ms/step, GFLOP/s, GB/s, "×" or "x"
 //     alone (2×; 3 × 32 is a shape), "times faster/slower",
@@ -783,14 +786,23 @@ static int measured_numbers(const char *s, char found[][48], const char **why, i
         if ((s[b] == 'e' || s[b] == 'E') && (isdigit((unsigned char)s[b + 1]) || s[b + 1] == '-'))
             continue;                                       // 2e-3: a setting
         if (s[b] == '.' && isalpha((unsigned char)s[b + 1])) continue;   // a file name, 1.bin
+        if (s[b] == '.' && isdigit((unsigned char)s[b + 1])) {           // a version, 0.3.21
+            while (isdigit((unsigned char)s[b + 1]) || s[b + 1] == '.') b++;
+            i = b;
+            continue;
+        }
         const char *reason = NULL;
-        if (decimal) reason = "a number with decimals";
+        int significant = 0;                                // 0.0271 has 3, 33.2 has 3, 0.02 has 1
+        for (size_t k = a; k < b; k++)
+            if (isdigit((unsigned char)s[k]) && (significant || s[k] != '0')) significant++;
+        if (decimal && significant >= 3) reason = "a number with three or more significant digits";
         // its unit: right after it, or after one space
         const char *u = s + b;
         if (*u == ' ') u++;
         char w[64];
         int wl = word_at(u, w, sizeof w);
         if (!reason && *u == '%') reason = "a percentage";
+        if (!reason && decimal && !strcmp(w, "se")) reason = "a count of standard errors";
         if (!reason && wl > 0 && word_in(w, UNITS, sizeof UNITS / sizeof *UNITS)) {
             reason = (!strcmp(w, "runs") || !strcmp(w, "spikes")) ? "a count of runs or spikes" : "a time or a speed";
         } else if (!reason && wl == 0 && (strncmp(u, "×", strlen("×")) == 0 || *u == 'x')) {
