@@ -639,7 +639,8 @@ static int check_all_facts(const char *root, FILE *report, int *checked) {
 //   - carries a unit of time, speed, size of work or ratio: %, ms, s, sec,
 //     seconds, min, minutes, h, hours, ms/step, GFLOP/s, GB/s, "×" or "x"
 //     alone (2×; 3 × 32 is a shape), "times faster/slower",
-//   - counts runs or spikes ("48 runs", "forty-two runs", "3 spikes"),
+//   - counts runs or spikes ("48 runs", "forty-two runs", "3 spikes"; a
+//     count in words from ten up: "the two runs of a pair" names a design),
 //   - or follows one of val MSE, MSE, probe-FD, FD, logit(s), spike(s),
 //     accuracy, GFLOP within a few words ("logits reach 55").
 // It reports as well, anywhere outside code and generated blocks, what
@@ -707,9 +708,10 @@ static void prose_only(char *s) {
     *o = '\0';
 }
 
+// Counts in words from ten up: "the two runs of a seed pair" names a design,
+// "forty-two runs" a tally.
 static const char *const NUMBER_WORDS[] = {
-    "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
-    "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty",
+    "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty",
     "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety", "hundred", "dozen",
 };
 
@@ -810,7 +812,7 @@ static int measured_numbers(const char *s, char found[][48], const char **why, i
             while (*after == ' ') after++;
             if (!isdigit((unsigned char)*after) && !(u == s + b && isalnum((unsigned char)u[1])))
                 reason = "a ratio";
-        } else if (!reason && !strcmp(w, "x") ) {
+        } else if (!reason && !strcmp(w, "x") && !is_word(u[1])) {
             const char *after = u + 1;
             while (*after == ' ') after++;
             if (!isdigit((unsigned char)*after) && !isalpha((unsigned char)*after)) reason = "a ratio";
@@ -1033,6 +1035,22 @@ static bool make_targets_exist(const char *root, const char *cwd, char **args, i
     return all;
 }
 
+// Whether a program's help lists COMMAND: a line that starts with it, or
+// that names it after the program ("step0_tour export RUN_CKPT OUT").
+static bool help_lists_command(const Lines *help, const char *prog, const char *command) {
+    const char *base = strrchr(prog, '/') ? strrchr(prog, '/') + 1 : prog;
+    char named[512];
+    snprintf(named, sizeof named, "%s %s ", base, command);
+    size_t cl = strlen(command);
+    for (int i = 0; i < help->n; i++) {
+        const char *l = help->line[i];
+        while (*l == ' ') l++;
+        if (strncmp(l, command, cl) == 0 && (l[cl] == ' ' || l[cl] == '\0')) return true;
+        if (strstr(help->line[i], named)) return true;
+    }
+    return false;
+}
+
 // Checks one simple command (words w[0..n)) as the rule above says; cwd
 // relative to root ("." at first) is updated by cd. 1 on failure. *skip
 // is set when the rest of the block cannot be checked (a cd into a folder
@@ -1085,6 +1103,13 @@ static int check_command(const char *root, char *cwd, size_t cwdlen, const char 
     Lines help;
     int st = run_in(root, cwd, cmd, &help);
     int failed = 0;
+    if (st != 0 && *sub) {
+        // some commands take no --help of their own: the program's help must list them
+        lines_free(&help);
+        char top[2048];
+        snprintf(top, sizeof top, "'%s' --help", prog);
+        if (run_in(root, cwd, top, &help) == 0 && help_lists_command(&help, prog, sub)) st = 0;
+    }
     if (st != 0) {
         fprintf(report, "%s:%d: `%s` exits with %d: %s%s is not a command of %s\n", doc, line_no, cmd, st,
                 sub, *sub ? "" : "(no command)", prog);
@@ -1250,7 +1275,7 @@ static int check_page_prose(const char *root, const char *doc, FILE *report, Pro
             char cwd[1024] = ".";
             bool skip = false;
             int j = i + 1;
-            char acc[4096] = "";
+            char acc[4096] = "", script[16384] = "set -e\n";
             int acc_line = 0;
             for (; j < page.n && !(fence(page.line[j], &end_indent, &end_ch) >= len && end_ch == ch); j++) {
                 if (generated || code) continue;
@@ -1264,33 +1289,29 @@ static int check_page_prose(const char *root, const char *doc, FILE *report, Pro
                 snprintf(acc + al, sizeof acc - al, "%s", l);
                 if (ll > 0 && l[ll - 1] == '\\') { acc[strlen(acc) - 1] = ' '; continue; }
                 char comment[1024];
-                if (run) {
-                    char cmd[4200];
-                    snprintf(cmd, sizeof cmd, "%s", acc);
+                if (run) {                  // the whole block runs as one script, below
                     char *cmds[1], *cm;
-                    split_commands(cmd, cmds, 1, &cm);   // the comment dropped
+                    char line_copy[4200];
+                    snprintf(line_copy, sizeof line_copy, "%s", acc);
+                    split_commands(line_copy, cmds, 1, &cm);
                     snprintf(comment, sizeof comment, "%s", cm ? cm : "");
-                    pc->commands++;
-                    char whole[4300];
-                    snprintf(whole, sizeof whole, "%s", acc);
-                    if (strncmp(acc, "cd ", 3) == 0 && !strstr(acc, "&&")) {
-                        char *w[4]; char tmp[1024];
-                        snprintf(tmp, sizeof tmp, "%s", acc);
-                        if (shell_words(tmp, w, 4) >= 2) {
-                            char next[1024];
-                            snprintf(next, sizeof next, "%s/%s", cwd, w[1]);
-                            snprintf(cwd, sizeof cwd, "%s", next);
-                        }
-                    } else if (run_in(root, cwd, whole, NULL) != 0) {
-                        fprintf(report, "%s:%d: `%s` fails when run as written (in %s)\n", doc, acc_line, acc, cwd);
-                        failures++;
-                    }
+                    size_t sl = strlen(script);
+                    snprintf(script + sl, sizeof script - sl, "%s\n", acc);
                 } else {
                     failures += check_command_line(root, cwd, sizeof cwd, doc, acc_line, acc, pc, &skip,
                                                    comment, sizeof comment, report);
                 }
                 if (*comment) failures += check_prose_line(root, doc, acc_line, comment, fact, fact_cmd, pc, report);
                 acc[0] = '\0';
+            }
+            if (run) {
+                pc->commands++;
+                size_t sl = strlen(script);
+                snprintf(script + sl, sizeof script - sl, "true");
+                if (run_in(root, ".", script, NULL) != 0) {
+                    fprintf(report, "%s:%d: the block below <!-- run --> fails when run as written\n", doc, i + 1);
+                    failures++;
+                }
             }
             i = j;
             continue;
