@@ -807,15 +807,18 @@ static int measured_numbers(const char *s, char found[][48], const char **why, i
         if (!reason && decimal && !strcmp(w, "se")) reason = "a count of standard errors";
         if (!reason && wl > 0 && word_in(w, UNITS, sizeof UNITS / sizeof *UNITS)) {
             reason = (!strcmp(w, "runs") || !strcmp(w, "spikes")) ? "a count of runs or spikes" : "a time or a speed";
-        } else if (!reason && wl == 0 && (strncmp(u, "×", strlen("×")) == 0 || *u == 'x')) {
-            const char *after = u + (*u == 'x' ? 1 : strlen("×"));
+        } else if (!reason && strncmp(u, "×", strlen("×")) == 0) {
+            const char *after = u + strlen("×");     // 0.9×; not 3 × 32, 2 × D
             while (*after == ' ') after++;
-            if (!isdigit((unsigned char)*after) && !(u == s + b && isalnum((unsigned char)u[1])))
-                reason = "a ratio";
+            bool shape = isdigit((unsigned char)*after) ||
+                         (isupper((unsigned char)*after) && !isalpha((unsigned char)after[1]));
+            if (!shape) reason = "a ratio";
         } else if (!reason && !strcmp(w, "x") && !is_word(u[1])) {
-            const char *after = u + 1;
+            const char *after = u + 1;               // 2x faster; not 4 x 4, 2 x D
             while (*after == ' ') after++;
-            if (!isdigit((unsigned char)*after) && !isalpha((unsigned char)*after)) reason = "a ratio";
+            bool shape = isdigit((unsigned char)*after) ||
+                         (isupper((unsigned char)*after) && !isalpha((unsigned char)after[1]));
+            if (!shape) reason = "a ratio";
         } else if (!reason && !strcmp(w, "times")) {
             char next[64];
             word_at(u + wl + 1, next, sizeof next);
@@ -1688,6 +1691,81 @@ START_TEST(test_facts_checker) {
 }
 END_TEST
 
+// The prose rule on a made-up page: what it flags, with file:line, and what
+// it lets through.
+START_TEST(test_prose_checker) {
+    write_text("src/prog", PROG);
+    char path[512];
+    snprintf(path, sizeof path, "%s/src/prog", g_dir);
+    ck_assert_int_eq(chmod(path, 0700), 0);
+    write_text("Makefile", "hello:\n\t@echo hello\n");
+    write_text("docs/other.md", "# Other\n\n## The part\n");
+    write_text("docs/page.md",
+               "# A page\n\n"
+               "The run took 33.2 min and its val MSE is 0.2812.\n"              // 3: two
+               "All 48 runs finished; forty-two runs were fast, logits reach 55.\n"   // 4: three
+               "It is 2x faster, 3× the work, at 85% of the peak, on 2026-12-04.\n"  // 5: ratios, %, date
+               "Built at commit 4a074ba.\n"                                      // 6: a build
+               "Shapes (N, 64, 128), batch 64, 1,000 steps, lr 2e-3, t = 0.5, OpenBLAS 0.3.21,\n"
+               "`0.2812 in code`, a 3 × 32 × 32 image, [a link](other.md#the-part), the two runs.\n"
+               "[gone](missing.md) and [no anchor](other.md#nowhere).\n"         // 9: two links
+               "<!-- fact: sh src/prog -->\n"
+               "The baseline's 0.2812 and rope's 2476.5 are derived.\n"          // 11: fine
+               "\n"
+               "<!-- fact: sh src/prog -->\n"
+               "But 0.3333 is not in its output.\n"                              // 14: not in output
+               "\n"
+               "<!-- output: sh src/prog -->\n"
+               "```\n"
+               "base       0.2812    905.1\n"
+               "```\n"
+               "<!-- measured: sh src/train; commit abc1234; machine: 2 cores -->\n"  // 20: retired
+               "```\n"
+               "0.9999\n"
+               "```\n"
+               "```sh\n"
+               "make hello                 # fine\n"
+               "make nosuch                # 26: no such target\n"
+               "src/prog --rounds 3        # 27: not in its help\n"
+               "src/gone                   # 28: missing, took 5 s\n"
+               "```\n"
+               "```\n"
+               "an untagged block is prose: 12.5 ms\n"                           // 31
+               "```\n");
+    char report[8192] = "";
+    FILE *r = fmemopen(report, sizeof report, "w");
+    ck_assert_ptr_nonnull(r);
+    ProseCounts pc;
+    int failures = check_all_prose(g_dir, r, &pc);
+    fclose(r);
+    static const char *const want[] = {
+        "docs/page.md:3: a measured quantity in prose (a number with three or more significant digits: 33.2)",
+        "docs/page.md:3: a measured quantity in prose (a number with three or more significant digits: 0.2812)",
+        "docs/page.md:4: a measured quantity in prose (a count of runs or spikes: 48)",
+        "docs/page.md:4: a measured quantity in prose (a count of runs or spikes: forty-two runs)",
+        "docs/page.md:4: a measured quantity in prose (a number next to a metric: 55)",
+        "docs/page.md:5: a measured quantity in prose (a ratio: 2)",
+        "docs/page.md:5: a measured quantity in prose (a ratio: 3)",
+        "docs/page.md:5: a measured quantity in prose (a percentage: 85)",
+        "docs/page.md:5: a page is a lesson, not a log: a date, 2026-12-04",
+        "docs/page.md:6: a page is a lesson, not a log: a build (commit 4a074ba)",
+        "docs/page.md:9: a link to missing.md, which is missing",
+        "docs/page.md:9: a link to other.md#nowhere: no heading there has that anchor",
+        "docs/page.md:14: 0.3333 is not in the output of `sh src/prog`",
+        "docs/page.md:20: a measured block",
+        "docs/page.md:26: `env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -n 'nosuch'` fails",
+        "docs/page.md:27: `'src/prog'  --help` does not list --rounds",
+        "docs/page.md:28: runs src/gone, which is missing",
+        "docs/page.md:28: a measured quantity in prose (a time or a speed: 5)",
+        "docs/page.md:31: a measured quantity in prose (a number with three or more significant digits: 12.5)",
+    };
+    for (size_t k = 0; k < sizeof want / sizeof *want; k++)
+        ck_assert_msg(strstr(report, want[k]) != NULL, "missing \"%s\" in:\n%s", want[k], report);
+    ck_assert_msg(failures == (int)(sizeof want / sizeof *want), "%d failures:\n%s", failures, report);
+    ck_assert_int_eq(pc.facts, 2);
+}
+END_TEST
+
 static Suite *docs_suite(void) {
     Suite *s = suite_create("docs");
     TCase *own = tcase_create("repository");
@@ -1708,6 +1786,7 @@ static Suite *docs_suite(void) {
     tcase_add_test(fake, test_checker_reruns_outputs);
     tcase_add_test(fake, test_checker_finds_output_drift);
     tcase_add_test(fake, test_facts_checker);
+    tcase_add_test(fake, test_prose_checker);
     suite_add_tcase(s, fake);
     return s;
 }
