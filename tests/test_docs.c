@@ -633,8 +633,10 @@ static int check_all_facts(const char *root, FILE *report, int *checked) {
 // file:line, every number that
 //   - has a decimal part and three significant digits or more (33.2,
 //     0.2812, 21.37: the digits of a measurement; 0.5, 0.02 or 1.5 read as
-//     settings and round constants, 2e-3 and other exponents as settings,
-//     0.3.21 as a version),
+//     settings and round constants, 0.3.21 as a version), its sign
+//     included (-0.0266, −0.0271),
+//   - is written as printf writes it, 1.5e-06 or 2.2e+00 (2e-3 or 1.6e-2,
+//     a one-digit exponent, is a setting written by hand),
 //   - is a decimal count of standard errors (0.9 se),
 //   - carries a unit of time, speed, size of work or ratio: %, ms, s, sec,
 //     seconds, min, minutes, h, hours, ms/step, GFLOP/s, GB/s, "×" or "x"
@@ -767,8 +769,12 @@ static int measured_numbers(const char *s, char found[][48], const char **why, i
             continue;
         }
         if (!isdigit((unsigned char)s[i])) continue;
-        if (i > 0 && (is_word(s[i - 1]) || strchr("./#=-+", s[i - 1]) ||
-                      (unsigned char)s[i - 1] >= 0x80)) {
+        // a sign is part of the number: -0.0266, +0.0082, −0.0271 (U+2212)
+        bool sign = i > 0 && (s[i - 1] == '-' || s[i - 1] == '+') &&
+                    (i == 1 || s[i - 2] == ' ' || s[i - 2] == '(' || s[i - 2] == ',');
+        if (i >= 3 && !strncmp(s + i - 3, "−", strlen("−"))) sign = true;
+        if (!sign && i > 0 && (is_word(s[i - 1]) || strchr("./#=-+", s[i - 1]) ||
+                               (unsigned char)s[i - 1] >= 0x80)) {
             // part of a name, a path, an option, a negative setting: skip the digits
             while (i + 1 < len && (isalnum((unsigned char)s[i + 1]) || s[i + 1] == '.')) i++;
             continue;
@@ -785,8 +791,20 @@ static int measured_numbers(const char *s, char found[][48], const char **why, i
             while (isdigit((unsigned char)s[b])) b++;
         }
         i = b;
-        if ((s[b] == 'e' || s[b] == 'E') && (isdigit((unsigned char)s[b + 1]) || s[b + 1] == '-'))
-            continue;                                       // 2e-3: a setting
+        if ((s[b] == 'e' || s[b] == 'E') && (isdigit((unsigned char)s[b + 1]) || s[b + 1] == '-' ||
+                                             s[b + 1] == '+')) {
+            // 2e-3, 1.6e-2: a setting; printf's form, 1.5e-06 or 2.2e+00, a program's output
+            size_t e = b + 1;
+            if (s[e] == '-' || s[e] == '+') e++;
+            size_t digits = 0;
+            while (isdigit((unsigned char)s[e + digits])) digits++;
+            i = e + digits;
+            if (decimal && digits == 2) {
+                snprintf(found[n], 48, "%.*s", (int)(e + digits - a), s + a);
+                why[n++] = "a number as a program prints it (d.de-dd)";
+            }
+            continue;
+        }
         if (s[b] == '.' && isalpha((unsigned char)s[b + 1])) continue;   // a file name, 1.bin
         if (s[b] == '.' && isdigit((unsigned char)s[b + 1])) {           // a version, 0.3.21
             while (isdigit((unsigned char)s[b + 1]) || s[b + 1] == '.') b++;
