@@ -33,12 +33,15 @@
 // regular expression for what differs from machine to machine, timings
 // above all: on every line, in the page and in the output alike, what its
 // first group matches (the whole match if it has no group) becomes "#".
-// Outputs that no committed input reproduces (training runs, timings as
-// such) are marked instead, with the command, the commit and the machine:
+// Output that no command re-runs in seconds (a training run, a timing as
+// such) is a file of a results folder, whose README records the run
+// (machine, commit, command, date), and the page quotes that file with a
+// quote marker like any other. (The old marker "measured:" is refused.)
 //
-//     <!-- measured: COMMAND; commit abc1234; machine: ... -->
-//
-// and counted, not run.
+// And the prose of every page is held to one rule: a measured number is
+// shown only in such a generated block; the section "Prose" below says
+// what the test flags, how a derived fact is proved (<!-- fact: CMD -->),
+// and how the commands and links of the pages are checked.
 //
 // Pages scanned: README.md, common/README.md and docs/*.md. The checker is
 // tested on made-up pages too: a quote that matches, one that drifted, one of
@@ -1749,7 +1752,8 @@ START_TEST(test_prose_checker) {
                "```\n"
                "```\n"
                "an untagged block is prose: 12.5 ms\n"                           // 31
-               "```\n");
+               "```\n"
+               "Signed, −0.0271 and -0.0266; printed, 1.5e-06; lr 1.6e-2 is a setting.\n");   // 33
     char report[8192] = "";
     FILE *r = fmemopen(report, sizeof report, "w");
     ck_assert_ptr_nonnull(r);
@@ -1776,6 +1780,9 @@ START_TEST(test_prose_checker) {
         "docs/page.md:28: runs src/gone, which is missing",
         "docs/page.md:28: a measured quantity in prose (a time or a speed: 5)",
         "docs/page.md:31: a measured quantity in prose (a number with three or more significant digits: 12.5)",
+        "docs/page.md:33: a measured quantity in prose (a number with three or more significant digits: 0.0271)",
+        "docs/page.md:33: a measured quantity in prose (a number with three or more significant digits: 0.0266)",
+        "docs/page.md:33: a measured quantity in prose (a number as a program prints it (d.de-dd): 1.5e-06)",
     };
     for (size_t k = 0; k < sizeof want / sizeof *want; k++)
         ck_assert_msg(strstr(report, want[k]) != NULL, "missing \"%s\" in:\n%s", want[k], report);
