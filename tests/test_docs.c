@@ -1404,6 +1404,36 @@ START_TEST(test_repository_prose) {
 }
 END_TEST
 
+// The pages' lengths: a lesson, not a log. The two pages that grew by
+// accretion have a ceiling each; the total is printed.
+START_TEST(test_page_lengths) {
+    static const struct { const char *page; int most; } limits[] = {
+        { "docs/performance.md", 300 }, { "docs/step6_ablation.md", 500 },
+    };
+    const char *root = project_root();
+    Lines docs;
+    list_pages(root, &docs);
+    int total = 0, over = 0;
+    for (int i = 0; i < docs.n; i++) {
+        if (strncmp(docs.line[i], "docs/", 5) != 0) continue;
+        char path[2048];
+        snprintf(path, sizeof path, "%s/%s", root, docs.line[i]);
+        Lines t;
+        ck_assert_int_eq(lines_read(&t, path), 0);
+        total += t.n;
+        for (size_t k = 0; k < sizeof limits / sizeof *limits; k++)
+            if (!strcmp(docs.line[i], limits[k].page) && t.n > limits[k].most) {
+                fprintf(stderr, "%s: %d lines, more than its %d\n", docs.line[i], t.n, limits[k].most);
+                over++;
+            }
+        lines_free(&t);
+    }
+    lines_free(&docs);
+    printf("docs lengths: docs/ holds %d lines\n", total);
+    ck_assert_msg(over == 0, "%d page(s) longer than their ceiling (listed above)", over);
+}
+END_TEST
+
 START_TEST(test_layering) {
     static const struct { const char *folder, *forbidden[3]; } rules[] = {
         { "nn",   { "io/", "eval/", "train/" } },
@@ -1799,6 +1829,7 @@ static Suite *docs_suite(void) {
     tcase_add_test(own, test_layering);
     tcase_add_test(own, test_repository_facts);
     tcase_add_test(own, test_repository_prose);
+    tcase_add_test(own, test_page_lengths);
     suite_add_tcase(s, own);
     TCase *fake = tcase_create("checker");
     tcase_add_checked_fixture(fake, fake_setup, fake_teardown);
