@@ -87,7 +87,7 @@ files() {
 # A copy of the project as it stands (files, above), then the stubs.
 workbook() {
     dir=$1 bodies=$2
-    [ -e "$dir" ] && die "$dir exists already: remove it, or name another folder (WORKBOOK=dir)"
+    [ -e "$dir" ] && die "$dir exists already (a workbook keeps your work, so it is never overwritten). To start again from the stubs: rm -rf '$dir' && make exercises WORKBOOK='$dir'; or name a new folder: make exercises WORKBOOK=other_dir"
     mkdir -p "$dir"
     files | tar -T - -cf - | tar -C "$dir" -xf -
     : > "$bodies"
