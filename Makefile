@@ -121,8 +121,9 @@ grade-objects: $(GRADE_OBJ) $(GRADE_TEST_OBJ)
 GRADE_ENV = GRADE_DIR='$(GRADE)' GRADE_REFERENCE='$(GRADE_REFERENCE)' \
     GRADE_LINK='$(CC) $(LDFLAGS)' GRADE_LIBS='$(LDLIBS) $(CHECK_LIBS)'
 EX ?=
+GRADE_FLAGS ?=
 grade: grade-objects
-	@$(GRADE_ENV) scripts/grade.sh --times $(if $(GRADE_STEP),--step $(GRADE_STEP)) $(EX)
+	@$(GRADE_ENV) scripts/grade.sh --times $(GRADE_FLAGS) $(if $(GRADE_STEP),--step $(GRADE_STEP)) $(EX)
 
 # make replay: C against PyTorch step by step. build/tools/trace_steps writes
 # the first TRACE_STEPS steps of the run `step6_ablation train --preset PRESET

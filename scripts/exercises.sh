@@ -21,11 +21,13 @@
 #                                              compiled (OBJDIR's objects) to DIR/grade_reference
 #   scripts/exercises.sh leaks DIR BODIES      every line under DIR that shows a line of a
 #                                              reference body; exit 1 if there is one
+#   scripts/exercises.sh apply FILE NAME OLD NEW  FILE with OLD changed to NEW in NAME's body
+#                                              (OLD there exactly once), to stdout
 #   scripts/exercises.sh files                 the project's files, one a line, NUL-free
 # Run from the project root. Exit 0, or 1 with a message on stderr.
 set -eu
 
-usage() { sed -n '12,25p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 1; }
+usage() { sed -n '12,27p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 1; }
 die() { echo "exercises.sh: $*" >&2; exit 1; }
 
 # The files that hold exercises, in a stable order.
@@ -76,6 +78,19 @@ restore() {
         /$END_RE/ && skip { skip = 0; print; next }
         skip { next }
         { print }
+    " "$1"
+}
+
+# FILE with OLD replaced by NEW in NAME's body, where OLD must occur exactly
+# once (a learner's slip applied to a body: tests/exercise_mistakes.txt).
+apply_change() {
+    awk -v name="$2" -v old="$3" -v new="$4" -v file="$1" "
+        /$BEGIN_RE/ { n = \$0; sub(/.*EXERCISE\\(/, \"\", n); sub(/\\).*/, \"\", n); inside = n == name; print; next }
+        /$END_RE/ { inside = 0; print; next }
+        inside && (i = index(\$0, old)) > 0 { hits++; if (hits == 1) \$0 = substr(\$0, 1, i - 1) new substr(\$0, i + length(old)) }
+        inside && index(\$0, old) > 0 && hits > 1 { hits++ }
+        { print }
+        END { if (hits != 1) { printf \"%s: %s occurs %d times in the body of %s, not once\\n\", file, old, hits, name > \"/dev/stderr\"; exit 1 } }
     " "$1"
 }
 
@@ -201,5 +216,6 @@ case $cmd in
     workbook) [ $# -eq 3 ] || usage; workbook "$1" "$2" "$3" ;;
     leaks)    [ $# -eq 2 ] || usage; [ -d "$1" ] || die "no folder $1"; [ -f "$2" ] || die "no file $2"; leaks "$1" "$2" ;;
     files)    [ $# -eq 0 ] || usage; files ;;
+    apply)    [ $# -eq 4 ] || usage; [ -f "$1" ] || die "no file $1"; apply_change "$@" ;;
     *)        usage ;;
 esac

@@ -22,9 +22,10 @@
 # and the reference's strong ones win), so the exercises can be done in any
 # order and a failure names the exercise that is wrong.
 #
-#   scripts/grade.sh [--step N] [--times] [NAME...]
+#   scripts/grade.sh [--step N] [--times] [--first] [NAME...]
 #     --step N     only step N's exercises (2 to 5 have some; "model" for docs/tinydit.md's)
 #     --times      each exercise's grading time too
+#     --first      an exercise's checks stop at its first failure
 #     NAME...      only these exercises
 # Run from the project root, by `make grade [EX=name]`. Exit 0 if every
 # graded check passes, 1 if one fails, 2 on bad arguments or a missing object.
@@ -50,13 +51,14 @@ rope2d_tables             5      test_layers:rope_forward         -             
 rope_backward             5      -                                test_layers:rope_backward         test_parity:rope       test_model:smoke_rope2d
 '
 
-usage() { sed -n '25,29p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '25,30p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
-step="" times=0 names=""
+step="" times=0 first=0 names=""
 while [ $# -gt 0 ]; do
     case $1 in
         --step)  [ $# -ge 2 ] || usage; step=$2; shift 2 ;;
         --times) times=1; shift ;;
+        --first) first=1; shift ;;
         -h|--help) usage ;;
         -*) echo "grade.sh: unknown option $1" >&2; usage ;;
         *) names="$names $1"; shift ;;
@@ -198,9 +200,12 @@ echo "$EXERCISES" | while read -r name st fwd bwd par smk; do
     t0=$(now)
     where=$([ "$st" = model ] && echo "docs/tinydit.md" || echo "step $st")
     echo "$name ($where)"
+    failed=0
     for col in forward backward parity smoke; do
         case $col in forward) c=$fwd ;; backward) c=$bwd ;; parity) c=$par ;; smoke) c=$smk ;; esac
-        printf '  %-9s %s\n' "$col" "$(run_check "$name" "$c")"
+        if [ $failed -eq 1 ] && [ $first -eq 1 ]; then printf '  %-9s %s\n' "$col" "not run"; continue; fi
+        verdict=$(run_check "$name" "$c") || failed=1
+        printf '  %-9s %s\n' "$col" "$verdict"
     done
     [ $times -eq 1 ] && awk -v a="$t0" -v b="$(now)" 'BEGIN { printf "  graded in %.1f s\n", b - a }'
 done > "$out.all"

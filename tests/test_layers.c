@@ -197,15 +197,22 @@ START_TEST(test_norm_statistics) {
         m /= D;
         for (int i = 0; i < D; i++) v += (y[r * D + i] - m) * (y[r * D + i] - m);
         v /= D;
-        ck_assert_msg(fabs(m) < 1e-5, "layernorm row %d mean %g", r, m);
-        ck_assert_msg(fabs(v - 1.0) < 1e-4, "layernorm row %d variance %g", r, v);
+        ck_assert_msg(fabs(m) < 1e-5, "layernorm output row %d: mean got %g, expected 0 (tolerance 1e-5)", r, m);
+        ck_assert_msg(fabs(v - 1.0) < 1e-4, "layernorm output row %d: variance got %g, expected 1 (off by %.3g; "
+                      "tolerance 1e-4)", r, v, v - 1.0);
     }
     rmsnorm_forward(y, rs, x, NULL, R, D, EPS);
     for (int r = 0; r < R; r++) {
         double ss = 0;
         for (int i = 0; i < D; i++) ss += (double)y[r * D + i] * y[r * D + i];
         double rms = sqrt(ss / D);
-        ck_assert_msg(fabs(rms - 1.0) < 1e-4, "rmsnorm row %d RMS %g", r, rms);
+        ck_assert_msg(fabs(rms - 1.0) < 1e-4, "rmsnorm output row %d: rms got %g, expected 1 (off by %.3g; "
+                      "tolerance 1e-4)", r, rms, rms - 1.0);
+        double ms = 0;   // the saved rstd: 1 / sqrt(mean(x²) + eps), in double
+        for (int i = 0; i < D; i++) ms += (double)x[r * D + i] * x[r * D + i];
+        double want = 1.0 / sqrt(ms / D + EPS);
+        ck_assert_msg(fabs(rs[r] - want) <= 1e-6 * want, "rmsnorm rstd[%d]: got %.9g, expected %.9g, "
+                      "1 / sqrt(mean(x^2) + eps) (off by %.3g)", r, rs[r], want, rs[r] - want);
     }
     free(x); free(y); free(ma); free(rs);
 }
@@ -222,18 +229,23 @@ START_TEST(test_norm_zero_row) {
     fill_normal(x + D, D, 1.0f, 31);     // row 0 zero, row 1 not
     fill_normal(dy, (size_t)R * D, 1.0f, 32);
     for (int i = 0; i < D; i++) g[i] = 1.0f + 0.1f * i;
+    const char *names[3] = { "layernorm", "rmsnorm", "rmsnorm with a gain" };
     for (int kind = 0; kind < 3; kind++) {
         for (int i = 0; i < R * D; i++) y[i] = NAN;
         if (kind == 0) layernorm_forward(y, ma, rs, x, R, D, EPS);
         else rmsnorm_forward(y, rs, x, kind == 2 ? g : NULL, R, D, EPS);
         for (int i = 0; i < D; i++)
-            ck_assert_msg(y[i] == 0.0f, "norm kind %d: zero row gives %g at %d", kind, y[i], i);
+            ck_assert_msg(y[i] == 0.0f, "%s of an all-zero row: output [%d] got %g, expected 0", names[kind], i, y[i]);
+        double want = 1.0 / sqrt(EPS);   // eps inside the root: 1000, not 1/eps
+        ck_assert_msg(fabs(rs[0] - want) <= 1e-3 * want, "%s of an all-zero row: rstd got %g, expected "
+                      "1 / sqrt(eps) = %g (off by %.3g)", names[kind], rs[0], want, rs[0] - want);
         for (int i = D; i < R * D; i++) ck_assert(isfinite(y[i]));
         memset(dx, 0, sizeof(float) * R * D);
         if (kind == 0) layernorm_backward(dx, dy, x, ma, rs, R, D);
         else rmsnorm_backward(dx, NULL, dy, x, rs, kind == 2 ? g : NULL, R, D);
         for (int i = 0; i < R * D; i++)
-            ck_assert_msg(isfinite(dx[i]), "norm kind %d: zero row backward gives %g", kind, dx[i]);
+            ck_assert_msg(isfinite(dx[i]), "%s of an all-zero row: dinp [%d] got %g, expected a finite number",
+                          names[kind], i, dx[i]);
     }
     free(x); free(y); free(ma); free(rs); free(g); free(dy); free(dx);
 }
@@ -348,8 +360,9 @@ static void expect_close(const char *what, const float *a, const float *b, size_
     for (size_t i = 0; i < n; i++) if (fabsf(b[i]) > scale) scale = fabsf(b[i]);
     ck_assert_msg(scale > 0.0f, "%s: zero everywhere", what);
     for (size_t i = 0; i < n; i++)
-        ck_assert_msg(fabsf(a[i] - b[i]) <= 1e-6f * scale, "%s at %zu: %g (fused) vs %g (separate)",
-                      what, i, a[i], b[i]);
+        ck_assert_msg(fabsf(a[i] - b[i]) <= 1e-6f * scale, "%s [%zu]: got %g (fused), expected %g (norm, then "
+                      "modulate, separately; off by %.3g, tolerance 1e-6 of its scale %g)",
+                      what, i, a[i], b[i], a[i] - b[i], scale);
 }
 
 START_TEST(test_norm_modulate_matches_parts) {
@@ -378,11 +391,17 @@ START_TEST(test_norm_modulate_matches_parts) {
         norm_modulate_forward(out, kind, mean2, rstd2, x, ada, ada + D, N, L, D, S, EPS);
         memset(dx, 0, nx * sizeof(float)); memset(dada, 0, na * sizeof(float));
         norm_modulate_backward(dx, dada, dada + D, dy, kind, x, mean2, rstd2, ada + D, N, L, D, S);
-        expect_close(name, out, ref, nx);
-        expect_close(name, rstd2, rstd, R);
-        if (!rms) expect_close(name, mean2, mean, R);
-        expect_close(name, dx, dxr, nx);
-        expect_close(name, dada, dadar, na);
+        char what[96];
+        snprintf(what, sizeof what, "%s out", name); expect_close(what, out, ref, nx);
+        snprintf(what, sizeof what, "%s rstd", name); expect_close(what, rstd2, rstd, R);
+        if (!rms) { snprintf(what, sizeof what, "%s mean", name); expect_close(what, mean2, mean, R); }
+        snprintf(what, sizeof what, "%s dx", name); expect_close(what, dx, dxr, nx);
+        for (int n = 0; n < N; n++) {   // dshift, dscale: the first 2D of each image's ada row
+            snprintf(what, sizeof what, "%s dshift of image %d", name, n);
+            expect_close(what, dada + (size_t)n * S, dadar + (size_t)n * S, D);
+            snprintf(what, sizeof what, "%s dscale of image %d", name, n);
+            expect_close(what, dada + (size_t)n * S + D, dadar + (size_t)n * S + D, D);
+        }
     }
     free(x); free(ada); free(dy); free(y); free(out); free(ref); free(mean); free(rstd);
     free(mean2); free(rstd2); free(dx); free(dxr); free(dn); free(dada); free(dadar);
@@ -438,7 +457,7 @@ END_TEST
 
 // A few values by hand: GELU(x) = x·Φ(x) (exact, erf), SiLU(x) = x·σ(x).
 START_TEST(test_activation_values) {
-    float x[4] = { -2.0f, -0.5f, 0.0f, 1.5f }, y[4], g[4] = { 0.3f, -1.0f, 2.0f, 0.7f };
+    float x[4] = { -2.0f, -0.5f, 0.0f, 1.5f }, y[4];
     gelu_forward(y, x, 4);
     for (int i = 0; i < 4; i++) {
         double ref = 0.5 * x[i] * (1.0 + erf(x[i] / sqrt(2.0)));
@@ -449,10 +468,15 @@ START_TEST(test_activation_values) {
         double ref = x[i] / (1.0 + exp(-x[i]));
         ck_assert_msg(fabs(y[i] - ref) < 1e-6, "silu(%g) = %g, want %g", x[i], y[i], ref);
     }
-    swiglu_forward(y, x, g, 4);
-    for (int i = 0; i < 4; i++) {
-        double ref = x[i] / (1.0 + exp(-x[i])) * g[i];
-        ck_assert_msg(fabs(y[i] - ref) < 1e-6, "swiglu = %g, want %g", y[i], ref);
+    enum { n = 37 };   // an odd count: a loop that stops short leaves the last one out
+    float gate[n], value[n], out[n];
+    fill_normal(gate, n, 2.0f, 441); fill_normal(value, n, 1.0f, 442);
+    for (int i = 0; i < n; i++) out[i] = NAN;
+    swiglu_forward(out, gate, value, n);
+    for (int i = 0; i < n; i++) {
+        double ref = gate[i] / (1.0 + exp(-gate[i])) * value[i];
+        ck_assert_msg(fabs(out[i] - ref) < 1e-6 * (1.0 + fabs(ref)), "swiglu out[%d] (gate %g, value %g): got %g, "
+                      "expected SiLU(gate) value = %g (off by %.3g)", i, gate[i], value[i], out[i], ref, out[i] - ref);
     }
 }
 END_TEST
@@ -509,8 +533,13 @@ START_TEST(test_rope_tables) {
                 ang = i < q ? r * pow(base, -(double)i / q) : col * pow(base, -(double)(i - q) / q);
             }
             for (int k = 0; k < 2; k++) {
-                ck_assert_msg(fabs(ct[tok * hd + 2 * i + k] - cos(ang)) < 1e-5, "rope cos tok %d pair %d", tok, i);
-                ck_assert_msg(fabs(st[tok * hd + 2 * i + k] - sin(ang)) < 1e-5, "rope sin tok %d pair %d", tok, i);
+                float c = ct[tok * hd + 2 * i + k], sn = st[tok * hd + 2 * i + k];
+                ck_assert_msg(fabs(c - cos(ang)) < 1e-5, "rope cos table [token %d][%d] (pair %d, %s): got %.6g, "
+                              "expected cos(%.6g) = %.6g (off by %.3g)", tok, 2 * i + k, i, i < q ? "row" : "column",
+                              c, ang, cos(ang), c - cos(ang));
+                ck_assert_msg(fabs(sn - sin(ang)) < 1e-5, "rope sin table [token %d][%d] (pair %d, %s): got %.6g, "
+                              "expected sin(%.6g) = %.6g (off by %.3g)", tok, 2 * i + k, i, i < q ? "row" : "column",
+                              sn, ang, sin(ang), sn - sin(ang));
             }
         }
     float *x = alloc_floats((size_t)L * hd), *y = alloc_floats((size_t)L * hd);
@@ -863,7 +892,7 @@ static void softmax_rows_double(double *p, const float *s, int L) {
 START_TEST(test_softmax_forward) {
     enum { L = 9 };
     float att[L * L], scores[L * L], row_max[L], row_inv[L];
-    fill_normal(scores, L * L, 30.0f, 321);
+    fill_normal(scores, L * L, 1.5f, 321);
     scores[3 * L + 4] = 80.0f; scores[5 * L + 1] = -85.0f;
     memcpy(att, scores, sizeof att);
     double p[L * L];

@@ -511,11 +511,13 @@ static void check_sampler(const char *const *sets) {
         flow_sample(&m, &a, x, steps[s]);
         for (size_t i = 0; i < n; i++) {
             if (steps[s] == 4)
-                ck_assert_msg(x[i] == x0[i] + c, "S=4: sample %zu is %.9g, want x0 + c = %.9g",
-                              i, x[i], x0[i] + c);
+                ck_assert_msg(x[i] == x0[i] + c, "sampler, 4 Euler steps of a model whose velocity is c: "
+                              "sample x[%zu] got %.9g, expected x0 + c = %.9g (off by %.3g)", i, x[i], x0[i] + c,
+                              x[i] - (x0[i] + c));
             else
-                ck_assert_msg(fabsf(x[i] - (x0[i] + c)) <= 1e-5f, "S=20: sample %zu is %.9g, want %.9g",
-                              i, x[i], x0[i] + c);
+                ck_assert_msg(fabsf(x[i] - (x0[i] + c)) <= 1e-5f, "sampler, 20 Euler steps of a model whose "
+                              "velocity is c: sample x[%zu] got %.9g, expected x0 + c = %.9g (off by %.3g; tolerance "
+                              "1e-5)", i, x[i], x0[i] + c, x[i] - (x0[i] + c));
         }
     }
     activations_free(&a);
@@ -539,12 +541,13 @@ END_TEST
 // `make grade` (scripts/grade.sh) runs it with an exercise's code inside and
 // the reference's everywhere else, and compares each step's loss with the
 // reference's own run (TINYDIT_SMOKE_REFERENCE names the file that
-// TINYDIT_SMOKE_RECORD made): a body written in another order rounds
-// differently, by about 1e-6 of the loss over 30 steps, while a wrong value
-// or gradient moves the loss by 1e-3 or more within a few steps.
+// TINYDIT_SMOKE_RECORD made). A body written in another order only rounds
+// differently, which stays orders of magnitude under SMOKE_TOLERANCE over
+// the 30 steps; a wrong value or gradient, even one term 1% off, crosses it
+// within a few steps (the grade prints how close each run came).
 #define SMOKE_STEPS 30
 #define SMOKE_BATCH 16
-#define SMOKE_TOLERANCE 1e-4   // relative, on each step's loss
+#define SMOKE_TOLERANCE 1e-5   // relative, on each step's loss
 
 // The smoke runs' settings: RMSNorm's smoke model has QK-norm too, so that
 // its row functions run with a gain as well as without.
@@ -599,8 +602,6 @@ static void check_smoke(const char *name, const char *const *sets) {
     for (int s = 0; s < SMOKE_STEPS; s++) loss[s + 1] = train_step(&ts, x1, &r);
     loss[SMOKE_STEPS + 1] = train_forward_backward(&ts, x1, x0, t);
     double before = loss[0], after = loss[SMOKE_STEPS + 1];
-    printf("training smoke %-8s: loss %.4f -> %.4f in %d steps\n", name, before, after, SMOKE_STEPS);
-    fflush(stdout);
     const char *record = getenv("TINYDIT_SMOKE_RECORD"), *reference = getenv("TINYDIT_SMOKE_REFERENCE");
     if (record && *record) {
         FILE *f = fopen(record, "w");
@@ -608,20 +609,29 @@ static void check_smoke(const char *name, const char *const *sets) {
         for (int s = 0; s < SMOKE_STEPS + 2; s++) fprintf(f, "%.17g\n", loss[s]);
         ck_assert_int_eq(fclose(f), 0);
     }
-    if (reference && *reference) {   // step by step against the reference's run
-        double want[SMOKE_STEPS + 2];
+    double want[SMOKE_STEPS + 2], worst = 0.0;
+    int compared = reference && *reference;
+    if (compared) {   // step by step against the reference's run
         ck_assert_int_eq(read_losses(reference, want, SMOKE_STEPS + 2), SMOKE_STEPS + 2);
         for (int s = 0; s < SMOKE_STEPS + 2; s++) {
-            double off = loss[s] - want[s], rel = fabs(off) / fabs(want[s]);
-            const char *what = s == 0 ? "before training (the forward pass alone)"
-                             : s == SMOKE_STEPS + 1 ? "after training, on the fixed noise" : "of training step";
-            char at[32] = "";
-            if (s > 0 && s <= SMOKE_STEPS) snprintf(at, sizeof at, " %d", s);
-            ck_assert_msg(isfinite(loss[s]) && rel <= SMOKE_TOLERANCE,
-                          "%s: the loss %s%s is %.6f, the reference's %.6f (off by %+.3g, %.3g%% of it; "
-                          "tolerance %.0e of it)%s", name, what, at, loss[s], want[s], off, 100.0 * rel,
-                          SMOKE_TOLERANCE, s == 0 ? "" : ": a gradient or the update differs from the reference's");
+            double rel = fabs(loss[s] - want[s]) / fabs(want[s]);
+            if (!(rel <= worst)) worst = rel;   // NaN sticks
         }
+    }
+    char versus[96] = "";
+    if (compared) snprintf(versus, sizeof versus, ", each step within %.1e of the reference's", worst);
+    printf("training smoke %-8s: loss %.4f -> %.4f in %d steps%s\n", name, before, after, SMOKE_STEPS, versus);
+    fflush(stdout);
+    for (int s = 0; compared && s < SMOKE_STEPS + 2; s++) {
+        double off = loss[s] - want[s], rel = fabs(off) / fabs(want[s]);
+        const char *what = s == 0 ? "before training (the forward pass alone)"
+                         : s == SMOKE_STEPS + 1 ? "after training, on the fixed noise" : "of training step";
+        char at[32] = "";
+        if (s > 0 && s <= SMOKE_STEPS) snprintf(at, sizeof at, " %d", s);
+        ck_assert_msg(isfinite(loss[s]) && rel <= SMOKE_TOLERANCE,
+                      "%s: the loss %s%s is %.6f, the reference's %.6f (off by %+.3g, %.3g%% of it; "
+                      "tolerance %.0e of it)%s", name, what, at, loss[s], want[s], off, 100.0 * rel,
+                      SMOKE_TOLERANCE, s == 0 ? "" : ": a gradient or the update differs from the reference's");
     }
     ck_assert_msg(isfinite(after) && after < 0.9 * before,
                   "%s: the loss went from %.4f to %.4f in %d steps (%+.1f%%); it must fall by 10%% at least",
