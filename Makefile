@@ -30,7 +30,8 @@ STEP_TARGETS := $(foreach s,$(STEPS),$(firstword $(subst _, ,$(s))))
         exercises grade grade-objects $(STEP_TARGETS)
 all: lib tests tools $(STEP_TARGETS) lab
 lib: $(LIB)
-tests: $(TESTS) $(BUILD)/tests/golden_check
+# grade-objects: what `make grade` links, which tests/test_exercises.c runs
+tests: $(TESTS) $(BUILD)/tests/golden_check grade-objects
 
 # make check: the library's tests, then each program folder's tests.
 # Everything is built first: tests/test_tutorial.c runs `make tutorial` in a

@@ -89,8 +89,9 @@ EX_FILES=$(echo "$LISTING" | awk '{ sub(/:[0-9]+$/, "", $2); print $2 }' | sort 
 # The functions of file F's exercises, but exercise X's (none: X="").
 other_functions() { echo "$LISTING" | awk -v f="$1" -v x="$2" '{ sub(/:[0-9]+$/, "", $2) } $2 == f && $1 != x { print $3 }'; }
 
-# out is missing or older than one of the files after it
-stale() { o=$1; shift; [ -e "$o" ] || return 0; for i in "$@"; do [ "$i" -nt "$o" ] && return 0; done; return 1; }
+# out is missing or not newer than one of the files after it (a tie counts
+# as stale: a shell may compare whole seconds)
+stale() { o=$1; shift; [ -e "$o" ] || return 0; for i in "$@"; do [ "$o" -nt "$i" ] || return 0; done; return 1; }
 
 # The objects of exercise X's programs, in $GRADE_DIR/ex/X (X = "" gives
 # $GRADE_DIR/ex/reference: the reference's functions for every exercise).
@@ -147,15 +148,13 @@ reference_trace() {
 
 # ---------------------------------------------------------------------------
 # The first thing a failed check says: a stub's message, else Check's first
-# failure (its file:line:F:case:test:0: prefix cut off), else the golden
-# file's first tensor over its tolerance, with the columns' names.
+# failure (its file:line:F:case:test:0: prefix cut off), else what of the
+# golden file is over its tolerance, and by how much.
 first_failure() {
     line=$(grep -m1 'not written yet' "$out") && { echo "$line"; return; }
     line=$(grep -m1 -E '^[^:]+:[0-9]+:[FE]:' "$out") &&
         { echo "$line" | sed -E 's/^[^:]+:[0-9]+:[FE]:[^:]*:[^:]*:[0-9]+: //'; return; }
-    line=$(awk '/^file / { for (i = 2; i <= NF; i++) col[i] = $i }
-                / MISS/ { s = $1 ":"; for (i = 2; i <= 7; i++) s = s " " col[i] " " $i;
-                          print s " (MISS: over the tolerance; the tolerances: first line of make golden)"; exit }' "$out")
+    line=$(awk '/ MISS/ { file = $1 } /^  over the tolerance:/ && file { sub(/^  /, ""); print file ": " $0; exit }' "$out")
     [ -n "$line" ] && { echo "$line"; return; }
     echo "exit status $1: $(tail -n 1 "$out")"
 }
