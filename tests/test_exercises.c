@@ -20,8 +20,12 @@
 //      a workbook folder that exists already (saying how to start again).
 // The workbook starts from the project's compiled objects (build/grade);
 // each round then compiles one file and links one exercise's programs.
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include "io/paths.h"
+#include "nn/layers.h"
 #include "testutil.h"
 
 // make, as a program of its own, not a job of the `make check` that may be running this
@@ -257,6 +261,35 @@ START_TEST(test_workbook) {
 }
 END_TEST
 
+// A stub's abort() must not lose what the program printed: with stdout a
+// file (fully buffered), a child prints a line, then reaches a stub; the
+// file must hold the line, and the child must have died of SIGABRT with
+// the stub's message on stderr.
+START_TEST(test_stub_flushes_stdout) {
+    char dir[256], out_path[300], err_path[300];
+    tmpdir_make(dir, sizeof dir, "stub");
+    snprintf(out_path, sizeof out_path, "%s/out.txt", dir);
+    snprintf(err_path, sizeof err_path, "%s/err.txt", dir);
+    fflush(stdout);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        if (!freopen(out_path, "w", stdout) || !freopen(err_path, "w", stderr)) _exit(3);
+        printf("1. the section printed before the stub\n");
+        exercise_not_written("some_exercise");
+    }
+    int st;
+    ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+    ck_assert_msg(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT, "the stub did not abort (status %d)", st);
+    char *out = read_whole_file(out_path), *err = read_whole_file(err_path);
+    ck_assert_msg(strstr(out, "1. the section printed before the stub"), "stdout lost its line at the stub: "
+                  "got \"%s\"", out);
+    ck_assert_msg(strstr(err, "some_exercise: not written yet: see docs/exercises.md#some_exercise"), "%s", err);
+    free(out); free(err);
+    tmpdir_remove(dir);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("exercises");
     TCase *tc = tcase_create("exercises");
@@ -264,5 +297,8 @@ int main(void) {
     tcase_add_test(tc, test_reference_passes_every_grade);
     tcase_add_test(tc, test_workbook);
     suite_add_tcase(s, tc);
+    TCase *stub = tcase_create("stub");
+    tcase_add_test(stub, test_stub_flushes_stdout);
+    suite_add_tcase(s, stub);
     return run_suite(s);
 }
