@@ -30,6 +30,10 @@ set -eu
 usage() { sed -n '12,27p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 1; }
 die() { echo "exercises.sh: $*" >&2; exit 1; }
 
+# The learner mistakes that tests/test_exercises.c applies to the reference
+# bodies: they quote the bodies, so a workbook leaves the file out.
+MISTAKES=tests/exercise_mistakes.txt
+
 # The files that hold exercises, in a stable order.
 exercise_files() { grep -rl --include='*.c' 'EXERCISE([a-z0-9_]*) begin' common | LC_ALL=C sort; }
 
@@ -110,12 +114,13 @@ files() {
 
 # The lines that give an answer away: every line of a reference body
 # (BODIES), spaces trimmed, of 8 characters or more, that appears nowhere in
-# the project's files but the bodies and the pages (a loop header that
-# rope_forward shares with rope_backward is no secret). One a line, to stdout.
+# the project's files but the bodies, the pages and the list of mistakes (a
+# loop header that rope_forward shares with rope_backward is no secret). One
+# a line, to stdout.
 secrets() {
     cands=$(mktemp "${TMPDIR:-/tmp}/tinydit_cands_XXXXXX") || exit 1
     awk '/^@@ / { next } { sub(/^[ \t]+/, ""); sub(/[ \t]+$/, "") } length($0) >= 8' "$1" | LC_ALL=C sort -u > "$cands"
-    files | grep -v '\.md$' | while IFS= read -r f; do grep -Iq . "$f" 2>/dev/null && printf '%s\n' "$f"; done |
+    files | grep -v -e '\.md$' -e "^$MISTAKES\$" | while IFS= read -r f; do grep -Iq . "$f" 2>/dev/null && printf '%s\n' "$f"; done |
         tr '\n' '\0' | xargs -0 awk "/$BEGIN_RE/ { inside = 1; next } /$END_RE/ { inside = 0; next } !inside" |
         grep -oF -f "$cands" | LC_ALL=C sort -u | LC_ALL=C comm -23 "$cands" -
     rm -f "$cands"
@@ -176,7 +181,8 @@ stub_page() {
         END { if (state == 2) flush(); else if (state == 1) print head }' "$1"
 }
 
-# A copy of the project as it stands (files, above), then the stubs: in the
+# A copy of the project as it stands (files, above; not the list of
+# mistakes, which quotes the bodies), then the stubs: in the
 # source, on the pages, and the reference compiled (OBJDIR: the objects of
 # `make grade-objects`) into grade_reference/ for the grader, without debug
 # information.
@@ -187,7 +193,7 @@ workbook() {
         rel=${f#common/}; [ -f "$objdir/${rel%.c}.o" ] || die "no $objdir/${rel%.c}.o: make grade-objects compiles it"
     done
     mkdir -p "$dir"
-    files | tar -T - -cf - | tar -C "$dir" -xf -
+    files | grep -v -x -e "$MISTAKES" | tar -T - -cf - | tar -C "$dir" -xf -
     : > "$bodies"
     for f in $(exercise_files); do
         stub "$f" "$bodies" > "$dir/$f.tmp" && mv "$dir/$f.tmp" "$dir/$f"
