@@ -25,7 +25,7 @@
 #   scripts/grade.sh [--step N] [--times] [--first] [NAME...]
 #     --step N     only step N's exercises (2 to 5 have some; "model" for docs/tinydit.md's)
 #     --times      each exercise's grading time too
-#     --first      an exercise's checks stop at its first failure
+#     --first      after an exercise's first failed check, its other checks are not run
 #     NAME...      only these exercises
 # Run from the project root, by `make grade [EX=name]`. Exit 0 if every
 # graded check passes, 1 if one fails, 2 on bad arguments or a missing object.

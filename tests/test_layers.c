@@ -468,7 +468,7 @@ START_TEST(test_activation_values) {
         double ref = x[i] / (1.0 + exp(-x[i]));
         ck_assert_msg(fabs(y[i] - ref) < 1e-6, "silu(%g) = %g, want %g", x[i], y[i], ref);
     }
-    enum { n = 37 };   // an odd count: a loop that stops short leaves the last one out
+    enum { n = 37 };   // an odd count: a loop that ends one short leaves the last one out
     float gate[n], value[n], out[n];
     fill_normal(gate, n, 2.0f, 441); fill_normal(value, n, 1.0f, 442);
     for (int i = 0; i < n; i++) out[i] = NAN;
