@@ -41,11 +41,15 @@ SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-o
 #                     suppressed and why)
 # and CK_TIMEOUT_MULTIPLIER=10: Check's per-test timeouts are set for normal
 # speed; ASan and UBSan make the numeric tests 2-5 times slower.
+# TINYDIT_FUZZ_CONFIGS=250: tests/test_config_fuzz.c trains and reloads 250
+# random valid configurations (40 in a plain `make check`), so that every
+# shape the fuzzer draws runs its forward, backward, checkpoint and the
+# trainer's checks under the sanitizers.
 SAN_DIR := $(BUILD)/sanitize
 SAN_ENV := ASAN_OPTIONS=exitcode=86:halt_on_error=1:detect_leaks=1:abort_on_error=0:strict_string_checks=1:detect_stack_use_after_return=1 \
            UBSAN_OPTIONS=exitcode=87:halt_on_error=1:print_stacktrace=1 \
            LSAN_OPTIONS=suppressions=$(abspath $(ROOT)/mk/lsan.supp):print_suppressions=0 \
-           CK_TIMEOUT_MULTIPLIER=10
+           CK_TIMEOUT_MULTIPLIER=10 TINYDIT_FUZZ_CONFIGS=250
 SAN_MAKEVARS := OPT="-O1 -g $(SAN_FLAGS)" LDFLAGS="-fopenmp $(SAN_FLAGS)"
 
 sanitize:
