@@ -19,6 +19,12 @@
 //   bad arguments, to every step program      usage and exit 2
 //   a second train on a folder in use         exit 1 naming the first's PID;
 //                                             a killed run's lock is no obstacle
+//   a model CIFAR-10 cannot fill (img,        exit 2 (1 for a checkpoint) naming
+//   channels, patch), in train, a resume      both values, before anything is
+//   and step0_tour; bad run names             made; nothing under --out
+//   a FIFO, a device, a folder as data;       exit 1 at once, saying what it is
+//   a batch too large for memory              or how many bytes; no folder left
+//   a resume with other options               a line naming each one ignored
 //
 // Why not `chmod 0500` for "cannot write": CI and this machine run as root,
 // and root writes through any permission bits. RLIMIT_FSIZE is enforced for
