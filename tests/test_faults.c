@@ -1321,6 +1321,17 @@ START_TEST(test_out_of_memory_says_how_much) {
     int st = run_train(out, "huge", NULL, extra);
     if (saved) { setenv("ASAN_OPTIONS", saved, 1); free(saved); } else unsetenv("ASAN_OPTIONS");
     path_in(log, sizeof log, g_tmp, "huge.log");
+    // ASan says "WARNING: AddressSanitizer failed to allocate 0x... bytes"
+    // before it returns NULL as asked: that line is the test's doing, not a
+    // finding (any other sanitizer report still fails below)
+    char *t = read_text(log), *w = strstr(t, "WARNING: AddressSanitizer failed to allocate");
+    if (w) {
+        char *bol = w, *eol = strchr(w, '\n');
+        while (bol > t && bol[-1] != '\n') bol--;
+        memmove(bol, eol ? eol + 1 : w + strlen(w), strlen(eol ? eol + 1 : w + strlen(w)) + 1);
+        write_bytes(log, t, strlen(t));
+    }
+    free(t);
     assert_exit(st, TRAIN_ERROR, log);
     assert_log_has(log, "out of memory");
     assert_log_has(log, " bytes");
