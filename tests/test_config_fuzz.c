@@ -6,8 +6,9 @@
 // head_dim 4, no biases with SwiGLU, ...) would pass them. Here a fixed seed
 // draws configurations the way a user's --set lines make them: img, channels,
 // patch, dim, heads, depth, mlp, pos, norm, qk_norm, bias (and freq_dim,
-// mlp_ratio, batch) as "key=value" text through config_set, then
-// config_validate. For each valid one:
+// mlp_ratio, batch; and ada, the adaLN variant, where the config has that
+// key) as "key=value" text through config_set, then config_validate. For
+// each valid one:
 //   - three training steps on random images of its shape: the losses finite;
 //   - a checkpoint with the AdamW moments, loaded back: the config, every
 //     weight and both moments bit for bit, and the loaded model's forward
@@ -65,6 +66,9 @@ static int draw_config(Rng *r, Config *c, int cifar_shape, char *desc, size_t dl
     snprintf(sets[n++], 48, "freq_dim=%d", 2 * (1 + pick(r, 8)));
     snprintf(sets[n++], 48, "batch=%d", 1 + pick(r, 3));
     snprintf(sets[n++], 48, "seed=%d", pick(r, 1000));
+    // the block's adaLN variant, where the config has one (plain | zero)
+    Config probe = config_default();
+    if (config_set(&probe, "ada=zero", NULL, 0) == 0) snprintf(sets[n++], 48, "ada=%s", pick(r, 2) ? "zero" : "plain");
     *c = config_default();
     size_t used = 0;
     desc[0] = '\0';
