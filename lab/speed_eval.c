@@ -80,7 +80,9 @@ static int eval_parts_init(EvalParts *e, const Config *base, int batch) {
     Config c = *base;
     char err[512];
     c.batch = batch;
-    if (config_validate(&c, err, sizeof err) != 0 || model_build(&e->m, &c, err, sizeof err) != 0) {
+    // the exam's images are CIFAR-10's 3,072 bytes (val_exam_init refuses other shapes)
+    if (config_validate(&c, err, sizeof err) != 0 || cifar_check_config(&c, "--set", err, sizeof err) != 0 ||
+        model_build(&e->m, &c, err, sizeof err) != 0) {
         fprintf(stderr, "error: %s\n", err);
         return 2;
     }

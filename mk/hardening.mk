@@ -41,11 +41,15 @@ SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-o
 #                     suppressed and why)
 # and CK_TIMEOUT_MULTIPLIER=10: Check's per-test timeouts are set for normal
 # speed; ASan and UBSan make the numeric tests 2-5 times slower.
+# TINYDIT_FUZZ_CONFIGS=250: tests/test_config_fuzz.c trains and reloads 250
+# random valid configurations (40 in a plain `make check`), so that every
+# shape the fuzzer draws runs its forward, backward, checkpoint and the
+# trainer's checks under the sanitizers.
 SAN_DIR := $(BUILD)/sanitize
 SAN_ENV := ASAN_OPTIONS=exitcode=86:halt_on_error=1:detect_leaks=1:abort_on_error=0:strict_string_checks=1:detect_stack_use_after_return=1 \
            UBSAN_OPTIONS=exitcode=87:halt_on_error=1:print_stacktrace=1 \
            LSAN_OPTIONS=suppressions=$(abspath $(ROOT)/mk/lsan.supp):print_suppressions=0 \
-           CK_TIMEOUT_MULTIPLIER=10
+           CK_TIMEOUT_MULTIPLIER=10 TINYDIT_FUZZ_CONFIGS=250
 SAN_MAKEVARS := OPT="-O1 -g $(SAN_FLAGS)" LDFLAGS="-fopenmp $(SAN_FLAGS)"
 
 sanitize:
@@ -115,7 +119,7 @@ FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS ?= safetensors cifar config
 FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
-FUZZ_LIB_SRC := $(addprefix $(ROOT)/common/,io/safetensors.c io/config_parse.c nn/config.c io/cifar.c train/dataloader.c nn/rng.c io/errors.c io/args.c io/paths.c)
+FUZZ_LIB_SRC := $(addprefix $(ROOT)/common/,io/safetensors.c io/fileio.c io/config_parse.c nn/config.c io/cifar.c train/dataloader.c nn/rng.c io/errors.c io/args.c io/paths.c)
 # -max_len: cifar up to 4 records and the control byte; a --set line is short.
 # fuzz/<target>.dict, where there is one, gives libFuzzer the words of the
 # format (keys, enum names, JSON keys) and the numbers at the edges of int,

@@ -27,6 +27,7 @@
 #include "io/args.h"
 #include "io/bench.h"
 #include "io/checkpoint.h"
+#include "io/checksum.h"
 #include "io/cifar.h"
 #include "io/figure.h"
 #include "io/metrics.h"
@@ -512,15 +513,30 @@ int main(int argc, char **argv) {
     }
     Model m;
     double t0 = wall_seconds();
-    if (checkpoint_load(o.model, &m, NULL, err, sizeof err) != 0) {
+    SafeTensors st;
+    if (checkpoint_load(o.model, &m, &st, err, sizeof err) != 0) {
         fprintf(stderr, "error: %s\n", err);
         cifar_free(&test);
         return 1;
     }
     double load_secs = wall_seconds() - t0;
+    int checksums = st_checksum_count(&st);
+    st_free(&st);
+    // the test images go into buffers of the model's img and channels
+    if (test.n > 0 && cifar_check_config(&m.cfg, o.model, err, sizeof err) != 0) {
+        if (need_data) {
+            fprintf(stderr, "error: --test-image and --val-mse need a model of CIFAR-10's shape: %s\n", err);
+            cifar_free(&test);
+            model_free(&m);
+            return 1;
+        }
+        fprintf(stderr, "step0_tour: %s; the figures leave out the flow path\n", err);
+        cifar_free(&test);
+    }
     char desc[1024];
     config_describe(&m.cfg, desc, sizeof desc);
-    printf("%s: %zu parameters, checksums verified\n   %s\n", o.model_name, m.n_params, desc);
+    if (checksums > 0) printf("%s: %zu parameters, checksums verified\n   %s\n", o.model_name, m.n_params, desc);
+    else printf("%s: %zu parameters (the file has no checksums to verify)\n   %s\n", o.model_name, m.n_params, desc);
     if (o.timed) printf("   (--time: loaded in %.2f s)\n", load_secs);
     size_t per = (size_t)m.cfg.channels * m.cfg.img * m.cfg.img;
     float *x1 = malloc(sizeof(float) * per);

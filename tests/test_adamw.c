@@ -178,6 +178,39 @@ START_TEST(test_train_adamw_step_decays_matrices_only) {
 }
 END_TEST
 
+// The gradient norm a training step reports (loss.tsv's grad_norm, the
+// divergence check) is the L2 norm of every gradient: √Σg², recomputed here
+// in long double after one step of a small model. Cheap and early, so that a
+// norm without its square root (or squared twice) fails in the first second
+// of `make check`.
+START_TEST(test_step_reports_the_l2_norm) {
+    Config c = config_default();
+    c.dim = 16; c.depth = 1; c.heads = 2; c.freq_dim = 8; c.patch = 8;
+    Model m;
+    char err[256];
+    ck_assert_msg(model_build(&m, &c, err, sizeof err) == 0, "%s", err);
+    model_init_weights(&m, 1);
+    fill_normal(m.params, m.n_params, 0.3f, 2);   // no zero-initialised layer: every gradient alive
+    AdamWConfig opt = adamw_default(1e-3f);
+    TrainState ts;
+    ck_assert_int_eq(train_state_init(&ts, &m, 2, &opt), 0);
+    float *x1 = alloc_floats(2 * 3 * 32 * 32);
+    fill_normal(x1, 2 * 3 * 32 * 32, 0.5f, 3);
+    Rng r;
+    rng_seed(&r, 4);
+    train_step(&ts, x1, &r);
+    long double ss = 0;
+    for (size_t i = 0; i < m.n_params; i++) ss += (long double)m.grads[i] * m.grads[i];
+    double want = (double)sqrtl(ss);
+    ck_assert_msg(want > 0.01 && want != 1.0, "a gradient norm of %g cannot tell a norm from its square", want);
+    ck_assert_msg(fabs(ts.grad_norm - want) <= 1e-9 * want, "grad_norm %.12g, but sqrt(sum g^2) = %.12g",
+                  ts.grad_norm, want);
+    train_state_free(&ts);
+    model_free(&m);
+    free(x1);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("adamw");
     TCase *update = tcase_create("update");   // on its own for `make grade` (CK_RUN_CASE)
@@ -185,6 +218,7 @@ int main(void) {
     suite_add_tcase(s, update);
     TCase *tc = tcase_create("adamw");
     tcase_add_test(tc, test_train_adamw_step_decays_matrices_only);
+    tcase_add_test(tc, test_step_reports_the_l2_norm);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }

@@ -450,6 +450,102 @@ START_TEST(test_loader_epochs_are_permutations) {
 }
 END_TEST
 
+// ---------------------------------------------------------------------------
+// The order as a shuffle: each epoch must be a uniformly random permutation,
+// which "every image once per epoch" alone does not say (a Sattolo cycle,
+// every permutation one single cycle, passes it). Two statistics over many
+// epochs of a set of n = 6 images, each judged by its chi-square p-value:
+//   positions  how often image e lands at position k (36 counts). One draw's
+//              permutation matrix P has Σ(P_ek − 1/n)² = n − 1 spread evenly
+//              over the (n−1)² directions the row and column sums leave free,
+//              so (n−1)/n · Σ(O − E)²/E is chi-square with (n−1)² = 25 df.
+//   cycles     the number of cycles of each epoch's permutation, against the
+//              law of a random permutation of 6: P(k cycles) = c(6, k)/6!
+//              with c the unsigned Stirling numbers 120, 274, 225, 85, 15, 1;
+//              5 df.
+// A fixed seed makes the test deterministic; the threshold p < 1e-9 is one a
+// correct Fisher-Yates crosses once in a billion seeds, and any fixed bias
+// at all crosses it with enough epochs: a Sattolo cycle gives p = 0 on both.
+
+// P(X >= x) for X ~ chi-square with df degrees of freedom: the regularised
+// upper incomplete gamma Q(df/2, x/2), by its series below a + 1 and its
+// continued fraction (modified Lentz) above.
+static double chi2_sf(double x, int df) {
+    double a = 0.5 * df, z = 0.5 * x;
+    if (z <= 0) return 1.0;
+    double front = exp(a * log(z) - z - lgamma(a));
+    if (z < a + 1) {
+        double term = 1.0 / a, sum = term;
+        for (int n = 1; n < 1000 && fabs(term) > 1e-17 * sum; n++) sum += term *= z / (a + n);
+        return 1.0 - front * sum;
+    }
+    double b = z + 1 - a, c = 1e300, d = 1 / b, h = d;
+    for (int i = 1; i < 1000; i++) {
+        double an = -i * (i - a);
+        b += 2;
+        d = an * d + b; if (fabs(d) < 1e-300) d = 1e-300;
+        c = b + an / c; if (fabs(c) < 1e-300) c = 1e-300;
+        d = 1 / d;
+        double step = d * c;
+        h *= step;
+        if (fabs(step - 1) < 1e-15) break;
+    }
+    return front * h;
+}
+
+START_TEST(test_chi2_sf_known_values) {
+    // exact for 2 df: exp(-x/2); for 1 df: erfc(sqrt(x/2))
+    for (double x = 0.5; x < 80; x *= 1.7) {
+        ck_assert_double_eq_tol(chi2_sf(x, 2) / exp(-x / 2), 1.0, 1e-10);
+        ck_assert_double_eq_tol(chi2_sf(x, 1) / erfc(sqrt(x / 2)), 1.0, 1e-8);
+    }
+    ck_assert_double_eq_tol(chi2_sf(37.6525, 25), 0.05, 1e-5);   // tables: 95th percentile of 25 df
+    ck_assert_double_eq_tol(chi2_sf(11.0705, 5), 0.05, 1e-5);
+}
+END_TEST
+
+START_TEST(test_loader_order_is_a_uniform_shuffle) {
+    enum { N = 6, EPOCHS = 30000 };
+    static const double stirling[N + 1] = { 0, 120, 274, 225, 85, 15, 1 };   // c(6, k), sum 720
+    CifarSet s = fake_set(N);
+    DataLoader dl;
+    char err[256];
+    ck_assert_int_eq(dataloader_init(&dl, &s, 2024, false, err, sizeof err), 0);
+    double at[N][N] = { { 0 } }, cycles[N + 1] = { 0 };
+    float *x = alloc_floats((size_t)N * CIFAR_PIXELS);
+    int perm[N];
+    for (int e = 0; e < EPOCHS; e++) {
+        dataloader_next(&dl, N, x, perm, NULL);   // one whole epoch
+        int seen[N] = { 0 }, k = 0;
+        for (int p = 0; p < N; p++) at[perm[p]][p]++;
+        for (int start = 0; start < N; start++) {
+            if (seen[start]) continue;
+            k++;
+            for (int i = start; !seen[i]; i = perm[i]) seen[i] = 1;
+        }
+        cycles[k]++;
+    }
+    double x2 = 0, expect = (double)EPOCHS / N;
+    for (int i = 0; i < N; i++)
+        for (int p = 0; p < N; p++) x2 += (at[i][p] - expect) * (at[i][p] - expect) / expect;
+    double p_positions = chi2_sf(x2 * (N - 1) / N, (N - 1) * (N - 1));
+    double c2 = 0;
+    for (int k = 1; k <= N; k++) {
+        double want = EPOCHS * stirling[k] / 720.0;
+        c2 += (cycles[k] - want) * (cycles[k] - want) / want;
+    }
+    double p_cycles = chi2_sf(c2, N - 1);
+    printf("%d epochs of 6 images: positions chi2 %.1f (25 df, p = %.3g); cycle counts 1..6: %.0f %.0f %.0f %.0f "
+           "%.0f %.0f, chi2 %.1f (5 df, p = %.3g)\n", EPOCHS, x2 * (N - 1) / N, p_positions, cycles[1], cycles[2],
+           cycles[3], cycles[4], cycles[5], cycles[6], c2, p_cycles);
+    ck_assert_msg(p_positions > 1e-9, "images are not equally likely at every position (p = %.3g)", p_positions);
+    ck_assert_msg(p_cycles > 1e-9, "the cycle counts are not those of random permutations (p = %.3g)", p_cycles);
+    free(x);
+    dataloader_free(&dl);
+    cifar_free(&s);
+}
+END_TEST
+
 // flip=true mirrors about half of the images, and exactly those.
 START_TEST(test_loader_flips_half) {
     const int n = 1000, B = 250, batches = 40;   // 10,000 coins
@@ -578,6 +674,8 @@ static Suite *cifar_suite(void) {
     tcase_set_timeout(order, 30);
     tcase_add_test(order, test_loader_same_seed_same_batches);
     tcase_add_test(order, test_loader_epochs_are_permutations);
+    tcase_add_test(order, test_chi2_sf_known_values);
+    tcase_add_test(order, test_loader_order_is_a_uniform_shuffle);
     tcase_add_test(order, test_loader_flips_half);
     tcase_add_test(order, test_loader_resume);
     tcase_add_test(order, test_loader_state_text);

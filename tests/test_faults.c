@@ -19,6 +19,12 @@
 //   bad arguments, to every step program      usage and exit 2
 //   a second train on a folder in use         exit 1 naming the first's PID;
 //                                             a killed run's lock is no obstacle
+//   a model CIFAR-10 cannot fill (img,        exit 2 (1 for a checkpoint) naming
+//   channels, patch), in train, a resume      both values, before anything is
+//   and step0_tour; bad run names             made; nothing under --out
+//   a FIFO, a device, a folder as data;       exit 1 at once, saying what it is
+//   a batch too large for memory              or how many bytes; no folder left
+//   a resume with other options               a line naming each one ignored
 //
 // Why not `chmod 0500` for "cannot write": CI and this machine run as root,
 // and root writes through any permission bits. RLIMIT_FSIZE is enforced for
@@ -1130,6 +1136,244 @@ static int run_args(char *const argv[], const char *log, double timeout) {
     return finish(&ch, timeout);
 }
 
+// ===========================================================================
+// Inputs checked before anything runs, and a failed start that leaves
+// nothing behind: a model whose img, channels or patch the data cannot fill,
+// run names that are not one folder name, data "files" that are a FIFO, a
+// device or a directory, a batch too large for memory. Each: a clear message
+// naming the values, a non-zero exit, and no folder under --out.
+
+// The folder must not exist, or be empty: nothing was left behind.
+static void assert_nothing_in(const char *dir, const char *log) {
+    if (!exists(dir)) return;
+    char pattern[600];
+    snprintf(pattern, sizeof pattern, "%s/*", dir);
+    int n = count_matches(pattern);
+    snprintf(pattern, sizeof pattern, "%s/.[!.]*", dir);
+    n += count_matches(pattern);
+    char *t = read_text(log);
+    ck_assert_msg(n == 0, "%s: a failed start left %d entries in %s\n%s", log, n, dir, tail_of(t));
+    free(t);
+}
+
+START_TEST(test_config_that_does_not_fit_the_data_is_refused) {
+    if (!have_cifar("config vs data")) return;
+    tmp_begin(__func__);
+    typedef struct { const char *set[4]; int code; const char *expect[2]; } Case;
+    const Case cases[] = {
+        { { "--set", "img=16" }, 2, { "img=16", "img=32" } },        // wrote past the batch: heap overflow
+        { { "--set", "channels=1" }, 2, { "channels=1", "channels=3" } },
+        { { "--set", "img=64" }, 2, { "img=64", "img=32" } },        // trained on uninitialised memory
+        { { "--set", "img=48", "--set", "patch=16" }, 2, { "img=48", "img=32" } },
+        { { "--set", "patch=5" }, 2, { "img=32", "patch=5" } },
+        { { "--name", "../escape" }, 2, { "../escape", "one path component" } },
+        { { "--name", "" }, 2, { "--name is empty", "" } },
+        { { "--name", "a/b" }, 2, { "a/b", "one path component" } },
+        { { "--name", ".." }, 2, { "'..'", "" } },
+    };
+    char out[400];
+    snprintf(out, sizeof out, "%s/runs/deeper", g_tmp);
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        const Case *c = &cases[k];
+        const char *name = "fit";
+        const char *extra[8] = { NULL };
+        int n = 0;
+        for (int i = 0; i < 4 && c->set[i]; i += 2) {
+            if (strcmp(c->set[i], "--name") == 0) { name = c->set[i + 1]; continue; }
+            extra[n++] = c->set[i];
+            extra[n++] = c->set[i + 1];
+        }
+        extra[n] = NULL;
+        char *argv[20], log[400];
+        int a = 0;
+        argv[a++] = PROG; argv[a++] = "train"; argv[a++] = "--name"; argv[a++] = (char *)name;
+        argv[a++] = "--preset"; argv[a++] = "smoke"; argv[a++] = "--out"; argv[a++] = out;
+        argv[a++] = "--no-scorecard";
+        for (int i = 0; extra[i]; i++) argv[a++] = (char *)extra[i];
+        argv[a] = NULL;
+        snprintf(log, sizeof log, "%s/fit_%zu.log", g_tmp, k);
+        Child ch;
+        spawn(&ch, log, NULL, argv);
+        assert_exit(finish(&ch, RUN_TIMEOUT), c->code, log);
+        for (int i = 0; i < 2; i++) assert_log_has(log, c->expect[i]);
+        char runs[400];   // "../escape" would land in runs/, "" in runs/deeper itself
+        assert_nothing_in(path_in(runs, sizeof runs, g_tmp, "runs"), log);
+        char *t = read_text(log), *e = strstr(t, "error: ");
+        if (e) e[strcspn(e, "\n")] = 0;
+        printf("  case %zu, exit %d: %.150s\n", k, c->code, e ? e : "");
+        free(t);
+    }
+    tmp_end();
+}
+END_TEST
+
+// A checkpoint of a model that is not CIFAR-10's shape (img=16), made the way
+// a trainer of another data set would; and one whose file has no checksums.
+static void write_checkpoint(const char *path, const char *set, int with_checksums) {
+    Config c = config_default();
+    char err[1024];
+    c.dim = 16; c.depth = 1; c.heads = 2; c.freq_dim = 8;
+    if (set) ck_assert_msg(config_set(&c, set, err, sizeof err) == 0, "%s", err);
+    Model m;
+    ck_assert_msg(model_build(&m, &c, err, sizeof err) == 0, "%s", err);
+    model_init_weights(&m, 1);
+    ck_assert_msg(checkpoint_save(path, &m, NULL, 0, NULL, 0, err, sizeof err) == 0, "%s", err);
+    model_free(&m);
+    if (with_checksums) return;
+    Ckpt k;
+    ckpt_open(&k, path);
+    write_with_header(path, &k, k.plain);
+    ckpt_close(&k);
+}
+
+START_TEST(test_programs_reading_a_checkpoint_check_its_shape) {
+    if (!have_cifar("checkpoint vs data")) return;
+    tmp_begin(__func__);
+    const char *tour = "step0_tour/step0_tour";
+    if (access(tour, X_OK) != 0) ck_abort_msg("%s not built", tour);
+    char small[400], plain[400], log[400];
+    write_checkpoint(path_in(small, sizeof small, g_tmp, "img16.safetensors"), "img=16", 1);
+    write_checkpoint(path_in(plain, sizeof plain, g_tmp, "plain.safetensors"), NULL, 0);
+    const char *flags[2] = { "--val-mse", "--test-image" };
+    for (int i = 0; i < 2; i++) {
+        char *argv[] = { (char *)tour, "--threads", "1", "--model", small, (char *)flags[i], NULL };
+        snprintf(log, sizeof log, "%s/tour_%d.log", g_tmp, i);
+        assert_exit(run_args(argv, log, RUN_TIMEOUT), 1, log);
+        assert_log_has(log, "img=16");
+        assert_log_has(log, "img=32");
+    }
+    // "checksums verified" only for a file that has them
+    char *argv[] = { (char *)tour, "--threads", "1", "--model", plain, NULL };
+    assert_exit(run_args(argv, path_in(log, sizeof log, g_tmp, "plain.log"), RUN_TIMEOUT), 0, log);
+    char *t = read_text(log);
+    ck_assert_msg(!strstr(t, "checksums verified"), "%s: claims checksums it does not have:\n%s", log, tail_of(t));
+    ck_assert_msg(strstr(t, "no checksums"), "%s: does not say the file has no checksums:\n%s", log, tail_of(t));
+    free(t);
+    // a resume from a checkpoint of the wrong shape: the trainer's own check
+    char run[400], ckpt[500];
+    snprintf(run, sizeof run, "%s/runs/r16", g_tmp);
+    char cmd[2000];
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s' && cp '%s' '%s/ckpt.safetensors'", run, small, run);
+    ck_assert_int_eq(system(cmd), 0);
+    snprintf(ckpt, sizeof ckpt, "%s/runs", g_tmp);
+    const char *extra[] = { "--resume", NULL };
+    int st = run_train(ckpt, "r16", NULL, extra);
+    assert_exit(st, TRAIN_ERROR, path_in(log, sizeof log, g_tmp, "r16.log"));
+    assert_log_has(log, "img=16");
+    printf("  step0_tour --val-mse/--test-image and train --resume refuse an img=16 checkpoint; "
+           "a file without checksums is not called verified\n");
+    tmp_end();
+}
+END_TEST
+
+START_TEST(test_data_that_is_not_a_regular_file) {
+    if (!have_cifar("not a regular file")) return;
+    tmp_begin(__func__);
+    char real[4200];
+    ck_assert_ptr_nonnull(realpath(cifar_dir(), real));
+    typedef struct { const char *name, *file, *expect; } Case;
+    const Case cases[] = {
+        { "fifo", "data_batch_3.bin", "FIFO" },           // blocked the trainer forever in fopen
+        { "device", "test_batch.bin", "character device" },
+        { "folder", "data_batch_1.bin", "directory" },
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        const Case *cs = &cases[k];
+        char dir[400], p[4400], src[4400], log[400], out[400];
+        snprintf(dir, sizeof dir, "%s/cifar_%s", g_tmp, cs->name);
+        ck_assert_int_eq(mkdir(dir, 0755), 0);
+        for (int i = 0; i < 6; i++) {
+            path_in(p, sizeof p, dir, CIFAR_FILES[i]);
+            if (strcmp(CIFAR_FILES[i], cs->file) != 0)
+                ck_assert_int_eq(symlink(path_in(src, sizeof src, real, CIFAR_FILES[i]), p), 0);
+            else if (k == 0) ck_assert_int_eq(mkfifo(p, 0644), 0);
+            else if (k == 1) ck_assert_int_eq(symlink("/dev/zero", p), 0);
+            else ck_assert_int_eq(mkdir(p, 0755), 0);
+        }
+        snprintf(out, sizeof out, "%s/runs_%s", g_tmp, cs->name);
+        ChildOpts o = { dir, 0 };
+        Child ch;
+        double t0 = now_s();
+        start_train(&ch, out, cs->name, &o, NULL);
+        int st = finish(&ch, 60);   // the FIFO: at once, not after a timeout
+        snprintf(log, sizeof log, "%s/%s.log", g_tmp, cs->name);
+        assert_exit(st, TRAIN_ERROR, log);
+        assert_log_has(log, cs->file);
+        assert_log_has(log, cs->expect);
+        ck_assert_msg(!exists(out), "%s: the failed start left %s behind", log, out);
+        printf("  %-6s in place of %s: exit 1 in %.1f s, nothing left in --out\n", cs->name, cs->file, now_s() - t0);
+    }
+    tmp_end();
+}
+END_TEST
+
+START_TEST(test_out_of_memory_says_how_much) {
+    if (!have_cifar("out of memory")) return;
+    tmp_begin(__func__);
+    // under ASan, a failed calloc must return NULL, as it does without
+    const char *asan = getenv("ASAN_OPTIONS");
+    char *saved = asan ? strdup(asan) : NULL, opts[2048];
+    snprintf(opts, sizeof opts, "%s%sallocator_may_return_null=1", asan ? asan : "", asan ? ":" : "");
+    setenv("ASAN_OPTIONS", opts, 1);
+    char out[400], log[400];
+    snprintf(out, sizeof out, "%s/runs", g_tmp);
+    const char *extra[] = { "--set", "batch=2000000000", NULL };
+    int st = run_train(out, "huge", NULL, extra);
+    if (saved) { setenv("ASAN_OPTIONS", saved, 1); free(saved); } else unsetenv("ASAN_OPTIONS");
+    path_in(log, sizeof log, g_tmp, "huge.log");
+    // ASan says "WARNING: AddressSanitizer failed to allocate 0x... bytes"
+    // before it returns NULL as asked: that line is the test's doing, not a
+    // finding (any other sanitizer report still fails below)
+    char *t = read_text(log), *w = strstr(t, "WARNING: AddressSanitizer failed to allocate");
+    if (w) {
+        char *bol = w, *eol = strchr(w, '\n');
+        while (bol > t && bol[-1] != '\n') bol--;
+        memmove(bol, eol ? eol + 1 : w + strlen(w), strlen(eol ? eol + 1 : w + strlen(w)) + 1);
+        write_bytes(log, t, strlen(t));
+    }
+    free(t);
+    assert_exit(st, TRAIN_ERROR, log);
+    assert_log_has(log, "out of memory");
+    assert_log_has(log, " bytes");
+    assert_log_has(log, "batch=2000000000");
+    ck_assert_msg(!exists(out), "%s: the failed start left %s behind", log, out);
+    tmp_end();
+}
+END_TEST
+
+// A resume takes the checkpoint's config: each option it ignores, and each
+// it takes from the command line instead (steps of another preset), is
+// named on a line of its own.
+START_TEST(test_resume_names_the_options_it_ignores) {
+    if (!have_cifar("resume options")) return;
+    tmp_begin(__func__);
+    const char *first[] = { "--stop-after", "1", NULL };
+    char log[400];
+    assert_exit(run_train(g_tmp, "opts", NULL, first), TRAIN_STOPPED, path_in(log, sizeof log, g_tmp, "opts.log"));
+    const char *again[] = { "--resume", "--preset", "quick", "--set", "dim=64", "--set", "lr=0.001",
+                            "--set", "steps=2", "--stop-after", "2", NULL };
+    assert_exit(run_train(g_tmp, "opts", NULL, again), TRAIN_STOPPED, log);
+    char *t = read_text(log);
+    const char *lines[2] = { "ignores these options: ", "takes these options, not the checkpoint's: " };
+    const char *want[2][3] = { { "dim=64 (checkpoint: 32)", "lr=0.001", "(checkpoint: 0.0003" },
+                               { "steps=2 (checkpoint: 60)", NULL, NULL } };
+    for (int i = 0; i < 2; i++) {
+        char *l = strstr(t, lines[i]);
+        ck_assert_msg(l != NULL, "%s: no line \"%s\":\n%s", log, lines[i], tail_of(t));
+        char *bol = l;
+        while (bol > t && bol[-1] != '\n') bol--;
+        ck_assert_msg(strncmp(bol, "note: ", 6) == 0, "%s: \"%s\" is not on a line of its own", log, lines[i]);
+        char line[1024];
+        snprintf(line, sizeof line, "%.*s", (int)strcspn(bol, "\n"), bol);
+        for (int j = 0; j < 3 && want[i][j]; j++)
+            ck_assert_msg(strstr(line, want[i][j]), "%s: no \"%s\" in \"%s\"", log, want[i][j], line);
+        printf("  %s\n", line);
+    }
+    free(t);
+    tmp_end();
+}
+END_TEST
+
 START_TEST(test_bad_arguments_exit_2) {
     if (access(PROG, X_OK) != 0) ck_abort_msg("%s not built", PROG);
     tmp_begin(__func__);
@@ -1206,6 +1450,11 @@ int main(void) {
     tcase_add_test(tc, test_resume_from_bit_flipped_checkpoint);
     tcase_add_test(tc, test_sigkill_then_resume_is_bit_identical);
     tcase_add_test(tc, test_second_train_on_a_locked_folder_stops);
+    tcase_add_test(tc, test_config_that_does_not_fit_the_data_is_refused);
+    tcase_add_test(tc, test_programs_reading_a_checkpoint_check_its_shape);
+    tcase_add_test(tc, test_data_that_is_not_a_regular_file);
+    tcase_add_test(tc, test_out_of_memory_says_how_much);
+    tcase_add_test(tc, test_resume_names_the_options_it_ignores);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }

@@ -2,7 +2,10 @@
 // whose answer is known in closed form.
 #include <omp.h>
 #include "testutil.h"
+#include <cblas.h>
+#include <lapacke.h>
 #include "eval/frechet.h"
+#include "eval/scorecard.h"
 
 // x (n, d) = mu + z · Lᵀ with z ~ N(0, I): samples of N(mu, L·Lᵀ).
 static float *gaussian_sample(long n, int d, const double *mu, const double *L, unsigned long long seed) {
@@ -200,6 +203,70 @@ START_TEST(test_trace_sqrt_psd) {
 }
 END_TEST
 
+// probe-FD, pinned: scorecard_probe_fd (the samples' features in batches,
+// their statistics, frechet_distance) against a recomputation by another
+// route. Features image by image; then, with X1, X2 the centred features
+// divided by √(n−1), Σ1 = X1ᵀX1 and Σ2 = X2ᵀX2, and the nonzero eigenvalues of
+// Σ1Σ2 are the squared singular values of X1·X2ᵀ: Tr((Σ1Σ2)^½) is the sum of
+// those singular values, from an SVD, with no matrix square root.
+// Features of n images, image by image (batch 1), centred and divided by
+// √(n−1): X (n, D) with Σ = XᵀX; their mean into mu (D).
+static void centred_features(const Probe *p, const float *images, int n, double *X, double *mu) {
+    float f[PROBE_FEATURES];
+    for (int j = 0; j < PROBE_FEATURES; j++) mu[j] = 0.0;
+    for (int i = 0; i < n; i++) {
+        probe_features(p, images + (size_t)i * CIFAR_PIXELS, 1, f);
+        for (int j = 0; j < PROBE_FEATURES; j++) { X[(size_t)i * PROBE_FEATURES + j] = f[j]; mu[j] += f[j] / (double)n; }
+    }
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < PROBE_FEATURES; j++)
+            X[(size_t)i * PROBE_FEATURES + j] = (X[(size_t)i * PROBE_FEATURES + j] - mu[j]) / sqrt(n - 1.0);
+}
+
+START_TEST(test_probe_fd_is_the_formula) {
+    const int n_real = 160, n_fake = 130, D = PROBE_FEATURES;
+    Probe *p = probe_alloc();
+    ck_assert_ptr_nonnull(p);
+    probe_init(p, 7);
+    CifarSet real = { n_real, malloc((size_t)n_real * CIFAR_PIXELS), calloc(n_real, 1) };
+    Rng r;
+    rng_seed(&r, 21);
+    for (size_t i = 0; i < (size_t)n_real * CIFAR_PIXELS; i++) real.pixels[i] = (uint8_t)rng_below(&r, 256);
+    float *real_x = alloc_floats((size_t)n_real * CIFAR_PIXELS), *fake = alloc_floats((size_t)n_fake * CIFAR_PIXELS);
+    cifar_range_to_float(&real, 0, n_real, real_x);
+    fill_normal(fake, (size_t)n_fake * CIFAR_PIXELS, 0.6f, 9);   // "samples" of another distribution
+    FeatureStats stats;
+    ck_assert_int_eq(scorecard_real_stats(p, &real, &stats), 0);
+    double got = scorecard_probe_fd(p, &stats, fake, n_fake);
+
+    double *X1 = malloc(sizeof(double) * n_real * D), *X2 = malloc(sizeof(double) * n_fake * D);
+    double *mu1 = calloc(D, sizeof(double)), *mu2 = calloc(D, sizeof(double));
+    double t0 = omp_get_wtime();
+    centred_features(p, real_x, n_real, X1, mu1);
+    centred_features(p, fake, n_fake, X2, mu2);
+    printf("features image by image: %.1f s\n", omp_get_wtime() - t0);
+    double mean_term = 0, tr1 = 0, tr2 = 0;
+    for (int j = 0; j < D; j++) mean_term += (mu1[j] - mu2[j]) * (mu1[j] - mu2[j]);
+    for (size_t k = 0; k < (size_t)n_real * D; k++) tr1 += X1[k] * X1[k];
+    for (size_t k = 0; k < (size_t)n_fake * D; k++) tr2 += X2[k] * X2[k];
+    double *C = malloc(sizeof(double) * n_real * n_fake), *sv = malloc(sizeof(double) * n_fake);
+    double *super = malloc(sizeof(double) * n_fake);
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n_real, n_fake, D, 1.0, X1, D, X2, D, 0.0, C, n_fake);
+    ck_assert_int_eq(LAPACKE_dgesvd(LAPACK_ROW_MAJOR, 'N', 'N', n_real, n_fake, C, n_fake, sv, NULL, 1, NULL, 1, super), 0);
+    double nuclear = 0;
+    for (int i = 0; i < n_fake; i++) nuclear += sv[i];
+    double want = mean_term + tr1 + tr2 - 2.0 * nuclear;
+    ck_assert_msg(want > 0.01 * (tr1 + tr2), "the two sets are too alike to test anything (FD %g)", want);
+    ck_assert_msg(fabs(got - want) <= 1e-4 * want, "probe-FD %.9g, recomputed %.9g (relative %.1e)", got, want,
+                  fabs(got - want) / want);
+    printf("probe-FD of 130 samples against 160 images: %.6f, recomputed through an SVD %.6f\n", got, want);
+    feature_stats_free(&stats);
+    free(X1); free(X2); free(mu1); free(mu2); free(C); free(sv); free(super);
+    free(real_x); free(fake); cifar_free(&real);
+    probe_free(p);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("frechet");
     TCase *tc = tcase_create("core");
@@ -212,5 +279,9 @@ int main(void) {
     tcase_add_test(tc, test_fd_fewer_samples_than_dims);
     tcase_add_test(tc, test_trace_sqrt_psd);
     suite_add_tcase(s, tc);
+    TCase *probe = tcase_create("probe-FD");   // 500 probe forward passes
+    tcase_set_timeout(probe, 120);
+    tcase_add_test(probe, test_probe_fd_is_the_formula);
+    suite_add_tcase(s, probe);
     return run_suite(s);
 }

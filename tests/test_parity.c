@@ -7,6 +7,13 @@
 #include "io/paths.h"
 
 // The reference file of a step, read; fails the test when it is missing.
+static void read_named_file(const char *name, SafeTensors *st) {
+    char rel[128], path[1024], err[512];
+    snprintf(rel, sizeof rel, "tests/golden/layers/%s.safetensors", name);
+    ck_assert_int_eq(project_path(path, sizeof path, rel), 0);
+    ck_assert_msg(st_read(path, st, err, sizeof err) == 0, "%s (make layer-files writes it)", err);
+}
+
 static void read_layer_file(int step, SafeTensors *st) {
     char rel[128], path[1024], err[512];
     snprintf(rel, sizeof rel, "tests/golden/layers/%s.safetensors", parity_file(step));
@@ -43,6 +50,11 @@ START_TEST(test_attention_matches_torch) {
     read_layer_file(3, &st);
     assert_close(parity_attention(&st, 0, &p, err, sizeof err), &p, err, "attention");
     assert_close(parity_attention(&st, 1, &p, err, sizeof err), &p, err, "qk-norm");
+    st_free(&st);
+    // q and k of mean square about 1e-6, as small as eps: QK-norm's eps (its
+    // value, and its place inside the square root) matters here
+    read_named_file("attention_eps", &st);
+    assert_close(parity_attention(&st, 1, &p, err, sizeof err), &p, err, "qk-norm, q and k near eps");
     st_free(&st);
 }
 END_TEST

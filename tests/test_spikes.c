@@ -102,6 +102,27 @@ START_TEST(test_non_finite_losses) {
 }
 END_TEST
 
+// The count pinned on a fixed series, by another route: 700 losses falling
+// as 400/(400 + i) with noise, and at every 37th step from 60 a jump of
+// 1.375 to 2.25 times, some above the 1.5x line and some below; every value
+// a whole number of 1/1024, so that C and Python hold the same floats. The
+// PyTorch replay's counter (tools/torch_train.py, loss_spikes: numpy's
+// median) counts 12 on it:
+//   python3 -c "import sys; sys.path.insert(0, 'tools'); import numpy as np; from torch_train import loss_spikes;
+//     print(loss_spikes(np.array([(2048*400//(400+i) + (n := (i*2654435761 % 2**32) >> 24)) * ((11 + n % 8)
+//     if i >= 60 and (i - 60) % 37 == 0 else 8) // 8 / 1024 for i in range(700)], dtype=np.float32)))"
+START_TEST(test_count_on_a_fixed_series) {
+    float c[700];
+    for (uint32_t i = 0; i < 700; i++) {
+        uint32_t noise = (i * 2654435761u) >> 24;
+        uint32_t k = 2048 * 400 / (400 + i) + noise;
+        if (i >= 60 && (i - 60) % 37 == 0) k = k * (11 + noise % 8) / 8;
+        c[i] = (float)k / 1024.0f;
+    }
+    ck_assert_int_eq(count_loss_spikes(c, 700), 12);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("spikes");
     TCase *tc = tcase_create("core");
@@ -114,6 +135,7 @@ int main(void) {
     tcase_add_test(tc, test_threshold_is_strict);
     tcase_add_test(tc, test_median_of_even_window);
     tcase_add_test(tc, test_non_finite_losses);
+    tcase_add_test(tc, test_count_on_a_fixed_series);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }

@@ -85,6 +85,53 @@ START_TEST(test_val_mse_is_a_fixed_exam) {
 }
 END_TEST
 
+// The exam's number, pinned: recomputed here from its definition
+// (scorecard.h), by another route than scorecard.c's: the noise of every
+// image then a time for each, drawn from VAL_SEED in that order; each image
+// alone through the model (batch 1) at its own time; the squared error
+// against x1 - x0 summed in double. 263 images: a full evaluation batch of
+// 250 and a partial one of 13, so a last batch weighted as a full one shows.
+// Every weight random, so that the output depends on t through every path.
+START_TEST(test_val_mse_is_the_formula) {
+    const int n = 263;
+    CifarSet test = synthetic_set(n, 11);
+    Model m;
+    build_tiny(&m, 0, 3);
+    fill_normal(m.params, m.n_params, 0.2f, 5);
+    size_t per = CIFAR_PIXELS;
+    float *x0 = alloc_floats(per * n), *t = alloc_floats(n), *xt = alloc_floats(per);
+    Rng r;
+    rng_seed(&r, VAL_SEED);
+    rng_fill_normal(&r, x0, (long)(per * n), 1.0f);
+    rng_fill_uniform(&r, t, n, 0.0f, 1.0f);
+    Activations a;
+    ck_assert_int_eq(activations_alloc(&a, &m, 1), 0);
+    double total = 0.0;
+    for (int i = 0; i < n; i++) {
+        const uint8_t *px = test.pixels + (size_t)i * per;
+        const float *z = x0 + (size_t)i * per;
+        for (size_t k = 0; k < per; k++) xt[k] = (1.0f - t[i]) * z[k] + t[i] * ((float)px[k] / 127.5f - 1.0f);
+        model_forward(&m, &a, xt, &t[i]);
+        double sq = 0.0;
+        for (size_t k = 0; k < per; k++) {
+            double d = (double)a.v[k] - ((px[k] / 127.5 - 1.0) - (double)z[k]);
+            sq += d * d;
+        }
+        total += sq / (double)per;
+    }
+    double want = total / n, got = scorecard_val_mse(&m, &test, n);
+    // float32 forward passes in batches of 250 and of 1 round differently,
+    // by about 1e-7 of the value; a wrong time or weight moves it by 1e-3 or more
+    ck_assert_msg(fabs(got - want) <= 1e-5 * want, "val MSE %.9f, recomputed %.9f (relative %.1e)", got, want,
+                  fabs(got - want) / want);
+    printf("val MSE of 263 images (batches of 250 and 13): %.9f, recomputed image by image %.9f\n", got, want);
+    activations_free(&a);
+    free(x0); free(t); free(xt);
+    model_free(&m);
+    cifar_free(&test);
+}
+END_TEST
+
 // ---------------------------------------------------------------------------
 // Real data, and trainer runs in a temporary folder.
 
@@ -384,6 +431,7 @@ int main(void) {
     Suite *s = suite_create("trainer");
     TCase *exam = tcase_create("val_mse");
     tcase_add_test(exam, test_val_mse_is_a_fixed_exam);
+    tcase_add_test(exam, test_val_mse_is_the_formula);
     tcase_set_timeout(exam, 30);
     suite_add_tcase(s, exam);
     TCase *runs = tcase_create("runs");   // each run reads 180 MB of CIFAR-10

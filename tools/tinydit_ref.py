@@ -250,6 +250,17 @@ GOLDEN = {
     "shape2": (10, dict(img=8, channels=2, patch=2, dim=12, depth=3, heads=3, freq_dim=12,
                         mlp_ratio=3.0)),
 }
+# A file where every norm's eps matters: the residual stream and the queries
+# and keys kept tiny (weights scaled down after the draw), so that the mean
+# square each norm sees, about 1e-8 to 1e-6, is at or below eps = 1e-6. With
+# eps 1e-5, or eps outside the square root, its output and gradients move by
+# far more than the tolerances (the other files' norms see mean squares near 1,
+# where eps is invisible). LayerNorm in the blocks and the final layer,
+# RMSNorm in QK-norm: both norms' rows.
+SMALL_NORMS = {
+    "eps": (11, dict(qk_norm=True), {"patch_embed.": 1e-4, "pos_": 1e-4, "attn.qkv.": 1e-3,
+                                     "attn.proj.": 1e-2, "mlp.fc2.": 1e-4}),
+}
 LR, WEIGHT_DECAY, ADAMW_STEPS, BATCH, SAMPLES, SAMPLE_STEPS = 1e-2, 1.0, 3, 3, 2, 4
 # WEIGHT_DECAY: large, so that one step's decay, lr·wd·|p| (about 0.15·lr for
 # a typical weight here), is several times the 5%-of-lr tolerance of the
@@ -260,7 +271,7 @@ def meta_value(v):   # as the C config parser reads them: true/false, 4.0, 100.0
     return str(v).lower() if isinstance(v, bool) else str(v)
 
 
-def golden_file(path, seed, overrides):
+def golden_file(path, seed, overrides, scales=None):
     cfg = dict(DEFAULTS, **SMALL)
     cfg.update(overrides)
     torch.manual_seed(seed)
@@ -268,6 +279,9 @@ def golden_file(path, seed, overrides):
     with torch.no_grad():   # weights larger than an init, norm gains around 1
         for name, p in model.named_parameters():
             p.copy_(torch.randn_like(p) * (0.15 if p.dim() >= 2 else 0.1) + (1.0 if "norm" in name else 0.0))
+            for part, factor in (scales or {}).items():   # SMALL_NORMS: tensors scaled down
+                if part in name:
+                    p.mul_(factor)
     shape = (BATCH, cfg["channels"], cfg["img"], cfg["img"])
     x1 = torch.rand(shape, dtype=torch.float64) * 2 - 1
     x0 = torch.randn(shape, dtype=torch.float64)
@@ -316,6 +330,8 @@ def cmd_golden(a):
     os.makedirs(a.dir, exist_ok=True)
     for name, (seed, overrides) in GOLDEN.items():
         golden_file(os.path.join(a.dir, name + ".safetensors"), seed, overrides)
+    for name, (seed, overrides, scales) in SMALL_NORMS.items():
+        golden_file(os.path.join(a.dir, name + ".safetensors"), seed, overrides, scales)
 
 
 # ---------------------------------------------------------------------------
@@ -365,10 +381,10 @@ def norms_file():
     return out, dict(rms_meta, **{"layernorm.torch": "torch.nn.LayerNorm"})
 
 
-def attention_file():
+def attention_file(scale=2.0):
     """Attention of 2 images, 2 heads of 8, 16 tokens, from qkv (2, 16, 48);
     q and k large enough that QK-norm changes the scores."""
-    qkv = 2 * torch.randn(2, 16, 48, dtype=torch.float64)
+    qkv = scale * torch.randn(2, 16, 48, dtype=torch.float64)
     gains = [1 + 0.2 * torch.randn(8, dtype=torch.float64) for _ in range(2)]
     dout = torch.randn(2, 16, 16, dtype=torch.float64)
     out = {"input.qkv": qkv, "input.q_gain": gains[0], "input.k_gain": gains[1], "upstream.dout": dout}
@@ -412,8 +428,14 @@ def rope_file():
     return out, {"rope.torch": "rope(x, cos, sin) in torch", "grid": "4", "head_dim": "16", "base": "100.0"}
 
 
+def attention_eps_file():
+    """The attention file with q and k of about 1e-3 (mean square about 1e-6,
+    as small as eps): QK-norm's eps matters here."""
+    return attention_file(1e-3)
+
+
 LAYER_FILES = {"norms": (21, norms_file), "attention": (22, attention_file),
-               "ffn": (23, ffn_file), "rope2d": (24, rope_file)}
+               "ffn": (23, ffn_file), "rope2d": (24, rope_file), "attention_eps": (25, attention_eps_file)}
 
 
 def cmd_layers(a):

@@ -166,6 +166,7 @@ int main(int argc, char **argv) {
     if (cfg.threads > 0) omp_set_num_threads(cfg.threads);
     char err[4608];
 
+    if (cifar_check_config(&cfg, "--set", err, sizeof err) != 0) { fprintf(stderr, "error: %s\n", err); return 2; }
     CifarSet train;
     if (cifar_load_train(cifar_dir(), &train, err, sizeof err) != 0) { fprintf(stderr, "error: %s\n", err); return 1; }
     Model m;

@@ -21,6 +21,9 @@ void scorecard_exam(float *x0, float *t, size_t per_image, int n_images) {
 int val_exam_init(ValExam *e, const Model *m, const CifarSet *test, int n_images) {
     const Config *c = &m->cfg;
     memset(e, 0, sizeof *e);
+    // the images come as CIFAR-10's 3,072 floats: a model of another shape
+    // would read past its buffers (programs say so first: cifar_check_config)
+    if (cifar_check_config(c, "val exam", NULL, 0) != 0) return -1;
     if (n_images > test->n) n_images = test->n;   // the exam is drawn for this count
     e->n_images = n_images;
     e->per = (size_t)c->channels * c->img * c->img;

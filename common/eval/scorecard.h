@@ -43,7 +43,7 @@ typedef struct {
     size_t per;                 // floats per image
 } ValExam;
 // The exam of the first n_images of test (at most test->n). 0, or -1 when
-// out of memory.
+// out of memory or when m's img and channels are not CIFAR-10's.
 int val_exam_init(ValExam *e, const Model *m, const CifarSet *test, int n_images);
 // val MSE of m on that exam; test must be the set given to val_exam_init.
 double val_exam_run(ValExam *e, Model *m, const CifarSet *test);

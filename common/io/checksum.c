@@ -69,9 +69,14 @@ static long parse_crc(const char *s) {
     return (long)strtoul(s, NULL, 16);
 }
 
-int st_verify_checksums(const SafeTensors *st, const char *src, char *err, size_t errlen) {
+int st_checksum_count(const SafeTensors *st) {
     int n_crc = 0;
     for (int i = 0; i < st->n_meta; i++) n_crc += is_crc_key(st->meta_keys[i]);
+    return n_crc;
+}
+
+int st_verify_checksums(const SafeTensors *st, const char *src, char *err, size_t errlen) {
+    int n_crc = st_checksum_count(st);
     if (n_crc == 0) return 0;   // written before checksums: nothing to check against
     const char *damaged = "the file is damaged; use an intact copy or start the run again";
     long want = parse_crc(st_meta(st, ST_CRC_METADATA_KEY));

@@ -25,3 +25,7 @@ int st_writer_add_checksums(StWriter *w);
 // file has none; -1 with a message naming the damaged tensor (or the
 // metadata) and src otherwise.
 int st_verify_checksums(const SafeTensors *st, const char *src, char *err, size_t errlen);
+
+// How many "crc32." entries the file has: 0 for a file without checksums
+// (which st_verify_checksums accepts unchecked).
+int st_checksum_count(const SafeTensors *st);

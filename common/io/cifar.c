@@ -5,6 +5,7 @@
 #include "cifar.h"
 #include "args.h"
 #include "errors.h"
+#include "fileio.h"
 #include "paths.h"
 #include <errno.h>
 #include <stdarg.h>
@@ -100,22 +101,19 @@ int cifar_read_file(const char *path, int records, uint8_t *pixels, uint8_t *lab
         return -1;
     }
     size_t want = (size_t)records * CIFAR_RECORD_BYTES;
-    FILE *f = fopen(path, "rb");
+    // Only a regular file: a FIFO in its place would block the read forever,
+    // a device would never end.
+    char why[CIFAR_ERRLEN / 2];
+    FILE *f = fopen_regular(path, why, sizeof why);
     if (!f) {
-        errorf(err, errlen, "cannot open %s: %s; %s", path, strerror(errno), CIFAR_HINT);
+        errorf(err, errlen, "%s; expected a CIFAR-10 batch file; %s", why, CIFAR_HINT);
         return -1;
     }
     // Check the size up front: "30730000 bytes expected, file has 1234" says
-    // far more than "short read". Only a regular file has a size to trust; a
-    // pipe or device is simply read and judged by what arrives.
+    // far more than "short read".
     struct stat st;
     if (fstat(fileno(f), &st) == 0) {
-        if (S_ISDIR(st.st_mode)) {
-            errorf(err, errlen, "%s: is a directory, expected a CIFAR-10 batch file", path);
-            fclose(f);
-            return -1;
-        }
-        if (S_ISREG(st.st_mode) && (size_t)st.st_size != want) {
+        if ((size_t)st.st_size != want) {
             errorf(err, errlen, "%s: %lld bytes, expected %zu (%d records of %d bytes): "
                     "truncated or incomplete download, or not a CIFAR-10 binary batch file",
                     path, (long long)st.st_size, want, records, CIFAR_RECORD_BYTES);
@@ -225,6 +223,20 @@ int cifar_load_test(const char *dir, CifarSet *out, char *err, size_t errlen) {
     out->n = 0; out->pixels = NULL; out->labels = NULL;
     if (records_per_file(dir, &records, err, errlen) != 0) return -1;
     return cifar_load_files(dir, TEST_FILES, 1, records, out, err, errlen);
+}
+
+int cifar_check_config(const Config *c, const char *what, char *err, size_t errlen) {
+    if (c->img != CIFAR_IMG)
+        return errorf(err, errlen, "%s: img=%d, but the data is CIFAR-10, whose images are %dx%d (img=%d); "
+                      "use --set img=%d", what, c->img, CIFAR_IMG, CIFAR_IMG, CIFAR_IMG, CIFAR_IMG);
+    if (c->channels != CIFAR_CHANNELS)
+        return errorf(err, errlen, "%s: channels=%d, but the data is CIFAR-10, whose images have %d colour "
+                      "channels (channels=%d); use --set channels=%d", what, c->channels, CIFAR_CHANNELS,
+                      CIFAR_CHANNELS, CIFAR_CHANNELS);
+    if (c->patch < 1 || CIFAR_IMG % c->patch != 0)
+        return errorf(err, errlen, "%s: patch=%d does not divide CIFAR-10's %d-pixel side (img=%d)", what,
+                      c->patch, CIFAR_IMG, CIFAR_IMG);
+    return 0;
 }
 
 void cifar_image_to_float(const uint8_t *pixels, int flip, float *out) {

@@ -19,6 +19,7 @@
 #pragma once
 #include <stddef.h>
 #include <stdint.h>
+#include "nn/config.h"
 
 #define CIFAR_IMG 32
 #define CIFAR_CHANNELS 3
@@ -77,6 +78,14 @@ int cifar_load_train(const char *dir, CifarSet *out, char *err, size_t errlen);
 int cifar_load_test(const char *dir, CifarSet *out, char *err, size_t errlen);
 
 void cifar_free(CifarSet *s);
+
+// Does a model of config c take CIFAR-10's images as they are? Its img must
+// be 32 and its channels 3 (and its patch divide 32): every loader here
+// writes 3,072 floats per image into buffers the model's config sizes, so a
+// mismatch would write past them or leave them half-filled. `what` names
+// where c comes from ("the options", a checkpoint's path) in the message.
+// 0, or -1 with a message naming the config's value and the data's.
+int cifar_check_config(const Config *c, const char *what, char *err, size_t errlen);
 
 // One image's bytes (3, 32, 32) to floats x = p / 127.5 - 1 in [-1, 1],
 // mirrored left-right if flip is non-zero.

@@ -1,6 +1,7 @@
 // fileio.h: writing files so that nothing already saved is ever lost.
 #pragma once
 #include <stddef.h>
+#include <stdio.h>
 
 // Writes len bytes to path.tmp, fsyncs, then renames over path: a reader
 // sees the old file or the whole new one. Every write is checked (a full disk
@@ -15,3 +16,11 @@ int make_dirs(const char *path, char *err, size_t errlen);
 char *read_file_all(const char *path, size_t *len, char *err, size_t errlen);
 
 int file_exists(const char *path);
+
+// Opens path for reading, as data: only a regular file. A FIFO, a device, a
+// socket or a directory is refused at once with a message naming what it is
+// (opened with O_NONBLOCK, so a FIFO with no writer cannot block the open;
+// the flag is cleared before the first read). NULL with a message on failure;
+// errno is left as the failing call set it (ENOENT for a missing file), or
+// EINVAL for a file that is not regular.
+FILE *fopen_regular(const char *path, char *err, size_t errlen);

@@ -2,6 +2,7 @@
 // atomic writer. See safetensors.h for the format.
 #include "safetensors.h"
 #include "errors.h"
+#include "fileio.h"
 
 #include <cJSON.h>
 #include <errno.h>
@@ -339,12 +340,12 @@ int st_parse(const uint8_t *buf, size_t len, SafeTensors *out, char *err, size_t
 
 int st_read(const char *path, SafeTensors *out, char *err, size_t errlen) {
     memset(out, 0, sizeof *out);
-    FILE *f = fopen(path, "rb");
-    if (!f) return errorf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+    FILE *f = fopen_regular(path, err, errlen);
+    if (!f) return -1;
     struct stat sb;
-    if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode)) {
+    if (fstat(fileno(f), &sb) != 0) {
         fclose(f);
-        return errorf(err, errlen, "%s: not a regular file", path);
+        return errorf(err, errlen, "%s: cannot stat: %s", path, strerror(errno));
     }
     size_t len = (size_t)sb.st_size;
     uint8_t *buf = malloc(len ? len : 1);

@@ -261,7 +261,16 @@ static int init_train_state(Run *r) {
     AdamWConfig opt = adamw_default(r->cfg.lr);
     opt.weight_decay = r->cfg.weight_decay;
     if (train_state_init(&r->ts, &r->m, r->cfg.batch, &opt) != 0) {
-        fprintf(stderr, "error: out of memory\n");
+        // what train_state_init asked for up to the allocation that failed
+        // (the activations and the backward's scratch are counted before
+        // they are allocated)
+        size_t per = (size_t)r->cfg.batch * r->cfg.channels * r->cfg.img * r->cfg.img;
+        size_t bytes = sizeof(float) * (r->ts.act.floats + r->ts.bw.floats + 4 * per + (size_t)r->cfg.batch +
+                                        2 * r->m.n_params);
+        fprintf(stderr, "error: out of memory: the training state of batch=%d asks for %zu bytes (%.2f GB) "
+                        "besides the %zu bytes of weights and gradients; lower --set batch or dim\n",
+                r->cfg.batch, bytes, bytes / 1e9, 2 * sizeof(float) * r->m.n_params);
+        train_state_free(&r->ts);
         return -1;
     }
     r->have_ts = 1;
@@ -271,6 +280,10 @@ static int init_train_state(Run *r) {
 // A fresh run: weights from the seed, an empty loss.tsv.
 int start_run(Run *r, const TrainOptions *o, const RunPaths *rp, const CifarSet *train) {
     char err[ERRLEN];
+    if (cifar_check_config(&r->cfg, "the options", err, sizeof err) != 0) {   // trainer_run checked it first
+        fprintf(stderr, "error: %s\n", err);
+        return TRAIN_USAGE;
+    }
     if (model_build(&r->m, &r->cfg, err, sizeof err) != 0) {
         fprintf(stderr, "error: %s\n", err);
         return TRAIN_ERROR;
@@ -307,6 +320,41 @@ static int restore_trainer_state(Run *r, const SafeTensors *st, const char *ckpt
         && dataloader_set_state(&r->dl, &ds, err, errlen) == 0;
 }
 
+// The fields of a config as "key=value" strings, in config_foreach_field's order.
+typedef struct { int n; char kv[64][96]; } FieldList;
+static void collect_field(const char *key, const char *value, void *ctx) {
+    FieldList *l = ctx;
+    if (l->n < 64) snprintf(l->kv[l->n++], sizeof l->kv[0], "%s=%s", key, value);
+}
+
+// A resume takes steps, threads and val_every from the options and
+// everything else from the checkpoint. Each option that differs from the
+// checkpoint says so, on a line of its own: those it ignores, then those it
+// takes (steps=1000 of --preset quick on a smoke run's checkpoint, say).
+static void say_resume_differences(const Config *saved, const Config *given) {
+    static const char *const taken[] = { "steps", "threads", "val_every" };
+    FieldList a = {0}, b = {0};
+    config_foreach_field(saved, collect_field, &a);
+    config_foreach_field(given, collect_field, &b);
+    for (int pass = 0; pass < 2; pass++) {
+        char line[2048] = "";
+        size_t used = 0;
+        for (int i = 0; i < a.n && i < b.n; i++) {
+            if (strcmp(a.kv[i], b.kv[i]) == 0) continue;
+            size_t klen = strcspn(a.kv[i], "=");
+            int is_taken = 0;
+            for (size_t k = 0; k < sizeof taken / sizeof taken[0]; k++)
+                is_taken |= strlen(taken[k]) == klen && strncmp(taken[k], a.kv[i], klen) == 0;
+            if (is_taken != pass) continue;
+            used += (size_t)snprintf(line + used, used < sizeof line ? sizeof line - used : 0, "%s%s (checkpoint: %s)",
+                                     used ? ", " : "", b.kv[i], a.kv[i] + klen + 1);
+        }
+        if (!used) continue;
+        if (pass == 0) fprintf(stderr, "note: --resume keeps the checkpoint's config and ignores these options: %s\n", line);
+        else fprintf(stderr, "note: --resume takes these options, not the checkpoint's: %s\n", line);
+    }
+}
+
 // Resume: the checkpoint's config wins; the loop continues with the same
 // weights, moments, noise stream and data order, and loss.tsv is cut back
 // to the checkpoint's step (the steps logged after it will be redone).
@@ -318,13 +366,12 @@ int resume_run(Run *r, const TrainOptions *o, const RunPaths *rp, const CifarSet
         return TRAIN_ERROR;
     }
     r->have_model = 1;
-    Config saved = r->m.cfg;
-    saved.threads = r->cfg.threads; saved.steps = r->cfg.steps; saved.val_every = r->cfg.val_every;
-    char a[512], b[512];
-    config_describe(&saved, a, sizeof a);
-    config_describe(&r->cfg, b, sizeof b);
-    if (strcmp(a, b) != 0)
-        fprintf(stderr, "note: resuming with the checkpoint's config (%s); --set values that differ are ignored\n", a);
+    if (cifar_check_config(&r->m.cfg, rp->ckpt, err, sizeof err) != 0) {
+        fprintf(stderr, "error: cannot resume: %s\n", err);
+        st_free(&st);
+        return TRAIN_ERROR;
+    }
+    say_resume_differences(&r->m.cfg, &r->cfg);
     r->m.cfg.steps = r->cfg.steps; r->m.cfg.threads = r->cfg.threads; r->m.cfg.val_every = r->cfg.val_every;
     r->cfg = r->m.cfg;
     if (init_train_state(r) != 0) { st_free(&st); return TRAIN_ERROR; }

@@ -208,6 +208,12 @@ int finish_run(const RunPaths *rp, const char *name, Preset preset, const CifarS
         fprintf(stderr, "error: %s\n", err);
         return TRAIN_ERROR;
     }
+    if (cifar_check_config(&m.cfg, rp->ckpt, err, sizeof err) != 0) {   // its images are CIFAR-10's
+        fprintf(stderr, "error: %s\n", err);
+        st_free(&st);
+        model_free(&m);
+        return TRAIN_ERROR;
+    }
     SavedProgress prog;
     read_progress(&st, m.cfg.depth, &prog);
     st_free(&st);

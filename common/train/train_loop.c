@@ -5,6 +5,7 @@
 // its numbers logged, a val check now and then, checkpoints, and Ctrl-C.
 // The run's folder (its files, lock, a start or a resume) is run_folder.c;
 // what a finished run writes is run_metrics.c.
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <omp.h>
@@ -13,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "io/checkpoint.h"
 #include "io/fileio.h"
 #include "io/progress.h"
 #include "run.h"
@@ -182,19 +184,97 @@ static int train_locked(const TrainOptions *o, const RunPaths *rp) {
     return rc;
 }
 
+// A run's name is its folder under --out: one path component, so that a
+// run never lands outside --out, nor in --out itself.
+static int check_run_name(const char *name) {
+    if (!name || !name[0]) {
+        fprintf(stderr, "error: --name is empty: a run needs a name, its folder under --out (e.g. --name base_s0)\n");
+        return -1;
+    }
+    if (strchr(name, '/') || strcmp(name, ".") == 0 || strcmp(name, "..") == 0) {
+        fprintf(stderr, "error: --name '%s' is not a folder name: a run's name is one path component, without "
+                        "'/' and not '.' or '..' (use --out for the folder the runs go in)\n", name);
+        return -1;
+    }
+    return 0;
+}
+
+// Before anything is made on disk: the model that will train must take
+// CIFAR-10's images as they are. A fresh run's model is the options'; a
+// resumed one's is its checkpoint's (which resume_run reads and checks
+// again; a checkpoint that cannot be read is its business).
+static int check_config_fits_data(const TrainOptions *o, const RunPaths *rp) {
+    char err[ERRLEN];
+    Config c;
+    if (o->resume && file_exists(rp->ckpt)) {
+        if (checkpoint_read_config(rp->ckpt, &c, err, sizeof err) != 0) return TRAIN_OK;
+        if (cifar_check_config(&c, rp->ckpt, err, sizeof err) == 0) return TRAIN_OK;
+        fprintf(stderr, "error: cannot resume: %s\n", err);
+        return TRAIN_ERROR;
+    }
+    if (cifar_check_config(&o->cfg, "--set", err, sizeof err) == 0) return TRAIN_OK;
+    fprintf(stderr, "error: %s\n", err);
+    return TRAIN_USAGE;
+}
+
+// A start that failed before the run wrote anything leaves no folder
+// behind: the run folder (and the folders above it that this call made)
+// are removed when they hold nothing but the lock file.
+static void remove_if_empty(const RunPaths *rp, const char *made_from) {
+    DIR *d = opendir(rp->dir);
+    if (!d) return;
+    struct dirent *e;
+    int others = 0;
+    while ((e = readdir(d)))
+        others += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0 && strcmp(e->d_name, ".lock") != 0;
+    closedir(d);
+    if (others) return;
+    char path[2100];
+    snprintf(path, sizeof path, "%s/.lock", rp->dir);
+    unlink(path);
+    snprintf(path, sizeof path, "%s", rp->dir);
+    // up to made_from, the highest folder that did not exist before
+    for (;;) {
+        if (rmdir(path) != 0 || strcmp(path, made_from) == 0) break;
+        char *slash = strrchr(path, '/');
+        if (!slash || slash == path) break;
+        *slash = '\0';
+    }
+}
+
 int trainer_run(const TrainOptions *o) {
     char err[ERRLEN];
     char dir[2048];
-    snprintf(dir, sizeof dir, "%s/%s", o->out_dir, o->name);
+    if (check_run_name(o->name) != 0) return TRAIN_USAGE;
+    if (snprintf(dir, sizeof dir, "%s/%s", o->out_dir, o->name) >= (int)sizeof dir) {
+        fprintf(stderr, "error: the run folder %s/%s: path too long\n", o->out_dir, o->name);
+        return TRAIN_USAGE;
+    }
     RunPaths rp;
     run_paths(&rp, dir);
+    int rc = check_config_fits_data(o, &rp);
+    if (rc != TRAIN_OK) return rc;
     if (o->cfg.threads > 0) omp_set_num_threads(o->cfg.threads);
+    // the highest folder of the run's path that does not exist yet, to
+    // remove again if the start fails
+    char made_from[2048] = "", probe[2048];
+    snprintf(probe, sizeof probe, "%s", rp.dir);
+    while (!file_exists(probe)) {
+        snprintf(made_from, sizeof made_from, "%s", probe);
+        char *slash = strrchr(probe, '/');
+        if (!slash || slash == probe) break;
+        *slash = '\0';
+    }
     // the folder and its lock first: nothing below may touch a folder that
     // another train is writing
     if (make_dirs(rp.dir, err, sizeof err) != 0) { fprintf(stderr, "error: %s\n", err); return TRAIN_ERROR; }
     int lock = lock_run_dir(rp.dir);
-    if (lock < 0) return TRAIN_ERROR;
-    int rc = train_locked(o, &rp);
+    if (lock < 0) {
+        if (made_from[0]) remove_if_empty(&rp, made_from);
+        return TRAIN_ERROR;
+    }
+    rc = train_locked(o, &rp);
+    if (rc != TRAIN_OK && made_from[0]) remove_if_empty(&rp, made_from);
     close(lock);
     return rc;
 }
