@@ -45,11 +45,14 @@ SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-o
 # random valid configurations (40 in a plain `make check`), so that every
 # shape the fuzzer draws runs its forward, backward, checkpoint and the
 # trainer's checks under the sanitizers.
+# TINYDIT_DOCS_NO_RUN=1: the docs' <!-- run --> blocks build a program with
+# the project's plain flags, which cannot link the sanitized library; the
+# plain `make check` runs them.
 SAN_DIR := $(BUILD)/sanitize
 SAN_ENV := ASAN_OPTIONS=exitcode=86:halt_on_error=1:detect_leaks=1:abort_on_error=0:strict_string_checks=1:detect_stack_use_after_return=1 \
            UBSAN_OPTIONS=exitcode=87:halt_on_error=1:print_stacktrace=1 \
            LSAN_OPTIONS=suppressions=$(abspath $(ROOT)/mk/lsan.supp):print_suppressions=0 \
-           CK_TIMEOUT_MULTIPLIER=10 TINYDIT_FUZZ_CONFIGS=250
+           CK_TIMEOUT_MULTIPLIER=10 TINYDIT_FUZZ_CONFIGS=250 TINYDIT_DOCS_NO_RUN=1
 SAN_MAKEVARS := OPT="-O1 -g $(SAN_FLAGS)" LDFLAGS="-fopenmp $(SAN_FLAGS)"
 
 sanitize:
