@@ -378,6 +378,19 @@ static void embed_forward(const Model *m, Activations *a, Dims d, const float *x
     silu_forward(a->c_silu, a->c, (size_t)d.N * d.D);
 }
 
+// A block's ada output by name: per image one row of `stride` floats,
+// [shift_a | scale_a | shift_m | scale_m], each D wide (a for the attention
+// half, m for the MLP half). The same view names the activation a->ada[b]
+// and its gradient s->dada.
+typedef struct {
+    float *shift_a, *scale_a, *shift_m, *scale_m;   // (N, D) each, rows `stride` apart
+    int stride;
+} AdaChunks;
+
+static AdaChunks ada_chunks(float *ada, int D) {
+    return (AdaChunks){ ada, ada + D, ada + 2 * D, ada + 3 * D, 4 * D };
+}
+
 // The block's MLP half (mlp_forward, common/nn/mlp.c) on its hidden buffers.
 static MlpHidden block_mlp_hidden(const Activations *a, int b) {
     return (MlpHidden){ a->h_pre[b], a->h_val[b], a->h_act[b] };
@@ -392,11 +405,11 @@ static void block_forward(const Model *m, Activations *a, Dims d, int b) {
     float *x_in = a->resid + (2 * (size_t)b) * d.NLD;   // (N, L, D) block input
     float *x_mid = x_in + d.NLD;                        // (N, L, D) after attention
     float *x_out = x_mid + d.NLD;                       // (N, L, D) after the MLP
-    float *ada = a->ada[b];                             // (N, 4D)
-    linear_forward(ada, a->c_silu, bp->ada_w, bp->ada_b, N, D, 4 * D);
+    AdaChunks ada = ada_chunks(a->ada[b], D);           // (N, 4D) as four (N, D)
+    linear_forward(a->ada[b], a->c_silu, bp->ada_w, bp->ada_b, N, D, ada.stride);
     // attention half: x_mid = x_in + proj(attn(norm(x_in)·(1 + scale_a) + shift_a))
-    norm_modulate(c, a->mod1[b], a->norm1_mean[b], a->norm1_rstd[b], x_in, ada, ada + D,
-                  N, L, 4 * D);                                                    // (N, L, D)
+    norm_modulate(c, a->mod1[b], a->norm1_mean[b], a->norm1_rstd[b], x_in, ada.shift_a,
+                  ada.scale_a, N, L, ada.stride);                                  // (N, L, D)
     linear_forward(a->qkv[b], a->mod1[b], bp->qkv_w, bp->qkv_b, NL, D, 3 * D);     // (N, L, 3D)
     attention_forward(a->att_out[b], &a->att[b], a->qkv[b], bp->q_norm, bp->k_norm, NORM_EPS,
                       m->rope_cos, m->rope_sin, N, L, D, c->heads);                // (N, L, D)
@@ -404,8 +417,8 @@ static void block_forward(const Model *m, Activations *a, Dims d, int b) {
     linear_forward(x_mid, a->att_out[b], bp->proj_w, bp->proj_b, NL, D, D);        // (N, L, D)
     add_inplace(x_mid, x_in, d.NLD);
     // MLP half: x_out = x_mid + mlp(norm(x_mid)·(1 + scale_m) + shift_m)
-    norm_modulate(c, a->mod2[b], a->norm2_mean[b], a->norm2_rstd[b], x_mid, ada + 2 * D,
-                  ada + 3 * D, N, L, 4 * D);                                       // (N, L, D)
+    norm_modulate(c, a->mod2[b], a->norm2_mean[b], a->norm2_rstd[b], x_mid, ada.shift_m,
+                  ada.scale_m, N, L, ada.stride);                                  // (N, L, D)
     mlp_forward(x_out, block_mlp_hidden(a, b), a->mod2[b], bp, c->mlp, NL, D, d.H); // (N, L, D)
     add_inplace(x_out, x_mid, d.NLD);
 }
@@ -415,9 +428,10 @@ static void final_layer_forward(const Model *m, Activations *a, Dims d) {
     const ParamViews *p = &m->p;
     int N = d.N, L = d.L, D = d.D;
     float *x_last = a->resid + 2 * (size_t)m->cfg.depth * d.NLD;                  // (N, L, D)
+    float *shift_f = a->ada_f, *scale_f = a->ada_f + D;                            // (N, D) each, rows 2D apart
     linear_forward(a->ada_f, a->c_silu, p->ada_f_w, p->ada_f_b, N, D, 2 * D);      // (N, 2D)
-    norm_modulate(&m->cfg, a->mod_f, a->norm_f_mean, a->norm_f_rstd, x_last, a->ada_f,
-                  a->ada_f + D, N, L, 2 * D);                                      // (N, L, D)
+    norm_modulate(&m->cfg, a->mod_f, a->norm_f_mean, a->norm_f_rstd, x_last, shift_f, scale_f,
+                  N, L, 2 * D);                                                    // (N, L, D)
     linear_forward(a->out_tokens, a->mod_f, p->head_w, p->head_b, d.NL, D, d.P);   // (N, L, P)
     unpatchify(a->v, a->out_tokens, N, d.C, d.S, d.patch);                         // (N, C, S, S)
 }
@@ -487,9 +501,11 @@ static void final_layer_backward(Model *m, Activations *a, BackwardScratch *s, D
     // unpatchify only moved numbers around: its backward is patchify
     patchify(s->dtokens, dv, N, d.C, d.S, d.patch);                               // (N, L, P)
     linear_backward(s->dmod_f, g->head_w, g->head_b, s->dtokens, a->mod_f, p->head_w, NL, D, d.P);
-    norm_modulate_back(&m->cfg, s->dresid, s->dada_f, s->dada_f + D, s->dmod_f,
+    const float *scale_f = a->ada_f + D;                                          // (N, D), rows 2D apart
+    float *dshift_f = s->dada_f, *dscale_f = s->dada_f + D;
+    norm_modulate_back(&m->cfg, s->dresid, dshift_f, dscale_f, s->dmod_f,
                        a->resid + 2 * (size_t)m->cfg.depth * d.NLD, a->norm_f_mean, a->norm_f_rstd,
-                       a->ada_f + D, N, L, 2 * D);
+                       scale_f, N, L, 2 * D);
     linear_backward(s->dc_silu, g->ada_f_w, g->ada_f_b, s->dada_f, a->c_silu, p->ada_f_w, N, D, 2 * D);
 }
 
@@ -501,23 +517,22 @@ static void block_backward(Model *m, Activations *a, BackwardScratch *s, Dims d,
     BlockParams *bg = &m->g.blocks[b];
     int N = d.N, L = d.L, D = d.D, NL = d.NL;
     const float *x_in = a->resid + (2 * (size_t)b) * d.NLD, *x_mid = x_in + d.NLD;  // (N, L, D)
-    const float *ada = a->ada[b];                                                  // (N, 4D)
-    float *dada = s->dada;                                                         // (N, 4D)
+    AdaChunks ada = ada_chunks(a->ada[b], D), dada = ada_chunks(s->dada, D);       // (N, 4D) each
     // MLP half. x_out = x_mid + mlp(mod2): dresid flows to x_mid unchanged
     // (the residual) and through the MLP into dmod2.
     mlp_backward(s->dmod2, bg, (MlpHidden){ s->dh_pre, s->dh_val, s->dh_act },
                  s->dresid, a->mod2[b], block_mlp_hidden(a, b), bp, c->mlp, NL, D, d.H);
-    norm_modulate_back(c, s->dresid, dada + 2 * D, dada + 3 * D, s->dmod2, x_mid, a->norm2_mean[b],
-                       a->norm2_rstd[b], ada + 3 * D, N, L, 4 * D);   // now dresid = dL/dx_mid
+    norm_modulate_back(c, s->dresid, dada.shift_m, dada.scale_m, s->dmod2, x_mid, a->norm2_mean[b],
+                       a->norm2_rstd[b], ada.scale_m, N, L, ada.stride);   // now dresid = dL/dx_mid
     // attention half. x_mid = x_in + proj(attn(mod1))
     linear_backward(s->datt_out, bg->proj_w, bg->proj_b, s->dresid, a->att_out[b], bp->proj_w, NL, D, D);
     attention_backward(s->dqkv, bg->q_norm, bg->k_norm, s->datt_out, &a->att[b], s->att_scratch,
                        bp->q_norm, bp->k_norm, m->rope_cos, m->rope_sin, N, L, D, c->heads);
     linear_backward(s->dmod1, bg->qkv_w, bg->qkv_b, s->dqkv, a->mod1[b], bp->qkv_w, NL, D, 3 * D);
-    norm_modulate_back(c, s->dresid, dada, dada + D, s->dmod1, x_in, a->norm1_mean[b],
-                       a->norm1_rstd[b], ada + D, N, L, 4 * D);       // now dresid = dL/dx_in
+    norm_modulate_back(c, s->dresid, dada.shift_a, dada.scale_a, s->dmod1, x_in, a->norm1_mean[b],
+                       a->norm1_rstd[b], ada.scale_a, N, L, ada.stride);   // now dresid = dL/dx_in
     // this block's shift and scale came from c through its ada Linear
-    linear_backward(s->dc_silu, bg->ada_w, bg->ada_b, dada, a->c_silu, bp->ada_w, N, D, 4 * D);
+    linear_backward(s->dc_silu, bg->ada_w, bg->ada_b, s->dada, a->c_silu, bp->ada_w, N, D, ada.stride);
 }
 
 // The embedding in reverse: positions and the patch projection (the image
