@@ -49,13 +49,15 @@ static int present(const Config *c, When w) {
 
 // One row: a Linear (name.weight of shape (rows, cols) = (out, in), and
 // name.bias (out) unless bias=false), a norm's gain (name, (rows)) or a
-// position table (name, (rows, cols)). The views are byte offsets of
-// float * fields in ParamViews (top level) or BlockParams (in a block).
+// position table (name, (rows, cols)); how it starts (a Linear's weight and
+// bias alike); the views: byte offsets of float * fields in ParamViews (top
+// level) or BlockParams (in a block).
 typedef struct {
     const char *name;
     When when;
     ParamKind kind;
     Size rows, cols;
+    ParamInit init;
     size_t weight_view, bias_view;
 } ParamRow;
 
@@ -65,27 +67,27 @@ typedef struct {
 // In the order PyTorch's named_parameters() lists them: the model's own
 // tensors and modules before the blocks, each block, the ones after.
 static const ParamRow BEFORE_BLOCKS[] = {
-    { "pos_row",     IF_LEARNED_POS, PARAM_POSITION, GRID,  WIDTH,        TOP(pos_row), 0 },
-    { "pos_col",     IF_LEARNED_POS, PARAM_POSITION, GRID,  WIDTH,        TOP(pos_col), 0 },
-    { "patch_embed", ALWAYS,         PARAM_LINEAR,   WIDTH, PATCH_VALUES, TOP(patch_w), TOP(patch_b) },
-    { "t_fc1",       ALWAYS,         PARAM_LINEAR,   WIDTH, FREQ,         TOP(t_fc1_w), TOP(t_fc1_b) },
-    { "t_fc2",       ALWAYS,         PARAM_LINEAR,   WIDTH, WIDTH,        TOP(t_fc2_w), TOP(t_fc2_b) },
+    { "pos_row",     IF_LEARNED_POS, PARAM_POSITION, GRID,  WIDTH,        INIT_NORMAL, TOP(pos_row), 0 },
+    { "pos_col",     IF_LEARNED_POS, PARAM_POSITION, GRID,  WIDTH,        INIT_NORMAL, TOP(pos_col), 0 },
+    { "patch_embed", ALWAYS,         PARAM_LINEAR,   WIDTH, PATCH_VALUES, INIT_FAN_IN, TOP(patch_w), TOP(patch_b) },
+    { "t_fc1",       ALWAYS,         PARAM_LINEAR,   WIDTH, FREQ,         INIT_FAN_IN, TOP(t_fc1_w), TOP(t_fc1_b) },
+    { "t_fc2",       ALWAYS,         PARAM_LINEAR,   WIDTH, WIDTH,        INIT_FAN_IN, TOP(t_fc2_w), TOP(t_fc2_b) },
 };
 static const ParamRow IN_EACH_BLOCK[] = {   // names after "blocks.<b>."
-    { "attn.qkv",           ALWAYS,     PARAM_LINEAR, WIDTH_3,  WIDTH,  BLOCK(qkv_w),  BLOCK(qkv_b) },
-    { "attn.proj",          ALWAYS,     PARAM_LINEAR, WIDTH,    WIDTH,  BLOCK(proj_w), BLOCK(proj_b) },
-    { "attn.q_norm.weight", IF_QK_NORM, PARAM_GAIN,   HEAD_DIM, NONE,   BLOCK(q_norm), 0 },
-    { "attn.k_norm.weight", IF_QK_NORM, PARAM_GAIN,   HEAD_DIM, NONE,   BLOCK(k_norm), 0 },
-    { "mlp.w1",             IF_SWIGLU,  PARAM_LINEAR, HIDDEN,   WIDTH,  BLOCK(w1_w),   BLOCK(w1_b) },
-    { "mlp.w2",             IF_SWIGLU,  PARAM_LINEAR, HIDDEN,   WIDTH,  BLOCK(w2_w),   BLOCK(w2_b) },
-    { "mlp.w3",             IF_SWIGLU,  PARAM_LINEAR, WIDTH,    HIDDEN, BLOCK(w3_w),   BLOCK(w3_b) },
-    { "mlp.fc1",            IF_GELU,    PARAM_LINEAR, HIDDEN,   WIDTH,  BLOCK(fc1_w),  BLOCK(fc1_b) },
-    { "mlp.fc2",            IF_GELU,    PARAM_LINEAR, WIDTH,    HIDDEN, BLOCK(fc2_w),  BLOCK(fc2_b) },
-    { "ada",                ALWAYS,     PARAM_LINEAR, WIDTH_4,  WIDTH,  BLOCK(ada_w),  BLOCK(ada_b) },
+    { "attn.qkv",           ALWAYS,     PARAM_LINEAR, WIDTH_3,  WIDTH,  INIT_FAN_IN, BLOCK(qkv_w),  BLOCK(qkv_b) },
+    { "attn.proj",          ALWAYS,     PARAM_LINEAR, WIDTH,    WIDTH,  INIT_FAN_IN, BLOCK(proj_w), BLOCK(proj_b) },
+    { "attn.q_norm.weight", IF_QK_NORM, PARAM_GAIN,   HEAD_DIM, NONE,   INIT_ONE,    BLOCK(q_norm), 0 },
+    { "attn.k_norm.weight", IF_QK_NORM, PARAM_GAIN,   HEAD_DIM, NONE,   INIT_ONE,    BLOCK(k_norm), 0 },
+    { "mlp.w1",             IF_SWIGLU,  PARAM_LINEAR, HIDDEN,   WIDTH,  INIT_FAN_IN, BLOCK(w1_w),   BLOCK(w1_b) },
+    { "mlp.w2",             IF_SWIGLU,  PARAM_LINEAR, HIDDEN,   WIDTH,  INIT_FAN_IN, BLOCK(w2_w),   BLOCK(w2_b) },
+    { "mlp.w3",             IF_SWIGLU,  PARAM_LINEAR, WIDTH,    HIDDEN, INIT_FAN_IN, BLOCK(w3_w),   BLOCK(w3_b) },
+    { "mlp.fc1",            IF_GELU,    PARAM_LINEAR, HIDDEN,   WIDTH,  INIT_FAN_IN, BLOCK(fc1_w),  BLOCK(fc1_b) },
+    { "mlp.fc2",            IF_GELU,    PARAM_LINEAR, WIDTH,    HIDDEN, INIT_FAN_IN, BLOCK(fc2_w),  BLOCK(fc2_b) },
+    { "ada",                ALWAYS,     PARAM_LINEAR, WIDTH_4,  WIDTH,  INIT_FAN_IN, BLOCK(ada_w),  BLOCK(ada_b) },
 };
 static const ParamRow AFTER_BLOCKS[] = {
-    { "ada_f", ALWAYS, PARAM_LINEAR, WIDTH_2,      WIDTH, TOP(ada_f_w), TOP(ada_f_b) },
-    { "head",  ALWAYS, PARAM_LINEAR, PATCH_VALUES, WIDTH, TOP(head_w),  TOP(head_b) },
+    { "ada_f", ALWAYS, PARAM_LINEAR, WIDTH_2,      WIDTH, INIT_FAN_IN, TOP(ada_f_w), TOP(ada_f_b) },
+    { "head",  ALWAYS, PARAM_LINEAR, PATCH_VALUES, WIDTH, INIT_FAN_IN, TOP(head_w),  TOP(head_b) },
 };
 #define ROWS(a) (int)(sizeof(a) / sizeof(a[0]))
 
@@ -95,11 +97,12 @@ static int max_tensors(int depth) {
 }
 
 // Appends one tensor, a slice of the flat arrays right after the last one.
-static void add_tensor(Model *m, const char *name, ParamKind kind, int d0, int d1, int block,
-                       size_t view) {
+static void add_tensor(Model *m, const char *name, ParamKind kind, ParamInit init, int d0, int d1,
+                       int block, size_t view) {
     ParamTensor *t = &m->tensors[m->n_tensors++];
     snprintf(t->name, sizeof t->name, "%s", name);
     t->kind = kind;
+    t->init = init;
     t->ndim = d1 > 0 ? 2 : 1;
     t->shape[0] = d0;
     t->shape[1] = d1 > 0 ? d1 : 1;
@@ -120,14 +123,14 @@ static void add_rows(Model *m, const ParamRow *rows, int n, const char *prefix, 
         int d0 = size_of(c, r->rows), d1 = r->cols == NONE ? 0 : size_of(c, r->cols);
         if (r->kind != PARAM_LINEAR) {
             snprintf(name, sizeof name, "%s%s", prefix, r->name);
-            add_tensor(m, name, r->kind, d0, d1, block, r->weight_view);
+            add_tensor(m, name, r->kind, r->init, d0, d1, block, r->weight_view);
             continue;
         }
         snprintf(name, sizeof name, "%s%s.weight", prefix, r->name);
-        add_tensor(m, name, PARAM_LINEAR, d0, d1, block, r->weight_view);
+        add_tensor(m, name, PARAM_LINEAR, r->init, d0, d1, block, r->weight_view);
         if (c->bias) {
             snprintf(name, sizeof name, "%s%s.bias", prefix, r->name);
-            add_tensor(m, name, PARAM_LINEAR_BIAS, d0, 0, block, r->bias_view);
+            add_tensor(m, name, PARAM_LINEAR_BIAS, r->init, d0, 0, block, r->bias_view);
         }
     }
 }
@@ -189,9 +192,10 @@ int model_build(Model *m, const Config *cfg, char *err, size_t errlen) {
     }
     make_views(m, m->params, &m->p);
     make_views(m, m->grads, &m->g);
-    // Norm gains start at 1 (the identity), everything else is drawn later.
+    // Gains start at 1 (the identity) even before model_init_weights: a
+    // model about to be loaded or tested must not start with zero gains.
     for (int i = 0; i < m->n_tensors; i++)
-        if (m->tensors[i].kind == PARAM_GAIN)
+        if (m->tensors[i].init == INIT_ONE)
             for (size_t j = 0; j < m->tensors[i].size; j++) m->params[m->tensors[i].offset + j] = 1.0f;
     if (cfg->pos == POS_ROPE2D) {
         int L = cfg_tokens(cfg), hd = cfg_head_dim(cfg);
@@ -209,25 +213,34 @@ void model_free(Model *m) {
     memset(m, 0, sizeof *m);
 }
 
-// Linear weights and biases uniform in ±1/√fan_in (PyTorch's
-// default), position tables N(0, 0.02²), norm gains 1. Drawn tensor by
-// tensor in table order from one stream.
+// Each tensor as its row of the table says: Linear weights and biases
+// uniform in ±1/√fan_in (PyTorch's default), position tables N(0, 0.02²),
+// gains 1, zeros 0. Drawn tensor by tensor in table order from one stream;
+// a tensor of ones or zeros draws nothing.
 void model_init_weights(Model *m, unsigned long long seed) {
     Rng r;
     rng_seed(&r, seed);
     for (int i = 0; i < m->n_tensors; i++) {
         const ParamTensor *t = &m->tensors[i];
         float *w = m->params + t->offset;
-        if (t->kind == PARAM_GAIN) {
+        switch (t->init) {
+        case INIT_ONE:
             for (size_t j = 0; j < t->size; j++) w[j] = 1.0f;
-        } else if (t->kind == PARAM_POSITION) {
+            break;
+        case INIT_ZERO:
+            memset(w, 0, t->size * sizeof(float));
+            break;
+        case INIT_NORMAL:
             rng_fill_normal(&r, w, (long)t->size, 0.02f);
-        } else {
+            break;
+        case INIT_FAN_IN: {
             // a weight (out, in) has fan_in = in; its bias shares the fan_in of
             // the weight just before it in the table.
             int fan_in = t->ndim == 2 ? t->shape[1] : m->tensors[i - 1].shape[1];
             float bound = 1.0f / sqrtf((float)fan_in);
             rng_fill_uniform(&r, w, (long)t->size, -bound, bound);
+            break;
+        }
         }
     }
 }

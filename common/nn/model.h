@@ -8,14 +8,24 @@
 #define MAX_PARAM_TENSORS 256
 #define PARAM_NAME_LEN 48
 
-// What a tensor is, which says how it starts (model_init_weights).
+// What a tensor is: a Linear's weight or bias, a norm's gain, a position table.
 typedef enum { PARAM_LINEAR, PARAM_LINEAR_BIAS, PARAM_GAIN, PARAM_POSITION } ParamKind;
+
+// How a tensor starts (model_init_weights), said by the parameter table in
+// model.c, row by row.
+typedef enum {
+    INIT_FAN_IN,    // uniform in ±1/√fan_in, PyTorch's nn.Linear default (weight and bias)
+    INIT_NORMAL,    // normal, std 0.02 (the position tables)
+    INIT_ONE,       // 1 (a norm's gain: the identity)
+    INIT_ZERO,      // 0
+} ParamInit;
 
 // One named parameter tensor: a slice [offset, offset+size) of the flat
 // arrays, listed by build_table in model.c from its table of parameters.
 typedef struct {
     char name[PARAM_NAME_LEN];
     ParamKind kind;
+    ParamInit init;
     int ndim;
     int shape[2];
     size_t offset, size;
@@ -101,7 +111,8 @@ typedef struct {
 // with a message if the config is invalid.
 int model_build(Model *m, const Config *cfg, char *err, size_t errlen);
 void model_free(Model *m);
-// Initialisation from the given seed (PyTorch-like, not bit-identical).
+// Initialisation from the given seed, each tensor as the table's init says
+// (PyTorch-like, not bit-identical).
 void model_init_weights(Model *m, unsigned long long seed);
 const ParamTensor *model_find(const Model *m, const char *name);
 size_t model_count_params(const Config *cfg);  // without allocating weights
