@@ -62,6 +62,17 @@ void modulate_forward(float *out, const float *x, const float *shift, const floa
 void modulate_backward(float *dx, float *dshift, float *dscale, const float *dout,
                        const float *x, const float *scale, int N, int L, int D, int stride);
 
+// adaLN-Zero's gated residual: out[n,l,:] = x[n,l,:] + gate[n,:] · branch[n,l,:],
+// the branch (a block half's output) scaled by its image's gate before it
+// joins the stream. x, branch, out (N, L, D); gate rows of `stride` floats, as
+// shift and scale above. The backward adds gate · dout into dbranch and
+// Σ_l dout · branch into dgate; x's gradient is dout itself, which the
+// caller's residual stream already carries.
+void gate_residual_forward(float *out, const float *x, const float *branch, const float *gate,
+                           int N, int L, int D, int stride);
+void gate_residual_backward(float *dbranch, float *dgate, const float *dout, const float *branch,
+                            const float *gate, int N, int L, int D, int stride);
+
 // The two in one pass, what the model runs: out = norm(x) · (1 + scale) + shift,
 // the norm chosen by `kind`: LayerNorm (saves mean and rstd) or RMSNorm
 // without gain (saves rstd; mean is not touched). The same bits as norm then

@@ -18,6 +18,8 @@ typedef enum {
     INIT_NORMAL,    // normal, std 0.02 (the position tables)
     INIT_ONE,       // 1 (a norm's gain: the identity)
     INIT_ZERO,      // 0
+    INIT_ZERO_IF_ADA_ZERO,  // the conditioning layers: 0 with ada=zero (adaLN-Zero), else
+                            // INIT_FAN_IN; the table's rows only, build_table resolves it
 } ParamInit;
 
 // One named parameter tensor: a slice [offset, offset+size) of the flat
@@ -76,6 +78,7 @@ typedef struct {
     float *resid;       // (2·depth + 1, N, L, D) residual stream at each norm's input
     // per block (arrays of depth pointers):
     float **ada;        // (N, 4D)    shift_a, scale_a, shift_m, scale_m
+                        // (N, 6D)    ada=zero: shift_a, scale_a, gate_a, shift_m, scale_m, gate_m
     float **norm1_mean; // (N·L)      the block input's row means (LayerNorm only; RMSNorm has none)
     float **norm1_rstd; // (N·L)      and 1/spread: 1/std (LayerNorm) or 1/rms (RMSNorm)
     float **mod1;       // (N, L, D)  norm1(x_in) · (1 + scale_a) + shift_a, the attention's input
@@ -83,11 +86,13 @@ typedef struct {
     float **qkv;        // (N, L, 3D)
     AttentionCache *att;
     float **att_out;    // (N, L, D)  merged heads, before proj
+    float **branch_a;   // (N, L, D)  ada=zero: proj's output, before gate_a (NULL when plain)
     float **norm2_mean, **norm2_rstd; // the same for the MLP half
     float **mod2;       // (N, L, D)  norm2(x_mid) · (1 + scale_m) + shift_m, the MLP's input
     float **h_pre;      // (N, L, H)  MLP hidden pre-activation: fc1 output (gelu) / w1 output (swiglu gate)
     float **h_val;      // (N, L, H)  w2 output (swiglu value; NULL for gelu)
     float **h_act;      // (N, L, H)  MLP hidden activation fed to fc2 / w3
+    float **branch_m;   // (N, L, D)  ada=zero: the MLP's output, before gate_m (NULL when plain)
     // final layer:
     float *ada_f;       // (N, 2D)    shift_f, scale_f
     float *norm_f_mean, *norm_f_rstd; // (N·L) each
@@ -140,10 +145,11 @@ typedef struct {
     float *dresid;                    // (N, L, D)   the residual stream, carried down the blocks
     float *dh_act, *dh_pre, *dh_val;  // (N, L, H)   MLP hidden (dh_val: swiglu only)
     float *dmod2;                     // (N, L, D)   MLP half
+    float *dbranch_m, *dbranch_a;     // (N, L, D)   ada=zero: each half's output, before its gate
     float *datt_out;                  // (N, L, D)
     float *dqkv;                      // (N, L, 3D)
     float *dmod1;                     // (N, L, D)   attention half
-    float *dada;                      // (N, 4D)
+    float *dada;                      // (N, 4D), ada=zero (N, 6D)
     float *dc_silu, *dc, *dt_hs, *dt_h; // (N, D)    the condition, back to t_fc1
     float *att_scratch;               // attention_backward_scratch_floats
 } BackwardScratch;
