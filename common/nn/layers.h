@@ -99,6 +99,29 @@ void swiglu_backward(float *dgate, float *dvalue, const float *dout,
                      const float *gate, const float *value, size_t n);
 
 // ----------------------------------------------------------------------------
+// The feed-forward half of a block (mlp.c), GELU's or SwiGLU's (step 4), on R
+// token rows: inp, out (R, D), hidden width H. Its hidden buffers are passed
+// in (the model hands it a block's activations, step 4 its own), (R, H)
+// each: pre = fc1's output or SwiGLU's gate, val = SwiGLU's value (unused by
+// GELU), act = the last Linear's input. The backward's dinp, weight
+// gradients and dh accumulate: start them at zero.
+typedef struct { float *pre, *val, *act; } MlpHidden;
+// out = fc2(GELU(fc1(inp))).  fc1 (H, D), fc2 (D, H)
+void gelu_mlp_forward(float *out, MlpHidden h, const float *inp, const float *fc1_w,
+                      const float *fc1_b, const float *fc2_w, const float *fc2_b, int R, int D, int H);
+void gelu_mlp_backward(float *dinp, float *dfc1_w, float *dfc1_b, float *dfc2_w, float *dfc2_b,
+                       MlpHidden dh, const float *dout, const float *inp, MlpHidden h,
+                       const float *fc1_w, const float *fc2_w, int R, int D, int H);
+// out = w3(silu(w1(inp)) · w2(inp)).  w1, w2 (H, D), w3 (D, H)
+void swiglu_mlp_forward(float *out, MlpHidden h, const float *inp, const float *w1_w,
+                        const float *w1_b, const float *w2_w, const float *w2_b, const float *w3_w,
+                        const float *w3_b, int R, int D, int H);
+void swiglu_mlp_backward(float *dinp, float *dw1_w, float *dw1_b, float *dw2_w, float *dw2_b,
+                         float *dw3_w, float *dw3_b, MlpHidden dh, const float *dout,
+                         const float *inp, MlpHidden h, const float *w1_w, const float *w2_w,
+                         const float *w3_w, int R, int D, int H);
+
+// ----------------------------------------------------------------------------
 // 2D RoPE. Tables cos, sin (n_prefix + grid², head_dim): the first half of a
 // head's pairs turn with the token's row, the second half with its column;
 // pair i of an axis turns by pos · base^(-i / (head_dim/4)). n_prefix leading

@@ -425,9 +425,30 @@ static void residual_add(const Config *c, float *x_next, const float *x, const f
     else add_inplace(x_next, x, d.NLD);
 }
 
-// The block's MLP half (mlp_forward, common/nn/mlp.c) on its hidden buffers.
+// The block's MLP half on its hidden buffers: GELU's, or SwiGLU's with
+// mlp=swiglu (step 4; both in common/nn/mlp.c).
 static MlpHidden block_mlp_hidden(const Activations *a, int b) {
     return (MlpHidden){ a->h_pre[b], a->h_val[b], a->h_act[b] };
+}
+
+static void block_mlp_forward(const Config *c, float *out, MlpHidden h, const float *inp,
+                              const BlockParams *p, int R, int H) {
+    if (c->mlp == MLP_SWIGLU)
+        swiglu_mlp_forward(out, h, inp, p->w1_w, p->w1_b, p->w2_w, p->w2_b, p->w3_w, p->w3_b,
+                           R, c->dim, H);
+    else
+        gelu_mlp_forward(out, h, inp, p->fc1_w, p->fc1_b, p->fc2_w, p->fc2_b, R, c->dim, H);
+}
+
+static void block_mlp_backward(const Config *c, float *dinp, BlockParams *g, MlpHidden dh,
+                               const float *dout, const float *inp, MlpHidden h,
+                               const BlockParams *p, int R, int H) {
+    if (c->mlp == MLP_SWIGLU)
+        swiglu_mlp_backward(dinp, g->w1_w, g->w1_b, g->w2_w, g->w2_b, g->w3_w, g->w3_b, dh, dout,
+                            inp, h, p->w1_w, p->w2_w, p->w3_w, R, c->dim, H);
+    else
+        gelu_mlp_backward(dinp, g->fc1_w, g->fc1_b, g->fc2_w, g->fc2_b, dh, dout, inp, h,
+                          p->fc1_w, p->fc2_w, R, c->dim, H);
 }
 
 // Block b reads the residual stream at 2b and writes it at 2b+1 (after the
@@ -456,7 +477,7 @@ static void block_forward(const Model *m, Activations *a, Dims d, int b) {
     // MLP half: x_out = x_mid + [gate_m ·] mlp(norm(x_mid)·(1 + scale_m) + shift_m)
     norm_modulate(c, a->mod2[b], a->norm2_mean[b], a->norm2_rstd[b], x_mid, ada.shift_m,
                   ada.scale_m, N, L, ada.stride);                                  // (N, L, D)
-    mlp_forward(branch_m, block_mlp_hidden(a, b), a->mod2[b], bp, c->mlp, NL, D, d.H); // (N, L, D)
+    block_mlp_forward(c, branch_m, block_mlp_hidden(a, b), a->mod2[b], bp, NL, d.H);  // (N, L, D)
     residual_add(c, x_out, x_mid, branch_m, ada.gate_m, d, ada.stride);
 }
 
@@ -572,8 +593,8 @@ static void block_backward(Model *m, Activations *a, BackwardScratch *s, Dims d,
     // unchanged (the residual) and through the gate and the MLP into dmod2.
     const float *dbranch_m = residual_back(c, s->dbranch_m, dada.gate_m, s->dresid, a->branch_m[b],
                                            ada.gate_m, d, ada.stride);            // (N, L, D)
-    mlp_backward(s->dmod2, bg, (MlpHidden){ s->dh_pre, s->dh_val, s->dh_act },
-                 dbranch_m, a->mod2[b], block_mlp_hidden(a, b), bp, c->mlp, NL, D, d.H);
+    block_mlp_backward(c, s->dmod2, bg, (MlpHidden){ s->dh_pre, s->dh_val, s->dh_act },
+                       dbranch_m, a->mod2[b], block_mlp_hidden(a, b), bp, NL, d.H);
     norm_modulate_back(c, s->dresid, dada.shift_m, dada.scale_m, s->dmod2, x_mid, a->norm2_mean[b],
                        a->norm2_rstd[b], ada.scale_m, N, L, ada.stride);   // now dresid = dL/dx_mid
     // attention half. x_mid = x_in + [gate_a ·] proj(attn(mod1))

@@ -43,19 +43,6 @@ typedef struct {
     float *ada_w, *ada_b;
 } BlockParams;
 
-// The feed-forward half of a block on R token rows (common/nn/mlp.c), with
-// its buffers passed in: the model hands it a block's activations, step 4
-// its own. The hidden buffers, (R, H) each: pre = fc1's output or SwiGLU's
-// gate, val = SwiGLU's value (NULL for GELU), act = the last Linear's input.
-typedef struct { float *pre, *val, *act; } MlpHidden;
-// inp, out (R, D); out = fc2(GELU(fc1(inp))) or w3(silu(w1(inp)) * w2(inp)).
-void mlp_forward(float *out, MlpHidden h, const float *inp, const BlockParams *p,
-                 MlpKind kind, int R, int D, int H);
-// dinp (R, D), g and dh (the hidden gradients) accumulate: start them at zero.
-void mlp_backward(float *dinp, BlockParams *g, MlpHidden dh, const float *dout,
-                  const float *inp, MlpHidden h, const BlockParams *p,
-                  MlpKind kind, int R, int D, int H);
-
 typedef struct {
     float *patch_w, *patch_b, *pos_row, *pos_col;
     float *t_fc1_w, *t_fc1_b, *t_fc2_w, *t_fc2_b;
