@@ -425,6 +425,20 @@ static void residual_add(const Config *c, float *x_next, const float *x, const f
     else add_inplace(x_next, x, d.NLD);
 }
 
+// The upgrades inside the attention, each by its switch: qk_norm (step 3)
+// hands it the block's q and k gains, pos=rope2d (step 5) the rotation
+// tables; a switch that is off hands it NULL, and attention_forward skips
+// what it is not given (layers.h).
+typedef struct { const float *q_gain, *k_gain, *rope_cos, *rope_sin; } AttentionUpgrades;
+
+static AttentionUpgrades attention_upgrades(const Model *m, const BlockParams *p) {
+    const Config *c = &m->cfg;
+    AttentionUpgrades u = { NULL, NULL, NULL, NULL };
+    if (c->qk_norm) { u.q_gain = p->q_norm; u.k_gain = p->k_norm; }
+    if (c->pos == POS_ROPE2D) { u.rope_cos = m->rope_cos; u.rope_sin = m->rope_sin; }
+    return u;
+}
+
 // The block's MLP half on its hidden buffers: GELU's, or SwiGLU's with
 // mlp=swiglu (step 4; both in common/nn/mlp.c).
 static MlpHidden block_mlp_hidden(const Activations *a, int b) {
@@ -469,8 +483,9 @@ static void block_forward(const Model *m, Activations *a, Dims d, int b) {
     norm_modulate(c, a->mod1[b], a->norm1_mean[b], a->norm1_rstd[b], x_in, ada.shift_a,
                   ada.scale_a, N, L, ada.stride);                                  // (N, L, D)
     linear_forward(a->qkv[b], a->mod1[b], bp->qkv_w, bp->qkv_b, NL, D, 3 * D);     // (N, L, 3D)
-    attention_forward(a->att_out[b], &a->att[b], a->qkv[b], bp->q_norm, bp->k_norm, NORM_EPS,
-                      m->rope_cos, m->rope_sin, N, L, D, c->heads);                // (N, L, D)
+    AttentionUpgrades up = attention_upgrades(m, bp);                              // qk_norm, rope2d
+    attention_forward(a->att_out[b], &a->att[b], a->qkv[b], up.q_gain, up.k_gain, NORM_EPS,
+                      up.rope_cos, up.rope_sin, N, L, D, c->heads);                // (N, L, D)
     a->max_logit[b] = a->att[b].max_logit;
     linear_forward(branch_a, a->att_out[b], bp->proj_w, bp->proj_b, NL, D, D);     // (N, L, D)
     residual_add(c, x_mid, x_in, branch_a, ada.gate_a, d, ada.stride);
@@ -601,8 +616,9 @@ static void block_backward(Model *m, Activations *a, BackwardScratch *s, Dims d,
     const float *dbranch_a = residual_back(c, s->dbranch_a, dada.gate_a, s->dresid, a->branch_a[b],
                                            ada.gate_a, d, ada.stride);            // (N, L, D)
     linear_backward(s->datt_out, bg->proj_w, bg->proj_b, dbranch_a, a->att_out[b], bp->proj_w, NL, D, D);
+    AttentionUpgrades up = attention_upgrades(m, bp);                              // qk_norm, rope2d
     attention_backward(s->dqkv, bg->q_norm, bg->k_norm, s->datt_out, &a->att[b], s->att_scratch,
-                       bp->q_norm, bp->k_norm, m->rope_cos, m->rope_sin, N, L, D, c->heads);
+                       up.q_gain, up.k_gain, up.rope_cos, up.rope_sin, N, L, D, c->heads);
     linear_backward(s->dmod1, bg->qkv_w, bg->qkv_b, s->dqkv, a->mod1[b], bp->qkv_w, NL, D, 3 * D);
     norm_modulate_back(c, s->dresid, dada.shift_a, dada.scale_a, s->dmod1, x_in, a->norm1_mean[b],
                        a->norm1_rstd[b], ada.scale_a, N, L, ada.stride);   // now dresid = dL/dx_in
