@@ -179,15 +179,22 @@ def load_cifar(files):
 
 class Batches:
     """As common/train/dataloader.c: a fresh permutation per epoch, batches cut
-    back to back across epoch boundaries, each image mirrored with p = 1/2."""
+    back to back across epoch boundaries, each image mirrored with p = 1/2.
+    draw="replacement" instead picks each batch's images independently, with
+    replacement (an image may come twice in an epoch's worth of steps, or not
+    at all): the other common recipe, to see whether it changes the spread."""
 
-    def __init__(self, images, flip):
-        self.images, self.flip, self.order = images, flip, torch.empty(0, dtype=torch.long)
+    def __init__(self, images, flip, draw="epoch"):
+        self.images, self.flip, self.draw = images, flip, draw
+        self.order = torch.empty(0, dtype=torch.long)
 
     def next(self, B):
-        while self.order.numel() < B:
-            self.order = torch.cat([self.order, torch.randperm(self.images.shape[0])])
-        idx, self.order = self.order[:B], self.order[B:]
+        if self.draw == "replacement":
+            idx = torch.randint(self.images.shape[0], (B,))
+        else:
+            while self.order.numel() < B:
+                self.order = torch.cat([self.order, torch.randperm(self.images.shape[0])])
+            idx, self.order = self.order[:B], self.order[B:]
         x = self.images[idx]
         if self.flip:
             mirror = torch.rand(B) < 0.5
@@ -246,7 +253,7 @@ def cmd_train(a):
     test = load_cifar(["test_batch.bin"])[:VAL_IMAGES]
     model = TinyDiT(cfg)
     opt = adamw(model, cfg["lr"], cfg["weight_decay"])
-    batches = Batches(train, cfg["flip"])
+    batches = Batches(train, cfg["flip"], a.draw)
     B, steps, losses = cfg["batch"], cfg["steps"], []
     start = time.perf_counter()
     for step in range(1, steps + 1):
@@ -273,6 +280,7 @@ def cmd_train(a):
                "raw": {"val_mse": val_mse(model, test, cfg), "uncond": {"probe_fd": None}},
                "curve": curve, "curve_window": CURVE_WINDOW, "config": config_strings(cfg, a.threads),
                "preset": a.preset, "seed": cfg["seed"], "steps": steps, "batch": B, "threads": a.threads,
+               "draw": a.draw,
                "train_seconds": seconds, "final_loss": losses[-1]}
     write_atomic(os.path.join(run_dir, "loss.tsv"),
                  "step\tloss\n" + "".join(f"{i + 1}\t{v:.6f}\n" for i, v in enumerate(losses)))
@@ -295,6 +303,8 @@ def main():
     t.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
     t.add_argument("--out", default="runs/torch")
     t.add_argument("--threads", type=int, default=1)
+    t.add_argument("--draw", choices=["epoch", "replacement"], default="epoch",
+                   help="batches cut from a fresh permutation per epoch (the C trainer's) or drawn with replacement")
     a = ap.parse_args()
     return {"replay": cmd_replay, "train": cmd_train}[a.cmd](a)
 
