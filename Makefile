@@ -27,10 +27,11 @@ GOLDEN_DIR ?= tests/golden
 # step1_scorecard -> step1, step2_rmsnorm -> step2, ...
 STEP_TARGETS := $(foreach s,$(STEPS),$(firstword $(subst _, ,$(s))))
 .PHONY: all lib check golden golden-files layer-files replay clean deps tests tools tutorial lab \
-        exercises grade grade-programs $(STEP_TARGETS)
+        exercises grade grade-objects $(STEP_TARGETS)
 all: lib tests tools $(STEP_TARGETS) lab
 lib: $(LIB)
-tests: $(TESTS) $(BUILD)/tests/golden_check
+# grade-objects: what `make grade` links, which tests/test_exercises.c runs
+tests: $(TESTS) $(BUILD)/tests/golden_check grade-objects
 
 # make check: the library's tests, then each program folder's tests.
 # Everything is built first: tests/test_tutorial.c runs `make tutorial` in a
@@ -86,19 +87,44 @@ layer-files:
 # make exercises: a workbook, a copy of the project in WORKBOOK (default
 # workbook/, ignored by git) where every exercise's body (the lines between
 # `EXERCISE(name) begin` and `EXERCISE end` in common/nn) is a stub that says
-# "not written yet" and aborts; docs/exercises.md is the guide. The reference
-# bodies are kept in build/exercises/ (scripts/exercises.sh restore puts
-# them back). make grade: every exercise graded with the tests
-# (scripts/grade.sh); `make grade` in a step folder grades that step's.
+# "not written yet" and aborts, and every page that quotes a body shows the
+# stub instead; docs/exercises.md is the guide. The reference bodies are
+# kept in build/exercises/ (scripts/exercises.sh restore puts them back);
+# the workbook gets them compiled only, in grade_reference/, so that a grade
+# can run one exercise of yours with the reference for all the others.
 WORKBOOK ?= workbook
-exercises:
+exercises: grade-objects
 	@mkdir -p $(BUILD)/exercises
-	scripts/exercises.sh workbook $(WORKBOOK) $(BUILD)/exercises/reference_bodies.txt
+	scripts/exercises.sh workbook $(WORKBOOK) $(BUILD)/exercises/reference_bodies.txt $(GRADE)/obj
 
-GRADE_PROGRAMS := $(addprefix $(BUILD)/tests/,test_layers test_parity test_adamw test_model golden_check)
-grade-programs: $(GRADE_PROGRAMS)
-grade: $(GRADE_PROGRAMS)
-	@scripts/grade.sh --times $(if $(GRADE_STEP),--step $(GRADE_STEP))
+# make grade: every exercise graded with the project's tests
+# (scripts/grade.sh); make grade EX=name one of them; `make grade` in a step
+# folder grades that step's. Each exercise is graded on its own: its test
+# programs are linked from the library compiled position-independent (so
+# that every exercise function is called through its symbol, never inlined)
+# where each other exercise's function is made weak and the reference's
+# (grade_reference/ in a workbook, the library itself in the project) wins.
+GRADE := $(BUILD)/grade
+GRADE_REFERENCE := $(if $(wildcard grade_reference),grade_reference,$(GRADE)/obj)
+GRADE_OBJ := $(patsubst $(ROOT)/common/%.c,$(GRADE)/obj/%.o,$(COMMON_SRC))
+GRADE_TEST_OBJ := $(addprefix $(GRADE)/tests/,test_layers.o test_parity.o test_adamw.o test_model.o golden_check.o)
+$(GRADE)/obj/%.o: $(ROOT)/common/%.c $(COMMON_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -c $< -o $@
+$(GRADE)/tests/%.o: tests/%.c $(wildcard tests/*.h) $(COMMON_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Itests $(CFLAGS) -c $< -o $@
+$(GRADE)/tests/golden_check.o: tools/golden_check.c $(COMMON_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+grade-objects: $(GRADE_OBJ) $(GRADE_TEST_OBJ)
+# what grade.sh links with: the compiler and the libraries of every test program
+GRADE_ENV = GRADE_DIR='$(GRADE)' GRADE_REFERENCE='$(GRADE_REFERENCE)' \
+    GRADE_LINK='$(CC) $(LDFLAGS)' GRADE_LIBS='$(LDLIBS) $(CHECK_LIBS)'
+EX ?=
+GRADE_FLAGS ?=
+grade: grade-objects
+	@$(GRADE_ENV) scripts/grade.sh --times $(GRADE_FLAGS) $(if $(GRADE_STEP),--step $(GRADE_STEP)) $(EX)
 
 # make replay: C against PyTorch step by step. build/tools/trace_steps writes
 # the first TRACE_STEPS steps of the run `step6_ablation train --preset PRESET

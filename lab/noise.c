@@ -65,8 +65,8 @@ static const char *num(char *buf, size_t n, double x, const char *fmt) {
 }
 
 // Section 1: the same runs in two folders, run by run, then per configuration.
-static void print_reruns(const AblationResults *here, const AblationResults *there) {
-    printf("the same seed trained twice: val MSE here (%s) and there (%s)\n", here->dir, there->dir);
+static void print_reruns(const AblationResults *here, const AblationResults *there, const char *here_name) {
+    printf("the same seed trained twice: val MSE here (%s) and there (%s)\n", here_name, there->dir);
     printf("  %-22s %8s %8s %12s\n", "run", "here", "there", "here - there");
     int pairs = 0;
     for (int c = 0; c < ABLATION_CONFIGS; c++)
@@ -115,9 +115,9 @@ static void print_reruns(const AblationResults *here, const AblationResults *the
 // Section 2: the wobble of the last check, from each run's val.tsv. The
 // offsets share a part (the curve's own bend over the last two intervals,
 // the same sign in every run); what varies around their mean is the wobble.
-static void print_wobble(const AblationResults *res) {
+static void print_wobble(const AblationResults *res, const char *name) {
     printf("the last check's wobble in %s (val.tsv: the middle of the last three checks\n"
-           "against the line through the other two)\n", res->dir);
+           "against the line through the other two)\n", name);
     double w[ABLATION_CONFIGS * ABLATION_MAX_SEEDS], spread_sq = 0;
     int n = 0, n_spread = 0;
     for (int c = 0; c < ABLATION_CONFIGS; c++) {
@@ -167,6 +167,7 @@ int cmd_noise(int argc, char **argv) {
     char dflt[1024];
     project_path(dflt, sizeof dflt, "results/tutorial");
     const char *dir = optind < argc ? argv[optind] : dflt;
+    const char *name = optind < argc ? argv[optind] : "results/tutorial";   // as a reader would type it
     AblationResults *there = NULL;
     AblationResults *here = results_load_pair(dir, against, &there);
     if (!here) return 1;
@@ -175,8 +176,8 @@ int cmd_noise(int argc, char **argv) {
         fprintf(stderr, "error: no such folder: %s\n", here->dir_missing ? dir : against);
         rc = 2;
     } else {
-        if (there) print_reruns(here, there);
-        print_wobble(here);
+        if (there) print_reruns(here, there, name);
+        print_wobble(here, name);
     }
     free(here);
     free(there);

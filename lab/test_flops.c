@@ -53,7 +53,7 @@ START_TEST(test_tiny_config_by_hand) {
 END_TEST
 
 START_TEST(test_tutorial_model) {
-    // dim 128, depth 4, 4 heads, batch 64: the number docs/step6_ablation.md quotes
+    // dim 128, depth 4, 4 heads, batch 64: the GFLOP/step of lab speed, which docs/performance.md quotes
     Config c = config_default();
     StepFlops f = train_step_flops_detail(&c, 64);
     ck_assert_double_eq(f.linear, 6587154432.0);

@@ -9,19 +9,30 @@
 # which says where the exercise is explained and aborts. The markers stay,
 # so the reference bodies can be put back, byte for byte.
 #
-#   scripts/exercises.sh list                  name and file:line of every exercise
+#   scripts/exercises.sh list                  name, file:line and function of every exercise
 #   scripts/exercises.sh stub FILE BODIES [NAME]  FILE with its bodies (or only NAME's)
 #                                              stubbed, to stdout; they are appended to BODIES
-#   scripts/exercises.sh restore FILE BODIES   FILE with the bodies of BODIES put back, to stdout
-#   scripts/exercises.sh workbook DIR BODIES   a copy of the project's files in DIR, every
-#                                              exercise stubbed there; the reference
-#                                              bodies written to BODIES
+#   scripts/exercises.sh restore FILE BODIES [NAME]  FILE with the bodies of BODIES (or only
+#                                              NAME's) put back, to stdout
+#   scripts/exercises.sh workbook DIR BODIES OBJDIR
+#                                              a copy of the project's files in DIR, every
+#                                              exercise stubbed there (source and pages);
+#                                              the reference bodies written to BODIES, and
+#                                              compiled (OBJDIR's objects) to DIR/grade_reference
+#   scripts/exercises.sh leaks DIR BODIES      every line under DIR that shows a line of a
+#                                              reference body; exit 1 if there is one
+#   scripts/exercises.sh apply FILE NAME OLD NEW  FILE with OLD changed to NEW in NAME's body
+#                                              (OLD there exactly once), to stdout
 #   scripts/exercises.sh files                 the project's files, one a line, NUL-free
 # Run from the project root. Exit 0, or 1 with a message on stderr.
 set -eu
 
-usage() { sed -n '12,20p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 1; }
+usage() { sed -n '12,27p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 1; }
 die() { echo "exercises.sh: $*" >&2; exit 1; }
+
+# The learner mistakes that tests/test_exercises.c applies to the reference
+# bodies: they quote the bodies, so a workbook leaves the file out.
+MISTAKES=tests/exercise_mistakes.txt
 
 # The files that hold exercises, in a stable order.
 exercise_files() { grep -rl --include='*.c' 'EXERCISE([a-z0-9_]*) begin' common | LC_ALL=C sort; }
@@ -31,10 +42,13 @@ exercise_files() { grep -rl --include='*.c' 'EXERCISE([a-z0-9_]*) begin' common 
 BEGIN_RE='^[ \t]*\/\/ EXERCISE\([a-z0-9_]+\) begin$'
 END_RE='^[ \t]*\/\/ EXERCISE end$'
 
+# The function an exercise is the body of: the last definition's first line
+# before its begin marker (a line at column 0 with a name and a parenthesis).
 list() {
     for f in $(exercise_files); do
-        awk -v file="$f" "/$BEGIN_RE/"' { n = $0; sub(/.*EXERCISE\(/, "", n); sub(/\).*/, "", n);
-                                         printf "%-20s %s:%d\n", n, file, NR }' "$f"
+        awk -v file="$f" '/^[A-Za-z_][^;]*\(/ { fn = $0; sub(/\(.*/, "", fn); sub(/.*[^A-Za-z0-9_]/, "", fn) }
+                          '"/$BEGIN_RE/"' { n = $0; sub(/.*EXERCISE\(/, "", n); sub(/\).*/, "", n);
+                                         printf "%-24s %-28s %s\n", n, file ":" NR, fn }' "$f"
     done
 }
 
@@ -56,17 +70,31 @@ stub() {
 }
 
 restore() {
-    awk -v bodies="$2" -v file="$1" "
+    awk -v bodies="$2" -v file="$1" -v only="${3:-}" "
         BEGIN { while ((getline line < bodies) > 0) {
                     if (line == \"@@ end\") cur = \"\"
                     else if (substr(line, 1, 3) == \"@@ \") { cur = substr(line, 4); body[cur] = \"\"; known[cur] = 1 }
                     else body[cur] = body[cur] line \"\\n\" } }
         /$BEGIN_RE/ { name = \$0; sub(/.*EXERCISE\\(/, \"\", name); sub(/\\).*/, \"\", name)
+                      if (only != \"\" && name != only) { print; next }
                       if (!(name in known)) { print file \": no reference body for \" name > \"/dev/stderr\"; exit 1 }
                       print; printf \"%s\", body[name]; skip = 1; next }
         /$END_RE/ && skip { skip = 0; print; next }
         skip { next }
         { print }
+    " "$1"
+}
+
+# FILE with OLD replaced by NEW in NAME's body, where OLD must occur exactly
+# once (a learner's slip applied to a body: tests/exercise_mistakes.txt).
+apply_change() {
+    awk -v name="$2" -v old="$3" -v new="$4" -v file="$1" "
+        /$BEGIN_RE/ { n = \$0; sub(/.*EXERCISE\\(/, \"\", n); sub(/\\).*/, \"\", n); inside = n == name; print; next }
+        /$END_RE/ { inside = 0; print; next }
+        inside && (i = index(\$0, old)) > 0 { hits++; if (hits == 1) \$0 = substr(\$0, 1, i - 1) new substr(\$0, i + length(old)) }
+        inside && index(\$0, old) > 0 && hits > 1 { hits++ }
+        { print }
+        END { if (hits != 1) { printf \"%s: %s occurs %d times in the body of %s, not once\\n\", file, old, hits, name > \"/dev/stderr\"; exit 1 } }
     " "$1"
 }
 
@@ -84,17 +112,101 @@ files() {
     fi
 }
 
-# A copy of the project as it stands (files, above), then the stubs.
+# The lines that give an answer away: every line of a reference body
+# (BODIES), spaces trimmed, of 8 characters or more, that appears nowhere in
+# the project's files but the bodies, the pages and the list of mistakes (a
+# loop header that rope_forward shares with rope_backward is no secret). One
+# a line, to stdout.
+secrets() {
+    cands=$(mktemp "${TMPDIR:-/tmp}/tinydit_cands_XXXXXX") || exit 1
+    awk '/^@@ / { next } { sub(/^[ \t]+/, ""); sub(/[ \t]+$/, "") } length($0) >= 8' "$1" | LC_ALL=C sort -u > "$cands"
+    files | grep -v -e '\.md$' -e "^$MISTAKES\$" | while IFS= read -r f; do grep -Iq . "$f" 2>/dev/null && printf '%s\n' "$f"; done |
+        tr '\n' '\0' | xargs -0 awk "/$BEGIN_RE/ { inside = 1; next } /$END_RE/ { inside = 0; next } !inside" |
+        grep -oF -f "$cands" | LC_ALL=C sort -u | LC_ALL=C comm -23 "$cands" -
+    rm -f "$cands"
+}
+
+# Every line of the files under DIR (text files; not .git, not the compiled
+# reference) that holds a secret of BODIES: file:line:text, to stdout.
+# Exit 0 if there is none.
+leaks() {
+    list=$(mktemp "${TMPDIR:-/tmp}/tinydit_secrets_XXXXXX") || exit 1
+    secrets "$2" > "$list"   # from the project (the current folder)
+    [ -s "$list" ] || { rm -f "$list"; die "no reference body lines in $2"; }
+    found=$(grep -rnIF -f "$list" --exclude-dir=.git --exclude-dir=grade_reference --exclude-dir=build "$1" || true)
+    rm -f "$list"
+    [ -z "$found" ] || { echo "$found"; return 1; }
+}
+
+# A page of the workbook: in every quote of code (the `<!-- quote: FILE -->`
+# blocks that tests/test_docs.c checks), the lines between an exercise's
+# marker lines become the stub, as in the workbook's source, so the quote
+# still matches it; a quote that shows part of a body without its markers
+# (SECRETS: the secret lines) becomes a pointer to the exercise, and a
+# secret in the prose becomes "…".
+stub_page() {
+    awk -v secrets="$2" '
+        function trim(x) { sub(/^[ \t]+/, "", x); sub(/[ \t]+$/, "", x); return x }
+        function flush(   i, leak) {
+            leak = 0
+            for (i = 1; i <= nq; i++) if (!stubbed[i] && (trim(q[i]) in secret)) leak = 1
+            if (leak) {
+                print "<!-- exercise: this quote of " file " shows part of an exercise body (docs/exercises.md) -->"
+                print fence
+                print "    ... the body of an exercise: docs/exercises.md says what to write ..."
+                print "```"
+            } else {
+                print head; print fence
+                for (i = 1; i <= nq; i++) print q[i]
+                print "```"
+            }
+            nq = 0
+        }
+        BEGIN { while ((getline line < secrets) > 0) secret[line] = 1 }
+        state == 0 && /^<!-- quote: [^ ]+ -->$/ { head = $0; file = $3; state = 1; next }
+        state == 1 && /^```/ { fence = $0; state = 2; nq = 0; inside = 0; next }
+        state == 1 { print head; state = 0 }
+        state == 2 && /^```[ \t]*$/ { flush(); state = 0; next }
+        state == 2 && '"/$BEGIN_RE/"' {
+            name = $0; sub(/.*EXERCISE\(/, "", name); sub(/\).*/, "", name)
+            indent = $0; sub(/\/\/.*/, "", indent)
+            q[++nq] = $0; stubbed[nq] = 1
+            q[++nq] = indent "exercise_not_written(\"" name "\");"; stubbed[nq] = 1
+            inside = 1; next }
+        state == 2 && '"/$END_RE/"' && inside { inside = 0; q[++nq] = $0; stubbed[nq] = 1; next }
+        state == 2 && inside { next }
+        state == 2 { q[++nq] = $0; stubbed[nq] = 0; next }
+        { for (t in secret) while ((i = index($0, t)) > 0) $0 = substr($0, 1, i - 1) "…" substr($0, i + length(t))
+          print }
+        END { if (state == 2) flush(); else if (state == 1) print head }' "$1"
+}
+
+# A copy of the project as it stands (files, above; not the list of
+# mistakes, which quotes the bodies), then the stubs: in the
+# source, on the pages, and the reference compiled (OBJDIR: the objects of
+# `make grade-objects`) into grade_reference/ for the grader, without debug
+# information.
 workbook() {
-    dir=$1 bodies=$2
-    [ -e "$dir" ] && die "$dir exists already: remove it, or name another folder (WORKBOOK=dir)"
+    dir=$1 bodies=$2 objdir=$3
+    [ -e "$dir" ] && die "$dir exists already (a workbook keeps your work, so it is never overwritten). To start again from the stubs: rm -rf '$dir' && make exercises WORKBOOK='$dir'; or name a new folder: make exercises WORKBOOK=other_dir"
+    for f in $(exercise_files); do
+        rel=${f#common/}; [ -f "$objdir/${rel%.c}.o" ] || die "no $objdir/${rel%.c}.o: make grade-objects compiles it"
+    done
     mkdir -p "$dir"
-    files | tar -T - -cf - | tar -C "$dir" -xf -
+    files | grep -v -x -e "$MISTAKES" | tar -T - -cf - | tar -C "$dir" -xf -
     : > "$bodies"
     for f in $(exercise_files); do
         stub "$f" "$bodies" > "$dir/$f.tmp" && mv "$dir/$f.tmp" "$dir/$f"
+        rel=${f#common/}; rel=${rel%.c}.o
+        mkdir -p "$dir/grade_reference/$(dirname "$rel")"
+        objcopy --strip-debug "$objdir/$rel" "$dir/grade_reference/$rel"
+    done
+    secrets "$bodies" > "$bodies.secrets"
+    for page in $(cd "$dir" && grep -rl --include='*.md' -e '<!-- quote: ' . | sed 's|^\./||'); do
+        stub_page "$dir/$page" "$bodies.secrets" > "$dir/$page.tmp" && mv "$dir/$page.tmp" "$dir/$page"
     done
     echo "workbook: $dir ($(grep -c '^@@ end$' "$bodies") exercises stubbed; docs/exercises.md says where to start)"
+    leaks "$dir" "$bodies" >&2 || die "$dir still shows a line of a reference body (above)"
 }
 
 [ $# -ge 1 ] || usage
@@ -104,8 +216,12 @@ case $cmd in
     stub)     [ $# -eq 2 ] || [ $# -eq 3 ] || usage; [ -f "$1" ] || die "no file $1"
               if [ $# -eq 3 ]; then grep -q "EXERCISE($3) begin" "$1" || die "no exercise $3 in $1"; fi
               stub "$@" ;;
-    restore)  [ $# -eq 2 ] || usage; [ -f "$1" ] || die "no file $1"; [ -f "$2" ] || die "no file $2"; restore "$1" "$2" ;;
-    workbook) [ $# -eq 2 ] || usage; workbook "$1" "$2" ;;
+    restore)  [ $# -eq 2 ] || [ $# -eq 3 ] || usage; [ -f "$1" ] || die "no file $1"; [ -f "$2" ] || die "no file $2"
+              if [ $# -eq 3 ]; then grep -q "EXERCISE($3) begin" "$1" || die "no exercise $3 in $1"; fi
+              restore "$@" ;;
+    workbook) [ $# -eq 3 ] || usage; workbook "$1" "$2" "$3" ;;
+    leaks)    [ $# -eq 2 ] || usage; [ -d "$1" ] || die "no folder $1"; [ -f "$2" ] || die "no file $2"; leaks "$1" "$2" ;;
     files)    [ $# -eq 0 ] || usage; files ;;
+    apply)    [ $# -eq 4 ] || usage; [ -f "$1" ] || die "no file $1"; apply_change "$@" ;;
     *)        usage ;;
 esac

@@ -84,16 +84,19 @@ static double max_abs(const double *x, size_t n) {
 // moments too. what names the tensor in messages.
 static double compare_pair(const Pair *s, const char *what, int step, double lr) {
     double worst = 0.0, mscale = max_abs(s->rm, s->n), vscale = max_abs(s->rv, s->n);
+    size_t at = 0;
     for (size_t i = 0; i < s->n; i++) {
         double e = fabs(s->p[i] - s->rp[i]) / lr;
-        if (!(e <= worst)) worst = e;   // NaN sticks
+        if (!(e <= worst)) { worst = e; at = i; }   // NaN sticks
         ck_assert_msg(fabs(s->m[i] - s->rm[i]) <= MOMENT_TOL * mscale,
-                      "%s step %d: first moment m[%zu] = %.9g, reference %.9g", what, step, i, s->m[i], s->rm[i]);
+                      "%s step %d: first moment m[%zu] got %.9g, expected %.9g (off by %.3g)", what, step, i,
+                      s->m[i], s->rm[i], s->m[i] - s->rm[i]);
         ck_assert_msg(fabs(s->v[i] - s->rv[i]) <= MOMENT_TOL * vscale,
-                      "%s step %d: second moment v[%zu] = %.9g, reference %.9g", what, step, i, s->v[i], s->rv[i]);
+                      "%s step %d: second moment v[%zu] got %.9g, expected %.9g (off by %.3g)", what, step, i,
+                      s->v[i], s->rv[i], s->v[i] - s->rv[i]);
     }
-    ck_assert_msg(worst <= ADAMW_TOL, "%s step %d: a weight is %.3g·lr from the reference (tolerance %.0e·lr)",
-                  what, step, worst, ADAMW_TOL);
+    ck_assert_msg(worst <= ADAMW_TOL, "%s step %d: weight p[%zu] got %.9g, expected %.9g (off by %.3g·lr; "
+                  "tolerance %.0e·lr)", what, step, at, s->p[at], s->rp[at], worst, ADAMW_TOL);
     return worst;
 }
 

@@ -33,12 +33,15 @@
 // regular expression for what differs from machine to machine, timings
 // above all: on every line, in the page and in the output alike, what its
 // first group matches (the whole match if it has no group) becomes "#".
-// Outputs that no committed input reproduces (training runs, timings as
-// such) are marked instead, with the command, the commit and the machine:
+// Output that no command re-runs in seconds (a training run, a timing as
+// such) is a file of a results folder, whose README records the run
+// (machine, commit, command, date), and the page quotes that file with a
+// quote marker like any other. (The old marker "measured:" is refused.)
 //
-//     <!-- measured: COMMAND; commit abc1234; machine: ... -->
-//
-// and counted, not run.
+// And the prose of every page is held to one rule: a measured number is
+// shown only in such a generated block; the section "Prose" below says
+// what the test flags, how a derived fact is proved (<!-- fact: CMD -->),
+// and how the commands and links of the pages are checked.
 //
 // Pages scanned: README.md, common/README.md and docs/*.md. The checker is
 // tested on made-up pages too: a quote that matches, one that drifted, one of
@@ -619,6 +622,747 @@ static int check_all_facts(const char *root, FILE *report, int *checked) {
 }
 
 // ---------------------------------------------------------------------------
+// Prose: a measured number lives only where a command prints it.
+//
+// The rule. A measurement (a time, a speed, a ratio, a val MSE, a probe-FD,
+// a count of runs or spikes, a logit) is shown only in a generated block: an
+// <!-- output: CMD --> block, which this test re-runs, or a <!-- quote: FILE -->
+// block of a file (a table or a log under results/, whose README records the
+// run: machine, commit, command, date). Everything else on a page is prose,
+// and prose points at a generated block instead of restating it. The test
+// reads the prose (paragraphs, headings, lists, tables, untagged fenced
+// blocks and the comments of ```sh blocks; not code spans, link targets,
+// HTML comments, ```c/```python blocks or generated blocks) and reports, as
+// file:line, every number that
+//   - has a decimal part and three significant digits or more (33.2,
+//     0.2812, 21.37: the digits of a measurement; 0.5, 0.02 or 1.5 read as
+//     settings and round constants, 0.3.21 as a version), its sign
+//     included (-0.0266, −0.0271),
+//   - is written as printf writes it, 1.5e-06 or 2.2e+00 (2e-3 or 1.6e-2,
+//     a one-digit exponent, is a setting written by hand),
+//   - is a decimal count of standard errors (0.9 se),
+//   - carries a unit of time, speed, size of work or ratio: %, ms, s, sec,
+//     seconds, min, minutes, h, hours, ms/step, GFLOP/s, GB/s, "×" or "x"
+//     alone (2×; 3 × 32 is a shape), "times faster/slower",
+//   - counts runs or spikes ("48 runs", "forty-two runs", "3 spikes"; a
+//     count in words from ten up: "the two runs of a pair" names a design),
+//   - or follows one of val MSE, MSE, probe-FD, FD, logit(s), spike(s),
+//     accuracy, GFLOP within a few words ("logits reach 55").
+// It reports as well, anywhere outside code and generated blocks, what
+// makes a page a log: a date (2026-12-04, or a month and a day), a time of
+// day (14:32), a build (a commit: 7 to 40 hex digits, letters and digits),
+// and the <!-- measured: ... --> marker of an earlier convention (move the
+// output into a results folder, whose README records the run, and quote it).
+//
+// Derived facts (shapes, parameter counts, bounds, preset sizes) are no
+// measurements, but some read like one (a bound of 5.66). They stay in prose
+// when a command proves them: a line
+//     <!-- fact: CMD -->
+// before a paragraph makes every number the rule flags in that paragraph
+// one that must appear in CMD's standard output (CMD is run like an output
+// block's command, from the project root). The presets' sizes are checked
+// against the code by the facts test below.
+//
+// Commands. Every line of a ```sh block is a command that must run as
+// written. A `cd DIR` moves the lines after it; `VAR=value` prefixes are
+// the command's environment. `make ARGS` must pass `make -n ARGS` (the
+// target exists, its recipe expands); a program (a path: lab/lab,
+// ./step3_qknorm, build/tools/gemm_race) must exist and answer
+// `PROG [COMMAND] --help` with exit 0, and each --option the line gives it
+// must appear in that help; a script (.py, .sh) must exist. A block after
+// <!-- run --> is run as written instead (it must finish in seconds, exit 0).
+// Inline code spans that are a make command (`make plots`) are checked
+// like ```sh lines when they hold no placeholder ([...] or a lowercase
+// VAR=value meant to be filled in).
+//
+// Links. Every relative link [text](path#anchor) of a page must name a file
+// or folder that exists, and an anchor into a .md page must be one of its
+// headings (GitHub's slugs: lowercase, punctuation dropped, spaces to '-').
+
+typedef struct { int numbers, facts, commands, links; } ProseCounts;
+
+static bool is_word(char c) { return isalnum((unsigned char)c) || c == '_'; }
+
+// Removes `code spans`, link targets "](...)" and <!-- comments --> from a
+// line of prose (in place); the text of links stays.
+static void prose_only(char *s) {
+    char *o = s;
+    for (char *p = s; *p;) {
+        if (*p == '`') {
+            int n = 0;
+            while (p[n] == '`') n++;
+            char *close = p + n;
+            for (; *close; close++) {
+                int m = 0;
+                while (close[m] == '`') m++;
+                if (m == n) break;
+                if (m) close += m - 1;
+            }
+            if (*close) { p = close + n; *o++ = ' '; continue; }
+        }
+        if (p[0] == ']' && p[1] == '(') {
+            char *close = strchr(p, ')');
+            if (close) { *o++ = ']'; p = close + 1; continue; }
+        }
+        if (strncmp(p, "<!--", 4) == 0) {
+            char *close = strstr(p, "-->");
+            if (close) { p = close + 3; continue; }
+        }
+        *o++ = *p++;
+    }
+    *o = '\0';
+}
+
+// Counts in words from ten up: "the two runs of a seed pair" names a design,
+// "forty-two runs" a tally.
+static const char *const NUMBER_WORDS[] = {
+    "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty",
+    "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety", "hundred", "dozen",
+};
+
+// The word (letters, '-', '/') starting at s, lowercased into w; its length.
+static int word_at(const char *s, char *w, size_t wlen) {
+    size_t n = 0;
+    while ((isalpha((unsigned char)s[n]) || s[n] == '/' || s[n] == '-' || (unsigned char)s[n] >= 0x80) &&
+           n + 1 < wlen) {
+        w[n] = (char)tolower((unsigned char)s[n]);
+        n++;
+    }
+    w[n] = '\0';
+    return (int)n;
+}
+
+static bool word_in(const char *w, const char *const *list, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(w, list[i]) == 0) return true;
+    return false;
+}
+
+// The measured-looking numbers of one line of prose (already prose_only):
+// for each, its text into found[k] (at most max), and why into why[k].
+static int measured_numbers(const char *s, char found[][48], const char **why, int max) {
+    static const char *const UNITS[] = {
+        "%", "ms", "s", "sec", "secs", "second", "seconds", "min", "mins", "minute", "minutes", "h",
+        "hour", "hours", "µs", "us", "ns", "ms/step", "gflop/s", "gflops", "tflop/s", "gb/s", "mb/s",
+        "steps/s", "images/s", "runs", "spikes",
+    };
+    static const char *const KEYWORDS[] = {
+        "val mse", "mse", "probe-fd", "fd", "logit", "spike", "accuracy", "gflop",
+    };
+    int n = 0;
+    size_t len = strlen(s);
+    for (size_t i = 0; i < len && n < max; i++) {
+        // a number word before "runs" or "spikes" (forty-two runs)
+        if (isalpha((unsigned char)s[i]) && (i == 0 || !is_word(s[i - 1]) )) {
+            char w[64];
+            int k = word_at(s + i, w, sizeof w);
+            char first[64];
+            snprintf(first, sizeof first, "%s", w);
+            char *dash = strchr(first, '-');
+            if (dash) *dash = '\0';
+            if (word_in(first, NUMBER_WORDS, sizeof NUMBER_WORDS / sizeof *NUMBER_WORDS) && s[i + k] == ' ') {
+                char next[64];
+                word_at(s + i + k + 1, next, sizeof next);
+                if (!strcmp(next, "runs") || !strcmp(next, "spikes")) {
+                    snprintf(found[n], 48, "%.*s %s", k, s + i, next);
+                    why[n++] = "a count of runs or spikes";
+                }
+            }
+            i += (size_t)(k > 0 ? k - 1 : 0);
+            continue;
+        }
+        if (!isdigit((unsigned char)s[i])) continue;
+        // a sign is part of the number: -0.0266, +0.0082, −0.0271 (U+2212)
+        bool sign = i > 0 && (s[i - 1] == '-' || s[i - 1] == '+') &&
+                    (i == 1 || s[i - 2] == ' ' || s[i - 2] == '(' || s[i - 2] == ',');
+        if (i >= 3 && !strncmp(s + i - 3, "−", strlen("−"))) sign = true;
+        if (!sign && i > 0 && (is_word(s[i - 1]) || strchr("./#=-+", s[i - 1]) ||
+                               (unsigned char)s[i - 1] >= 0x80)) {
+            // part of a name, a path, an option, a negative setting: skip the digits
+            while (i + 1 < len && (isalnum((unsigned char)s[i + 1]) || s[i + 1] == '.')) i++;
+            continue;
+        }
+        size_t a = i, b = i;
+        while (isdigit((unsigned char)s[b])) b++;
+        while (s[b] == ',' && isdigit((unsigned char)s[b + 1]) && isdigit((unsigned char)s[b + 2]) &&
+               isdigit((unsigned char)s[b + 3]) && !isdigit((unsigned char)s[b + 4]))
+            b += 4;
+        bool decimal = false;
+        if (s[b] == '.' && isdigit((unsigned char)s[b + 1])) {
+            decimal = true;
+            b++;
+            while (isdigit((unsigned char)s[b])) b++;
+        }
+        i = b;
+        if ((s[b] == 'e' || s[b] == 'E') && (isdigit((unsigned char)s[b + 1]) || s[b + 1] == '-' ||
+                                             s[b + 1] == '+')) {
+            // 2e-3, 1.6e-2: a setting; printf's form, 1.5e-06 or 2.2e+00, a program's output
+            size_t e = b + 1;
+            if (s[e] == '-' || s[e] == '+') e++;
+            size_t digits = 0;
+            while (isdigit((unsigned char)s[e + digits])) digits++;
+            i = e + digits;
+            if (decimal && digits == 2) {
+                snprintf(found[n], 48, "%.*s", (int)(e + digits - a), s + a);
+                why[n++] = "a number as a program prints it (d.de-dd)";
+            }
+            continue;
+        }
+        if (s[b] == '.' && isalpha((unsigned char)s[b + 1])) continue;   // a file name, 1.bin
+        if (s[b] == '.' && isdigit((unsigned char)s[b + 1])) {           // a version, 0.3.21
+            while (isdigit((unsigned char)s[b + 1]) || s[b + 1] == '.') b++;
+            i = b;
+            continue;
+        }
+        const char *reason = NULL;
+        int significant = 0;                                // 0.0271 has 3, 33.2 has 3, 0.02 has 1
+        for (size_t k = a; k < b; k++)
+            if (isdigit((unsigned char)s[k]) && (significant || s[k] != '0')) significant++;
+        if (decimal && significant >= 3) reason = "a number with three or more significant digits";
+        // its unit: right after it, or after one space
+        const char *u = s + b;
+        if (*u == ' ') u++;
+        char w[64];
+        int wl = word_at(u, w, sizeof w);
+        if (!reason && *u == '%') reason = "a percentage";
+        if (!reason && decimal && !strcmp(w, "se")) reason = "a count of standard errors";
+        if (!reason && wl > 0 && word_in(w, UNITS, sizeof UNITS / sizeof *UNITS)) {
+            reason = (!strcmp(w, "runs") || !strcmp(w, "spikes")) ? "a count of runs or spikes" : "a time or a speed";
+        } else if (!reason && strncmp(u, "×", strlen("×")) == 0) {
+            const char *after = u + strlen("×");     // 0.9×; not 3 × 32, 2 × D
+            while (*after == ' ') after++;
+            bool shape = isdigit((unsigned char)*after) ||
+                         (isupper((unsigned char)*after) && !isalpha((unsigned char)after[1]));
+            if (!shape) reason = "a ratio";
+        } else if (!reason && !strcmp(w, "x") && !is_word(u[1])) {
+            const char *after = u + 1;               // 2x faster; not 4 x 4, 2 x D
+            while (*after == ' ') after++;
+            bool shape = isdigit((unsigned char)*after) ||
+                         (isupper((unsigned char)*after) && !isalpha((unsigned char)after[1]));
+            if (!shape) reason = "a ratio";
+        } else if (!reason && !strcmp(w, "times")) {
+            char next[64];
+            word_at(u + wl + 1, next, sizeof next);
+            if (!strcmp(next, "faster") || !strcmp(next, "slower")) reason = "a ratio";
+        }
+        if (!reason && (a == 0 || s[a - 1] == ' ' || s[a - 1] == '(')) {
+            // a metric named just before it ("logits reach 55", "val MSE of 0.28")
+            size_t from = a > 28 ? a - 28 : 0;
+            for (size_t j = a; j > from; j--)          // the same clause only
+                if (strchr(",;:()", s[j - 1])) { from = j; break; }
+            char window[64];
+            size_t k = 0;
+            for (size_t j = from; j < a && k + 1 < sizeof window; j++) window[k++] = (char)tolower((unsigned char)s[j]);
+            window[k] = '\0';
+            for (size_t m = 0; m < sizeof KEYWORDS / sizeof *KEYWORDS && !reason; m++) {
+                const char *hit = strstr(window, KEYWORDS[m]);
+                while (hit) {
+                    size_t e = (size_t)(hit - window) + strlen(KEYWORDS[m]);
+                    bool starts = hit == window || !isalpha((unsigned char)hit[-1]);
+                    if (starts) { reason = "a number next to a metric"; break; }
+                    (void)e;
+                    hit = strstr(hit + 1, KEYWORDS[m]);
+                }
+            }
+        }
+        if (reason) {
+            snprintf(found[n], 48, "%.*s", (int)(b - a), s + a);
+            why[n++] = reason;
+        }
+    }
+    return n;
+}
+
+// A date, a time of day or a commit in a line (raw): what, into out; 1 if any.
+static int log_marks(const char *line, char *out, size_t outlen) {
+    static regex_t date, month, clock, commit;
+    static bool made = false;
+    if (!made) {
+        ck_assert_int_eq(regcomp(&date, "(^|[^0-9])((19|20)[0-9][0-9]-[01][0-9]-[0-3][0-9])", REG_EXTENDED), 0);
+        ck_assert_int_eq(regcomp(&month, "(^|[^a-z])((january|february|march|april|may|june|july|august|"
+                                         "september|october|november|december) [0-3]?[0-9]([^0-9]|$))",
+                                 REG_EXTENDED | REG_ICASE), 0);
+        ck_assert_int_eq(regcomp(&clock, "(^|[^0-9:])([0-2]?[0-9]:[0-5][0-9])([^0-9:]|$)", REG_EXTENDED), 0);
+        ck_assert_int_eq(regcomp(&commit, "(^|[^0-9a-zA-Z_x])([0-9a-f]{7,40})([^0-9a-zA-Z_]|$)", REG_EXTENDED), 0);
+        made = true;
+    }
+    regmatch_t g[3];
+    if (regexec(&date, line, 3, g, 0) == 0) {
+        snprintf(out, outlen, "a date, %.*s", (int)(g[2].rm_eo - g[2].rm_so), line + g[2].rm_so);
+        return 1;
+    }
+    if (regexec(&month, line, 3, g, 0) == 0) {
+        snprintf(out, outlen, "a date, %.*s", (int)(g[2].rm_eo - g[2].rm_so), line + g[2].rm_so);
+        return 1;
+    }
+    if (regexec(&clock, line, 3, g, 0) == 0) {
+        snprintf(out, outlen, "a time of day, %.*s", (int)(g[2].rm_eo - g[2].rm_so), line + g[2].rm_so);
+        return 1;
+    }
+    for (size_t from = 0; regexec(&commit, line + from, 3, g, from ? REG_NOTBOL : 0) == 0;
+         from += (size_t)g[2].rm_eo) {
+        const char *h = line + from + g[2].rm_so;
+        int hl = g[2].rm_eo - g[2].rm_so;
+        bool letter = false, digit = false;
+        for (int k = 0; k < hl; k++) {
+            if (isdigit((unsigned char)h[k])) digit = true; else letter = true;
+        }
+        if (letter && digit) {
+            snprintf(out, outlen, "a build (commit %.*s)", hl, h);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+// GitHub's anchor for a heading: lowercase, punctuation dropped, spaces '-'.
+static void heading_slug(const char *heading, char *out, size_t outlen) {
+    while (*heading == '#') heading++;
+    while (*heading == ' ') heading++;
+    size_t k = 0;
+    for (const char *p = heading; *p && k + 1 < outlen; p++) {
+        unsigned char c = (unsigned char)*p;
+        if (isalnum(c) || c == '_' || c == '-' || c >= 0x80) out[k++] = (char)tolower(c);
+        else if (c == ' ') out[k++] = '-';
+    }
+    out[k] = '\0';
+}
+
+static bool page_has_anchor(const char *path, const char *anchor) {
+    Lines t;
+    if (lines_read(&t, path) != 0) return false;
+    bool found = false, in_block = false;
+    for (int i = 0; i < t.n && !found; i++) {
+        int ind; char ch;
+        if (fence(t.line[i], &ind, &ch)) { in_block = !in_block; continue; }
+        if (in_block || t.line[i][0] != '#') continue;
+        char slug[512];
+        heading_slug(t.line[i], slug, sizeof slug);
+        found = strcmp(slug, anchor) == 0;
+    }
+    lines_free(&t);
+    return found;
+}
+
+// The relative links of one raw line; 1 per broken one, reported.
+static int check_links(const char *root, const char *doc, int line_no, const char *line,
+                       ProseCounts *pc, FILE *report) {
+    int failures = 0;
+    for (const char *p = strstr(line, "]("); p; p = strstr(p + 2, "](")) {
+        const char *start = p + 2, *end = strchr(start, ')');
+        if (!end) break;
+        char target[1024];
+        snprintf(target, sizeof target, "%.*s", (int)(end - start), start);
+        if (strstr(target, "://") || !strncmp(target, "mailto:", 7) || !*target) continue;
+        pc->links++;
+        char *hash = strchr(target, '#'), anchor[512] = "";
+        if (hash) { snprintf(anchor, sizeof anchor, "%s", hash + 1); *hash = '\0'; }
+        char dir[1024], path[3072];
+        snprintf(dir, sizeof dir, "%s", doc);
+        char *slash = strrchr(dir, '/');
+        if (slash) *slash = '\0'; else snprintf(dir, sizeof dir, ".");
+        if (*target) snprintf(path, sizeof path, "%s/%s/%s", root, dir, target);
+        else snprintf(path, sizeof path, "%s/%s", root, doc);
+        struct stat st;
+        if (stat(path, &st) != 0) {
+            fprintf(report, "%s:%d: a link to %s, which is missing\n", doc, line_no, target);
+            failures++;
+        } else if (*anchor && strstr(path, ".md") && !page_has_anchor(path, anchor)) {
+            fprintf(report, "%s:%d: a link to %s#%s: no heading there has that anchor\n", doc, line_no,
+                    *target ? target : doc, anchor);
+            failures++;
+        }
+    }
+    return failures;
+}
+
+// Splits a command line at &&, ||, ; and | outside quotes into cmds (in
+// place); the comment (from an unquoted '#' after a blank) into *comment.
+static int split_commands(char *line, char **cmds, int max, char **comment) {
+    int n = 0;
+    char quote = 0, *start = line;
+    *comment = NULL;
+    for (char *p = line; *p; p++) {
+        if (quote) { if (*p == quote) quote = 0; continue; }
+        if (*p == '\'' || *p == '"') { quote = *p; continue; }
+        if (*p == '#' && (p == line || p[-1] == ' ' || p[-1] == '\t')) { *comment = p + 1; *p = '\0'; break; }
+        if ((p[0] == '&' && p[1] == '&') || (p[0] == '|' && p[1] == '|')) {
+            *p = '\0'; p++;
+            if (n < max) cmds[n++] = start;
+            start = p + 1;
+        } else if (*p == ';' || *p == '|') {
+            *p = '\0';
+            if (n < max) cmds[n++] = start;
+            start = p + 1;
+        }
+    }
+    if (n < max) cmds[n++] = start;
+    return n;
+}
+
+// A shell word list of a simple command (no quoting beyond '...' and "...").
+static int shell_words(char *cmd, char **w, int max) {
+    int n = 0;
+    char *p = cmd;
+    while (*p && n < max) {
+        while (*p == ' ' || *p == '\t') p++;
+        if (!*p) break;
+        char *o = p;
+        w[n++] = o;
+        char quote = 0;
+        while (*p && (quote || (*p != ' ' && *p != '\t'))) {
+            if (quote) { if (*p == quote) quote = 0; else *o++ = *p; }
+            else if (*p == '\'' || *p == '"') quote = *p;
+            else if (!(*p == '\\' && p[1] == '\0')) *o++ = *p;
+            p++;
+        }
+        if (*p) p++;
+        *o = '\0';
+    }
+    return n;
+}
+
+// The exit status of `sh -c 'cd ROOT/CWD && CMD'`, its stdout into out
+// (may be NULL).
+static int run_in(const char *root, const char *cwd, const char *cmd, Lines *out) {
+    char tmpl[] = "/tmp/tinydit_docs_cmd_XXXXXX";
+    int fd = mkstemp(tmpl);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    size_t len = strlen(root) + strlen(cwd) + strlen(cmd) + strlen(tmpl) + 96;
+    char *line = malloc(len);
+    ck_assert_ptr_nonnull(line);
+    snprintf(line, len, "cd '%s/%s' && { %s ; } </dev/null >'%s' 2>/dev/null", root, cwd, cmd, tmpl);
+    int st = system(line);
+    free(line);
+    if (out) ck_assert_int_eq(lines_read(out, tmpl), 0);
+    unlink(tmpl);
+    return (st != -1 && WIFEXITED(st)) ? WEXITSTATUS(st) : -1;
+}
+
+// Whether every target among args (not an option, not VAR=value) is a
+// target make knows in cwd: for a recipe that `make -n` cannot expand
+// (a recursive make into a folder that only the real run creates).
+static bool make_targets_exist(const char *root, const char *cwd, char **args, int n) {
+    Lines db;
+    if (run_in(root, cwd, "env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -pqn 2>/dev/null; true", &db) != 0) return false;
+    bool all = true;
+    for (int k = 0; k < n && all; k++) {
+        if (args[k][0] == '-' || strchr(args[k], '=')) continue;
+        char want[256];
+        snprintf(want, sizeof want, "%s:", args[k]);
+        bool found = false;
+        for (int l = 0; l < db.n && !found; l++) found = strncmp(db.line[l], want, strlen(want)) == 0;
+        all = found;
+    }
+    lines_free(&db);
+    return all;
+}
+
+// Whether a program's help lists COMMAND: a line that starts with it, or
+// that names it after the program ("step0_tour export RUN_CKPT OUT").
+static bool help_lists_command(const Lines *help, const char *prog, const char *command) {
+    const char *base = strrchr(prog, '/') ? strrchr(prog, '/') + 1 : prog;
+    char named[512];
+    snprintf(named, sizeof named, "%s %s ", base, command);
+    size_t cl = strlen(command);
+    for (int i = 0; i < help->n; i++) {
+        const char *l = help->line[i];
+        while (*l == ' ') l++;
+        if (strncmp(l, command, cl) == 0 && (l[cl] == ' ' || l[cl] == '\0')) return true;
+        if (strstr(help->line[i], named)) return true;
+    }
+    return false;
+}
+
+// Checks one simple command (words w[0..n)) as the rule above says; cwd
+// relative to root ("." at first) is updated by cd. 1 on failure. *skip
+// is set when the rest of the block cannot be checked (a cd into a folder
+// that a command before it makes).
+static int check_command(const char *root, char *cwd, size_t cwdlen, const char *doc, int line_no,
+                         char **w, int n, ProseCounts *pc, bool *skip, FILE *report) {
+    int i = 0;
+    while (i < n && strchr(w[i], '=') && (isupper((unsigned char)w[i][0]) || w[i][0] == '_')) i++;
+    if (i == n) return 0;
+    const char *prog = w[i];
+    char path[4096];
+    if (!strcmp(prog, "cd")) {
+        char next[1024];
+        snprintf(next, sizeof next, "%s/%s", cwd, i + 1 < n ? w[i + 1] : ".");
+        snprintf(path, sizeof path, "%s/%s", root, next);
+        struct stat st;
+        if (stat(path, &st) != 0) { *skip = true; return 0; }
+        snprintf(cwd, cwdlen, "%s", next);
+        return 0;
+    }
+    if (!strcmp(prog, "make")) {
+        char cmd[4096] = "env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -n";
+        for (int k = i + 1; k < n; k++) {
+            size_t l = strlen(cmd);
+            snprintf(cmd + l, sizeof cmd - l, " '%s'", w[k]);
+        }
+        pc->commands++;
+        if (run_in(root, cwd, cmd, NULL) != 0 && !make_targets_exist(root, cwd, w + i + 1, n - i - 1)) {
+            fprintf(report, "%s:%d: `%s` fails (in %s): make has no such target, or its recipe does "
+                    "not expand\n", doc, line_no, cmd, cwd);
+            return 1;
+        }
+        return 0;
+    }
+    if (!strcmp(prog, "python3") && i + 1 < n) prog = w[++i];
+    if (!strchr(prog, '/')) return 0;          // a system tool (git, grep, $EDITOR): not ours
+    snprintf(path, sizeof path, "%s/%s/%s", root, cwd, prog);
+    pc->commands++;
+    if (access(path, F_OK) != 0) {
+        fprintf(report, "%s:%d: runs %s, which is missing (in %s; `make all` builds the programs)\n",
+                doc, line_no, prog, cwd);
+        return 1;
+    }
+    size_t pl = strlen(prog);
+    if ((pl > 3 && !strcmp(prog + pl - 3, ".py")) || (pl > 3 && !strcmp(prog + pl - 3, ".sh"))) return 0;
+    char cmd[2048];
+    const char *sub = (i + 1 < n && w[i + 1][0] != '-' && !strchr(w[i + 1], '/') && !strchr(w[i + 1], '.'))
+                      ? w[i + 1] : "";
+    snprintf(cmd, sizeof cmd, "'%s' %s --help", prog, sub);
+    Lines help;
+    int st = run_in(root, cwd, cmd, &help);
+    int failed = 0;
+    if (st != 0 && *sub) {
+        // some commands take no --help of their own: the program's help must list them
+        lines_free(&help);
+        char top[2048];
+        snprintf(top, sizeof top, "'%s' --help", prog);
+        if (run_in(root, cwd, top, &help) == 0 && help_lists_command(&help, prog, sub)) st = 0;
+    }
+    if (st != 0) {
+        fprintf(report, "%s:%d: `%s` exits with %d: %s%s is not a command of %s\n", doc, line_no, cmd, st,
+                sub, *sub ? "" : "(no command)", prog);
+        failed = 1;
+    }
+    for (int k = i + 1; k < n && !failed; k++) {
+        if (strncmp(w[k], "--", 2) != 0 || !isalpha((unsigned char)w[k][2])) continue;
+        char opt[256];
+        snprintf(opt, sizeof opt, "%s", w[k]);
+        char *eq = strchr(opt, '=');
+        if (eq) *eq = '\0';
+        bool found = false;
+        for (int h = 0; h < help.n && !found; h++) {
+            const char *at = help.line[h];
+            while ((at = strstr(at, opt))) {
+                char after = at[strlen(opt)];
+                if (!isalnum((unsigned char)after) && after != '-' && after != '_') { found = true; break; }
+                at++;
+            }
+        }
+        if (!found) {
+            fprintf(report, "%s:%d: `%s` does not list %s\n", doc, line_no, cmd, opt);
+            failed = 1;
+        }
+    }
+    lines_free(&help);
+    return failed;
+}
+
+// A command line from a ```sh block or a code span: its comment is prose.
+static int check_command_line(const char *root, char *cwd, size_t cwdlen, const char *doc, int line_no,
+                              const char *text, ProseCounts *pc, bool *skip, char *comment_out,
+                              size_t comment_len, FILE *report) {
+    char buf[4096];
+    snprintf(buf, sizeof buf, "%s", text);
+    char *cmds[16], *comment;
+    int n = split_commands(buf, cmds, 16, &comment);
+    snprintf(comment_out, comment_len, "%s", comment ? comment : "");
+    int failures = 0;
+    for (int c = 0; c < n && !*skip; c++) {
+        char *w[64];
+        int nw = shell_words(cmds[c], w, 64);
+        if (nw > 0) failures += check_command(root, cwd, cwdlen, doc, line_no, w, nw, pc, skip, report);
+    }
+    return failures;
+}
+
+// One number the rule flags, against the fact command's output (if any).
+static int judge_number(const char *doc, int line_no, const char *line, const char *num, const char *why,
+                        const RanCommand *fact, const char *fact_cmd, ProseCounts *pc, FILE *report) {
+    if (fact) {
+        char bare[48];
+        size_t k = 0;
+        for (const char *p = num; *p && k + 1 < sizeof bare; p++) if (*p != ',') bare[k++] = *p;
+        bare[k] = '\0';
+        for (int i = 0; i < fact->out.n; i++)
+            if (strstr(fact->out.line[i], num) || strstr(fact->out.line[i], bare)) { pc->facts++; return 0; }
+        fprintf(report, "%s:%d: %s is not in the output of `%s`, the fact line above it\n    %s\n",
+                doc, line_no, num, fact_cmd, line);
+        return 1;
+    }
+    fprintf(report, "%s:%d: a measured quantity in prose (%s: %s): show it in a generated block, or\n"
+            "    prove it with a <!-- fact: CMD --> line\n    %s\n", doc, line_no, why, num, line);
+    return 1;
+}
+
+// One line of prose: the numbers, the log marks, the links.
+static int check_prose_line(const char *root, const char *doc, int line_no, const char *raw,
+                            const RanCommand *fact, const char *fact_cmd, ProseCounts *pc, FILE *report) {
+    int failures = check_links(root, doc, line_no, raw, pc, report);
+    char what[128];
+    if (log_marks(raw, what, sizeof what)) {
+        fprintf(report, "%s:%d: a page is a lesson, not a log: %s (a run's record lives in its results "
+                "folder's README)\n    %s\n", doc, line_no, what, raw);
+        failures++;
+    }
+    char text[4096], found[16][48];
+    const char *why[16];
+    snprintf(text, sizeof text, "%s", raw);
+    prose_only(text);
+    int n = measured_numbers(text, found, why, 16);
+    pc->numbers += n;
+    for (int k = 0; k < n; k++)
+        failures += judge_number(doc, line_no, raw, found[k], why[k], fact, fact_cmd, pc, report);
+    return failures;
+}
+
+// The make commands in a line's code spans.
+static int check_inline_commands(const char *root, const char *doc, int line_no, const char *raw,
+                                 ProseCounts *pc, FILE *report) {
+    static regex_t placeholder;
+    static bool made = false;
+    if (!made) {
+        ck_assert_int_eq(regcomp(&placeholder, "\\[|\\.\\.\\.|…|=[a-z]+( |$)|[<>]|(^|[^A-Z])N( |$)", REG_EXTENDED), 0);
+        made = true;
+    }
+    int failures = 0;
+    for (const char *p = strstr(raw, "`make "); p; p = strstr(p + 1, "`make ")) {
+        if (p > raw && p[-1] == '`') continue;
+        const char *end = strchr(p + 1, '`');
+        if (!end) break;
+        char span[1024];
+        snprintf(span, sizeof span, "%.*s", (int)(end - p - 1), p + 1);
+        if (regexec(&placeholder, span, 0, NULL, 0) == 0) continue;
+        char cwd[1024] = ".", comment[512];
+        bool skip = false;
+        failures += check_command_line(root, cwd, sizeof cwd, doc, line_no, span, pc, &skip, comment,
+                                       sizeof comment, report);
+        p = end;
+    }
+    return failures;
+}
+
+static bool code_language(const char *info) {
+    static const char *const CODE[] = { "c", "h", "python", "py", "make", "makefile", "dot", "json", "diff", "md" };
+    return word_in(info, CODE, sizeof CODE / sizeof *CODE);
+}
+
+// One page's prose, commands and links. Returns the failures.
+static int check_page_prose(const char *root, const char *doc, FILE *report, ProseCounts *pc,
+                            CommandCache *cache) {
+    char path[2048];
+    snprintf(path, sizeof path, "%s/%s", root, doc);
+    Lines page;
+    if (lines_read(&page, path) != 0) return 0;
+    int failures = 0;
+    const RanCommand *fact = NULL;
+    char fact_cmd[1024] = "", text[1024];
+    bool generated_next = false, run_next = false;
+    for (int i = 0; i < page.n; i++) {
+        const char *line = page.line[i];
+        if (!*line) { fact = NULL; continue; }
+        if (marker(line, "measured", text, sizeof text)) {
+            fprintf(report, "%s:%d: a measured block: put its output in a results folder (its README "
+                    "records the run) and quote it there, <!-- quote: results/... -->\n", doc, i + 1);
+            failures++;
+            generated_next = true;
+            continue;
+        }
+        if (marker(line, "output", text, sizeof text) || marker(line, "quote", text, sizeof text)) {
+            generated_next = true;
+            continue;
+        }
+        if (marker(line, "fact", fact_cmd, sizeof fact_cmd)) {
+            RanCommand *r = run_command(cache, root, fact_cmd);
+            if (r->status != 0) {
+                fprintf(report, "%s:%d: the fact command `%s` exited with %d\n", doc, i + 1, fact_cmd, r->status);
+                failures++;
+            }
+            fact = r;
+            continue;
+        }
+        if (marker(line, "run", text, sizeof text) || strstr(line, "<!-- run -->")) { run_next = true; continue; }
+        if (marker(line, "mask", text, sizeof text)) continue;
+        int indent, len, end_indent;
+        char ch, end_ch;
+        if ((len = fence(line, &indent, &ch))) {
+            const char *info = line + indent + len;
+            while (*info == ' ') info++;
+            bool generated = generated_next, shell = !strcmp(info, "sh") || !strcmp(info, "bash"),
+                 code = code_language(info), run = run_next;
+            generated_next = run_next = false;
+            char cwd[1024] = ".";
+            bool skip = false;
+            int j = i + 1;
+            char acc[4096] = "", script[16384] = "set -e\n";
+            int acc_line = 0;
+            for (; j < page.n && !(fence(page.line[j], &end_indent, &end_ch) >= len && end_ch == ch); j++) {
+                if (generated || code) continue;
+                const char *l = page.line[j];
+                if (!shell) {
+                    failures += check_prose_line(root, doc, j + 1, l, fact, fact_cmd, pc, report);
+                    continue;
+                }
+                size_t al = strlen(acc), ll = strlen(l);
+                if (!al) acc_line = j + 1;
+                snprintf(acc + al, sizeof acc - al, "%s", l);
+                if (ll > 0 && l[ll - 1] == '\\') { acc[strlen(acc) - 1] = ' '; continue; }
+                char comment[1024];
+                if (run) {                  // the whole block runs as one script, below
+                    char *cmds[1], *cm;
+                    char line_copy[4200];
+                    snprintf(line_copy, sizeof line_copy, "%s", acc);
+                    split_commands(line_copy, cmds, 1, &cm);
+                    snprintf(comment, sizeof comment, "%s", cm ? cm : "");
+                    size_t sl = strlen(script);
+                    snprintf(script + sl, sizeof script - sl, "%s\n", acc);
+                } else {
+                    failures += check_command_line(root, cwd, sizeof cwd, doc, acc_line, acc, pc, &skip,
+                                                   comment, sizeof comment, report);
+                }
+                if (*comment) failures += check_prose_line(root, doc, acc_line, comment, fact, fact_cmd, pc, report);
+                acc[0] = '\0';
+            }
+            if (run) {
+                pc->commands++;
+                size_t sl = strlen(script);
+                snprintf(script + sl, sizeof script - sl, "true");
+                if (run_in(root, ".", script, NULL) != 0) {
+                    fprintf(report, "%s:%d: the block below <!-- run --> fails when run as written\n", doc, i + 1);
+                    failures++;
+                }
+            }
+            i = j;
+            continue;
+        }
+        generated_next = run_next = false;
+        failures += check_prose_line(root, doc, i + 1, line, fact, fact_cmd, pc, report);
+        failures += check_inline_commands(root, doc, i + 1, line, pc, report);
+    }
+    lines_free(&page);
+    return failures;
+}
+
+static int check_all_prose(const char *root, FILE *report, ProseCounts *pc) {
+    Lines docs;
+    list_pages(root, &docs);
+    memset(pc, 0, sizeof *pc);
+    CommandCache *cache = calloc(1, sizeof *cache);
+    ck_assert_ptr_nonnull(cache);
+    int failures = 0;
+    for (int i = 0; i < docs.n; i++) failures += check_page_prose(root, docs.line[i], report, pc, cache);
+    cache_free(cache);
+    free(cache);
+    lines_free(&docs);
+    return failures;
+}
+
+// ---------------------------------------------------------------------------
 // The project's own pages.
 
 START_TEST(test_repository_docs) {
@@ -648,6 +1392,48 @@ END_TEST
 
 // The layering that common/README.md states: each folder of common/
 // includes only the folders before it (nn, io, eval, train).
+START_TEST(test_repository_prose) {
+    ProseCounts pc;
+    int failures = check_all_prose(project_root(), stderr, &pc);
+    printf("docs prose: %d numbers the rule flags (%d proved by a fact command), %d commands checked, "
+           "%d links; %d failures\n", pc.numbers, pc.facts, pc.commands, pc.links, failures);
+    fflush(stdout);
+    ck_assert_int_gt(pc.commands, 10);
+    ck_assert_msg(failures == 0, "%d measured quantities in prose, log marks, failing commands or broken "
+                  "links (listed above)", failures);
+}
+END_TEST
+
+// The pages' lengths: a lesson, not a log. The two pages that grew by
+// accretion have a ceiling each; the total is printed.
+START_TEST(test_page_lengths) {
+    static const struct { const char *page; int most; } limits[] = {
+        { "docs/performance.md", 300 }, { "docs/step6_ablation.md", 500 },
+    };
+    const char *root = project_root();
+    Lines docs;
+    list_pages(root, &docs);
+    int total = 0, over = 0;
+    for (int i = 0; i < docs.n; i++) {
+        if (strncmp(docs.line[i], "docs/", 5) != 0) continue;
+        char path[2048];
+        snprintf(path, sizeof path, "%s/%s", root, docs.line[i]);
+        Lines t;
+        ck_assert_int_eq(lines_read(&t, path), 0);
+        total += t.n;
+        for (size_t k = 0; k < sizeof limits / sizeof *limits; k++)
+            if (!strcmp(docs.line[i], limits[k].page) && t.n > limits[k].most) {
+                fprintf(stderr, "%s: %d lines, more than its %d\n", docs.line[i], t.n, limits[k].most);
+                over++;
+            }
+        lines_free(&t);
+    }
+    lines_free(&docs);
+    printf("docs lengths: docs/ holds %d lines\n", total);
+    ck_assert_msg(over == 0, "%d page(s) longer than their ceiling (listed above)", over);
+}
+END_TEST
+
 START_TEST(test_layering) {
     static const struct { const char *folder, *forbidden[3]; } rules[] = {
         { "nn",   { "io/", "eval/", "train/" } },
@@ -956,6 +1742,85 @@ START_TEST(test_facts_checker) {
 }
 END_TEST
 
+// The prose rule on a made-up page: what it flags, with file:line, and what
+// it lets through.
+START_TEST(test_prose_checker) {
+    write_text("src/prog", PROG);
+    char path[512];
+    snprintf(path, sizeof path, "%s/src/prog", g_dir);
+    ck_assert_int_eq(chmod(path, 0700), 0);
+    write_text("Makefile", "hello:\n\t@echo hello\n");
+    write_text("docs/other.md", "# Other\n\n## The part\n");
+    write_text("docs/page.md",
+               "# A page\n\n"
+               "The run took 33.2 min and its val MSE is 0.2812.\n"              // 3: two
+               "All 48 runs finished; forty-two runs were fast, logits reach 55.\n"   // 4: three
+               "It is 2x faster, 3× the work, at 85% of the peak, on 2026-12-04.\n"  // 5: ratios, %, date
+               "Built at commit 4a074ba.\n"                                      // 6: a build
+               "Shapes (N, 64, 128), batch 64, 1,000 steps, lr 2e-3, t = 0.5, OpenBLAS 0.3.21,\n"
+               "`0.2812 in code`, a 3 × 32 × 32 image, [a link](other.md#the-part), the two runs.\n"
+               "[gone](missing.md) and [no anchor](other.md#nowhere).\n"         // 9: two links
+               "<!-- fact: sh src/prog -->\n"
+               "The baseline's 0.2812 and rope's 2476.5 are derived.\n"          // 11: fine
+               "\n"
+               "<!-- fact: sh src/prog -->\n"
+               "But 0.3333 is not in its output.\n"                              // 14: not in output
+               "\n"
+               "<!-- output: sh src/prog -->\n"
+               "```\n"
+               "base       0.2812    905.1\n"
+               "```\n"
+               "<!-- measured: sh src/train; commit abc1234; machine: 2 cores -->\n"  // 20: retired
+               "```\n"
+               "0.9999\n"
+               "```\n"
+               "```sh\n"
+               "make hello                 # fine\n"
+               "make nosuch                # 26: no such target\n"
+               "src/prog --rounds 3        # 27: not in its help\n"
+               "src/gone                   # 28: missing, took 5 s\n"
+               "```\n"
+               "```\n"
+               "an untagged block is prose: 12.5 ms\n"                           // 31
+               "```\n"
+               "Signed, −0.0271 and -0.0266; printed, 1.5e-06; lr 1.6e-2 is a setting.\n");   // 33
+    char report[8192] = "";
+    FILE *r = fmemopen(report, sizeof report, "w");
+    ck_assert_ptr_nonnull(r);
+    ProseCounts pc;
+    int failures = check_all_prose(g_dir, r, &pc);
+    fclose(r);
+    static const char *const want[] = {
+        "docs/page.md:3: a measured quantity in prose (a number with three or more significant digits: 33.2)",
+        "docs/page.md:3: a measured quantity in prose (a number with three or more significant digits: 0.2812)",
+        "docs/page.md:4: a measured quantity in prose (a count of runs or spikes: 48)",
+        "docs/page.md:4: a measured quantity in prose (a count of runs or spikes: forty-two runs)",
+        "docs/page.md:4: a measured quantity in prose (a number next to a metric: 55)",
+        "docs/page.md:5: a measured quantity in prose (a ratio: 2)",
+        "docs/page.md:5: a measured quantity in prose (a ratio: 3)",
+        "docs/page.md:5: a measured quantity in prose (a percentage: 85)",
+        "docs/page.md:5: a page is a lesson, not a log: a date, 2026-12-04",
+        "docs/page.md:6: a page is a lesson, not a log: a build (commit 4a074ba)",
+        "docs/page.md:9: a link to missing.md, which is missing",
+        "docs/page.md:9: a link to other.md#nowhere: no heading there has that anchor",
+        "docs/page.md:14: 0.3333 is not in the output of `sh src/prog`",
+        "docs/page.md:20: a measured block",
+        "docs/page.md:26: `env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -n 'nosuch'` fails",
+        "docs/page.md:27: `'src/prog'  --help` does not list --rounds",
+        "docs/page.md:28: runs src/gone, which is missing",
+        "docs/page.md:28: a measured quantity in prose (a time or a speed: 5)",
+        "docs/page.md:31: a measured quantity in prose (a number with three or more significant digits: 12.5)",
+        "docs/page.md:33: a measured quantity in prose (a number with three or more significant digits: 0.0271)",
+        "docs/page.md:33: a measured quantity in prose (a number with three or more significant digits: 0.0266)",
+        "docs/page.md:33: a measured quantity in prose (a number as a program prints it (d.de-dd): 1.5e-06)",
+    };
+    for (size_t k = 0; k < sizeof want / sizeof *want; k++)
+        ck_assert_msg(strstr(report, want[k]) != NULL, "missing \"%s\" in:\n%s", want[k], report);
+    ck_assert_msg(failures == (int)(sizeof want / sizeof *want), "%d failures:\n%s", failures, report);
+    ck_assert_int_eq(pc.facts, 2);
+}
+END_TEST
+
 static Suite *docs_suite(void) {
     Suite *s = suite_create("docs");
     TCase *own = tcase_create("repository");
@@ -963,6 +1828,8 @@ static Suite *docs_suite(void) {
     tcase_set_timeout(own, 600);   // the docs' commands run: step 4's timings take seconds
     tcase_add_test(own, test_layering);
     tcase_add_test(own, test_repository_facts);
+    tcase_add_test(own, test_repository_prose);
+    tcase_add_test(own, test_page_lengths);
     suite_add_tcase(s, own);
     TCase *fake = tcase_create("checker");
     tcase_add_checked_fixture(fake, fake_setup, fake_teardown);
@@ -975,6 +1842,7 @@ static Suite *docs_suite(void) {
     tcase_add_test(fake, test_checker_reruns_outputs);
     tcase_add_test(fake, test_checker_finds_output_drift);
     tcase_add_test(fake, test_facts_checker);
+    tcase_add_test(fake, test_prose_checker);
     suite_add_tcase(s, fake);
     return s;
 }

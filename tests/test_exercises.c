@@ -1,29 +1,41 @@
-// test_exercises.c: the exercise track (docs/exercises.md) can fail.
+// test_exercises.c: the exercise track (docs/exercises.md) can fail, and
+// fails where it should.
 //
-//   1. The reference code passes every check of every exercise
-//      (scripts/grade.sh on this project's own build).
-//   2. A workbook made from the project (scripts/exercises.sh workbook, what
-//      `make exercises` runs), built in a temporary folder, fails every
-//      exercise's grade, each exercise on a stub's "not written yet".
+//   1. The reference code passes every check of every exercise (`make
+//      grade` on this project's own build).
+//   2. A workbook made from the project (`make exercises`) shows no line of
+//      any reference body (scripts/exercises.sh leaks, which is shown to
+//      find a line planted in a page), and, graded, fails every exercise,
+//      each on its own stub's "not written yet".
 //   3. The markers round-trip: the workbook with the reference bodies put
 //      back (scripts/exercises.sh restore) is the project, byte for byte,
-//      every file of it.
-//   4. One exercise at a time: the project with only that body stubbed
-//      fails that exercise's grade on its own stub, so each grade depends
-//      on its own exercise and not only on the ones before it.
-//   5. The tools refuse what they cannot do: an unknown exercise or step,
-//      a workbook folder that exists already.
-// The workbook is built from scratch (the library and the four test
-// programs the grader runs), then once more per exercise, a file at a
-// time: about a minute on two cores.
+//      every file but the pages (which lost their quotes of the bodies)
+//      and the list of mistakes (which the workbook leaves out).
+//   4. Any order: in the workbook, with every other exercise still a stub,
+//      each exercise passes its grade once its own body is written (the
+//      reference's, put back), so no grade needs the exercises before it.
+//   5. Every learner mistake of tests/exercise_mistakes.txt, applied to the
+//      reference body in the workbook, fails that exercise's grade, and the
+//      message names the quantity the list says.
+//   6. The tools refuse what they cannot do: an unknown exercise or step,
+//      a workbook folder that exists already (saying how to start again).
+// The workbook starts from the project's compiled objects (build/grade);
+// each round then compiles one file and links one exercise's programs.
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include "io/paths.h"
+#include "nn/layers.h"
 #include "testutil.h"
 
+// make, as a program of its own, not a job of the `make check` that may be running this
+#define MAKE "env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s"
+
 // Runs a shell command in folder `dir`; its output (stdout and stderr) goes
-// to dir/../NAME.txt, read back into *text. Returns the exit status.
+// to the file `log`, read back into *text. Returns the exit status.
 static int run_in(const char *dir, const char *cmd, const char *log, char **text) {
-    char line[8192];
+    char line[16384];
     int len = snprintf(line, sizeof line, "cd '%s' && { %s ; } >'%s' 2>&1", dir, cmd, log);
     ck_assert_msg(len > 0 && (size_t)len < sizeof line, "run_in: the command is too long");
     int st = system(line);
@@ -31,14 +43,17 @@ static int run_in(const char *dir, const char *cmd, const char *log, char **text
     return st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-// The exercises' names, from `scripts/exercises.sh list` (the first word of
-// each line), into names[] (at most max); returns how many.
-static int exercise_names(const char *listing, char names[][64], int max) {
+// One exercise as `scripts/exercises.sh list` names it.
+typedef struct { char name[48], file[128], fn[64]; } Exercise;
+
+// The exercises, from `scripts/exercises.sh list` (name, file:line,
+// function), into ex[] (at most max); returns how many.
+static int exercise_list(const char *listing, Exercise *ex, int max) {
     int n = 0;
     for (const char *s = listing; *s && n < max; ) {
         const char *end = strchr(s, '\n');
         if (!end) end = s + strlen(s);
-        if (sscanf(s, "%63s", names[n]) == 1) n++;
+        if (sscanf(s, "%47s %127[^:]:%*d %63s", ex[n].name, ex[n].file, ex[n].fn) == 3) n++;
         s = *end ? end + 1 : end;
     }
     return n;
@@ -66,22 +81,22 @@ START_TEST(test_reference_passes_every_grade) {
     char dir[256], log[300], *out;
     tmpdir_make(dir, sizeof dir, "grade");
     snprintf(log, sizeof log, "%s/grade.txt", dir);
-    int st = run_in(project_root(), "scripts/grade.sh", log, &out);
-    ck_assert_msg(st == 0, "scripts/grade.sh on the reference: exit %d\n%s", st, out);
+    int st = run_in(project_root(), MAKE " -j2 grade", log, &out);
+    ck_assert_msg(st == 0, "make grade on the reference: exit %d\n%s", st, out);
     ck_assert_msg(strstr(out, "FAIL") == NULL, "a check failed on the reference:\n%s", out);
     char *listing;
     snprintf(log, sizeof log, "%s/list.txt", dir);
     ck_assert_int_eq(run_in(project_root(), "scripts/exercises.sh list", log, &listing), 0);
-    char names[32][64];
-    int n = exercise_names(listing, names, 32);
-    ck_assert_msg(n >= 8, "only %d exercises marked:\n%s", n, listing);
+    Exercise ex[64];
+    int n = exercise_list(listing, ex, 64);
+    ck_assert_msg(n >= 15, "only %d exercises marked:\n%s", n, listing);
     char want[64];
     snprintf(want, sizeof want, "%d of %d exercises pass every check", n, n);
     ck_assert_msg(strstr(out, want), "no \"%s\" in:\n%s", want, out);
     for (int i = 0; i < n; i++) {   // each marked exercise is graded, each check pass or "-"
-        char *b = grade_block(out, names[i]);
+        char *b = grade_block(out, ex[i].name);
         ck_assert_msg(strstr(b, "  forward   ") && strstr(b, "  smoke     "), "%s", b);
-        ck_assert_msg(strstr(b, " pass"), "%s: no check passed:\n%s", names[i], b);
+        ck_assert_msg(strstr(b, " pass"), "%s: no check passed:\n%s", ex[i].name, b);
         free(b);
     }
     free(out); free(listing);
@@ -89,80 +104,158 @@ START_TEST(test_reference_passes_every_grade) {
 }
 END_TEST
 
-START_TEST(test_workbook_fails_and_round_trips) {
+// Each round compiles the one file it changed at -O1, as a learner's own
+// build might: most of a round's time is that compile at -O3, and the
+// checks' tolerances (the smoke run's too, against the reference compiled
+// at -O3) hold for a body that only rounds differently.
+#define ROUND_OPT "-O1 -march=native -ffp-contract=fast -fno-trapping-math"
+
+// Puts exercise `name`'s reference body back into its file in the workbook
+// `wb`, makes the changes "OLD => NEW ;; ..." (or none), grades it, and
+// puts the stub back. Returns the grade's exit status; its output in *out.
+static int grade_with_body(const char *dir, const char *wb, const char *bodies, const Exercise *e,
+                           const char *changes, char **out) {
+    char cmd[16384], log[300];
+    int len = snprintf(cmd, sizeof cmd,
+        "cp '%s/%s' '%s/stub.c' && scripts/exercises.sh restore '%s/stub.c' '%s' %s > '%s/body.c' || exit 3; ",
+        wb, e->file, dir, dir, bodies, e->name, dir);
+    const char *c = changes;
+    while (c && *c) {   // each change: OLD => NEW, separated by " ;; "
+        const char *end = strstr(c, " ;; "), *arrow = strstr(c, " => ");
+        size_t clen = end ? (size_t)(end - c) : strlen(c);
+        ck_assert_msg(arrow && arrow < c + clen, "a change without \" => \": %s", changes);
+        char old[1024], new[1024];
+        snprintf(old, sizeof old, "%.*s", (int)(arrow - c), c);
+        snprintf(new, sizeof new, "%.*s", (int)(c + clen - arrow - 4), arrow + 4);
+        for (char *q = old; *q; q++) ck_assert_msg(*q != '\'', "no quotes in a change: %s", old);
+        for (char *q = new; *q; q++) ck_assert_msg(*q != '\'', "no quotes in a change: %s", new);
+        len += snprintf(cmd + len, sizeof cmd - len,
+            "scripts/exercises.sh apply '%s/body.c' %s '%s' '%s' > '%s/next.c' && mv '%s/next.c' '%s/body.c' || exit 3; ",
+            dir, e->name, old, new, dir, dir, dir);
+        c = end ? end + 4 : NULL;
+    }
+    len += snprintf(cmd + len, sizeof cmd - len,
+        "cp '%s/body.c' '%s/%s' && cd '%s' && " MAKE " grade EX=%s GRADE_FLAGS=--first OPT='" ROUND_OPT "'; st=$?; "
+        "cp '%s/stub.c' '%s/%s'; exit $st", dir, wb, e->file, wb, e->name, dir, wb, e->file);
+    ck_assert_msg((size_t)len < sizeof cmd, "the command is too long");
+    snprintf(log, sizeof log, "%s/round.txt", dir);
+    return run_in(project_root(), cmd, log, out);
+}
+
+START_TEST(test_workbook) {
     char dir[256], wb[300], bodies[300], log[300], cmd[4096], *out;
     tmpdir_make(dir, sizeof dir, "workbook");
     snprintf(wb, sizeof wb, "%s/workbook", dir);
-    snprintf(bodies, sizeof bodies, "%s/bodies.txt", dir);
+    snprintf(bodies, sizeof bodies, "%s/build/exercises/reference_bodies.txt", project_root());
     snprintf(log, sizeof log, "%s/log.txt", dir);
-    snprintf(cmd, sizeof cmd, "scripts/exercises.sh workbook '%s' '%s'", wb, bodies);
+    snprintf(cmd, sizeof cmd, MAKE " -j2 exercises WORKBOOK='%s'", wb);
     int st = run_in(project_root(), cmd, log, &out);
     ck_assert_msg(st == 0, "%s: exit %d\n%s", cmd, st, out);
     free(out);
-
-    // 2. built, the workbook fails every exercise, each on a stub
-    // (a make of its own, not a job of the `make check` that may be running this)
-    st = run_in(wb, "env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -j2 grade-programs", log, &out);
-    ck_assert_msg(st == 0, "the workbook does not build: exit %d\n%s", st, out);
-    free(out);
-    st = run_in(wb, "scripts/grade.sh", log, &out);
-    ck_assert_msg(st == 1, "grade.sh in the workbook: exit %d, want 1 (checks failed)\n%s", st, out);
     char *listing, list_log[300];
     snprintf(list_log, sizeof list_log, "%s/list.txt", dir);
     ck_assert_int_eq(run_in(project_root(), "scripts/exercises.sh list", list_log, &listing), 0);
-    char names[32][64];
-    int n = exercise_names(listing, names, 32);
+    Exercise ex[64];
+    int n = exercise_list(listing, ex, 64);
+    ck_assert_int_ge(n, 15);
+
+    // 2. no line of a reference body in the workbook; and the check can see one
+    snprintf(cmd, sizeof cmd, "scripts/exercises.sh leaks '%s' '%s'", wb, bodies);
+    st = run_in(project_root(), cmd, log, &out);
+    ck_assert_msg(st == 0 && out[0] == 0, "the workbook shows reference body lines (exit %d):\n%s", st, out);
+    free(out);
+    snprintf(cmd, sizeof cmd, "cp '%s/docs/exercises.md' '%s/saved.md' && "
+             "sed -n 1p '%s.secrets' >> '%s/docs/exercises.md' && "
+             "scripts/exercises.sh leaks '%s' '%s'; st=$?; cp '%s/saved.md' '%s/docs/exercises.md'; exit $st",
+             wb, dir, bodies, wb, wb, bodies, dir, wb);
+    st = run_in(project_root(), cmd, log, &out);
+    ck_assert_msg(st == 1 && strstr(out, "docs/exercises.md:"), "a body line planted in the workbook's "
+                  "docs/exercises.md was not found (exit %d):\n%s", st, out);
+    free(out);
+
+    // built (from the project's objects: only the stubbed files compile), the
+    // workbook fails every exercise, each on its own stub
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s/build' && cp -Rp build/grade '%s/build/' && rm -rf '%s/build/grade/ex' && "
+             "cd '%s' && " MAKE " -j2 grade-objects", wb, wb, wb, wb);
+    st = run_in(project_root(), cmd, log, &out);
+    ck_assert_msg(st == 0, "the workbook does not build: exit %d\n%s", st, out);
+    free(out);
+    st = run_in(wb, MAKE " grade", log, &out);
+    ck_assert_msg(st == 2, "make grade in the workbook: exit %d, want 2 (checks failed)\n%s", st, out);
     char want[64];
     snprintf(want, sizeof want, "0 of %d exercises pass every check", n);
     ck_assert_msg(strstr(out, want), "no \"%s\" in:\n%s", want, out);
     for (int i = 0; i < n; i++) {
-        char *b = grade_block(out, names[i]);
-        ck_assert_msg(strstr(b, "FAIL: ") && strstr(b, ": not written yet: see docs/exercises.md#"),
-                      "%s did not fail on a stub in the workbook:\n%s", names[i], b);
-        ck_assert_msg(strstr(b, " pass") == NULL, "%s: a check passed on the stubs:\n%s", names[i], b);
+        char *b = grade_block(out, ex[i].name), stub[256];
+        snprintf(stub, sizeof stub, "FAIL: %.47s: not written yet: see docs/exercises.md#%.47s", ex[i].name, ex[i].name);
+        ck_assert_msg(strstr(b, stub), "%s did not fail on its own stub in the workbook:\n%s", ex[i].name, b);
+        ck_assert_msg(strstr(b, " pass") == NULL, "%s: a check passed on the stubs:\n%s", ex[i].name, b);
         free(b);
     }
     free(out);
 
-    // 3. the reference bodies put back: every file of the project, byte for byte
+    // 3. the reference bodies put back (in a copy): every file of the
+    // project but the pages, byte for byte
     snprintf(cmd, sizeof cmd,
+             "rm -rf '%s/copy' && mkdir '%s/copy' && "
              "for f in $(scripts/exercises.sh list | awk '{ sub(/:[0-9]+$/, \"\", $2); print $2 }' | sort -u); do "
-             "  scripts/exercises.sh restore '%s'/$f '%s' > '%s'/$f.restored && mv '%s'/$f.restored '%s'/$f || exit 1; "
+             "  mkdir -p \"$(dirname '%s/copy'/$f)\" && "
+             "  scripts/exercises.sh restore '%s'/$f '%s' > '%s/copy'/$f || exit 1; "
              "done; "
-             "scripts/exercises.sh files | { n=0; while read -r f; do n=$((n + 1)); "
-             "  cmp -s \"$f\" '%s'/\"$f\" || echo \"differs: $f\"; done; echo \"compared $n files\"; }",
-             wb, bodies, wb, wb, wb, wb);
+             "scripts/exercises.sh files | { n=0; while read -r f; do case $f in *.md|tests/exercise_mistakes.txt) continue ;; esac; n=$((n + 1)); "
+             "  if [ -f '%s/copy'/\"$f\" ]; then w='%s/copy'/\"$f\"; else w='%s'/\"$f\"; fi; "
+             "  cmp -s \"$f\" \"$w\" || echo \"differs: $f\"; done; echo \"compared $n files\"; }",
+             dir, dir, dir, wb, bodies, dir, dir, dir, wb);
     st = run_in(project_root(), cmd, log, &out);
     int compared = 0;
     ck_assert_msg(st == 0 && sscanf(out, "compared %d files", &compared) == 1 && compared >= 100,
                   "the workbook with its bodies restored is not the project (exit %d):\n%s", st, out);
     free(out);
 
-    // 4. one exercise at a time, in the restored workbook. Built with -O1:
-    // each round compiles the grader's test programs again, most of the
-    // round's time at -O3, and every check has tolerances that -O1's other
-    // roundings stay well inside.
+    // 4. any order: each exercise, written alone, passes
     for (int i = 0; i < n; i++) {
-        char file[256] = "";
-        const char *at = strstr(listing, names[i]);
-        ck_assert_msg(at && sscanf(at + strlen(names[i]), " %255[^:]", file) == 1, "%s", listing);
-        snprintf(cmd, sizeof cmd,
-                 "scripts/exercises.sh stub %s '%s/one.txt' %s > '%s/%s' && cd '%s' && "
-                 "env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -j2 OPT=-O1 grade-programs && "
-                 "scripts/grade.sh %s; st=$?; cp '%s/%s' '%s/%s'; exit $st",
-                 file, dir, names[i], wb, file, wb, names[i], project_root(), file, wb, file);
-        st = run_in(project_root(), cmd, log, &out);
-        char want_stub[128];
-        snprintf(want_stub, sizeof want_stub, "FAIL: %s: not written yet", names[i]);
-        ck_assert_msg(st == 1 && strstr(out, want_stub), "with only %s stubbed, its grade "
-                      "(exit %d, want 1) does not fail on its stub:\n%s", names[i], st, out);
+        st = grade_with_body(dir, wb, bodies, &ex[i], NULL, &out);
+        snprintf(want, sizeof want, "1 of 1 exercises pass every check");
+        ck_assert_msg(st == 0 && strstr(out, want), "%s alone (every other exercise a stub): its grade "
+                      "(exit %d) does not pass:\n%s", ex[i].name, st, out);
         free(out);
     }
 
-    // 5. refusals: an existing workbook folder, unknown names, an unknown step
-    snprintf(cmd, sizeof cmd, "scripts/exercises.sh workbook '%s' '%s'", wb, bodies);
-    ck_assert_int_eq(run_in(project_root(), cmd, log, &out), 1);
-    ck_assert_msg(strstr(out, "exists already"), "%s", out);
+    // 5. every listed mistake fails its exercise's grade, naming the quantity
+    char path[1024];
+    ck_assert_int_eq(project_path(path, sizeof path, "tests/exercise_mistakes.txt"), 0);
+    FILE *f = fopen(path, "r");
+    ck_assert_msg(f != NULL, "cannot read %s", path);
+    char line[4096];
+    int per[64] = { 0 }, total = 0;
+    while (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = 0;
+        if (line[0] == '#' || line[0] == 0) continue;
+        char *bar1 = strstr(line, " | "), *bar2 = bar1 ? strstr(bar1 + 3, " | ") : NULL;
+        ck_assert_msg(bar1 && bar2, "tests/exercise_mistakes.txt: not \"exercise | quantity | change\": %s", line);
+        *bar1 = 0; *bar2 = 0;
+        const char *name = line, *quantity = bar1 + 3, *changes = bar2 + 3;
+        int k = 0;
+        while (k < n && strcmp(ex[k].name, name) != 0) k++;
+        ck_assert_msg(k < n, "tests/exercise_mistakes.txt: no exercise %s", name);
+        st = grade_with_body(dir, wb, bodies, &ex[k], changes, &out);
+        char *b = st == 2 ? grade_block(out, name) : NULL;   // 2: make's exit when grade.sh fails
+        ck_assert_msg(b && strstr(b, "FAIL: ") && !strstr(b, "not written yet") && strstr(b, quantity),
+                      "the mistake \"%s\" in %s: its grade (exit %d, want 2) does not fail naming %s:\n%s",
+                      changes, name, st, quantity, out);
+        free(b); free(out);
+        per[k]++; total++;
+    }
+    fclose(f);
+    for (int i = 0; i < n; i++)
+        ck_assert_msg(per[i] >= 3, "tests/exercise_mistakes.txt lists %d mistakes of %s, want 3 at least",
+                      per[i], ex[i].name);
+    printf("%d exercises each pass alone; %d listed mistakes each fail their grade\n", n, total);
+
+    // 6. refusals: an existing workbook folder, unknown names, an unknown step
+    snprintf(cmd, sizeof cmd, MAKE " exercises WORKBOOK='%s'", wb);
+    ck_assert_int_ne(run_in(project_root(), cmd, log, &out), 0);
+    ck_assert_msg(strstr(out, "exists already") && strstr(out, "To start again"), "%s", out);
     free(out);
     ck_assert_int_eq(run_in(project_root(), "scripts/grade.sh no_such_exercise", log, &out), 2);
     ck_assert_msg(strstr(out, "no exercise no_such_exercise"), "%s", out);
@@ -175,12 +268,44 @@ START_TEST(test_workbook_fails_and_round_trips) {
 }
 END_TEST
 
+// A stub's abort() must not lose what the program printed: with stdout a
+// file (fully buffered), a child prints a line, then reaches a stub; the
+// file must hold the line, and the child must have died of SIGABRT with
+// the stub's message on stderr.
+START_TEST(test_stub_flushes_stdout) {
+    char dir[256], out_path[300], err_path[300];
+    tmpdir_make(dir, sizeof dir, "stub");
+    snprintf(out_path, sizeof out_path, "%s/out.txt", dir);
+    snprintf(err_path, sizeof err_path, "%s/err.txt", dir);
+    fflush(stdout);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        if (!freopen(out_path, "w", stdout) || !freopen(err_path, "w", stderr)) _exit(3);
+        printf("1. the section printed before the stub\n");
+        exercise_not_written("some_exercise");
+    }
+    int st;
+    ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+    ck_assert_msg(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT, "the stub did not abort (status %d)", st);
+    char *out = read_whole_file(out_path), *err = read_whole_file(err_path);
+    ck_assert_msg(strstr(out, "1. the section printed before the stub"), "stdout lost its line at the stub: "
+                  "got \"%s\"", out);
+    ck_assert_msg(strstr(err, "some_exercise: not written yet: see docs/exercises.md#some_exercise"), "%s", err);
+    free(out); free(err);
+    tmpdir_remove(dir);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("exercises");
     TCase *tc = tcase_create("exercises");
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, test_reference_passes_every_grade);
-    tcase_add_test(tc, test_workbook_fails_and_round_trips);
+    tcase_add_test(tc, test_workbook);
     suite_add_tcase(s, tc);
+    TCase *stub = tcase_create("stub");
+    tcase_add_test(stub, test_stub_flushes_stdout);
+    suite_add_tcase(s, stub);
     return run_suite(s);
 }

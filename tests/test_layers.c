@@ -21,6 +21,7 @@
 #include <omp.h>
 #include "testutil.h"
 #include "nn/layers.h"
+#include "nn/flow.h"
 
 #define EPS 1e-6f
 
@@ -196,15 +197,22 @@ START_TEST(test_norm_statistics) {
         m /= D;
         for (int i = 0; i < D; i++) v += (y[r * D + i] - m) * (y[r * D + i] - m);
         v /= D;
-        ck_assert_msg(fabs(m) < 1e-5, "layernorm row %d mean %g", r, m);
-        ck_assert_msg(fabs(v - 1.0) < 1e-4, "layernorm row %d variance %g", r, v);
+        ck_assert_msg(fabs(m) < 1e-5, "layernorm output row %d: mean got %g, expected 0 (tolerance 1e-5)", r, m);
+        ck_assert_msg(fabs(v - 1.0) < 1e-4, "layernorm output row %d: variance got %g, expected 1 (off by %.3g; "
+                      "tolerance 1e-4)", r, v, v - 1.0);
     }
     rmsnorm_forward(y, rs, x, NULL, R, D, EPS);
     for (int r = 0; r < R; r++) {
         double ss = 0;
         for (int i = 0; i < D; i++) ss += (double)y[r * D + i] * y[r * D + i];
         double rms = sqrt(ss / D);
-        ck_assert_msg(fabs(rms - 1.0) < 1e-4, "rmsnorm row %d RMS %g", r, rms);
+        ck_assert_msg(fabs(rms - 1.0) < 1e-4, "rmsnorm output row %d: rms got %g, expected 1 (off by %.3g; "
+                      "tolerance 1e-4)", r, rms, rms - 1.0);
+        double ms = 0;   // the saved rstd: 1 / sqrt(mean(x²) + eps), in double
+        for (int i = 0; i < D; i++) ms += (double)x[r * D + i] * x[r * D + i];
+        double want = 1.0 / sqrt(ms / D + EPS);
+        ck_assert_msg(fabs(rs[r] - want) <= 1e-6 * want, "rmsnorm rstd[%d]: got %.9g, expected %.9g, "
+                      "1 / sqrt(mean(x^2) + eps) (off by %.3g)", r, rs[r], want, rs[r] - want);
     }
     free(x); free(y); free(ma); free(rs);
 }
@@ -221,18 +229,23 @@ START_TEST(test_norm_zero_row) {
     fill_normal(x + D, D, 1.0f, 31);     // row 0 zero, row 1 not
     fill_normal(dy, (size_t)R * D, 1.0f, 32);
     for (int i = 0; i < D; i++) g[i] = 1.0f + 0.1f * i;
+    const char *names[3] = { "layernorm", "rmsnorm", "rmsnorm with a gain" };
     for (int kind = 0; kind < 3; kind++) {
         for (int i = 0; i < R * D; i++) y[i] = NAN;
         if (kind == 0) layernorm_forward(y, ma, rs, x, R, D, EPS);
         else rmsnorm_forward(y, rs, x, kind == 2 ? g : NULL, R, D, EPS);
         for (int i = 0; i < D; i++)
-            ck_assert_msg(y[i] == 0.0f, "norm kind %d: zero row gives %g at %d", kind, y[i], i);
+            ck_assert_msg(y[i] == 0.0f, "%s of an all-zero row: output [%d] got %g, expected 0", names[kind], i, y[i]);
+        double want = 1.0 / sqrt(EPS);   // eps inside the root: 1000, not 1/eps
+        ck_assert_msg(fabs(rs[0] - want) <= 1e-3 * want, "%s of an all-zero row: rstd got %g, expected "
+                      "1 / sqrt(eps) = %g (off by %.3g)", names[kind], rs[0], want, rs[0] - want);
         for (int i = D; i < R * D; i++) ck_assert(isfinite(y[i]));
         memset(dx, 0, sizeof(float) * R * D);
         if (kind == 0) layernorm_backward(dx, dy, x, ma, rs, R, D);
         else rmsnorm_backward(dx, NULL, dy, x, rs, kind == 2 ? g : NULL, R, D);
         for (int i = 0; i < R * D; i++)
-            ck_assert_msg(isfinite(dx[i]), "norm kind %d: zero row backward gives %g", kind, dx[i]);
+            ck_assert_msg(isfinite(dx[i]), "%s of an all-zero row: dinp [%d] got %g, expected a finite number",
+                          names[kind], i, dx[i]);
     }
     free(x); free(y); free(ma); free(rs); free(g); free(dy); free(dx);
 }
@@ -347,8 +360,9 @@ static void expect_close(const char *what, const float *a, const float *b, size_
     for (size_t i = 0; i < n; i++) if (fabsf(b[i]) > scale) scale = fabsf(b[i]);
     ck_assert_msg(scale > 0.0f, "%s: zero everywhere", what);
     for (size_t i = 0; i < n; i++)
-        ck_assert_msg(fabsf(a[i] - b[i]) <= 1e-6f * scale, "%s at %zu: %g (fused) vs %g (separate)",
-                      what, i, a[i], b[i]);
+        ck_assert_msg(fabsf(a[i] - b[i]) <= 1e-6f * scale, "%s [%zu]: got %g (fused), expected %g (norm, then "
+                      "modulate, separately; off by %.3g, tolerance 1e-6 of its scale %g)",
+                      what, i, a[i], b[i], a[i] - b[i], scale);
 }
 
 START_TEST(test_norm_modulate_matches_parts) {
@@ -377,11 +391,17 @@ START_TEST(test_norm_modulate_matches_parts) {
         norm_modulate_forward(out, kind, mean2, rstd2, x, ada, ada + D, N, L, D, S, EPS);
         memset(dx, 0, nx * sizeof(float)); memset(dada, 0, na * sizeof(float));
         norm_modulate_backward(dx, dada, dada + D, dy, kind, x, mean2, rstd2, ada + D, N, L, D, S);
-        expect_close(name, out, ref, nx);
-        expect_close(name, rstd2, rstd, R);
-        if (!rms) expect_close(name, mean2, mean, R);
-        expect_close(name, dx, dxr, nx);
-        expect_close(name, dada, dadar, na);
+        char what[96];
+        snprintf(what, sizeof what, "%s out", name); expect_close(what, out, ref, nx);
+        snprintf(what, sizeof what, "%s rstd", name); expect_close(what, rstd2, rstd, R);
+        if (!rms) { snprintf(what, sizeof what, "%s mean", name); expect_close(what, mean2, mean, R); }
+        snprintf(what, sizeof what, "%s dx", name); expect_close(what, dx, dxr, nx);
+        for (int n = 0; n < N; n++) {   // dshift, dscale: the first 2D of each image's ada row
+            snprintf(what, sizeof what, "%s dshift of image %d", name, n);
+            expect_close(what, dada + (size_t)n * S, dadar + (size_t)n * S, D);
+            snprintf(what, sizeof what, "%s dscale of image %d", name, n);
+            expect_close(what, dada + (size_t)n * S + D, dadar + (size_t)n * S + D, D);
+        }
     }
     free(x); free(ada); free(dy); free(y); free(out); free(ref); free(mean); free(rstd);
     free(mean2); free(rstd2); free(dx); free(dxr); free(dn); free(dada); free(dadar);
@@ -437,7 +457,7 @@ END_TEST
 
 // A few values by hand: GELU(x) = x·Φ(x) (exact, erf), SiLU(x) = x·σ(x).
 START_TEST(test_activation_values) {
-    float x[4] = { -2.0f, -0.5f, 0.0f, 1.5f }, y[4], g[4] = { 0.3f, -1.0f, 2.0f, 0.7f };
+    float x[4] = { -2.0f, -0.5f, 0.0f, 1.5f }, y[4];
     gelu_forward(y, x, 4);
     for (int i = 0; i < 4; i++) {
         double ref = 0.5 * x[i] * (1.0 + erf(x[i] / sqrt(2.0)));
@@ -448,10 +468,15 @@ START_TEST(test_activation_values) {
         double ref = x[i] / (1.0 + exp(-x[i]));
         ck_assert_msg(fabs(y[i] - ref) < 1e-6, "silu(%g) = %g, want %g", x[i], y[i], ref);
     }
-    swiglu_forward(y, x, g, 4);
-    for (int i = 0; i < 4; i++) {
-        double ref = x[i] / (1.0 + exp(-x[i])) * g[i];
-        ck_assert_msg(fabs(y[i] - ref) < 1e-6, "swiglu = %g, want %g", y[i], ref);
+    enum { n = 37 };   // an odd count: a loop that ends one short leaves the last one out
+    float gate[n], value[n], out[n];
+    fill_normal(gate, n, 2.0f, 441); fill_normal(value, n, 1.0f, 442);
+    for (int i = 0; i < n; i++) out[i] = NAN;
+    swiglu_forward(out, gate, value, n);
+    for (int i = 0; i < n; i++) {
+        double ref = gate[i] / (1.0 + exp(-gate[i])) * value[i];
+        ck_assert_msg(fabs(out[i] - ref) < 1e-6 * (1.0 + fabs(ref)), "swiglu out[%d] (gate %g, value %g): got %g, "
+                      "expected SiLU(gate) value = %g (off by %.3g)", i, gate[i], value[i], out[i], ref, out[i] - ref);
     }
 }
 END_TEST
@@ -508,8 +533,13 @@ START_TEST(test_rope_tables) {
                 ang = i < q ? r * pow(base, -(double)i / q) : col * pow(base, -(double)(i - q) / q);
             }
             for (int k = 0; k < 2; k++) {
-                ck_assert_msg(fabs(ct[tok * hd + 2 * i + k] - cos(ang)) < 1e-5, "rope cos tok %d pair %d", tok, i);
-                ck_assert_msg(fabs(st[tok * hd + 2 * i + k] - sin(ang)) < 1e-5, "rope sin tok %d pair %d", tok, i);
+                float c = ct[tok * hd + 2 * i + k], sn = st[tok * hd + 2 * i + k];
+                ck_assert_msg(fabs(c - cos(ang)) < 1e-5, "rope cos table [token %d][%d] (pair %d, %s): got %.6g, "
+                              "expected cos(%.6g) = %.6g (off by %.3g)", tok, 2 * i + k, i, i < q ? "row" : "column",
+                              c, ang, cos(ang), c - cos(ang));
+                ck_assert_msg(fabs(sn - sin(ang)) < 1e-5, "rope sin table [token %d][%d] (pair %d, %s): got %.6g, "
+                              "expected sin(%.6g) = %.6g (off by %.3g)", tok, 2 * i + k, i, i < q ? "row" : "column",
+                              sn, ang, sin(ang), sn - sin(ang));
             }
         }
     float *x = alloc_floats((size_t)L * hd), *y = alloc_floats((size_t)L * hd);
@@ -680,11 +710,33 @@ START_TEST(test_patchify_order) {
     patchify(tok, img, 1, 2, 4, 2);
     for (int t = 0; t < 4; t++)
         for (int j = 0; j < 8; j++)
-            ck_assert_msg(tok[t * 8 + j] == want[t][j], "token %d element %d: %g, want %g",
-                          t, j, tok[t * 8 + j], want[t][j]);
+            ck_assert_msg(tok[t * 8 + j] == want[t][j], "patchify of a 2x4x4 image, patch 2: token %d "
+                          "element %d: got %g, expected %g (pixel c*100 + y*10 + x)", t, j, tok[t * 8 + j], want[t][j]);
     float back[2 * 4 * 4];
     unpatchify(back, tok, 1, 2, 4, 2);
     ck_assert(memcmp(back, img, sizeof img) == 0);
+}
+END_TEST
+
+// unpatchify's own order: the tokens of test_patchify_order, written by
+// hand, make the image of pixel c·100 + y·10 + x.
+START_TEST(test_unpatchify_order) {
+    const float tok[4][8] = {
+        {   0,   1,  10,  11, 100, 101, 110, 111 },
+        {   2,   3,  12,  13, 102, 103, 112, 113 },
+        {  20,  21,  30,  31, 120, 121, 130, 131 },
+        {  22,  23,  32,  33, 122, 123, 132, 133 },
+    };
+    float img[2 * 4 * 4];
+    for (int i = 0; i < 2 * 4 * 4; i++) img[i] = NAN;
+    unpatchify(img, &tok[0][0], 1, 2, 4, 2);
+    for (int c = 0; c < 2; c++)
+        for (int y = 0; y < 4; y++)
+            for (int x = 0; x < 4; x++) {
+                float got = img[(c * 4 + y) * 4 + x], want = c * 100 + y * 10 + x;
+                ck_assert_msg(got == want, "unpatchify into a 2x4x4 image, patch 2: pixel (c %d, y %d, x %d): "
+                              "got %g, expected %g", c, y, x, got, want);
+            }
 }
 END_TEST
 
@@ -769,14 +821,125 @@ START_TEST(test_timestep_embedding) {
         for (int j = 0; j < half; j++) {
             double f = exp(-log(10000.0) * j / half);
             double arg = 1000.0 * t[n] * f;
-            ck_assert_msg(fabs(e[n * F + j] - cos(arg)) < 1e-4, "cos t=%g j=%d: %g vs %g",
-                          t[n], j, e[n * F + j], cos(arg));
-            ck_assert_msg(fabs(e[n * F + half + j] - sin(arg)) < 1e-4, "sin t=%g j=%d: %g vs %g",
-                          t[n], j, e[n * F + half + j], sin(arg));
+            ck_assert_msg(fabs(e[n * F + j] - cos(arg)) < 1e-4, "time embedding e[%d][%d], the cosine of "
+                          "frequency %d at t = %g: got %.6g, expected %.6g (off by %.3g; tolerance 1e-4)",
+                          n, j, j, t[n], e[n * F + j], cos(arg), e[n * F + j] - cos(arg));
+            ck_assert_msg(fabs(e[n * F + half + j] - sin(arg)) < 1e-4, "time embedding e[%d][%d], the sine of "
+                          "frequency %d at t = %g: got %.6g, expected %.6g (off by %.3g; tolerance 1e-4)",
+                          n, half + j, j, t[n], e[n * F + half + j], sin(arg), e[n * F + half + j] - sin(arg));
         }
     for (int j = 0; j < half; j++) { ck_assert(e[j] == 1.0f); ck_assert(e[half + j] == 0.0f); }
     // f_0 = 1: the first pair is exactly cos/sin(1000·t)
     ck_assert(fabs(e[2 * F] - cos(250.0)) < 1e-5);
+}
+END_TEST
+
+// ===========================================================================
+// The flow-matching loss: mean((v − target)²) over n values, in double, and
+// its gradient dv = 2·(v − target)/n, written (not added: the loss is where
+// the backward pass starts).
+
+START_TEST(test_flow_loss_values) {
+    enum { n = 777 };
+    float *v = alloc_floats(n), *target = alloc_floats(n), *dv = alloc_floats(n);
+    fill_normal(v, n, 1.0f, 301); fill_normal(target, n, 2.0f, 302);
+    double want = 0.0;
+    for (int i = 0; i < n; i++) want += ((double)v[i] - target[i]) * ((double)v[i] - target[i]);
+    want /= n;
+    for (int i = 0; i < n; i++) dv[i] = 1e6f;   // what was there before is overwritten
+    double got = flow_mse(dv, v, target, n);
+    ck_assert_msg(fabs(got - want) <= 1e-9 * want, "flow_mse: the loss of %d values: got %.9g, expected "
+                  "%.9g, the mean of (v - target)^2 (off by %.3g, %.2g of it)", n, got, want, got - want,
+                  (got - want) / want);
+    for (int i = 0; i < n; i++) {
+        double g = 2.0 * ((double)v[i] - target[i]) / n;
+        ck_assert_msg(fabs(dv[i] - g) <= 1e-6 * fabs(g) + 1e-12, "flow_mse: dv[%d]: got %.6g, expected %.6g, "
+                      "2 (v - target) / n (off by %.3g)", i, dv[i], g, dv[i] - g);
+    }
+    ck_assert_msg(flow_mse(NULL, v, target, n) == got, "flow_mse with dv = NULL (the loss alone): "
+                  "a different loss");
+    free(v); free(target); free(dv);
+}
+END_TEST
+
+typedef struct { float *v, *target; size_t n; } FlowCtx;
+static double flow_f(void *p) { FlowCtx *c = p; return flow_mse(NULL, c->v, c->target, c->n); }
+
+START_TEST(test_flow_loss_grad) {
+    FlowCtx c = { alloc_floats(96), alloc_floats(96), 96 };
+    fill_normal(c.v, c.n, 1.0f, 311); fill_normal(c.target, c.n, 1.0f, 312);
+    float *dv = alloc_floats(c.n);
+    flow_mse(dv, c.v, c.target, c.n);
+    grad_check("flow_mse dv", flow_f, &c, c.v, dv, c.n, 0);
+    free(c.v); free(c.target); free(dv);
+}
+END_TEST
+
+// ===========================================================================
+// The softmax of attention, forward and backward, against the formulas in
+// double on rows of scores up to ±80 (exp(80) overflows float32: the row's
+// max must be subtracted first).
+
+static void softmax_rows_double(double *p, const float *s, int L) {
+    for (int i = 0; i < L; i++) {
+        double mx = -INFINITY, sum = 0.0;
+        for (int j = 0; j < L; j++) if (s[i * L + j] > mx) mx = s[i * L + j];
+        for (int j = 0; j < L; j++) sum += exp((double)s[i * L + j] - mx);
+        for (int j = 0; j < L; j++) p[i * L + j] = exp((double)s[i * L + j] - mx) / sum;
+    }
+}
+
+START_TEST(test_softmax_forward) {
+    enum { L = 9 };
+    float att[L * L], scores[L * L], row_max[L], row_inv[L];
+    fill_normal(scores, L * L, 1.5f, 321);
+    scores[3 * L + 4] = 80.0f; scores[5 * L + 1] = -85.0f;
+    memcpy(att, scores, sizeof att);
+    double p[L * L];
+    softmax_rows_double(p, scores, L);
+    float big = softmax_forward(att, row_max, row_inv, L);
+    for (int i = 0; i < L; i++) {
+        float mx = -INFINITY;
+        double sum = 0.0;
+        for (int j = 0; j < L; j++) if (scores[i * L + j] > mx) mx = scores[i * L + j];
+        for (int j = 0; j < L; j++) sum += exp((double)scores[i * L + j] - mx);
+        ck_assert_msg(row_max[i] == mx, "softmax_forward: row_max[%d]: got %.6g, expected %.6g, the row's "
+                      "largest score (off by %.3g)", i, row_max[i], mx, row_max[i] - mx);
+        ck_assert_msg(fabs(row_inv[i] - 1.0 / sum) <= 1e-5 / sum, "softmax_forward: row_inv[%d]: got %.6g, "
+                      "expected %.6g, 1 / sum_j exp(s_ij - max) (off by %.3g)", i, row_inv[i], 1.0 / sum,
+                      row_inv[i] - 1.0 / sum);
+        for (int j = 0; j < L; j++)
+            ck_assert_msg(fabs(att[i * L + j] - p[i * L + j]) <= 1e-5, "softmax_forward: probability [%d][%d]: "
+                          "got %.6g, expected %.6g (off by %.3g; tolerance 1e-5)", i, j, att[i * L + j],
+                          p[i * L + j], att[i * L + j] - p[i * L + j]);
+    }
+    float want_big = 0.0f;
+    for (int i = 0; i < L * L; i++) if (fabsf(scores[i]) > want_big) want_big = fabsf(scores[i]);
+    ck_assert_msg(big == want_big, "softmax_forward: the return value, the largest |score|: got %g, expected %g",
+                  big, want_big);
+}
+END_TEST
+
+START_TEST(test_softmax_backward) {
+    enum { L = 9 };
+    float scores[L * L], att[L * L], d[L * L], dp[L * L];
+    fill_normal(scores, L * L, 2.0f, 331); fill_normal(dp, L * L, 1.0f, 332);
+    double p[L * L];
+    softmax_rows_double(p, scores, L);
+    for (int i = 0; i < L * L; i++) att[i] = (float)p[i];
+    memcpy(d, dp, sizeof d);
+    float scale = 0.25f;
+    softmax_backward(d, att, L, scale);
+    for (int i = 0; i < L; i++) {
+        double dot = 0.0;
+        for (int k = 0; k < L; k++) dot += (double)att[i * L + k] * dp[i * L + k];
+        for (int j = 0; j < L; j++) {
+            double want = att[i * L + j] * (dp[i * L + j] - dot) * scale;
+            ck_assert_msg(fabs(d[i * L + j] - want) <= 1e-6, "softmax_backward: dL/dscore [%d][%d]: got %.6g, "
+                          "expected %.6g, p_ij (dp_ij - sum_k p_ik dp_ik) scale (off by %.3g; tolerance 1e-6)",
+                          i, j, d[i * L + j], want, d[i * L + j] - want);
+        }
+    }
 }
 END_TEST
 
@@ -982,11 +1145,11 @@ int main(void) {
     tcase_add_test(norm_bwd, test_layernorm_grad);
     tcase_add_test(norm_bwd, test_rmsnorm_grad);
     tcase_add_test(norm_bwd, test_rmsnorm_gain_grad);
-    tcase_add_test(norm_bwd, test_layernorm_modulate_grad);
-    tcase_add_test(norm_bwd, test_rmsnorm_modulate_grad);
-    TCase *modulate = layer_case(s, "modulate");
-    tcase_add_test(modulate, test_modulate_grad);
-    tcase_add_test(modulate, test_norm_modulate_matches_parts);
+    TCase *norm_mod_grad = layer_case(s, "norm_modulate_grad");
+    tcase_add_test(norm_mod_grad, test_layernorm_modulate_grad);
+    tcase_add_test(norm_mod_grad, test_rmsnorm_modulate_grad);
+    tcase_add_test(layer_case(s, "modulate"), test_modulate_grad);
+    tcase_add_test(layer_case(s, "norm_modulate"), test_norm_modulate_matches_parts);
     tcase_add_test(layer_case(s, "activation_forward"), test_activation_values);
     TCase *act_bwd = layer_case(s, "activation_backward");
     tcase_add_test(act_bwd, test_gelu_grad);
@@ -1000,11 +1163,18 @@ int main(void) {
     tcase_add_test(attention, test_attention_grad_qknorm);
     tcase_add_test(attention, test_attention_grad_rope);
     tcase_add_test(attention, test_attention_grad_both);
-    TCase *embed = layer_case(s, "embed");
-    tcase_add_test(embed, test_patchify_order);
-    tcase_add_test(embed, test_patchify_roundtrip);
-    tcase_add_test(embed, test_pos_add_grad);
-    tcase_add_test(embed, test_timestep_embedding);
+    TCase *patch = layer_case(s, "patchify");
+    tcase_add_test(patch, test_patchify_order);
+    tcase_add_test(patch, test_patchify_roundtrip);
+    TCase *unpatch = layer_case(s, "unpatchify");
+    tcase_add_test(unpatch, test_unpatchify_order);
+    tcase_add_test(unpatch, test_patchify_roundtrip);
+    tcase_add_test(layer_case(s, "pos_add"), test_pos_add_grad);
+    tcase_add_test(layer_case(s, "time_embedding"), test_timestep_embedding);
+    tcase_add_test(layer_case(s, "flow_loss"), test_flow_loss_values);
+    tcase_add_test(layer_case(s, "flow_loss_grad"), test_flow_loss_grad);
+    tcase_add_test(layer_case(s, "softmax_forward"), test_softmax_forward);
+    tcase_add_test(layer_case(s, "softmax_backward"), test_softmax_backward);
     TCase *tt = tcase_create("threads");
     tcase_set_timeout(tt, 20);
     tcase_add_test(tt, test_thread_invariance);

@@ -691,11 +691,13 @@ static void check_sampler(const char *const *sets) {
         flow_sample(&m, &a, x, steps[s]);
         for (size_t i = 0; i < n; i++) {
             if (steps[s] == 4)
-                ck_assert_msg(x[i] == x0[i] + c, "S=4: sample %zu is %.9g, want x0 + c = %.9g",
-                              i, x[i], x0[i] + c);
+                ck_assert_msg(x[i] == x0[i] + c, "sampler, 4 Euler steps of a model whose velocity is c: "
+                              "sample x[%zu] got %.9g, expected x0 + c = %.9g (off by %.3g)", i, x[i], x0[i] + c,
+                              x[i] - (x0[i] + c));
             else
-                ck_assert_msg(fabsf(x[i] - (x0[i] + c)) <= 1e-5f, "S=20: sample %zu is %.9g, want %.9g",
-                              i, x[i], x0[i] + c);
+                ck_assert_msg(fabsf(x[i] - (x0[i] + c)) <= 1e-5f, "sampler, 20 Euler steps of a model whose "
+                              "velocity is c: sample x[%zu] got %.9g, expected x0 + c = %.9g (off by %.3g; tolerance "
+                              "1e-5)", i, x[i], x0[i] + c, x[i] - (x0[i] + c));
         }
     }
     activations_free(&a);
@@ -712,12 +714,38 @@ END_TEST
 // (f) training smoke: a small model (32×32 images, patch 4, width 32, depth 2)
 // trains SMOKE_STEPS AdamW steps on a batch of the synthetic images of
 // tests/synth_cifar.h, and its flow-matching loss on fixed noise and times,
-// measured before and after, must fall by a tenth at least. `make grade`
-// runs it to show an exercise's code training the model; a layer whose
-// forward or backward is wrong usually leaves the loss where it was or
-// makes it NaN.
+// measured before and after, must fall by a tenth at least. Its gains (the
+// QK-norms') start away from 1, so that a norm's backward that leaves the
+// gain out, or a gain's gradient that is wrong, changes the run.
+//
+// `make grade` (scripts/grade.sh) runs it with an exercise's code inside and
+// the reference's everywhere else, and compares each step's loss with the
+// reference's own run (TINYDIT_SMOKE_REFERENCE names the file that
+// TINYDIT_SMOKE_RECORD made). A body written in another order only rounds
+// differently, which stays orders of magnitude under SMOKE_TOLERANCE over
+// the 30 steps; a wrong value or gradient, even one term 1% off, crosses it
+// within a few steps (the grade prints how close each run came).
 #define SMOKE_STEPS 30
 #define SMOKE_BATCH 16
+#define SMOKE_TOLERANCE 1e-5   // relative, on each step's loss
+
+// The smoke runs' settings: RMSNorm's smoke model has QK-norm too, so that
+// its row functions run with a gain as well as without.
+static const char *const SMOKE_SETS[][3] = {
+    { NULL }, { "norm=rmsnorm", "qk_norm=true", NULL }, { "qk_norm=true", NULL },
+    { "mlp=swiglu", NULL }, { "pos=rope2d", NULL },
+};
+static const char *const SMOKE_NAMES[] = { "baseline", "rmsnorm", "qk_norm", "swiglu", "rope2d" };
+
+// The losses of a reference run, one a line; returns how many were read.
+static int read_losses(const char *path, double *loss, int max) {
+    FILE *f = fopen(path, "r");
+    ck_assert_msg(f != NULL, "cannot read the reference run %s", path);
+    int n = 0;
+    while (n < max && fscanf(f, "%lf", &loss[n]) == 1) n++;
+    fclose(f);
+    return n;
+}
 
 static void check_smoke(const char *name, const char *const *sets) {
     omp_set_num_threads(1);
@@ -728,6 +756,11 @@ static void check_smoke(const char *name, const char *const *sets) {
     Model m;
     build(&m, &cfg);
     model_init_weights(&m, 5);
+    for (int i = 0; i < m.n_tensors; i++) {               // gains from 0.5 to 1.5, not all 1
+        const ParamTensor *pt = &m.tensors[i];
+        if (pt->kind != PARAM_GAIN) continue;
+        for (size_t j = 0; j < pt->size; j++) m.params[pt->offset + j] = 0.5f + (float)((j * 37 + i * 11) % 100) / 100.0f;
+    }
     size_t per = (size_t)cfg.channels * cfg.img * cfg.img;
     ck_assert_int_eq((int)per, CIFAR_PIXELS);
     float *x1 = alloc_floats(SMOKE_BATCH * per), *x0 = alloc_floats(SMOKE_BATCH * per);
@@ -744,11 +777,42 @@ static void check_smoke(const char *name, const char *const *sets) {
     TrainState ts;
     AdamWConfig opt = adamw_default(2e-3f);
     ck_assert_int_eq(train_state_init(&ts, &m, SMOKE_BATCH, &opt), 0);
-    double before = train_forward_backward(&ts, x1, x0, t);
-    for (int s = 0; s < SMOKE_STEPS; s++) train_step(&ts, x1, &r);
-    double after = train_forward_backward(&ts, x1, x0, t);
-    printf("training smoke %-8s: loss %.4f -> %.4f in %d steps\n", name, before, after, SMOKE_STEPS);
+    double loss[SMOKE_STEPS + 2];
+    loss[0] = train_forward_backward(&ts, x1, x0, t);
+    for (int s = 0; s < SMOKE_STEPS; s++) loss[s + 1] = train_step(&ts, x1, &r);
+    loss[SMOKE_STEPS + 1] = train_forward_backward(&ts, x1, x0, t);
+    double before = loss[0], after = loss[SMOKE_STEPS + 1];
+    const char *record = getenv("TINYDIT_SMOKE_RECORD"), *reference = getenv("TINYDIT_SMOKE_REFERENCE");
+    if (record && *record) {
+        FILE *f = fopen(record, "w");
+        ck_assert_msg(f != NULL, "cannot write %s", record);
+        for (int s = 0; s < SMOKE_STEPS + 2; s++) fprintf(f, "%.17g\n", loss[s]);
+        ck_assert_int_eq(fclose(f), 0);
+    }
+    double want[SMOKE_STEPS + 2], worst = 0.0;
+    int compared = reference && *reference;
+    if (compared) {   // step by step against the reference's run
+        ck_assert_int_eq(read_losses(reference, want, SMOKE_STEPS + 2), SMOKE_STEPS + 2);
+        for (int s = 0; s < SMOKE_STEPS + 2; s++) {
+            double rel = fabs(loss[s] - want[s]) / fabs(want[s]);
+            if (!(rel <= worst)) worst = rel;   // NaN sticks
+        }
+    }
+    char versus[96] = "";
+    if (compared) snprintf(versus, sizeof versus, ", each step within %.1e of the reference's", worst);
+    printf("training smoke %-8s: loss %.4f -> %.4f in %d steps%s\n", name, before, after, SMOKE_STEPS, versus);
     fflush(stdout);
+    for (int s = 0; compared && s < SMOKE_STEPS + 2; s++) {
+        double off = loss[s] - want[s], rel = fabs(off) / fabs(want[s]);
+        const char *what = s == 0 ? "before training (the forward pass alone)"
+                         : s == SMOKE_STEPS + 1 ? "after training, on the fixed noise" : "of training step";
+        char at[32] = "";
+        if (s > 0 && s <= SMOKE_STEPS) snprintf(at, sizeof at, " %d", s);
+        ck_assert_msg(isfinite(loss[s]) && rel <= SMOKE_TOLERANCE,
+                      "%s: the loss %s%s is %.6f, the reference's %.6f (off by %+.3g, %.3g%% of it; "
+                      "tolerance %.0e of it)%s", name, what, at, loss[s], want[s], off, 100.0 * rel,
+                      SMOKE_TOLERANCE, s == 0 ? "" : ": a gradient or the update differs from the reference's");
+    }
     ck_assert_msg(isfinite(after) && after < 0.9 * before,
                   "%s: the loss went from %.4f to %.4f in %d steps (%+.1f%%); it must fall by 10%% at least",
                   name, before, after, SMOKE_STEPS, 100.0 * (after - before) / before);
@@ -758,7 +822,7 @@ static void check_smoke(const char *name, const char *const *sets) {
 }
 
 // _i: the variant (a loop test, one test case per variant: see main)
-START_TEST(test_smoke) { check_smoke(VARIANTS[_i].name, VARIANTS[_i].sets); }
+START_TEST(test_smoke) { check_smoke(SMOKE_NAMES[_i], SMOKE_SETS[_i]); }
 END_TEST
 
 // ===========================================================================

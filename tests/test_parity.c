@@ -18,10 +18,10 @@ static void assert_close(int rc, const Parity *p, const char *err, const char *w
     ck_assert_msg(rc == 0, "%s: %s", what, err);
     printf("%-10s ours vs %s: forward %.1e, backward %.1e\n", what, p->against, p->forward, p->backward);
     fflush(stdout);   // before an assertion can end the test
-    ck_assert_msg(p->forward < PARITY_TOLERANCE, "%s forward: max |ours - torch| is %.3g of max |torch| "
-                  "(tolerance %.0e)", what, p->forward, PARITY_TOLERANCE);
-    ck_assert_msg(p->backward < PARITY_TOLERANCE, "%s backward: max |ours - torch| is %.3g of max |torch| "
-                  "(tolerance %.0e)", what, p->backward, PARITY_TOLERANCE);
+    ck_assert_msg(p->forward < PARITY_TOLERANCE, "%s forward against PyTorch: %s; max |ours - torch| is %.3g "
+                  "of max |torch| (tolerance %.0e)", what, p->forward_worst, p->forward, PARITY_TOLERANCE);
+    ck_assert_msg(p->backward < PARITY_TOLERANCE, "%s backward against PyTorch: %s; max |ours - torch| is %.3g "
+                  "of max |torch| (tolerance %.0e)", what, p->backward_worst, p->backward, PARITY_TOLERANCE);
 }
 
 START_TEST(test_norms_match_torch) {

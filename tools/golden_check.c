@@ -57,7 +57,19 @@ int main(int argc, char **argv) {
                 for (int k = 0; k < r.adamw_steps; k++) printf(" %.2e", r.adamw_step_e2e[k]);
                 printf("  (%ld weights unresolved)\n", r.adamw_step_unresolved);
             }
-            if (!r.pass) failed++;
+            if (!r.pass) {   // which column is over its tolerance, by how much
+                failed++;
+                printf("  over the tolerance:");
+                const char *col[] = { "loss", "output", "grads", "adamw/lr", "e2e/lr", "sample" };
+                double got[] = { r.loss_rel, r.out_err, r.grad_err, r.adamw_err, r.adamw_e2e_err, r.sample_err };
+                double tol[] = { GOLDEN_TOL_LOSS, GOLDEN_TOL_OUT, GOLDEN_TOL_GRAD, GOLDEN_TOL_ADAMW_STEPS,
+                                 GOLDEN_TOL_ADAMW, GOLDEN_TOL_SAMPLE };
+                for (int c = 0; c < 6; c++)
+                    if (!(got[c] <= tol[c])) printf(" %s %.2e > %.0e%s%s", col[c], got[c], tol[c],
+                                                    c == 2 ? " (worst: " : "", c == 2 ? r.grad_worst : "");
+                for (int c = 0; c < 6; c++) if (c == 2 && !(got[c] <= tol[c])) printf(")");
+                printf("\n");
+            }
         }
         free(names[i]);
     }

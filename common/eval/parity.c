@@ -9,14 +9,30 @@
 #include "nn/layers.h"
 #include "nn/model.h"
 
-// max |ours − ref| / max |ref| over the ref tensor's elements.
-static double rel_err(const float *ours, const StTensor *ref) {
+// max |ours − ref| / max |ref| over the ref tensor's elements; *at is the
+// element of the largest difference.
+static double rel_err(const float *ours, const StTensor *ref, size_t *at) {
     double diff = 0.0, big = 0.0;
+    *at = 0;
     for (size_t i = 0; i < ref->numel; i++) {
-        diff = fmax(diff, fabs((double)ours[i] - ref->data[i]));
+        double d = fabs((double)ours[i] - ref->data[i]);
+        if (!(d <= diff)) { diff = d; *at = i; }   // NaN sticks
         big = fmax(big, fabs((double)ref->data[i]));
     }
     return big > 0.0 ? diff / big : diff;
+}
+
+// One result against PyTorch's: the pass's worst error (forward or
+// backward) and, where it is the worst so far, the element that makes it.
+static void judge(Parity *p, int backward, const float *ours, const StTensor *ref) {
+    size_t at;
+    double e = rel_err(ours, ref, &at);
+    double *worst = backward ? &p->backward : &p->forward;
+    if (e <= *worst) return;
+    *worst = e;
+    snprintf(backward ? p->backward_worst : p->forward_worst, sizeof p->forward_worst,
+             "%s[%zu]: got %.6g, expected %.6g (off by %.3g)", ref->name, at, ours[at], ref->data[at],
+             ours[at] - ref->data[at]);
 }
 
 // The tensor `name` with `numel` elements (0: any), or NULL and a message.
@@ -34,7 +50,10 @@ static float *zeros(size_t n) { return calloc(n ? n : 1, sizeof(float)); }
 
 // What PyTorch computed it with (metadata "V.torch"), its version and the
 // note on it if any ("V.note").
+// Names what PyTorch computed with, and starts the comparison at zero error.
 static void describe(Parity *p, const SafeTensors *st, const char *variant) {
+    p->forward = p->backward = 0.0;
+    p->forward_worst[0] = p->backward_worst[0] = '\0';
     char key[64];
     snprintf(key, sizeof key, "%s.torch", variant);
     const char *against = st_meta(st, key), *version = st_meta(st, "torch.version");
@@ -62,8 +81,8 @@ int parity_layernorm(const SafeTensors *st, Parity *p, char *err, size_t errlen)
     layernorm_forward(out, mean, rstd, x->data, R, D, NORM_EPS);
     layernorm_backward(dx, dout->data, x->data, mean, rstd, R, D);
     describe(p, st, "layernorm");
-    p->forward = rel_err(out, ref_out);
-    p->backward = rel_err(dx, ref_dx);
+    judge(p, 0, out, ref_out);
+    judge(p, 1, dx, ref_dx);
     free(out); free(dx); free(mean); free(rstd);
     return 0;
 }
@@ -83,8 +102,9 @@ int parity_rmsnorm(const SafeTensors *st, Parity *p, char *err, size_t errlen) {
     rmsnorm_forward(out, rstd, x->data, gain->data, R, D, NORM_EPS);
     rmsnorm_backward(dx, dgain, dout->data, x->data, rstd, gain->data, R, D);
     describe(p, st, "rmsnorm");
-    p->forward = rel_err(out, ref_out);
-    p->backward = fmax(rel_err(dx, ref_dx), rel_err(dgain, ref_dgain));
+    judge(p, 0, out, ref_out);
+    judge(p, 1, dx, ref_dx);
+    judge(p, 1, dgain, ref_dgain);
     free(out); free(dx); free(dgain); free(rstd);
     return 0;
 }
@@ -146,10 +166,16 @@ int parity_attention(const SafeTensors *st, int qk_norm, Parity *p, char *err, s
     attention_forward(out, &cache, qkv->data, q_gain, k_gain, NORM_EPS, NULL, NULL, N, L, D, H);
     attention_backward(dqkv, dgq, dgk, dout->data, &cache, scratch, q_gain, k_gain, NULL, NULL, N, L, D, H);
     describe(p, st, v);
-    p->forward = fmax(fmax(rel_err(out, r.out), rel_err(cache.att, r.weights)),
-                      max_score_err(cache.max_logit, r.scores));
-    p->backward = rel_err(dqkv, r.dqkv);
-    if (qk_norm) p->backward = fmax(p->backward, fmax(rel_err(dgq, r.dq_gain), rel_err(dgk, r.dk_gain)));
+    judge(p, 0, out, r.out);
+    judge(p, 0, cache.att, r.weights);
+    double score_err = max_score_err(cache.max_logit, r.scores);
+    if (score_err > p->forward) {
+        p->forward = score_err;
+        snprintf(p->forward_worst, sizeof p->forward_worst, "the max logit: got %.6g, %.3g of it off torch's",
+                 cache.max_logit, score_err);
+    }
+    judge(p, 1, dqkv, r.dqkv);
+    if (qk_norm) { judge(p, 1, dgq, r.dq_gain); judge(p, 1, dgk, r.dk_gain); }
     free(mem); free(scratch); free(out); free(dqkv); free(dgq); free(dgk);
     return 0;
 }
@@ -220,10 +246,10 @@ int parity_ffn(const SafeTensors *st, MlpKind kind, Parity *p, char *err, size_t
                           w.fc1_w, w.fc2_w, R, D, H);
     }
     describe(p, st, v);
-    p->forward = rel_err(out, ref_out);
-    p->backward = rel_err(dx, ref_dx);
+    judge(p, 0, out, ref_out);
+    judge(p, 1, dx, ref_dx);
     for (int i = 0; i < n_names; i++) {
-        p->backward = fmax(p->backward, rel_err(*slot(&g, names[i].field), ref_grad[i]));
+        judge(p, 1, *slot(&g, names[i].field), ref_grad[i]);
         free(*slot(&g, names[i].field));
     }
     free(out); free(dx); free(h.pre); free(h.val); free(h.act); free(dh.pre); free(dh.val); free(dh.act);
@@ -259,8 +285,10 @@ int parity_rope2d(const SafeTensors *st, Parity *p, char *err, size_t errlen) {
     rope_forward(out, x->data, cos_t, sin_t, B, L, hd);
     rope_backward(dx, dout->data, cos_t, sin_t, B, L, hd);
     describe(p, st, "rope");
-    p->forward = fmax(rel_err(out, ref_out), fmax(rel_err(cos_t, ref_cos), rel_err(sin_t, ref_sin)));
-    p->backward = rel_err(dx, ref_dx);
+    judge(p, 0, out, ref_out);
+    judge(p, 0, cos_t, ref_cos);
+    judge(p, 0, sin_t, ref_sin);
+    judge(p, 1, dx, ref_dx);
     free(cos_t); free(sin_t); free(out); free(dx);
     return 0;
 }

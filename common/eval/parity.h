@@ -24,6 +24,7 @@ typedef struct {
     char torch[160];       // "torch 1.13.0", and the file's note on it if any
     double forward;        // worst relative error of the forward results
     double backward;       // and of the gradients
+    char forward_worst[160], backward_worst[160];   // where: "tensor[i]: got x, expected y"
 } Parity;
 
 // Each: 0, or -1 with a message in err (a tensor missing or of a wrong shape).

@@ -123,6 +123,52 @@ static void softmax_rows_with(float *att, const float *row_max, const float *row
     }
 }
 
+// The softmax of every row of att (L, L), in place: p_ij = exp(s_ij − m_i) / Σ_k exp(s_ik − m_i),
+// m_i the row's max (subtracted first, so exp never overflows). Saves each
+// row's max and 1/sum in row_max, row_inv (L) for the backward; returns the
+// largest |score| of all rows (the scorecard's max logit, QK-norm's reason
+// to exist).
+float softmax_forward(float *att, float *row_max, float *row_inv, int L) {
+    // EXERCISE(softmax_forward) begin
+    float row_max_abs = 0.0f;
+    for (int i = 0; i < L; i++) {
+        const float *row = att + (size_t)i * L;   // (L) query i's scores
+        float mx = -INFINITY, mn = INFINITY;
+        #pragma omp simd reduction(max:mx) reduction(min:mn)   // in vector lanes, as norms.c's sums
+        for (int j = 0; j < L; j++) {
+            mx = row[j] > mx ? row[j] : mx;
+            mn = row[j] < mn ? row[j] : mn;
+        }
+        float big = fabsf(mx) > fabsf(mn) ? fabsf(mx) : fabsf(mn);
+        if (big > row_max_abs) row_max_abs = big;
+        float sum = 0.0f;
+        #pragma omp simd reduction(+:sum)
+        for (int j = 0; j < L; j++) sum += exp_fast(row[j] - mx);
+        row_max[i] = mx;
+        row_inv[i] = 1.0f / sum;
+    }
+    softmax_rows_with(att, row_max, row_inv, L);
+    return row_max_abs;
+    // EXERCISE end
+}
+
+// The softmax's backward, row by row, in place: on entry d (L, L) holds
+// dL/dp, on return dL/ds · scale, with p = att the forward's probabilities:
+//   dL/ds_ij = p_ij · (dL/dp_ij − Σ_k p_ik · dL/dp_ik)
+// (scale: the 1/√hd the scores were multiplied by, applied here in passing).
+void softmax_backward(float *d, const float *att, int L, float scale) {
+    // EXERCISE(softmax_backward) begin
+    for (int i = 0; i < L; i++) {
+        float *dr = d + (size_t)i * L;
+        const float *ar = att + (size_t)i * L;
+        float dot = 0.0f;
+        #pragma omp simd reduction(+:dot)
+        for (int j = 0; j < L; j++) dot += ar[j] * dr[j];
+        for (int j = 0; j < L; j++) dr[j] = ar[j] * (dr[j] - dot) * scale;
+    }
+    // EXERCISE end
+}
+
 // Forward: out (N, L, D) from qkv (N, L, 3D). Saves q and k (after QK-norm
 // and RoPE), the softmax's row statistics, and qkv's address (v and the raw
 // q, k are read from it again by the backward, so qkv must outlive it).
@@ -162,26 +208,7 @@ void attention_forward(float *out, AttentionCache *c, const float *qkv,
             }
             // 4. scores (L, L) = q · kᵀ / √hd, then softmax over each row.
             matmul(0, 1, L, L, hd, scale, q, hd, k, hd, 0.0f, att, L);
-            float *row_max = c->row_max + nh * L, *row_inv = c->row_inv + nh * L;
-            float row_max_abs = 0.0f;
-            for (int i = 0; i < L; i++) {
-                float *row = att + (size_t)i * L;   // (L) query i's scores
-                float mx = -INFINITY, mn = INFINITY;
-                #pragma omp simd reduction(max:mx) reduction(min:mn)   // in vector lanes, as norms.c's sums
-                for (int j = 0; j < L; j++) {
-                    mx = row[j] > mx ? row[j] : mx;
-                    mn = row[j] < mn ? row[j] : mn;
-                }
-                // the largest |logit|, for the scorecard (QK-norm's reason to exist)
-                float big = fabsf(mx) > fabsf(mn) ? fabsf(mx) : fabsf(mn);
-                if (big > row_max_abs) row_max_abs = big;
-                float sum = 0.0f;   // subtract the max first: exp never overflows
-                #pragma omp simd reduction(+:sum)
-                for (int j = 0; j < L; j++) sum += exp_fast(row[j] - mx);
-                row_max[i] = mx;
-                row_inv[i] = 1.0f / sum;
-            }
-            softmax_rows_with(att, row_max, row_inv, L);
+            float row_max_abs = softmax_forward(att, c->row_max + nh * L, c->row_inv + nh * L, L);
             if (row_max_abs > max_logit) max_logit = row_max_abs;
             // 5. out (L, hd) of this head = att · v, written straight into
             //    its columns of out (N, L, D): the heads merge as they land.
@@ -236,15 +263,8 @@ void attention_backward(float *dqkv, float *dq_gain, float *dk_gain, const float
             // y = att · v  ->  datt = dy · vᵀ,  dv = attᵀ · dy (added into dqkv's v columns)
             matmul(0, 1, L, L, hd, 1.0f, dy, D, v, 3 * D, 0.0f, datt, L);
             matmul(1, 0, L, hd, L, 1.0f, att, L, dy, D, 1.0f, drow0 + 2 * D, 3 * D);
-            // softmax: dscore_ij = att_ij · (datt_ij − Σ_k att_ik·datt_ik); then the 1/√hd
-            for (int i = 0; i < L; i++) {
-                float *dr = datt + (size_t)i * L;
-                const float *ar = att + (size_t)i * L;
-                float dot = 0.0f;
-                #pragma omp simd reduction(+:dot)
-                for (int j = 0; j < L; j++) dot += ar[j] * dr[j];
-                for (int j = 0; j < L; j++) dr[j] = ar[j] * (dr[j] - dot) * scale;
-            }
+            // softmax: datt becomes dL/d(scores), the 1/√hd included
+            softmax_backward(datt, att, L, scale);
             // scores = q · kᵀ  ->  dq = dscore · k,  dk = dscoreᵀ · q
             matmul(0, 0, L, hd, L, 1.0f, datt, L, k, hd, 0.0f, dq, hd);
             matmul(1, 0, L, hd, L, 1.0f, datt, L, q, hd, 0.0f, dk, hd);

@@ -10,6 +10,7 @@
 // Token (gr, gc) is number gr·g + gc; inside it the values run channel by
 // channel, then row, then column of the patch.
 void patchify(float *tokens, const float *img, int N, int C, int S, int p) {
+    // EXERCISE(patchify) begin
     int g = S / p, P = C * p * p, L = g * g;
     #pragma omp parallel for collapse(2) schedule(static)
     for (int n = 0; n < N; n++)
@@ -22,10 +23,12 @@ void patchify(float *tokens, const float *img, int N, int C, int S, int p) {
                         t[(c * p + i) * p + j] =
                             img[(((size_t)n * C + c) * S + gr * p + i) * S + gc * p + j];
         }
+    // EXERCISE end
 }
 
 // The exact inverse: every pixel belongs to one patch, so this is a copy back.
 void unpatchify(float *img, const float *tokens, int N, int C, int S, int p) {
+    // EXERCISE(unpatchify) begin
     int g = S / p, P = C * p * p, L = g * g;
     #pragma omp parallel for collapse(2) schedule(static)
     for (int n = 0; n < N; n++)
@@ -38,6 +41,7 @@ void unpatchify(float *img, const float *tokens, int N, int C, int S, int p) {
                         img[(((size_t)n * C + c) * S + gr * p + i) * S + gc * p + j] =
                             t[(c * p + i) * p + j];
         }
+    // EXERCISE end
 }
 
 // ---------------------------------------------------------------------------
@@ -71,6 +75,7 @@ void pos_add_backward(float *dpos_row, float *dpos_col, const float *dh, int N, 
 // so the fast waves wrap around many times across the range. In double: 1000·t·f
 // reaches 1000, where float32 would lose the 5th digit of the angle.
 void timestep_embedding(float *e, const float *t, int N, int F) {
+    // EXERCISE(time_embedding) begin
     int half = F / 2;
     for (int n = 0; n < N; n++)
         for (int j = 0; j < half; j++) {
@@ -79,6 +84,7 @@ void timestep_embedding(float *e, const float *t, int N, int F) {
             e[(size_t)n * F + j] = (float)cos(arg);          // e (N, F): cosines first,
             e[(size_t)n * F + half + j] = (float)sin(arg);   // then sines
         }
+    // EXERCISE end
 }
 
 // ---------------------------------------------------------------------------

@@ -5,6 +5,8 @@
 #include "layers.h"
 
 void exercise_not_written(const char *name) {
+    fflush(NULL);   // abort() flushes nothing: what the program printed reaches its file or pipe first
     fprintf(stderr, "%s: not written yet: see docs/exercises.md#%s\n", name, name);
+    fflush(stderr);  // stderr too may be buffered (a program can reopen it onto a file)
     abort();
 }

@@ -16,6 +16,7 @@ void flow_interpolate(float *xt, float *target, const float *x1, const float *x0
 }
 
 double flow_mse(float *dv, const float *v, const float *target, size_t n) {
+    // EXERCISE(flow_loss) begin
     double sum = 0.0;
     for (size_t i = 0; i < n; i++) {                      // v, target, dv (n)
         double d = (double)v[i] - (double)target[i];
@@ -23,6 +24,7 @@ double flow_mse(float *dv, const float *v, const float *target, size_t n) {
         if (dv) dv[i] = (float)(2.0 * d / (double)n);
     }
     return sum / (double)n;
+    // EXERCISE end
 }
 
 void flow_euler_step(float *x, const float *v, float h, size_t n) {

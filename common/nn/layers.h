@@ -53,6 +53,11 @@ void rmsnorm_forward(float *out, float *rstd, const float *inp, const float *gai
                      int R, int D, float eps);
 void rmsnorm_backward(float *dinp, float *dgain, const float *dout, const float *inp,
                       const float *rstd, const float *gain, int R, int D);
+// One row of each: x, y, dy, dx (D); the forward returns the row's rstd,
+// the backward adds into dx. rmsnorm_forward and _backward loop over these.
+float rmsnorm_row_forward(float *y, const float *x, const float *gain, int D, float eps);
+void rmsnorm_row_backward(float *dx, const float *dy, const float *x, const float *gain,
+                          float s, int D);
 
 // adaLN modulation: out[n,l,:] = x[n,l,:] · (1 + scale[n,:]) + shift[n,:].
 // x, out (N, L, D); shift and scale are rows of a per-image tensor whose row
@@ -170,6 +175,11 @@ typedef struct {
     int work_slots;         // how many threads the loops may use
     float max_logit;        // largest |q·k|/√hd of the last forward
 } AttentionCache;
+// The softmax over each row of the (L, L) scores, in place, and its backward
+// (attention.c gives the formulas); attention_forward and _backward call them
+// for each (image, head).
+float softmax_forward(float *att, float *row_max, float *row_inv, int L);
+void softmax_backward(float *d, const float *att, int L, float scale);
 size_t attention_cache_floats(int N, int L, int D, int H, int qk_norm);
 void attention_cache_init(AttentionCache *c, float *mem, int N, int L, int D, int H, int qk_norm);
 void attention_forward(float *out, AttentionCache *c, const float *qkv,

@@ -59,7 +59,7 @@ static void layernorm_row_backward(float *dx, const float *g, const float *x,
 // RMSNorm of one row: y = x · rstd · gain,  rstd = 1 / sqrt(mean(x²) + eps).
 // No mean is subtracted, so there is one statistic per row instead of two.
 // x, y, gain (D); gain may be NULL (none). Returns the row's rstd.
-static float rmsnorm_row_forward(float *y, const float *x, const float *gain, int D, float eps) {
+float rmsnorm_row_forward(float *y, const float *x, const float *gain, int D, float eps) {
     // EXERCISE(rmsnorm_forward) begin
     float ms = 0.0f;
     #pragma omp simd reduction(+:ms)
@@ -75,8 +75,8 @@ static float rmsnorm_row_forward(float *y, const float *x, const float *gain, in
 // With g = dL/dy · gain (the gradient reaching x·rstd):
 //   dL/dx = rstd · g - rstd³ · x · mean(g · x)
 // dy, x, dx (D); gain (D) or NULL; s the row's rstd; dx accumulates.
-static void rmsnorm_row_backward(float *dx, const float *dy, const float *x, const float *gain,
-                                 float s, int D) {
+void rmsnorm_row_backward(float *dx, const float *dy, const float *x, const float *gain,
+                          float s, int D) {
     // EXERCISE(rmsnorm_backward) begin
     float gx = 0.0f;
     #pragma omp simd reduction(+:gx)
@@ -243,6 +243,7 @@ void norm_modulate_forward(float *out, NormRows kind, float *mean, float *rstd, 
 void norm_modulate_backward(float *dx, float *dshift, float *dscale, const float *dout,
                             NormRows kind, const float *x, const float *mean, const float *rstd,
                             const float *scale, int N, int L, int D, int stride) {
+    // EXERCISE(norm_modulate_backward) begin
     #pragma omp parallel for schedule(static)
     for (int n = 0; n < N; n++) {
         const float *sc = scale + (size_t)n * stride;                                  // (D)
@@ -263,4 +264,5 @@ void norm_modulate_backward(float *dx, float *dshift, float *dscale, const float
             else rmsnorm_row_backward(dx + r * D, g, xr, NULL, s, D);
         }
     }
+    // EXERCISE end
 }

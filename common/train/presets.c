@@ -23,7 +23,7 @@ void preset_apply(Preset p, Config *cfg, int *ckpt_every) {
         cfg->dim = 32; cfg->depth = 2; cfg->heads = 2; cfg->freq_dim = 32;
         cfg->batch = 16; cfg->steps = 60; *ckpt_every = 20;
         break;
-    case PRESET_QUICK:      // minutes: the tutorial's model, a quarter of the batch and steps
+    case PRESET_QUICK:      // minutes: the tutorial's model, half its batch, a quarter of its steps
         cfg->batch = 64; cfg->steps = 1000; *ckpt_every = 250;
         cfg->val_every = 250;   // four points of the val curve, about 5% of the run's time
         break;
