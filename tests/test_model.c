@@ -733,9 +733,9 @@ END_TEST
 // its row functions run with a gain as well as without.
 static const char *const SMOKE_SETS[][3] = {
     { NULL }, { "norm=rmsnorm", "qk_norm=true", NULL }, { "qk_norm=true", NULL },
-    { "mlp=swiglu", NULL }, { "pos=rope2d", NULL },
+    { "mlp=swiglu", NULL }, { "pos=rope2d", NULL }, { "ada=zero", NULL },
 };
-static const char *const SMOKE_NAMES[] = { "baseline", "rmsnorm", "qk_norm", "swiglu", "rope2d" };
+static const char *const SMOKE_NAMES[] = { "baseline", "rmsnorm", "qk_norm", "swiglu", "rope2d", "ada=zero" };
 
 // The losses of a reference run, one a line; returns how many were read.
 static int read_losses(const char *path, double *loss, int max) {
@@ -915,10 +915,8 @@ int main(void) {
     tcase_add_test(sampler, test_sampler_constant_allfour);
     tcase_add_test(tc, test_summary);
     // smoke_baseline, smoke_rmsnorm, smoke_qknorm, smoke_swiglu, smoke_rope2d, smoke_adazero
-    const struct { const char *name; int variant; } smoke[] = {
-        { "smoke_baseline", 0 }, { "smoke_rmsnorm", 1 }, { "smoke_qknorm", 2 }, { "smoke_swiglu", 3 },
-        { "smoke_rope2d", 4 }, { "smoke_adazero", 6 } };
-    for (int k = 0; k < 6; k++)
-        tcase_add_loop_test(add_case(s, smoke[k].name, 60), test_smoke, smoke[k].variant, smoke[k].variant + 1);
+    const char *smoke[] = { "smoke_baseline", "smoke_rmsnorm", "smoke_qknorm", "smoke_swiglu", "smoke_rope2d",
+                            "smoke_adazero" };
+    for (int v = 0; v < 6; v++) tcase_add_loop_test(add_case(s, smoke[v], 60), test_smoke, v, v + 1);
     return run_suite(s);
 }
