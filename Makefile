@@ -42,24 +42,35 @@ check: all
 
 # The main job: the whole tutorial, steps 1 to 6, at the quick preset, into
 # runs/ (PRESET=tutorial RUNS=runs/tutorial for the full-size runs,
-# PRESET=smoke RUNS=/tmp/smoke to try the machinery in minutes). The baseline
-# pair of step 6 is trained first so that step 1 reads it instead of
-# training the same two runs again. Every run resumes where it stopped.
-# RUNS and CIFAR_DIR reach the programs as absolute paths (see above and
+# PRESET=smoke RUNS=/tmp/smoke to try the machinery in minutes; SEEDS=3 for
+# three seeds of every configuration, JOBS=2 for two runs side by side).
+# First `lab estimate` times a few steps of every configuration here and
+# says how long the job will take (lab/estimate.c). The baseline pair of
+# step 6 is trained first so that step 1 reads it instead of training the
+# same two runs again. Every run resumes where it stopped. RUNS and
+# CIFAR_DIR reach the programs as absolute paths (see above and
 # mk/common.mk). `make data` only when CIFAR_DIR does not name the data.
 PRESET ?= quick
+# ESTIMATE=no skips the estimate (the tests run the job without timing it)
+ESTIMATE ?= yes
+SEEDS ?= 1
+JOBS ?= 1
 S6 := step6_ablation/step6_ablation
 LAB := lab/lab
+ABLATION_OPTS = --preset $(PRESET) --seeds $(SEEDS) --jobs $(JOBS) --out $(RUNS)
 tutorial: all $(if $(CIFAR_DIR),,data)
-	$(LAB) ablation --preset $(PRESET) --out $(RUNS) --only p11_base_s0,p11_base_s1
+	@mkdir -p $(RUNS)
+	$(if $(filter yes,$(ESTIMATE)),$(LAB) estimate $(ABLATION_OPTS) --save $(RUNS)/estimate.txt)
+	$(LAB) ablation $(ABLATION_OPTS) --only p11_base_s0,p11_base_s1
 	cd step1_scorecard && ./step1_scorecard --preset $(PRESET) --out $(RUNS) --figures $(RUNS)/figures
 	cd step2_rmsnorm && ./step2_rmsnorm --figures $(RUNS)/figures
 	cd step3_qknorm && ./step3_qknorm --figures $(RUNS)/figures
 	cd step4_swiglu && ./step4_swiglu --figures $(RUNS)/figures
 	cd step5_rope2d && ./step5_rope2d --figures $(RUNS)/figures
-	$(LAB) ablation --preset $(PRESET) --out $(RUNS)
+	$(LAB) ablation $(ABLATION_OPTS)
 	$(S6) table $(RUNS)
 	$(MAKE) --no-print-directory runs-plots RUNS=$(RUNS)
+	@$(if $(filter yes,$(ESTIMATE)),$(LAB) estimate --since $(RUNS)/estimate.txt)
 	@echo "done: $(RUNS)/report.md, $(RUNS)/plots/ and $(RUNS)/figures/"
 
 # make golden: the C model against every golden file (tests/golden, made by

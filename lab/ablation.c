@@ -245,10 +245,12 @@ static int run_line(const AblationPlan *p, int config, int seed, char *line, siz
     return 0;
 }
 
-// What each run's folder says now. Returns how many ended well.
+// What each run's folder says now. Returns how many ended well; *not_started
+// counts those that never began (Ctrl-C came first).
 static int report_runs(const AblationPlan *p, const int *config, const int *seed, const bool *was_finished,
-                       int n) {
+                       int n, int *not_started) {
     int well = 0;
+    *not_started = 0;
     for (int i = 0; i < n; i++) {
         char name[64];
         RunMetrics m;
@@ -265,7 +267,14 @@ static int report_runs(const AblationPlan *p, const int *config, const int *seed
             printf("[ablation] %s: diverged at step %d (%s/%s/diverged.json)\n", name, at, runs_dir(p), name);
             break;
         case RUN_UNFINISHED:
-            printf("[ablation] %s: not finished (%s/%s/train.log, if it logged there)\n", name, runs_dir(p), name);
+            if (!run_started(runs_dir(p), name)) {
+                printf("[ablation] %s: not started\n", name);
+                (*not_started)++;
+            } else {
+                printf("[ablation] %s: not finished; started again, it continues from its checkpoint", name);
+                if (p->jobs > 1 || p->log_to_file) printf(" (its log: %s/%s/train.log)", runs_dir(p), name);
+                printf("\n");
+            }
             break;
         }
     }
@@ -300,9 +309,10 @@ static int run_plan(const AblationPlan *p) {
         double t_start = wall_seconds();
         int stop_signal;
         run_lines(lines, n, p->jobs, &stop_signal);
-        int well = report_runs(p, config, seed, was_finished, n);
+        int not_started, well = report_runs(p, config, seed, was_finished, n, &not_started);
         printf("[ablation] %d of %d runs ended well in %.1f min", well, n, (wall_seconds() - t_start) / 60.0);
-        if (well < n) printf(", %d did not", n - well);
+        if (well + not_started < n) printf(", %d did not", n - well - not_started);
+        if (not_started) printf(", %d not started", not_started);
         printf(". The table: step6_ablation table%s%s\n", p->out_dir ? " " : "", p->out_dir ? p->out_dir : "");
         rc = stop_signal ? 128 + stop_signal : well < n ? 1 : 0;
     } else {

@@ -3,6 +3,8 @@
 // the table); the lab plans many of them, runs them a few at a time, and
 // reads what they wrote.
 //
+//   lab estimate [--preset P] [--seeds N] [--jobs N] [--out DIR]
+//                                               the main job's time here, measured first
 //   lab ablation [--preset P] [--seeds N] [--jobs N] [--out DIR] [--only NAME,...]
 //                [--print-commands | --list]     the eight configurations, N seeds each
 //   lab sweep --key K --values V1,V2,... [--configs C,...] [--seeds N] [--table]
@@ -23,6 +25,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "attention_maps.h"
+#include "estimate.h"
 #include "noise.h"
 #include "plan.h"
 #include "report.h"
@@ -33,6 +36,7 @@
 
 typedef int Command(int argc, char **argv);
 static const struct { const char *name; Command *run; const char *what; } COMMANDS[] = {
+    { "estimate", cmd_estimate, "how long the main job (make tutorial) will take here: a few steps of each configuration timed" },
     { "ablation", cmd_ablation, "every configuration with N seeds, each run one `train --resume`, N side by side" },
     { "sweep", cmd_sweep, "one config key over a list of values (e.g. the lr), per configuration and seed" },
     { "speed", cmd_speed, "the six variants timed in rounds in one process, with GFLOP/s and the fraction of the FMA peak" },

@@ -39,7 +39,7 @@ static void put_table(FILE *s, const Table *t) {
 }
 
 // A footnote of the text as one Markdown paragraph: its lines joined.
-static void put_paragraph(FILE *s, const char *text) {
+static void put_joined(FILE *s, const char *text) {
     for (const char *c = text; *c; c++) {
         if (*c == '\n') {
             if (c[1] != ' ' && c[1] != 0) fputc(' ', s);
@@ -49,6 +49,9 @@ static void put_paragraph(FILE *s, const char *text) {
         if (*c == '*') fputs("\\*", s);
         else fputc(*c, s);
     }
+}
+static void put_paragraph(FILE *s, const char *text) {
+    put_joined(s, text);
     fputs("\n\n", s);
 }
 
@@ -58,9 +61,9 @@ static const struct { const char *file, *what; } PLOTS[] = {
     { "loss.png",      "Training loss of every run (smoothed)" },
     { "lr2e3.png",     "The lr 2e-3 pair against the baseline at the default lr" },
     { "max_logit.png", "Largest attention logit during training: baseline vs QK-norm, both learning rates" },
-    { "ms_step.png",   "Training speed of each run (ms per step, measured while runs shared the machine)" },
     { "val_mse.png",   "Val MSE of each run, with the band of one seed gap around the baseline" },
     { "val_mse_seeds.png", "Val MSE of every seed, each configuration's mean with +-1 spread, the baseline's band" },
+    { "val_curve.png", "Val MSE during training (the val exam every few hundred steps), every run" },
     { "step6_attention_offsets.png", "Where a trained model looks, by offset: learned positions vs 2D RoPE, per layer" },
     { "step6_attention_centre.png", "Where the centre patch looks: learned positions vs 2D RoPE, per layer" },
     { "samples.png",   "Samples of every run (20 Euler steps, the same noise for all)" },
@@ -73,17 +76,21 @@ static void report_tables(FILE *s, const AblationResults *res, const AblationRes
     put_table(s, &t);
     if (res->have_gap)
         fprintf(s, "\n**Seed gap** (|val MSE seed 0 − seed 1| of the baseline): %.4f; baseline mean %.4f. "
-                 "*vs baseline* is a run's val MSE minus that mean. Within one seed gap the verdict is "
-                 "*same* (noise); beyond it a *gain* (lower val MSE) or a *loss*, counted in gaps.\n\n",
+                 "*vs baseline* is a run's val MSE minus that mean. The tutorial's verdict: within one seed "
+                 "gap *same* (noise); beyond it a *gain* (lower val MSE) or a *loss*, counted in gaps. One "
+                 "pair is one draw of the noise; the table over seeds below measures it.\n\n",
              res->gap, res->base_mean);
     else
         fprintf(s, "\nNo seed gap yet (it needs both `p11_base_s0` and `p11_base_s1`), so no verdicts.\n\n");
     fprintf(s, "## Over seeds: each configuration's own noise\n\n");
-    fill_seeds_table(res, &t);
+    AblationResults *committed = any_one_seed(res) ? load_committed(res) : NULL;
+    fill_seeds_table(res, committed, &t);
+    free(committed);
     put_table(s, &t);
     fprintf(s, "\n");
     put_paragraph(s, SEEDS_FOOTNOTE);
-    if (any_assumed(res)) put_paragraph(s, ASSUMED_FOOTNOTE);
+    if (any_one_seed(res)) put_paragraph(s, ONE_SEED_FOOTNOTE);
+    put_paragraph(s, SHARED_MACHINE_NOTE);
     const ConfigResults *base = &res->cfg[CFG_BASE];
     if (res->have_gap && base->n >= 3)
         fprintf(s, "The tutorial's one pair against the baseline's %d seeds: the pair's gap is %.4f, the spread "
@@ -108,7 +115,7 @@ static void report_lr_pair(FILE *s, const AblationResults *res) {
     if (b->present && q->present && res->have_gap) {
         char v[48];
         verdict(q->m.val_mse, b->m.val_mse, res->gap, v, sizeof v, NULL);
-        fprintf(s, "\nAt lr 2e-3, QK-norm against the baseline at the same lr: %+.4f (%s); loss spikes %d and %d.\n",
+        fprintf(s, "\nAt lr 2e-3, QK-norm against the baseline at the same lr: %+.4f (the tutorial's verdict: %s); loss spikes %d and %d.\n",
              q->m.val_mse - b->m.val_mse, v, b->m.loss_spikes, q->m.loss_spikes);
     }
     for (int r = RUN_BASE_LR2E3; r <= RUN_QKNORM_LR2E3; r++) {
@@ -162,6 +169,7 @@ int report_write(const AblationResults *res, const AblationResults *ref, const c
     if (!s) { snprintf(err, errlen, "out of memory"); return -1; }
     const char *preset = preset_of(res);
     fprintf(s, "# TinyDiT ablation: RMSNorm, QK-norm, SwiGLU, 2D RoPE\n\n");
+    if (is_smoke(res)) { fputs("**", s); put_joined(s, SMOKE_NOTE); fputs("**\n\n", s); }
     fprintf(s, "Written by `lab report` from the runs in `%s`%s%s%s: %d of the tutorial's %d runs "
                "and %d runs in all have a `metrics.json`, and every number below is read from them.\n\n",
             res->dir, preset ? " (" : "", preset ? preset : "", preset ? " preset)" : "", res->nine_present,

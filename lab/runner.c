@@ -22,6 +22,7 @@
 #include "io/cifar.h"
 #include "io/metrics.h"
 #include "io/paths.h"
+#include "io/fileio.h"
 
 extern char **environ;
 
@@ -117,6 +118,13 @@ RunOutcome run_outcome(const char *runs_dir, const char *name, RunMetrics *m, in
     snprintf(path, sizeof path, "%s/%s/diverged.json", runs_dir, name);
     *diverged_step = diverged_read_step(path);
     return *diverged_step >= 0 ? RUN_DIVERGED : RUN_UNFINISHED;
+}
+
+bool run_started(const char *runs_dir, const char *name) {
+    char ckpt[2048], loss[2048];
+    snprintf(ckpt, sizeof ckpt, "%s/%s/ckpt.safetensors", runs_dir, name);
+    snprintf(loss, sizeof loss, "%s/%s/loss.tsv", runs_dir, name);
+    return file_exists(ckpt) || file_exists(loss);
 }
 
 void shell_quote(const char *s, char *out, size_t outlen) {

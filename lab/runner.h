@@ -1,6 +1,7 @@
 // runner.h: the one launcher of the lab (runner.c). The ablation and the
 // sweep turn their runs into shell command lines and hand them here.
 #pragma once
+#include <stdbool.h>
 #include <stddef.h>
 #include "io/metrics.h"
 #include "train/trainer.h"
@@ -29,3 +30,6 @@ int run_lines(char *const *lines, int n, int jobs, int *stop_signal);
 // diverged (its diverged.json, the step in *diverged_step), or neither yet.
 typedef enum { RUN_UNFINISHED, RUN_FINISHED, RUN_DIVERGED } RunOutcome;
 RunOutcome run_outcome(const char *runs_dir, const char *name, RunMetrics *m, int *diverged_step);
+// Whether the run DIR/NAME ever started: it wrote a checkpoint or its
+// loss.tsv (its folder alone may be there, made for its log ahead of it).
+bool run_started(const char *runs_dir, const char *name);

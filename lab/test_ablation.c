@@ -314,8 +314,35 @@ static void fake_run(const char *dir, int r, int steps) {
                              "unset key; plot sin(x*%d)\"", dir, ABLATION[r].name, r + 1), 0);
 }
 
-static const char *FIGURES[] = { "loss.png", "lr2e3.png", "max_logit.png", "ms_step.png", "val_mse.png",
+static const char *FIGURES[] = { "loss.png", "lr2e3.png", "max_logit.png", "val_mse.png",
                                  "val_mse_seeds.png", "samples.png", "val_curve.png" };
+
+// After Ctrl-C: a run that wrote a checkpoint or a loss.tsv started; a
+// folder with only its log file (made ahead of the run) or no folder did not.
+START_TEST(test_started_or_not) {
+    char dir[256], path[400];
+    tmpdir_make(dir, sizeof dir, "started");
+    ck_assert(!run_started(dir, "p11_rope"));
+    snprintf(path, sizeof path, "%s/p11_rope", dir);
+    mkdir(path, 0755);
+    snprintf(path, sizeof path, "%s/p11_rope/train.log", dir);
+    FILE *f = fopen(path, "w");
+    fclose(f);
+    ck_assert(!run_started(dir, "p11_rope"));
+    snprintf(path, sizeof path, "%s/p11_rope/loss.tsv", dir);
+    f = fopen(path, "w");
+    fprintf(f, "1\t1.5\t0.1\t2.0\n");
+    fclose(f);
+    ck_assert(run_started(dir, "p11_rope"));
+    snprintf(path, sizeof path, "%s/p11_all", dir);
+    mkdir(path, 0755);
+    snprintf(path, sizeof path, "%s/p11_all/ckpt.safetensors", dir);
+    f = fopen(path, "w");
+    fclose(f);
+    ck_assert(run_started(dir, "p11_all"));
+    tmpdir_remove(dir);
+}
+END_TEST
 
 START_TEST(test_plots_on_made_up_runs) {
     if (!have_gnuplot()) {
@@ -340,6 +367,17 @@ START_TEST(test_plots_on_made_up_runs) {
         assert_png(png);
     }
     printf("plots.sh on nine made-up runs: %zu PNGs in %.1f s\n", sizeof FIGURES / sizeof FIGURES[0], now_s() - t0);
+    // the report beside the plots links every one of them
+    char md[400];
+    snprintf(md, sizeof md, "%s/report.md", dir);
+    ck_assert_int_eq(sh(log, "%s report -o %s %s", PROG, md, runs), 0);
+    t = read_whole_file(md);
+    for (size_t i = 0; i < sizeof FIGURES / sizeof FIGURES[0]; i++) {
+        char link[64];
+        snprintf(link, sizeof link, "(plots/%s)", FIGURES[i]);
+        ck_assert_msg(strstr(t, link), "the report does not link %s", FIGURES[i]);
+    }
+    free(t);
 
     // Only three runs, none at lr 2e-3, one of them without its samples:
     // notes, no lr2e3.png, and the rest still drawn.
@@ -713,6 +751,7 @@ int main(void) {
     Suite *s = suite_create("lab");
     TCase *fast = tcase_create("commands");
     tcase_add_test(fast, test_commands);
+    tcase_add_test(fast, test_started_or_not);
     tcase_add_test(fast, test_print_commands_and_bad_options);
     tcase_add_test(fast, test_sweep);
     tcase_add_test(fast, test_sweep_curves);

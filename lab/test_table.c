@@ -183,17 +183,21 @@ START_TEST(test_tutorial_numbers) {
     assert_has(out, "1,152,176");
     assert_has(out, "seed gap (|val MSE seed 0 - seed 1| of the baseline): 0.0035; baseline mean 0.2544");
     // the rows, with the verdicts the tutorial reaches in words
-    assert_row(out, "baseline (seed 0)", "1,152,176", "0.2562", "72.2", "149.5", "noise floor", NULL);
+    assert_row(out, "baseline (seed 0)", "1,152,176", "0.2562", "72.2", "noise floor", NULL);
     assert_row(out, "+ RMSNorm", "0.2559", "71.7", "same", NULL);
     assert_row(out, "+ QK-norm", "1,152,432", "0.2499", "-0.0045", "gain, 1.3 gaps", NULL);  // "just above seed noise"
     assert_row(out, "+ SwiGLU", "0.2564", "same", NULL);
-    assert_row(out, "+ 2D RoPE", "1,150,128", "0.2289", "63.9", "246.9", "gain, 7.3 gaps", NULL);  // "7x the seed gap"
+    assert_row(out, "+ 2D RoPE", "1,150,128", "0.2289", "63.9", "gain, 7.3 gaps", NULL);  // "7x the seed gap"
+    // no ms/step: the runs shared the machine (each verdict column says whose verdict it is)
+    assert_has(out, "the tutorial's verdict");
+    ck_assert_ptr_null(strstr(out, "246.9"));
+    assert_has(out, "No ms/step here");
     assert_row(out, "all four", "0.2266", "gain, 8.0 gaps", NULL);
     // the lr 2e-3 pair: the tutorial's curve[::4], and QK-norm vs its own baseline
     assert_has(out, "lr 0.002 (6.7x the baseline's 0.0003)");
     assert_has(out, "[0.39736, 0.24498, 0.21672, 0.20865] at steps [250, 1250, 2250, 3250]");
     assert_has(out, "[0.39411, 0.24116, 0.21273, 0.20661]");
-    assert_has(out, "+ QK-norm against the baseline, both at the high lr: -0.0016, same");
+    assert_has(out, "+ QK-norm against the baseline, both at the high lr: -0.0016, the tutorial's verdict: same");
     ck_assert_ptr_null(strstr(out, "notes:"));
     free(out);
     free(res);
@@ -233,7 +237,7 @@ START_TEST(test_missing_and_broken_runs) {
     assert_has(out, "p11_swiglu: no ");
     assert_has(out, "p11_rope: ");
     // the row without a probe: "-" in the probe-FD column, the rest intact
-    assert_row(out, "+ RMSNorm", "1,152,176   0.2559         -    200.0       1", "same", NULL);
+    assert_row(out, "+ RMSNorm", "1,152,176   0.2559         -       1", "same", NULL);
     free(out);
 
     // without the second seed there is no gap and no verdict, but a table
@@ -302,9 +306,11 @@ START_TEST(test_report_and_tsv) {
     snprintf(path, sizeof path, "%s/report.md", g_dir);
     ck_assert_int_eq(report_write(res, NULL, path, err, sizeof err), 0);
     char *md = read_whole_file(path);
-    assert_has(md, "| run | params | val MSE | probe-FD | ms/step | spikes | vs baseline | verdict |");
-    assert_has(md, "| + 2D RoPE | 1,150,128 | 0.2289 | 63.9 | 246.9 | 0 | -0.0255 | gain, 7.3 gaps |");
-    assert_has(md, "| + QK-norm | 1,152,432 | 0.2499 | 75.0 | 192.7 | 0 | -0.0045 | gain, 1.3 gaps |");
+    assert_has(md, "| run | params | val MSE | probe-FD | spikes | vs baseline | the tutorial's verdict |");
+    assert_has(md, "| + 2D RoPE | 1,150,128 | 0.2289 | 63.9 | 0 | -0.0255 | gain, 7.3 gaps |");
+    assert_has(md, "| + QK-norm | 1,152,432 | 0.2499 | 75.0 | 0 | -0.0045 | gain, 1.3 gaps |");
+    ck_assert_ptr_null(strstr(md, "ms/step |"));
+    ck_assert_ptr_null(strstr(md, "smoke runs"));
     assert_has(md, "**Seed gap**");
     assert_has(md, "(plots/loss.png)");
     ck_assert_ptr_null(strstr(md, "(plots/val_mse.png)"));
@@ -424,16 +430,18 @@ START_TEST(test_seeds_table) {
                "not resolved (0.3 se)", NULL);
     assert_row(rows_over_seeds, "+ SwiGLU", "0.2896", "+0.0089", "0.0016", "loss (5.7 se)", NULL);
     assert_row(rows_over_seeds, "+ 2D RoPE", "0.2552", "0.0053", "-0.0255", "0.0032", "gain (8.0 se)", NULL);
-    assert_row(rows_over_seeds, "+ QK-norm", "1 (0)", "0.2795", "0.0018*", "not resolved (0.6 se)*", NULL);
+    // one seed: its difference, no error bar, no verdict of its own
+    assert_row(rows_over_seeds, "+ QK-norm", "1 (0)", "0.2795", "-0.0012", "one seed: none", NULL);
     assert_row(rows_over_seeds, "all four", "missing", NULL);
     // the footnotes say how the error bar is computed and what * means
     assert_has(out, "standard error of this\ndifference of two means, sqrt(sd_a^2/n_a + sd_b^2/n_b)");
     assert_has(out, "more than 2 standard errors");
-    assert_has(out, "* one seed: this row's own noise is not measured");
+    assert_has(out, "one seed: a configuration trained once has no spread of its own, so it gets no verdict");
+    assert_has(out, "SEEDS=3");
     // the one pair against the spread
     assert_has(out, "the pair's gap 0.0012, the spread 0.0016");
-    // the lr pair over its seeds
-    assert_has(out, "over seeds (1 and 2)");
+    // the lr pair over its seeds: one side has one seed, so no verdict over seeds
+    ck_assert_ptr_null(strstr(out, "over seeds (1 and 2)"));
     free(out);
 
     // the report holds the same tables
@@ -441,9 +449,10 @@ START_TEST(test_seeds_table) {
     snprintf(path, sizeof path, "%s/report.md", g_dir);
     ck_assert_int_eq(report_write(res, NULL, path, err, sizeof err), 0);
     char *md = read_whole_file(path);
-    assert_has(md, "| configuration | seeds | val MSE | spread | probe-FD | ms/step | vs baseline | +- se | verdict |");
-    assert_has(md, "| + 2D RoPE | 3 (0,1,2) | 0.2552 | 0.0053 | 90.0 | 100.0 | -0.0255 | 0.0032 | gain (8.0 se) |");
-    assert_has(md, "| + RMSNorm | 3 (0,1,2) | 0.2812 | 0.0029 | 90.0 | 100.0 | +0.0005 | 0.0019 | not resolved (0.3 se) |");
+    assert_has(md, "| configuration | seeds | val MSE | spread | probe-FD | vs baseline | +- se | verdict |");
+    assert_has(md, "| + 2D RoPE | 3 (0,1,2) | 0.2552 | 0.0053 | 90.0 | -0.0255 | 0.0032 | gain (8.0 se) |");
+    assert_has(md, "| + RMSNorm | 3 (0,1,2) | 0.2812 | 0.0029 | 90.0 | +0.0005 | 0.0019 | not resolved (0.3 se) |");
+    assert_has(md, "| + QK-norm | 1 (0) | 0.2795 | - | 90.0 | -0.0012 | - | one seed: none");
     assert_has(md, "sqrt(sd_a^2/n_a + sd_b^2/n_b)");
     free(md);
 
@@ -454,6 +463,86 @@ START_TEST(test_seeds_table) {
     assert_has(t, "mean\t4\t+ 2D RoPE\t3\t0.255200\t0.005303\t0.003062\n");
     free(t);
     free(res);
+    remove_runs();
+}
+END_TEST
+
+
+// A configuration of one seed gets no verdict of its own; the committed
+// verdict of a folder with several seeds stands beside it, named. Smoke runs
+// say at the top that they test the machinery. The report links every plot
+// there is, val_curve.png too.
+START_TEST(test_one_seed_and_smoke) {
+    char ours[256], yours[300], v[128];
+    tmpdir_make(ours, sizeof ours, "committed");
+    make_seed_runs(ours);                                       // RMSNorm, SwiGLU, RoPE: 3 seeds
+    snprintf(yours, sizeof yours, "%s/yours", ours);
+    mkdir(yours, 0755);
+    write_seed_run(yours, "p11_base_s0", 0.2815, 0, "quick");
+    write_seed_run(yours, "p11_base_s1", 0.2800, 1, "quick");
+    write_seed_run(yours, "p11_swiglu", 0.2950, 0, "quick");   // far above the baseline, one seed
+    write_seed_run(yours, "p11_qknorm", 0.2700, 0, "quick");
+    AblationResults *res = malloc(sizeof *res), *ref = malloc(sizeof *ref);
+    results_load(yours, res);
+    results_load(ours, ref);
+    ck_assert(any_one_seed(res));
+    seeds_verdict(res, NULL, CFG_SWIGLU, v, sizeof v);
+    ck_assert_str_eq(v, "one seed: none");
+    seeds_verdict(res, ref, CFG_SWIGLU, v, sizeof v);
+    char want[512];
+    snprintf(want, sizeof want, "one seed: none (%s, 3 seeds: loss (5.7 se))", ours);
+    ck_assert_str_eq(v, want);
+    seeds_verdict(res, ref, CFG_QKNORM, v, sizeof v);          // the committed folder has one seed of it too
+    ck_assert_str_eq(v, "one seed: none");
+    seeds_verdict(res, ref, CFG_BASE, v, sizeof v);
+    ck_assert_str_eq(v, "reference");
+    Table t;
+    fill_seeds_table(res, ref, &t);
+    for (int r = 1; r <= t.nrows; r++) {                        // no row of one seed judges itself
+        const char *verdict_cell = t.cell[r][t.ncols - 1];
+        if (strncmp(verdict_cell, "one seed", 8) == 0) {
+            const char *own_end = strchr(verdict_cell, '(');
+            ck_assert(!own_end || strstr(verdict_cell, "3 seeds: "));   // only the committed folder's verdict
+            ck_assert_str_eq(t.cell[r][t.ncols - 2], "-");       // and shows no error bar
+        }
+    }
+    // the baseline with one seed: nothing has a verdict
+    write_seed_run(ours, "p11_base_s1", 0.2800, 1, "quick");
+    char path[512];
+    snprintf(path, sizeof path, "%s/p11_base_s1", yours);
+    tmpdir_remove(path);
+    results_load(yours, res);
+    seeds_verdict(res, NULL, CFG_SWIGLU, v, sizeof v);
+    ck_assert_str_eq(v, "one seed: none");
+    ck_assert_ptr_null(strstr(v, "loss"));
+
+    // smoke: the warning first, in the text and at the top of the report
+    write_seed_run(yours, "p11_base_s0", 1.15, 0, "smoke");
+    write_seed_run(yours, "p11_base_s1", 1.16, 1, "smoke");
+    write_seed_run(yours, "p11_swiglu", 1.10, 0, "smoke");
+    write_seed_run(yours, "p11_qknorm", 1.12, 0, "smoke");
+    results_load(yours, res);
+    ck_assert(is_smoke(res));
+    char *out = capture_stdout(print_results, res);
+    ck_assert_msg(strncmp(out, "These are smoke runs", 20) == 0, "%.200s", out);
+    assert_has(out, "they test the machinery, not the model");
+    free(out);
+    snprintf(path, sizeof path, "%s/plots", yours);
+    mkdir(path, 0755);
+    snprintf(path, sizeof path, "%s/plots/val_curve.png", yours);
+    write_text(path, "png");
+    char err[256];
+    snprintf(path, sizeof path, "%s/report.md", yours);
+    ck_assert_int_eq(report_write(res, NULL, path, err, sizeof err), 0);
+    char *md = read_whole_file(path);
+    const char *title_end = strstr(md, "\n\n");
+    ck_assert_ptr_nonnull(title_end);
+    ck_assert_msg(strncmp(title_end + 2, "**These are smoke runs", 22) == 0, "%.300s", md);
+    assert_has(md, "(plots/val_curve.png)");
+    free(md);
+    free(res);
+    free(ref);
+    snprintf(g_dir, sizeof g_dir, "%s", ours);
     remove_runs();
 }
 END_TEST
@@ -598,6 +687,7 @@ int main(void) {
     tcase_add_test(tc, test_report_and_tsv);
     tcase_add_test(tc, test_seed_spread_and_compare);
     tcase_add_test(tc, test_seeds_table);
+    tcase_add_test(tc, test_one_seed_and_smoke);
     tcase_add_test(tc, test_compare_with_committed);
     tcase_add_test(tc, test_curves_window_by_window);
     suite_add_tcase(s, tc);

@@ -11,12 +11,13 @@
 #   loss.png       training loss of every run, smoothed
 #   lr2e3.png      the lr 2e-3 pair, with the baseline and QK-norm at the default lr
 #   max_logit.png  the largest attention logit over training: baseline vs QK-norm
-#   ms_step.png    ms per step of each run, as bars
 #   val_mse.png    val MSE of each run, with the band of one seed gap
 #   val_curve.png  val MSE along the run, for the runs that wrote val.tsv (val_every)
 #   val_mse_seeds.png  every seed's val MSE, each configuration's mean and
 #                  spread, the band of the baseline's spread
 #   samples.png    every run's samples side by side
+# No speed figure: the runs were timed while they shared the machine with
+# whatever else ran (lab speed times the configurations fairly).
 # A run that is missing is left out with a note; a figure with no run at all
 # is not drawn. STEP6 names the program (default: step6_ablation/step6_ablation
 # next to this script).
@@ -207,23 +208,6 @@ EOF
 fi
 
 if [ -s "$tmp/present.tsv" ]; then
-    gnuplot <<EOF
-$common
-set datafile separator "\t"
-set output "$OUT/ms_step.png"
-set title "Training speed of each run (measured while runs shared the machine: see lab speed)"
-set ylabel "ms per training step"
-set style fill solid 0.7 border -1
-set boxwidth 0.6
-set yrange [0:*]
-set xtics rotate by -30 left
-set key off
-set bmargin 6
-plot "$tmp/present.tsv" using 0:7:xtic(2) with boxes lc rgb "#4c72b0", \
-     "" using 0:7:(sprintf("%.1f", \$7)) with labels offset 0,0.8
-EOF
-    drawn="$drawn ms_step.png"
-
     mean=$(awk -F'\t' 'NR == 1 { print $9 }' "$tmp/present.tsv")
     gap=$(awk -F'\t' 'NR == 1 { printf "%.4f", $10 }' "$tmp/present.tsv")
     case "$mean" in
@@ -251,7 +235,7 @@ plot "$tmp/present.tsv" using 0:(is_lr(strcol(1)) ? NaN : \$5):xtic(2) with poin
 EOF
     drawn="$drawn val_mse.png"
 else
-    echo "plots.sh: no run has a metrics.json yet: no ms_step.png, val_mse.png"
+    echo "plots.sh: no run has a metrics.json yet: no val_mse.png"
 fi
 
 # Every seed of every configuration: the runs as dots, each configuration's

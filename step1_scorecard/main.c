@@ -50,6 +50,7 @@
 #include <string.h>
 #include "step1.h"
 #include "io/args.h"
+#include "io/paths.h"
 #include "io/bench.h"
 #include "eval/scorecard.h"
 #include "eval/spikes.h"
@@ -71,7 +72,13 @@ static void print_legend(const RunMetrics *runs, int n) {
     if (with_probe && with_probe->probe_test_acc == with_probe->probe_test_acc)
         printf("            probe %s, test accuracy %.1f%%\n", with_probe->probe_key,
                100.0 * with_probe->probe_test_acc);
-    printf("  ms/step   mean wall time of one training step, on a shared machine (noisy)\n");
+    bool speed = false;
+    for (int i = 0; i < n; i++) speed |= isfinite(runs[i].ms_per_step) != 0;
+    if (speed)
+        printf("  ms/step   mean wall time of one training step, on the run's threads, while the run shared the\n"
+               "            machine with whatever else ran: noisy, and not comparable across machines\n");
+    else
+        printf("  ms/step   not shown (-): these runs were made on different machines\n");
     printf("  spikes    steps whose loss is above %.1fx the median of the previous %d steps\n",
            (double)SPIKE_FACTOR, SPIKE_WINDOW);
     printf("  seed gap  |val MSE(seed 0) - val MSE(seed 1)| of one config: a change smaller\n"
@@ -153,9 +160,14 @@ static void print_noise_of_groups(const RunMetrics *runs, int n, RunMetrics *lar
 
 // ---------------------------------------------------------------------------
 // Asked to train: the baseline at seeds 0, 1, ... (runs.c finds or trains them)
+static const char *const SMOKE_WARNING =
+    "note: smoke runs (a tiny model, a few steps) test the machinery, not the model: their numbers\n"
+    "say nothing about it. Use --preset quick or tutorial.\n";
+
 static int baseline_runs(const BaselinePlan *p) {
     printf("Step 1: the baseline trained with seeds 0 to %d, at the %s preset\n", p->seeds - 1,
            preset_name(p->preset));
+    if (p->preset == PRESET_SMOKE) printf("%s", SMOKE_WARNING);
     RunMetrics *runs = calloc(STEP1_MAX_SEEDS, sizeof *runs);
     if (!runs) { fprintf(stderr, "error: out of memory\n"); return 1; }
     int n = step1_baseline_seeds(p, runs);
@@ -163,18 +175,16 @@ static int baseline_runs(const BaselinePlan *p) {
     print_scorecard(runs, n);
     print_noise(runs, n);
     print_legend(runs, n);
-    if (p->preset == PRESET_SMOKE)
-        printf("\nnote: the smoke preset trains a %lld-parameter model for %d steps: its numbers show that\n"
-               "the machinery works, they say nothing about the model. Use --preset quick or tutorial.\n",
-               runs[0].params, runs[0].has_config ? runs[0].cfg.steps : 0);
+    if (p->preset == PRESET_SMOKE) printf("\n%s", SMOKE_WARNING);
     if (p->figures) step1_figures(runs, n, p->figures);
     free(runs);
     return 0;
 }
 
 // ---------------------------------------------------------------------------
-// Given folders: their scorecard.
-static int existing_runs(char **paths, int n, const char *figures) {
+// Given folders: their scorecard. committed: the project's own runs, made on
+// different machines, so their ms/step is not shown side by side.
+static int existing_runs(char **paths, int n, const char *figures, bool committed) {
     RunMetrics *runs = calloc((size_t)n, sizeof *runs), *group = calloc(STEP1_MAX_SEEDS, sizeof *group);
     if (!runs || !group) { free(runs); free(group); fprintf(stderr, "error: out of memory\n"); return 1; }
     for (int i = 0; i < n; i++) {
@@ -186,6 +196,7 @@ static int existing_runs(char **paths, int n, const char *figures) {
             free(group);
             return 1;
         }
+        if (committed) runs[i].ms_per_step = NAN;
     }
     print_scorecard(runs, n);
     int n_group;
@@ -206,16 +217,19 @@ static int committed_runs(const char *figures) {
     int n = step1_committed_seeds(dir, sizeof dir, paths);
     if (n < 0) return 1;
     int rc = 1;
+    char step1[4096], lab[4096];   // the programs, named as a command typed here would name them
+    project_command(step1, sizeof step1, "step1_scorecard/step1_scorecard");
+    project_command(lab, sizeof lab, "lab/lab");
     if (n < 2) {
         fprintf(stderr, "error: %s holds %d finished baseline seed(s) (p11_base_s0, _s1, ...); two are needed.\n"
-                        "Train your own: ./step1_scorecard --preset quick\n", dir, n);
+                        "Train your own: %s --preset quick\n", dir, n, step1);
     } else {
         printf("Step 1: the scorecard of the project's %d committed baseline seeds (%s, quick preset)\n",
                n, COMMITTED_RUNS);
-        rc = existing_runs(paths, n, figures);
-        printf("\ntrain your own: ./step1_scorecard --preset quick   (two seeds, into runs/; at the quick\n"
-               "preset each took 17 to 53 minutes on 2 cores shared with other work,\n"
-               "%s/README.md; --preset smoke trains two tiny ones in about 90 s)\n", COMMITTED_RUNS);
+        rc = existing_runs(paths, n, figures, true);
+        printf("\ntrain your own: %s --preset quick   (two seeds, into runs/; how long they\n"
+               "take on this machine: %s estimate --preset quick, which times a few steps first;\n"
+               "--preset smoke trains two tiny ones, to try the machinery)\n", step1, lab);
     }
     for (int i = 0; i < n; i++) free(paths[i]);
     return rc;
@@ -227,7 +241,7 @@ int main(int argc, char **argv) {
     Step1Options o;
     int rc = step1_parse_options(argc, argv, &o);
     if (rc != ARGS_OK) return args_exit_code(rc);
-    if (o.npaths > 0) return existing_runs(o.paths, o.npaths, o.plan.figures);
+    if (o.npaths > 0) return existing_runs(o.paths, o.npaths, o.plan.figures, false);
     if (o.train) return baseline_runs(&o.plan);
     return committed_runs(o.figures_given ? o.plan.figures : NULL);   // draws only if asked
 }

@@ -32,7 +32,7 @@ static void usage(FILE *f) {
         "  --seeds N       baseline seeds to train, 2 or more (default 2)\n"
         "  --threads N     OpenMP threads for training (default 0: all cores)\n"
         "  --out DIR       where the baseline runs live (default %s)\n"
-        "  --figures DIR   where the figures go (default %s)\n"
+        "  --figures DIR   where the figures go (default %s; smoke runs: its smoke/)\n"
         "  --no-figures    draw nothing\n"
         "  --help          this text\n"
         "\n", COMMITTED_RUNS, default_runs_dir(), figure_default_dir());
@@ -73,6 +73,13 @@ int step1_parse_options(int argc, char **argv, Step1Options *o) {
         }
     }
     if (rc != ARGS_OK) return rc;
+    // smoke runs draw into a folder of their own: they never write over the
+    // figures of real runs
+    static char smoke_figures[4096];
+    if (o->plan.preset == PRESET_SMOKE && !o->figures_given && o->plan.figures) {
+        snprintf(smoke_figures, sizeof smoke_figures, "%s/smoke", o->plan.figures);
+        o->plan.figures = smoke_figures;
+    }
     // what is left are run folders (getopt_long moved them to the end)
     o->paths = argv + optind;
     o->npaths = argc - optind;

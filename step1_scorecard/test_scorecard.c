@@ -13,12 +13,14 @@
 // next to a checkpoint that says it is done.
 #include <cJSON.h>
 #include <unistd.h>
+#include "io/args.h"
 #include "io/checkpoint.h"
 #include "io/figure.h"
 #include "io/fileio.h"
 #include "io/metrics.h"
 #include "io/paths.h"
 #include "testutil.h"
+#include "step1.h"
 #include "train/trainer.h"
 
 static char g_tmp[256];
@@ -264,6 +266,43 @@ START_TEST(test_program_arguments) {
 }
 END_TEST
 
+// The commands it prints work where they are printed: from the root, from
+// the program's own folder, from another step's folder, from elsewhere.
+// And a smoke baseline draws into figures/smoke, never over a real run's.
+START_TEST(test_commands_where_printed_and_smoke_figures) {
+    char here[4096], out[4096], want[4200];
+    ck_assert_ptr_nonnull(getcwd(here, sizeof here));
+    static const struct { const char *dir, *printed; } CASES[] = {
+        { "", "step1_scorecard/step1_scorecard" },
+        { "step1_scorecard", "./step1_scorecard" },
+        { "step3_qknorm", "../step1_scorecard/step1_scorecard" },
+    };
+    for (size_t i = 0; i < sizeof CASES / sizeof CASES[0]; i++) {
+        char dir[4200];
+        snprintf(dir, sizeof dir, "%s/%s", project_root(), CASES[i].dir);
+        ck_assert_int_eq(chdir(dir), 0);
+        project_command(out, sizeof out, "step1_scorecard/step1_scorecard");
+        ck_assert_str_eq(out, CASES[i].printed);
+    }
+    ck_assert_int_eq(chdir("/"), 0);
+    project_command(out, sizeof out, "step1_scorecard/step1_scorecard");
+    ck_assert_msg(out[0] == '/' && strstr(out, "/step1_scorecard/step1_scorecard"), "%s", out);
+    ck_assert_int_eq(chdir(here), 0);
+
+    Step1Options o;
+    char *smoke[] = { "step1_scorecard", "--preset", "smoke", NULL };
+    ck_assert_int_eq(step1_parse_options(3, smoke, &o), ARGS_OK);
+    snprintf(want, sizeof want, "%s/smoke", figure_default_dir());
+    ck_assert_str_eq(o.plan.figures, want);
+    char *quick[] = { "step1_scorecard", "--preset", "quick", NULL };
+    ck_assert_int_eq(step1_parse_options(3, quick, &o), ARGS_OK);
+    ck_assert_str_eq(o.plan.figures, figure_default_dir());
+    char *given[] = { "step1_scorecard", "--preset", "smoke", "--figures", "/tmp/f", NULL };
+    ck_assert_int_eq(step1_parse_options(5, given, &o), ARGS_OK);
+    ck_assert_str_eq(o.plan.figures, "/tmp/f");
+}
+END_TEST
+
 // No arguments: the committed seeds of results/quick, nothing trained,
 // nothing written, and the command that trains your own.
 START_TEST(test_program_default_is_the_committed_runs) {
@@ -444,6 +483,7 @@ int main(void) {
     suite_add_tcase(s, reader);
     TCase *program = tcase_create("program");
     tcase_add_test(program, test_program_arguments);
+    tcase_add_test(program, test_commands_where_printed_and_smoke_figures);
     tcase_add_test(program, test_program_default_is_the_committed_runs);
     tcase_add_test(program, test_program_prints_given_runs);
     tcase_add_test(program, test_program_reuses_finished_baselines);

@@ -28,6 +28,7 @@
 #include "step2.h"
 #include "eval/parity.h"
 #include "io/args.h"
+#include "io/paths.h"
 #include "io/bench.h"
 #include "io/figure.h"
 #include "nn/layers.h"
@@ -213,8 +214,10 @@ static void why_the_times_differ(const double ms[4]) {
 }
 
 static void try_it(void) {
-    printf("try it: step6_ablation/step6_ablation train --name mine --preset quick --set norm=rmsnorm\n"
-           "        (--modern: RMSNorm, SwiGLU, QK-norm and no biases at once; not 2D RoPE)\n");
+    char s6[4096];   // step 6's program, named as a command typed here would name it
+    project_command(s6, sizeof s6, "step6_ablation/step6_ablation");
+    printf("try it: %s train --name mine --preset quick --set norm=rmsnorm\n"
+           "        (--modern: RMSNorm, SwiGLU, QK-norm and no biases at once; not 2D RoPE)\n", s6);
 }
 
 // ---------------------------------------------------------------------------

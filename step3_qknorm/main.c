@@ -33,6 +33,7 @@
 #include "step3.h"
 #include "eval/parity.h"
 #include "io/args.h"
+#include "io/paths.h"
 #include "io/bench.h"
 #include "io/figure.h"
 #include "nn/layers.h"
@@ -209,8 +210,10 @@ static void the_bound(OneHead *h, Rng *rng) {
 }
 
 static void try_it(void) {
-    printf("try it: step6_ablation/step6_ablation train --name mine --preset quick --set qk_norm=true\n"
-           "        (--modern: RMSNorm, SwiGLU, QK-norm and no biases at once; not 2D RoPE)\n");
+    char s6[4096];   // step 6's program, named as a command typed here would name it
+    project_command(s6, sizeof s6, "step6_ablation/step6_ablation");
+    printf("try it: %s train --name mine --preset quick --set qk_norm=true\n"
+           "        (--modern: RMSNorm, SwiGLU, QK-norm and no biases at once; not 2D RoPE)\n", s6);
 }
 
 int main(int argc, char **argv) {

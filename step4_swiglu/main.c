@@ -41,6 +41,7 @@
 #include <string.h>
 #include "eval/parity.h"
 #include "io/args.h"
+#include "io/paths.h"
 #include "io/bench.h"
 #include "io/config_parse.h"
 #include "io/figure.h"
@@ -304,8 +305,10 @@ static void whole_model(const Step4 *s) {
 // ---------------------------------------------------------------------------
 // 5. The switch in a training run.
 static void try_it(void) {
-    printf("try it: step6_ablation/step6_ablation train --name mine --preset quick --set mlp=swiglu\n"
-           "        (--modern turns on RMSNorm, SwiGLU, QK-norm and no biases at once)\n");
+    char s6[4096];   // step 6's program, named as a command typed here would name it
+    project_command(s6, sizeof s6, "step6_ablation/step6_ablation");
+    printf("try it: %s train --name mine --preset quick --set mlp=swiglu\n"
+           "        (--modern turns on RMSNorm, SwiGLU, QK-norm and no biases at once)\n", s6);
 }
 
 int main(int argc, char **argv) {

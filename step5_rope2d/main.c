@@ -32,6 +32,7 @@
 #include <string.h>
 #include "eval/parity.h"
 #include "io/args.h"
+#include "io/paths.h"
 #include "io/bench.h"
 #include "io/config_parse.h"
 #include "io/figure.h"
@@ -243,7 +244,9 @@ static void in_the_model(const Step5 *s) {
 }
 
 static void try_it(void) {
-    printf("try it: step6_ablation/step6_ablation train --name mine --preset quick --set pos=rope2d\n");
+    char s6[4096];   // step 6's program, named as a command typed here would name it
+    project_command(s6, sizeof s6, "step6_ablation/step6_ablation");
+    printf("try it: %s train --name mine --preset quick --set pos=rope2d\n", s6);
     printf("        (--set rope_base=... changes the base; --modern adds RMSNorm, SwiGLU, QK-norm and\n"
            "         no biases, and RoPE stays its own switch)\n");
 }

@@ -18,17 +18,25 @@
 // The tables as cells (table.c), printed as text there and as Markdown by
 // report.c; and the words under them.
 void fill_tutorial_table(const AblationResults *res, Table *t);
-void fill_seeds_table(const AblationResults *res, Table *t);
+// committed: the project's runs of the same preset (load_committed), whose
+// verdict stands beside a row of one seed; NULL for none.
+void fill_seeds_table(const AblationResults *res, const AblationResults *committed, Table *t);
+AblationResults *load_committed(const AblationResults *res);
+// The verdict of configuration c over seeds, as the table prints it (none
+// for a configuration of one seed, then the committed one if given).
+void seeds_verdict(const AblationResults *res, const AblationResults *committed, int c, char *out, size_t n);
 void fill_compare_table(const AblationResults *res, const AblationResults *ref, Table *t);
 void fill_lr_table(const AblationResults *res, Table *t);
 // Run r's loss curve as two lists, "[1.43, 1.25, ...]" and its steps (n bytes
 // each); false when the run or its curve is missing.
 bool curve_lists(const AblationResults *res, int r, char *losses, char *steps, size_t n);
-// Whether a configuration has a single seed while the baseline has several.
-bool any_assumed(const AblationResults *res);
+// Whether a configuration other than the baseline has a single seed.
+bool any_one_seed(const AblationResults *res);
+// Whether the runs are the smoke preset's (they test the machinery only).
+bool is_smoke(const AblationResults *res);
 // The preset of the first run that names one, NULL if none does.
 const char *preset_of(const AblationResults *res);
-extern const char *const SEEDS_FOOTNOTE, *const ASSUMED_FOOTNOTE;
+extern const char *const SEEDS_FOOTNOTE, *const ONE_SEED_FOOTNOTE, *const SHARED_MACHINE_NOTE, *const SMOKE_NOTE;
 
 // Prints the tutorial's table (one run per configuration, one seed gap), the
 // table over seeds (mean, spread, difference and its standard error,

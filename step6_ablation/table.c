@@ -14,7 +14,14 @@
 //                   more than two standard errors; else "not resolved".
 // One pair's gap is one draw of a noisy distance: it can be far smaller (or
 // larger) than the spread of the runs, and it is the baseline's, not the
-// row's. The second table measures the noise of each row from its own seeds.
+// row's. The second table measures the noise of each row from its own seeds;
+// a row with one seed has no noise of its own, so it gets no verdict there
+// (beside it, the committed three-seed verdict of results/, marked so).
+// Each table has one verdict column; the first is labelled the tutorial's.
+// Neither shows ms/step: the runs shared the machine with whatever else ran
+// (and committed runs come from different machines); `lab speed` times the
+// configurations fairly, in turns in one process.
+#include <limits.h>
 #include <math.h>
 #include <getopt.h>
 #include <stdlib.h>
@@ -101,12 +108,12 @@ static void fmt_seeds(const ConfigResults *cr, char *out, size_t n) {
 // The tutorial's: the nine runs (one per configuration, two baselines), each
 // against the seed gap of the baseline pair.
 void fill_tutorial_table(const AblationResults *res, Table *t) {
-    table_init(t, 8, "run", "params", "val MSE", "probe-FD", "ms/step", "spikes", "vs baseline", "verdict");
+    table_init(t, 7, "run", "params", "val MSE", "probe-FD", "spikes", "vs baseline", "the tutorial's verdict");
     for (int r = RUN_BASE_S0; r <= RUN_ALL; r++) {
         const AblationRow *m = results_run(res, r);
         table_cell(t, "%s", ABLATION[r].label);
         if (!m->present) {
-            for (int c = 0; c < 6; c++) table_cell(t, "-");
+            for (int c = 0; c < 5; c++) table_cell(t, "-");
             table_cell(t, "missing");
             continue;
         }
@@ -117,46 +124,84 @@ void fill_tutorial_table(const AblationResults *res, Table *t) {
         table_cell(t, "%s", params);
         table_cell(t, "%.4f", m->m.val_mse);
         table_cell(t, "%s", fd);
-        table_cell(t, "%.1f", m->m.ms_per_step);
         table_cell(t, "%d", m->m.loss_spikes);
         table_cell(t, "%s", delta);
         table_cell(t, "%s", v);
     }
 }
 
+// The committed runs of res's preset (results/quick or results/tutorial),
+// whose verdicts stand beside a row of one seed; NULL when there are none,
+// or when res is that folder itself. Free it.
+AblationResults *load_committed(const AblationResults *res) {
+    const char *preset = preset_of(res);
+    char dir[2048], a[PATH_MAX], b[PATH_MAX];
+    if (!preset || strcmp(preset, "smoke") == 0) return NULL;
+    snprintf(a, sizeof a, "results/%s", preset);
+    if (project_path(dir, sizeof dir, a) != 0) return NULL;
+    if (realpath(dir, a) && realpath(res->dir, b) && strcmp(a, b) == 0) return NULL;
+    AblationResults *c = malloc(sizeof *c);
+    if (!c) return NULL;
+    results_load(dir, c);
+    if (!c->n_present) { free(c); return NULL; }
+    snprintf(c->dir, sizeof c->dir, "results/%s", preset);   // the name a reader finds it by
+    return c;
+}
+
+// The verdict cell of configuration c over its seeds: its own when it and
+// the baseline have two seeds or more; with one seed none, and the
+// committed one beside it when there is one.
+void seeds_verdict(const AblationResults *res, const AblationResults *committed, int c, char *out, size_t n) {
+    const ConfigResults *cr = &res->cfg[c], *base = &res->cfg[CFG_BASE];
+    if (c == CFG_BASE) { snprintf(out, n, "reference"); return; }
+    if (!base->n) { snprintf(out, n, "? no baseline"); return; }
+    if (cr->n >= 2 && base->n >= 2) {
+        Comparison cmp;
+        compare_means(cr->val, base->val, &cmp);
+        snprintf(out, n, "%s", cmp.verdict);
+        return;
+    }
+    const ConfigResults *cc = committed ? &committed->cfg[c] : NULL, *cb = committed ? &committed->cfg[CFG_BASE] : NULL;
+    if (cc && cc->n >= 2 && cb->n >= 2) {
+        Comparison cmp;
+        compare_means(cc->val, cb->val, &cmp);
+        snprintf(out, n, "one seed: none (%s, %d seeds: %s)", committed->dir, cc->n, cmp.verdict);
+    } else {
+        snprintf(out, n, "one seed: none");
+    }
+}
+
 // Ours: every configuration over its seeds, against the baseline's seeds.
-void fill_seeds_table(const AblationResults *res, Table *t) {
-    table_init(t, 9, "configuration", "seeds", "val MSE", "spread", "probe-FD", "ms/step", "vs baseline", "+- se",
-               "verdict");
+void fill_seeds_table(const AblationResults *res, const AblationResults *committed, Table *t) {
+    table_init(t, 8, "configuration", "seeds", "val MSE", "spread", "probe-FD", "vs baseline", "+- se", "verdict");
     const ConfigResults *base = &res->cfg[CFG_BASE];
     for (int c = 0; c < ABLATION_CONFIGS; c++) {
         const ConfigResults *cr = &res->cfg[c];
-        char seeds[64], sd[32], fd[32], diff[32], se[32], v[48];
+        char seeds[64], sd[32], fd[32], diff[32], se[32] = "-", v[TABLE_CELL];
         if (!cr->n && ablation_config_seeds(c, 1) == 0) continue;   // beyond the nine, not trained here
         table_cell(t, "%s", ABLATION_CONFIG[c].label);
         if (!cr->n) {
-            for (int k = 0; k < 7; k++) table_cell(t, "-");
+            for (int k = 0; k < 6; k++) table_cell(t, "-");
             table_cell(t, "missing");
             continue;
         }
         fmt_seeds(cr, seeds, sizeof seeds);
         fmt_or_dash(cr->val.sd, "%.4f", sd, sizeof sd);
         fmt_fd(cr->probe_fd, fd, sizeof fd);
-        Comparison cmp;
-        compare_means(cr->val, base->val, &cmp);
-        if (c == CFG_BASE) { snprintf(diff, sizeof diff, "0"); snprintf(se, sizeof se, "-"); snprintf(v, sizeof v, "reference"); }
-        else if (!base->n) { snprintf(diff, sizeof diff, "-"); snprintf(se, sizeof se, "-"); snprintf(v, sizeof v, "? no baseline"); }
+        seeds_verdict(res, committed, c, v, sizeof v);
+        if (c == CFG_BASE) snprintf(diff, sizeof diff, "0");
+        else if (!base->n) snprintf(diff, sizeof diff, "-");
         else {
+            Comparison cmp;
+            compare_means(cr->val, base->val, &cmp);
             snprintf(diff, sizeof diff, "%+.4f", cmp.diff);
-            fmt_or_dash(cmp.se, "%.4f", se, sizeof se);
-            if (cmp.assumed && isfinite(cmp.se)) strncat(se, "*", sizeof se - strlen(se) - 1);
-            snprintf(v, sizeof v, "%s", cmp.verdict);
+            // an error bar only where both sides measured their noise
+            if (cr->n >= 2 && base->n >= 2) fmt_or_dash(cmp.se, "%.4f", se, sizeof se);
         }
         table_cell(t, "%d (%s)", cr->n, seeds);
         table_cell(t, "%.4f", cr->val.mean);
         table_cell(t, "%s", sd);
         table_cell(t, "%s", fd);
-        table_cell(t, "%.1f", cr->ms_per_step);
         table_cell(t, "%s", diff);
         table_cell(t, "%s", se);
         table_cell(t, "%s", v);
@@ -194,7 +239,7 @@ void fill_compare_table(const AblationResults *res, const AblationResults *ref, 
 
 // The lr 2e-3 pair, seed 0 of each, against the baseline pair's gap.
 void fill_lr_table(const AblationResults *res, Table *u) {
-    table_init(u, 6, "run", "val MSE", "probe-FD", "spikes", "vs baseline", "verdict");
+    table_init(u, 6, "run", "val MSE", "probe-FD", "spikes", "vs baseline", "the tutorial's verdict");
     for (int r = RUN_BASE_LR2E3; r <= RUN_QKNORM_LR2E3; r++) {
         const AblationRow *m = results_run(res, r);
         table_cell(u, "%s", r == RUN_BASE_LR2E3 ? "baseline" : "+ QK-norm");
@@ -224,9 +269,18 @@ const char *const SEEDS_FOOTNOTE =
     "or a loss only when the difference is more than 2 standard errors, else \"not resolved\": the\n"
     "seeds cannot tell it from noise. With 3 seeds a side even 2 se is a lenient bar (a t-test\n"
     "with 4 degrees of freedom asks for 2.8); more seeds make se smaller and the bar honest.\n";
-const char *const ASSUMED_FOOTNOTE =
-    "* one seed: this row's own noise is not measured, so its spread is assumed to be the\n"
-    "  baseline's. Configurations need not share their noise; more seeds (ablation --seeds 3) measure it.\n";
+const char *const ONE_SEED_FOOTNOTE =
+    "one seed: a configuration trained once has no spread of its own, so it gets no verdict here:\n"
+    "its difference alone cannot be told from noise. make tutorial SEEDS=3 (lab ablation --seeds 3)\n"
+    "measures its noise. Where the project's committed runs of this preset have several seeds, their\n"
+    "verdict stands beside it, marked with the folder it comes from.\n";
+const char *const SHARED_MACHINE_NOTE =
+    "No ms/step here: each run was timed while it shared the machine with whatever else ran, so\n"
+    "its wall time per step (in its metrics.json) says nothing about its model. lab speed times the\n"
+    "configurations fairly, in turns in one process (docs/performance.md).\n";
+const char *const SMOKE_NOTE =
+    "These are smoke runs (a tiny model, a few steps): they test the machinery, not the model.\n"
+    "No number below says anything about the upgrades; the quick and tutorial presets do.\n";
 
 // The tutorial's seed gap against the spread: for two draws of the same
 // noise the expected |a - b| is 2 sd / sqrt(pi), about 1.13 sd, and one pair
@@ -240,11 +294,15 @@ static void print_gap_vs_spread(const AblationResults *res) {
            base->n, res->gap, base->val.sd);
 }
 
-bool any_assumed(const AblationResults *res) {
-    if (res->cfg[CFG_BASE].n < 2) return false;
+bool any_one_seed(const AblationResults *res) {
     for (int c = 1; c < ABLATION_CONFIGS; c++)
         if (res->cfg[c].n == 1) return true;
     return false;
+}
+
+bool is_smoke(const AblationResults *res) {
+    const char *p = preset_of(res);
+    return p && strcmp(p, "smoke") == 0;
 }
 
 // ---------------------------------------------------------------------------
@@ -262,10 +320,11 @@ static void print_lr_pair(const AblationResults *res) {
     if (b->present && q->present && res->have_gap) {
         char v[48];
         verdict(q->m.val_mse, b->m.val_mse, res->gap, v, sizeof v, NULL);
-        printf("  + QK-norm against the baseline, both at the high lr: %+.4f, %s\n", q->m.val_mse - b->m.val_mse, v);
+        printf("  + QK-norm against the baseline, both at the high lr: %+.4f, the tutorial's verdict: %s\n",
+               q->m.val_mse - b->m.val_mse, v);
     }
     const ConfigResults *cb = &res->cfg[CFG_BASE_LR2E3], *cq = &res->cfg[CFG_QKNORM_LR2E3];
-    if (cb->n >= 2 || cq->n >= 2) {
+    if (cb->n >= 2 && cq->n >= 2) {
         Comparison cmp;
         compare_means(cq->val, cb->val, &cmp);
         printf("  over seeds (%d and %d): %+.4f, %s\n", cq->n, cb->n, cmp.diff, cmp.verdict);
@@ -320,6 +379,7 @@ static void print_notes(const AblationResults *res) {
 void results_print(const AblationResults *res, const AblationResults *ref) {
     const char *preset = preset_of(res);
     int extra = res->n_present - res->nine_present;
+    if (is_smoke(res)) printf("%s\n", SMOKE_NOTE);
     printf("runs in %s%s%s%s: %d of %d have a metrics.json", res->dir, preset ? " (" : "",
            preset ? preset : "", preset ? " preset)" : "", res->nine_present, ABLATION_RUNS);
     if (extra > 0) printf(", and %d more seed%s", extra, extra == 1 ? "" : "s");
@@ -329,17 +389,21 @@ void results_print(const AblationResults *res, const AblationResults *ref) {
     table_print(&t);
     if (res->have_gap)
         printf("\nseed gap (|val MSE seed 0 - seed 1| of the baseline): %.4f; baseline mean %.4f.\n"
-               "\"vs baseline\" is val MSE minus that mean; within one seed gap the verdict is \"same\",\n"
-               "beyond it a gain (lower val MSE) or a loss, and by how many gaps.\n",
+               "\"vs baseline\" is val MSE minus that mean; within one seed gap the tutorial's verdict is\n"
+               "\"same\", beyond it a gain (lower val MSE) or a loss, and by how many gaps. One pair is one\n"
+               "draw of the noise: the table over seeds below measures it.\n",
                res->gap, res->base_mean);
     else
         printf("\nno seed gap yet: it needs both p11_base_s0 and p11_base_s1, so there are no verdicts.\n");
 
     printf("\nover seeds: each configuration's own noise, and the error bar of its difference\n");
-    fill_seeds_table(res, &t);
+    AblationResults *committed = any_one_seed(res) ? load_committed(res) : NULL;
+    fill_seeds_table(res, committed, &t);
+    free(committed);
     table_print(&t);
     printf("\n%s", SEEDS_FOOTNOTE);
-    if (any_assumed(res)) printf("%s", ASSUMED_FOOTNOTE);
+    if (any_one_seed(res)) printf("%s", ONE_SEED_FOOTNOTE);
+    printf("%s", SHARED_MACHINE_NOTE);
     print_gap_vs_spread(res);
 
     print_lr_pair(res);

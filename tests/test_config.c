@@ -1,6 +1,8 @@
 // test_config.c: defaults, the key=value parser, validation and the
 // metadata round trip of config.c.
 #include "testutil.h"
+#include <math.h>
+#include <stdint.h>
 #include "io/config_parse.h"
 
 static char err[1024];
@@ -251,6 +253,34 @@ START_TEST(test_round_trip) {
 }
 END_TEST
 
+// Floats print as typed: the fewest digits that read back as the same
+// float, learning rates in the exponent form; and every float reads back.
+START_TEST(test_float_as_given) {
+    struct { float v; const char *text; } cases[] = {
+        { 3e-4f, "3e-4" }, { 2e-3f, "2e-3" }, { 1e-5f, "1e-5" }, { 0.1f, "0.1" }, { 4.0f, "4" },
+        { 100.0f, "100" }, { 2.6666667f, "2.6666667" }, { 0.0f, "0" }, { 1.5e-4f, "1.5e-4" },
+        { 1e20f, "1e+20" }, { 0.02f, "0.02" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char out[64];
+        format_float_shortest(cases[i].v, out, sizeof out);
+        ck_assert_str_eq(out, cases[i].text);
+        ck_assert(strtof(out, NULL) == cases[i].v);
+    }
+    // any float reads back bit for bit
+    uint32_t bits = 0x3f800001u;
+    for (int i = 0; i < 2000; i++, bits = bits * 2654435761u + 12345u) {
+        float v;
+        memcpy(&v, &bits, sizeof v);
+        if (!isfinite(v)) continue;
+        char out[64];
+        format_float_shortest(v, out, sizeof out);
+        float back = strtof(out, NULL);
+        ck_assert_msg(memcmp(&back, &v, sizeof v) == 0 || (v == 0 && back == 0), "%s", out);
+    }
+}
+END_TEST
+
 START_TEST(test_describe_and_keys) {
     Config c = config_default();
     char line[1024];
@@ -258,7 +288,7 @@ START_TEST(test_describe_and_keys) {
     ck_assert_ptr_null(strchr(line, '\n'));
     ck_assert_ptr_nonnull(strstr(line, "dim=128"));
     ck_assert_ptr_nonnull(strstr(line, "norm=layernorm"));
-    ck_assert_ptr_nonnull(strstr(line, "lr=0.000300000014"));
+    ck_assert_ptr_nonnull(strstr(line, "lr=3e-4 "));   // as the preset gives it, not 0.000300000014
     char small[16];
     config_describe(&c, small, sizeof small);   // truncates safely
     ck_assert(strlen(small) < sizeof small);
@@ -294,6 +324,7 @@ int main(void) {
     tcase_add_test(tc, test_mlp_hidden);
     tcase_add_test(tc, test_round_trip);
     tcase_add_test(tc, test_describe_and_keys);
+    tcase_add_test(tc, test_float_as_given);
     tcase_add_exit_test(tc, test_set_or_exit, 2);
     suite_add_tcase(s, tc);
     return run_suite(s);

@@ -1,6 +1,7 @@
 // probe.c: the probe classifier: its parameters, forward and backward passes,
 // the training loop, and the on-disk cache (see probe.h).
 #include "probe.h"
+#include "io/progress.h"
 #include "nn/adamw.h"
 #include "nn/rng.h"
 #include "io/safetensors.h"
@@ -293,6 +294,8 @@ Probe *probe_train(const CifarSet *train, const CifarSet *test, const ProbeRecip
                 ARCH_STRING, r->epochs, steps_per_epoch, B, (double)r->lr, omp_get_max_threads());
     double t0 = wall_seconds();
     long t = 0;
+    Progress pr;   // a line with its ETA within seconds, the epochs take minutes
+    if (verbose) progress_begin(&pr, stderr, "probe", 0, T);
     for (int ep = 0; ep < r->epochs; ep++) {
         // Fisher-Yates shuffle: a fresh order every epoch.
         for (int i = train->n - 1; i > 0; i--) {
@@ -320,7 +323,13 @@ Probe *probe_train(const CifarSet *train, const CifarSet *test, const ProbeRecip
             for (int k = 0; k < N_TENSORS; k++)
                 adamw_update(pv[k], gv[k], mv[k], vv[k], tensor_numel(&TENSORS[k]), (int)t + 1,
                              &opt, TENSORS[k].ndim > 1 ? r->weight_decay : 0.0f);
+            if (verbose) {
+                char extra[32];
+                snprintf(extra, sizeof extra, "epoch %d/%d", ep + 1, r->epochs);
+                progress_update(&pr, t + 1, extra);
+            }
         }
+        if (verbose) progress_end(&pr);
         if (verbose)
             fprintf(stderr, "  epoch %d/%d  loss %.4f  train acc %5.1f%%  %6.1f s\n", ep + 1,
                     r->epochs, loss_sum / (double)steps_per_epoch,

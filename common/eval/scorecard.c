@@ -67,7 +67,9 @@ double scorecard_val_mse(Model *m, const CifarSet *test, int n_images) {
     return mse;
 }
 
-void scorecard_samples(Model *m, float *out, int n, int steps) {
+void scorecard_samples(Model *m, float *out, int n, int steps) { scorecard_samples_shown(m, out, n, steps, NULL, 0); }
+
+void scorecard_samples_shown(Model *m, float *out, int n, int steps, Progress *pr, long done_before) {
     const Config *c = &m->cfg;
     size_t per = (size_t)c->channels * c->img * c->img;
     Rng r;
@@ -78,6 +80,7 @@ void scorecard_samples(Model *m, float *out, int n, int steps) {
     for (int i = 0; i < n; i += EVAL_BATCH) {
         a.N = n - i < EVAL_BATCH ? n - i : EVAL_BATCH;
         flow_sample(m, &a, out + per * i, steps);
+        if (pr) progress_update(pr, done_before + (long)(i + a.N) * steps, "sampling");
     }
     a.N = EVAL_BATCH;
     activations_free(&a);

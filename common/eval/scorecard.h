@@ -14,6 +14,7 @@
 #include "frechet.h"
 #include "nn/model.h"
 #include "probe.h"
+#include "io/progress.h"
 
 #define VAL_SEED 1234ULL
 #define VAL_IMAGES 2000
@@ -51,6 +52,9 @@ void val_exam_free(ValExam *e);
 // Draws n samples with `steps` Euler steps from the fixed FD noise into
 // out (n, C, S, S) (caller allocates).
 void scorecard_samples(Model *m, float *out, int n, int steps);
+// The same, with a line on pr after each batch of samples: pr counts image
+// forward passes, done_before of them before these n x steps.
+void scorecard_samples_shown(Model *m, float *out, int n, int steps, Progress *pr, long done_before);
 
 // Feature statistics of the real test images (computed once per process and
 // reused: 10,000 probe forward passes).

@@ -46,7 +46,7 @@ void bench_interleaved(const BenchFn *fns, int n, int warmup, int rounds, int ca
 // ---------------------------------------------------------------------------
 #define TABLE_MAX_COLS 12
 #define TABLE_MAX_ROWS 64     // body rows, the header not counted
-#define TABLE_CELL 40         // bytes per cell, longer text is cut
+#define TABLE_CELL 80         // bytes per cell, longer text is cut
 
 typedef struct {
     int ncols, nrows;         // nrows counts started body rows

@@ -145,7 +145,7 @@ static int parse_u64(const char *s, unsigned long long *out) {
 }
 
 // Rejects nan, inf and values that overflow or underflow a float. strtof
-// (not strtod + cast) so that "%.9g" output parses back to the same float.
+// (not strtod + cast) so that format_float_shortest's output parses back to the same float.
 static int parse_float(const char *s, float *out) {
     if (!*s || isspace((unsigned char)*s)) return -1;
     char *end;
@@ -283,14 +283,37 @@ int config_validate(const Config *c, char *err, size_t errlen) {
 // ---------------------------------------------------------------------------
 // Printing
 
+// A float as a reader would type it: the fewest significant digits that
+// read back (strtof) as the same float, so lr 3e-4 prints as 3e-4 and not
+// as 0.000300000014, the float nearest 3e-4 with nine digits. Below 0.01
+// in the exponent form the tutorial writes learning rates in (3e-4, 2e-3).
+void format_float_shortest(float v, char *out, size_t outlen) {
+    char buf[64];
+    bool small = v != 0 && fabsf(v) < 0.01f;
+    // a whole part is printed whole (100, not 1e+02)
+    int first = !small && fabsf(v) >= 1 && fabsf(v) < 1e9f ? (int)floor(log10(fabs((double)v))) + 1 : 1;
+    for (int digits = first; digits <= 9; digits++) {
+        snprintf(buf, sizeof buf, small ? "%.*e" : "%.*g", small ? digits - 1 : digits, (double)v);
+        if (strtof(buf, NULL) == v) break;
+    }
+    if (small) {   // 3e-04 -> 3e-4
+        char *e = strchr(buf, 'e');
+        if (e) {
+            char *digits = e + 2;   // past 'e' and the sign
+            while (*digits == '0' && digits[1]) memmove(digits, digits + 1, strlen(digits));
+            if (e[1] == '+') memmove(e + 1, e + 2, strlen(e + 1));
+        }
+    }
+    snprintf(out, outlen, "%s", buf);
+}
+
 // One field's value as the string config_set accepts back.
 static void field_value(const Config *c, const Field *f, char *out, size_t outlen) {
     switch (f->kind) {
     case F_INT:   snprintf(out, outlen, "%d", *field_int(c, f)); break;
     case F_U64:   snprintf(out, outlen, "%llu", *field_u64(c, f)); break;
-    // 9 significant digits are enough to print any float so it reads back
-    // bit for bit.
-    case F_FLOAT: snprintf(out, outlen, "%.9g", (double)*field_float(c, f)); break;
+    // it reads back bit for bit (format_float_shortest)
+    case F_FLOAT: format_float_shortest(*field_float(c, f), out, outlen); break;
     case F_BOOL:  snprintf(out, outlen, "%s", *field_bool(c, f) ? "true" : "false"); break;
     case F_ENUM: {
         int v = *field_int(c, f), n = 0;

@@ -9,6 +9,10 @@
 // is allowed into err (if not NULL) and returns -1.
 int config_set(Config *c, const char *key_eq_value, char *err, size_t errlen);
 
+// The shortest decimal that reads back (strtof) as v: "3e-4", "0.1", "4"
+// (how every float of a config is printed and saved).
+void format_float_shortest(float v, char *out, size_t outlen);
+
 // Checks that the sizes fit together (dim divisible by heads, img by patch,
 // head_dim divisible by 4 for rope2d, ...). 0 if fine, -1 with a message.
 int config_validate(const Config *c, char *err, size_t errlen);

@@ -48,6 +48,26 @@ int project_path(char *out, size_t outlen, const char *relative) {
     return (n < 0 || (size_t)n >= outlen) ? -1 : 0;
 }
 
+void project_command(char *out, size_t outlen, const char *relative) {
+    char root[PATH_MAX], here[PATH_MAX];
+    if (realpath(project_root(), root) && getcwd(here, sizeof here)) {
+        size_t n = strlen(root);
+        if (strcmp(here, root) == 0) { snprintf(out, outlen, "%s", relative); return; }
+        const char *slash = strrchr(relative, '/');   // the program's own folder: ./NAME
+        if (slash && strncmp(here, root, n) == 0 && here[n] == '/' &&
+            strlen(here + n + 1) == (size_t)(slash - relative) &&
+            strncmp(here + n + 1, relative, (size_t)(slash - relative)) == 0) {
+            snprintf(out, outlen, ".%s", slash);
+            return;
+        }
+        if (strncmp(here, root, n) == 0 && here[n] == '/' && !strchr(here + n + 1, '/')) {
+            snprintf(out, outlen, "../%s", relative);
+            return;
+        }
+    }
+    if (project_path(out, outlen, relative) != 0) snprintf(out, outlen, "%s", relative);
+}
+
 const char *default_runs_dir(void) {
     if (!g_runs[0]) snprintf(g_runs, sizeof g_runs, "%s/runs", project_root());
     return g_runs;

@@ -17,5 +17,12 @@ const char *project_root(void);
 // root + "/" + relative into out. 0, or -1 if out is too small.
 int project_path(char *out, size_t outlen, const char *relative);
 
+// A project file as a command typed here would name it: relative to the
+// current folder when that is the root ("step6_ablation/step6_ablation"),
+// the file's own folder ("./step6_ablation") or another folder right below
+// the root ("../step6_ablation/step6_ablation"), else the absolute path.
+// For the "try it" lines a program prints.
+void project_command(char *out, size_t outlen, const char *relative);
+
 // The default folder of the runs: <root>/runs.
 const char *default_runs_dir(void);

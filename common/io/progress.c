@@ -12,6 +12,7 @@ void progress_begin(Progress *p, FILE *out, const char *label, long start, long 
     p->t0 = wall_seconds();
     p->plain_every = total >= 1000 ? 100 : (total >= 100 ? 10 : 1);
     snprintf(p->label, sizeof p->label, "%s", label);
+    p->unit = "it";
 }
 
 static void fmt_time(char *buf, size_t n, double s) {
@@ -21,11 +22,17 @@ static void fmt_time(char *buf, size_t n, double s) {
     else snprintf(buf, n, "%ld:%02ld", t / 60, t % 60);
 }
 
+int progress_plain_due(const Progress *p, long step, double now) {
+    if (step >= p->total || step % p->plain_every == 0) return 1;
+    double since = now - (p->last_draw > 0 ? p->last_draw : p->t0);
+    return since >= (p->last_draw > 0 ? PROGRESS_PLAIN_EVERY_S : PROGRESS_FIRST_LINE_S);
+}
+
 void progress_update(Progress *p, long step, const char *extra) {
     double now = wall_seconds();
     int last = step >= p->total;
     if (p->tty && !last && now - p->last_draw < 0.1) return;   // ≤ 10 redraws a second
-    if (!p->tty && !last && step % p->plain_every != 0) return;
+    if (!p->tty && !progress_plain_due(p, step, now)) return;
     p->last_draw = now;
     double el = now - p->t0;
     double rate = step > p->start && el > 0 ? (step - p->start) / el : 0.0;
@@ -37,11 +44,11 @@ void progress_update(Progress *p, long step, const char *extra) {
         int w = 30, filled = p->total ? (int)(w * step / p->total) : w;
         for (int i = 0; i < w; i++) bar[i] = i < filled ? '#' : '.';
         bar[w] = 0;
-        fprintf(p->out, "\r%s %ld/%ld [%s] %s %.2f it/s ETA %s  ", p->label, step, p->total, bar,
-                extra ? extra : "", rate, eta);
+        fprintf(p->out, "\r%s %ld/%ld [%s] %s %.2f %s/s ETA %s  ", p->label, step, p->total, bar,
+                extra ? extra : "", rate, p->unit, eta);
     } else {
-        fprintf(p->out, "%s step %ld/%ld %s %.2f it/s elapsed %s ETA %s\n", p->label, step, p->total,
-                extra ? extra : "", rate, elapsed, eta);
+        fprintf(p->out, "%s step %ld/%ld %s %.2f %s/s elapsed %s ETA %s\n", p->label, step, p->total,
+                extra ? extra : "", rate, p->unit, elapsed, eta);
     }
     fflush(p->out);
 }

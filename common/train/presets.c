@@ -41,8 +41,8 @@ void preset_probe_recipe(Preset p, ProbeRecipe *out) {
 
 void preset_describe(void *file) {
     FILE *f = file;
-    fprintf(f, "presets:\n"
-               "  smoke     dim 32, depth 2, heads 2, batch 16, 60 steps (seconds; for tests)\n"
-               "  quick     dim 128, depth 4, heads 4, batch 64, 1,000 steps (minutes)\n"
-               "  tutorial  dim 128, depth 4, heads 4, batch 128, 4,000 steps, lr 3e-4 (about an hour)\n");
+    fprintf(f, "presets (how long each takes on this machine: lab/lab estimate --preset P):\n"
+               "  smoke     dim 32, depth 2, heads 2, batch 16, 60 steps (a tiny model: tests the machinery)\n"
+               "  quick     dim 128, depth 4, heads 4, batch 64, 1,000 steps\n"
+               "  tutorial  dim 128, depth 4, heads 4, batch 128, 4,000 steps, lr 3e-4\n");
 }

@@ -81,16 +81,25 @@ static void run_scorecard(Model *m, const char *name, Preset preset, const Cifar
     char err[ERRLEN];
     const Config *c = &m->cfg;
     sc->fd = NAN; sc->probe_acc = NAN; sc->fd_s = 0; sc->probe_key[0] = '\0';
-    fprintf(stderr, "[%s] scorecard: val MSE on %d test images...\n", name, VAL_IMAGES);
+    fprintf(stderr, "[%s] scorecard: val MSE on %d test images, then %d samples x %d Euler steps for probe-FD\n",
+            name, VAL_IMAGES, FD_SAMPLES, FD_EULER_STEPS);
+    // one progress line over the model's forward passes (an image each): the
+    // val exam's first, whose time gives the ETA of the sampling, ten times more
+    Progress pr;
+    char label[48];
+    snprintf(label, sizeof label, "[%.20s] scorecard", name);
+    progress_begin(&pr, stderr, label, 0, VAL_IMAGES + (long)FD_SAMPLES * FD_EULER_STEPS);
+    pr.unit = "images";
     double t0 = wall_seconds();
     sc->val_mse = scorecard_val_mse(m, test, VAL_IMAGES);
     sc->val_s = wall_seconds() - t0;
+    progress_update(&pr, VAL_IMAGES, "val MSE done");
 
-    fprintf(stderr, "[%s] scorecard: %d samples x %d Euler steps for probe-FD...\n", name, FD_SAMPLES, FD_EULER_STEPS);
     t0 = wall_seconds();
     size_t per = (size_t)c->channels * c->img * c->img;
     float *samples = malloc(sizeof(float) * per * FD_SAMPLES);
-    scorecard_samples(m, samples, FD_SAMPLES, FD_EULER_STEPS);
+    scorecard_samples_shown(m, samples, FD_SAMPLES, FD_EULER_STEPS, &pr, VAL_IMAGES);
+    progress_end(&pr);
     sc->sample_s = wall_seconds() - t0;
     score_probe_fd(c, preset, train, test, samples, sc);
     if (write_sample_grid(samples_png, samples, 64 < FD_SAMPLES ? 64 : FD_SAMPLES, c->channels, c->img,

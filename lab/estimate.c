@@ -1,0 +1,578 @@
+// estimate.c: the main job's time, measured here before it starts.
+//
+// A number from another machine says little: the committed runs' step
+// times vary severalfold with the machine and with what else ran on it. So
+// the job times itself where it will run:
+// a few real training steps of every configuration (the model is built, the
+// steps run on made-up images of the right shape; their speed does not
+// depend on the pixels), the baseline's val exam, sampling and probe
+// features, a few steps of the probe classifier, and reading CIFAR-10. The
+// sums are estimate_run_seconds and estimate_job below: a run is its steps
+// times its step time, plus its val checks and scorecard as forward passes
+// of the baseline scaled by the configuration's step time. The timing takes
+// seconds on an idle machine (more on a busy one), and the estimate is as
+// good as the machine is steady: work started beside the job later slows
+// every part of it.
+#include <getopt.h>
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "estimate.h"
+#include "nn/model.h"
+#include "nn/rng.h"
+#include "nn/train_step.h"
+#include "eval/scorecard.h"
+#include "io/args.h"
+#include "io/bench.h"
+#include "io/cifar.h"
+#include "io/clock.h"
+#include "io/config_parse.h"
+#include "io/fileio.h"
+#include "io/paths.h"
+
+// ---------------------------------------------------------------------------
+// The arithmetic
+
+double estimate_run_seconds(const JobTimings *t, const RunWork *w, double factor) {
+    const Config *c = &w->cfg;
+    if (w->steps_done < 0 || w->steps_done > c->steps) return 0;
+    double scale = t->step_ms[w->config] / t->step_ms[CFG_BASE];   // its forward passes against the baseline's
+    double train_ms = (c->steps - w->steps_done) * t->step_ms[w->config];
+    int checks = c->val_every > 0 ? c->steps / c->val_every - w->steps_done / c->val_every : 0;
+    double checks_ms = checks * VAL_IMAGES * t->exam_ms_per_image * scale + (checks > 0 ? t->fresh_ms : 0);
+    double scorecard_ms = (VAL_IMAGES * t->exam_ms_per_image + (double)FD_SAMPLES * FD_EULER_STEPS * t->sample_ms_per_image)
+                          * scale + t->fresh_ms + (CIFAR_RECORDS_PER_FILE + FD_SAMPLES) * t->probe_ms_per_image;
+    return (train_ms + checks_ms + scorecard_ms) * factor / 1000.0 + t->data_seconds;
+}
+
+double estimate_probe_seconds(const JobTimings *t, const ProbeRecipe *r, int train_n, int test_n) {
+    long steps = (long)r->epochs * (train_n / (r->batch < train_n ? r->batch : train_n));
+    return (steps * t->probe_step_ms + test_n * t->probe_ms_per_image) / 1000.0 + t->data_seconds;
+}
+
+double schedule_seconds(const double *run_s, int n, int jobs) {
+    double free_at[64] = {0};
+    if (jobs < 1) jobs = 1;
+    if (jobs > 64) jobs = 64;
+    for (int i = 0; i < n; i++) {
+        int first = 0;
+        for (int j = 1; j < jobs; j++)
+            if (free_at[j] < free_at[first]) first = j;
+        free_at[first] += run_s[i];
+    }
+    double end = 0;
+    for (int j = 0; j < jobs; j++) end = fmax(end, free_at[j]);
+    return end;
+}
+
+JobEstimate estimate_job(const JobTimings *t, const RunWork *runs, const int *phase, int n, int jobs,
+                         bool probe_cached, const ProbeRecipe *r, int train_n, int test_n) {
+    JobEstimate e = {0};
+    double factor = jobs > 1 ? t->jobs_factor : 1.0;
+    double *s = calloc((size_t)n + 1, sizeof *s);
+    for (int ph = 0; ph < 2 && s; ph++) {
+        int k = 0;
+        for (int i = 0; i < n; i++)
+            if (phase[i] == ph) s[k++] = estimate_run_seconds(t, &runs[i], factor);
+        e.runs += schedule_seconds(s, k, jobs);
+    }
+    free(s);
+    e.probe = probe_cached ? 0 : estimate_probe_seconds(t, r, train_n, test_n);
+    e.total = e.probe + e.runs;
+    return e;
+}
+
+void format_duration(double seconds, char *out, size_t n) {
+    long s = (long)(seconds + 0.5);
+    if (s >= 3600) snprintf(out, n, "%ld:%02ld:%02ld", s / 3600, (s / 60) % 60, s % 60);
+    else snprintf(out, n, "%ld:%02ld", s / 60, s % 60);
+}
+
+// ---------------------------------------------------------------------------
+// The timing
+
+// Configuration c at preset p, as its run would have it (the preset, then its --set values).
+static void config_of(Preset p, int c, Config *cfg) {
+    int ckpt_every;
+    preset_apply(p, cfg, &ckpt_every);
+    for (int i = 0; ABLATION_CONFIG[c].sets[i]; i++) config_set_or_exit(cfg, ABLATION_CONFIG[c].sets[i]);
+}
+
+// What a step costs does not depend on the lr or the seed.
+static bool same_cost(const Config *a, const Config *b) {
+    Config x = *a, y = *b;
+    x.lr = y.lr = 0;
+    x.seed = y.seed = 0;
+    char da[512], db[512];
+    config_describe(&x, da, sizeof da);
+    config_describe(&y, db, sizeof db);
+    return strcmp(da, db) == 0 && x.batch == y.batch;
+}
+
+// One training step of a configuration, ready to be timed: its model, its
+// optimizer state and a batch of made-up images (a step's speed does not
+// depend on the pixels). `reps` steps each time it runs (a smoke step lasts a few
+// milliseconds), on `threads` threads.
+typedef struct {
+    Model m;
+    TrainState ts;
+    Rng rng;
+    float *x1;
+    int reps, threads, ready;
+} StepRacer;
+
+static int racer_init(StepRacer *r, const Config *cfg, int threads) {
+    memset(r, 0, sizeof *r);
+    char err[512];
+    if (model_build(&r->m, cfg, err, sizeof err) != 0) { fprintf(stderr, "error: %s\n", err); return -1; }
+    model_init_weights(&r->m, 0);
+    AdamWConfig opt = adamw_default(cfg->lr);
+    size_t n = (size_t)cfg->batch * cfg->channels * cfg->img * cfg->img;
+    r->x1 = malloc(sizeof(float) * n);
+    if (!r->x1 || train_state_init(&r->ts, &r->m, cfg->batch, &opt) != 0) {
+        fprintf(stderr, "error: out of memory\n");
+        free(r->x1);
+        model_free(&r->m);
+        return -1;
+    }
+    rng_seed(&r->rng, 1);
+    rng_fill_uniform(&r->rng, r->x1, (long)n, -1.0f, 1.0f);
+    r->reps = cfg->dim * cfg->batch < 128 * 64 ? 8 : 1;
+    r->threads = threads;
+    r->ready = 1;
+    return 0;
+}
+
+static void racer_free(StepRacer *r) {
+    if (!r->ready) return;
+    train_state_free(&r->ts);
+    model_free(&r->m);
+    free(r->x1);
+    r->ready = 0;
+}
+
+static void racer_turn(void *ctx) {
+    StepRacer *r = ctx;
+    omp_set_num_threads(r->threads);
+    for (int i = 0; i < r->reps; i++) train_step(&r->ts, r->x1, &r->rng);
+}
+
+// Made-up training images when CIFAR-10 is not there (or is a test's few
+// images): the probe's speed does not depend on them.
+static int fake_set(CifarSet *s, int n) {
+    s->n = n;
+    s->pixels = calloc((size_t)n, CIFAR_PIXELS);
+    s->labels = calloc((size_t)n, 1);
+    return s->pixels && s->labels ? 0 : -1;
+}
+
+// The scorecard's batch (common/eval/scorecard.c): its val exam and its
+// sampling run the model on this many images at a time.
+#define SCORECARD_BATCH 250
+
+// The baseline's scorecard at preset p, by its own functions on one batch
+// of made-up images: sampling with 1 and with 3 Euler steps (the
+// difference is two forward passes; the rest, the first touch of fresh
+// buffers that each call allocates, is paid once a call), the val exam of
+// one batch, and the probe's features of as many images.
+static int time_eval(Preset p, int threads, JobTimings *t) {
+    Config cfg;
+    config_of(p, CFG_BASE, &cfg);
+    omp_set_num_threads(threads);
+    Model m;
+    char err[512];
+    if (model_build(&m, &cfg, err, sizeof err) != 0) { fprintf(stderr, "error: %s\n", err); return -1; }
+    model_init_weights(&m, 0);
+    size_t per = (size_t)cfg.channels * cfg.img * cfg.img;
+    float *samples = malloc(sizeof(float) * per * SCORECARD_BATCH);
+    float *features = malloc(sizeof(float) * PROBE_FEATURES * SCORECARD_BATCH);
+    Probe *probe = probe_alloc();
+    CifarSet test = { 0 };
+    int rc = samples && features && probe && fake_set(&test, SCORECARD_BATCH) == 0 ? 0 : -1;
+    if (rc == 0) {
+        Rng rng;
+        rng_seed(&rng, 2);
+        for (int i = 0; i < SCORECARD_BATCH * CIFAR_PIXELS; i++) test.pixels[i] = (uint8_t)rng_below(&rng, 256);
+        probe_init(probe, 3);
+        double t0 = wall_seconds();
+        scorecard_samples(&m, samples, SCORECARD_BATCH, 1);
+        double t1 = wall_seconds();
+        scorecard_samples(&m, samples, SCORECARD_BATCH, 3);
+        double t2 = wall_seconds();
+        scorecard_val_mse(&m, &test, SCORECARD_BATCH);
+        double t3 = wall_seconds();
+        probe_features(probe, samples, SCORECARD_BATCH, features);
+        double t4 = wall_seconds();
+        double pass_ms = 1000.0 * fmax(0, (t2 - t1) - (t1 - t0)) / 2;   // one forward pass of the batch
+        double fresh_ms = fmax(0, 1000.0 * (t1 - t0) - pass_ms);
+        t->sample_ms_per_image = pass_ms / SCORECARD_BATCH;
+        t->exam_ms_per_image = fmax(pass_ms, 1000.0 * (t3 - t2) - fresh_ms) / SCORECARD_BATCH;
+        t->fresh_ms = 2 * fresh_ms;   // the val exam's buffers and the sampler's
+        t->probe_ms_per_image = 1000.0 * (t4 - t3) / SCORECARD_BATCH;
+    } else {
+        fprintf(stderr, "error: out of memory\n");
+    }
+    cifar_free(&test);
+    free(samples); free(features);
+    probe_free(probe);
+    model_free(&m);
+    return rc;
+}
+
+// ms of one probe training step of recipe r: five steps against one, on
+// the first images of train (the allocations are in both and cancel).
+static double time_probe_step(const CifarSet *train, const ProbeRecipe *r) {
+    ProbeRecipe one = *r;
+    one.epochs = 1;
+    CifarSet sub = *train;
+    double ms[2];
+    for (int k = 0; k < 2; k++) {
+        sub.n = (k ? 5 : 1) * r->batch;
+        if (sub.n > train->n) return NAN;
+        double t0 = wall_seconds();
+        probe_free(probe_train(&sub, NULL, &one, 0));
+        ms[k] = 1000.0 * (wall_seconds() - t0);
+    }
+    return fmax(0, ms[1] - ms[0]) / 4;
+}
+
+// The probe of recipe r cached already (for this data)?
+static bool probe_cached(const ProbeRecipe *r, const CifarSet *train, const CifarSet *test, bool have_data) {
+    if (!have_data) return false;
+    char key[17], path[2048];
+    probe_cache_key(r, train, test, key);
+    snprintf(path, sizeof path, "%s/probe-%s.safetensors", probe_cache_dir(), key);
+    return file_exists(path);
+}
+
+// ---------------------------------------------------------------------------
+// The runs of the job and what is left of them
+
+// Steps done of run `name` in dir: -1 when finished (its metrics.json), else
+// the lines of its loss.tsv (0 for a run not started).
+static int steps_done(const char *dir, const char *name) {
+    char path[2048];
+    snprintf(path, sizeof path, "%s/%s/metrics.json", dir, name);
+    if (file_exists(path)) return -1;
+    snprintf(path, sizeof path, "%s/%s/loss.tsv", dir, name);
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    int lines = 0;
+    for (int ch; (ch = fgetc(f)) != EOF;) lines += ch == '\n';
+    fclose(f);
+    return lines;
+}
+
+#define PLAN_MAX (ABLATION_CONFIGS * ABLATION_MAX_SEEDS)
+
+// The job's runs at preset p: phase 0 the baseline pair, phase 1 the rest;
+// with dir, what is done of each (else none is). The count.
+static int job_runs(Preset p, int seeds, const char *dir, RunWork *runs, int *phase) {
+    AblationPlan plan;
+    memset(&plan, 0, sizeof plan);
+    plan.preset = p;
+    for (int c = 0; c < ABLATION_CONFIGS; c++)
+        for (int k = 0; k < ablation_config_seeds(c, seeds); k++) plan.selected[c][k] = true;
+    int config[PLAN_MAX], seed[PLAN_MAX];
+    int n = ablation_plan_runs(&plan, config, seed, PLAN_MAX);
+    for (int i = 0; i < n; i++) {
+        char name[64];
+        ablation_run_name(config[i], seed[i], name, sizeof name);
+        runs[i].config = config[i];
+        config_of(p, config[i], &runs[i].cfg);
+        runs[i].steps_done = dir ? steps_done(dir, name) : 0;
+        if (runs[i].steps_done > runs[i].cfg.steps) runs[i].steps_done = runs[i].cfg.steps;
+        phase[i] = config[i] == CFG_BASE && seed[i] < 2 ? 0 : 1;
+    }
+    return n;
+}
+
+// ---------------------------------------------------------------------------
+// The command
+
+typedef struct {
+    Preset preset;
+    int seeds, jobs;
+    const char *out_dir;
+    const char *save;           // --save FILE: the estimate in seconds and when it was made
+    const char *since;          // --since FILE: the time since, against that estimate
+} EstimateOptions;
+
+static void estimate_usage(FILE *f) {
+    fprintf(f,
+        "usage: lab estimate [--preset smoke|quick|tutorial] [--seeds N] [--jobs N] [--out DIR]\n"
+        "\n"
+        "  how long `make tutorial` (lab ablation and the steps) will take on this machine: times a\n"
+        "  few training steps of every configuration here, the scorecard's parts and the probe\n"
+        "  classifier's steps (seconds on an idle machine), and adds up the job: the probe if it is not cached,\n"
+        "  then every run's steps, val checks and scorecard, minus what DIR holds done already.\n"
+        "  Also with --jobs 2 and at the other presets. Writes nothing.\n"
+        "\n"
+        "  --preset P   the job's preset (default quick)\n"
+        "  --seeds N    seeds per configuration (default 1: the tutorial's nine runs)\n"
+        "  --jobs N     runs side by side (default 1)\n"
+        "  --out DIR    the runs' folder (default: the project's runs/)\n"
+        "  --save FILE  also write the job's estimate to FILE: its seconds and the time now, for\n"
+        "               `lab estimate --since FILE`, which prints the time since against it\n"
+        "               (make tutorial does, at its end)\n");
+}
+
+static int estimate_parse(int argc, char **argv, EstimateOptions *o) {
+    static const struct option opts[] = {
+        { "preset", required_argument, 0, 'P' }, { "seeds", required_argument, 0, 's' },
+        { "jobs", required_argument, 0, 'j' },   { "out", required_argument, 0, 'o' },
+        { "save", required_argument, 0, 'S' },   { "since", required_argument, 0, 'T' },
+        { "help", no_argument, 0, 'h' },         { 0, 0, 0, 0 },
+    };
+    *o = (EstimateOptions){ PRESET_QUICK, 1, 1, NULL, NULL, NULL };
+    optind = 0;
+    opterr = 0;
+    for (int c; (c = getopt_long(argc, argv, "h", opts, NULL)) != -1;) {
+        switch (c) {
+        case 'P':
+            if (preset_parse(optarg, &o->preset) != 0) return args_error(estimate_usage, "unknown preset '%s'", optarg);
+            break;
+        case 's':
+            if (parse_int_in(optarg, 1, ABLATION_MAX_SEEDS, &o->seeds) != 0)
+                return args_error(NULL, "--seeds wants a whole number from 1 to %d, not '%s'", ABLATION_MAX_SEEDS, optarg);
+            break;
+        case 'j':
+            if (parse_int_in(optarg, 1, 64, &o->jobs) != 0)
+                return args_error(NULL, "--jobs wants a whole number from 1 to 64, not '%s'", optarg);
+            break;
+        case 'o': o->out_dir = optarg; break;
+        case 'S': o->save = optarg; break;
+        case 'T': o->since = optarg; break;
+        case 'h': estimate_usage(stdout); return ARGS_HELP;
+        default: return args_unknown(estimate_usage, argv);
+        }
+    }
+    if (optind < argc) return args_error(estimate_usage, "unknown or incomplete option '%s'", argv[optind]);
+    return ARGS_OK;
+}
+
+// What is raced: every configuration of the job's preset (one of the same
+// cost as an earlier one, the lr variants, is not raced again), the job's
+// baseline on the threads of a run of --jobs 2, and the other presets'
+// baselines. All in turns, in the same rounds (bench_interleaved): a burst
+// of other work then slows every one of them alike, and the ratios hold.
+#define MAX_RACERS (ABLATION_CONFIGS + 3)
+typedef struct {
+    StepRacer racer[MAX_RACERS];
+    int n;
+    int of_config[ABLATION_CONFIGS];   // the racer of each configuration of the job's preset
+    int half;                          // the baseline on a --jobs 2 run's threads, -1 if all threads
+    int preset_base[3];                // each preset's baseline (the job's: of_config[CFG_BASE])
+} Race;
+
+static int race_add(Race *race, const Config *cfg, int threads) {
+    if (race->n >= MAX_RACERS || racer_init(&race->racer[race->n], cfg, threads) != 0) return -1;
+    return race->n++;
+}
+
+// The steps' ms of every preset into t[0..2] (the others scaled by the job's
+// ratios of each configuration to its baseline). 0, or -1 after a message.
+static int race_steps(Preset job, int all, int half_threads, JobTimings t[3]) {
+    Race *race = calloc(1, sizeof *race);
+    if (!race) { fprintf(stderr, "error: out of memory\n"); return -1; }
+    int rc = 0;
+    for (int c = 0; c < ABLATION_CONFIGS && rc == 0; c++) {
+        Config cfg;
+        config_of(job, c, &cfg);
+        race->of_config[c] = -1;
+        for (int d = 0; d < c && race->of_config[c] < 0; d++) {
+            Config other;
+            config_of(job, d, &other);
+            if (same_cost(&cfg, &other)) race->of_config[c] = race->of_config[d];
+        }
+        if (race->of_config[c] < 0 && (race->of_config[c] = race_add(race, &cfg, all)) < 0) rc = -1;
+    }
+    Config base;
+    config_of(job, CFG_BASE, &base);
+    race->half = -1;
+    if (rc == 0 && half_threads != all && (race->half = race_add(race, &base, half_threads)) < 0) rc = -1;
+    for (int p = 0; p < 3 && rc == 0; p++) {
+        Config b;
+        config_of((Preset)p, CFG_BASE, &b);
+        race->preset_base[p] = p == (int)job ? race->of_config[CFG_BASE] : race_add(race, &b, all);
+        if (race->preset_base[p] < 0) rc = -1;
+    }
+    if (rc == 0) {
+        BenchFn fns[MAX_RACERS];
+        double ms[MAX_RACERS];
+        for (int i = 0; i < race->n; i++) fns[i] = (BenchFn){ "step", racer_turn, &race->racer[i] };
+        bench_interleaved(fns, race->n, 1, 3, 1, ms);   // a warm-up round, the median of three
+        for (int i = 0; i < race->n; i++) ms[i] /= race->racer[i].reps;
+        double job_base = ms[race->of_config[CFG_BASE]];
+        for (int p = 0; p < 3; p++)
+            for (int c = 0; c < ABLATION_CONFIGS; c++)
+                t[p].step_ms[c] = ms[race->preset_base[p]] * ms[race->of_config[c]] / job_base;
+        double factor = race->half < 0 ? 1.0 : ms[race->half] / job_base;
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        if (2L * half_threads > cores) factor *= 2.0 * half_threads / cores;   // two runs share the cores
+        for (int p = 0; p < 3; p++) t[p].jobs_factor = factor;
+    }
+    for (int i = 0; i < race->n; i++) racer_free(&race->racer[i]);
+    omp_set_num_threads(all);
+    free(race);
+    return rc;
+}
+
+// One line of the estimate: the job at preset p with `jobs` runs at a time.
+static JobEstimate job_line(const JobTimings *t, Preset p, int seeds, int jobs, const char *dir,
+                            const CifarSet *train, const CifarSet *test, bool have_data) {
+    RunWork runs[PLAN_MAX];
+    int phase[PLAN_MAX];
+    int n = job_runs(p, seeds, dir, runs, phase);
+    ProbeRecipe r;
+    preset_probe_recipe(p, &r);
+    return estimate_job(t, runs, phase, n, jobs, probe_cached(&r, train, test, have_data), &r,
+                        have_data ? train->n : CIFAR_TRAIN_FILES * CIFAR_RECORDS_PER_FILE,
+                        have_data ? test->n : CIFAR_RECORDS_PER_FILE);
+}
+
+static void print_per_config(const JobTimings *t, Preset p, int threads) {
+    printf("\n[estimate] one run of each configuration at the %s preset, one at a time on %d thread%s:\n",
+           preset_name(p), threads, threads == 1 ? "" : "s");
+    Table tab;
+    table_init(&tab, 3, "configuration", "ms/step here", "a run (steps, val checks, scorecard)");
+    for (int c = 0; c < ABLATION_CONFIGS; c++) {
+        RunWork w = { c, { 0 }, 0 };
+        config_of(p, c, &w.cfg);
+        char d[32];
+        format_duration(estimate_run_seconds(t, &w, 1.0), d, sizeof d);
+        table_cell(&tab, "%s", ABLATION_CONFIG[c].label);
+        table_cell(&tab, "%.1f", t->step_ms[c]);
+        table_cell(&tab, "%s", d);
+    }
+    table_print(&tab);
+    printf("  the parts (ms): val exam %.3f and sampling %.3f an image (baseline), fresh buffers %.0f a\n"
+           "  scorecard, probe features %.3f an image, a probe training step %.1f; reading CIFAR-10 %.1f s\n",
+           t->exam_ms_per_image, t->sample_ms_per_image, t->fresh_ms, t->probe_ms_per_image, t->probe_step_ms,
+           t->data_seconds);
+}
+
+// --save: "estimate_seconds S\nsaved_at T\n" (T: seconds since the epoch).
+static int save_estimate(const char *path, double seconds) {
+    char text[128], err[1024];
+    snprintf(text, sizeof text, "estimate_seconds %.0f\nsaved_at %lld\n", seconds, (long long)time(NULL));
+    if (write_file_atomic(path, text, strlen(text), err, sizeof err) == 0) return 0;
+    fprintf(stderr, "error: %s\n", err);
+    return -1;
+}
+
+// --since: the time since the estimate was saved, against it.
+static int print_since(const char *path) {
+    char err[1024];
+    size_t len;
+    char *text = read_file_all(path, &len, err, sizeof err);
+    double est;
+    long long at;
+    if (!text || sscanf(text, "estimate_seconds %lf saved_at %lld", &est, &at) != 2) {
+        fprintf(stderr, "error: %s: %s\n", path, text ? "not an estimate saved by lab estimate --save" : err);
+        free(text);
+        return 1;
+    }
+    free(text);
+    double took = difftime(time(NULL), (time_t)at);
+    char a[32], b[32];
+    format_duration(took, a, sizeof a);
+    format_duration(est, b, sizeof b);
+    printf("[estimate] the job took %s since its estimate, which said %s (%+.0f%%)\n", a, b,
+           est > 0 ? 100.0 * (took - est) / est : 0.0);
+    return 0;
+}
+
+int cmd_estimate(int argc, char **argv) {
+    EstimateOptions o;
+    int rc = estimate_parse(argc, argv, &o);
+    if (rc != ARGS_OK) return args_exit_code(rc);
+    if (o.since) return print_since(o.since);
+    const char *dir = o.out_dir ? o.out_dir : default_runs_dir();
+    int all = omp_get_max_threads();
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int half = cores / 2 > 1 ? (int)(cores / 2) : 1;   // a run's threads with --jobs 2 (lab ablation)
+    printf("[estimate] timing a few training steps of each configuration, the scorecard's parts and the\n"
+           "           probe classifier's steps here (%s preset, %d thread%s)...\n",
+           preset_name(o.preset), all, all == 1 ? "" : "s");
+    double t0 = wall_seconds();
+    // the data: how long it takes to read, and the key of the cached probe
+    char err[CIFAR_ERRLEN];
+    CifarSet train = {0}, test = {0};
+    double d0 = wall_seconds();
+    bool have_data = cifar_load_train(NULL, &train, err, sizeof err) == 0 && cifar_load_test(NULL, &test, err, sizeof err) == 0;
+    double data_s = wall_seconds() - d0;
+    if (!have_data) {
+        printf("[estimate] no CIFAR-10 (%s): reading it is not counted, and the probe counts as not cached\n", err);
+        cifar_free(&train);
+        cifar_free(&test);
+        data_s = 0;
+        if (fake_set(&train, 5 * probe_default_recipe().batch) != 0) { fprintf(stderr, "error: out of memory\n"); return 1; }
+    }
+    JobTimings t[3];
+    memset(t, 0, sizeof t);
+    if (race_steps(o.preset, all, half, t) != 0) return 1;
+    // the forward passes: the job's model (quick and tutorial share it), and smoke's
+    if (time_eval(o.preset, all, &t[o.preset]) != 0) return 1;
+    for (int p = 0; p < 3; p++) {
+        if (p == (int)o.preset) continue;
+        Config a, b;
+        config_of((Preset)p, CFG_BASE, &a);
+        config_of(o.preset, CFG_BASE, &b);
+        b.batch = a.batch; b.steps = a.steps; b.val_every = a.val_every;
+        if (!same_cost(&a, &b)) { if (time_eval((Preset)p, all, &t[p]) != 0) return 1; continue; }
+        t[p].exam_ms_per_image = t[o.preset].exam_ms_per_image;
+        t[p].sample_ms_per_image = t[o.preset].sample_ms_per_image;
+        t[p].probe_ms_per_image = t[o.preset].probe_ms_per_image;
+        t[p].fresh_ms = t[o.preset].fresh_ms;
+    }
+    // the probe's step: every preset's recipe has the same batch (smoke's has fewer epochs)
+    ProbeRecipe recipe;
+    preset_probe_recipe(o.preset, &recipe);
+    omp_set_num_threads(all);
+    double probe_step_ms = time_probe_step(&train, &recipe);
+    if (!isfinite(probe_step_ms)) {   // fewer images than five of its batches (a test's small set)
+        CifarSet fake;
+        if (fake_set(&fake, 5 * recipe.batch) != 0) { fprintf(stderr, "error: out of memory\n"); return 1; }
+        probe_step_ms = time_probe_step(&fake, &recipe);
+        cifar_free(&fake);
+    }
+    for (int p = 0; p < 3; p++) {
+        t[p].data_seconds = data_s;
+        t[p].probe_step_ms = probe_step_ms;
+    }
+    print_per_config(&t[o.preset], o.preset, all);
+    char d[32], dp[32], dr[32];
+    JobEstimate e = job_line(&t[o.preset], o.preset, o.seeds, o.jobs, dir, &train, &test, have_data);
+    format_duration(e.total, d, sizeof d);
+    format_duration(e.probe, dp, sizeof dp);
+    format_duration(e.runs, dr, sizeof dr);
+    RunWork runs[PLAN_MAX];
+    int phase[PLAN_MAX], n = job_runs(o.preset, o.seeds, dir, runs, phase), left = 0;
+    for (int i = 0; i < n; i++) left += runs[i].steps_done >= 0;
+    printf("\n[estimate] the job here: about %s (%s preset, %d run%s left of %d in %s, %d at a time)\n"
+           "           the probe classifier %s, the runs %s; the step programs between them take seconds\n",
+           d, preset_name(o.preset), left, left == 1 ? "" : "s", n, dir, o.jobs, e.probe > 0 ? dp : "cached already",
+           dr);
+    if (o.save && save_estimate(o.save, e.total) != 0) return 1;
+    int other_jobs = o.jobs == 1 ? 2 : 1;
+    e = job_line(&t[o.preset], o.preset, o.seeds, other_jobs, dir, &train, &test, have_data);
+    format_duration(e.total, d, sizeof d);
+    printf("           with JOBS=%d (%d run%s at a time, %d thread%s each): about %s\n", other_jobs, other_jobs,
+           other_jobs == 1 ? "" : "s", other_jobs == 1 ? all : half, (other_jobs == 1 ? all : half) == 1 ? "" : "s", d);
+    printf("           from the start, in a fresh runs folder:");
+    for (int p = 0; p < 3; p++) {
+        e = job_line(&t[p], (Preset)p, o.seeds, o.jobs, NULL, &train, &test, have_data);
+        format_duration(e.total, d, sizeof d);
+        printf("%s PRESET=%s %s", p ? "," : "", preset_name((Preset)p), d);
+    }
+    printf("\n           (measured in %.0f s on this machine as loaded now; other work started beside the\n"
+           "           job slows it; lab estimate --help says what is timed)\n", wall_seconds() - t0);
+    cifar_free(&train);
+    cifar_free(&test);
+    return 0;
+}

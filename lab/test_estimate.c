@@ -1,0 +1,139 @@
+// test_estimate.c: the arithmetic of `lab estimate` (estimate.c) on fixed
+// timings, worked out by hand: a run, a resumed run, the probe, runs side by
+// side, the whole job; and --since against a saved estimate. Nothing is
+// timed here: `make check` must not depend on how busy the machine is.
+#include <time.h>
+#include "testutil.h"
+#include "estimate.h"
+#include "io/config_parse.h"
+
+// Every configuration's step 100 ms except SwiGLU's, 150; a forward pass
+// 0.01 ms an image; fresh buffers 500 ms; probe features 0.002 ms an image,
+// a probe step 50 ms; reading the data 2 s; a run of --jobs 2 1.6x slower.
+static JobTimings fixed(void) {
+    JobTimings t = { .exam_ms_per_image = 0.01, .sample_ms_per_image = 0.01, .fresh_ms = 500,
+                     .probe_ms_per_image = 0.002, .probe_step_ms = 50, .data_seconds = 2, .jobs_factor = 1.6 };
+    for (int c = 0; c < ABLATION_CONFIGS; c++) t.step_ms[c] = c == CFG_SWIGLU ? 150 : 100;
+    return t;
+}
+
+static RunWork quick_run(int config, int done) {
+    RunWork w = { config, { 0 }, done };
+    int ckpt;
+    preset_apply(PRESET_QUICK, &w.cfg, &ckpt);   // 1,000 steps, a val check every 250
+    return w;
+}
+
+START_TEST(test_one_run) {
+    JobTimings t = fixed();
+    // steps 1000 x 100 = 100,000 ms; 4 val checks of 2,000 images: 80 ms, and
+    // their fresh buffers 500; the scorecard: val MSE 20 ms, 1,000 samples x
+    // 20 Euler steps 200 ms, fresh buffers 500, probe features of 10,000 test
+    // images and the 1,000 samples 22 ms; then 2 s of data
+    RunWork w = quick_run(CFG_BASE, 0);
+    ck_assert_double_eq_tol(estimate_run_seconds(&t, &w, 1.0), (100000 + 580 + 742) / 1000.0 + 2, 1e-9);
+    // half done: 500 steps and 2 checks left, the whole scorecard
+    w.steps_done = 500;
+    ck_assert_double_eq_tol(estimate_run_seconds(&t, &w, 1.0), (50000 + 540 + 742) / 1000.0 + 2, 1e-9);
+    // finished: nothing left, not even the data
+    w.steps_done = -1;
+    ck_assert_double_eq(estimate_run_seconds(&t, &w, 1.0), 0.0);
+    // SwiGLU: its steps and its forward passes cost 1.5x the baseline's
+    w = quick_run(CFG_SWIGLU, 0);
+    double fwd = 4 * 2000 * 0.01 * 1.5 + 500 + (2000 * 0.01 + 20000 * 0.01) * 1.5 + 500 + 11000 * 0.002;
+    ck_assert_double_eq_tol(estimate_run_seconds(&t, &w, 1.0), (150000 + fwd) / 1000.0 + 2, 1e-9);
+    // a run of --jobs 2: the compute 1.6x, the data read as fast
+    ck_assert_double_eq_tol(estimate_run_seconds(&t, &w, 1.6), 1.6 * (150000 + fwd) / 1000.0 + 2, 1e-9);
+    // smoke: no val checks (val_every 0), 60 steps
+    int ckpt;
+    preset_apply(PRESET_SMOKE, &w.cfg, &ckpt);
+    w.config = CFG_BASE;
+    ck_assert_double_eq_tol(estimate_run_seconds(&t, &w, 1.0), (60 * 100 + 742) / 1000.0 + 2, 1e-9);
+}
+END_TEST
+
+START_TEST(test_probe_and_schedule) {
+    JobTimings t = fixed();
+    ProbeRecipe r = probe_default_recipe();   // 4 epochs of 128 images
+    ck_assert_int_eq(r.epochs, 4);
+    ck_assert_int_eq(r.batch, 128);
+    // 4 x 390 steps x 50 ms, the test set's 10,000 images x 0.002 ms, the data
+    ck_assert_double_eq_tol(estimate_probe_seconds(&t, &r, 50000, 10000), (1560 * 50 + 20) / 1000.0 + 2, 1e-9);
+    // runs in order, each where a place is free first (xargs -P)
+    double runs[4] = { 10, 20, 30, 40 };
+    ck_assert_double_eq(schedule_seconds(runs, 4, 1), 100);
+    ck_assert_double_eq(schedule_seconds(runs, 4, 2), 60);   // 10+30 | 20+40
+    ck_assert_double_eq(schedule_seconds(runs, 4, 3), 50);   // 10+40 | 20 | 30
+    ck_assert_double_eq(schedule_seconds(runs, 0, 2), 0);
+}
+END_TEST
+
+START_TEST(test_whole_job) {
+    JobTimings t = fixed();
+    ProbeRecipe r = probe_default_recipe();
+    // the baseline pair (phase 0), then SwiGLU and a finished run (phase 1)
+    RunWork runs[4] = { quick_run(CFG_BASE, 0), quick_run(CFG_BASE, 0), quick_run(CFG_SWIGLU, 0),
+                        quick_run(CFG_ROPE, -1) };
+    int phase[4] = { 0, 0, 1, 1 };
+    double base = estimate_run_seconds(&t, &runs[0], 1.0), swiglu = estimate_run_seconds(&t, &runs[2], 1.0);
+    double probe = estimate_probe_seconds(&t, &r, 50000, 10000);
+    JobEstimate e = estimate_job(&t, runs, phase, 4, 1, false, &r, 50000, 10000);
+    ck_assert_double_eq_tol(e.probe, probe, 1e-9);
+    ck_assert_double_eq_tol(e.runs, 2 * base + swiglu, 1e-9);
+    ck_assert_double_eq_tol(e.total, probe + 2 * base + swiglu, 1e-9);
+    ck_assert_double_eq_tol(e.total, 80.02 + 2 * 103.322 + 150.0 + (4 * 2000 * 0.01 * 1.5 + 500 +
+                            (2000 * 0.01 + 20000 * 0.01) * 1.5 + 500 + 22) / 1000.0 + 2, 1e-9);
+    // two at a time: the pair side by side, then SwiGLU alone, each 1.6x; the probe cached
+    double base2 = estimate_run_seconds(&t, &runs[0], 1.6), swiglu2 = estimate_run_seconds(&t, &runs[2], 1.6);
+    e = estimate_job(&t, runs, phase, 4, 2, true, &r, 50000, 10000);
+    ck_assert_double_eq(e.probe, 0);
+    ck_assert_double_eq_tol(e.total, base2 + swiglu2, 1e-9);
+    // the job's line: how long, as a reader reads it
+    char d[32];
+    format_duration(e.total, d, sizeof d);
+    ck_assert_str_eq(d, "6:48");   // 1.6 x 101.322 + 2 = 164.1 s, 1.6 x 151.472 + 2 = 244.4 s
+    format_duration(3725, d, sizeof d);
+    ck_assert_str_eq(d, "1:02:05");
+    format_duration(59.6, d, sizeof d);
+    ck_assert_str_eq(d, "1:00");
+}
+END_TEST
+
+// --since: the time since a saved estimate, against it. And the options
+// that are wrong are refused before anything is timed.
+START_TEST(test_since_and_options) {
+    char dir[256], path[300];
+    tmpdir_make(dir, sizeof dir, "estimate");
+    snprintf(path, sizeof path, "%s/estimate.txt", dir);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fprintf(f, "estimate_seconds 600\nsaved_at %lld\n", (long long)time(NULL) - 300);
+    fclose(f);
+    char *argv[] = { "estimate", "--since", path, NULL };
+    fflush(stdout);
+    ck_assert_int_eq(cmd_estimate(3, argv), 0);
+    // a file that is not an estimate
+    f = fopen(path, "w");
+    fprintf(f, "hello\n");
+    fclose(f);
+    ck_assert_int_eq(cmd_estimate(3, argv), 1);
+    char *bad_preset[] = { "estimate", "--preset", "huge", NULL };
+    ck_assert_int_eq(cmd_estimate(3, bad_preset), 2);
+    char *bad_jobs[] = { "estimate", "--jobs", "0", NULL };
+    ck_assert_int_eq(cmd_estimate(3, bad_jobs), 2);
+    char *bad_seeds[] = { "estimate", "--seeds", "x", NULL };
+    ck_assert_int_eq(cmd_estimate(3, bad_seeds), 2);
+    tmpdir_remove(dir);
+}
+END_TEST
+
+int main(void) {
+    Suite *s = suite_create("estimate");
+    TCase *tc = tcase_create("estimate");
+    tcase_add_test(tc, test_one_run);
+    tcase_add_test(tc, test_probe_and_schedule);
+    tcase_add_test(tc, test_whole_job);
+    tcase_add_test(tc, test_since_and_options);
+    suite_add_tcase(s, tc);
+    return run_suite(s);
+}
