@@ -44,7 +44,7 @@
 //   patch_embed            2·R·P·D
 //   t_fc1, t_fc2           2·N·F·D + 2·N·D·D
 //   each of the depth blocks:
-//     ada                  2·N·D·4D
+//     ada                  2·N·D·4D            (6D with ada=zero)
 //     qkv                  2·R·D·3D
 //     q·kᵀ and att·v       2 · 2·(N·H)·L·L·hd  = 4·N·L²·D
 //     proj                 2·R·D·D
@@ -71,7 +71,7 @@ StepFlops train_step_flops_detail(const Config *c, int N) {
     double D = c->dim, L = cfg_tokens(c), R = (double)N * L, P = cfg_patch_dim(c), F = c->freq_dim;
     double Hm = cfg_mlp_hidden(c);
     double mlp = c->mlp == MLP_SWIGLU ? 3 * 2 * R * D * Hm : 2 * 2 * R * D * Hm;
-    double block_linear = 2 * N * D * 4 * D + 2 * R * D * 3 * D + 2 * R * D * D + mlp;
+    double block_linear = 2 * N * D * cfg_ada_chunks(c) * D + 2 * R * D * 3 * D + 2 * R * D * D + mlp;
     double block_att = 4 * N * L * L * D;
     StepFlops f;
     f.attention = c->depth * block_att;

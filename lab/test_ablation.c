@@ -162,19 +162,21 @@ START_TEST(test_commands) {
     }
     ck_assert_int_eq(ablation_index("p11_nothing"), -1);
 
-    // --seeds 3: every configuration three times (the baseline too), the
-    // tutorial's nine first, then round by round; seed k >= 1 of a
-    // configuration is its name + _s<k>, trained with --set seed=k
+    // --seeds 3: every configuration three times (the baseline and
+    // adaLN-Zero too), the tutorial's nine first, then round by round; seed
+    // k >= 1 of a configuration is its name + _s<k>, trained with --set seed=k
     char *args3[] = { "ablation", "--seeds", "3", "--out", "/tmp/r" };
     ck_assert_int_eq(ablation_parse(5, args3, &p, &mode), 0);
     int cfgs[ABLATION_CONFIGS * ABLATION_MAX_SEEDS], seeds[ABLATION_CONFIGS * ABLATION_MAX_SEEDS];
     int nruns = ablation_plan_runs(&p, cfgs, seeds, ABLATION_CONFIGS * ABLATION_MAX_SEEDS);
-    ck_assert_int_eq(nruns, 24);
+    ck_assert_int_eq(nruns, 27);
     for (int r = 0; r < ABLATION_RUNS; r++) ck_assert(cfgs[r] == ABLATION[r].config && seeds[r] == ABLATION[r].seed);
     char name[64];
     ablation_run_name(cfgs[9], seeds[9], name, sizeof name);
+    ck_assert_str_eq(name, "p11_adazero");
+    ablation_run_name(cfgs[10], seeds[10], name, sizeof name);
     ck_assert_str_eq(name, "p11_rmsnorm_s1");
-    ablation_run_name(cfgs[16], seeds[16], name, sizeof name);
+    ablation_run_name(cfgs[18], seeds[18], name, sizeof name);
     ck_assert_str_eq(name, "p11_base_s2");
     p.exe = "/x/s6";
     ablation_command_line(&p, CFG_BASE_LR2E3, 2, line, sizeof line);
@@ -194,6 +196,8 @@ START_TEST(test_commands) {
     ck_assert_int_eq(ablation_run_parse("p11_rope_s0", &c, &k), -1);  // seed 0 of the others does not
     ck_assert_int_eq(ablation_config_seeds(CFG_BASE, 1), 2);
     ck_assert_int_eq(ablation_config_seeds(CFG_ROPE, 1), 1);
+    ck_assert_int_eq(ablation_config_seeds(CFG_ADAZERO, 1), 0);   // not among the tutorial's nine
+    ck_assert_int_eq(ablation_config_seeds(CFG_ADAZERO, 3), 3);
 
     char q[256];
     shell_quote("plain-path/x_1.txt", q, sizeof q);  ck_assert_str_eq(q, "plain-path/x_1.txt");

@@ -138,12 +138,14 @@ static void print_blocks(const Model *m, const Activations *a) {
     const Config *c = &m->cfg;
     int L = cfg_tokens(c), D = c->dim;
     size_t LD = (size_t)L * D;
+    int chunks = cfg_ada_chunks(c);   // 6 with ada=zero: a gate for each half too
     printf("5. adaLN: each block's ada Linear turns SiLU(c) (1, %d) into (1, %d):\n"
-           "   shift_a, scale_a, shift_m, scale_m; mean |value| of each\n", D, 4 * D);
+           "   %s; mean |value| of each\n", D, chunks * D, c->ada == ADA_ZERO ?
+           "shift_a, scale_a, gate_a, shift_m, scale_m, gate_m" : "shift_a, scale_a, shift_m, scale_m");
     for (int b = 0; b < c->depth; b++) {
-        const float *ada = a->ada[b];
-        printf("   block %d: %.3f %.3f %.3f %.3f\n", b, mean_abs(ada, D), mean_abs(ada + D, D),
-               mean_abs(ada + 2 * D, D), mean_abs(ada + 3 * D, D));
+        printf("   block %d:", b);
+        for (int k = 0; k < chunks; k++) printf(" %.3f", mean_abs(a->ada[b] + (size_t)k * D, D));
+        printf("\n");
     }
     printf("6. blocks: the residual stream (1, %d, %d), rms after each half\n", L, D);
     printf("   input %.3f\n", rms(a->resid, LD));

@@ -39,7 +39,12 @@ void ffn_free(Ffn *f) {
 }
 
 void ffn_forward(Ffn *f) {
-    mlp_forward(f->y, f->h, f->x, f->p, f->kind, f->R, f->D, f->H);
+    const BlockParams *p = f->p;
+    if (f->kind == MLP_SWIGLU)
+        swiglu_mlp_forward(f->y, f->h, f->x, p->w1_w, p->w1_b, p->w2_w, p->w2_b, p->w3_w, p->w3_b,
+                           f->R, f->D, f->H);
+    else
+        gelu_mlp_forward(f->y, f->h, f->x, p->fc1_w, p->fc1_b, p->fc2_w, p->fc2_b, f->R, f->D, f->H);
 }
 
 // dx and the hidden gradients accumulate (in the model the residual's share
@@ -51,7 +56,14 @@ void ffn_backward(Ffn *f) {
     memset(f->dh.pre, 0, sizeof(float) * RH);
     memset(f->dh.act, 0, sizeof(float) * RH);
     if (f->dh.val) memset(f->dh.val, 0, sizeof(float) * RH);
-    mlp_backward(f->dx, f->g, f->dh, f->dy, f->x, f->h, f->p, f->kind, f->R, f->D, f->H);
+    const BlockParams *p = f->p;
+    BlockParams *g = f->g;
+    if (f->kind == MLP_SWIGLU)
+        swiglu_mlp_backward(f->dx, g->w1_w, g->w1_b, g->w2_w, g->w2_b, g->w3_w, g->w3_b, f->dh, f->dy,
+                            f->x, f->h, p->w1_w, p->w2_w, p->w3_w, f->R, f->D, f->H);
+    else
+        gelu_mlp_backward(f->dx, g->fc1_w, g->fc1_b, g->fc2_w, g->fc2_b, f->dh, f->dy, f->x, f->h,
+                          p->fc1_w, p->fc2_w, f->R, f->D, f->H);
 }
 
 void ffn_step(void *p) { ffn_forward(p); ffn_backward(p); }

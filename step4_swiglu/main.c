@@ -15,7 +15,7 @@
 //
 // This program uses the model's own pieces: the parameter table of
 // model_build (common/nn/model.c), the hidden width of cfg_mlp_hidden
-// (common/nn/config.c), and the block's MLP half, mlp_forward/backward
+// (common/nn/config.c), and the block's MLP half, gelu_mlp_* and swiglu_mlp_*
 // (common/nn/mlp.c), which strings linear_*, gelu_* and swiglu_* together
 // (common/nn/linear.c, common/nn/activations.c). main() prints one section
 // per function below:

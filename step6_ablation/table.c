@@ -178,6 +178,7 @@ void fill_seeds_table(const AblationResults *res, const AblationResults *committ
     for (int c = 0; c < ABLATION_CONFIGS; c++) {
         const ConfigResults *cr = &res->cfg[c];
         char seeds[64], sd[32], fd[32], diff[32], se[32] = "-", v[TABLE_CELL];
+        if (!cr->n && ablation_config_seeds(c, 1) == 0) continue;   // beyond the nine, not trained here
         table_cell(t, "%s", ABLATION_CONFIG[c].label);
         if (!cr->n) {
             for (int k = 0; k < 6; k++) table_cell(t, "-");

@@ -237,7 +237,7 @@ START_TEST(test_round_trip) {
                           "freq_dim=130", "norm=rmsnorm", "qk_norm=true", "mlp=swiglu",
                           "mlp_multiple_of=7", "rope_base=123.456", "bias=false", "seed=12345678901234",
                           "lr=0.000123456789", "weight_decay=0.3", "batch=17", "steps=33", "flip=false",
-                          "threads=3", "channels=1"};
+                          "threads=3", "channels=1", "ada=zero"};
     for (size_t i = 0; i < sizeof sets / sizeof sets[0]; i++) set_ok(&a, sets[i]);
     Config b = config_default();
     config_foreach_field(&a, apply_field, &b);
@@ -249,7 +249,7 @@ START_TEST(test_round_trip) {
     ck_assert(memcmp(&d, &e, sizeof d) == 0);
     int n = 0;
     config_foreach_field(&d, count_field, &n);
-    ck_assert_int_eq(n, 23);   // every field of Config
+    ck_assert_int_eq(n, 24);   // every field of Config
 }
 END_TEST
 

@@ -1,15 +1,18 @@
 // test_model.c: the whole model. Parameter counts against the spec's table,
 // a finite-difference check of every parameter's gradient through the
-// flow-matching loss, the PyTorch golden files, bit-for-bit determinism (run
-// to run, and across OpenMP thread counts), the Euler sampler on a model of
-// known output, and the printed summary.
+// flow-matching loss, adaLN-Zero's start (identity blocks, which gradients
+// flow at steps 0, 1 and 2), the PyTorch golden files, bit-for-bit
+// determinism (run to run, and across OpenMP thread counts), the Euler
+// sampler on a model of known output, and the printed summary.
 #include <cblas.h>
 #include <ctype.h>
 #include <dirent.h>
 #include <omp.h>
 #include <unistd.h>
 #include "testutil.h"
+#include "io/checkpoint.h"
 #include "io/config_parse.h"
+#include "io/safetensors.h"
 #include "nn/flow.h"
 #include "eval/golden.h"
 #include "nn/model.h"
@@ -32,7 +35,7 @@ static void build(Model *m, const Config *c) {
     ck_assert_msg(model_build(m, c, err, sizeof err) == 0, "model_build: %s", err);
 }
 
-// The spec's six variants (§3), by the settings that make them.
+// The spec's seven variants (§3), by the settings that make them.
 typedef struct {
     const char *name;
     const char *sets[5];
@@ -46,6 +49,7 @@ static const Variant VARIANTS[] = {
     { "swiglu", { "mlp=swiglu", NULL }, 1152344 },
     { "rope2d", { "pos=rope2d", NULL }, 1150128 },
     { "all four", { "norm=rmsnorm", "qk_norm=true", "mlp=swiglu", "pos=rope2d", NULL }, 1150552 },
+    { "ada=zero", { "ada=zero", NULL }, 1284272 },
 };
 #define N_VARIANTS (int)(sizeof VARIANTS / sizeof VARIANTS[0])
 
@@ -210,6 +214,13 @@ static void check_model_grads(const char *name, const char *const *sets) {
         if (strstr(m.tensors[i].name, "norm"))
             for (size_t j = 0; j < m.tensors[i].size; j++)
                 m.params[m.tensors[i].offset + j] = 1.0f + 0.1f * (float)((int)(j % 5) - 2);
+    // adaLN-Zero's tensors start at 0, where the gates block every branch's
+    // gradient (test_adazero_start): give them values, so each path is checked
+    Rng w;
+    rng_seed(&w, 13);
+    for (int i = 0; i < m.n_tensors; i++)
+        if (m.tensors[i].init == INIT_ZERO)
+            rng_fill_uniform(&w, m.params + m.tensors[i].offset, (long)m.tensors[i].size, -0.3f, 0.3f);
     int N = 2;
     size_t per = (size_t)cfg.channels * cfg.img * cfg.img;
     float *x1 = alloc_floats(N * per), *x0 = alloc_floats(N * per), t[2] = { 0.3f, 0.8f };
@@ -277,6 +288,173 @@ END_TEST
 START_TEST(test_grad_allfour_nobias) {
     const char *sets[] = { "norm=rmsnorm", "qk_norm=true", "mlp=swiglu", "pos=rope2d", "bias=false", NULL };
     check_model_grads("all4-bias", sets);
+}
+END_TEST
+START_TEST(test_grad_adazero) { check_model_grads("ada=zero", VARIANTS[6].sets); }
+END_TEST
+START_TEST(test_grad_adazero_allfour) {
+    const char *sets[] = { "ada=zero", "norm=rmsnorm", "qk_norm=true", "mlp=swiglu", "pos=rope2d", NULL };
+    check_model_grads("zero+all4", sets);
+}
+END_TEST
+
+// ===========================================================================
+// (b2) adaLN-Zero's start. With ada=zero, every block's ada, ada_f and head
+// start at 0 (weights and biases), so v = 0 and every block is the identity.
+// The gradients then open the model from the top, one step at a time:
+//   step 0: only head has a gradient (v = head(...) with head = 0: nothing
+//           below the head reaches the loss);
+//   step 1: head moved, so the residual stream gets a gradient: ada_f, the
+//           patch embedding, the positions and each block's gates have one,
+//           but with every gate still 0 no branch does (attn, mlp, shift and
+//           scale: exactly 0), nor the time MLP (t_fc1, t_fc2), which reaches
+//           the loss only through the ada Linears, whose weights are all 0;
+//   step 2: the gates and ada_f moved too: every tensor has a gradient.
+
+// The gate alone (gate_residual_forward / _backward, layers.h): the
+// gradients of x, of the branch and of the whole ada row, by finite
+// differences. The gate sits at offset 3 of an 11-wide row, so a wrong
+// stride or offset shows; the rest of the row must get exactly zero.
+typedef struct {
+    int N, L, D, stride, gate_off;
+    float *x, *branch, *ada, *out, *w;
+} GateCtx;
+
+static double gate_f(void *p) {
+    GateCtx *c = p;
+    gate_residual_forward(c->out, c->x, c->branch, c->ada + c->gate_off, c->N, c->L, c->D, c->stride);
+    return dot_fd(c->out, c->w, (size_t)c->N * c->L * c->D);
+}
+
+START_TEST(test_gate_grad) {
+    GateCtx c = { 2, 3, 4, 11, 3, NULL, NULL, NULL, NULL, NULL };
+    size_t nx = (size_t)c.N * c.L * c.D, na = (size_t)c.N * c.stride;
+    c.x = alloc_floats(nx); c.branch = alloc_floats(nx); c.ada = alloc_floats(na);
+    c.out = alloc_floats(nx); c.w = alloc_floats(nx);
+    fill_normal(c.x, nx, 1.0f, 51); fill_normal(c.branch, nx, 1.0f, 52);
+    fill_normal(c.ada, na, 0.5f, 53); fill_normal(c.w, nx, 1.0f, 54);
+    float *dbranch = alloc_floats(nx), *dada = alloc_floats(na);
+    // x's gradient is w itself (dout), carried by the caller's residual stream
+    grad_check("gate dx", gate_f, &c, c.x, c.w, nx, 0);
+    gate_residual_backward(dbranch, dada + c.gate_off, c.w, c.branch, c.ada + c.gate_off,
+                           c.N, c.L, c.D, c.stride);
+    grad_check("gate dbranch", gate_f, &c, c.branch, dbranch, nx, 0);
+    grad_check("gate dgate (whole ada row)", gate_f, &c, c.ada, dada, na, 0);
+    for (int n = 0; n < c.N; n++)
+        for (int j = 0; j < c.stride; j++)
+            if (j < c.gate_off || j >= c.gate_off + c.D)
+                ck_assert_msg(dada[n * c.stride + j] == 0.0f, "the gate wrote outside its slice");
+    // a gate of 0: the branch gets exactly nothing, the gate its full share
+    memset(c.ada, 0, na * sizeof(float));
+    memset(dbranch, 0, nx * sizeof(float));
+    gate_residual_backward(dbranch, dada + c.gate_off, c.w, c.branch, c.ada + c.gate_off,
+                           c.N, c.L, c.D, c.stride);
+    for (size_t i = 0; i < nx; i++) ck_assert(dbranch[i] == 0.0f);
+    free(c.x); free(c.branch); free(c.ada); free(c.out); free(c.w); free(dbranch); free(dada);
+}
+END_TEST
+
+// Whether block b's ada rows [from, to) (chunks of D) have any nonzero
+// gradient, in the weight or the bias.
+static int ada_rows_moved(const Model *m, int b, int from, int to) {
+    char name[64];
+    int D = m->cfg.dim, moved = 0;
+    snprintf(name, sizeof name, "blocks.%d.ada.weight", b);
+    const ParamTensor *w = model_find(m, name);
+    for (size_t j = (size_t)from * D * D; j < (size_t)to * D * D; j++) moved |= m->grads[w->offset + j] != 0.0f;
+    snprintf(name, sizeof name, "blocks.%d.ada.bias", b);
+    const ParamTensor *bias = model_find(m, name);
+    for (size_t j = (size_t)from * D; j < (size_t)to * D; j++) moved |= m->grads[bias->offset + j] != 0.0f;
+    return moved;
+}
+
+static int tensor_moved(const Model *m, const ParamTensor *t) {
+    for (size_t j = 0; j < t->size; j++)
+        if (m->grads[t->offset + j] != 0.0f) return 1;
+    return 0;
+}
+
+START_TEST(test_adazero_start) {
+    Model m;
+    const char *sets[] = { "ada=zero", NULL };
+    Config cfg = build_tiny(&m, sets);
+    model_init_weights(&m, 7);
+    const char *zero[] = { "ada.weight", "ada.bias", "ada_f.weight", "ada_f.bias", "head.weight", "head.bias" };
+    int n_zero = 0;
+    for (int i = 0; i < m.n_tensors; i++) {
+        const ParamTensor *T = &m.tensors[i];
+        int should = 0;
+        for (int k = 0; k < 6; k++) {
+            size_t ln = strlen(T->name), lk = strlen(zero[k]);
+            should |= ln >= lk && strcmp(T->name + ln - lk, zero[k]) == 0 &&
+                      (ln == lk || T->name[ln - lk - 1] == '.');
+        }
+        ck_assert_msg(should == (T->init == INIT_ZERO), "%s: init %d", T->name, (int)T->init);
+        if (should) {
+            n_zero++;
+            for (size_t j = 0; j < T->size; j++) ck_assert(m.params[T->offset + j] == 0.0f);
+        }
+    }
+    ck_assert_int_eq(n_zero, 2 * cfg.depth + 4);
+    int N = 2, D = cfg.dim;
+    size_t per = (size_t)cfg.channels * cfg.img * cfg.img;
+    float *x1 = alloc_floats(N * per), *x0 = alloc_floats(N * per), t[2] = { 0.3f, 0.8f };
+    Rng r;
+    rng_seed(&r, 11);
+    rng_fill_uniform(&r, x1, (long)(N * per), -1.0f, 1.0f);
+    rng_fill_normal(&r, x0, (long)(N * per), 1.0f);
+    TrainState ts;
+    AdamWConfig opt = adamw_default(1e-3f);
+    ck_assert_int_eq(train_state_init(&ts, &m, N, &opt), 0);
+    for (int step = 0; step < 3; step++) {
+        train_forward_backward(&ts, x1, x0, t);
+        if (step == 0) {   // the first output is 0 and every block the identity
+            for (size_t i = 0; i < N * per; i++) ck_assert(ts.act.v[i] == 0.0f);
+            size_t NLD = (size_t)N * cfg_tokens(&cfg) * D;
+            for (int k = 1; k <= 2 * cfg.depth; k++)
+                ck_assert(memcmp(ts.act.resid, ts.act.resid + k * NLD, NLD * sizeof(float)) == 0);
+        }
+        for (int i = 0; i < m.n_tensors; i++) {
+            const ParamTensor *T = &m.tensors[i];
+            if (strstr(T->name, ".ada.")) continue;   // the block's ada rows: below
+            int head = strncmp(T->name, "head.", 5) == 0, time_mlp = strncmp(T->name, "t_fc", 4) == 0;
+            int want = step == 0 ? head : step == 1 ? T->block < 0 && !time_mlp : 1;
+            ck_assert_msg(tensor_moved(&m, T) == want, "step %d: %s has %s gradient", step, T->name,
+                          want ? "no" : "a");
+        }
+        for (int b = 0; b < cfg.depth; b++) {
+            // rows: shift_a, scale_a, gate_a, shift_m, scale_m, gate_m
+            int gates = ada_rows_moved(&m, b, 2, 3) && ada_rows_moved(&m, b, 5, 6);
+            int shifts_scales = ada_rows_moved(&m, b, 0, 2) || ada_rows_moved(&m, b, 3, 5);
+            ck_assert_msg(gates == (step >= 1), "step %d: block %d's gates", step, b);
+            ck_assert_msg(shifts_scales == (step >= 2), "step %d: block %d's shifts and scales", step, b);
+        }
+        train_adamw_step(&ts);
+    }
+    train_state_free(&ts);
+    model_free(&m);
+    free(x1); free(x0);
+}
+END_TEST
+
+// A checkpoint or golden file saved before ada existed has no `ada` in its
+// metadata: it loads as the plain block; adazero.safetensors says zero.
+START_TEST(test_ada_from_metadata) {
+    const struct { const char *file; AdaKind want; } cases[] = {
+        { "baseline.safetensors", ADA_PLAIN }, { "adazero.safetensors", ADA_ZERO } };
+    for (int k = 0; k < 2; k++) {
+        char path[4096];
+        ck_assert_msg(golden_path(cases[k].file, path, sizeof path), "%s not found", path);
+        SafeTensors st;
+        ck_assert_msg(st_read(path, &st, err, sizeof err) == 0, "%s", err);
+        int has_ada = 0;
+        for (int i = 0; i < st.n_meta; i++) has_ada |= strcmp(st.meta_keys[i], "ada") == 0;
+        ck_assert_int_eq(has_ada, cases[k].want == ADA_ZERO);
+        Config c;
+        ck_assert_msg(checkpoint_config_from(&st, path, &c, err, sizeof err) == 0, "%s", err);
+        ck_assert_int_eq(c.ada, cases[k].want);
+        st_free(&st);
+    }
 }
 END_TEST
 
@@ -477,6 +655,8 @@ START_TEST(test_determinism_baseline) { check_determinism("baseline", VARIANTS[0
 END_TEST
 START_TEST(test_determinism_allfour) { check_determinism("all four", VARIANTS[5].sets); }
 END_TEST
+START_TEST(test_determinism_adazero) { check_determinism("ada=zero", VARIANTS[6].sets); }
+END_TEST
 
 // ===========================================================================
 // (e) the Euler sampler on a model of known output
@@ -553,9 +733,9 @@ END_TEST
 // its row functions run with a gain as well as without.
 static const char *const SMOKE_SETS[][3] = {
     { NULL }, { "norm=rmsnorm", "qk_norm=true", NULL }, { "qk_norm=true", NULL },
-    { "mlp=swiglu", NULL }, { "pos=rope2d", NULL },
+    { "mlp=swiglu", NULL }, { "pos=rope2d", NULL }, { "ada=zero", NULL },
 };
-static const char *const SMOKE_NAMES[] = { "baseline", "rmsnorm", "qk_norm", "swiglu", "rope2d" };
+static const char *const SMOKE_NAMES[] = { "baseline", "rmsnorm", "qk_norm", "swiglu", "rope2d", "ada=zero" };
 
 // The losses of a reference run, one a line; returns how many were read.
 static int read_losses(const char *path, double *loss, int max) {
@@ -719,17 +899,24 @@ int main(void) {
     tcase_add_test(tc, test_grad_swiglu);
     tcase_add_test(tc, test_grad_rope2d);
     tcase_add_test(tc, test_grad_allfour_nobias);
+    tcase_add_test(tc, test_grad_adazero);
+    tcase_add_test(tc, test_grad_adazero_allfour);
+    tcase_add_test(tc, test_gate_grad);
+    tcase_add_test(tc, test_adazero_start);
+    tcase_add_test(tc, test_ada_from_metadata);
     tcase_add_test(add_case(s, "golden", 60), test_golden);
     tcase_add_test(tc, test_noise_is_the_stream_on_any_threads);
     tcase_add_test(tc, test_grad_norm_on_any_threads);
     tcase_add_test(tc, test_determinism_baseline);
     tcase_add_test(tc, test_determinism_allfour);
+    tcase_add_test(tc, test_determinism_adazero);
     TCase *sampler = add_case(s, "sampler", 60);
     tcase_add_test(sampler, test_sampler_constant_baseline);
     tcase_add_test(sampler, test_sampler_constant_allfour);
     tcase_add_test(tc, test_summary);
-    // smoke_baseline, smoke_rmsnorm, smoke_qknorm, smoke_swiglu, smoke_rope2d
-    const char *smoke[] = { "smoke_baseline", "smoke_rmsnorm", "smoke_qknorm", "smoke_swiglu", "smoke_rope2d" };
-    for (int v = 0; v < 5; v++) tcase_add_loop_test(add_case(s, smoke[v], 60), test_smoke, v, v + 1);
+    // smoke_baseline, smoke_rmsnorm, smoke_qknorm, smoke_swiglu, smoke_rope2d, smoke_adazero
+    const char *smoke[] = { "smoke_baseline", "smoke_rmsnorm", "smoke_qknorm", "smoke_swiglu", "smoke_rope2d",
+                            "smoke_adazero" };
+    for (int v = 0; v < 6; v++) tcase_add_loop_test(add_case(s, smoke[v], 60), test_smoke, v, v + 1);
     return run_suite(s);
 }

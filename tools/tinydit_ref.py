@@ -40,7 +40,7 @@ from torch import nn
 
 DEFAULTS = dict(img=32, channels=3, patch=4, dim=128, depth=4, heads=4, mlp_ratio=4.0,
                 freq_dim=256, norm="layernorm", qk_norm=False, mlp="gelu", mlp_multiple_of=1,
-                pos="learned", rope_base=100.0, bias=True)
+                pos="learned", rope_base=100.0, bias=True, ada="plain")
 EPS = 1e-6   # both block norms and QK-norm
 
 
@@ -138,13 +138,18 @@ class Block(nn.Module):
     def __init__(self, cfg):
         super().__init__()
         self.cfg = cfg
-        self.ada = nn.Linear(cfg["dim"], 4 * cfg["dim"], bias=cfg["bias"])
+        self.gated = cfg["ada"] == "zero"   # adaLN-Zero: a gate on each half's output
+        self.ada = nn.Linear(cfg["dim"], (6 if self.gated else 4) * cfg["dim"], bias=cfg["bias"])
         self.attn, self.mlp = Attention(cfg), Mlp(cfg)
 
     def forward(self, h, c, rope_cs):   # h (N, L, D), c (N, D)
-        shift_a, scale_a, shift_m, scale_m = self.ada(F.silu(c))[:, None, :].chunk(4, dim=-1)
-        h = h + self.attn(block_norm(self.cfg, h) * (1 + scale_a) + shift_a, rope_cs)
-        return h + self.mlp(block_norm(self.cfg, h) * (1 + scale_m) + shift_m)
+        chunks = self.ada(F.silu(c))[:, None, :].chunk(6 if self.gated else 4, dim=-1)
+        if self.gated:
+            shift_a, scale_a, gate_a, shift_m, scale_m, gate_m = chunks
+        else:
+            (shift_a, scale_a, shift_m, scale_m), gate_a, gate_m = chunks, 1, 1
+        h = h + gate_a * self.attn(block_norm(self.cfg, h) * (1 + scale_a) + shift_a, rope_cs)
+        return h + gate_m * self.mlp(block_norm(self.cfg, h) * (1 + scale_m) + shift_m)
 
 
 class TinyDiT(nn.Module):
@@ -165,6 +170,10 @@ class TinyDiT(nn.Module):
         self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg["depth"]))
         self.ada_f = nn.Linear(d, 2 * d, bias=b)
         self.head = nn.Linear(d, patch_dim, bias=b)
+        if cfg["ada"] == "zero":   # adaLN-Zero: every block the identity, the first output 0
+            for layer in [blk.ada for blk in self.blocks] + [self.ada_f, self.head]:
+                for p in layer.parameters():
+                    nn.init.zeros_(p)
 
     def timestep_features(self, t):   # (N,) -> (N, freq_dim): cos then sin
         half = self.cfg["freq_dim"] // 2
@@ -249,6 +258,8 @@ GOLDEN = {
     # two channels, 2x2 patches, three blocks of three heads of 4, GELU at ratio 3
     "shape2": (10, dict(img=8, channels=2, patch=2, dim=12, depth=3, heads=3, freq_dim=12,
                         mlp_ratio=3.0)),
+    # adaLN-Zero's gates (the weights are random, as in every file, so no gate is 0)
+    "adazero": (11, dict(ada="zero")),
 }
 # A file where every norm's eps matters: the residual stream and the queries
 # and keys kept tiny (weights scaled down after the draw), so that the mean

@@ -34,6 +34,7 @@ const AblationConfig ABLATION_CONFIG[ABLATION_CONFIGS] = {
     { "p11_all",          "all four",          { "norm=rmsnorm", "qk_norm=true", "mlp=swiglu", "pos=rope2d", NULL } },
     { "p11_base_lr2e3",   "baseline, lr 2e-3", { "lr=2e-3", NULL } },
     { "p11_qknorm_lr2e3", "+ QK-norm, lr 2e-3",{ "qk_norm=true", "lr=2e-3", NULL } },
+    { "p11_adazero",      "+ adaLN-Zero",      { "ada=zero", NULL } },
 };
 
 const AblationRun ABLATION[ABLATION_RUNS] = {
@@ -71,6 +72,7 @@ int ablation_run_parse(const char *name, int *config, int *seed) {
 }
 
 int ablation_config_seeds(int config, int n) {
+    if (config == CFG_ADAZERO && n < 2) return 0;   // not one of the tutorial's nine
     return config == CFG_BASE && n < 2 ? 2 : n;
 }
 

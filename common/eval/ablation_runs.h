@@ -14,7 +14,7 @@
 // k is one folder under runs/ (ablation_run_name):
 //   the baseline   p11_base_s0, p11_base_s1, p11_base_s2, ...
 //   the others     p11_rope (seed 0), p11_rope_s1, p11_rope_s2, ...
-#define ABLATION_CONFIGS 8
+#define ABLATION_CONFIGS 9
 #define ABLATION_MAX_SEEDS 16
 #define ABLATION_MAX_SETS 4
 
@@ -25,7 +25,10 @@ typedef struct {
 } AblationConfig;
 
 extern const AblationConfig ABLATION_CONFIG[ABLATION_CONFIGS];
-enum { CFG_BASE, CFG_RMSNORM, CFG_QKNORM, CFG_SWIGLU, CFG_ROPE, CFG_ALL, CFG_BASE_LR2E3, CFG_QKNORM_LR2E3 };
+// The last, adaLN-Zero, is the fifth upgrade, beyond the tutorial's table:
+// trained with --seeds or --only, never among the nine runs below.
+enum { CFG_BASE, CFG_RMSNORM, CFG_QKNORM, CFG_SWIGLU, CFG_ROPE, CFG_ALL, CFG_BASE_LR2E3, CFG_QKNORM_LR2E3,
+       CFG_ADAZERO };
 
 // The tutorial's nine runs: the baseline at seeds 0 and 1, every other
 // configuration at seed 0. `ablation` with no --seeds trains these.
@@ -47,7 +50,8 @@ void ablation_run_name(int config, int seed, char *out, size_t outlen);
 // The other way round: 0 with *config and *seed, or -1 if no run has this name.
 int ablation_run_parse(const char *name, int *config, int *seed);
 // How many seeds configuration c trains with --seeds n: n, and at least two
-// for the baseline, whose seed pair is the tutorial's yardstick.
+// for the baseline, whose seed pair is the tutorial's yardstick; adaLN-Zero,
+// beyond the tutorial's nine, none at n = 1 (the default).
 int ablation_config_seeds(int config, int n);
 
 // Reading the runs. The scorecard fields of each metrics.json are

@@ -181,7 +181,7 @@ int parity_attention(const SafeTensors *st, int qk_norm, Parity *p, char *err, s
 }
 
 // ---------------------------------------------------------------------------
-// Step 4: the block's FFN, mlp_forward and mlp_backward, on the file's
+// Step 4: the block's FFN, gelu_mlp_* or swiglu_mlp_* (nn/mlp.c), on the file's
 // weights ("gelu.fc1.weight", ...) and x (R, D). Its hidden width must be
 // the model's for a TinyDiT of width D (cfg_mlp_hidden).
 
@@ -236,8 +236,15 @@ int parity_ffn(const SafeTensors *st, MlpKind kind, Parity *p, char *err, size_t
     }
     float *out = zeros(RD), *dx = zeros(RD);
     MlpHidden h = { zeros(RH), zeros(RH), zeros(RH) }, dh = { zeros(RH), zeros(RH), zeros(RH) };
-    mlp_forward(out, h, x->data, &w, kind, R, D, H);
-    mlp_backward(dx, &g, dh, dout->data, x->data, h, &w, kind, R, D, H);
+    if (kind == MLP_SWIGLU) {
+        swiglu_mlp_forward(out, h, x->data, w.w1_w, w.w1_b, w.w2_w, w.w2_b, w.w3_w, w.w3_b, R, D, H);
+        swiglu_mlp_backward(dx, g.w1_w, g.w1_b, g.w2_w, g.w2_b, g.w3_w, g.w3_b, dh, dout->data, x->data, h,
+                            w.w1_w, w.w2_w, w.w3_w, R, D, H);
+    } else {
+        gelu_mlp_forward(out, h, x->data, w.fc1_w, w.fc1_b, w.fc2_w, w.fc2_b, R, D, H);
+        gelu_mlp_backward(dx, g.fc1_w, g.fc1_b, g.fc2_w, g.fc2_b, dh, dout->data, x->data, h,
+                          w.fc1_w, w.fc2_w, R, D, H);
+    }
     describe(p, st, v);
     judge(p, 0, out, ref_out);
     judge(p, 1, dx, ref_dx);

@@ -4,8 +4,8 @@
 // layer-files) and committed, so the checks run without PyTorch.
 //
 // Each check feeds the file's inputs to the function the model runs
-// (layernorm_forward, rmsnorm_forward, attention_forward, mlp_forward,
-// rope_forward and their backwards) with the model's eps (NORM_EPS), and
+// (layernorm_forward, rmsnorm_forward, attention_forward, gelu_mlp_forward,
+// swiglu_mlp_forward, rope_forward and their backwards) with the model's eps (NORM_EPS), and
 // compares every result with PyTorch's: the largest difference relative to
 // the largest value, max |ours − torch| / max |torch|, worst tensor of the
 // forward pass and of the backward pass.

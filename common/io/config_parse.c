@@ -36,6 +36,7 @@ typedef struct {
 static const char *const NORM_NAMES[] = {"layernorm", "rmsnorm", NULL};
 static const char *const MLP_NAMES[] = {"gelu", "swiglu", NULL};
 static const char *const POS_NAMES[] = {"learned", "rope2d", NULL};
+static const char *const ADA_NAMES[] = {"plain", "zero", NULL};
 
 #define OFF(f) offsetof(Config, f)
 static const Field FIELDS[] = {
@@ -54,6 +55,7 @@ static const Field FIELDS[] = {
     {"pos",             F_ENUM,  OFF(pos),             0, POS_NAMES, "position encoding"},
     {"rope_base",       F_FLOAT, OFF(rope_base),       0, NULL, "RoPE frequency base"},
     {"bias",            F_BOOL,  OFF(bias),            0, NULL, "biases in every Linear layer"},
+    {"ada",             F_ENUM,  OFF(ada),             0, ADA_NAMES, "adaLN: plain, or zero (adaLN-Zero: gated halves, zero init)"},
     {"seed",            F_U64,   OFF(seed),            0, NULL, "random seed of the run"},
     {"lr",              F_FLOAT, OFF(lr),              0, NULL, "AdamW learning rate"},
     {"weight_decay",    F_FLOAT, OFF(weight_decay),    0, NULL, "AdamW weight decay of 2-D tensors"},
@@ -80,10 +82,11 @@ static void *field_ptr(const Config *c, const Field *f) { return (char *)c + f->
 // Floats must be > 0, except weight_decay, which may be 0 (the default).
 static bool float_may_be_zero(const Field *f) { return strcmp(f->key, "weight_decay") == 0; }
 
-// Enums are stored as their C enum type; all three are int-sized (C11 6.7.2.2
+// Enums are stored as their C enum type; all four are int-sized (C11 6.7.2.2
 // lets the compiler pick, but gcc uses unsigned int / int for these ranges).
 _Static_assert(sizeof(NormKind) == sizeof(int) && sizeof(MlpKind) == sizeof(int) &&
-               sizeof(PosKind) == sizeof(int), "enums are read and written as int");
+               sizeof(PosKind) == sizeof(int) && sizeof(AdaKind) == sizeof(int),
+               "enums are read and written as int");
 
 static const Field *find_field(const char *key, size_t keylen) {
     for (int i = 0; i < N_FIELDS; i++)

@@ -24,6 +24,7 @@ Config config_default(void) {
     c.pos = POS_LEARNED;
     c.rope_base = 100.0f;
     c.bias = true;
+    c.ada = ADA_PLAIN;
     c.seed = 0;
     c.lr = 3e-4f;
     c.weight_decay = 0.0f;
@@ -83,6 +84,7 @@ int config_check_model(const Config *c, char *err, size_t errlen) {
     if ((unsigned)c->norm > NORM_RMSNORM) return fail(err, errlen, "norm has an invalid value %d", (int)c->norm);
     if ((unsigned)c->mlp > MLP_SWIGLU) return fail(err, errlen, "mlp has an invalid value %d", (int)c->mlp);
     if ((unsigned)c->pos > POS_ROPE2D) return fail(err, errlen, "pos has an invalid value %d", (int)c->pos);
+    if ((unsigned)c->ada > ADA_ZERO) return fail(err, errlen, "ada has an invalid value %d", (int)c->ada);
     if (!(c->mlp_ratio > 0)) return fail(err, errlen, "mlp_ratio=%g: must be > 0", c->mlp_ratio);
     if (!(c->rope_base > 0)) return fail(err, errlen, "rope_base=%g: must be > 0", c->rope_base);
 
@@ -104,7 +106,7 @@ int config_check_model(const Config *c, char *err, size_t errlen) {
     // img * channels overflows even a long long for img near 2^31 (found by
     // `make fuzz`: --set img=1999199992 passed). With img^2 * channels in an
     // int, patch_dim = channels * patch^2 (patch <= img) fits one too.
-    if (c->dim > INT_MAX / 4 || c->img > INT_MAX / c->img || c->img * c->img > INT_MAX / c->channels ||
+    if (c->dim > INT_MAX / 6 || c->img > INT_MAX / c->img || c->img * c->img > INT_MAX / c->channels ||
         (long long)cfg_patch_dim(c) * c->dim > INT_MAX)
         return fail(err, errlen, "sizes too large (dim=%d img=%d channels=%d)", c->dim, c->img, c->channels);
     double hidden = (c->mlp == MLP_SWIGLU ? 2.0 * c->mlp_ratio / 3.0 : c->mlp_ratio) * c->dim;

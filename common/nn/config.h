@@ -14,6 +14,7 @@
 typedef enum { NORM_LAYERNORM = 0, NORM_RMSNORM = 1 } NormKind;
 typedef enum { MLP_GELU = 0, MLP_SWIGLU = 1 } MlpKind;
 typedef enum { POS_LEARNED = 0, POS_ROPE2D = 1 } PosKind;
+typedef enum { ADA_PLAIN = 0, ADA_ZERO = 1 } AdaKind;
 
 typedef struct {
     // --- the model ---
@@ -28,6 +29,7 @@ typedef struct {
     PosKind pos;                // learned | rope2d
     float rope_base;            // RoPE frequency base
     bool bias;                  // false drops every Linear bias
+    AdaKind ada;                // plain (shift, scale) | zero (adaLN-Zero: gates, zero init)
     // --- the training run ---
     unsigned long long seed;
     float lr;
@@ -44,6 +46,9 @@ static inline int cfg_tokens(const Config *c) { return cfg_grid(c) * cfg_grid(c)
 static inline int cfg_head_dim(const Config *c) { return c->dim / c->heads; }
 static inline int cfg_patch_dim(const Config *c) { return c->channels * c->patch * c->patch; }
 int cfg_mlp_hidden(const Config *c);   // GELU: mlp_ratio*D; SwiGLU: int(2*mlp_ratio*D/3), rounded up
+// How many D-wide chunks a block's ada Linear gives: shift and scale for each
+// half (4), and with ada=zero a gate for each half too (6).
+static inline int cfg_ada_chunks(const Config *c) { return c->ada == ADA_ZERO ? 6 : 4; }
 
 Config config_default(void);   // the tutorial's model: 32x32x3, patch 4, D 128, 4 blocks, 4 heads
 

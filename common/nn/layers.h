@@ -67,6 +67,17 @@ void modulate_forward(float *out, const float *x, const float *shift, const floa
 void modulate_backward(float *dx, float *dshift, float *dscale, const float *dout,
                        const float *x, const float *scale, int N, int L, int D, int stride);
 
+// adaLN-Zero's gated residual: out[n,l,:] = x[n,l,:] + gate[n,:] · branch[n,l,:],
+// the branch (a block half's output) scaled by its image's gate before it
+// joins the stream. x, branch, out (N, L, D); gate rows of `stride` floats, as
+// shift and scale above. The backward adds gate · dout into dbranch and
+// Σ_l dout · branch into dgate; x's gradient is dout itself, which the
+// caller's residual stream already carries.
+void gate_residual_forward(float *out, const float *x, const float *branch, const float *gate,
+                           int N, int L, int D, int stride);
+void gate_residual_backward(float *dbranch, float *dgate, const float *dout, const float *branch,
+                            const float *gate, int N, int L, int D, int stride);
+
 // The two in one pass, what the model runs: out = norm(x) · (1 + scale) + shift,
 // the norm chosen by `kind`: LayerNorm (saves mean and rstd) or RMSNorm
 // without gain (saves rstd; mean is not touched). The same bits as norm then
@@ -91,6 +102,29 @@ void silu_backward(float *dinp, const float *dout, const float *inp, size_t n);
 void swiglu_forward(float *out, const float *gate, const float *value, size_t n);
 void swiglu_backward(float *dgate, float *dvalue, const float *dout,
                      const float *gate, const float *value, size_t n);
+
+// ----------------------------------------------------------------------------
+// The feed-forward half of a block (mlp.c), GELU's or SwiGLU's (step 4), on R
+// token rows: inp, out (R, D), hidden width H. Its hidden buffers are passed
+// in (the model hands it a block's activations, step 4 its own), (R, H)
+// each: pre = fc1's output or SwiGLU's gate, val = SwiGLU's value (unused by
+// GELU), act = the last Linear's input. The backward's dinp, weight
+// gradients and dh accumulate: start them at zero.
+typedef struct { float *pre, *val, *act; } MlpHidden;
+// out = fc2(GELU(fc1(inp))).  fc1 (H, D), fc2 (D, H)
+void gelu_mlp_forward(float *out, MlpHidden h, const float *inp, const float *fc1_w,
+                      const float *fc1_b, const float *fc2_w, const float *fc2_b, int R, int D, int H);
+void gelu_mlp_backward(float *dinp, float *dfc1_w, float *dfc1_b, float *dfc2_w, float *dfc2_b,
+                       MlpHidden dh, const float *dout, const float *inp, MlpHidden h,
+                       const float *fc1_w, const float *fc2_w, int R, int D, int H);
+// out = w3(silu(w1(inp)) · w2(inp)).  w1, w2 (H, D), w3 (D, H)
+void swiglu_mlp_forward(float *out, MlpHidden h, const float *inp, const float *w1_w,
+                        const float *w1_b, const float *w2_w, const float *w2_b, const float *w3_w,
+                        const float *w3_b, int R, int D, int H);
+void swiglu_mlp_backward(float *dinp, float *dw1_w, float *dw1_b, float *dw2_w, float *dw2_b,
+                         float *dw3_w, float *dw3_b, MlpHidden dh, const float *dout,
+                         const float *inp, MlpHidden h, const float *w1_w, const float *w2_w,
+                         const float *w3_w, int R, int D, int H);
 
 // ----------------------------------------------------------------------------
 // 2D RoPE. Tables cos, sin (n_prefix + grid², head_dim): the first half of a

@@ -15,14 +15,14 @@
 // prints), make_views points the fields of ParamViews and BlockParams at them.
 
 // A shape's sizes, by what they are in the config.
-typedef enum { NONE, WIDTH, WIDTH_2, WIDTH_3, WIDTH_4, HIDDEN, PATCH_VALUES, FREQ, GRID, HEAD_DIM } Size;
+typedef enum { NONE, WIDTH, WIDTH_2, WIDTH_3, ADA_OUT, HIDDEN, PATCH_VALUES, FREQ, GRID, HEAD_DIM } Size;
 
 static int size_of(const Config *c, Size s) {
     switch (s) {
     case WIDTH:        return c->dim;
     case WIDTH_2:      return 2 * c->dim;
     case WIDTH_3:      return 3 * c->dim;
-    case WIDTH_4:      return 4 * c->dim;
+    case ADA_OUT:      return cfg_ada_chunks(c) * c->dim;   // 4D, or 6D with ada=zero
     case HIDDEN:       return cfg_mlp_hidden(c);
     case PATCH_VALUES: return cfg_patch_dim(c);
     case FREQ:         return c->freq_dim;
@@ -49,13 +49,15 @@ static int present(const Config *c, When w) {
 
 // One row: a Linear (name.weight of shape (rows, cols) = (out, in), and
 // name.bias (out) unless bias=false), a norm's gain (name, (rows)) or a
-// position table (name, (rows, cols)). The views are byte offsets of
-// float * fields in ParamViews (top level) or BlockParams (in a block).
+// position table (name, (rows, cols)); how it starts (a Linear's weight and
+// bias alike); the views: byte offsets of float * fields in ParamViews (top
+// level) or BlockParams (in a block).
 typedef struct {
     const char *name;
     When when;
     ParamKind kind;
     Size rows, cols;
+    ParamInit init;
     size_t weight_view, bias_view;
 } ParamRow;
 
@@ -65,27 +67,27 @@ typedef struct {
 // In the order PyTorch's named_parameters() lists them: the model's own
 // tensors and modules before the blocks, each block, the ones after.
 static const ParamRow BEFORE_BLOCKS[] = {
-    { "pos_row",     IF_LEARNED_POS, PARAM_POSITION, GRID,  WIDTH,        TOP(pos_row), 0 },
-    { "pos_col",     IF_LEARNED_POS, PARAM_POSITION, GRID,  WIDTH,        TOP(pos_col), 0 },
-    { "patch_embed", ALWAYS,         PARAM_LINEAR,   WIDTH, PATCH_VALUES, TOP(patch_w), TOP(patch_b) },
-    { "t_fc1",       ALWAYS,         PARAM_LINEAR,   WIDTH, FREQ,         TOP(t_fc1_w), TOP(t_fc1_b) },
-    { "t_fc2",       ALWAYS,         PARAM_LINEAR,   WIDTH, WIDTH,        TOP(t_fc2_w), TOP(t_fc2_b) },
+    { "pos_row",     IF_LEARNED_POS, PARAM_POSITION, GRID,  WIDTH,        INIT_NORMAL, TOP(pos_row), 0 },
+    { "pos_col",     IF_LEARNED_POS, PARAM_POSITION, GRID,  WIDTH,        INIT_NORMAL, TOP(pos_col), 0 },
+    { "patch_embed", ALWAYS,         PARAM_LINEAR,   WIDTH, PATCH_VALUES, INIT_FAN_IN, TOP(patch_w), TOP(patch_b) },
+    { "t_fc1",       ALWAYS,         PARAM_LINEAR,   WIDTH, FREQ,         INIT_FAN_IN, TOP(t_fc1_w), TOP(t_fc1_b) },
+    { "t_fc2",       ALWAYS,         PARAM_LINEAR,   WIDTH, WIDTH,        INIT_FAN_IN, TOP(t_fc2_w), TOP(t_fc2_b) },
 };
 static const ParamRow IN_EACH_BLOCK[] = {   // names after "blocks.<b>."
-    { "attn.qkv",           ALWAYS,     PARAM_LINEAR, WIDTH_3,  WIDTH,  BLOCK(qkv_w),  BLOCK(qkv_b) },
-    { "attn.proj",          ALWAYS,     PARAM_LINEAR, WIDTH,    WIDTH,  BLOCK(proj_w), BLOCK(proj_b) },
-    { "attn.q_norm.weight", IF_QK_NORM, PARAM_GAIN,   HEAD_DIM, NONE,   BLOCK(q_norm), 0 },
-    { "attn.k_norm.weight", IF_QK_NORM, PARAM_GAIN,   HEAD_DIM, NONE,   BLOCK(k_norm), 0 },
-    { "mlp.w1",             IF_SWIGLU,  PARAM_LINEAR, HIDDEN,   WIDTH,  BLOCK(w1_w),   BLOCK(w1_b) },
-    { "mlp.w2",             IF_SWIGLU,  PARAM_LINEAR, HIDDEN,   WIDTH,  BLOCK(w2_w),   BLOCK(w2_b) },
-    { "mlp.w3",             IF_SWIGLU,  PARAM_LINEAR, WIDTH,    HIDDEN, BLOCK(w3_w),   BLOCK(w3_b) },
-    { "mlp.fc1",            IF_GELU,    PARAM_LINEAR, HIDDEN,   WIDTH,  BLOCK(fc1_w),  BLOCK(fc1_b) },
-    { "mlp.fc2",            IF_GELU,    PARAM_LINEAR, WIDTH,    HIDDEN, BLOCK(fc2_w),  BLOCK(fc2_b) },
-    { "ada",                ALWAYS,     PARAM_LINEAR, WIDTH_4,  WIDTH,  BLOCK(ada_w),  BLOCK(ada_b) },
+    { "attn.qkv",           ALWAYS,     PARAM_LINEAR, WIDTH_3,  WIDTH,  INIT_FAN_IN, BLOCK(qkv_w),  BLOCK(qkv_b) },
+    { "attn.proj",          ALWAYS,     PARAM_LINEAR, WIDTH,    WIDTH,  INIT_FAN_IN, BLOCK(proj_w), BLOCK(proj_b) },
+    { "attn.q_norm.weight", IF_QK_NORM, PARAM_GAIN,   HEAD_DIM, NONE,   INIT_ONE,    BLOCK(q_norm), 0 },
+    { "attn.k_norm.weight", IF_QK_NORM, PARAM_GAIN,   HEAD_DIM, NONE,   INIT_ONE,    BLOCK(k_norm), 0 },
+    { "mlp.w1",             IF_SWIGLU,  PARAM_LINEAR, HIDDEN,   WIDTH,  INIT_FAN_IN, BLOCK(w1_w),   BLOCK(w1_b) },
+    { "mlp.w2",             IF_SWIGLU,  PARAM_LINEAR, HIDDEN,   WIDTH,  INIT_FAN_IN, BLOCK(w2_w),   BLOCK(w2_b) },
+    { "mlp.w3",             IF_SWIGLU,  PARAM_LINEAR, WIDTH,    HIDDEN, INIT_FAN_IN, BLOCK(w3_w),   BLOCK(w3_b) },
+    { "mlp.fc1",            IF_GELU,    PARAM_LINEAR, HIDDEN,   WIDTH,  INIT_FAN_IN, BLOCK(fc1_w),  BLOCK(fc1_b) },
+    { "mlp.fc2",            IF_GELU,    PARAM_LINEAR, WIDTH,    HIDDEN, INIT_FAN_IN, BLOCK(fc2_w),  BLOCK(fc2_b) },
+    { "ada",                ALWAYS,     PARAM_LINEAR, ADA_OUT,  WIDTH,  INIT_ZERO_IF_ADA_ZERO, BLOCK(ada_w), BLOCK(ada_b) },
 };
 static const ParamRow AFTER_BLOCKS[] = {
-    { "ada_f", ALWAYS, PARAM_LINEAR, WIDTH_2,      WIDTH, TOP(ada_f_w), TOP(ada_f_b) },
-    { "head",  ALWAYS, PARAM_LINEAR, PATCH_VALUES, WIDTH, TOP(head_w),  TOP(head_b) },
+    { "ada_f", ALWAYS, PARAM_LINEAR, WIDTH_2,      WIDTH, INIT_ZERO_IF_ADA_ZERO, TOP(ada_f_w), TOP(ada_f_b) },
+    { "head",  ALWAYS, PARAM_LINEAR, PATCH_VALUES, WIDTH, INIT_ZERO_IF_ADA_ZERO, TOP(head_w),  TOP(head_b) },
 };
 #define ROWS(a) (int)(sizeof(a) / sizeof(a[0]))
 
@@ -95,11 +97,12 @@ static int max_tensors(int depth) {
 }
 
 // Appends one tensor, a slice of the flat arrays right after the last one.
-static void add_tensor(Model *m, const char *name, ParamKind kind, int d0, int d1, int block,
-                       size_t view) {
+static void add_tensor(Model *m, const char *name, ParamKind kind, ParamInit init, int d0, int d1,
+                       int block, size_t view) {
     ParamTensor *t = &m->tensors[m->n_tensors++];
     snprintf(t->name, sizeof t->name, "%s", name);
     t->kind = kind;
+    t->init = init;
     t->ndim = d1 > 0 ? 2 : 1;
     t->shape[0] = d0;
     t->shape[1] = d1 > 0 ? d1 : 1;
@@ -118,16 +121,20 @@ static void add_rows(Model *m, const ParamRow *rows, int n, const char *prefix, 
         const ParamRow *r = &rows[i];
         if (!present(c, r->when)) continue;
         int d0 = size_of(c, r->rows), d1 = r->cols == NONE ? 0 : size_of(c, r->cols);
+        // adaLN-Zero starts every block's ada, ada_f and head at zero: each
+        // block starts as the identity and the model's first output is 0
+        ParamInit init = r->init;
+        if (init == INIT_ZERO_IF_ADA_ZERO) init = c->ada == ADA_ZERO ? INIT_ZERO : INIT_FAN_IN;
         if (r->kind != PARAM_LINEAR) {
             snprintf(name, sizeof name, "%s%s", prefix, r->name);
-            add_tensor(m, name, r->kind, d0, d1, block, r->weight_view);
+            add_tensor(m, name, r->kind, init, d0, d1, block, r->weight_view);
             continue;
         }
         snprintf(name, sizeof name, "%s%s.weight", prefix, r->name);
-        add_tensor(m, name, PARAM_LINEAR, d0, d1, block, r->weight_view);
+        add_tensor(m, name, PARAM_LINEAR, init, d0, d1, block, r->weight_view);
         if (c->bias) {
             snprintf(name, sizeof name, "%s%s.bias", prefix, r->name);
-            add_tensor(m, name, PARAM_LINEAR_BIAS, d0, 0, block, r->bias_view);
+            add_tensor(m, name, PARAM_LINEAR_BIAS, init, d0, 0, block, r->bias_view);
         }
     }
 }
@@ -189,9 +196,10 @@ int model_build(Model *m, const Config *cfg, char *err, size_t errlen) {
     }
     make_views(m, m->params, &m->p);
     make_views(m, m->grads, &m->g);
-    // Norm gains start at 1 (the identity), everything else is drawn later.
+    // Gains start at 1 (the identity) even before model_init_weights: a
+    // model about to be loaded or tested must not start with zero gains.
     for (int i = 0; i < m->n_tensors; i++)
-        if (m->tensors[i].kind == PARAM_GAIN)
+        if (m->tensors[i].init == INIT_ONE)
             for (size_t j = 0; j < m->tensors[i].size; j++) m->params[m->tensors[i].offset + j] = 1.0f;
     if (cfg->pos == POS_ROPE2D) {
         int L = cfg_tokens(cfg), hd = cfg_head_dim(cfg);
@@ -209,25 +217,35 @@ void model_free(Model *m) {
     memset(m, 0, sizeof *m);
 }
 
-// Linear weights and biases uniform in ±1/√fan_in (PyTorch's
-// default), position tables N(0, 0.02²), norm gains 1. Drawn tensor by
-// tensor in table order from one stream.
+// Each tensor as its row of the table says: Linear weights and biases
+// uniform in ±1/√fan_in (PyTorch's default), position tables N(0, 0.02²),
+// gains 1, zeros 0. Drawn tensor by tensor in table order from one stream;
+// a tensor of ones or zeros draws nothing.
 void model_init_weights(Model *m, unsigned long long seed) {
     Rng r;
     rng_seed(&r, seed);
     for (int i = 0; i < m->n_tensors; i++) {
         const ParamTensor *t = &m->tensors[i];
         float *w = m->params + t->offset;
-        if (t->kind == PARAM_GAIN) {
+        switch (t->init) {
+        case INIT_ONE:
             for (size_t j = 0; j < t->size; j++) w[j] = 1.0f;
-        } else if (t->kind == PARAM_POSITION) {
+            break;
+        case INIT_ZERO:
+            memset(w, 0, t->size * sizeof(float));
+            break;
+        case INIT_NORMAL:
             rng_fill_normal(&r, w, (long)t->size, 0.02f);
-        } else {
+            break;
+        case INIT_FAN_IN:
+        case INIT_ZERO_IF_ADA_ZERO: {   // resolved by build_table: never here
             // a weight (out, in) has fan_in = in; its bias shares the fan_in of
             // the weight just before it in the table.
             int fan_in = t->ndim == 2 ? t->shape[1] : m->tensors[i - 1].shape[1];
             float bound = 1.0f / sqrtf((float)fan_in);
             rng_fill_uniform(&r, w, (long)t->size, -bound, bound);
+            break;
+        }
         }
     }
 }
@@ -246,25 +264,27 @@ static void carve_activations(Activations *a, const Model *m, Arena *ar) {
     const Config *c = &m->cfg;
     size_t N = a->N, L = cfg_tokens(c), D = c->dim, P = cfg_patch_dim(c), F = c->freq_dim;
     size_t H = cfg_mlp_hidden(c), NL = N * L, S = c->img;
-    int swiglu = c->mlp == MLP_SWIGLU, qk = c->qk_norm;
+    int swiglu = c->mlp == MLP_SWIGLU, qk = c->qk_norm, gated = c->ada == ADA_ZERO;
     a->tokens = take(ar, NL * P);
     a->temb = take(ar, N * F);
     a->t_h = take(ar, N * D); a->t_hs = take(ar, N * D);
     a->c = take(ar, N * D);   a->c_silu = take(ar, N * D);
     a->resid = take(ar, (2 * (size_t)c->depth + 1) * NL * D);
     for (int b = 0; b < c->depth; b++) {
-        a->ada[b] = take(ar, N * 4 * D);
+        a->ada[b] = take(ar, N * cfg_ada_chunks(c) * D);
         a->norm1_mean[b] = take(ar, NL); a->norm1_rstd[b] = take(ar, NL);
         a->mod1[b] = take(ar, NL * D);
         a->qkv[b] = take(ar, NL * 3 * D);
         float *cache = take(ar, attention_cache_floats(N, L, D, c->heads, qk));
         if (cache) attention_cache_init(&a->att[b], cache, N, L, D, c->heads, qk);
         a->att_out[b] = take(ar, NL * D);
+        a->branch_a[b] = gated ? take(ar, NL * D) : NULL;
         a->norm2_mean[b] = take(ar, NL); a->norm2_rstd[b] = take(ar, NL);
         a->mod2[b] = take(ar, NL * D);
         a->h_pre[b] = take(ar, NL * H);
         a->h_val[b] = swiglu ? take(ar, NL * H) : NULL;
         a->h_act[b] = take(ar, NL * H);
+        a->branch_m[b] = gated ? take(ar, NL * D) : NULL;
     }
     a->ada_f = take(ar, N * 2 * D);
     a->norm_f_mean = take(ar, NL); a->norm_f_rstd = take(ar, NL);
@@ -275,11 +295,11 @@ static void carve_activations(Activations *a, const Model *m, Arena *ar) {
 }
 
 // The per-block arrays of pointers (one pointer per block each).
-#define N_BLOCK_LISTS 12
+#define N_BLOCK_LISTS 14
 static void block_lists(Activations *a, float ***lists[N_BLOCK_LISTS]) {
     float ***all[N_BLOCK_LISTS] = {
-        &a->ada, &a->norm1_mean, &a->norm1_rstd, &a->mod1, &a->qkv, &a->att_out,
-        &a->norm2_mean, &a->norm2_rstd, &a->mod2, &a->h_pre, &a->h_val, &a->h_act };
+        &a->ada, &a->norm1_mean, &a->norm1_rstd, &a->mod1, &a->qkv, &a->att_out, &a->branch_a,
+        &a->norm2_mean, &a->norm2_rstd, &a->mod2, &a->h_pre, &a->h_val, &a->h_act, &a->branch_m };
     for (int i = 0; i < N_BLOCK_LISTS; i++) lists[i] = all[i];
 }
 
@@ -378,9 +398,71 @@ static void embed_forward(const Model *m, Activations *a, Dims d, const float *x
     silu_forward(a->c_silu, a->c, (size_t)d.N * d.D);
 }
 
-// The block's MLP half (mlp_forward, common/nn/mlp.c) on its hidden buffers.
+// A block's ada output by name: per image one row of `stride` floats,
+// [shift_a | scale_a | shift_m | scale_m], each D wide (a for the attention
+// half, m for the MLP half); with ada=zero the row is six chunks,
+// [shift_a | scale_a | gate_a | shift_m | scale_m | gate_m]. The same view
+// names the activation a->ada[b] and its gradient s->dada.
+typedef struct {
+    float *shift_a, *scale_a, *gate_a;   // (N, D) each, rows `stride` apart
+    float *shift_m, *scale_m, *gate_m;   // gate_a, gate_m: NULL when plain
+    int stride;
+} AdaChunks;
+
+static AdaChunks ada_chunks(const Config *c, float *ada) {
+    int D = c->dim;
+    if (c->ada == ADA_ZERO)
+        return (AdaChunks){ ada, ada + D, ada + 2 * D, ada + 3 * D, ada + 4 * D, ada + 5 * D, 6 * D };
+    return (AdaChunks){ ada, ada + D, NULL, ada + 2 * D, ada + 3 * D, NULL, 4 * D };
+}
+
+// The end of a block half: x_next = x + branch, or with ada=zero
+// x + gate · branch. Plain, the half's last layer wrote its branch into
+// x_next itself; gated, into its own buffer, which the backward needs.
+static void residual_add(const Config *c, float *x_next, const float *x, const float *branch,
+                         const float *gate, Dims d, int stride) {
+    if (c->ada == ADA_ZERO) gate_residual_forward(x_next, x, branch, gate, d.N, d.L, d.D, stride);
+    else add_inplace(x_next, x, d.NLD);
+}
+
+// The upgrades inside the attention, each by its switch: qk_norm (step 3)
+// hands it the block's q and k gains, pos=rope2d (step 5) the rotation
+// tables; a switch that is off hands it NULL, and attention_forward skips
+// what it is not given (layers.h).
+typedef struct { const float *q_gain, *k_gain, *rope_cos, *rope_sin; } AttentionUpgrades;
+
+static AttentionUpgrades attention_upgrades(const Model *m, const BlockParams *p) {
+    const Config *c = &m->cfg;
+    AttentionUpgrades u = { NULL, NULL, NULL, NULL };
+    if (c->qk_norm) { u.q_gain = p->q_norm; u.k_gain = p->k_norm; }
+    if (c->pos == POS_ROPE2D) { u.rope_cos = m->rope_cos; u.rope_sin = m->rope_sin; }
+    return u;
+}
+
+// The block's MLP half on its hidden buffers: GELU's, or SwiGLU's with
+// mlp=swiglu (step 4; both in common/nn/mlp.c).
 static MlpHidden block_mlp_hidden(const Activations *a, int b) {
     return (MlpHidden){ a->h_pre[b], a->h_val[b], a->h_act[b] };
+}
+
+static void block_mlp_forward(const Config *c, float *out, MlpHidden h, const float *inp,
+                              const BlockParams *p, int R, int H) {
+    if (c->mlp == MLP_SWIGLU)
+        swiglu_mlp_forward(out, h, inp, p->w1_w, p->w1_b, p->w2_w, p->w2_b, p->w3_w, p->w3_b,
+                           R, c->dim, H);
+    else
+        gelu_mlp_forward(out, h, inp, p->fc1_w, p->fc1_b, p->fc2_w, p->fc2_b, R, c->dim, H);
+}
+
+static void block_mlp_backward(const Config *c, float *dinp, BlockParams *g, MlpHidden dh,
+                               const float *dout, const float *inp, MlpHidden h,
+                               const BlockParams *p, int R, int H) {
+    if (c->mlp == MLP_SWIGLU)
+        swiglu_mlp_backward(dinp, g->w1_w, g->w1_b, g->w2_w, g->w2_b, g->w3_w, g->w3_b, dh, dout,
+                            inp, h, p->w1_w, p->w2_w, p->w3_w, R, c->dim, H);
+    else
+        gelu_mlp_backward(dinp, g->fc1_w, g->fc1_b, g->fc2_w, g->fc2_b, dh, dout, inp, h,
+                          p->fc1_w, p->fc2_w, R, c->dim, H);
 }
 
 // Block b reads the residual stream at 2b and writes it at 2b+1 (after the
@@ -392,22 +474,26 @@ static void block_forward(const Model *m, Activations *a, Dims d, int b) {
     float *x_in = a->resid + (2 * (size_t)b) * d.NLD;   // (N, L, D) block input
     float *x_mid = x_in + d.NLD;                        // (N, L, D) after attention
     float *x_out = x_mid + d.NLD;                       // (N, L, D) after the MLP
-    float *ada = a->ada[b];                             // (N, 4D)
-    linear_forward(ada, a->c_silu, bp->ada_w, bp->ada_b, N, D, 4 * D);
-    // attention half: x_mid = x_in + proj(attn(norm(x_in)·(1 + scale_a) + shift_a))
-    norm_modulate(c, a->mod1[b], a->norm1_mean[b], a->norm1_rstd[b], x_in, ada, ada + D,
-                  N, L, 4 * D);                                                    // (N, L, D)
+    AdaChunks ada = ada_chunks(c, a->ada[b]);           // (N, 4D) as four (N, D), or six with ada=zero
+    linear_forward(a->ada[b], a->c_silu, bp->ada_w, bp->ada_b, N, D, ada.stride);
+    // with ada=zero each half's output is kept apart, to be gated
+    float *branch_a = c->ada == ADA_ZERO ? a->branch_a[b] : x_mid;                 // (N, L, D)
+    float *branch_m = c->ada == ADA_ZERO ? a->branch_m[b] : x_out;                 // (N, L, D)
+    // attention half: x_mid = x_in + [gate_a ·] proj(attn(norm(x_in)·(1 + scale_a) + shift_a))
+    norm_modulate(c, a->mod1[b], a->norm1_mean[b], a->norm1_rstd[b], x_in, ada.shift_a,
+                  ada.scale_a, N, L, ada.stride);                                  // (N, L, D)
     linear_forward(a->qkv[b], a->mod1[b], bp->qkv_w, bp->qkv_b, NL, D, 3 * D);     // (N, L, 3D)
-    attention_forward(a->att_out[b], &a->att[b], a->qkv[b], bp->q_norm, bp->k_norm, NORM_EPS,
-                      m->rope_cos, m->rope_sin, N, L, D, c->heads);                // (N, L, D)
+    AttentionUpgrades up = attention_upgrades(m, bp);                              // qk_norm, rope2d
+    attention_forward(a->att_out[b], &a->att[b], a->qkv[b], up.q_gain, up.k_gain, NORM_EPS,
+                      up.rope_cos, up.rope_sin, N, L, D, c->heads);                // (N, L, D)
     a->max_logit[b] = a->att[b].max_logit;
-    linear_forward(x_mid, a->att_out[b], bp->proj_w, bp->proj_b, NL, D, D);        // (N, L, D)
-    add_inplace(x_mid, x_in, d.NLD);
-    // MLP half: x_out = x_mid + mlp(norm(x_mid)·(1 + scale_m) + shift_m)
-    norm_modulate(c, a->mod2[b], a->norm2_mean[b], a->norm2_rstd[b], x_mid, ada + 2 * D,
-                  ada + 3 * D, N, L, 4 * D);                                       // (N, L, D)
-    mlp_forward(x_out, block_mlp_hidden(a, b), a->mod2[b], bp, c->mlp, NL, D, d.H); // (N, L, D)
-    add_inplace(x_out, x_mid, d.NLD);
+    linear_forward(branch_a, a->att_out[b], bp->proj_w, bp->proj_b, NL, D, D);     // (N, L, D)
+    residual_add(c, x_mid, x_in, branch_a, ada.gate_a, d, ada.stride);
+    // MLP half: x_out = x_mid + [gate_m ·] mlp(norm(x_mid)·(1 + scale_m) + shift_m)
+    norm_modulate(c, a->mod2[b], a->norm2_mean[b], a->norm2_rstd[b], x_mid, ada.shift_m,
+                  ada.scale_m, N, L, ada.stride);                                  // (N, L, D)
+    block_mlp_forward(c, branch_m, block_mlp_hidden(a, b), a->mod2[b], bp, NL, d.H);  // (N, L, D)
+    residual_add(c, x_out, x_mid, branch_m, ada.gate_m, d, ada.stride);
 }
 
 // The final layer: norm, modulate with its own shift and scale, project to patches.
@@ -415,9 +501,10 @@ static void final_layer_forward(const Model *m, Activations *a, Dims d) {
     const ParamViews *p = &m->p;
     int N = d.N, L = d.L, D = d.D;
     float *x_last = a->resid + 2 * (size_t)m->cfg.depth * d.NLD;                  // (N, L, D)
+    float *shift_f = a->ada_f, *scale_f = a->ada_f + D;                            // (N, D) each, rows 2D apart
     linear_forward(a->ada_f, a->c_silu, p->ada_f_w, p->ada_f_b, N, D, 2 * D);      // (N, 2D)
-    norm_modulate(&m->cfg, a->mod_f, a->norm_f_mean, a->norm_f_rstd, x_last, a->ada_f,
-                  a->ada_f + D, N, L, 2 * D);                                      // (N, L, D)
+    norm_modulate(&m->cfg, a->mod_f, a->norm_f_mean, a->norm_f_rstd, x_last, shift_f, scale_f,
+                  N, L, 2 * D);                                                    // (N, L, D)
     linear_forward(a->out_tokens, a->mod_f, p->head_w, p->head_b, d.NL, D, d.P);   // (N, L, P)
     unpatchify(a->v, a->out_tokens, N, d.C, d.S, d.patch);                         // (N, C, S, S)
 }
@@ -454,10 +541,12 @@ static void carve_scratch(BackwardScratch *s, const Model *m, int N, Arena *ar) 
     s->dh_act = take(ar, d.NLH); s->dh_pre = take(ar, d.NLH);
     s->dh_val = c->mlp == MLP_SWIGLU ? take(ar, d.NLH) : NULL;
     s->dmod2 = take(ar, d.NLD);
+    s->dbranch_m = c->ada == ADA_ZERO ? take(ar, d.NLD) : NULL;
+    s->dbranch_a = c->ada == ADA_ZERO ? take(ar, d.NLD) : NULL;
     s->datt_out = take(ar, d.NLD);
     s->dqkv = take(ar, 3 * d.NLD);
     s->dmod1 = take(ar, d.NLD);
-    s->dada = take(ar, 4 * ND);
+    s->dada = take(ar, (size_t)cfg_ada_chunks(c) * ND);
     s->per_block_floats = ar->used - start;
 }
 
@@ -487,10 +576,23 @@ static void final_layer_backward(Model *m, Activations *a, BackwardScratch *s, D
     // unpatchify only moved numbers around: its backward is patchify
     patchify(s->dtokens, dv, N, d.C, d.S, d.patch);                               // (N, L, P)
     linear_backward(s->dmod_f, g->head_w, g->head_b, s->dtokens, a->mod_f, p->head_w, NL, D, d.P);
-    norm_modulate_back(&m->cfg, s->dresid, s->dada_f, s->dada_f + D, s->dmod_f,
+    const float *scale_f = a->ada_f + D;                                          // (N, D), rows 2D apart
+    float *dshift_f = s->dada_f, *dscale_f = s->dada_f + D;
+    norm_modulate_back(&m->cfg, s->dresid, dshift_f, dscale_f, s->dmod_f,
                        a->resid + 2 * (size_t)m->cfg.depth * d.NLD, a->norm_f_mean, a->norm_f_rstd,
-                       a->ada_f + D, N, L, 2 * D);
+                       scale_f, N, L, 2 * D);
     linear_backward(s->dc_silu, g->ada_f_w, g->ada_f_b, s->dada_f, a->c_silu, p->ada_f_w, N, D, 2 * D);
+}
+
+// The gradient of a block half's branch: dL/dx_next itself (plain), or with
+// ada=zero gate · dL/dx_next, into dbranch, while the gate gets its share.
+// Either way x's gradient is dL/dx_next, which dresid already holds.
+static const float *residual_back(const Config *c, float *dbranch, float *dgate,
+                                  const float *dx_next, const float *branch, const float *gate,
+                                  Dims d, int stride) {
+    if (c->ada != ADA_ZERO) return dx_next;
+    gate_residual_backward(dbranch, dgate, dx_next, branch, gate, d.N, d.L, d.D, stride);
+    return dbranch;
 }
 
 // Block b in reverse. On entry dresid = dL/dx_out, on exit dL/dx_in; along
@@ -501,23 +603,27 @@ static void block_backward(Model *m, Activations *a, BackwardScratch *s, Dims d,
     BlockParams *bg = &m->g.blocks[b];
     int N = d.N, L = d.L, D = d.D, NL = d.NL;
     const float *x_in = a->resid + (2 * (size_t)b) * d.NLD, *x_mid = x_in + d.NLD;  // (N, L, D)
-    const float *ada = a->ada[b];                                                  // (N, 4D)
-    float *dada = s->dada;                                                         // (N, 4D)
-    // MLP half. x_out = x_mid + mlp(mod2): dresid flows to x_mid unchanged
-    // (the residual) and through the MLP into dmod2.
-    mlp_backward(s->dmod2, bg, (MlpHidden){ s->dh_pre, s->dh_val, s->dh_act },
-                 s->dresid, a->mod2[b], block_mlp_hidden(a, b), bp, c->mlp, NL, D, d.H);
-    norm_modulate_back(c, s->dresid, dada + 2 * D, dada + 3 * D, s->dmod2, x_mid, a->norm2_mean[b],
-                       a->norm2_rstd[b], ada + 3 * D, N, L, 4 * D);   // now dresid = dL/dx_mid
-    // attention half. x_mid = x_in + proj(attn(mod1))
-    linear_backward(s->datt_out, bg->proj_w, bg->proj_b, s->dresid, a->att_out[b], bp->proj_w, NL, D, D);
+    AdaChunks ada = ada_chunks(c, a->ada[b]), dada = ada_chunks(c, s->dada);       // (N, 4D or 6D) each
+    // MLP half. x_out = x_mid + [gate_m ·] mlp(mod2): dresid flows to x_mid
+    // unchanged (the residual) and through the gate and the MLP into dmod2.
+    const float *dbranch_m = residual_back(c, s->dbranch_m, dada.gate_m, s->dresid, a->branch_m[b],
+                                           ada.gate_m, d, ada.stride);            // (N, L, D)
+    block_mlp_backward(c, s->dmod2, bg, (MlpHidden){ s->dh_pre, s->dh_val, s->dh_act },
+                       dbranch_m, a->mod2[b], block_mlp_hidden(a, b), bp, NL, d.H);
+    norm_modulate_back(c, s->dresid, dada.shift_m, dada.scale_m, s->dmod2, x_mid, a->norm2_mean[b],
+                       a->norm2_rstd[b], ada.scale_m, N, L, ada.stride);   // now dresid = dL/dx_mid
+    // attention half. x_mid = x_in + [gate_a ·] proj(attn(mod1))
+    const float *dbranch_a = residual_back(c, s->dbranch_a, dada.gate_a, s->dresid, a->branch_a[b],
+                                           ada.gate_a, d, ada.stride);            // (N, L, D)
+    linear_backward(s->datt_out, bg->proj_w, bg->proj_b, dbranch_a, a->att_out[b], bp->proj_w, NL, D, D);
+    AttentionUpgrades up = attention_upgrades(m, bp);                              // qk_norm, rope2d
     attention_backward(s->dqkv, bg->q_norm, bg->k_norm, s->datt_out, &a->att[b], s->att_scratch,
-                       bp->q_norm, bp->k_norm, m->rope_cos, m->rope_sin, N, L, D, c->heads);
+                       up.q_gain, up.k_gain, up.rope_cos, up.rope_sin, N, L, D, c->heads);
     linear_backward(s->dmod1, bg->qkv_w, bg->qkv_b, s->dqkv, a->mod1[b], bp->qkv_w, NL, D, 3 * D);
-    norm_modulate_back(c, s->dresid, dada, dada + D, s->dmod1, x_in, a->norm1_mean[b],
-                       a->norm1_rstd[b], ada + D, N, L, 4 * D);       // now dresid = dL/dx_in
-    // this block's shift and scale came from c through its ada Linear
-    linear_backward(s->dc_silu, bg->ada_w, bg->ada_b, dada, a->c_silu, bp->ada_w, N, D, 4 * D);
+    norm_modulate_back(c, s->dresid, dada.shift_a, dada.scale_a, s->dmod1, x_in, a->norm1_mean[b],
+                       a->norm1_rstd[b], ada.scale_a, N, L, ada.stride);   // now dresid = dL/dx_in
+    // this block's shift, scale (and gates) came from c through its ada Linear
+    linear_backward(s->dc_silu, bg->ada_w, bg->ada_b, s->dada, a->c_silu, bp->ada_w, N, D, ada.stride);
 }
 
 // The embedding in reverse: positions and the patch projection (the image

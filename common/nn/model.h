@@ -8,14 +8,26 @@
 #define MAX_PARAM_TENSORS 256
 #define PARAM_NAME_LEN 48
 
-// What a tensor is, which says how it starts (model_init_weights).
+// What a tensor is: a Linear's weight or bias, a norm's gain, a position table.
 typedef enum { PARAM_LINEAR, PARAM_LINEAR_BIAS, PARAM_GAIN, PARAM_POSITION } ParamKind;
+
+// How a tensor starts (model_init_weights), said by the parameter table in
+// model.c, row by row.
+typedef enum {
+    INIT_FAN_IN,    // uniform in ±1/√fan_in, PyTorch's nn.Linear default (weight and bias)
+    INIT_NORMAL,    // normal, std 0.02 (the position tables)
+    INIT_ONE,       // 1 (a norm's gain: the identity)
+    INIT_ZERO,      // 0
+    INIT_ZERO_IF_ADA_ZERO,  // the conditioning layers: 0 with ada=zero (adaLN-Zero), else
+                            // INIT_FAN_IN; the table's rows only, build_table resolves it
+} ParamInit;
 
 // One named parameter tensor: a slice [offset, offset+size) of the flat
 // arrays, listed by build_table in model.c from its table of parameters.
 typedef struct {
     char name[PARAM_NAME_LEN];
     ParamKind kind;
+    ParamInit init;
     int ndim;
     int shape[2];
     size_t offset, size;
@@ -30,19 +42,6 @@ typedef struct {
     float *w1_w, *w1_b, *w2_w, *w2_b, *w3_w, *w3_b; // swiglu
     float *ada_w, *ada_b;
 } BlockParams;
-
-// The feed-forward half of a block on R token rows (common/nn/mlp.c), with
-// its buffers passed in: the model hands it a block's activations, step 4
-// its own. The hidden buffers, (R, H) each: pre = fc1's output or SwiGLU's
-// gate, val = SwiGLU's value (NULL for GELU), act = the last Linear's input.
-typedef struct { float *pre, *val, *act; } MlpHidden;
-// inp, out (R, D); out = fc2(GELU(fc1(inp))) or w3(silu(w1(inp)) * w2(inp)).
-void mlp_forward(float *out, MlpHidden h, const float *inp, const BlockParams *p,
-                 MlpKind kind, int R, int D, int H);
-// dinp (R, D), g and dh (the hidden gradients) accumulate: start them at zero.
-void mlp_backward(float *dinp, BlockParams *g, MlpHidden dh, const float *dout,
-                  const float *inp, MlpHidden h, const BlockParams *p,
-                  MlpKind kind, int R, int D, int H);
 
 typedef struct {
     float *patch_w, *patch_b, *pos_row, *pos_col;
@@ -66,6 +65,7 @@ typedef struct {
     float *resid;       // (2·depth + 1, N, L, D) residual stream at each norm's input
     // per block (arrays of depth pointers):
     float **ada;        // (N, 4D)    shift_a, scale_a, shift_m, scale_m
+                        // (N, 6D)    ada=zero: shift_a, scale_a, gate_a, shift_m, scale_m, gate_m
     float **norm1_mean; // (N·L)      the block input's row means (LayerNorm only; RMSNorm has none)
     float **norm1_rstd; // (N·L)      and 1/spread: 1/std (LayerNorm) or 1/rms (RMSNorm)
     float **mod1;       // (N, L, D)  norm1(x_in) · (1 + scale_a) + shift_a, the attention's input
@@ -73,11 +73,13 @@ typedef struct {
     float **qkv;        // (N, L, 3D)
     AttentionCache *att;
     float **att_out;    // (N, L, D)  merged heads, before proj
+    float **branch_a;   // (N, L, D)  ada=zero: proj's output, before gate_a (NULL when plain)
     float **norm2_mean, **norm2_rstd; // the same for the MLP half
     float **mod2;       // (N, L, D)  norm2(x_mid) · (1 + scale_m) + shift_m, the MLP's input
     float **h_pre;      // (N, L, H)  MLP hidden pre-activation: fc1 output (gelu) / w1 output (swiglu gate)
     float **h_val;      // (N, L, H)  w2 output (swiglu value; NULL for gelu)
     float **h_act;      // (N, L, H)  MLP hidden activation fed to fc2 / w3
+    float **branch_m;   // (N, L, D)  ada=zero: the MLP's output, before gate_m (NULL when plain)
     // final layer:
     float *ada_f;       // (N, 2D)    shift_f, scale_f
     float *norm_f_mean, *norm_f_rstd; // (N·L) each
@@ -101,7 +103,8 @@ typedef struct {
 // with a message if the config is invalid.
 int model_build(Model *m, const Config *cfg, char *err, size_t errlen);
 void model_free(Model *m);
-// Initialisation from the given seed (PyTorch-like, not bit-identical).
+// Initialisation from the given seed, each tensor as the table's init says
+// (PyTorch-like, not bit-identical).
 void model_init_weights(Model *m, unsigned long long seed);
 const ParamTensor *model_find(const Model *m, const char *name);
 size_t model_count_params(const Config *cfg);  // without allocating weights
@@ -129,10 +132,11 @@ typedef struct {
     float *dresid;                    // (N, L, D)   the residual stream, carried down the blocks
     float *dh_act, *dh_pre, *dh_val;  // (N, L, H)   MLP hidden (dh_val: swiglu only)
     float *dmod2;                     // (N, L, D)   MLP half
+    float *dbranch_m, *dbranch_a;     // (N, L, D)   ada=zero: each half's output, before its gate
     float *datt_out;                  // (N, L, D)
     float *dqkv;                      // (N, L, 3D)
     float *dmod1;                     // (N, L, D)   attention half
-    float *dada;                      // (N, 4D)
+    float *dada;                      // (N, 4D), ada=zero (N, 6D)
     float *dc_silu, *dc, *dt_hs, *dt_h; // (N, D)    the condition, back to t_fc1
     float *att_scratch;               // attention_backward_scratch_floats
 } BackwardScratch;

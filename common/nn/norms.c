@@ -1,6 +1,7 @@
 // norms.c: LayerNorm and RMSNorm over the last dimension (no affine
-// parameters for the block norms: adaLN supplies scale and shift), and the
-// adaLN modulation x·(1 + scale) + shift that follows every norm.
+// parameters for the block norms: adaLN supplies scale and shift), the
+// adaLN modulation x·(1 + scale) + shift that follows every norm, and
+// adaLN-Zero's gate x + gate·branch at the end of each block half.
 #include <math.h>
 #include "layers.h"
 
@@ -165,6 +166,40 @@ void modulate_backward(float *dx, float *dshift, float *dscale, const float *dou
                 dxi[i] += g[i] * (1.0f + sc[i]);
                 dsh[i] += g[i];
                 dsc[i] += g[i] * xi[i];
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// adaLN-Zero's gate: out = x + gate · branch, the gate per image.
+void gate_residual_forward(float *out, const float *x, const float *branch, const float *gate,
+                           int N, int L, int D, int stride) {
+    #pragma omp parallel for collapse(2) schedule(static)
+    for (int n = 0; n < N; n++) {
+        for (int l = 0; l < L; l++) {
+            const float *g = gate + (size_t)n * stride;     // (D) image n's
+            size_t r = ((size_t)n * L + l) * D;             // token l of image n
+            for (int i = 0; i < D; i++) out[r + i] = x[r + i] + g[i] * branch[r + i];
+        }
+    }
+}
+
+// dbranch += gate · dout; dgate[n] += Σ_l dout · branch. With a gate of 0 the
+// branch gets no gradient at all, while the gate gets the branch's output
+// times the stream's gradient. One image per iteration, tokens summed in
+// order: deterministic.
+void gate_residual_backward(float *dbranch, float *dgate, const float *dout, const float *branch,
+                            const float *gate, int N, int L, int D, int stride) {
+    #pragma omp parallel for schedule(static)
+    for (int n = 0; n < N; n++) {
+        const float *g = gate + (size_t)n * stride;         // (D)
+        float *dg = dgate + (size_t)n * stride;             // (D)
+        for (int l = 0; l < L; l++) {
+            size_t r = ((size_t)n * L + l) * D;
+            for (int i = 0; i < D; i++) {
+                dbranch[r + i] += g[i] * dout[r + i];
+                dg[i] += dout[r + i] * branch[r + i];
             }
         }
     }

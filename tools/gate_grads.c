@@ -1,0 +1,126 @@
+// gate_grads.c: what adaLN-Zero's zero start does to the gradients. A model
+// of the default size with --set ada=zero (every block's ada, ada_f and head
+// at 0), one batch of random images, three training steps; for each step,
+// the RMS of the gradient over each group of tensors, before AdamW moves
+// them. A group printed as 0 got exactly 0.
+//
+//   build/tools/gate_grads [--set key=value]...
+//
+// docs/tinydit.md (adaLN-Zero) runs it and reads the table.
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "io/blas_kernel.h"
+#include "io/config_parse.h"
+#include "nn/train_step.h"
+
+#define BATCH 8
+#define STEPS 3
+
+// The groups, by tensor name; a block's ada Linear is split by its rows into
+// the gates and the shifts and scales.
+enum { G_HEAD, G_ADA_F, G_GATES, G_SHIFT_SCALE, G_ATTN, G_MLP, G_EMBED, G_TIME, N_GROUPS };
+static const char *const GROUP_NAME[N_GROUPS] = {
+    "head", "ada_f (final shift, scale)", "blocks' ada: gate rows", "blocks' ada: shift, scale rows",
+    "blocks' attention (qkv, proj)", "blocks' MLP", "patch embedding, positions", "time MLP (t_fc1, t_fc2)" };
+
+static int group_of(const char *name) {
+    if (strncmp(name, "head.", 5) == 0) return G_HEAD;
+    if (strncmp(name, "ada_f.", 6) == 0) return G_ADA_F;
+    if (strstr(name, ".attn.")) return G_ATTN;
+    if (strstr(name, ".mlp.")) return G_MLP;
+    if (strncmp(name, "t_fc", 4) == 0) return G_TIME;
+    return G_EMBED;   // patch_embed, pos_row, pos_col (a block's ada is split by the caller)
+}
+
+// Sum of squares and count of each group's gradients.
+static void group_sums(const Model *m, double sq[N_GROUPS], size_t n[N_GROUPS]) {
+    int D = m->cfg.dim;
+    memset(sq, 0, sizeof(double) * N_GROUPS);
+    memset(n, 0, sizeof(size_t) * N_GROUPS);
+    for (int i = 0; i < m->n_tensors; i++) {
+        const ParamTensor *t = &m->tensors[i];
+        const float *g = m->grads + t->offset;
+        for (size_t j = 0; j < t->size; j++) {
+            int k = group_of(t->name);
+            if (t->block >= 0 && strstr(t->name, ".ada.")) {
+                // row r of (6D, D) or of the bias (6D): chunk r / D, the gates are chunks 2 and 5
+                size_t row = t->ndim == 2 ? j / (size_t)t->shape[1] : j;
+                int chunk = (int)(row / (size_t)D);
+                k = chunk == 2 || chunk == 5 ? G_GATES : G_SHIFT_SCALE;
+            }
+            sq[k] += (double)g[j] * g[j];
+            n[k]++;
+        }
+    }
+}
+
+int main(int argc, char **argv) {
+    blas_use_fitting_kernel(argv);   // OpenBLAS on a CPU newer than it: io/blas_kernel.h
+    Config cfg = config_default();
+    char err[512];
+    if (config_set(&cfg, "ada=zero", err, sizeof err) != 0) { fprintf(stderr, "%s\n", err); return 2; }
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--set") != 0 || i + 1 == argc) {
+            fprintf(stderr, "usage: gate_grads [--set key=value]...  (ada=zero is set already)\n");
+            return 2;
+        }
+        if (config_set(&cfg, argv[++i], err, sizeof err) != 0) { fprintf(stderr, "gate_grads: %s\n", err); return 2; }
+    }
+    if (config_validate(&cfg, err, sizeof err) != 0 || cfg.ada != ADA_ZERO) {
+        fprintf(stderr, "gate_grads: %s\n", cfg.ada != ADA_ZERO ? "it shows ada=zero only" : err);
+        return 2;
+    }
+    omp_set_num_threads(1);   // 8 images: too few to share out
+    Model m;
+    if (model_build(&m, &cfg, err, sizeof err) != 0) { fprintf(stderr, "gate_grads: %s\n", err); return 2; }
+    model_init_weights(&m, 0);
+    size_t per = (size_t)cfg.channels * cfg.img * cfg.img;
+    float *x1 = malloc(sizeof(float) * BATCH * per), *x0 = malloc(sizeof(float) * BATCH * per), t[BATCH];
+    Rng r;
+    rng_seed(&r, 1);
+    rng_fill_uniform(&r, x1, (long)(BATCH * per), -1.0f, 1.0f);   // random "images" in [-1, 1]
+    rng_fill_normal(&r, x0, (long)(BATCH * per), 1.0f);
+    for (int n = 0; n < BATCH; n++) t[n] = (n + 0.5f) / BATCH;
+    TrainState ts;
+    AdamWConfig opt = adamw_default(cfg.lr);
+    if (!x1 || !x0 || train_state_init(&ts, &m, BATCH, &opt) != 0) { fprintf(stderr, "gate_grads: out of memory\n"); return 1; }
+
+    double rms[STEPS][N_GROUPS];
+    for (int s = 0; s < STEPS; s++) {
+        double loss = train_forward_backward(&ts, x1, x0, t);
+        if (s == 0) {
+            float vmax = 0.0f;
+            for (size_t i = 0; i < BATCH * per; i++) vmax = fmaxf(vmax, fabsf(ts.act.v[i]));
+            size_t NLD = (size_t)BATCH * cfg_tokens(&cfg) * cfg.dim;
+            int identity = 1;
+            for (int k = 1; k <= 2 * cfg.depth; k++)
+                identity &= memcmp(ts.act.resid, ts.act.resid + k * NLD, NLD * sizeof(float)) == 0;
+            printf("adaLN-Zero, %zu parameters; %d random images, lr %g\n", m.n_params, BATCH, cfg.lr);
+            printf("step 0: v is 0 everywhere: %s (max |v| = %g); every block's output equals its input: %s\n",
+                   vmax == 0.0f ? "yes" : "no", vmax, identity ? "yes" : "no");
+            printf("loss at step 0: %.4f (mean of (x1 - x0)^2: the target itself)\n\n", loss);
+        }
+        double sq[N_GROUPS];
+        size_t n[N_GROUPS];
+        group_sums(&m, sq, n);
+        for (int k = 0; k < N_GROUPS; k++) rms[s][k] = n[k] ? sqrt(sq[k] / n[k]) : 0.0;
+        train_adamw_step(&ts);
+    }
+    printf("RMS of the gradient, before each step's AdamW update\n");
+    printf("%-32s %10s %10s %10s\n", "", "step 0", "step 1", "step 2");
+    for (int k = 0; k < N_GROUPS; k++) {
+        printf("%-32s", GROUP_NAME[k]);
+        for (int s = 0; s < STEPS; s++) {
+            if (rms[s][k] == 0.0) printf(" %10s", "0");
+            else printf(" %10.2e", rms[s][k]);
+        }
+        printf("\n");
+    }
+    train_state_free(&ts);
+    model_free(&m);
+    free(x1); free(x0);
+    return 0;
+}
