@@ -1355,7 +1355,7 @@ START_TEST(test_resume_names_the_options_it_ignores) {
     assert_exit(run_train(g_tmp, "opts", NULL, again), TRAIN_STOPPED, log);
     char *t = read_text(log);
     const char *lines[2] = { "ignores these options: ", "takes these options, not the checkpoint's: " };
-    const char *want[2][3] = { { "dim=64 (checkpoint: 32)", "lr=0.001", "(checkpoint: 0.0003" },
+    const char *want[2][3] = { { "dim=64 (checkpoint: 32)", "lr=1e-3", "(checkpoint: 3e-4)" },
                                { "steps=2 (checkpoint: 60)", NULL, NULL } };
     for (int i = 0; i < 2; i++) {
         char *l = strstr(t, lines[i]);
