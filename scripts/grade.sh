@@ -7,9 +7,9 @@
 #   forward   the function's values against the formula
 #   backward  its gradients against finite differences
 #   parity    against PyTorch: the per-layer files of tests/golden/layers,
-#             or the baseline model's golden file
-#             (tests/golden/baseline.safetensors: the forward pass, every
-#             gradient, three AdamW steps and an Euler sample)
+#             or model golden files (golden:baseline+adazero: those of
+#             tests/golden; each holds the forward pass, every gradient,
+#             three AdamW steps and an Euler sample)
 #   smoke     a small model trains 30 steps on the synthetic images, its
 #             loss compared step by step with the reference's loss on the
 #             same weights, data and noise
@@ -42,6 +42,7 @@ time_embedding            model  test_layers:time_embedding       -             
 softmax_forward           model  test_layers:softmax_forward      test_layers:attention             test_parity:attention  test_model:smoke_baseline
 softmax_backward          model  -                                test_layers:softmax_backward      test_parity:attention  test_model:smoke_baseline
 norm_modulate_backward    model  test_layers:norm_modulate        test_layers:norm_modulate_grad    golden:baseline        test_model:smoke_baseline
+block_backward            model  -                                test_model:grads                  golden:baseline+allfour+adazero  test_model:smoke_adazero
 rmsnorm_forward           2      test_layers:norm_forward         test_layers:norm_backward         test_parity:norms      test_model:smoke_rmsnorm
 rmsnorm_backward          2      -                                test_layers:norm_backward         test_parity:norms      test_model:smoke_rmsnorm
 qk_norm_backward          3      -                                test_layers:qk_norm               test_parity:attention  test_model:smoke_qknorm
@@ -78,7 +79,7 @@ done
 [ -d "$GRADE_DIR/obj" ] || { echo "grade.sh: no $GRADE_DIR/obj: run make grade, which compiles it" >&2; exit 2; }
 
 out=$(mktemp "${TMPDIR:-/tmp}/tinydit_grade_XXXXXX") || exit 2
-golden_dir=$out.golden   # golden:NAME compares tests/golden/NAME.safetensors alone
+golden_dir=$out.golden   # golden:NAME[+NAME...] compares tests/golden/NAME.safetensors alone (or those few)
 trap 'rm -rf "$out" "$out.all" "$golden_dir"' EXIT
 
 # ---------------------------------------------------------------------------
@@ -167,8 +168,10 @@ run_check() {
         -) echo "-"; return 0 ;;
         golden:*)
             bin=$(program "$x" golden_check) || { echo "FAIL: could not link"; return 1; }
-            rm -rf "$golden_dir" && mkdir "$golden_dir" &&
-                ln -s "$PWD/tests/golden/${c#golden:}.safetensors" "$golden_dir/" || return 1
+            rm -rf "$golden_dir" && mkdir "$golden_dir" || return 1
+            for g in $(echo "${c#golden:}" | tr + ' '); do
+                ln -s "$PWD/tests/golden/$g.safetensors" "$golden_dir/" || return 1
+            done
             "$bin" "$golden_dir" > "$out" 2>&1 ;;
         *) p=${c%%:*} case=${c#*:}
            bin=$(program "$x" "$p") || { echo "FAIL: could not link"; return 1; }

@@ -239,7 +239,10 @@ static void check_model_grads(const char *name, const char *const *sets) {
 
     double worst = 0.0;
     const char *worst_name = "";
-    for (int i = 0; i < m.n_tensors; i++) {
+    // last tensor first, the order the backward pass reaches them: the first
+    // wrong gradient is the one nearest the mistake (a block's own tensors
+    // before the embedding's, which every block's error flows into)
+    for (int i = m.n_tensors - 1; i >= 0; i--) {
         const ParamTensor *T = &m.tensors[i];
         const float *a = g + T->offset;
         double scale = 0.0;
@@ -261,7 +264,7 @@ static void check_model_grads(const char *name, const char *const *sets) {
         for (int k = 0; k < np; k++) {
             double e = fabs(a[idx[k]] - num[k]) / scale;
             if (e > err_t) err_t = e;
-            ck_assert_msg(e <= GRAD_TOL, "%s: gradient of %s[%zu]: analytic %.6g, numeric %.6g "
+            ck_assert_msg(e <= GRAD_TOL, "%s: gradient of %s[%zu]: got %.6g, expected %.6g by finite differences "
                           "(error %.3g of the tensor's scale %.3g > %g)", name, T->name, idx[k],
                           a[idx[k]], num[k], e, scale, GRAD_TOL);
         }
@@ -878,7 +881,7 @@ START_TEST(test_summary) {
 END_TEST
 
 // One test case per check that `make grade` runs on its own
-// (scripts/grade.sh, by CK_RUN_CASE): golden, sampler, smoke_<variant>.
+// (scripts/grade.sh, by CK_RUN_CASE): grads, golden, sampler, smoke_<variant>.
 static TCase *add_case(Suite *s, const char *name, int timeout) {
     TCase *tc = tcase_create(name);
     tcase_set_timeout(tc, timeout);
@@ -893,14 +896,16 @@ int main(void) {
     tcase_add_test(tc, test_param_counts);
     tcase_add_test(tc, test_tensor_shapes);
     tcase_add_test(tc, test_block_counts);
-    tcase_add_test(tc, test_grad_baseline);
-    tcase_add_test(tc, test_grad_rmsnorm);
-    tcase_add_test(tc, test_grad_qknorm);
-    tcase_add_test(tc, test_grad_swiglu);
-    tcase_add_test(tc, test_grad_rope2d);
-    tcase_add_test(tc, test_grad_allfour_nobias);
-    tcase_add_test(tc, test_grad_adazero);
-    tcase_add_test(tc, test_grad_adazero_allfour);
+    // every gradient of the whole model, by finite differences: block_backward's check
+    TCase *grads = add_case(s, "grads", 60);
+    tcase_add_test(grads, test_grad_baseline);
+    tcase_add_test(grads, test_grad_rmsnorm);
+    tcase_add_test(grads, test_grad_qknorm);
+    tcase_add_test(grads, test_grad_swiglu);
+    tcase_add_test(grads, test_grad_rope2d);
+    tcase_add_test(grads, test_grad_allfour_nobias);
+    tcase_add_test(grads, test_grad_adazero);
+    tcase_add_test(grads, test_grad_adazero_allfour);
     tcase_add_test(tc, test_gate_grad);
     tcase_add_test(tc, test_adazero_start);
     tcase_add_test(tc, test_ada_from_metadata);

@@ -144,6 +144,12 @@ int backward_scratch_alloc(BackwardScratch *s, const Model *m, int N);
 void backward_scratch_free(BackwardScratch *s);
 void model_zero_grad(Model *m);
 void model_backward(Model *m, Activations *a, BackwardScratch *s, const float *dv);
+// One block's backward pass, block b, the step model_backward runs once per
+// block, last to first: on entry s->dresid = dL/d(the block's output), on
+// exit dL/d(its input); it adds into the block's parameter gradients and its
+// ada Linear's share into s->dc_silu. s->per_block must be zero on entry.
+// An exercise (docs/exercises.md#block_backward).
+void block_backward(Model *m, Activations *a, BackwardScratch *s, int b);
 
 // Prints the model as a tree, like PyTorch's print(model), ending "params: N".
 void model_print_summary(const Model *m, FILE *f);
