@@ -67,7 +67,7 @@ static const char *num(char *buf, size_t n, double x, const char *fmt) {
 // Section 1: the same runs in two folders, run by run, then per configuration.
 static void print_reruns(const AblationResults *here, const AblationResults *there, const char *here_name) {
     printf("the same seed trained twice: val MSE here (%s) and there (%s)\n", here_name, there->dir);
-    printf("  %-22s %8s %8s %12s\n", "run", "here", "there", "here - there");
+    printf("  %-22s %10s %10s %12s\n", "run", "here", "there", "here - there");
     int pairs = 0;
     for (int c = 0; c < ABLATION_CONFIGS; c++)
         for (int k = 0; k < ABLATION_MAX_SEEDS; k++) {
@@ -75,7 +75,9 @@ static void print_reruns(const AblationResults *here, const AblationResults *the
             if (!a->present || !b->present) continue;
             char name[64];
             ablation_run_name(c, k, name, sizeof name);
-            printf("  %-22s %8.4f %8.4f %+12.4f\n", name, a->m.val_mse, b->m.val_mse, a->m.val_mse - b->m.val_mse);
+            // differences from a rounding's few bits to a whole other path: in
+            // exponent form, so that 1e-7 does not print as 0.0000
+            printf("  %-22s %10.6f %10.6f %+12.1e\n", name, a->m.val_mse, b->m.val_mse, a->m.val_mse - b->m.val_mse);
             pairs++;
         }
     if (!pairs) {
@@ -93,18 +95,18 @@ static void print_reruns(const AblationResults *here, const AblationResults *the
         char s1[16], s2[16], s3[16], s4[16];
         printf("  %-20s %6d %12s %12s %10s %10s\n", ABLATION_CONFIG[c].label, r.n_pairs,
                num(s1, sizeof s1, r.sd_here, "%.4f"), num(s2, sizeof s2, r.sd_there, "%.4f"),
-               num(s3, sizeof s3, r.mean_diff, "%+.4f"), num(s4, sizeof s4, r.rms_diff, "%.4f"));
+               num(s3, sizeof s3, r.mean_diff, "%+.1e"), num(s4, sizeof s4, r.rms_diff, "%.1e"));
         sq += r.rms_diff * r.rms_diff * r.n_pairs;
         n += r.n_pairs;
         if (!isnan(r.sd_here)) { spread_sq += r.sd_here * r.sd_here; n_spread++; }
     }
     double rms = sqrt(sq / n);
-    printf("\n  over the %d pairs, a seed's val MSE moves by %.4f (rms) from one folder to the other", n, rms);
+    printf("\n  over the %d pairs, a seed's val MSE moves by %.1e (rms) from one folder to the other", n, rms);
     if (n_spread) {
         double spread = sqrt(spread_sq / n_spread);
         // Two independent draws of the same noise differ by sqrt(2) sd (rms).
         printf(";\n  the seeds' spread here is %.4f (rms over configurations), and two unrelated draws\n"
-               "  of that noise would differ by %.4f (sqrt(2) spreads): the moves are %.2f of that\n",
+               "  of that noise would differ by %.4f (sqrt(2) spreads): the moves are %.1e of that\n",
                spread, sqrt(2.0) * spread, rms / (sqrt(2.0) * spread));
     } else {
         printf(" (no configuration has two seeds here: no spread to set it against)\n");

@@ -42,7 +42,7 @@ for dir in "$RUNS"/*/; do
     name=$(basename "$dir")
     [ -f "$dir/metrics.json" ] || continue
     mkdir -p "$DEST/$name"
-    for f in metrics.json loss.tsv samples.png; do
+    for f in metrics.json loss.tsv val.tsv samples.png; do
         [ -f "$dir/$f" ] && cp "$dir/$f" "$DEST/$name/$f"
     done
     n=$((n + 1))
