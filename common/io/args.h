@@ -17,13 +17,15 @@
 // are ours, not getopt's. getopt_long also accepts --opt=value, and any
 // unambiguous prefix of a long option's name.
 //
-// The step programs' shared options (--figures DIR, --no-figures, --help) are
-// handled in one place: ARGS_FIGURE_OPTIONS and args_figure_option, below.
+// A program whose options are plain values declares them as data instead,
+// an ArgOption table (below): args_parse reads argv once by it, and
+// args_usage writes the usage from the same table.
 //
 // Plus the checked reading of a whole number, used for every integer option
 // and for the step number kept in a checkpoint.
 #pragma once
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 
 enum { ARGS_OK = 0, ARGS_HELP = -1, ARGS_BAD = 2 };
@@ -46,40 +48,6 @@ int args_unknown(UsageFn *usage, char **argv);
 // warm-up ones. ARGS_OK, or ARGS_BAD reported with args_error.
 int args_check_rounds(UsageFn *usage, int argc, char **argv, int rounds, int warmup);
 
-// The three options every step program (step1 .. step5) takes besides its
-// own, written once so that all five read them, and answer, alike:
-//   --figures DIR   where its figures go
-//   --no-figures    draw none
-//   --help, -h      its usage on stdout (-h from the short-option string "h")
-// getopt_long answers them with 'f', 'n' and 'h', letters a program's own
-// options leave free. Its table lists them after its own entries, and its
-// loop hands whatever its switch does not handle to args_figure_option (a
-// case of its own comes first: step1 reads --figures itself, to remember
-// that it was given):
-//
-//     static const struct option opts[] = {
-//         { "rounds", required_argument, 0, 'r' }, ARGS_FIGURE_OPTIONS, { 0, 0, 0, 0 },
-//     };
-//     ...
-//     int rc = ARGS_OK;
-//     for (int c; rc == ARGS_OK && (c = getopt_long(argc, argv, "h", opts, NULL)) != -1;) {
-//         switch (c) {
-//         case 'r': ...; break;
-//         default: rc = args_figure_option(c, usage, argv, &o->figures_dir);
-//         }
-//     }
-//     return rc != ARGS_OK ? rc : args_no_leftovers(usage, argc, argv);
-#define ARGS_FIGURE_OPTIONS                                                         \
-    { "figures", required_argument, 0, 'f' }, { "no-figures", no_argument, 0, 'n' }, \
-    { "help", no_argument, 0, 'h' }
-
-// Handles c, a getopt_long answer that a step program's switch leaves to its
-// default case: one of ARGS_FIGURE_OPTIONS, or an option the program does not
-// know. --figures DIR sets *figures_dir to DIR, --no-figures sets it to NULL
-// (draw nothing): ARGS_OK. --help prints usage(stdout): ARGS_HELP. An empty
-// DIR, or any other c (args_unknown), is reported: ARGS_BAD.
-int args_figure_option(int c, UsageFn *usage, char **argv, const char **figures_dir);
-
 // For a program that takes no words besides its options: getopt_long has moved
 // any other word to argv[optind ..]; the first is reported ("unknown
 // argument"): ARGS_BAD. ARGS_OK when there is none.
@@ -92,3 +60,75 @@ int parse_int_in(const char *s, long lo, long hi, int *out);
 
 // Whether a is --help or -h (for a command name in argv[1], before getopt).
 int is_help_option(const char *a);
+
+// ---------------------------------------------------------------------------
+// Options as data. A program lists each option once, with where its value
+// goes and one line of help, and gets the parse and the usage from the list:
+//
+//     ArgOption opts[] = {
+//         ARG_INT("rounds", "N", &o->rounds, 1, 1000, "timed rounds per call"),
+//         ARG_FIGURES(&o->figures_dir),
+//         ARG_END,
+//     };
+//     ArgSpec spec = { "step2_rmsnorm", NULL, "LayerNorm against RMSNorm ...", opts };
+//     return args_parse(&spec, argc, argv);
+//
+// --help and -h are every program's, printing args_usage on stdout. An
+// unknown option, a value out of range or a word the program does not take
+// is reported on stderr, then the usage (an ARG_CALL prints its own
+// message and answers ARGS_BAD; the usage follows). Defaults are what the
+// targets hold when args_parse starts; the usage shows them.
+typedef enum {
+    ARG_KIND_INT,      // int in [lo, hi]
+    ARG_KIND_STRING,   // const char * (argv's own string)
+    ARG_KIND_FOLDER,   // const char *, not empty
+    ARG_KIND_SET,      // a switch: int target = lo
+    ARG_KIND_CLEAR,    // a switch: const char * target = NULL
+    ARG_KIND_CALL,     // call(value, target): ARGS_OK, ARGS_HELP, or ARGS_BAD after a message
+} ArgKind;
+
+typedef int ArgCallFn(const char *value, void *target);
+
+typedef struct {
+    const char *name;      // the long option, without "--"
+    const char *value;     // what it takes, as the usage names it ("N", "DIR"); NULL for a switch
+    ArgKind kind;
+    void *target;
+    long lo, hi;           // ARG_KIND_INT: the range; ARG_KIND_SET: the value set
+    ArgCallFn *call;
+    const char *help;      // may hold '\n' for more lines
+    int hide_default;      // 1: the usage shows no "(default ...)"
+    bool *seen;            // set to true when the option is given; may be NULL
+} ArgOption;
+
+#define ARG_INT(name, value, ptr, lo, hi, help) { name, value, ARG_KIND_INT, ptr, lo, hi, NULL, help, 0, NULL }
+#define ARG_STRING(name, value, ptr, help)      { name, value, ARG_KIND_STRING, ptr, 0, 0, NULL, help, 0, NULL }
+#define ARG_FOLDER(name, value, ptr, help)      { name, value, ARG_KIND_FOLDER, ptr, 0, 0, NULL, help, 0, NULL }
+#define ARG_SWITCH(name, ptr, v, help)          { name, NULL, ARG_KIND_SET, ptr, v, 0, NULL, help, 1, NULL }
+#define ARG_CALL(name, value, fn, ptr, help)    { name, value, ARG_KIND_CALL, ptr, 0, 0, fn, help, 1, NULL }
+#define ARG_END                                 { NULL, NULL, 0, NULL, 0, 0, NULL, NULL, 0, NULL }
+
+// The two options of every program that draws figures: --figures DIR (where
+// they go; the usage shows the default) and --no-figures (*ptr = NULL).
+#define ARG_FIGURES(ptr)                                                              \
+    ARG_FOLDER("figures", "DIR", ptr, "where the figures go"),                        \
+    { "no-figures", NULL, ARG_KIND_CLEAR, ptr, 0, 0, NULL, "draw none", 1, NULL }
+
+typedef struct {
+    const char *program;        // "step2_rmsnorm", or "lab sweep" for a command
+    const char *synopsis;       // what follows the name on the usage line; NULL: made from the options
+    const char *about;          // what the program does, a paragraph (may be NULL)
+    const ArgOption *options;   // ended by ARG_END
+    const char *words;          // the words it takes besides options ("RUN_DIR..."); NULL: none
+    char ***word_v;             // where those words go (inside argv), and how many
+    int *word_n;
+    void (*more)(FILE *f);      // printed after the options (e.g. the presets); may be NULL
+} ArgSpec;
+
+// Reads argv[1..] by spec, once. ARGS_OK, ARGS_HELP (usage on stdout) or
+// ARGS_BAD (reported on stderr).
+int args_parse(const ArgSpec *spec, int argc, char **argv);
+
+// The usage, from the table: the usage line, the paragraph, each option with
+// its help and default, then spec->more.
+void args_usage(const ArgSpec *spec, FILE *f);
