@@ -15,7 +15,6 @@
 // for --curves), reading the runs through common/eval/ablation_runs.h. The
 // experiments that start many runs (the ablation, the sweeps, the speed
 // race, the report, the attention maps) are the lab's: lab/lab --help.
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,7 +33,7 @@ static void usage(FILE *f) {
         "with no command: the tables of the committed results (results/quick, results/tutorial),\n"
         "where their figures are, and the commands that train (many runs at once: lab/lab --help)\n"
         "\n"
-        "commands:\n"
+        "commands (each lists its options with --help):\n"
         "  train --name NAME [--preset P] [--set key=value]... [--modern] [--out DIR] [--resume]\n"
         "        train one run into DIR/NAME (default DIR: the project's runs/): metrics.json, loss.tsv,\n"
         "        ckpt.safetensors, samples.png\n"
@@ -45,68 +44,52 @@ static void usage(FILE *f) {
         "        with --curves, the training loss window by window against the baseline's\n"
         "  summary [--set key=value]... [--modern]\n"
         "        print the model as a tree with the parameters of each module\n"
-        "\n"
-        "options:\n"
-        "  --preset P        smoke | quick | tutorial (default quick)\n"
-        "  --set key=value   any config field, e.g. --set qk_norm=true (list: --set help)\n"
-        "  --modern          RMSNorm, SwiGLU, QK-norm and no biases (a modern block in one switch)\n"
-        "  --ckpt-every N    steps between checkpoints (default: the preset's)\n"
-        "  --no-scorecard    skip val MSE and probe-FD at the end\n"
-        "  --stop-after N    stop after step N as if interrupted (for tests)\n"
         "\n");
     preset_describe(f);
 }
 
 static void presets_usage(FILE *f) { preset_describe(f); }
 
-// Options shared by train and summary. The preset applies first, wherever
-// --preset stands, then --set and --modern in their order: so a first pass
-// reads only --preset, the second everything else.
+static int take_preset(const char *value, void *preset) {
+    return preset_parse(value, preset) == 0 ? ARGS_OK : args_error(NULL, "unknown preset '%s'", value);
+}
+
+// --modern is one more change of the config, kept in its place among the --set ones
+static int take_modern(const char *value, void *sets) { return args_take_list("modern=true", sets); }
+
+// The options of train and summary, read once. The preset applies first,
+// wherever --preset stands, then --set and --modern in their order.
 // ARGS_OK, ARGS_HELP or ARGS_BAD (common/io/args.h; argv[0] is the command).
-static int parse_common(int argc, char **argv, TrainOptions *o) {
-    static const struct option opts[] = {
-        { "preset", required_argument, 0, 'p' },     { "set", required_argument, 0, 's' },
-        { "modern", no_argument, 0, 'm' },           { "name", required_argument, 0, 'n' },
-        { "out", required_argument, 0, 'o' },        { "resume", no_argument, 0, 'r' },
-        { "no-scorecard", no_argument, 0, 'S' },     { "ckpt-every", required_argument, 0, 'c' },
-        { "stop-after", required_argument, 0, 'a' }, { "help", no_argument, 0, 'h' },
-        { 0, 0, 0, 0 },
+static int parse_run_options(int argc, char **argv, TrainOptions *o) {
+    ArgList sets = { .n = 0 };
+    bool ckpt_given = false;
+    *o = (TrainOptions){ .preset = PRESET_QUICK, .out_dir = default_runs_dir(), .scorecard = true };
+    ArgOption opts[] = {
+        ARG_STRING("name", "NAME", &o->name, "the run's folder under --out (train)"),
+        ARG_CALL("preset", "P", take_preset, &o->preset, "smoke | quick | tutorial (default quick)"),
+        ARG_CALL("set", "key=value", args_take_list, &sets, "any config field, e.g. --set qk_norm=true (list: --set help)"),
+        ARG_CALL("modern", NULL, take_modern, &sets, "RMSNorm, SwiGLU, QK-norm and no biases (a modern block in one switch)"),
+        ARG_FOLDER("out", "DIR", &o->out_dir, "where the run's folder goes"),
+        ARG_FLAG("resume", &o->resume, true, "continue the run from its checkpoint"),
+        ARG_INT("ckpt-every", "N", &o->ckpt_every, 1, 100000000, "steps between checkpoints (default: the preset's)"),
+        ARG_FLAG("no-scorecard", &o->scorecard, false, "skip val MSE and probe-FD at the end"),
+        ARG_INT("stop-after", "N", &o->stop_after, 0, 100000000, "stop after step N as if interrupted (for tests)"),
+        ARG_END,
     };
-    Preset preset = PRESET_QUICK;
-    opterr = 0;
-    int c;
-    for (optind = 0; (c = getopt_long(argc, argv, "h", opts, NULL)) != -1;)
-        if (c == 'p' && preset_parse(optarg, &preset) != 0)
-            return args_error(presets_usage, "unknown preset '%s'", optarg);
-    o->preset = preset;
-    o->out_dir = default_runs_dir();
-    o->scorecard = true;
-    preset_apply(preset, &o->cfg, &o->ckpt_every);
-    for (optind = 0; (c = getopt_long(argc, argv, "h", opts, NULL)) != -1;) {
-        switch (c) {
-        case 'p': break;   // read above
-        case 's':
-            if (strcmp(optarg, "help") == 0) { config_print_keys(&o->cfg, stdout); return ARGS_HELP; }
-            if (config_set_or_report(&o->cfg, optarg) != 0) return ARGS_BAD;
-            break;
-        case 'm': if (config_set_or_report(&o->cfg, "modern=true") != 0) return ARGS_BAD; break;
-        case 'n': o->name = optarg; break;
-        case 'o': o->out_dir = optarg; break;
-        case 'r': o->resume = true; break;
-        case 'S': o->scorecard = false; break;
-        case 'c':
-            if (parse_int_in(optarg, 1, 100000000, &o->ckpt_every) != 0)
-                return args_error(NULL, "--ckpt-every wants a positive whole number, not '%s'", optarg);
-            break;
-        case 'a':
-            if (parse_int_in(optarg, 0, 100000000, &o->stop_after) != 0)
-                return args_error(NULL, "--stop-after wants a whole number, not '%s'", optarg);
-            break;
-        case 'h': usage(stdout); return ARGS_HELP;
-        default: return args_unknown(usage, argv);
-        }
+    opts[6].seen = &ckpt_given;
+    opts[6].hide_default = opts[8].hide_default = 1;
+    char program[64];
+    snprintf(program, sizeof program, "step6_ablation %s", argv[0]);
+    const ArgSpec spec = { .program = program, .options = opts, .more = presets_usage };
+    int rc = args_parse(&spec, argc, argv);
+    if (rc != ARGS_OK) return rc;
+    int preset_ckpt_every;
+    preset_apply(o->preset, &o->cfg, &preset_ckpt_every);
+    if (!ckpt_given) o->ckpt_every = preset_ckpt_every;
+    for (int i = 0; i < sets.n; i++) {
+        if (strcmp(sets.v[i], "help") == 0) { config_print_keys(&o->cfg, stdout); return ARGS_HELP; }
+        if (config_set_or_report(&o->cfg, sets.v[i]) != 0) return ARGS_BAD;
     }
-    if (optind < argc) return args_error(usage, "unknown or incomplete option '%s'", argv[optind]);
     char err[512];
     if (config_validate(&o->cfg, err, sizeof err) != 0) return args_error(NULL, "%s", err);
     return ARGS_OK;
@@ -114,8 +97,7 @@ static int parse_common(int argc, char **argv, TrainOptions *o) {
 
 static int cmd_train(int argc, char **argv) {
     TrainOptions o;
-    memset(&o, 0, sizeof o);
-    int rc = parse_common(argc, argv, &o);
+    int rc = parse_run_options(argc, argv, &o);
     if (rc != ARGS_OK) return args_exit_code(rc);
     if (!o.name) {
         fprintf(stderr, "error: train needs --name NAME (the run's folder under %s/)\n", o.out_dir);
@@ -126,8 +108,7 @@ static int cmd_train(int argc, char **argv) {
 
 static int cmd_summary(int argc, char **argv) {
     TrainOptions o;
-    memset(&o, 0, sizeof o);
-    int rc = parse_common(argc, argv, &o);
+    int rc = parse_run_options(argc, argv, &o);
     if (rc != ARGS_OK) return args_exit_code(rc);
     Model m;
     char err[512];

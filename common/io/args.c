@@ -178,6 +178,7 @@ static int take_value(const ArgSpec *spec, const ArgOption *o, const char *value
         /* fall through */
     case ARG_KIND_STRING: *(const char **)o->target = value; return ARGS_OK;
     case ARG_KIND_SET: *(int *)o->target = (int)o->lo; return ARGS_OK;
+    case ARG_KIND_BOOL: *(bool *)o->target = o->lo != 0; return ARGS_OK;
     case ARG_KIND_CLEAR: *(const char **)o->target = NULL; return ARGS_OK;
     case ARG_KIND_CALL: {
         int rc = o->call(value, o->target);
@@ -222,4 +223,11 @@ int args_parse(const ArgSpec *spec, int argc, char **argv) {
         return ARGS_OK;
     }
     return optind < argc ? bad_input(spec, "unknown argument '%s'", argv[optind]) : ARGS_OK;
+}
+
+int args_take_list(const char *value, void *list) {
+    ArgList *l = list;
+    if (l->n == ARGS_LIST_MAX) return args_error(NULL, "more than %d values for one option", ARGS_LIST_MAX);
+    l->v[l->n++] = value ? value : "";
+    return ARGS_OK;
 }

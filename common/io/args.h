@@ -83,6 +83,7 @@ typedef enum {
     ARG_KIND_STRING,   // const char * (argv's own string)
     ARG_KIND_FOLDER,   // const char *, not empty
     ARG_KIND_SET,      // a switch: int target = lo
+    ARG_KIND_BOOL,     // a switch: bool target = lo
     ARG_KIND_CLEAR,    // a switch: const char * target = NULL
     ARG_KIND_CALL,     // call(value, target): ARGS_OK, ARGS_HELP, or ARGS_BAD after a message
 } ArgKind;
@@ -95,7 +96,7 @@ typedef struct {
     ArgKind kind;
     void *target;
     long lo, hi;           // ARG_KIND_INT: the range; ARG_KIND_SET: the value set
-    ArgCallFn *call;
+    ArgCallFn *call;       // ARG_KIND_CALL; value is NULL for an option that takes none
     const char *help;      // may hold '\n' for more lines
     int hide_default;      // 1: the usage shows no "(default ...)"
     bool *seen;            // set to true when the option is given; may be NULL
@@ -105,6 +106,7 @@ typedef struct {
 #define ARG_STRING(name, value, ptr, help)      { name, value, ARG_KIND_STRING, ptr, 0, 0, NULL, help, 0, NULL }
 #define ARG_FOLDER(name, value, ptr, help)      { name, value, ARG_KIND_FOLDER, ptr, 0, 0, NULL, help, 0, NULL }
 #define ARG_SWITCH(name, ptr, v, help)          { name, NULL, ARG_KIND_SET, ptr, v, 0, NULL, help, 1, NULL }
+#define ARG_FLAG(name, ptr, v, help)            { name, NULL, ARG_KIND_BOOL, ptr, v, 0, NULL, help, 1, NULL }
 #define ARG_CALL(name, value, fn, ptr, help)    { name, value, ARG_KIND_CALL, ptr, 0, 0, fn, help, 1, NULL }
 #define ARG_END                                 { NULL, NULL, 0, NULL, 0, 0, NULL, NULL, 0, NULL }
 
@@ -132,3 +134,9 @@ int args_parse(const ArgSpec *spec, int argc, char **argv);
 // The usage, from the table: the usage line, the paragraph, each option with
 // its help and default, then spec->more.
 void args_usage(const ArgSpec *spec, FILE *f);
+
+// An option that may be given many times, its values kept in their order
+// (--set key=value ...): ARG_CALL(name, value, args_take_list, &list, help).
+#define ARGS_LIST_MAX 64
+typedef struct { const char *v[ARGS_LIST_MAX]; int n; } ArgList;
+ArgCallFn args_take_list;
