@@ -39,7 +39,6 @@
 
 #define STB_IMAGE_IMPLEMENTATION
 #include "stb_image.h"
-#include "io/blas_kernel.h"
 
 #define SHIPPED_MODEL "models/tinydit_rope_tutorial.safetensors"
 #define TOUR_T 0.5f              // the time the tour's image is noised to
@@ -494,7 +493,6 @@ static int parse_options(int argc, char **argv, Options *o) {
 
 
 int main(int argc, char **argv) {
-    blas_use_fitting_kernel(argv);   // OpenBLAS on a CPU newer than it: io/blas_kernel.h
     if (argc >= 2 && strcmp(argv[1], "export") == 0)
         return argc == 4 ? export_weights(argv[2], argv[3])
                          : args_error(usage, "export wants RUN_CKPT and OUT");

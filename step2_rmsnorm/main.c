@@ -33,7 +33,6 @@
 #include "io/figure.h"
 #include "nn/layers.h"
 #include "nn/rng.h"
-#include "io/blas_kernel.h"
 
 // The formula, evaluated in double from the float input: the reference that
 // our float32 rmsnorm_forward should match to float rounding. x, y (R, D).
@@ -235,7 +234,6 @@ static int draw_figures(const char *dir, const ShiftedTokens *s, const NormTimin
 }
 
 int main(int argc, char **argv) {
-    blas_use_fitting_kernel(argv);   // OpenBLAS on a CPU newer than it: io/blas_kernel.h
     Options o;
     int rc = step2_parse_options(argc, argv, &o);
     if (rc != ARGS_OK) return args_exit_code(rc);

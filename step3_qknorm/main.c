@@ -38,7 +38,6 @@
 #include "io/figure.h"
 #include "nn/layers.h"
 #include "nn/rng.h"
-#include "io/blas_kernel.h"
 
 // Sections 1 and 3 score one head, q and k of 64 tokens and head_dim 32,
 // through the model's attention_forward: OneHead and one_head_scores, in
@@ -217,7 +216,6 @@ static void try_it(void) {
 }
 
 int main(int argc, char **argv) {
-    blas_use_fitting_kernel(argv);   // OpenBLAS on a CPU newer than it: io/blas_kernel.h
     const char *figures_dir;
     int rc = step3_parse_options(argc, argv, &figures_dir);
     if (rc != ARGS_OK) return args_exit_code(rc);

@@ -51,7 +51,6 @@
 #include "ffn.h"
 #include "figures.h"
 #include "step4.h"
-#include "io/blas_kernel.h"
 
 static double rms(const float *x, size_t n) {
     double s = 0.0;
@@ -312,7 +311,6 @@ static void try_it(void) {
 }
 
 int main(int argc, char **argv) {
-    blas_use_fitting_kernel(argv);   // OpenBLAS on a CPU newer than it: io/blas_kernel.h
     Options o;
     int rc = step4_parse_options(argc, argv, &o);
     if (rc != ARGS_OK) return args_exit_code(rc);

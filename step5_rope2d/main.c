@@ -42,7 +42,6 @@
 #include "figures.h"
 #include "rope_probe.h"
 #include "step5.h"
-#include "io/blas_kernel.h"
 
 // ----------------------------------------------------------------------
 // 1. The tables: one angle for every (token, feature)
@@ -252,7 +251,6 @@ static void try_it(void) {
 }
 
 int main(int argc, char **argv) {
-    blas_use_fitting_kernel(argv);   // OpenBLAS on a CPU newer than it: io/blas_kernel.h
     Options o;
     int rc = step5_parse_options(argc, argv, &o);
     if (rc != ARGS_OK) return args_exit_code(rc);

@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "io/blas_kernel.h"
 #include "io/config_parse.h"
 #include "nn/train_step.h"
 
@@ -58,7 +57,6 @@ static void group_sums(const Model *m, double sq[N_GROUPS], size_t n[N_GROUPS]) 
 }
 
 int main(int argc, char **argv) {
-    blas_use_fitting_kernel(argv);   // OpenBLAS on a CPU newer than it: io/blas_kernel.h
     Config cfg = config_default();
     char err[512];
     if (config_set(&cfg, "ada=zero", err, sizeof err) != 0) { fprintf(stderr, "%s\n", err); return 2; }

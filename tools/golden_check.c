@@ -7,14 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include "eval/golden.h"
-#include "io/blas_kernel.h"
 
 static int by_name(const void *a, const void *b) {
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
 int main(int argc, char **argv) {
-    blas_use_fitting_kernel(argv);   // OpenBLAS on a CPU newer than it: io/blas_kernel.h
     if (argc != 2) {
         fprintf(stderr, "usage: %s GOLDEN_DIR\n", argv[0]);
         return 2;

@@ -31,7 +31,6 @@
 #include "nn/train_step.h"
 #include "train/dataloader.h"
 #include "train/trainer.h"
-#include "io/blas_kernel.h"
 
 static void usage(FILE *f) {
     fprintf(f, "usage: trace_steps [--preset smoke|quick|tutorial] [--set key=value]... "
@@ -156,7 +155,6 @@ static int save_trace(const char *path, const Trace *tr, Model *m, const Config 
 }
 
 int main(int argc, char **argv) {
-    blas_use_fitting_kernel(argv);   // OpenBLAS on a CPU newer than it: io/blas_kernel.h
     TraceOptions o;
     int rc = parse_options(argc, argv, &o);
     if (rc != ARGS_OK) return args_exit_code(rc);

@@ -7,6 +7,15 @@
 // library reads its choice once, from OPENBLAS_CORETYPE, when it is loaded,
 // before main() runs, so the only cure from inside a program is to start it
 // again with the variable set.
+//
+// Who still goes through OpenBLAS: the model's products are oneDNN's
+// (nn/matmul.c); OpenBLAS does only the probe classifier's convolutions
+// (eval/probe_layers.c) and the Fréchet distance's products and
+// eigenvalues (eval/frechet.c), that is the scorecard's probe-FD and the
+// probe's training. So the programs that train or score call
+// blas_use_fitting_kernel first: step1_scorecard, step6_ablation, lab,
+// tools/train_probe, and tools/gemm_race, which races OpenBLAS itself. The
+// tour (step 0), steps 2 to 5 and the other tools never reach it.
 #pragma once
 #include <stddef.h>
 
