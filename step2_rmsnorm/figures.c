@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #define BIN_WIDTH 0.1
+#define PLOTS "step2_rmsnorm/plots"   // the gnuplot scripts
 
 static double mean_of(const float *y, size_t n) {
     double s = 0.0;
@@ -67,29 +68,9 @@ int figure_norm_outputs(const char *dir, const float *y_ln, const float *y_rms, 
     double m_ln = mean_of(y_ln, n), m_rms = mean_of(y_rms, n);
     if (fabs(m_ln) < 5e-4) m_ln = 0.0;   // so the label reads 0.000, not -0.000
     if (fabs(m_rms) < 5e-4) m_rms = 0.0;
-    char script[4096];
-    snprintf(script, sizeof script,
-        "set title \"The same shifted tokens through both norms: LayerNorm centres them on 0,\\n"
-        "RMSNorm keeps their mean (%.3f), scaled like the rest\"\n"
-        "set xlabel 'output value (dimensionless: each token divided by its std or its RMS)'\n"
-        "set ylabel 'density (fraction of outputs per unit)'\n"
-        "set key top right box opaque\n"
-        "set grid ytics lc rgb '#dddddd'\n"
-        "set yrange [0:*]\n"
-        "set offsets 0, 0, graph 0.08, 0\n"
-        "set style fill transparent solid 0.35 noborder\n"
-        "set arrow 1 from %.4f, graph 0 to %.4f, graph 0.92 nohead lw 2 dt 2 lc rgb '#1f5fa0' front\n"
-        "set arrow 2 from %.4f, graph 0 to %.4f, graph 0.92 nohead lw 2 dt 2 lc rgb '#c05000' front\n"
-        "set label 1 sprintf('LayerNorm mean %%.3f', %.6f) at %.4f, graph 0.95 right offset -0.5,0 "
-        "tc rgb '#1f5fa0' front\n"
-        "set label 2 sprintf('RMSNorm mean %%.3f', %.6f) at %.4f, graph 0.95 left offset 0.5,0 "
-        "tc rgb '#c05000' front\n"
-        "plot 'step2_norm_outputs.tsv' using 1:2 with boxes lc rgb '#1f5fa0' notitle, \\\n"
-        "     '' using 1:2 with histeps lw 2 lc rgb '#1f5fa0' title 'LayerNorm(x)', \\\n"
-        "     '' using 1:3 with boxes lc rgb '#c05000' notitle, \\\n"
-        "     '' using 1:3 with histeps lw 2 lc rgb '#c05000' title 'RMSNorm(x)'\n",
-        m_rms, m_ln, m_ln, m_rms, m_rms, m_ln, m_ln, m_rms, m_rms);
-    return figure_draw(dir, "step2_norm_outputs", 800, 450, script, err, errlen);
+    char vars[256];
+    snprintf(vars, sizeof vars, "m_ln = %.6f\nm_rms = %.6f", m_ln, m_rms);
+    return figure_plot(dir, PLOTS, "step2_norm_outputs", 800, 450, vars, err, errlen);
 }
 
 int figure_norm_times(const char *dir, const NormTimings *t, char *err, size_t errlen) {
@@ -102,26 +83,8 @@ int figure_norm_times(const char *dir, const NormTimings *t, char *err, size_t e
             t->ms[0], t->ms[1], t->ms[2], t->ms[3]);
     if (figure_data_close(f, dir, "step2_norm_times", err, errlen) != 0) return -1;
 
-    char script[4096];
-    snprintf(script, sizeof script,
-        "set title \"Time per call on (%d, %d) tokens, %d thread%s, median of %d turns:\\n"
-        "RMSNorm takes %.2fx LayerNorm's time forward and %.2fx backward\"\n"
-        "set ylabel 'milliseconds per call'\n"
-        "set style data histograms\n"
-        "set style histogram clustered gap 1\n"
-        "set style fill solid 0.85 border -1\n"
-        "set boxwidth 0.9\n"
-        "set key top right box opaque width 1\n"
-        "set grid ytics lc rgb '#dddddd'\n"
-        "set yrange [0:*]\n"
-        "set xrange [-0.6:1.6]\n"
-        "set offsets 0, 0, graph 0.15, 0\n"
-        "set xtics nomirror scale 0\n"
-        "plot 'step2_norm_times.tsv' using 2:xtic(1) lc rgb '#1f5fa0' title 'LayerNorm', \\\n"
-        "     '' using 3 lc rgb '#c05000' title 'RMSNorm', \\\n"
-        "     '' using ($0 - 1.0/6):2:(sprintf('%%.2f ms', $2)) with labels offset 0,0.8 notitle, \\\n"
-        "     '' using ($0 + 1.0/6):3:(sprintf('%%.2f ms', $3)) with labels offset 0,0.8 notitle\n",
-        t->R, t->D, t->threads, t->threads == 1 ? "" : "s", t->rounds,
-        t->ms[1] / t->ms[0], t->ms[3] / t->ms[2]);
-    return figure_draw(dir, "step2_norm_times", 800, 450, script, err, errlen);
+    char vars[256];
+    snprintf(vars, sizeof vars, "R = %d\nD = %d\nthreads = %d\nrounds = %d\nratio_forward = %.6f\nratio_backward = %.6f",
+             t->R, t->D, t->threads, t->rounds, t->ms[1] / t->ms[0], t->ms[3] / t->ms[2]);
+    return figure_plot(dir, PLOTS, "step2_norm_times", 800, 450, vars, err, errlen);
 }

@@ -72,6 +72,29 @@ int figure_draw(const char *dir, const char *name, int width, int height, const 
     return 0;
 }
 
+int figure_plot(const char *dir, const char *plots, const char *name, int width, int height, const char *vars,
+                char *err, size_t errlen) {
+    if (!figure_gnuplot_available()) return FIGURE_NO_GNUPLOT;
+    char rel[1024], path[4096];
+    snprintf(rel, sizeof rel, "%s/%s.gp", plots, name);
+    if (project_path(path, sizeof path, rel) != 0) return errorf(err, errlen, "path too long: %s", rel);
+    FILE *in = fopen(path, "r");
+    if (!in) return errorf(err, errlen, "cannot read the gnuplot script %s", path);
+    char *script = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&script, &len);
+    if (!out) { fclose(in); return errorf(err, errlen, "out of memory for %s", path); }
+    fprintf(out, "# %s's numbers in this run\n%s\n\n# %s\n", name, vars ? vars : "", rel);
+    char buf[4096];
+    for (size_t n; (n = fread(buf, 1, sizeof buf, in)) > 0;) fwrite(buf, 1, n, out);
+    int failed = ferror(in);
+    fclose(in);
+    if (fclose(out) != 0 || failed) { free(script); return errorf(err, errlen, "cannot read %s", path); }
+    int rc = figure_draw(dir, name, width, height, script, err, errlen);
+    free(script);
+    return rc;
+}
+
 bool figure_png_valid(const char *path) {
     static const unsigned char signature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
     unsigned char head[16];

@@ -40,6 +40,15 @@ int figure_data_close(FILE *f, const char *dir, const char *name, char *err, siz
 int figure_draw(const char *dir, const char *name, int width, int height, const char *script,
                 char *err, size_t errlen);
 
+// Draws dir/NAME.png with the committed gnuplot script PLOTS/NAME.gp
+// (plots: a folder from the project root, e.g. "step2_rmsnorm/plots") on the
+// data dir/NAME.tsv the program wrote. vars are this run's numbers that the
+// script uses, as gnuplot assignments, one a line ("m_ln = 0.001"; may be
+// NULL). dir/NAME.gp gets the terminal, the vars and the script, so the
+// folder keeps all that made the picture. Answers as figure_draw.
+int figure_plot(const char *dir, const char *plots, const char *name, int width, int height, const char *vars,
+                char *err, size_t errlen);
+
 // True when path is a PNG file (its 8-byte signature and an IHDR chunk).
 bool figure_png_valid(const char *path);
 
