@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#define PLOTS "step3_qknorm/plots"   // the gnuplot scripts
+
 int figure_logit_growth(const char *dir, const LogitGrowth *g, char *err, size_t errlen) {
     FILE *f = figure_data_open(dir, "step3_logit_growth", err, errlen);
     if (!f) return -1;
@@ -16,31 +18,10 @@ int figure_logit_growth(const char *dir, const LogitGrowth *g, char *err, size_t
     for (int i = 0; i < g->n; i++) fprintf(f, "%.6g\t%.6g\t%.6g\n", g->scale[i], g->raw[i], g->normed[i]);
     if (figure_data_close(f, dir, "step3_logit_growth", err, errlen) != 0) return -1;
 
-    double bound = sqrt((double)g->head_dim);
-    char script[4096];
-    int len = 0;
-    for (int i = 0; i < 3; i++)
-        len += snprintf(script + len, sizeof script - len,
-                        "set arrow from %d, graph 0 to %d, graph 1 nohead lc rgb '#aaaaaa' dt 3 back\n"
-                        "set label 'x%d' at %d, graph 0.04 offset 0.4,0 tc rgb '#666666'\n",
-                        g->marks[i], g->marks[i], g->marks[i], g->marks[i]);
-    snprintf(script + len, sizeof script - len,
-        "set title \"Without QK-norm the largest logit grows with the square of the q, k scale;\\n"
-        "with QK-norm it stays put, below the bound √d = %.2f (d = %d)\"\n"
-        "set logscale xy\n"
-        "set format x '10^{%%L}'\n"
-        "set format y '10^{%%L}'\n"
-        "set xlabel 'scale of q and k (both multiplied by it; dimensionless)'\n"
-        "set ylabel 'largest |q·k| / √d over the head (dimensionless)'\n"
-        "set key top left box opaque\n"
-        "set grid xtics ytics lc rgb '#dddddd'\n"
-        "set mxtics 10\n"
-        "plot 'step3_logit_growth.tsv' using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#c03030' "
-        "title 'without QK-norm', \\\n"
-        "     '' using 1:3 with linespoints pt 5 ps 0.6 lw 2 lc rgb '#2060b0' title 'with QK-norm (gains at 1)', \\\n"
-        "     %.6f with lines dt 2 lw 2 lc rgb '#333333' title 'bound √d'\n",
-        bound, g->head_dim, bound);
-    return figure_draw(dir, "step3_logit_growth", 800, 450, script, err, errlen);
+    char vars[256];
+    snprintf(vars, sizeof vars, "head_dim = %d\narray marks[3] = [%d, %d, %d]", g->head_dim, g->marks[0], g->marks[1],
+             g->marks[2]);
+    return figure_plot(dir, PLOTS, "step3_logit_growth", 800, 450, vars, err, errlen);
 }
 
 // dir/step3_attention_maps.tsv: six blocks (gnuplot's `index` 0..5, without
@@ -71,37 +52,11 @@ int figure_attention_maps(const char *dir, const AttentionMaps *m, char *err, si
         for (int g = 0; g < 3; g++)
             for (size_t i = 0; i < (size_t)m->L * m->L; i++) top = fmax(top, m->weights[w][g][i]);
 
-    char script[8192];
-    int len = snprintf(script, sizeof script,
-        "set multiplot layout 2,3 title \"One head's attention, %d queries by %d keys: as q and k grow, it turns one-hot\\n"
-        "without QK-norm (top row) and does not change with it (bottom row)\" "
-        "margins 0.07, 0.86, 0.09, 0.85 spacing 0.02, 0.1\n"
-        "set size ratio -1\n"
-        "set xrange [-0.5:%d.5]\n"
-        "set yrange [%d.5:-0.5]\n"
-        "set tics out scale 0.5 nomirror\n"
-        "set xtics 0, 16\n"
-        "set ytics 0, 16\n"
-        "set cbrange [0:%.6f]\n"
-        "set palette defined (0 '#ffffff', 0.04 '#deebf7', 0.12 '#9ecae1', 0.3 '#4292c6', 0.6 '#08519c', 1 '#08306b')\n"
-        "set colorbox user origin screen 0.89, screen 0.12 size screen 0.02, screen 0.68\n"
-        "set cblabel 'softmax weight of key j for query i'\n",
-        m->L, m->L, m->L - 1, m->L - 1, top);
-    for (int w = 0; w < 2; w++)
-        for (int g = 0; g < 3; g++) {
-            int b = 3 * w + g;
-            len += snprintf(script + len, sizeof script - len,
-                "set title \"x%d %s QK-norm\\nmean top weight %.2f\"\n"
-                "%s\n%s\n%s\n"
-                "plot 'step3_attention_maps.tsv' index %d matrix with image notitle\n",
-                m->growth[g], w ? "with" : "without", m->top[w][g],
-                b == 5 ? "set colorbox" : "unset colorbox",
-                w == 1 ? "set xlabel 'key j'; set format x '%g'" : "unset xlabel; set format x ''",
-                g == 0 ? "set ylabel 'query i'; set format y '%g'" : "unset ylabel; set format y ''",
-                b);
-        }
-    snprintf(script + len, sizeof script - len, "unset multiplot\n");
-    return figure_draw(dir, "step3_attention_maps", 900, 620, script, err, errlen);
+    char vars[512];
+    snprintf(vars, sizeof vars, "L = %d\ntop_all = %.6f\narray growth[3] = [%d, %d, %d]\n"
+             "array top[6] = [%.6f, %.6f, %.6f, %.6f, %.6f, %.6f]", m->L, top, m->growth[0], m->growth[1], m->growth[2],
+             m->top[0][0], m->top[0][1], m->top[0][2], m->top[1][0], m->top[1][1], m->top[1][2]);
+    return figure_plot(dir, PLOTS, "step3_attention_maps", 900, 620, vars, err, errlen);
 }
 
 // ---------------------------------------------------------------------------
