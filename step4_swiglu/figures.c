@@ -11,6 +11,8 @@
 #include "ffn.h"
 #include "step4.h"
 
+#define PLOTS "step4_swiglu/plots"   // the gnuplot scripts
+
 // ---------------------------------------------------------------------------
 // GELU and SiLU on x in [-5, 5], through the model's own functions. SiLU is
 // taken as SwiGLU computes it, swiglu_forward with every value 1, and its
@@ -35,36 +37,10 @@ static int activations_figure(const char *dir, char *err, size_t errlen) {
     for (int i = 0; i < NX; i++) fprintf(f, "%.4f\t%.6f\t%.6f\t%.6f\t%.6f\n", x[i], gelu[i], silu[i], dgelu[i], dsilu[i]);
     if (figure_data_close(f, dir, name, err, errlen) != 0) return -1;
 
-    FigureScript script;                 // the gnuplot script, grown as it is written
-    if (figure_script_open(&script, err, errlen) != 0) return -1;
-    FILE *gp = script.f;
-    fprintf(gp,
-        "set datafile separator '\\t'\n"
-        "set multiplot layout 1,2 title 'GELU and SiLU, the gate of SwiGLU: smooth switches, open for large x, shut for very negative x' font ',11'\n"
-        "set grid lc rgb '#dddddd'\n"
-        "set key top left box opaque\n"
-        "set xlabel 'input x (for SiLU: the gate g = W1 x)'\n"
-        "set xrange [-5:5]\n"
-        "set title 'the curves (gelu\\_forward, swiglu\\_forward with value 1)'\n"
-        "set ylabel 'output'\n"
-        "set yrange [-1:5]\n"
-        "set label 1 sprintf('GELU min %%.3f at x = %%.2f', %.6f, %.4f) at graph 0.03, graph 0.62 tc rgb '#1f77b4'\n"
-        "set label 2 sprintf('SiLU min %%.3f at x = %%.2f', %.6f, %.4f) at graph 0.03, graph 0.55 tc rgb '#d62728'\n"
-        "set label 3 '' at %.4f, %.6f point pt 7 ps 1 lc rgb '#1f77b4'\n"
-        "set label 4 '' at %.4f, %.6f point pt 7 ps 1 lc rgb '#d62728'\n"
-        "plot x lc rgb '#999999' dt 2 title 'x (fully open)', \\\n"
-        "     '%s.tsv' using 1:2 with lines lw 2 lc rgb '#1f77b4' title 'GELU(x) = x Φ(x)', \\\n"
-        "     '' using 1:3 with lines lw 2 lc rgb '#d62728' title 'SiLU(x) = x σ(x)'\n"
-        "unset label\n"
-        "set title 'their slopes (gelu\\_backward, swiglu\\_backward)'\n"
-        "set ylabel 'd output / d x'\n"
-        "set yrange [-0.2:1.2]\n"
-        "plot 1 lc rgb '#999999' dt 2 title 'slope 1', \\\n"
-        "     '%s.tsv' using 1:4 with lines lw 2 lc rgb '#1f77b4' title \"GELU'(x)\", \\\n"
-        "     '' using 1:5 with lines lw 2 lc rgb '#d62728' title \"SiLU'(x)\"\n"
-        "unset multiplot\n",
-        gelu[gmin], x[gmin], silu[smin], x[smin], x[gmin], gelu[gmin], x[smin], silu[smin], name, name);
-    return figure_script_draw(&script, dir, name, 900, 420, err, errlen);
+    char vars[256];
+    snprintf(vars, sizeof vars, "gelu_min = %.6f\ngelu_min_x = %.4f\nsilu_min = %.6f\nsilu_min_x = %.4f",
+             gelu[gmin], x[gmin], silu[smin], x[smin]);
+    return figure_plot(dir, PLOTS, name, 900, 420, vars, err, errlen);
 }
 
 // ---------------------------------------------------------------------------
@@ -151,33 +127,10 @@ static int params_figure(const char *dir, char *err, size_t errlen) {
     Mark mark[3];
     if (marks_at_d128(mark, err, errlen) != 0) return -1;
     if (write_params_data(dir, name, mark, err, errlen) != 0) return -1;
-    FigureScript script;                 // the gnuplot script, grown as it is written
-    if (figure_script_open(&script, err, errlen) != 0) return -1;
-    FILE *gp = script.f;
-    fprintf(gp,
-        "set datafile separator '\\t'\n"
-        "set title \"One FFN's parameters at D = %d: SwiGLU's 3 matrices at 2/3 of GELU's width cost the same (%+.2f%%)\"\n"
-        "set xlabel 'hidden width H (features; tics every 64)'\n"
-        "set ylabel 'parameters of one FFN (thousands)'\n"
-        "set xrange [%d:%d]\n"
-        "set xtics 64\n"
-        "set grid lc rgb '#dddddd'\n"
-        "set key bottom right box opaque\n"
-        "plot '%s.tsv' index 0 using 1:($2/1000) with lines lw 2 lc rgb '#1f77b4' title 'GELU FFN: 2 matrices (H, D), (D, H)', \\\n"
-        "     '' index 0 using 1:($3/1000) with lines lw 2 lc rgb '#d62728' title 'SwiGLU: 3 matrices', \\\n"
-        "     %zu/1000.0 lc rgb '#1f77b4' dt 2 title \"GELU's count at 4·D\", \\\n"
-        "     '' index 1 using 1:($2/1000) with points pt 7 ps 1.5 lc rgb 'black' notitle",
-        config_default().dim, 100.0 * ((double)mark[1].params / mark[0].params - 1.0), H_LO, H_HI,
-        name, mark[0].params);
-    // Each mark's two lines of text (columns 3 and 4), placed where no line runs:
-    // GELU's below right, SwiGLU's above left (the rounded one higher, clear of 341's).
-    const struct { const char *align; double dx, dy; } place[3] = { { "left", 1, -1.2 }, { "right", -1, 2.3 }, { "right", -1, 3.6 } };
-    for (int i = 0; i < 3; i++)
-        for (int line = 0; line < 2; line++)
-            fprintf(gp, ", \\\n     '' index 1 every ::%d::%d using 1:($2/1000):%d with labels %s offset %g,%g font ',9' notitle",
-                    i, i, 3 + line, place[i].align, place[i].dx, place[i].dy - 1.1 * line);
-    fprintf(gp, "\n");
-    return figure_script_draw(&script, dir, name, 800, 450, err, errlen);
+    char vars[256];
+    snprintf(vars, sizeof vars, "D = %d\nH_lo = %d\nH_hi = %d\ngelu_params = %zu\nswiglu_vs_gelu = %.6f",
+             config_default().dim, H_LO, H_HI, mark[0].params, 100.0 * ((double)mark[1].params / mark[0].params - 1.0));
+    return figure_plot(dir, PLOTS, name, 800, 450, vars, err, errlen);
 }
 
 int step4_figures(const char *dir, int *drawn, char *err, size_t errlen) {
