@@ -11,6 +11,8 @@
 #include "rope_probe.h"
 #include "step5.h"
 
+#define PLOTS "step5_rope2d/plots"   // the gnuplot scripts
+
 // The model's sizes and its tables for one base.
 typedef struct {
     int grid, L, hd, quarter;
@@ -89,31 +91,12 @@ static int scores_figure(const char *dir, const float *q, const float *k, int se
     const int G = t.grid;
     tables_free(&t);
     if (rc != 0) return -1;
-    FigureScript script;                 // the gnuplot script, grown as it is written
-    if (figure_script_open(&script, err, errlen) != 0) return -1;
-    FILE *gp = script.f;
-    fprintf(gp,
-        "set datafile separator '\\t'\n"
-        "set multiplot layout 2,2 title \"RoPE: q.k depends only on the offset from q to k, so the same cell has the same colour wherever q sits\\n"
-        "(one random q and k, head\\\\_dim %d, seed %d, base %g; the box is 1 down, 2 right)\" font ',11'\n"
-        "set palette defined (0 '#440154', 1 '#3b528b', 2 '#21918c', 3 '#5ec962', 4 '#fde725')\n"
-        "set cbrange [%g:%g]\n"
-        "set cblabel 'score q.k'\n"
-        "set xrange [%g:%g]\nset yrange [%g:%g]\n"   // rows grow downwards, as on the image
-        "set xtics 2\nset ytics 2\nset size ratio -1\n"
-        "set xlabel 'column offset (k right of q)'\nset ylabel 'row offset (k below q)'\n"
-        "set object 1 rect from 1.5,0.5 to 2.5,1.5 front fillstyle empty border lc rgb 'red' lw 2\n"
-        "set label 1 'q' at 0,0 center front font ',10' tc rgb 'white'\n",
-        t.hd, seed, t.base, smin, smax, -(G - 0.5), G - 0.5, G - 0.5, -(G - 0.5));
-    for (int p = 0; p < NPANELS; p++)
-        fprintf(gp, "set title 'q at (%d,%d), k at each of the %d slots'\n"
-            "plot '%s.tsv' index %d using 2:1:3 with image notitle\n",
-            query_slot[p][0], query_slot[p][1], G * G, name, p);
-    fprintf(gp, "set title \"all %d x %d pairs of slots, by offset: the mean\\n(the scores at one offset differ by at most %.1e)\"\n"
-        "plot '%s.tsv' index %d using 2:1:3 with image notitle\n"
-        "unset multiplot\n",
-        G * G, G * G, spread, name, NPANELS);
-    return figure_script_draw(&script, dir, name, 800, 760, err, errlen);
+    char vars[512];
+    snprintf(vars, sizeof vars, "G = %d\nhead_dim = %d\nseed = %d\nbase = %g\nsmin = %g\nsmax = %g\nspread = %g\n"
+             "array q_row[%d] = [%d, %d, %d]\narray q_col[%d] = [%d, %d, %d]", G, t.hd, seed, t.base, smin, smax, spread,
+             NPANELS, query_slot[0][0], query_slot[1][0], query_slot[2][0],
+             NPANELS, query_slot[0][1], query_slot[1][1], query_slot[2][1]);
+    return figure_plot(dir, PLOTS, name, 800, 760, vars, err, errlen);
 }
 
 // ---------------------------------------------------------------------------
@@ -177,35 +160,11 @@ static int angles_figure(const char *dir, char *err, size_t errlen) {
         }
     }
     if (figure_data_close(f, dir, name, err, errlen) != 0) return -1;
-    FigureScript script;                 // the gnuplot script, grown as it is written
-    if (figure_script_open(&script, err, errlen) != 0) return -1;
-    FILE *gp = script.f;
-    fprintf(gp,
-        "set datafile separator '\\t'\n"
-        "set multiplot layout 1,2 title 'The angle of each row pair at each row of the grid: a pair that stays under 10° can barely tell rows apart' font ',11'\n"
-        "set logscale y\nset yrange [0.01:1000]\nset xrange [0.8:%d.2]\nset xtics 1\n"
-        "set format y '%%g'\n"
-        "set grid lc rgb '#dddddd'\n"
-        "set xlabel 'row of the token (steps from row 0, where every angle is 0)'\n"
-        "set ylabel 'angle of the pair (degrees, log scale)'\n"
-        "set key bottom right font ',9' maxrows 3 box opaque\n"
-        "set palette defined (0 '#440154', 0.5 '#21918c', 1 '#fde725')\nunset colorbox\n",
-        G - 1);
-    for (int b = 0; b < 2; b++) {
-        char base[32];
-        fprintf(gp, "set title 'base %s: %d of %d pairs turn less than 10° by row %d'\n"
-            "plot 10 lc rgb '#999999' dt 2 lw 2 title '10°'",
-            base_text(base, sizeof base, angle_base[b]), slow[b], Q, G - 1);
-        for (int i = 0; i < Q; i++) {   // the legend names the pairs once, on the left
-            char title[32] = "notitle";
-            if (b == 0) snprintf(title, sizeof title, "title 'pair %d'", i);
-            fprintf(gp, ", \\\n     '%s.tsv' index %d every ::1 using 1:%d with linespoints pt 7 ps 0.6 lw 2 lc palette frac %g %s",
-                name, b, i + 2, Q > 1 ? (double)i / (Q - 1) : 0.0, title);
-        }
-        fprintf(gp, "\nunset key\n");
-    }
-    fprintf(gp, "unset multiplot\n");
-    return figure_script_draw(&script, dir, name, 900, 450, err, errlen);
+    char vars[256], base[2][32];
+    snprintf(vars, sizeof vars, "G = %d\nQ = %d\narray base_text[2] = ['%s', '%s']\narray slow[2] = [%d, %d]", G, Q,
+             base_text(base[0], sizeof base[0], angle_base[0]), base_text(base[1], sizeof base[1], angle_base[1]),
+             slow[0], slow[1]);
+    return figure_plot(dir, PLOTS, name, 900, 450, vars, err, errlen);
 }
 
 int step5_figures(const char *dir, const float *q, const float *k, int seed, int *drawn,
