@@ -74,9 +74,15 @@ int figure_draw(const char *dir, const char *name, int width, int height, const 
 
 int figure_plot(const char *dir, const char *plots, const char *name, int width, int height, const char *vars,
                 char *err, size_t errlen) {
+    char script[1024];
+    snprintf(script, sizeof script, "%s/%s.gp", plots, name);
+    return figure_plot_script(dir, script, name, width, height, vars, err, errlen);
+}
+
+int figure_plot_script(const char *dir, const char *rel, const char *name, int width, int height,
+                       const char *vars, char *err, size_t errlen) {
     if (!figure_gnuplot_available()) return FIGURE_NO_GNUPLOT;
-    char rel[1024], path[4096];
-    snprintf(rel, sizeof rel, "%s/%s.gp", plots, name);
+    char path[4096];
     if (project_path(path, sizeof path, rel) != 0) return errorf(err, errlen, "path too long: %s", rel);
     FILE *in = fopen(path, "r");
     if (!in) return errorf(err, errlen, "cannot read the gnuplot script %s", path);

@@ -48,6 +48,10 @@ int figure_draw(const char *dir, const char *name, int width, int height, const 
 // folder keeps all that made the picture. Answers as figure_draw.
 int figure_plot(const char *dir, const char *plots, const char *name, int width, int height, const char *vars,
                 char *err, size_t errlen);
+// The same with a script of another name (script: a path from the project
+// root), for one script that draws several figures.
+int figure_plot_script(const char *dir, const char *script, const char *name, int width, int height,
+                       const char *vars, char *err, size_t errlen);
 
 // True when path is a PNG file (its 8-byte signature and an IHDR chunk).
 bool figure_png_valid(const char *path);
