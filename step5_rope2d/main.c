@@ -12,18 +12,9 @@
 // attention (common/nn/embed.c):
 //   rope2d_tables  cos and sin of every (token, feature) angle, built once
 //   rope_forward   x·cos + rot(x)·sin with rot(x) = (-x₁, x₀) for every pair
-// and main() prints one section per function below:
-//   1. the_tables              the tables for the 8×8 grid and head_dim 32
-//   2. same_offset_same_score  the relative-position property, and that a
-//                              rotation keeps lengths
-//   3. why_base_100            why the frequency base is 100 here and not the
-//                              usual 10,000
-//   4. prefix_tokens           prefix tokens, which are not rotated at all
-//   5. in_the_model            what the switch changes in the model, and
-//                              try_it: how to turn it on
-// and, with step5_draw_figures, the pictures of figures.c into --figures DIR.
-// What the sections share (Step5, step5_init) and the command line are in
-// step5.h.
+// and main() prints one section per function below: the tables, same
+// offset same score, why base 100, prefix tokens, and the switch in the
+// model. What the sections share, and their longer tables, are in step5.h.
 // Its tests (test_rope2d.c) check the same claims, plus the backward pass.
 #include <limits.h>
 #include <math.h>
@@ -42,6 +33,7 @@
 #include "figures.h"
 #include "rope_probe.h"
 #include "step5.h"
+#include "tables.h"
 
 // ----------------------------------------------------------------------
 // 1. The tables: one angle for every (token, feature)
@@ -78,19 +70,6 @@ static void the_tables(const Step5 *s) {
 // ----------------------------------------------------------------------
 // 2. Same offset, same score
 
-// A rotation keeps lengths: q turned to every one of the 64 slots.
-static void rotation_keeps_lengths(const Step5 *s) {
-    const int L = s->L, hd = s->hd;
-    float *qs = malloc(sizeof(float) * L * hd), *qs_rot = malloc(sizeof(float) * L * hd);
-    for (int l = 0; l < L; l++) memcpy(qs + (size_t)l * hd, s->q, sizeof(float) * hd);
-    rope_forward(qs_rot, qs, s->cos_t, s->sin_t, 1, L, hd);            // (1, L, hd)
-    double len_q = rope_norm2(s->q, hd), len_err = 0.0;
-    for (int l = 0; l < L; l++) len_err = fmax(len_err, fabs(rope_norm2(qs_rot + (size_t)l * hd, hd) - len_q) / len_q);
-    printf("   rotation keeps lengths: |q| = %.4f, and q turned to each of the %d slots is within %.1e of it (relative)\n\n",
-           len_q, L, len_err);
-    free(qs); free(qs_rot);
-}
-
 static void same_offset_same_score(const Step5 *s) {
     printf("2. Same offset, same score\n");
     printf("   one random q and one random k (head_dim %d, seed %d), turned to different grid slots:\n\n",
@@ -120,26 +99,6 @@ static void same_offset_same_score(const Step5 *s) {
 // 3. Why base 100 and not 10,000. Pair i turns base^(-i/quarter) radians per
 //    step: pair 0 one radian, the last pair slowest. On a grid of 8,
 //    positions are 0..7, so the largest offset attention can see is 7 steps.
-enum { NBASES = 2 };
-
-// The turn of each row pair across the grid, in degrees, for both bases;
-// counts in slow[b] the pairs that turn less than 10 degrees.
-static void turn_table(const Step5 *s, const float *bases, double turn[][64], int *slow) {
-    Table t;
-    char hdr[NBASES][TABLE_CELL];
-    for (int b = 0; b < NBASES; b++) snprintf(hdr[b], sizeof hdr[b], "base %g", bases[b]);
-    table_init(&t, 3, "pair i", hdr[0], hdr[1]);
-    for (int i = 0; i < s->quarter; i++) {
-        table_cell(&t, "%d", i);
-        for (int b = 0; b < NBASES; b++) {
-            double deg = turn[b][i] * 180.0 / M_PI;
-            table_cell(&t, "%.2f", deg);
-            if (deg < 10.0) slow[b]++;
-        }
-    }
-    table_print(&t);
-}
-
 static void why_base_100(const Step5 *s) {
     const int grid = s->grid, L = s->L, hd = s->hd, quarter = s->quarter;
     printf("3. Why base %g and not 10,000\n", s->base);
@@ -174,40 +133,21 @@ static void why_base_100(const Step5 *s) {
 //    column. n_prefix puts them first in the tables, with angle 0; the
 //    grid's rows follow unchanged.
 static void prefix_tokens(const Step5 *s) {
-    const int L = s->L, hd = s->hd, tok = s->tok_row * s->grid + s->tok_col;
     printf("4. Prefix tokens: angle 0, no rotation\n");
-    const int n_prefix = 1, Lp = n_prefix + L;
-    float *cos_p = malloc(sizeof(float) * Lp * hd), *sin_p = malloc(sizeof(float) * Lp * hd);
-    rope2d_tables(cos_p, sin_p, s->grid, hd, s->base, n_prefix);
-    double cos_off = 0.0, sin_off = 0.0, grid_diff = 0.0;
-    for (int j = 0; j < n_prefix * hd; j++) {
-        cos_off = fmax(cos_off, fabs(cos_p[j] - 1.0));
-        sin_off = fmax(sin_off, fabs(sin_p[j]));
-    }
-    for (int j = 0; j < L * hd; j++)
-        grid_diff = fmax(grid_diff, fmax(fabs(cos_p[n_prefix * hd + j] - s->cos_t[j]),
-                                         fabs(sin_p[n_prefix * hd + j] - s->sin_t[j])));
-    // q as the prefix token and at every grid slot after it
-    float *xp = malloc(sizeof(float) * Lp * hd), *xp_rot = malloc(sizeof(float) * Lp * hd);
-    for (int l = 0; l < Lp; l++) memcpy(xp + (size_t)l * hd, s->q, sizeof(float) * hd);
-    rope_forward(xp_rot, xp, cos_p, sin_p, 1, Lp, hd);
-    double prefix_moved = 0.0, slot_moved = 0.0;
-    for (int j = 0; j < hd; j++) {
-        prefix_moved = fmax(prefix_moved, fabs(xp_rot[j] - s->q[j]));
-        slot_moved = fmax(slot_moved, fabs(xp_rot[(size_t)(n_prefix + tok) * hd + j] - s->q[j]));
-    }
-    printf("   rope2d_tables(..., n_prefix %d): shape (%d, %d); table row 0 is the prefix token\n\n", n_prefix, Lp, hd);
+    const int n_prefix = 1;
+    PrefixCheck c = prefix_check(s, n_prefix);
+    printf("   rope2d_tables(..., n_prefix %d): shape (%d, %d); table row 0 is the prefix token\n\n", n_prefix,
+           n_prefix + s->L, s->hd);
     Table t;
     table_init(&t, 2, "check", "max |difference|");
-    table_cell(&t, "prefix row: cos - 1");                   table_cell(&t, "%.1e", cos_off);
-    table_cell(&t, "prefix row: sin");                       table_cell(&t, "%.1e", sin_off);
-    table_cell(&t, "prefix q after rope_forward - q");       table_cell(&t, "%.1e", prefix_moved);
+    table_cell(&t, "prefix row: cos - 1");                   table_cell(&t, "%.1e", c.cos_off);
+    table_cell(&t, "prefix row: sin");                       table_cell(&t, "%.1e", c.sin_off);
+    table_cell(&t, "prefix q after rope_forward - q");       table_cell(&t, "%.1e", c.prefix_moved);
     table_cell(&t, "grid q at (%d,%d) after rope_forward - q", s->tok_row, s->tok_col);
-    table_cell(&t, "%.4f", slot_moved);
-    table_cell(&t, "grid rows vs the n_prefix 0 tables");   table_cell(&t, "%.1e", grid_diff);
+    table_cell(&t, "%.4f", c.slot_moved);
+    table_cell(&t, "grid rows vs the n_prefix 0 tables");   table_cell(&t, "%.1e", c.grid_diff);
     table_print(&t);
     printf("\n   (the prefix token comes out as it went in; grid tokens turn exactly as before)\n\n");
-    free(cos_p); free(sin_p); free(xp); free(xp_rot);
 }
 
 // ----------------------------------------------------------------------
@@ -220,22 +160,13 @@ static void in_the_model(const Step5 *s) {
     config_set_or_exit(&rope, "pos=rope2d");
     Model learned, rotary;
     char err[256];
-    if (model_build(&learned, &cfg, err, sizeof err) || model_build(&rotary, &rope, err, sizeof err)) {
-        fprintf(stderr, "model_build: %s\n", err);
-        exit(1);
-    }
-    const ParamTensor *pr = model_find(&learned, "pos_row"), *pc = model_find(&learned, "pos_col");
+    if (model_build(&learned, &cfg, err, sizeof err) || model_build(&rotary, &rope, err, sizeof err))
+        return (void)fprintf(stderr, "model_build: %s\n", err), exit(1);
     // The model's tables (built in model_build) are the ones used above.
     double model_diff = 0.0;
     for (int j = 0; j < s->L * s->hd; j++)
         model_diff = fmax(model_diff, fmax(fabs(rotary.rope_cos[j] - s->cos_t[j]), fabs(rotary.rope_sin[j] - s->sin_t[j])));
-    Table t;
-    table_init(&t, 3, "pos", "params", "position parameters");
-    table_cell(&t, "learned"); table_cell(&t, "%zu", model_count_params(&cfg));
-    table_cell(&t, "pos_row (%d, %d) + pos_col (%d, %d)", pr->shape[0], pr->shape[1], pc->shape[0], pc->shape[1]);
-    table_cell(&t, "rope2d");  table_cell(&t, "%zu", model_count_params(&rope));
-    table_cell(&t, "none (fixed angles)");
-    table_print(&t);
+    position_params_table(&cfg, &rope, &learned);
     printf("\n   (pos=rope2d has %zu fewer parameters; its model's tables match the ones above to %.1e)\n\n",
            model_count_params(&cfg) - model_count_params(&rope), model_diff);
     model_free(&learned);
@@ -245,9 +176,9 @@ static void in_the_model(const Step5 *s) {
 static void try_it(void) {
     char s6[4096];   // step 6's program, named as a command typed here would name it
     project_command(s6, sizeof s6, "step6_ablation/step6_ablation");
-    printf("try it: %s train --name mine --preset quick --set pos=rope2d\n", s6);
-    printf("        (--set rope_base=... changes the base; --modern adds RMSNorm, SwiGLU, QK-norm and\n"
-           "         no biases, and RoPE stays its own switch)\n");
+    printf("try it: %s train --name mine --preset quick --set pos=rope2d\n"
+           "        (--set rope_base=... changes the base; --modern adds RMSNorm, SwiGLU, QK-norm and\n"
+           "         no biases, and RoPE stays its own switch)\n", s6);
 }
 
 int main(int argc, char **argv) {
