@@ -13,7 +13,7 @@
 // A rotation keeps lengths: q turned to every one of the 64 slots.
 void rotation_keeps_lengths(const Step5 *s) {
     const int L = s->L, hd = s->hd;
-    float *qs = malloc(sizeof(float) * L * hd), *qs_rot = malloc(sizeof(float) * L * hd);
+    float *qs = calloc((size_t)L * hd, sizeof(float)), *qs_rot = malloc(sizeof(float) * L * hd);
     if (!qs || !qs_rot) { fprintf(stderr, "out of memory\n"); exit(1); }
     for (int l = 0; l < L; l++) memcpy(qs + (size_t)l * hd, s->q, sizeof(float) * hd);
     rope_forward(qs_rot, qs, s->cos_t, s->sin_t, 1, L, hd);            // (1, L, hd)
