@@ -88,3 +88,16 @@ int figure_norm_times(const char *dir, const NormTimings *t, char *err, size_t e
              t->R, t->D, t->threads, t->rounds, t->ms[1] / t->ms[0], t->ms[3] / t->ms[2]);
     return figure_plot(dir, PLOTS, "step2_norm_times", 800, 450, vars, err, errlen);
 }
+
+// The pictures, from this run's numbers: the outputs of section 1 and the
+// times of section 3. 0, or 1 after a message on stderr.
+int step2_draw_figures(const char *dir, const float *y_ln, const float *y_rms, size_t n, const NormTimings *tm) {
+    char err[512];
+    FigureTally t = { 0 };
+    if (figure_tally_add(&t, figure_norm_outputs(dir, y_ln, y_rms, n, err, sizeof err), "step2_rmsnorm", err) < 0 ||
+        figure_tally_add(&t, figure_norm_times(dir, tm, err, sizeof err), "step2_rmsnorm", err) < 0)
+        return 1;
+    figure_tally_report(stdout, &t, dir);
+    return 0;
+}
+

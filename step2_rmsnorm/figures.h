@@ -22,3 +22,8 @@ typedef struct {
 
 // step2_norm_times: the four times as bars, forward and backward side by side.
 int figure_norm_times(const char *dir, const NormTimings *t, char *err, size_t errlen);
+
+// Both pictures, from this run's numbers (the outputs of section 1, the
+// times of section 3), and the line that says where they are. 0, or 1 after
+// a message on stderr.
+int step2_draw_figures(const char *dir, const float *y_ln, const float *y_rms, size_t n, const NormTimings *tm);

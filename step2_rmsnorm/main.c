@@ -49,51 +49,10 @@ static void rmsnorm_reference(double *y, const float *x, const float *gain, int 
     }
 }
 
-// Per-token statistics of y (R, D), averaged over the R tokens:
-// the mean |mean of a token| and the mean RMS of a token.
-static void token_stats(const float *y, int R, int D, double *mean_abs, double *mean_rms) {
-    double sm = 0.0, sr = 0.0;
-    for (int r = 0; r < R; r++) {
-        double m = 0.0, q = 0.0;
-        for (int i = 0; i < D; i++) {
-            double v = y[(size_t)r * D + i];
-            m += v; q += v * v;
-        }
-        sm += fabs(m / D);
-        sr += sqrt(q / D);
-    }
-    *mean_abs = sm / R;
-    *mean_rms = sr / R;
-}
-
 // ---------------------------------------------------------------------------
 // 1. Tokens with a non-zero mean: x = 3·N(0,1) + 1, shape (4, 64, 128), i.e.
 //    256 tokens of 128 channels. A norm that forgot to centre would look just
 //    like one that centres on zero-mean data, so we shift it.
-typedef struct {
-    int N, L, D, R;                 // R = N·L tokens of D channels
-    float *x, *y_ln, *y_rms;        // (R, D)
-    float *mean, *rstd;             // (R) LayerNorm's statistics; rstd is reused
-} ShiftedTokens;
-
-static ShiftedTokens shifted_tokens(Rng *rng) {
-    ShiftedTokens s = { .N = 4, .L = 64, .D = 128 };
-    s.R = s.N * s.L;
-    size_t n = (size_t)s.R * s.D;
-    s.x = malloc(sizeof(float) * n);
-    s.y_ln = malloc(sizeof(float) * n);
-    s.y_rms = malloc(sizeof(float) * n);
-    s.mean = malloc(sizeof(float) * s.R);
-    s.rstd = malloc(sizeof(float) * s.R);
-    rng_fill_normal(rng, s.x, (long)n, 3.0f);
-    for (size_t i = 0; i < n; i++) s.x[i] += 1.0f;
-    return s;
-}
-
-static void shifted_tokens_free(ShiftedTokens *s) {
-    free(s->x); free(s->y_ln); free(s->y_rms); free(s->mean); free(s->rstd);
-}
-
 static void what_each_norm_does(ShiftedTokens *s) {
     int R = s->R, D = s->D;
     layernorm_forward(s->y_ln, s->mean, s->rstd, s->x, R, D, NORM_EPS);
@@ -219,20 +178,6 @@ static void try_it(void) {
            "        (--modern: RMSNorm, SwiGLU, QK-norm and no biases at once; not 2D RoPE)\n", s6);
 }
 
-// ---------------------------------------------------------------------------
-// The pictures, from this run's numbers: the outputs of section 1 and the
-// times of section 3. 0, or 1 after a message on stderr.
-static int draw_figures(const char *dir, const ShiftedTokens *s, const NormTimings *tm) {
-    char err[512];
-    size_t n = (size_t)s->R * s->D;
-    FigureTally t = { 0 };
-    if (figure_tally_add(&t, figure_norm_outputs(dir, s->y_ln, s->y_rms, n, err, sizeof err), "step2_rmsnorm", err) < 0 ||
-        figure_tally_add(&t, figure_norm_times(dir, tm, err, sizeof err), "step2_rmsnorm", err) < 0)
-        return 1;
-    figure_tally_report(stdout, &t, dir);
-    return 0;
-}
-
 int main(int argc, char **argv) {
     Options o;
     int rc = step2_parse_options(argc, argv, &o);
@@ -248,7 +193,7 @@ int main(int argc, char **argv) {
     parity_print(stdout, 2, NULL);   // our layer against PyTorch's (common/eval/parity.c)
     try_it();
 
-    rc = o.figures_dir ? draw_figures(o.figures_dir, &s, &tm) : 0;
+    rc = o.figures_dir ? step2_draw_figures(o.figures_dir, s.y_ln, s.y_rms, (size_t)s.R * s.D, &tm) : 0;
     shifted_tokens_free(&s);
     return rc;
 }

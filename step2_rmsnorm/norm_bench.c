@@ -1,8 +1,10 @@
-// norm_bench.c: the four calls section 3 of main.c times, on one set of
+// norm_bench.c: the tokens sections 1 and 2 of main.c look at, and the
+// four calls section 3 times, on one set of
 // tokens (see step2.h). They are the calls the model's blocks train
 // through: each norm fused with its adaLN modulation (norm_modulate_forward
 // and _backward in common/nn/norms.c), which run the same per-row
 // rmsnorm and layernorm functions as rmsnorm_forward and layernorm_forward.
+#include <math.h>
 #include <stdlib.h>
 #include "step2.h"
 #include "nn/layers.h"
@@ -51,3 +53,39 @@ void norm_bench_calls(NormBench *b, BenchFn fns[4]) {
     fns[2] = (BenchFn){ "LayerNorm backward", ln_bwd, b };
     fns[3] = (BenchFn){ "RMSNorm backward", rms_bwd, b };
 }
+
+ShiftedTokens shifted_tokens(Rng *rng) {
+    ShiftedTokens s = { .N = 4, .L = 64, .D = 128 };
+    s.R = s.N * s.L;
+    size_t n = (size_t)s.R * s.D;
+    s.x = malloc(sizeof(float) * n);
+    s.y_ln = malloc(sizeof(float) * n);
+    s.y_rms = malloc(sizeof(float) * n);
+    s.mean = malloc(sizeof(float) * s.R);
+    s.rstd = malloc(sizeof(float) * s.R);
+    rng_fill_normal(rng, s.x, (long)n, 3.0f);
+    for (size_t i = 0; i < n; i++) s.x[i] += 1.0f;
+    return s;
+}
+
+void shifted_tokens_free(ShiftedTokens *s) {
+    free(s->x); free(s->y_ln); free(s->y_rms); free(s->mean); free(s->rstd);
+}
+
+// Per-token statistics of y (R, D), averaged over the R tokens:
+// the mean |mean of a token| and the mean RMS of a token.
+void token_stats(const float *y, int R, int D, double *mean_abs, double *mean_rms) {
+    double sm = 0.0, sr = 0.0;
+    for (int r = 0; r < R; r++) {
+        double m = 0.0, q = 0.0;
+        for (int i = 0; i < D; i++) {
+            double v = y[(size_t)r * D + i];
+            m += v; q += v * v;
+        }
+        sm += fabs(m / D);
+        sr += sqrt(q / D);
+    }
+    *mean_abs = sm / R;
+    *mean_rms = sr / R;
+}
+

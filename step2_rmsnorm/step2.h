@@ -1,6 +1,6 @@
 // step2.h: the parts of step2_rmsnorm besides the idea, which is main.c's.
 //   main.c        the two norms: what they do, ours against the formula, timings
-//   norm_bench.c  the four timed calls of section 3
+//   norm_bench.c  the tokens of sections 1-2 and the four timed calls of section 3
 //   options.c     the command line
 //   figures.c     the two pictures (figures.h)
 #pragma once
@@ -35,3 +35,17 @@ void norm_bench_free(NormBench *b);
 // The four calls on b, in the order LayerNorm forward, RMSNorm forward,
 // LayerNorm backward, RMSNorm backward, for bench_interleaved.
 void norm_bench_calls(NormBench *b, BenchFn fns[4]);
+
+// Section 1's tokens with a non-zero mean: x = 3·N(0,1) + 1, shape (4, 64,
+// 128), i.e. 256 tokens of 128 channels, and room for both norms' outputs.
+typedef struct {
+    int N, L, D, R;                 // R = N·L tokens of D channels
+    float *x, *y_ln, *y_rms;        // (R, D)
+    float *mean, *rstd;             // (R) LayerNorm's statistics; rstd is reused
+} ShiftedTokens;
+ShiftedTokens shifted_tokens(Rng *rng);
+void shifted_tokens_free(ShiftedTokens *s);
+
+// Per-token statistics of y (R, D), averaged over the R tokens:
+// the mean |mean of a token| and the mean RMS of a token.
+void token_stats(const float *y, int R, int D, double *mean_abs, double *mean_rms);
