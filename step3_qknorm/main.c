@@ -82,27 +82,6 @@ static void logit_table(OneHead *h, AttentionMaps *maps) {
 //    (rows [0, D) and [D, 2D) of the qkv weight) are multiplied by 10, the
 //    values left alone.
 //
-// A whole attention layer without biases (a bias would not grow with the
-// weights, so scaling the weights alone would not scale the projections):
-// out = proj(attention(qkv(x))).
-//   x (N, L, D), w_qkv (3D, D), w_proj (D, D), out (N, L, D).
-// q_gain, k_gain (D/H) or NULL for no QK-norm. Returns the largest |logit|.
-static float attention_layer(float *out, const float *x, const float *w_qkv, const float *w_proj,
-                             const float *q_gain, const float *k_gain, int N, int L, int D, int H) {
-    float *qkv = malloc(sizeof(float) * N * L * 3 * D);
-    float *att_out = malloc(sizeof(float) * N * L * D);
-    int qk = q_gain != NULL;
-    float *mem = malloc(sizeof(float) * attention_cache_floats(N, L, D, H, qk));
-    AttentionCache cache;
-    attention_cache_init(&cache, mem, N, L, D, H, qk);
-    linear_forward(qkv, x, w_qkv, NULL, N * L, D, 3 * D);
-    attention_forward(att_out, &cache, qkv, q_gain, k_gain, NORM_EPS, NULL, NULL, N, L, D, H);
-    linear_forward(out, att_out, w_proj, NULL, N * L, D, D);
-    float max_logit = cache.max_logit;
-    free(qkv); free(att_out); free(mem);
-    return max_logit;
-}
-
 static void x10_weights_check(Rng *rng, const OneHead *h) {
     int N = 2, L = h->L, D = 128, H = 4;
     size_t nx = (size_t)N * L * D;
@@ -156,25 +135,6 @@ static void x10_weights_check(Rng *rng, const OneHead *h) {
 //    input never enters. We try inputs over eighteen orders of magnitude,
 //    several random draws each, and keep the largest logit seen; the last
 //    row is the worst case on purpose: every key equals its query.
-static const float BOUND_SCALES[4] = { 1e-3f, 1.0f, 1e3f, 1e6f };
-#define BOUND_SPREAD 6.0f        // row 4: every value its own scale, 10^-6 to 10^6
-#define BOUND_PARALLEL 1e3f      // row 5: k = q at this scale
-
-// Draws the head's qs, ks as row `row` of the table says (rows 0-3 one scale
-// each, row 4 mixed scales, row 5 keys equal to their queries).
-static void draw_row_inputs(OneHead *h, Rng *rng, int row) {
-    float *qs = h->qs, *ks = h->ks;
-    rng_fill_normal(rng, qs, h->L * h->hd, 1.0f);
-    rng_fill_normal(rng, ks, h->L * h->hd, 1.0f);
-    for (int i = 0; i < h->L * h->hd; i++) {
-        if (row < 4) { qs[i] *= BOUND_SCALES[row]; ks[i] *= BOUND_SCALES[row]; }
-        else if (row == 4) {
-            qs[i] *= powf(10.0f, rng_uniform_range(rng, -BOUND_SPREAD, BOUND_SPREAD));
-            ks[i] *= powf(10.0f, rng_uniform_range(rng, -BOUND_SPREAD, BOUND_SPREAD));
-        } else { qs[i] *= BOUND_PARALLEL; ks[i] = qs[i]; }   // the worst case
-    }
-}
-
 static void the_bound(OneHead *h, Rng *rng) {
     int L = h->L, hd = h->hd, draws = 20;
     float bound = sqrtf((float)hd);

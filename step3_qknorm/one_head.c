@@ -1,4 +1,5 @@
-// one_head.c: the one head of sections 1 and 3 (see step3.h).
+// one_head.c: the one head of sections 1 and 3, the attention layer of
+// section 2, and the inputs of section 3's rows (see step3.h).
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,3 +54,42 @@ void one_head_scores(OneHead *h, int qk_norm, double *max_abs, double *mean_top,
     *max_abs = h->cache.max_logit;
     *mean_top = top_sum / L;
 }
+
+// A whole attention layer without biases (a bias would not grow with the
+// weights, so scaling the weights alone would not scale the projections):
+// out = proj(attention(qkv(x))).
+//   x (N, L, D), w_qkv (3D, D), w_proj (D, D), out (N, L, D).
+// q_gain, k_gain (D/H) or NULL for no QK-norm. Returns the largest |logit|.
+float attention_layer(float *out, const float *x, const float *w_qkv, const float *w_proj,
+                             const float *q_gain, const float *k_gain, int N, int L, int D, int H) {
+    float *qkv = malloc(sizeof(float) * N * L * 3 * D);
+    float *att_out = malloc(sizeof(float) * N * L * D);
+    int qk = q_gain != NULL;
+    float *mem = malloc(sizeof(float) * attention_cache_floats(N, L, D, H, qk));
+    AttentionCache cache;
+    attention_cache_init(&cache, mem, N, L, D, H, qk);
+    linear_forward(qkv, x, w_qkv, NULL, N * L, D, 3 * D);
+    attention_forward(att_out, &cache, qkv, q_gain, k_gain, NORM_EPS, NULL, NULL, N, L, D, H);
+    linear_forward(out, att_out, w_proj, NULL, N * L, D, D);
+    float max_logit = cache.max_logit;
+    free(qkv); free(att_out); free(mem);
+    return max_logit;
+}
+
+const float BOUND_SCALES[4] = { 1e-3f, 1.0f, 1e3f, 1e6f };
+
+// Draws the head's qs, ks as row `row` of the table says (rows 0-3 one scale
+// each, row 4 mixed scales, row 5 keys equal to their queries).
+void draw_row_inputs(OneHead *h, Rng *rng, int row) {
+    float *qs = h->qs, *ks = h->ks;
+    rng_fill_normal(rng, qs, h->L * h->hd, 1.0f);
+    rng_fill_normal(rng, ks, h->L * h->hd, 1.0f);
+    for (int i = 0; i < h->L * h->hd; i++) {
+        if (row < 4) { qs[i] *= BOUND_SCALES[row]; ks[i] *= BOUND_SCALES[row]; }
+        else if (row == 4) {
+            qs[i] *= powf(10.0f, rng_uniform_range(rng, -BOUND_SPREAD, BOUND_SPREAD));
+            ks[i] *= powf(10.0f, rng_uniform_range(rng, -BOUND_SPREAD, BOUND_SPREAD));
+        } else { qs[i] *= BOUND_PARALLEL; ks[i] = qs[i]; }   // the worst case
+    }
+}
+

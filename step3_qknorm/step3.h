@@ -1,6 +1,7 @@
 // step3.h: the parts of step3_qknorm besides the idea, which is main.c's.
 //   main.c      the logit table, the x10 weights check, the bound
-//   one_head.c  the one head those sections score, through attention_forward
+//   one_head.c  the one head those sections score, through attention_forward,
+//               the attention layer of section 2, section 3's inputs
 //   options.c   the command line
 //   figures.c   the two pictures (figures.h), and step3_draw_figures
 #pragma once
@@ -43,3 +44,19 @@ int step3_parse_options(int argc, char **argv, const char **figures_dir);
 // The pictures, from this run's numbers: the sweep of the head's scale and
 // the attention maps of section 1. 0, or 1 after a message on stderr.
 int step3_draw_figures(const char *dir, OneHead *h, const AttentionMaps *maps);
+
+// Section 2: a whole attention layer without biases (a bias would not grow
+// with the weights): out = proj(attention(qkv(x))). x (N, L, D), w_qkv
+// (3D, D), w_proj (D, D), out (N, L, D); q_gain, k_gain (D/H) or NULL for no
+// QK-norm. Returns the largest |logit|.
+float attention_layer(float *out, const float *x, const float *w_qkv, const float *w_proj,
+                      const float *q_gain, const float *k_gain, int N, int L, int D, int H);
+
+// Section 3: the table's rows of inputs. Rows 0-3 scale q and k by one of
+// BOUND_SCALES each, row 4 gives every value its own scale from 10^-6 to
+// 10^6, row 5 sets every key equal to its query at scale 10^3 (the worst
+// case). Draws the head's qs, ks for row `row`.
+#define BOUND_SPREAD 6.0f        // row 4: every value its own scale, 10^-6 to 10^6
+#define BOUND_PARALLEL 1e3f      // row 5: k = q at this scale
+extern const float BOUND_SCALES[4];
+void draw_row_inputs(OneHead *h, Rng *rng, int row);
