@@ -29,20 +29,15 @@
 // one draw of a noisy distance: it can be several times smaller than the
 // spread, so the program prints what more seeds buy.
 //
-// With no arguments the program prints the scorecard of the project's
-// committed baseline seeds (results/quick/p11_base_s*), in a second, and
-// writes nothing. Asked to train (--preset, --seeds, --out, --threads), it
-// trains the baseline with two seeds or more (or finds them finished), reads
-// every further baseline seed it finds, and prints their scorecard, the seed
-// gap and the noise, and draws the loss curves and val MSEs of the seeds
-// (--figures). Given run folders, it prints theirs. Every number is read
-// back from the runs' metrics.json files (common/io/metrics.c), none is
-// typed in here. This file is the scorecard and the noise; which runs to
-// read (trained, found or given) is runs.c's, the command line options.c's.
+// The runs are the project's committed baseline seeds (no arguments: read
+// in a second, nothing written), the baseline trained here at two seeds or
+// more (--preset, --seeds, --out, --threads), or the run folders given.
+// Every number is read back from the runs' metrics.json files
+// (common/io/metrics.c), none is typed in here. This file is the scorecard
+// and the noise; which runs to read is runs.c's (step1.h).
 //
 //   cd step1_scorecard && make step1 && ./step1_scorecard
 //   ./step1_scorecard --preset smoke
-//   ./step1_scorecard ../runs/step1_base_s0 ../runs/p11_rope
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -52,38 +47,7 @@
 #include "io/args.h"
 #include "io/paths.h"
 #include "io/bench.h"
-#include "eval/scorecard.h"
-#include "eval/spikes.h"
 #include "io/blas_kernel.h"
-
-// ---------------------------------------------------------------------------
-// What the numbers are. Built from the constants the scorecard uses, so the
-// words cannot drift from what was measured.
-static void print_legend(const RunMetrics *runs, int n) {
-    const RunMetrics *with_probe = NULL;
-    for (int i = 0; i < n && !with_probe; i++)
-        if (runs[i].probe_key[0]) with_probe = &runs[i];
-    printf("\nwhat the numbers are:\n");
-    printf("  val MSE   flow-matching loss on the first %d test images, noise and times fixed by\n"
-           "            their own seed: the same exam for every model (lower is better)\n", VAL_IMAGES);
-    printf("  probe-FD  Frechet distance between %d samples (%d Euler steps) and the %d test images,\n"
-           "            in the features of the project's probe classifier (lower is better;\n"
-           "            comparable only within this project)\n", FD_SAMPLES, FD_EULER_STEPS, CIFAR_RECORDS_PER_FILE);
-    if (with_probe && with_probe->probe_test_acc == with_probe->probe_test_acc)
-        printf("            probe %s, test accuracy %.1f%%\n", with_probe->probe_key,
-               100.0 * with_probe->probe_test_acc);
-    bool speed = false;
-    for (int i = 0; i < n; i++) speed |= isfinite(runs[i].ms_per_step) != 0;
-    if (speed)
-        printf("  ms/step   mean wall time of one training step, on the run's threads, while the run shared the\n"
-               "            machine with whatever else ran: noisy, and not comparable across machines\n");
-    else
-        printf("  ms/step   not shown (-): these runs were made on different machines\n");
-    printf("  spikes    steps whose loss is above %.1fx the median of the previous %d steps\n",
-           (double)SPIKE_FACTOR, SPIKE_WINDOW);
-    printf("  seed gap  |val MSE(seed 0) - val MSE(seed 1)| of one config: a change smaller\n"
-           "            than this is noise, not a result\n");
-}
 
 // The table, then the seed gap of every pair that is one config at two seeds.
 static void print_scorecard(const RunMetrics *runs, int n) {
@@ -123,18 +87,7 @@ static void print_noise(const RunMetrics *runs, int n) {
     if (n == 2)
         printf("  with two seeds the spread is the gap / sqrt(2) and just as uncertain: a third seed\n"
                "  (--seeds 3) is the first that measures it.\n");
-    printf("\nwhat N seeds per configuration buy, at this spread: the standard error of a difference of\n"
-           "two means is spread * sqrt(2/N), and a difference is resolved when it is over 2 of them\n");
-    Table t;
-    table_init(&t, 3, "seeds per side", "se of a difference", "smallest difference resolved");
-    static const int NS[] = { 1, 2, 3, 5, 10 };
-    for (size_t i = 0; i < sizeof NS / sizeof NS[0]; i++) {
-        double se = s.sd * sqrt(2.0 / NS[i]);
-        table_cell(&t, "%d", NS[i]);
-        table_cell(&t, "%.4f", se);
-        table_cell(&t, "%.4f", 2 * se);
-    }
-    table_print(&t);
+    print_what_seeds_buy(s.sd);
 }
 
 // Given runs: the noise of every group of two or more that are one config at

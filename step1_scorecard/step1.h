@@ -2,6 +2,7 @@
 //   main.c     the scorecard of the runs, the seed gap, the noise
 //   runs.c     which runs: the baseline's seeds trained or found, given folders
 //   options.c  the command line
+//   legend.c   the words under the scorecard
 //   figures.c  the pictures of the noise: the seeds' loss curves and val MSEs
 #pragma once
 #include <stdbool.h>
@@ -65,3 +66,13 @@ void step1_resolve_run(const char *arg, char *out, size_t n);
 // their folders in paths (room for STEP1_MAX_SEEDS, each malloc'd), the
 // folder they are in in dir. The count, or -1 after a message.
 int step1_committed_seeds(char *dir, size_t dirlen, char **paths);
+
+// ---------------------------------------------------------------------------
+// legend.c: the words under the scorecard.
+
+// What the numbers are, built from the constants the scorecard uses, so the
+// words cannot drift from what was measured.
+void print_legend(const RunMetrics *runs, int n);
+// What N seeds per configuration buy at the spread sd: the standard error
+// of a difference of two means, and the smallest difference it resolves.
+void print_what_seeds_buy(double sd);

@@ -1,0 +1,54 @@
+// legend.c: the words under step 1's scorecard: what each number is, and
+// what more seeds buy (step1.h).
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include "step1.h"
+#include "eval/scorecard.h"
+#include "eval/spikes.h"
+#include "io/bench.h"
+#include "io/cifar.h"
+
+// What the numbers are. Built from the constants the scorecard uses, so the
+// words cannot drift from what was measured.
+void print_legend(const RunMetrics *runs, int n) {
+    const RunMetrics *with_probe = NULL;
+    for (int i = 0; i < n && !with_probe; i++)
+        if (runs[i].probe_key[0]) with_probe = &runs[i];
+    printf("\nwhat the numbers are:\n");
+    printf("  val MSE   flow-matching loss on the first %d test images, noise and times fixed by\n"
+           "            their own seed: the same exam for every model (lower is better)\n", VAL_IMAGES);
+    printf("  probe-FD  Frechet distance between %d samples (%d Euler steps) and the %d test images,\n"
+           "            in the features of the project's probe classifier (lower is better;\n"
+           "            comparable only within this project)\n", FD_SAMPLES, FD_EULER_STEPS, CIFAR_RECORDS_PER_FILE);
+    if (with_probe && with_probe->probe_test_acc == with_probe->probe_test_acc)
+        printf("            probe %s, test accuracy %.1f%%\n", with_probe->probe_key,
+               100.0 * with_probe->probe_test_acc);
+    bool speed = false;
+    for (int i = 0; i < n; i++) speed |= isfinite(runs[i].ms_per_step) != 0;
+    if (speed)
+        printf("  ms/step   mean wall time of one training step, on the run's threads, while the run shared the\n"
+               "            machine with whatever else ran: noisy, and not comparable across machines\n");
+    else
+        printf("  ms/step   not shown (-): these runs were made on different machines\n");
+    printf("  spikes    steps whose loss is above %.1fx the median of the previous %d steps\n",
+           (double)SPIKE_FACTOR, SPIKE_WINDOW);
+    printf("  seed gap  |val MSE(seed 0) - val MSE(seed 1)| of one config: a change smaller\n"
+           "            than this is noise, not a result\n");
+}
+
+// What N seeds per configuration buy at this spread sd.
+void print_what_seeds_buy(double sd) {
+    printf("\nwhat N seeds per configuration buy, at this spread: the standard error of a difference of\n"
+           "two means is spread * sqrt(2/N), and a difference is resolved when it is over 2 of them\n");
+    Table t;
+    table_init(&t, 3, "seeds per side", "se of a difference", "smallest difference resolved");
+    static const int NS[] = { 1, 2, 3, 5, 10 };
+    for (size_t i = 0; i < sizeof NS / sizeof NS[0]; i++) {
+        double se = sd * sqrt(2.0 / NS[i]);
+        table_cell(&t, "%d", NS[i]);
+        table_cell(&t, "%.4f", se);
+        table_cell(&t, "%.4f", 2 * se);
+    }
+    table_print(&t);
+}
