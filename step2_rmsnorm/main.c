@@ -171,12 +171,6 @@ static void why_the_times_differ(const double ms[4]) {
            "   only cheaper when it runs as one loop.\n\n");
 }
 
-static void try_it(void) {
-    char s6[4096];   // step 6's program, named as a command typed here would name it
-    project_command(s6, sizeof s6, "step6_ablation/step6_ablation");
-    printf("try it: %s train --name mine --preset quick --set norm=rmsnorm\n"
-           "        (--modern: RMSNorm, SwiGLU, QK-norm and no biases at once; not 2D RoPE)\n", s6);
-}
 
 int main(int argc, char **argv) {
     Options o;
@@ -191,7 +185,7 @@ int main(int argc, char **argv) {
     NormTimings tm = time_per_call(&rng, o.rounds, o.threads);
     why_the_times_differ(tm.ms);
     parity_print(stdout, 2, NULL);   // our layer against PyTorch's (common/eval/parity.c)
-    try_it();
+    args_print_try_it("--set norm=rmsnorm", "(--modern: RMSNorm, SwiGLU, QK-norm and no biases at once; not 2D RoPE)");
 
     rc = o.figures_dir ? step2_draw_figures(o.figures_dir, s.y_ln, s.y_rms, (size_t)s.R * s.D, &tm) : 0;
     shifted_tokens_free(&s);

@@ -168,12 +168,6 @@ static void the_bound(OneHead *h, Rng *rng) {
            "   At the smallest scale mean(q²) is as small as eps, so q̂ comes out shorter.\n\n");
 }
 
-static void try_it(void) {
-    char s6[4096];   // step 6's program, named as a command typed here would name it
-    project_command(s6, sizeof s6, "step6_ablation/step6_ablation");
-    printf("try it: %s train --name mine --preset quick --set qk_norm=true\n"
-           "        (--modern: RMSNorm, SwiGLU, QK-norm and no biases at once; not 2D RoPE)\n", s6);
-}
 
 int main(int argc, char **argv) {
     const char *figures_dir;
@@ -191,7 +185,7 @@ int main(int argc, char **argv) {
     x10_weights_check(&rng, &h);
     the_bound(&h, &rng);
     parity_print(stdout, 3, NULL);   // our layer against PyTorch's (common/eval/parity.c)
-    try_it();
+    args_print_try_it("--set qk_norm=true", "(--modern: RMSNorm, SwiGLU, QK-norm and no biases at once; not 2D RoPE)");
 
     rc = figures_dir ? step3_draw_figures(figures_dir, &h, &maps) : 0;
     one_head_free(&h);

@@ -160,15 +160,6 @@ static void whole_model(const Step4 *s) {
            extra, def.depth, extra / def.depth, model_count_params(&modern));
 }
 
-// ---------------------------------------------------------------------------
-// 5. The switch in a training run.
-static void try_it(void) {
-    char s6[4096];   // step 6's program, named as a command typed here would name it
-    project_command(s6, sizeof s6, "step6_ablation/step6_ablation");
-    printf("try it: %s train --name mine --preset quick --set mlp=swiglu\n"
-           "        (--modern turns on RMSNorm, SwiGLU, QK-norm and no biases at once)\n", s6);
-}
-
 int main(int argc, char **argv) {
     Options o;
     int rc = step4_parse_options(argc, argv, &o);
@@ -180,7 +171,8 @@ int main(int argc, char **argv) {
     forward_backward_time(&s, &o);
     whole_model(&s);
     parity_print(stdout, 4, NULL);   // our layer against PyTorch's (common/eval/parity.c)
-    try_it();
+    // 5. The switch in a training run
+    args_print_try_it("--set mlp=swiglu", "(--modern turns on RMSNorm, SwiGLU, QK-norm and no biases at once)");
     if (o.figures_dir && step4_draw_figures(o.figures_dir) != 0) return 1;
     model_free(&s.gelu);
     model_free(&s.swiglu);

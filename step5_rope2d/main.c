@@ -173,13 +173,6 @@ static void in_the_model(const Step5 *s) {
     model_free(&rotary);
 }
 
-static void try_it(void) {
-    char s6[4096];   // step 6's program, named as a command typed here would name it
-    project_command(s6, sizeof s6, "step6_ablation/step6_ablation");
-    printf("try it: %s train --name mine --preset quick --set pos=rope2d\n"
-           "        (--set rope_base=... changes the base; --modern adds RMSNorm, SwiGLU, QK-norm and\n"
-           "         no biases, and RoPE stays its own switch)\n", s6);
-}
 
 int main(int argc, char **argv) {
     Options o;
@@ -193,7 +186,8 @@ int main(int argc, char **argv) {
     prefix_tokens(&s);
     in_the_model(&s);
     parity_print(stdout, 5, NULL);   // our layer against PyTorch's (common/eval/parity.c)
-    try_it();
+    args_print_try_it("--set pos=rope2d", "(--set rope_base=... changes the base; --modern adds RMSNorm, SwiGLU, QK-norm and\n"
+                      "         no biases, and RoPE stays its own switch)");
     if (o.figures_dir && step5_draw_figures(o.figures_dir, s.q, s.k, s.seed) != 0) return 1;
     step5_free(&s);
     return 0;

@@ -1,5 +1,6 @@
 // args.c: see args.h.
 #include "args.h"
+#include "paths.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -230,4 +231,21 @@ int args_take_list(const char *value, void *list) {
     if (l->n == ARGS_LIST_MAX) return args_error(NULL, "more than %d values for one option", ARGS_LIST_MAX);
     l->v[l->n++] = value ? value : "";
     return ARGS_OK;
+}
+
+int args_parse_step(const char *program, const char *about, const ArgOption *own, const char **figures_dir,
+                    int argc, char **argv) {
+    ArgOption opts[ARGS_MAX_OPTIONS];
+    int n = 0;
+    while (own[n].name && n < ARGS_MAX_OPTIONS - 3) { opts[n] = own[n]; n++; }
+    const ArgOption figures[] = { ARG_FIGURES(figures_dir), ARG_END };
+    memcpy(opts + n, figures, sizeof figures);
+    const ArgSpec spec = { .program = program, .about = about, .options = opts };
+    return args_parse(&spec, argc, argv);
+}
+
+void args_print_try_it(const char *sets, const char *note) {
+    char s6[4096];
+    project_command(s6, sizeof s6, "step6_ablation/step6_ablation");
+    printf("try it: %s train --name mine --preset quick %s\n        %s\n", s6, sets, note);
 }

@@ -140,3 +140,15 @@ void args_usage(const ArgSpec *spec, FILE *f);
 #define ARGS_LIST_MAX 64
 typedef struct { const char *v[ARGS_LIST_MAX]; int n; } ArgList;
 ArgCallFn args_take_list;
+
+// A step program's options: its own (ended by ARG_END), then ARG_FIGURES
+// for *figures_dir, the two every step that draws takes. args_parse on them,
+// with the usage line "usage: PROGRAM [its own] [--figures DIR | --no-figures]".
+int args_parse_step(const char *program, const char *about, const ArgOption *own, const char **figures_dir,
+                    int argc, char **argv);
+
+// The line every step ends with: the training run that turns its upgrade on,
+// "try it: step6_ablation train --name mine --preset quick SETS", then note
+// (indented like the command; may hold more lines) below it. The program is
+// named as a command typed here would name it.
+void args_print_try_it(const char *sets, const char *note);
