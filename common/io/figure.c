@@ -120,21 +120,6 @@ void figure_report(FILE *f, const char *dir, int drawn, int missing_gnuplot) {
         fprintf(f, "figures: %d PNG%s in %s\n", drawn, drawn == 1 ? "" : "s", dir);
 }
 
-int figure_script_open(FigureScript *s, char *err, size_t errlen) {
-    *s = (FigureScript){ 0 };
-    s->f = open_memstream(&s->text, &s->len);
-    return s->f ? 0 : errorf(err, errlen, "out of memory for a gnuplot script");
-}
-
-int figure_script_draw(FigureScript *s, const char *dir, const char *name, int width, int height,
-                       char *err, size_t errlen) {
-    int status = fclose(s->f) != 0 ? errorf(err, errlen, "out of memory for the gnuplot script of %s", name)
-                                   : figure_draw(dir, name, width, height, s->text, err, errlen);
-    free(s->text);
-    *s = (FigureScript){ 0 };
-    return status;
-}
-
 int figure_tally_add(FigureTally *t, int status, const char *who, const char *err) {
     if (status == 0) t->drawn++;
     else if (status == FIGURE_NO_GNUPLOT) t->no_gnuplot++;

@@ -60,19 +60,6 @@ bool figure_png_valid(const char *path);
 // dir, or, without gnuplot, where the data went and what to install.
 void figure_report(FILE *f, const char *dir, int drawn, int missing_gnuplot);
 
-// A gnuplot script written with fprintf into memory, for scripts whose length
-// depends on the data. figure_script_open readies s->f (0, or -1 with a
-// message in err); figure_script_draw closes it, draws the script with
-// figure_draw (same answers) and frees the text.
-typedef struct {
-    FILE *f;          // write the script here
-    char *text;       // what was written, once f is closed
-    size_t len;
-} FigureScript;
-int figure_script_open(FigureScript *s, char *err, size_t errlen);
-int figure_script_draw(FigureScript *s, const char *dir, const char *name, int width, int height,
-                       char *err, size_t errlen);
-
 // What a step's figures came to: how many were drawn, how many found no
 // gnuplot, how many failed. Start from (FigureTally){0}.
 typedef struct { int drawn, no_gnuplot, failed; } FigureTally;
