@@ -3,8 +3,11 @@
 // A figure is three files side by side in one folder: NAME.tsv, the numbers
 // the program computed (tab-separated, a '#' header saying what each column
 // is); NAME.gp, the gnuplot script that draws them; and NAME.png, drawn with
-// gnuplot's pngcairo terminal. The data and the script stay beside the
-// picture so that a reader can check a number or restyle the plot.
+// gnuplot's pngcairo terminal. The scripts are committed beside each step
+// (stepN_name/plots/NAME.gp, run by figure_plot with the run's numbers as
+// gnuplot variables); the copy in the folder keeps the data, the numbers and
+// the script beside the picture, so that a reader can check a number or
+// restyle the plot.
 //
 // Without gnuplot the data files are still written and the program says once
 // how to get the pictures; nothing else about its output changes.
