@@ -9,12 +9,12 @@
 // can be printed (--print-commands) and handed to GNU parallel or xargs, on
 // one machine or spread over several.
 #include <errno.h>
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <limits.h>
 #include <unistd.h>
 #include "plan.h"
+#include "run_options.h"
 #include "runner.h"
 #include "io/cifar.h"
 #include "io/args.h"
@@ -90,34 +90,10 @@ void ablation_command_line(const AblationPlan *p, int config, int seed, char *ou
 
 // ---------------------------------------------------------------------------
 // Options
-static void ablation_usage(FILE *f) {
-    fprintf(f,
-        "usage: lab ablation [--preset smoke|quick|tutorial] [--seeds N] [--jobs N]\n"
-        "                    [--threads T] [--out DIR] [--only NAME,...]\n"
-        "                    [--print-commands | --list] [--log] [--prepare] [--exe PATH]\n"
-        "\n"
-        "  every configuration with N seeds, each run one `train --resume` command:\n"
-        "  finished runs are skipped, interrupted ones continue from their checkpoint\n"
-        "\n"
-        "  --preset P        smoke | quick | tutorial (default quick)\n"
-        "  --seeds N         seeds per configuration (default 1: the tutorial's nine runs;\n"
-        "                    the baseline always gets at least 2). Seed k of the baseline\n"
-        "                    is p11_base_s<k>; of the others NAME (k = 0) and NAME_s<k>\n"
-        "  --jobs N          runs side by side (default 1); each run's output then goes\n"
-        "                    to DIR/NAME/train.log\n"
-        "  --threads T       threads per run (default: the cores divided by N when N > 1,\n"
-        "                    else the run's own default, all cores)\n"
-        "  --out DIR         the runs' folder (default: the project's runs/)\n"
-        "  --only A,B        just these runs (any seed's name, e.g. p11_rope_s2)\n"
-        "  --log             each run's output to DIR/NAME/train.log, also with --jobs 1\n"
-        "  --print-commands  print the train commands, one a line, and run nothing\n"
-        "                    (for GNU parallel / xargs; see docs/step6_ablation.md)\n"
-        "  --list            print the run names, one a line\n"
-        "  --prepare         make sure the probe classifier is cached, then exit\n"
-        "  --exe PATH        the program the commands call (default: step 6's,\n"
-        "                    step6_ablation/step6_ablation)\n"
-        "\n"
-        "configurations (seed 0's name):\n");
+
+// The configurations, after the options of --help.
+static void list_configurations(FILE *f) {
+    fprintf(f, "configurations (seed 0's name):\n");
     for (int c = 0; c < ABLATION_CONFIGS; c++) {
         char name[64];
         ablation_run_name(c, 0, name, sizeof name);
@@ -151,54 +127,36 @@ static int parse_only(const char *arg, AblationPlan *p, bool *any_only) {
     return ARGS_OK;
 }
 
-// A whole number in [lo, hi] for option opt, or ARGS_BAD with a message.
-static int parse_count(const char *opt, const char *s, long lo, long hi, int *out) {
-    if (parse_int_in(s, lo, hi, out) == 0) return ARGS_OK;
-    return args_error(NULL, "%s wants a whole number from %ld to %ld, not '%s'", opt, lo, hi, s);
-}
-
-static void presets_usage(FILE *f) { preset_describe(f); }
+// --only's list, read after the parse (all runs are chosen without it).
+static int take_only(const char *value, void *only) { *(const char **)only = value; return ARGS_OK; }
 
 int ablation_parse(int argc, char **argv, AblationPlan *p, AblationMode *mode) {
-    static const struct option opts[] = {
-        { "preset", required_argument, 0, 'P' }, { "jobs", required_argument, 0, 'j' },
-        { "seeds", required_argument, 0, 's' },  { "threads", required_argument, 0, 't' },
-        { "out", required_argument, 0, 'o' },    { "exe", required_argument, 0, 'e' },
-        { "only", required_argument, 0, 'O' },   { "print-commands", no_argument, 0, 'c' },
-        { "list", no_argument, 0, 'L' },         { "log", no_argument, 0, 'l' },
-        { "prepare", no_argument, 0, 'r' },      { "help", no_argument, 0, 'h' },
-        { 0, 0, 0, 0 },
-    };
-    memset(p, 0, sizeof *p);
-    p->preset = PRESET_QUICK;
-    p->jobs = 1;
-    p->seeds = 1;
+    *p = (AblationPlan){ .preset = PRESET_QUICK, .jobs = 1, .seeds = 1 };
     *mode = ABL_RUN;
+    const char *only = NULL;
     bool any_only = false, threads_given = false;
-    optind = 0;
-    opterr = 0;
-    int c, rc = ARGS_OK;
-    while (rc == ARGS_OK && (c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'P':
-            if (preset_parse(optarg, &p->preset) != 0) rc = args_error(presets_usage, "unknown preset '%s'", optarg);
-            break;
-        case 'j': rc = parse_count("--jobs", optarg, 1, 4096, &p->jobs); break;
-        case 's': rc = parse_count("--seeds", optarg, 1, ABLATION_MAX_SEEDS, &p->seeds); break;
-        case 't': rc = parse_count("--threads", optarg, 1, 4096, &p->threads); threads_given = true; break;
-        case 'o': p->out_dir = optarg; break;
-        case 'e': p->exe = optarg; break;
-        case 'O': rc = parse_only(optarg, p, &any_only); break;
-        case 'c': *mode = ABL_PRINT_COMMANDS; break;
-        case 'L': *mode = ABL_LIST; break;
-        case 'l': p->log_to_file = true; break;
-        case 'r': *mode = ABL_PREPARE; break;
-        case 'h': ablation_usage(stdout); return ARGS_HELP;
-        default: rc = args_unknown(ablation_usage, argv);
-        }
-    }
+    ArgOption opts[] = {
+        LAB_RUN_OPTIONS(p, mode, ABL_PRINT_COMMANDS, ABL_LIST),
+        ARG_STRING("out", "DIR", &p->out_dir, "the runs' folder (default: the project's runs/)"),
+        ARG_CALL("only", "A,B", take_only, &only, "just these runs (any seed's name, e.g. p11_rope_s2)"),
+        ARG_SWITCH("prepare", (int *)mode, ABL_PREPARE, "make sure the probe classifier is cached, then exit"),
+        ARG_END,
+    };
+    opts[1].help = "seeds per configuration (default 1: the tutorial's nine runs; the\n"
+                   "baseline always gets at least 2). Seed k of the baseline is\n"
+                   "p11_base_s<k>; of the others NAME (k = 0) and NAME_s<k>";
+    opts[3].help = "threads per run (default: the cores divided by N when --jobs N > 1,\n"
+                   "else the run's own default, all cores)";
+    opts[3].seen = &threads_given;
+    opts[1].hide_default = 1;   // said in the help
+    const ArgSpec spec = {
+        .program = "lab ablation", .options = opts, .more = list_configurations,
+        .about = "  every configuration with N seeds, each run one `train --resume` command:\n"
+                 "  finished runs are skipped, interrupted ones continue from their checkpoint",
+    };
+    int rc = args_parse(&spec, argc, argv);
+    if (rc == ARGS_OK && only) rc = parse_only(only, p, &any_only);
     if (rc != ARGS_OK) return rc;
-    if (optind < argc) return args_error(ablation_usage, "unknown or incomplete option '%s'", argv[optind]);
     if (!any_only)
         for (int c = 0; c < ABLATION_CONFIGS; c++)
             for (int k = 0; k < ablation_config_seeds(c, p->seeds); k++) p->selected[c][k] = true;

@@ -12,7 +12,6 @@
 // times the even share. A table prints, per layer, the share a query keeps
 // for itself and the mean distance to what it attends to.
 #include <math.h>
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <stdbool.h>
@@ -73,53 +72,35 @@ typedef struct {
     int batch;
 } MapsOptions;
 
-static void maps_usage(FILE *f) {
-    fprintf(f,
-        "usage: lab attention-maps [--runs DIR] [--out DIR] [--t T] [--batch N]\n"
-        "                          [--learned NAME] [--rope NAME]\n"
-        "\n"
-        "  loads DIR/NAME/ckpt.safetensors of a learned-position run (default p11_base_s0)\n"
-        "  and a 2D RoPE run (default p11_rope), runs each on the first N test images\n"
-        "  (default 64) noised to time T (default 0.5, noise from a fixed seed), and\n"
-        "  writes the mean attention of every layer: step6_attention_offsets (a query's\n"
-        "  attention by row and column offset, over all queries) and step6_attention_centre\n"
-        "  (the centre patch's attention over the grid), .tsv, .gp and .png, into\n"
-        "  --out (default DIR/plots)\n");
+static int take_time(const char *value, void *t) {
+    char *end;
+    double v = strtod(value, &end);
+    if (*end || end == value || !(v >= 0 && v <= 1)) return args_error(NULL, "--t wants a time from 0 to 1, not '%s'", value);
+    *(double *)t = v;
+    return ARGS_OK;
 }
 
 // ARGS_OK, ARGS_HELP or ARGS_BAD (common/io/args.h; argv[0] is the command).
 static int parse_maps_options(int argc, char **argv, MapsOptions *o) {
-    static const struct option opts[] = {
-        { "runs", required_argument, 0, 'r' },    { "out", required_argument, 0, 'o' },
-        { "learned", required_argument, 0, 'l' }, { "rope", required_argument, 0, 'R' },
-        { "batch", required_argument, 0, 'b' },   { "t", required_argument, 0, 't' },
-        { "help", no_argument, 0, 'h' },          { 0, 0, 0, 0 },
-    };
     *o = (MapsOptions){ default_runs_dir(), NULL, { "p11_base_s0", "p11_rope" }, 0.5, 64 };
-    optind = 0;
-    opterr = 0;
-    for (int c; (c = getopt_long(argc, argv, "h", opts, NULL)) != -1;) {
-        char *end;
-        switch (c) {
-        case 'r': o->runs = optarg; break;
-        case 'o': o->out = optarg; break;
-        case 'l': o->names[0] = optarg; break;
-        case 'R': o->names[1] = optarg; break;
-        case 'b':
-            if (parse_int_in(optarg, 1, 1024, &o->batch) != 0)
-                return args_error(NULL, "--batch wants a whole number from 1 to 1024, not '%s'", optarg);
-            break;
-        case 't':
-            o->t = strtod(optarg, &end);
-            if (*end || !(o->t >= 0 && o->t <= 1))
-                return args_error(NULL, "--t wants a time from 0 to 1, not '%s'", optarg);
-            break;
-        case 'h': maps_usage(stdout); return ARGS_HELP;
-        default: return args_unknown(maps_usage, argv);
-        }
-    }
-    if (optind < argc) return args_error(maps_usage, "unknown or incomplete option '%s'", argv[optind]);
-    return ARGS_OK;
+    const ArgOption opts[] = {
+        ARG_FOLDER("runs", "DIR", &o->runs, "the folder of the runs"),
+        ARG_FOLDER("out", "DIR", &o->out, "where the figures go (default DIR/plots)"),
+        ARG_STRING("learned", "NAME", &o->names[0], "the learned-position run"),
+        ARG_STRING("rope", "NAME", &o->names[1], "the 2D RoPE run"),
+        ARG_INT("batch", "N", &o->batch, 1, 1024, "test images"),
+        ARG_CALL("t", "T", take_time, &o->t, "the time they are noised to, from 0 to 1 (default 0.5)"),
+        ARG_END,
+    };
+    const ArgSpec spec = {
+        .program = "lab attention-maps", .options = opts,
+        .about = "  loads DIR/NAME/ckpt.safetensors of a learned-position run and a 2D RoPE run, runs\n"
+                 "  each on the first N test images noised to time T (noise from a fixed seed), and\n"
+                 "  writes the mean attention of every layer: step6_attention_offsets (a query's\n"
+                 "  attention by row and column offset, over all queries) and step6_attention_centre\n"
+                 "  (the centre patch's attention over the grid), .tsv, .gp and .png",
+    };
+    return args_parse(&spec, argc, argv);
 }
 
 // The batch: the first n test images x1, noise x0 from a fixed seed, and

@@ -13,7 +13,6 @@
 // seconds on an idle machine (more on a busy one), and the estimate is as
 // good as the machine is steady: work started beside the job later slows
 // every part of it.
-#include <getopt.h>
 #include <math.h>
 #include <omp.h>
 #include <stdio.h>
@@ -22,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "estimate.h"
+#include "run_options.h"
 #include "nn/model.h"
 #include "nn/rng.h"
 #include "nn/train_step.h"
@@ -302,57 +302,29 @@ typedef struct {
     const char *since;          // --since FILE: the time since, against that estimate
 } EstimateOptions;
 
-static void estimate_usage(FILE *f) {
-    fprintf(f,
-        "usage: lab estimate [--preset smoke|quick|tutorial] [--seeds N] [--jobs N] [--out DIR]\n"
-        "\n"
-        "  how long `make tutorial` (lab ablation and the steps) will take on this machine: times a\n"
-        "  few training steps of every configuration here, the scorecard's parts and the probe\n"
-        "  classifier's steps (seconds on an idle machine), and adds up the job: the probe if it is not cached,\n"
-        "  then every run's steps, val checks and scorecard, minus what DIR holds done already.\n"
-        "  Also with --jobs 2 and at the other presets. Writes nothing.\n"
-        "\n"
-        "  --preset P   the job's preset (default quick)\n"
-        "  --seeds N    seeds per configuration (default 1: the tutorial's nine runs)\n"
-        "  --jobs N     runs side by side (default 1)\n"
-        "  --out DIR    the runs' folder (default: the project's runs/)\n"
-        "  --save FILE  also write the job's estimate to FILE: its seconds and the time now, for\n"
-        "               `lab estimate --since FILE`, which prints the time since against it\n"
-        "               (make tutorial does, at its end)\n");
-}
-
 static int estimate_parse(int argc, char **argv, EstimateOptions *o) {
-    static const struct option opts[] = {
-        { "preset", required_argument, 0, 'P' }, { "seeds", required_argument, 0, 's' },
-        { "jobs", required_argument, 0, 'j' },   { "out", required_argument, 0, 'o' },
-        { "save", required_argument, 0, 'S' },   { "since", required_argument, 0, 'T' },
-        { "help", no_argument, 0, 'h' },         { 0, 0, 0, 0 },
-    };
     *o = (EstimateOptions){ PRESET_QUICK, 1, 1, NULL, NULL, NULL };
-    optind = 0;
-    opterr = 0;
-    for (int c; (c = getopt_long(argc, argv, "h", opts, NULL)) != -1;) {
-        switch (c) {
-        case 'P':
-            if (preset_parse(optarg, &o->preset) != 0) return args_error(estimate_usage, "unknown preset '%s'", optarg);
-            break;
-        case 's':
-            if (parse_int_in(optarg, 1, ABLATION_MAX_SEEDS, &o->seeds) != 0)
-                return args_error(NULL, "--seeds wants a whole number from 1 to %d, not '%s'", ABLATION_MAX_SEEDS, optarg);
-            break;
-        case 'j':
-            if (parse_int_in(optarg, 1, 64, &o->jobs) != 0)
-                return args_error(NULL, "--jobs wants a whole number from 1 to 64, not '%s'", optarg);
-            break;
-        case 'o': o->out_dir = optarg; break;
-        case 'S': o->save = optarg; break;
-        case 'T': o->since = optarg; break;
-        case 'h': estimate_usage(stdout); return ARGS_HELP;
-        default: return args_unknown(estimate_usage, argv);
-        }
-    }
-    if (optind < argc) return args_error(estimate_usage, "unknown or incomplete option '%s'", argv[optind]);
-    return ARGS_OK;
+    ArgOption opts[] = {
+        LAB_PLAN_OPTIONS(o),
+        ARG_STRING("out", "DIR", &o->out_dir, "the runs' folder (default: the project's runs/)"),
+        ARG_STRING("save", "FILE", &o->save, "also write the job's estimate to FILE: its seconds and the time\n"
+                   "now, for `lab estimate --since FILE`, which prints the time since\n"
+                   "against it (make tutorial does, at its end)"),
+        ARG_STRING("since", "FILE", &o->since, "the time since the estimate saved in FILE, against it"),
+        ARG_END,
+    };
+    opts[0].help = "the job's preset (default quick)";
+    opts[1].help = "seeds per configuration (1: the tutorial's nine runs)";
+    opts[2].help = "runs side by side";
+    const ArgSpec spec = {
+        .program = "lab estimate", .options = opts,
+        .about = "  how long `make tutorial` (lab ablation and the steps) will take on this machine: times a\n"
+                 "  few training steps of every configuration here, the scorecard's parts and the probe\n"
+                 "  classifier's steps (seconds on an idle machine), and adds up the job: the probe if it is\n"
+                 "  not cached, then every run's steps, val checks and scorecard, minus what DIR holds done\n"
+                 "  already. Also with --jobs 2 and at the other presets. Writes nothing.",
+    };
+    return args_parse(&spec, argc, argv);
 }
 
 // What is raced: every configuration of the job's preset (one of the same

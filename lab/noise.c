@@ -1,7 +1,6 @@
 // noise.c: `lab noise`, where the spread of a configuration's seeds comes
 // from: the same seeds trained twice (two machines, two builds), and the
 // wobble of the check the val MSE is read at (noise.h).
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -144,36 +143,30 @@ static void print_wobble(const AblationResults *res, const char *name) {
     printf("\n\n");
 }
 
-static void usage(FILE *f) {
-    fprintf(f, "usage: lab noise [--against DIR] [runs-dir]\n\n"
-               "  where the spread of the seeds comes from: the same seeds trained twice\n"
-               "  (runs of the same names in runs-dir and DIR, e.g. two machines or builds),\n"
-               "  and the wobble of the last val check (each run's val.tsv)\n\n"
-               "  runs-dir        the runs (default: the project's results/tutorial)\n"
-               "  --against DIR   the same runs trained elsewhere\n");
-}
-
 int cmd_noise(int argc, char **argv) {
-    static const struct option opts[] = {
-        { "against", required_argument, 0, 'a' }, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
-    };
     const char *against = NULL;
-    optind = 0;
-    opterr = 0;
-    for (int c; (c = getopt_long(argc, argv, "h", opts, NULL)) != -1;) {
-        if (c == 'a') against = optarg;
-        else if (c == 'h') { usage(stdout); return 0; }
-        else return args_unknown(usage, argv);
-    }
-    if (argc - optind > 1) return args_error(usage, "one runs folder at most, got %d", argc - optind);
+    char **words = NULL;
+    int nwords = 0;
+    const ArgOption opts[] = {
+        ARG_FOLDER("against", "DIR", &against, "the same runs trained elsewhere"),
+        ARG_END,
+    };
+    const ArgSpec spec = {
+        .program = "lab noise", .options = opts, .words = "[runs-dir]", .word_v = &words, .word_n = &nwords,
+        .about = "  where the spread of the seeds comes from: the same seeds trained twice (runs of\n"
+                 "  the same names in runs-dir, default the project's results/tutorial, and DIR, e.g.\n"
+                 "  two machines or builds), and the wobble of the last val check (each run's val.tsv)",
+    };
+    int rc = args_parse(&spec, argc, argv);
+    if (rc != ARGS_OK) return args_exit_code(rc);
+    if (nwords > 1) return args_error(NULL, "one runs folder at most, got %d (lab noise --help)", nwords);
     char dflt[1024];
     project_path(dflt, sizeof dflt, "results/tutorial");
-    const char *dir = optind < argc ? argv[optind] : dflt;
-    const char *name = optind < argc ? argv[optind] : "results/tutorial";   // as a reader would type it
+    const char *dir = nwords ? words[0] : dflt;
+    const char *name = nwords ? words[0] : "results/tutorial";   // as a reader would type it
     AblationResults *there = NULL;
     AblationResults *here = results_load_pair(dir, against, &there);
     if (!here) return 1;
-    int rc = 0;
     if (here->dir_missing || (there && there->dir_missing)) {
         fprintf(stderr, "error: no such folder: %s\n", here->dir_missing ? dir : against);
         rc = 2;

@@ -16,7 +16,6 @@
 #include <cJSON.h>
 #include <math.h>
 #include <omp.h>
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include "speed.h"
@@ -145,28 +144,6 @@ static int gemm_init(Gemm *g, int M, int N, int K, int trans_b, const char *what
 
 static void gemm_free(Gemm *g) { free(g->A); free(g->B); free(g->C); }
 
-static void speed_usage(FILE *f) {
-    fprintf(f,
-        "usage: lab speed [--batch 64] [--threads 2] [--rounds 12] [--warmup 2]\n"
-        "                 [--square 1024] [--set key=value]... [--schedules | --eval]\n"
-        "                 [--json]\n"
-        "\n"
-        "  the six variants (baseline, + RMSNorm, + QK-norm, + SwiGLU, + 2D RoPE, all four)\n"
-        "  built in one process and timed in turns, one training step each per round; the\n"
-        "  first --warmup rounds are not timed; the median ms per step, its ratio to the\n"
-        "  baseline, GFLOP/s, and the fraction of the machine's FMA peak (measured in the\n"
-        "  same rounds on as many threads) with the step's products' floor in ms at that\n"
-        "  peak; matmul's rate (common/nn/matmul.c) in the same rounds on a model-shaped product\n"
-        "  (N*L, D)x(D, 4D) and a large square (--square), and which kernels it runs.\n"
-        "  --set changes every variant's model (default: the tutorial's, dim 128, depth 4).\n"
-        "  --schedules times every variant twice in the same rounds: the blocks of the products\n"
-        "  and the attention's (image, head) pairs handed out statically and dynamically\n"
-        "  (OpenMP's schedule(runtime), dynamic unless OMP_SCHEDULE says otherwise).\n"
-        "  Try it with another process busy on one core to see what a shared machine costs.\n"
-        "  --eval instead times the scoring (val exam, sampling, probe features, Frechet\n"
-        "  distance) beside the training step, each on 1 and on 2 threads: is it threaded as\n"
-        "  well as the step?\n");
-}
 
 typedef struct {
     int batch, threads, rounds, warmup, square;
@@ -174,47 +151,49 @@ typedef struct {
     Config base;
 } SpeedOptions;
 
+// --set key=value changes every variant's model.
+static int take_set(const char *value, void *base) {
+    char err[512];
+    return config_set(base, value, err, sizeof err) == 0 ? ARGS_OK : args_error(NULL, "%s", err);
+}
+
 // The options. ARGS_OK, ARGS_HELP or ARGS_BAD (common/io/args.h; argv[0] is
 // the command).
 static int parse_speed_options(int argc, char **argv, SpeedOptions *o) {
-    static const struct option opts[] = {
-        { "batch", required_argument, 0, 'b' },  { "threads", required_argument, 0, 't' },
-        { "rounds", required_argument, 0, 'r' }, { "warmup", required_argument, 0, 'w' },
-        { "square", required_argument, 0, 'q' }, { "set", required_argument, 0, 's' },
-        { "json", no_argument, 0, 'j' },         { "help", no_argument, 0, 'h' },
-        { "schedules", no_argument, 0, 'S' },    { "eval", no_argument, 0, 'e' },
-        { 0, 0, 0, 0 },
-    };
     *o = (SpeedOptions){ 64, 2, 12, 2, 1024, false, false, false, config_default() };
-    optind = 0;
-    opterr = 0;
-    int c, which = 0;   // which: the index in opts of the long option just read
-    while ((c = getopt_long(argc, argv, "h", opts, &which)) != -1) {
-        // the whole-number options: where the value goes, and its range
-        int *target = NULL, lo = 1, hi = 1 << 20;
-        switch (c) {
-        case 'b': target = &o->batch; break;
-        case 't': target = &o->threads; hi = 1024; break;
-        case 'r': target = &o->rounds; hi = 1000; break;
-        case 'w': target = &o->warmup; lo = 0; hi = 1000; break;
-        case 'q': target = &o->square; lo = 16; hi = 8192; break;
-        case 's': {
-            char err[512];
-            if (config_set(&o->base, optarg, err, sizeof err) != 0) return args_error(NULL, "%s", err);
-            break;
-        }
-        case 'j': o->json = true; break;
-        case 'S': o->schedules = true; break;
-        case 'e': o->eval = true; break;
-        case 'h': speed_usage(stdout); return ARGS_HELP;
-        default: return args_unknown(speed_usage, argv);
-        }
-        if (target && parse_int_in(optarg, lo, hi, target) != 0)
-            return args_error(NULL, "--%s wants a whole number from %d to %d", opts[which].name, lo, hi);
-    }
+    const ArgOption opts[] = {
+        ARG_INT("batch", "N", &o->batch, 1, 1 << 20, "images per training step"),
+        ARG_INT("threads", "N", &o->threads, 1, 1024, "OpenMP threads"),
+        ARG_INT("rounds", "N", &o->rounds, 1, 1000, "rounds, each variant one step per round"),
+        ARG_INT("warmup", "N", &o->warmup, 0, 1000, "first rounds not timed"),
+        ARG_INT("square", "N", &o->square, 16, 8192, "side of the large square product"),
+        ARG_CALL("set", "key=value", take_set, &o->base, "changes every variant's model (default: the tutorial's,\n"
+                                                          "dim 128, depth 4)"),
+        ARG_FLAG("json", &o->json, true, "the results as JSON"),
+        ARG_FLAG("schedules", &o->schedules, true, "every variant twice in the same rounds: the blocks of the\n"
+                 "products and the attention's (image, head) pairs handed out statically and\n"
+                 "dynamically (OpenMP's schedule(runtime), dynamic unless OMP_SCHEDULE says\n"
+                 "otherwise). Try it with another process busy on one core."),
+        ARG_FLAG("eval", &o->eval, true, "instead, the scoring (val exam, sampling, probe features, Frechet\n"
+                 "distance) beside the training step, each on 1 and on 2 threads"),
+        ARG_END,
+    };
+    const ArgSpec spec = {
+        .program = "lab speed", .options = opts,
+        .about =
+            "  the six variants (baseline, + RMSNorm, + QK-norm, + SwiGLU, + 2D RoPE, all four)\n"
+            "  built in one process and timed in turns, one training step each per round; the\n"
+            "  first --warmup rounds are not timed; the median ms per step, its ratio to the\n"
+            "  baseline, GFLOP/s, and the fraction of the machine's FMA peak (measured in the\n"
+            "  same rounds on as many threads) with the step's products' floor in ms at that\n"
+            "  peak; matmul's rate (common/nn/matmul.c) in the same rounds on a model-shaped product\n"
+            "  (N*L, D)x(D, 4D) and a large square (--square), and which kernels it runs.",
+    };
+    int rc = args_parse(&spec, argc, argv);
+    if (rc != ARGS_OK) return rc;
     if (o->eval && (o->schedules || o->json))
         return args_error(NULL, "--eval is a table of its own: without --schedules and --json");
-    return args_check_rounds(speed_usage, argc, argv, o->rounds, o->warmup);
+    return args_check_rounds(o->rounds, o->warmup);
 }
 
 // Builds the six models, each with its optimizer state, on the same images

@@ -11,7 +11,6 @@
 // being finite writes diverged.json (the step) and is a result of the sweep,
 // shown in its table, not an error; it is not started again.
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -21,6 +20,7 @@
 #include "sweep_curves.h"
 #include "sweep_plan.h"
 #include "runner.h"
+#include "run_options.h"
 #include "io/bench.h"
 #include "eval/spikes.h"
 #include "io/args.h"
@@ -31,37 +31,9 @@
 // ---------------------------------------------------------------------------
 // Options
 
-static void sweep_usage(FILE *f) {
+// After the options of --help: two examples.
+static void sweep_examples(FILE *f) {
     fprintf(f,
-        "usage: lab sweep --key KEY --values V1,V2,... [--configs C1,C2,...] [--seeds N]\n"
-        "                 [--set key=value]... [--preset P] [--out DIR] [--jobs N]\n"
-        "                 [--threads T] [--log]\n"
-        "                 [--print-commands | --list | --table | --tsv | --curves | --curves-tsv]\n"
-        "\n"
-        "  one config key (any --set key) over a list of values, for each configuration and\n"
-        "  seed: one run each, DIR/<config>_<KEY><value>_s<seed>, by `train --resume`.\n"
-        "  A run that diverges records diverged.json and is a result, not an error.\n"
-        "\n"
-        "  --key KEY         the config key to vary, e.g. lr (list: step6_ablation train --set help)\n"
-        "  --values LIST     its values, comma-separated, e.g. 3e-4,1e-3,2e-3 (numbers: run and\n"
-        "                    shown in increasing order)\n"
-        "  --configs LIST    of base, rmsnorm, qknorm, swiglu, rope, all (default base)\n"
-        "  --seeds N         seeds 0 to N-1 of every point (default 2)\n"
-        "  --set key=value   a setting every run of the sweep shares, e.g. --set val_every=500\n"
-        "  --preset P        smoke | quick | tutorial (default quick)\n"
-        "  --out DIR         the sweep's folder (default: the project's runs/sweep_KEY)\n"
-        "  --jobs N          runs side by side (default 1); --threads T threads each\n"
-        "  --log             each run's output to DIR/NAME/train.log, also with --jobs 1\n"
-        "  --print-commands  the train commands, one a line (for make -j, parallel, xargs)\n"
-        "  --list            the run names, one a line\n"
-        "  --table           the results so far: val MSE (mean +- se), divergences, loss spikes,\n"
-        "                    the largest attention logit, the stable range of each configuration\n"
-        "  --tsv             the same, one line per run, for gnuplot (scripts/sweep_plots.sh)\n"
-        "  --curves          val MSE along the runs (their val.tsv, finished or not): at every check,\n"
-        "                    each configuration's mean over seeds minus the first configuration's,\n"
-        "                    +- its standard error, and whether the gap closes\n"
-        "  --curves-tsv      the same, one line per check, for gnuplot\n"
-        "\n"
         "example (the lr sweep of docs/beyond.md, about 10 minutes a run on 2 cores):\n"
         "  lab sweep --key lr --values 3e-4,1e-3,2e-3,4e-3,8e-3,1.6e-2,3.2e-2 \\\n"
         "                       --configs base,qknorm,all --seeds 2\n"
@@ -182,58 +154,45 @@ static int check_key_values(const SweepPlan *p) {
     return ARGS_OK;
 }
 
+// The list options, each read into the plan by its own parser.
+static int take_values(const char *value, void *p) { return parse_values(value, p); }
+static int take_configs(const char *value, void *p) { return parse_configs(value, p); }
+static int take_set(const char *value, void *p) { return add_set(value, p); }
+
 // The options. ARGS_OK, ARGS_HELP or ARGS_BAD (common/io/args.h; argv[0] is
 // the command's name).
 static int sweep_parse(int argc, char **argv, SweepPlan *p, SweepMode *mode) {
-    static const struct option opts[] = {
-        { "key", required_argument, 0, 'k' },     { "values", required_argument, 0, 'v' },
-        { "configs", required_argument, 0, 'c' }, { "seeds", required_argument, 0, 's' },
-        { "preset", required_argument, 0, 'p' },  { "out", required_argument, 0, 'o' },
-        { "jobs", required_argument, 0, 'j' },    { "threads", required_argument, 0, 't' },
-        { "log", no_argument, 0, 'l' },           { "print-commands", no_argument, 0, 'P' },
-        { "list", no_argument, 0, 'L' },          { "table", no_argument, 0, 'T' },
-        { "tsv", no_argument, 0, 'S' },           { "exe", required_argument, 0, 'e' },
-        { "set", required_argument, 0, 'x' },     { "curves", no_argument, 0, 'C' },
-        { "curves-tsv", no_argument, 0, 'V' },    { "help", no_argument, 0, 'h' },
-        { 0, 0, 0, 0 },
-    };
-    memset(p, 0, sizeof *p);
-    p->preset = PRESET_QUICK;
-    p->seeds = 2;
-    p->jobs = 1;
-    p->n_configs = 1;              // the baseline
+    *p = (SweepPlan){ .preset = PRESET_QUICK, .seeds = 2, .jobs = 1, .n_configs = 1 };   // config 0: the baseline
     *mode = SWEEP_RUN;
-    optind = 0;                    // getopt_long again from the start (tests call this twice)
-    opterr = 0;                    // our messages, not getopt's
-    int opt, rc = ARGS_OK;
-    while (rc == ARGS_OK && (opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        switch (opt) {
-        case 'k': snprintf(p->key, sizeof p->key, "%s", optarg); break;
-        case 'v': rc = parse_values(optarg, p); break;
-        case 'c': rc = parse_configs(optarg, p); break;
-        case 's':
-            if (parse_int_in(optarg, 1, ABLATION_MAX_SEEDS, &p->seeds) != 0)
-                rc = args_error(NULL, "--seeds wants a whole number from 1 to %d, not '%s'", ABLATION_MAX_SEEDS, optarg);
-            break;
-        case 'j': rc = parse_int_in(optarg, 1, 64, &p->jobs) ? usage_error("--jobs wants 1 to 64, not '%s'", optarg) : 0; break;
-        case 't': rc = parse_int_in(optarg, 1, 4096, &p->threads) ? usage_error("--threads wants a positive whole number, not '%s'", optarg) : 0; break;
-        case 'p': rc = preset_parse(optarg, &p->preset) ? usage_error("unknown preset '%s' (smoke, quick, tutorial)", optarg) : 0; break;
-        case 'o': snprintf(p->out_dir, sizeof p->out_dir, "%s", optarg); break;
-        case 'e': p->exe = optarg; break;
-        case 'l': p->log_to_file = true; break;
-        case 'P': *mode = SWEEP_COMMANDS; break;
-        case 'L': *mode = SWEEP_LIST; break;
-        case 'T': *mode = SWEEP_TABLE; break;
-        case 'S': *mode = SWEEP_TSV; break;
-        case 'C': *mode = SWEEP_CURVES; break;
-        case 'V': *mode = SWEEP_CURVES_TSV; break;
-        case 'x': rc = add_set(optarg, p); break;
-        case 'h': sweep_usage(stdout); return ARGS_HELP;
-        default: rc = usage_error("unknown or incomplete option '%s'", argv[optind - 1]);
-        }
-    }
+    const char *key = NULL, *out = NULL;
+    ArgOption opts[] = {
+        ARG_STRING("key", "KEY", &key, "the config key to vary, e.g. lr (list: step6_ablation train --set help)"),
+        ARG_CALL("values", "LIST", take_values, p, "its values, comma-separated, e.g. 3e-4,1e-3,2e-3 (numbers: run\n"
+                                                   "and shown in increasing order)"),
+        ARG_CALL("configs", "LIST", take_configs, p, "of base, rmsnorm, qknorm, swiglu, rope, all (default base)"),
+        ARG_CALL("set", "key=value", take_set, p, "a setting every run of the sweep shares, e.g. --set val_every=500"),
+        LAB_RUN_OPTIONS(p, mode, SWEEP_COMMANDS, SWEEP_LIST),
+        ARG_STRING("out", "DIR", &out, "the sweep's folder (default: the project's runs/sweep_KEY)"),
+        ARG_SWITCH("table", (int *)mode, SWEEP_TABLE, "the results so far: val MSE (mean +- se), divergences, loss\n"
+                   "spikes, the largest attention logit, the stable range of each configuration"),
+        ARG_SWITCH("tsv", (int *)mode, SWEEP_TSV, "the same, one line per run, for gnuplot (scripts/sweep_plots.sh)"),
+        ARG_SWITCH("curves", (int *)mode, SWEEP_CURVES, "val MSE along the runs (their val.tsv, finished or not): at\n"
+                   "every check, each configuration's mean over seeds minus the first\n"
+                   "configuration's, +- its standard error, and whether the gap closes"),
+        ARG_SWITCH("curves-tsv", (int *)mode, SWEEP_CURVES_TSV, "the same, one line per check, for gnuplot"),
+        ARG_END,
+    };
+    opts[5].help = "seeds 0 to N-1 of every point";
+    const ArgSpec spec = {
+        .program = "lab sweep", .options = opts, .more = sweep_examples,
+        .about = "  one config key (any --set key) over a list of values, for each configuration and\n"
+                 "  seed: one run each, DIR/<config>_<KEY><value>_s<seed>, by `train --resume`.\n"
+                 "  A run that diverges records diverged.json and is a result, not an error.",
+    };
+    int rc = args_parse(&spec, argc, argv);
     if (rc != ARGS_OK) return rc;
-    if (optind < argc) return usage_error("unexpected argument '%s'", argv[optind]);
+    if (key) snprintf(p->key, sizeof p->key, "%s", key);
+    if (out) snprintf(p->out_dir, sizeof p->out_dir, "%s", out);
     if (!p->key[0] || !p->n_values) return usage_error("%s", "a sweep needs --key and --values");
     if (!p->out_dir[0]) snprintf(p->out_dir, sizeof p->out_dir, "%s/sweep_%s", default_runs_dir(), p->key);
     return check_key_values(p) != ARGS_OK ? ARGS_BAD : check_sets(p);

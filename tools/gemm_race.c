@@ -44,7 +44,6 @@
 // docs/performance.md for why libxsmm's lead on the attention's products
 // did not carry over into the model).
 #include <dlfcn.h>
-#include <getopt.h>
 #include <math.h>
 #include <omp.h>
 #include <stdbool.h>
@@ -457,24 +456,8 @@ typedef struct {
     const char *blis;
 } RaceOptions;
 
-static void usage(FILE *f) {
-    fprintf(f,
-        "usage: gemm_race [--batch N] [--threads 1,2] [--rounds R] [--warmup W] [--calls C] [--blis PATH]\n\n"
-        "  races OpenBLAS, oneDNN (dnnl_sgemm, and its matmul primitive on a weight packed once),\n"
-        "  BLIS and libxsmm on the products of a training\n"
-        "  step of the tutorial's model (forward, dX and dW of qkv, proj, fc1 and fc2; the\n"
-        "  attention's per-(image, head) products), all in the same rounds with the FMA peak\n"
-        "  of each thread count; checks first that every library computes OpenBLAS's product\n\n"
-        "  --batch N     images per step (default 64: 4096 token rows)\n"
-        "  --threads L   the thread counts, a comma-separated list (default 1,2)\n"
-        "  --rounds R    rounds in all, one call of every racer per round and turn (default 10)\n"
-        "  --warmup W    of which untimed (default 2)\n"
-        "  --calls C     calls per turn (default 2)\n"
-        "  --blis PATH   BLIS's library (default %s if installed, else %s)\n",
-        BLIS_OPENMP, BLIS_SERIAL);
-}
-
-static int parse_thread_list(const char *s, RaceOptions *o) {
+static int parse_thread_list(const char *s, void *options) {
+    RaceOptions *o = options;
     o->nthreads = 0;
     char buf[64], *save = NULL;
     snprintf(buf, sizeof buf, "%s", s);
@@ -488,29 +471,26 @@ static int parse_thread_list(const char *s, RaceOptions *o) {
 
 static int parse_options(int argc, char **argv, RaceOptions *o) {
     *o = (RaceOptions){ 64, 10, 2, 2, 2, { 1, 2 }, access(BLIS_OPENMP, R_OK) == 0 ? BLIS_OPENMP : BLIS_SERIAL };
-    static const struct option opts[] = {
-        { "batch", required_argument, 0, 'b' },   { "threads", required_argument, 0, 't' },
-        { "rounds", required_argument, 0, 'r' },  { "warmup", required_argument, 0, 'w' },
-        { "calls", required_argument, 0, 'c' },   { "blis", required_argument, 0, 'l' },
-        { "help", no_argument, 0, 'h' },          { 0, 0, 0, 0 },
+    const ArgOption opts[] = {
+        ARG_INT("batch", "N", &o->batch, 1, 256, "images per step (64: 4096 token rows)"),
+        ARG_CALL("threads", "L", parse_thread_list, o, "the thread counts, a comma-separated list (default 1,2)"),
+        ARG_INT("rounds", "R", &o->rounds, 2, 1000, "rounds in all, one call of every racer per round and turn"),
+        ARG_INT("warmup", "W", &o->warmup, 0, 1000, "of which untimed"),
+        ARG_INT("calls", "C", &o->calls, 1, 100, "calls per turn"),
+        ARG_STRING("blis", "PATH", &o->blis, "BLIS's library (" BLIS_OPENMP " if installed, else " BLIS_SERIAL ")"),
+        ARG_END,
     };
-    int c, which, st;
-    while ((c = getopt_long(argc, argv, "", opts, &which)) != -1) {
-        int *target = NULL, lo = 1, hi = 1000;
-        switch (c) {
-        case 'b': target = &o->batch; hi = 256; break;
-        case 't': if ((st = parse_thread_list(optarg, o)) != ARGS_OK) return st; break;
-        case 'r': target = &o->rounds; lo = 2; break;
-        case 'w': target = &o->warmup; lo = 0; break;
-        case 'c': target = &o->calls; hi = 100; break;
-        case 'l': o->blis = optarg; break;
-        case 'h': usage(stdout); return ARGS_HELP;
-        default: return args_unknown(usage, argv);
-        }
-        if (target && parse_int_in(optarg, lo, hi, target) != 0)
-            return args_error(NULL, "--%s wants a whole number from %d to %d", opts[which].name, lo, hi);
-    }
-    return args_check_rounds(usage, argc, argv, o->rounds, o->warmup);
+    const ArgSpec spec = {
+        .program = "gemm_race", .options = opts,
+        .about = "  races OpenBLAS, oneDNN (dnnl_sgemm, and its matmul primitive on a weight packed once),\n"
+                 "  BLIS and libxsmm on the products of a training step of the tutorial's model\n"
+                 "  (forward, dX and dW of qkv, proj, fc1 and fc2; the attention's per-(image, head)\n"
+                 "  products), all in the same rounds with the FMA peak of each thread count; checks\n"
+                 "  first that every library computes OpenBLAS's product",
+    };
+    int rc = args_parse(&spec, argc, argv);
+    if (rc != ARGS_OK) return rc;
+    return args_check_rounds(o->rounds, o->warmup);
 }
 
 // Every racer that can run: products x libraries x thread counts x ways.

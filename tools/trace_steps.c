@@ -18,7 +18,6 @@
 //   val_mse       (1) the val MSE of the weights after step K (with K the
 //                 preset's steps, the run's own val MSE in its metrics.json)
 // and in its metadata the config (as `train` would print it) and K.
-#include <getopt.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,14 +31,6 @@
 #include "train/dataloader.h"
 #include "train/trainer.h"
 
-static void usage(FILE *f) {
-    fprintf(f, "usage: trace_steps [--preset smoke|quick|tutorial] [--set key=value]... "
-                    "[--steps K] OUT.safetensors\n"
-                    "  writes the first K (default 100) steps of the run `step6_ablation train` would\n"
-                    "  start with the same preset and --set keys; data from $CIFAR_DIR (now %s)\n",
-            cifar_dir());
-}
-
 typedef struct {
     Config cfg;
     int K;                  // steps to trace
@@ -48,37 +39,37 @@ typedef struct {
 
 static void presets_usage(FILE *f) { preset_describe(f); }
 
-// The preset first, wherever it stands, then every --set on top of it, as
-// `train` does: a first getopt pass reads only --preset.
-// ARGS_OK, ARGS_HELP or ARGS_BAD (common/io/args.h).
+static int take_preset(const char *value, void *preset) {
+    return preset_parse(value, preset) == 0 ? ARGS_OK : args_error(NULL, "unknown preset '%s'", value);
+}
+
+// One parse; then the preset first, wherever it stood, and every --set on
+// top of it in order, as `train` does. ARGS_OK, ARGS_HELP or ARGS_BAD
+// (common/io/args.h).
 static int parse_options(int argc, char **argv, TraceOptions *o) {
-    static const struct option opts[] = {
-        { "preset", required_argument, 0, 'p' }, { "set", required_argument, 0, 's' },
-        { "steps", required_argument, 0, 'k' },  { "help", no_argument, 0, 'h' },
-        { 0, 0, 0, 0 },
-    };
     Preset preset = PRESET_QUICK;
-    int ckpt_every, c;
-    opterr = 0;
-    for (optind = 0; (c = getopt_long(argc, argv, "h", opts, NULL)) != -1;)
-        if (c == 'p' && preset_parse(optarg, &preset) != 0)
-            return args_error(presets_usage, "unknown preset '%s'", optarg);
+    ArgList sets = { .n = 0 };
+    char **words = NULL;
+    int nwords = 0, ckpt_every;
     *o = (TraceOptions){ .K = 100 };
+    const ArgOption opts[] = {
+        ARG_CALL("preset", "P", take_preset, &preset, "smoke | quick | tutorial (default quick)"),
+        ARG_CALL("set", "key=value", args_take_list, &sets, "any config key, as `step6_ablation train --set`"),
+        ARG_INT("steps", "K", &o->K, 1, 100000, "steps to trace"),
+        ARG_END,
+    };
+    char about[512];
+    snprintf(about, sizeof about, "  writes the first K steps of the run `step6_ablation train` would start with the\n"
+                                  "  same preset and --set keys; data from $CIFAR_DIR (now %s)", cifar_dir());
+    const ArgSpec spec = { .program = "trace_steps", .options = opts, .about = about, .more = presets_usage,
+                           .words = "OUT.safetensors", .word_v = &words, .word_n = &nwords };
+    int rc = args_parse(&spec, argc, argv);
+    if (rc != ARGS_OK) return rc;
+    if (nwords != 1) return args_error(NULL, "trace_steps wants one OUT.safetensors (trace_steps --help)");
+    o->out = words[0];
     preset_apply(preset, &o->cfg, &ckpt_every);
-    for (optind = 0; (c = getopt_long(argc, argv, "h", opts, NULL)) != -1;) {
-        switch (c) {
-        case 'p': break;   // read above
-        case 's': if (config_set_or_report(&o->cfg, optarg) != 0) return ARGS_BAD; break;
-        case 'k':
-            if (parse_int_in(optarg, 1, 100000, &o->K) != 0)
-                return args_error(usage, "--steps wants a whole number from 1 to 100000, not '%s'", optarg);
-            break;
-        case 'h': usage(stdout); return ARGS_HELP;
-        default: return args_unknown(usage, argv);
-        }
-    }
-    if (argc - optind != 1) return args_error(usage, "trace_steps wants one OUT.safetensors");
-    o->out = argv[optind];
+    for (int i = 0; i < sets.n; i++)
+        if (config_set_or_report(&o->cfg, sets.v[i]) != 0) return ARGS_BAD;
     char err[4608];
     if (config_validate(&o->cfg, err, sizeof err) != 0) return args_error(NULL, "%s", err);
     return ARGS_OK;

@@ -43,10 +43,9 @@ int args_error(UsageFn *usage, const char *fmt, ...);
 // value is missing. Reported with args_error. Returns ARGS_BAD.
 int args_unknown(UsageFn *usage, char **argv);
 
-// The end of a timing command's options (lab speed, the tools' races): what
-// getopt_long left over is an error, and the timed rounds must outnumber the
-// warm-up ones. ARGS_OK, or ARGS_BAD reported with args_error.
-int args_check_rounds(UsageFn *usage, int argc, char **argv, int rounds, int warmup);
+// A timing command's rounds (lab speed, tools/gemm_race): the timed ones
+// must outnumber the warm-up ones. ARGS_OK, or ARGS_BAD reported.
+int args_check_rounds(int rounds, int warmup);
 
 // For a program that takes no words besides its options: getopt_long has moved
 // any other word to argv[optind ..]; the first is reported ("unknown
