@@ -57,25 +57,45 @@ void run_paths(RunPaths *p, const char *dir) {
     snprintf(p->diverged, sizeof p->diverged, "%s/diverged.json", p->dir);
 }
 
-// loss.tsv rows: step, loss, grad_norm, max_logit. Reads the rows with
-// step <= upto into the arrays (indexed step-1). Returns rows read, -1 on error.
-int read_loss_tsv(const char *path, int upto, float *loss, float *gnorm, float *logit,
-                         char *err, size_t errlen) {
+// The rows of a step-indexed TSV file (loss.tsv, val.tsv): a step in
+// 1..upto, then ncols numbers, each into cols[c][step - 1]. The header and
+// rows of other steps are skipped. Returns the number of rows read (and the
+// largest step among them in *last), -1 on a read error.
+static int read_step_rows(const char *path, int upto, int ncols, float *const *cols, int *last,
+                          char *err, size_t errlen) {
     size_t len;
     char *text = read_file_all(path, &len, err, errlen);
     if (!text) return -1;
     int rows = 0;
+    *last = 0;
     char *save = NULL;
     for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-        if (line[0] == '#' || line[0] == 's') continue;   // header
-        int step; float l, g, m;
-        if (sscanf(line, "%d %f %f %f", &step, &l, &g, &m) != 4) continue;
-        if (step < 1 || step > upto) continue;
-        loss[step - 1] = l; gnorm[step - 1] = g; logit[step - 1] = m;
-        if (step > rows) rows = step;
+        char *end;
+        long step = strtol(line, &end, 10);
+        if (end == line || step < 1 || step > upto) continue;   // the header, later steps
+        float v[3];   // ncols <= 3
+        int c = 0;
+        for (const char *p = end; c < ncols; c++, p = end) {
+            v[c] = strtof(p, &end);
+            if (end == p) break;   // not a number
+        }
+        if (c < ncols) continue;
+        for (c = 0; c < ncols; c++) cols[c][step - 1] = v[c];
+        rows++;
+        if (step > *last) *last = (int)step;
     }
     free(text);
     return rows;
+}
+
+// loss.tsv rows: step, loss, grad_norm, max_logit. Reads the rows with
+// step <= upto into the arrays (indexed step-1). Returns the last step read,
+// -1 on error.
+int read_loss_tsv(const char *path, int upto, float *loss, float *gnorm, float *logit,
+                  char *err, size_t errlen) {
+    float *const cols[3] = { loss, gnorm, logit };
+    int last;
+    return read_step_rows(path, upto, 3, cols, &last, err, errlen) < 0 ? -1 : last;
 }
 
 // Rewrites loss.tsv with rows 1..n (used when a resumed run drops the steps
@@ -99,19 +119,9 @@ static int write_loss_tsv(const char *path, int n, const float *loss, const floa
 int read_val_tsv(const char *path, int upto, float *val, char *err, size_t errlen) {
     for (int i = 0; i < upto; i++) val[i] = NAN;
     if (!file_exists(path)) return 0;
-    size_t len;
-    char *text = read_file_all(path, &len, err, errlen);
-    if (!text) return -1;
-    int rows = 0;
-    char *save = NULL;
-    for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-        int step; float v;
-        if (sscanf(line, "%d %f", &step, &v) != 2 || step < 1 || step > upto) continue;   // header, later rows
-        val[step - 1] = v;
-        rows++;
-    }
-    free(text);
-    return rows;
+    float *const cols[1] = { val };
+    int last;
+    return read_step_rows(path, upto, 1, cols, &last, err, errlen);
 }
 
 // Rewrites val.tsv with the points among steps 1..n.
