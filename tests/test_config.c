@@ -303,6 +303,64 @@ START_TEST(test_describe_and_keys) {
 }
 END_TEST
 
+// The two parts: which keys are whose, each part's own check, the one entry
+// point for a list of settings, and what a resume takes from where.
+START_TEST(test_model_and_run_parts) {
+    const char *model_keys[] = {"img", "dim", "depth", "norm", "qk_norm", "mlp", "pos", "bias", "ada"};
+    const char *run_keys[] = {"seed", "lr", "weight_decay", "batch", "flip", "steps", "val_every", "threads"};
+    for (int i = 0; i < 9; i++) ck_assert(config_is_model_key(model_keys[i]) && !config_is_run_key(model_keys[i]));
+    for (int i = 0; i < 8; i++) ck_assert(config_is_run_key(run_keys[i]) && !config_is_model_key(run_keys[i]));
+    ck_assert(!config_is_model_key("train.step") && !config_is_run_key("train.step"));
+    int n_model = 0, n_run = 0;
+    Config d = config_default();
+    model_config_foreach_field(&d.model, count_field, &n_model);
+    run_config_foreach_field(&d.run, count_field, &n_run);
+    ck_assert_int_eq(n_model, 16);
+    ck_assert_int_eq(n_run, 8);
+
+    // each part checks itself
+    ModelConfig m = model_config_default();
+    ck_assert_int_eq(model_config_check(&m, err, sizeof err), 0);
+    m.heads = 3;
+    ck_assert_int_eq(model_config_check(&m, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "heads=3"), "%s", err);
+    RunConfig r = run_config_default();
+    ck_assert_int_eq(run_config_check(&r, err, sizeof err), 0);
+    r.batch = 0;
+    ck_assert_int_eq(run_config_check(&r, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "batch=0"), "%s", err);
+
+    // config_apply: every setting, then one check; a failure changes nothing
+    Config c = config_default(), before = c;
+    const char *good[] = {"dim=64", "lr=1e-3", "modern", "steps=10"};
+    ck_assert_msg(config_apply(&c, good, 4, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(c.model.dim, 64); ck_assert(c.run.lr == 1e-3f); ck_assert_int_eq(c.run.steps, 10);
+    ck_assert_int_eq(c.model.norm, NORM_RMSNORM);
+    before = c;
+    const char *unknown[] = {"dim=32", "colour=red"}, *misfit[] = {"dim=32", "heads=3"};
+    ck_assert_int_eq(config_apply(&c, unknown, 2, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "unknown config key 'colour'"), "%s", err);
+    ck_assert_int_eq(config_apply(&c, misfit, 2, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "dim=32 is not a multiple of heads=3"), "%s", err);
+    ck_assert(memcmp(&c, &before, sizeof c) == 0);
+
+    // a resume: the checkpoint's model and what its run computes, the
+    // options' steps, val_every and threads
+    Config saved = config_default(), given = config_default();
+    const char *s_sets[] = {"dim=32", "seed=1", "lr=3e-4", "batch=16", "flip=false", "steps=60", "threads=1"};
+    const char *g_sets[] = {"dim=64", "seed=2", "lr=1e-3", "batch=64", "steps=200", "val_every=50", "threads=2"};
+    ck_assert(config_apply(&saved, s_sets, 7, err, sizeof err) == 0 && config_apply(&given, g_sets, 7, err, sizeof err) == 0);
+    Config res = config_for_resume(&saved, &given);
+    ck_assert(memcmp(&res.model, &saved.model, sizeof res.model) == 0);
+    ck_assert(res.run.seed == 1 && res.run.lr == 3e-4f && res.run.batch == 16 && !res.run.flip);
+    ck_assert_int_eq(res.run.steps, 200); ck_assert_int_eq(res.run.val_every, 50); ck_assert_int_eq(res.run.threads, 2);
+    for (int i = 0; i < 8; i++)
+        ck_assert_int_eq(config_key_taken_on_resume(run_keys[i]),
+                         !strcmp(run_keys[i], "steps") || !strcmp(run_keys[i], "val_every") || !strcmp(run_keys[i], "threads"));
+    ck_assert(!config_key_taken_on_resume("dim"));
+}
+END_TEST
+
 START_TEST(test_set_or_exit) {
     Config c = config_default();
     config_set_or_exit(&c, "dim=64");
@@ -324,6 +382,7 @@ int main(void) {
     tcase_add_test(tc, test_mlp_hidden);
     tcase_add_test(tc, test_round_trip);
     tcase_add_test(tc, test_describe_and_keys);
+    tcase_add_test(tc, test_model_and_run_parts);
     tcase_add_test(tc, test_float_as_given);
     tcase_add_exit_test(tc, test_set_or_exit, 2);
     suite_add_tcase(s, tc);

@@ -76,11 +76,12 @@ static int draw_config(Rng *r, Config *c, int cifar_shape, char *desc, size_t dl
     *c = config_default();
     size_t used = 0;
     desc[0] = '\0';
+    const char *kvs[24];
     for (int i = 0; i < n; i++) {
         used += (size_t)snprintf(desc + used, used < dlen ? dlen - used : 0, "%s%s", i ? " " : "", sets[i]);
-        if (config_set(c, sets[i], why, wlen) != 0) return -1;
+        kvs[i] = sets[i];
     }
-    return config_validate(c, why, wlen);
+    return config_apply(c, kvs, n, why, wlen);
 }
 
 // Three steps, a checkpoint, the checkpoint loaded back.

@@ -295,6 +295,15 @@ int config_validate(const Config *c, char *err, size_t errlen) {
     return run_config_check(&c->run, err, errlen);
 }
 
+int config_apply(Config *c, const char *const *kvs, int n, char *err, size_t errlen) {
+    Config next = *c;
+    for (int i = 0; i < n; i++)
+        if (config_set(&next, kvs[i], err, errlen) != 0) return -1;
+    if (config_validate(&next, err, errlen) != 0) return -1;
+    *c = next;
+    return 0;
+}
+
 // ---------------------------------------------------------------------------
 // Printing
 

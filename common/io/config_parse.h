@@ -34,6 +34,12 @@ void format_float_shortest(float v, char *out, size_t outlen);
 // run's (run_config_check). 0 if fine, -1 with a message.
 int config_validate(const Config *c, char *err, size_t errlen);
 
+// The one entry point for a whole list of settings: each "key=value" of
+// kvs in order (config_set) on top of what *c holds, then config_validate,
+// once. 0, or -1 with the message of the setting that failed, or of what
+// does not fit together; *c is then left as it was.
+int config_apply(Config *c, const char *const *kvs, int n, char *err, size_t errlen);
+
 // Like config_set, but a failure is reported on stderr (the message, then
 // every key and what it allows): 0, or 2 (ARGS_BAD, for an option parser).
 int config_set_or_report(Config *c, const char *key_eq_value);
