@@ -1,8 +1,9 @@
 // run_config.h: the settings of a training run, apart from the model it
 // trains (nn/config.h): the seed, AdamW's lr and weight decay, the batch,
 // how many steps, the flips, the threads and how often to check val MSE.
-// A checkpoint stores both, and a resume takes its model from the
-// checkpoint and its run from these (common/train/run_folder.c).
+// A checkpoint stores both; a resume takes the model and what the run
+// computes from the checkpoint, and how far and how it runs from its own
+// options (config_for_resume, config_parse.h).
 //
 // The run's settings live here, beside the parser that fills them
 // (config_parse.h), and not in train/: a run's record is read back below
@@ -21,15 +22,18 @@ typedef struct {
     int batch;                  // images per step
     bool flip;                  // random horizontal flips of training images
     // How far it goes and how it is watched and run: a resume takes the
-    // options' (config_parse.h: RUN_FIELD_PER_PROCESS).
+    // options' (config_for_resume).
     int steps;                  // training steps
     int val_every;              // steps between val MSE checks while training, 0 = only at the end
-    // The threads are the run's, not the model's, though the model's loops
-    // and matmuls are what they run: OpenMP's thread count is a setting of
-    // the process (omp_set_num_threads, which oneDNN's sgemm follows), set
-    // once when a program starts. nn/ reads it from OpenMP, so a checkpoint
-    // trained on 2 threads loads and runs on 4; only the bits of the sums
-    // may change with it, which is why a run records it.
+    // The threads are the run's, not the model's, though the model's
+    // loops are what they run: the thread count is OpenMP's, a setting of
+    // the process (omp_set_num_threads, once, when a program starts: see
+    // trainer_run). nn/'s parallel loops split their fixed blocks over
+    // whatever threads OpenMP has, and each block's oneDNN sgemm runs on
+    // its own thread (nn/matmul.c), so no model needs to know the count: a
+    // checkpoint trained on 2 threads loads and runs on 4. A run records it
+    // because the project promises the same bits for the same seed and
+    // thread count.
     int threads;                // 0 = all cores
 } RunConfig;
 
