@@ -85,7 +85,7 @@ static int draw_grid(const char *dir, const char *name, const char *title, int r
 // One test image on the straight path at t = 0, 0.25, ..., 1 (top row), and
 // below it what the model makes of each: x_t + (1 - t)·v, one Euler step to t = 1.
 static int figure_flow_path(Model *m, const float *x1, const char *dir, char *err, size_t errlen) {
-    const Config *c = &m->cfg;
+    const ModelConfig *c = &m->cfg;
     size_t per = (size_t)c->channels * c->img * c->img;
     const int cols = 5;
     const char *xl[5] = { "t = 0", "t = 0.25", "t = 0.5", "t = 0.75", "t = 1" };
@@ -122,7 +122,7 @@ static int figure_flow_path(Model *m, const float *x1, const char *dir, char *er
 
 // WALK_IMAGES samples from the scorecard's noise, after 0, 4, 8, ... 20 steps.
 static int figure_euler_walk(Model *m, const char *dir, char *err, size_t errlen) {
-    const Config *c = &m->cfg;
+    const ModelConfig *c = &m->cfg;
     size_t per = (size_t)c->channels * c->img * c->img;
     enum { SNAPS = 6 };
     const int at[SNAPS] = { 0, 4, 8, 12, 16, 20 };

@@ -28,6 +28,8 @@ int load_tour(const Options *o, Model *m, CifarSet *test) {
     }
     double load_secs = wall_seconds() - t0;
     int checksums = st_checksum_count(&st);
+    Config stored = { m->cfg, run_config_default() };   // the model's config and the run's that trained it
+    checkpoint_config_from(&st, o->model, &stored, err, sizeof err);   // read by checkpoint_load already
     st_free(&st);
     // the test images go into buffers of the model's img and channels
     if (test->n > 0 && cifar_check_config(&m->cfg, o->model, err, sizeof err) != 0) {
@@ -41,7 +43,7 @@ int load_tour(const Options *o, Model *m, CifarSet *test) {
         cifar_free(test);
     }
     char desc[1024];
-    config_describe(&m->cfg, desc, sizeof desc);
+    config_describe(&stored, desc, sizeof desc);
     if (checksums > 0) printf("%s: %zu parameters, checksums verified\n   %s\n", o->model_name, m->n_params, desc);
     else printf("%s: %zu parameters (the file has no checksums to verify)\n   %s\n", o->model_name, m->n_params, desc);
     if (o->timed) printf("   (--time: loaded in %.2f s)\n", load_secs);
@@ -62,7 +64,9 @@ int export_weights(const char *in, const char *out) {
     const char *step = st_meta(&st, "train.step"), *preset = st_meta(&st, "train.preset");
     CheckpointMeta meta[2] = { { "train.step", step ? step : "unknown" },
                                { "train.preset", preset ? preset : "unknown" } };
-    int rc = checkpoint_save(out, &m, NULL, 0, meta, 2, err, sizeof err);
+    Config stored;   // the run that trained it goes along with the model
+    int rc = checkpoint_config_from(&st, in, &stored, err, sizeof err);
+    if (rc == 0) rc = checkpoint_save(out, &m, &stored.run, NULL, 0, meta, 2, err, sizeof err);
     if (rc != 0) fprintf(stderr, "error: %s\n", err);
     else printf("%s: %zu parameters of %s (step %s), no optimizer state\n",
                 out, m.n_params, in, step ? step : "unknown");

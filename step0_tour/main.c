@@ -28,7 +28,7 @@
 // from the Activations that model_forward filled, so nothing here computes
 // the model a second time.
 static void print_embedding(const Model *m, const Activations *a, const float *x) {
-    const Config *c = &m->cfg;
+    const ModelConfig *c = &m->cfg;
     int L = cfg_tokens(c), P = cfg_patch_dim(c), D = c->dim;
     size_t per = (size_t)c->channels * c->img * c->img;
     float *back = malloc(sizeof(float) * per);
@@ -49,7 +49,7 @@ static void print_embedding(const Model *m, const Activations *a, const float *x
 }
 
 static void print_blocks(const Model *m, const Activations *a) {
-    const Config *c = &m->cfg;
+    const ModelConfig *c = &m->cfg;
     int L = cfg_tokens(c), D = c->dim;
     size_t LD = (size_t)L * D;
     int chunks = cfg_ada_chunks(c);   // 6 with ada=zero: a gate for each half too
@@ -70,7 +70,7 @@ static void print_blocks(const Model *m, const Activations *a) {
 
 static void print_output(const Model *m, const Activations *a, const float *x0, const float *x1,
                          const float *xt) {
-    const Config *c = &m->cfg;
+    const ModelConfig *c = &m->cfg;
     size_t per = (size_t)c->channels * c->img * c->img;
     float *target = calloc(per, sizeof(float)), *guess = calloc(per, sizeof(float));
     for (size_t i = 0; i < per; i++) {
@@ -95,7 +95,7 @@ void noised(float *xt, const float *x0, const float *x1, float t, size_t per) {
 }
 
 static void tour(Model *m, const float *x1) {
-    const Config *c = &m->cfg;
+    const ModelConfig *c = &m->cfg;
     size_t per = (size_t)c->channels * c->img * c->img;
     float *x0 = malloc(sizeof(float) * per), *xt = malloc(sizeof(float) * per);
     Rng r;

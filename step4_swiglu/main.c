@@ -76,7 +76,7 @@ static void two_ffns_at_d128(Step4 *s) {
     printf("1. Two FFNs at D = %d with biases, counted from the model's parameter table\n\n", s->D);
     ffn_counts_table(s);
     printf("\n   SwiGLU's hidden %d = int(2/3 x %g x %d): a narrower middle pays for the third matrix.\n\n",
-           s->H_swiglu, (double)s->def.mlp_ratio, s->D);
+           s->H_swiglu, (double)s->def.model.mlp_ratio, s->D);
     same_input_through_both(s);
 }
 
@@ -154,10 +154,10 @@ static void whole_model(const Step4 *s) {
     config_set_or_exit(&modern, "modern");
     Config sw = def;
     config_set_or_exit(&sw, "mlp=swiglu");
-    long extra = (long)model_count_params(&sw) - (long)base_count;
+    long extra = (long)model_count_params(&sw.model) - (long)base_count;
     printf("\n   SwiGLU adds %ld over %d blocks: %ld per block, the FFN difference of section 1.\n"
            "   --modern (RMSNorm, SwiGLU, QK-norm, no biases; RoPE stays its own switch) has %zu.\n\n",
-           extra, def.depth, extra / def.depth, model_count_params(&modern));
+           extra, def.model.depth, extra / def.model.depth, model_count_params(&modern.model));
 }
 
 int main(int argc, char **argv) {

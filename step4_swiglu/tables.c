@@ -44,19 +44,19 @@ void rounding_table(const Step4 *s) {
         config_set_or_exit(&c, dim_kv);
         config_set_or_exit(&c, "mlp=swiglu");
         table_cell(&t, "%d", dims[i]);
-        double asked = 2.0 * c.mlp_ratio * c.dim / 3.0;
-        if (c.dim == 512) asked_512 = asked;
+        double asked = 2.0 * c.model.mlp_ratio * c.model.dim / 3.0;
+        if (c.model.dim == 512) asked_512 = asked;
         table_cell(&t, "%.2f", asked);
-        table_cell(&t, "%d", cfg_mlp_hidden(&c));
-        if (c.dim == 512) cut_512 = cfg_mlp_hidden(&c);
+        table_cell(&t, "%d", cfg_mlp_hidden(&c.model));
+        if (c.model.dim == 512) cut_512 = cfg_mlp_hidden(&c.model);
         config_set_or_exit(&c, "mlp_multiple_of=64");
-        table_cell(&t, "%d", cfg_mlp_hidden(&c));
-        if (c.dim == 512) up_512 = cfg_mlp_hidden(&c);
+        table_cell(&t, "%d", cfg_mlp_hidden(&c.model));
+        if (c.model.dim == 512) up_512 = cfg_mlp_hidden(&c.model);
     }
     table_print(&t);
     printf("\n   No layer is %.2f wide: int() cuts it to %d, the rule rounds it up to %d, a width that\n"
            "   suits the hardware. TinyDiT keeps mlp_multiple_of=%d, so its SwiGLU is %d wide.\n",
-           asked_512, cut_512, up_512, s->def.mlp_multiple_of, s->H_swiglu);
+           asked_512, cut_512, up_512, s->def.model.mlp_multiple_of, s->H_swiglu);
 }
 
 

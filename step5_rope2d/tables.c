@@ -68,7 +68,7 @@ PrefixCheck prefix_check(const Step5 *s, int n_prefix) {
 }
 
 // Section 5: the parameters with learned positions and with pos=rope2d.
-void position_params_table(const Config *cfg, const Config *rope, const Model *learned) {
+void position_params_table(const ModelConfig *cfg, const ModelConfig *rope, const Model *learned) {
     const ParamTensor *pr = model_find(learned, "pos_row"), *pc = model_find(learned, "pos_col");
     Table t;
     table_init(&t, 3, "pos", "params", "position parameters");

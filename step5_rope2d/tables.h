@@ -23,4 +23,4 @@ PrefixCheck prefix_check(const Step5 *s, int n_prefix);
 
 // Section 5: the model's parameters with learned positions (learned, built
 // from cfg) and with rope (pos=rope2d): which tensors hold the positions.
-void position_params_table(const Config *cfg, const Config *rope, const Model *learned);
+void position_params_table(const ModelConfig *cfg, const ModelConfig *rope, const Model *learned);
