@@ -208,20 +208,8 @@ END_TEST
 
 int main(void) {
     Suite *s = suite_create("rmsnorm");
-    TCase *tc = tcase_create("core");
-    tcase_add_test(tc, test_matches_formula);
-    tcase_add_test(tc, test_rms_one_without_gain);
-    tcase_add_test(tc, test_zero_token_gives_zeros);
-    tcase_add_test(tc, test_gain);
-    tcase_add_test(tc, test_grad_no_gain);
-    tcase_add_test(tc, test_grad_gain);
-    tcase_add_test(tc, test_backward_accumulates);
-    suite_add_tcase(s, tc);
-    TCase *figures = tcase_create("figures");
-    tcase_add_test(figures, test_figures_drawn);
-    tcase_add_test(figures, test_figures_without_gnuplot);
-    tcase_add_test(figures, test_figures_bad_folder);
-    tcase_set_timeout(figures, 60);
-    suite_add_tcase(s, figures);
+    add_tests(s, "core", 0, TESTS(test_matches_formula, test_rms_one_without_gain, test_zero_token_gives_zeros,
+                                  test_gain, test_grad_no_gain, test_grad_gain, test_backward_accumulates));
+    add_tests(s, "figures", 60, TESTS(test_figures_drawn, test_figures_without_gnuplot, test_figures_bad_folder));
     return run_suite(s);
 }

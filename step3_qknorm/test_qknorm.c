@@ -352,19 +352,8 @@ END_TEST
 
 int main(void) {
     Suite *s = suite_create("qknorm");
-    TCase *tc = tcase_create("core");
-    tcase_add_test(tc, test_interface);
-    tcase_add_test(tc, test_logit_table);
-    tcase_add_test(tc, test_x10_weights);
-    tcase_add_test(tc, test_bound);
-    tcase_add_test(tc, test_grad_qk_norm);
-    tcase_add_test(tc, test_grad_attention_qk_norm);
-    suite_add_tcase(s, tc);
-    TCase *figures = tcase_create("figures");
-    tcase_add_test(figures, test_figures_drawn);
-    tcase_add_test(figures, test_figures_without_gnuplot);
-    tcase_add_test(figures, test_figures_bad_folder);
-    tcase_set_timeout(figures, 60);
-    suite_add_tcase(s, figures);
+    add_tests(s, "core", 0, TESTS(test_interface, test_logit_table, test_x10_weights, test_bound, test_grad_qk_norm,
+                                  test_grad_attention_qk_norm));
+    add_tests(s, "figures", 60, TESTS(test_figures_drawn, test_figures_without_gnuplot, test_figures_bad_folder));
     return run_suite(s);
 }

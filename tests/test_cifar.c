@@ -648,39 +648,19 @@ END_TEST
 
 static Suite *cifar_suite(void) {
     Suite *s = suite_create("cifar");
-    TCase *files = tcase_create("files");
+    TCase *files = add_tests(s, "files", 0, TESTS(test_load_small_files, test_gather_and_flip, test_wrong_length,
+                                                  test_truncated_file, test_bad_label, test_missing_file,
+                                                  test_missing_directory, test_file_is_directory,
+                                                  test_real_loader_insists_on_10000,
+                                                  test_cifar_records_for_small_sets, test_small_error_buffer,
+                                                  test_parse_batch_memory, test_cifar_dir_env));
     tcase_add_checked_fixture(files, make_tmpdir, remove_tmpdir);
-    tcase_add_test(files, test_load_small_files);
-    tcase_add_test(files, test_gather_and_flip);
-    tcase_add_test(files, test_wrong_length);
-    tcase_add_test(files, test_truncated_file);
-    tcase_add_test(files, test_bad_label);
-    tcase_add_test(files, test_missing_file);
-    tcase_add_test(files, test_missing_directory);
-    tcase_add_test(files, test_file_is_directory);
-    tcase_add_test(files, test_real_loader_insists_on_10000);
-    tcase_add_test(files, test_cifar_records_for_small_sets);
-    tcase_add_test(files, test_small_error_buffer);
-    tcase_add_test(files, test_parse_batch_memory);
-    tcase_add_test(files, test_cifar_dir_env);
-    suite_add_tcase(s, files);
-
-    TCase *real = tcase_create("real_data");
-    tcase_set_timeout(real, 120);   // reads 180 MB
-    tcase_add_test(real, test_real_data);
-    suite_add_tcase(s, real);
-
-    TCase *order = tcase_create("order");
-    tcase_set_timeout(order, 30);
-    tcase_add_test(order, test_loader_same_seed_same_batches);
-    tcase_add_test(order, test_loader_epochs_are_permutations);
-    tcase_add_test(order, test_chi2_sf_known_values);
-    tcase_add_test(order, test_loader_order_is_a_uniform_shuffle);
-    tcase_add_test(order, test_loader_flips_half);
-    tcase_add_test(order, test_loader_resume);
-    tcase_add_test(order, test_loader_state_text);
-    tcase_add_test(order, test_loader_bad_state_and_set);
-    suite_add_tcase(s, order);
+    // reads 180 MB
+    add_tests(s, "real_data", 120, TESTS(test_real_data));
+    add_tests(s, "order", 30, TESTS(test_loader_same_seed_same_batches, test_loader_epochs_are_permutations,
+                                    test_chi2_sf_known_values, test_loader_order_is_a_uniform_shuffle,
+                                    test_loader_flips_half, test_loader_resume, test_loader_state_text,
+                                    test_loader_bad_state_and_set));
     return s;
 }
 

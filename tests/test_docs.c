@@ -1830,27 +1830,16 @@ END_TEST
 
 static Suite *docs_suite(void) {
     Suite *s = suite_create("docs");
-    TCase *own = tcase_create("repository");
-    tcase_add_test(own, test_repository_docs);
-    tcase_set_timeout(own, 600);   // the docs' commands run: step 4's timings take seconds
-    tcase_add_test(own, test_layering);
-    tcase_add_test(own, test_repository_facts);
-    tcase_add_test(own, test_repository_prose);
-    tcase_add_test(own, test_page_lengths);
-    suite_add_tcase(s, own);
-    TCase *fake = tcase_create("checker");
-    tcase_add_checked_fixture(fake, fake_setup, fake_teardown);
-    tcase_add_test(fake, test_checker_accepts_a_true_quote);
-    tcase_add_test(fake, test_checker_finds_drift);
-    tcase_add_test(fake, test_checker_finds_a_missing_file);
-    tcase_add_test(fake, test_checker_wants_consecutive_lines);
-    tcase_add_test(fake, test_checker_wants_a_fence);
-    tcase_add_test(fake, test_checker_reads_python);
-    tcase_add_test(fake, test_checker_reruns_outputs);
-    tcase_add_test(fake, test_checker_finds_output_drift);
-    tcase_add_test(fake, test_facts_checker);
-    tcase_add_test(fake, test_prose_checker);
-    suite_add_tcase(s, fake);
+    // the docs' commands run: step 4's timings take seconds
+    add_tests(s, "repository", 600, TESTS(test_repository_docs, test_layering, test_repository_facts,
+                                          test_repository_prose, test_page_lengths));
+    TCase *checker = add_tests(s, "checker", 0, TESTS(test_checker_accepts_a_true_quote, test_checker_finds_drift,
+                                                      test_checker_finds_a_missing_file,
+                                                      test_checker_wants_consecutive_lines,
+                                                      test_checker_wants_a_fence, test_checker_reads_python,
+                                                      test_checker_reruns_outputs, test_checker_finds_output_drift,
+                                                      test_facts_checker, test_prose_checker));
+    tcase_add_checked_fixture(checker, fake_setup, fake_teardown);
     return s;
 }
 

@@ -1437,24 +1437,14 @@ START_TEST(test_bad_arguments_exit_2) {
 END_TEST
 
 int main(void) {
-    Suite *s = suite_create("faults");
-    TCase *tc = tcase_create("faults");
-    tcase_set_timeout(tc, 1800);   // each test is a few runs of seconds; ASan makes them slower
-    tcase_add_test(tc, test_bad_arguments_exit_2);
-    tcase_add_test(tc, test_bad_cifar_files);
-    tcase_add_test(tc, test_nan_loss_stops_with_exit_3);
-    tcase_add_test(tc, test_output_folder_cannot_be_made);
-    tcase_add_test(tc, test_write_failure_keeps_last_checkpoint);
-    tcase_add_test(tc, test_full_disk_keeps_last_checkpoint);
-    tcase_add_test(tc, test_resume_from_truncated_or_lying_checkpoint);
-    tcase_add_test(tc, test_resume_from_bit_flipped_checkpoint);
-    tcase_add_test(tc, test_sigkill_then_resume_is_bit_identical);
-    tcase_add_test(tc, test_second_train_on_a_locked_folder_stops);
-    tcase_add_test(tc, test_config_that_does_not_fit_the_data_is_refused);
-    tcase_add_test(tc, test_programs_reading_a_checkpoint_check_its_shape);
-    tcase_add_test(tc, test_data_that_is_not_a_regular_file);
-    tcase_add_test(tc, test_out_of_memory_says_how_much);
-    tcase_add_test(tc, test_resume_names_the_options_it_ignores);
-    suite_add_tcase(s, tc);
-    return run_suite(s);
+    // each test is a few runs of seconds; ASan makes them slower
+    return run_tests("faults", "faults", 1800,
+                     TESTS(test_bad_arguments_exit_2, test_bad_cifar_files, test_nan_loss_stops_with_exit_3,
+                           test_output_folder_cannot_be_made, test_write_failure_keeps_last_checkpoint,
+                           test_full_disk_keeps_last_checkpoint, test_resume_from_truncated_or_lying_checkpoint,
+                           test_resume_from_bit_flipped_checkpoint, test_sigkill_then_resume_is_bit_identical,
+                           test_second_train_on_a_locked_folder_stops,
+                           test_config_that_does_not_fit_the_data_is_refused,
+                           test_programs_reading_a_checkpoint_check_its_shape, test_data_that_is_not_a_regular_file,
+                           test_out_of_memory_says_how_much, test_resume_names_the_options_it_ignores));
 }

@@ -880,48 +880,28 @@ START_TEST(test_summary) {
 }
 END_TEST
 
-// One test case per check that `make grade` runs on its own
-// (scripts/grade.sh, by CK_RUN_CASE): grads, golden, sampler, smoke_<variant>.
-static TCase *add_case(Suite *s, const char *name, int timeout) {
-    TCase *tc = tcase_create(name);
-    tcase_set_timeout(tc, timeout);
-    suite_add_tcase(s, tc);
-    return tc;
-}
-
 int main(void) {
     printf("%s\n", openblas_get_config());
     Suite *s = suite_create("model");
-    TCase *tc = add_case(s, "model", 60);
-    tcase_add_test(tc, test_param_counts);
-    tcase_add_test(tc, test_tensor_shapes);
-    tcase_add_test(tc, test_block_counts);
-    // every gradient of the whole model, by finite differences: block_backward's check
-    TCase *grads = add_case(s, "grads", 60);
-    tcase_add_test(grads, test_grad_baseline);
-    tcase_add_test(grads, test_grad_rmsnorm);
-    tcase_add_test(grads, test_grad_qknorm);
-    tcase_add_test(grads, test_grad_swiglu);
-    tcase_add_test(grads, test_grad_rope2d);
-    tcase_add_test(grads, test_grad_allfour_nobias);
-    tcase_add_test(grads, test_grad_adazero);
-    tcase_add_test(grads, test_grad_adazero_allfour);
-    tcase_add_test(tc, test_gate_grad);
-    tcase_add_test(tc, test_adazero_start);
-    tcase_add_test(tc, test_ada_from_metadata);
-    tcase_add_test(add_case(s, "golden", 60), test_golden);
-    tcase_add_test(tc, test_noise_is_the_stream_on_any_threads);
-    tcase_add_test(tc, test_grad_norm_on_any_threads);
-    tcase_add_test(tc, test_determinism_baseline);
-    tcase_add_test(tc, test_determinism_allfour);
-    tcase_add_test(tc, test_determinism_adazero);
-    TCase *sampler = add_case(s, "sampler", 60);
-    tcase_add_test(sampler, test_sampler_constant_baseline);
-    tcase_add_test(sampler, test_sampler_constant_allfour);
-    tcase_add_test(tc, test_summary);
-    // smoke_baseline, smoke_rmsnorm, smoke_qknorm, smoke_swiglu, smoke_rope2d, smoke_adazero
+    add_tests(s, "model", 60, TESTS(test_param_counts, test_tensor_shapes, test_block_counts, test_gate_grad,
+                                    test_adazero_start, test_ada_from_metadata, test_noise_is_the_stream_on_any_threads,
+                                    test_grad_norm_on_any_threads, test_determinism_baseline, test_determinism_allfour,
+                                    test_determinism_adazero, test_summary));
+    // One case per check that `make grade` runs on its own (scripts/grade.sh,
+    // by CK_RUN_CASE): grads (every gradient of the whole model, by finite
+    // differences: block_backward's check), golden, sampler, smoke_<variant>.
+    add_tests(s, "grads", 60, TESTS(test_grad_baseline, test_grad_rmsnorm, test_grad_qknorm, test_grad_swiglu,
+                                    test_grad_rope2d, test_grad_allfour_nobias, test_grad_adazero,
+                                    test_grad_adazero_allfour));
+    add_tests(s, "golden", 60, TESTS(test_golden));
+    add_tests(s, "sampler", 60, TESTS(test_sampler_constant_baseline, test_sampler_constant_allfour));
     const char *smoke[] = { "smoke_baseline", "smoke_rmsnorm", "smoke_qknorm", "smoke_swiglu", "smoke_rope2d",
                             "smoke_adazero" };
-    for (int v = 0; v < 6; v++) tcase_add_loop_test(add_case(s, smoke[v], 60), test_smoke, v, v + 1);
+    for (int v = 0; v < 6; v++) {
+        TCase *tc = tcase_create(smoke[v]);
+        tcase_set_timeout(tc, 60);
+        tcase_add_loop_test(tc, test_smoke, v, v + 1);
+        suite_add_tcase(s, tc);
+    }
     return run_suite(s);
 }

@@ -115,18 +115,11 @@ END_TEST
 // runs one layer's parity by name (CK_RUN_CASE).
 static Suite *parity_suite(void) {
     Suite *s = suite_create("parity");
-    const char *names[4] = { "norms", "attention", "ffns", "rope" };
-    const TTest *tests[4] = { test_norms_match_torch, test_attention_matches_torch,
-                              test_ffns_match_torch, test_rope_matches_torch };
-    for (int i = 0; i < 4; i++) {
-        TCase *layer = tcase_create(names[i]);
-        tcase_add_test(layer, tests[i]);
-        suite_add_tcase(s, layer);
-    }
-    TCase *tc = tcase_create("parity");
-    tcase_add_test(tc, test_step_lines);
-    tcase_add_test(tc, test_missing_file);
-    suite_add_tcase(s, tc);
+    add_tests(s, "norms", 0, TESTS(test_norms_match_torch));
+    add_tests(s, "attention", 0, TESTS(test_attention_matches_torch));
+    add_tests(s, "ffns", 0, TESTS(test_ffns_match_torch));
+    add_tests(s, "rope", 0, TESTS(test_rope_matches_torch));
+    add_tests(s, "parity", 0, TESTS(test_step_lines, test_missing_file));
     return s;
 }
 
