@@ -1503,17 +1503,22 @@ static const char *SOURCE =
     "        y[i] = 2.0f * x[i];   \n"           // trailing spaces: ignored
     "}\n";
 
-// Runs the checker on the made-up tree; the report goes into `report`.
-static int check_fake(int *blocks, char *report, size_t len) {
-    FILE *r = fmemopen(report, len, "w");
+// Runs the checker on the made-up tree: it must report want_failures
+// failures in want_blocks quoted or rerun blocks (-1: any number). Returns
+// the report, in a buffer the next call reuses.
+static const char *check_fake(int want_failures, int want_blocks) {
+    static char report[4096];
+    memset(report, 0, sizeof report);
+    FILE *r = fmemopen(report, sizeof report, "w");
     ck_assert_ptr_nonnull(r);
     int pages = 0;
     Counts c;
     int failures = check_all(g_dir, r, &c, &pages);
-    *blocks = c.quotes + c.outputs;
     fclose(r);
     ck_assert_int_eq(pages, 2);   // README.md and docs/page.md
-    return failures;
+    ck_assert_msg(failures == want_failures, "%d failures, want %d:\n%s", failures, want_failures, report);
+    if (want_blocks >= 0) ck_assert_int_eq(c.quotes + c.outputs, want_blocks);
+    return report;
 }
 
 static void fake_setup(void) {
@@ -1548,10 +1553,7 @@ START_TEST(test_checker_accepts_a_true_quote) {
                "  ```c\n"
                "  }\n"
                "  ```\n");
-    char report[2048] = "";
-    int blocks = 0;
-    ck_assert_int_eq(check_fake(&blocks, report, sizeof report), 0);
-    ck_assert_int_eq(blocks, 2);
+    const char *report = check_fake(0, 2);
     ck_assert_str_eq(report, "");
 }
 END_TEST
@@ -1564,10 +1566,7 @@ START_TEST(test_checker_finds_drift) {
                "    for (int i = 0; i < n; i++)\n"
                "        y[i] = 3.0f * x[i];\n"           // the code says 2.0f
                "```\n");
-    char report[2048] = "";
-    int blocks = 0;
-    ck_assert_int_eq(check_fake(&blocks, report, sizeof report), 1);
-    ck_assert_int_eq(blocks, 1);
+    const char *report = check_fake(1, 1);
     // the page, the line of the marker, the source file, the line that drifted
     ck_assert_msg(strstr(report, "docs/page.md:2: the quote of src/norms.c") != NULL, "%s", report);
     ck_assert_msg(strstr(report, "its line 2 of 2") != NULL, "%s", report);
@@ -1581,9 +1580,7 @@ START_TEST(test_checker_finds_a_missing_file) {
                "```c\n"
                "}\n"
                "```\n");
-    char report[2048] = "";
-    int blocks = 0;
-    ck_assert_int_eq(check_fake(&blocks, report, sizeof report), 1);
+    const char *report = check_fake(1, -1);
     ck_assert_msg(strstr(report, "docs/page.md:1: quotes src/gone.c, which is missing") != NULL,
                   "%s", report);
 }
@@ -1597,9 +1594,7 @@ START_TEST(test_checker_wants_consecutive_lines) {
                "void f(float *y, const float *x, int n) {\n"
                "        y[i] = 2.0f * x[i];\n"
                "```\n");
-    char report[2048] = "";
-    int blocks = 0;
-    ck_assert_int_eq(check_fake(&blocks, report, sizeof report), 1);
+    const char *report = check_fake(1, -1);
     ck_assert_msg(strstr(report, "its line 2 of 2") != NULL, "%s", report);
 }
 END_TEST
@@ -1611,9 +1606,7 @@ START_TEST(test_checker_wants_a_fence) {
                "<!-- quote: src/norms.c -->\n"
                "```c\n"
                "}\n");                                    // never closed
-    char report[2048] = "";
-    int blocks = 0;
-    ck_assert_int_eq(check_fake(&blocks, report, sizeof report), 2);
+    const char *report = check_fake(2, -1);
     ck_assert_msg(strstr(report, "docs/page.md:1: a quote marker of src/norms.c without a fenced block")
                   != NULL, "%s", report);
     ck_assert_msg(strstr(report, "docs/page.md:3: the quote of src/norms.c has no closing fence")
@@ -1636,10 +1629,7 @@ START_TEST(test_checker_reads_python) {
                "```python\n"
                "    x = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True))\n"   // eps dropped
                "```\n");
-    char report[2048] = "";
-    int blocks = 0;
-    ck_assert_int_eq(check_fake(&blocks, report, sizeof report), 1);
-    ck_assert_int_eq(blocks, 2);
+    const char *report = check_fake(1, 2);
     ck_assert_msg(strstr(report, "docs/page.md:6: the quote of src/ref.py") != NULL, "%s", report);
 }
 END_TEST
@@ -1674,10 +1664,7 @@ START_TEST(test_checker_reruns_outputs) {
                "```\n"
                "whatever a training run printed\n"
                "```\n");
-    char report[2048] = "";
-    int blocks = 0;
-    ck_assert_int_eq(check_fake(&blocks, report, sizeof report), 0);
-    ck_assert_int_eq(blocks, 2);
+    const char *report = check_fake(0, 2);
     ck_assert_str_eq(report, "");
 }
 END_TEST
@@ -1705,9 +1692,7 @@ START_TEST(test_checker_finds_output_drift) {
                "```\n"
                "base\n"
                "```\n");
-    char report[4096] = "";
-    int blocks = 0;
-    ck_assert_int_eq(check_fake(&blocks, report, sizeof report), 4);
+    const char *report = check_fake(4, -1);
     ck_assert_msg(strstr(report, "docs/page.md:1: `sh src/prog` no longer prints this: its line 2 of 2")
                   && strstr(report, "0.2606"), "%s", report);
     ck_assert_msg(strstr(report, "docs/page.md:7: `sh src/prog` no longer prints this: its line 1 of 1"),
