@@ -36,9 +36,9 @@ START_TEST(test_norms_match_torch) {
     Parity p;
     char err[512] = "";
     read_layer_file(2, &st);
-    assert_close(parity_layernorm(&st, &p, err, sizeof err), &p, err, "layernorm");
+    assert_close(parity_norm(&st, NORM_LAYERNORM, &p, err, sizeof err), &p, err, "layernorm");
     ck_assert_str_eq(p.against, "torch.nn.LayerNorm");
-    assert_close(parity_rmsnorm(&st, &p, err, sizeof err), &p, err, "rmsnorm");
+    assert_close(parity_norm(&st, NORM_RMSNORM, &p, err, sizeof err), &p, err, "rmsnorm");
     st_free(&st);
 }
 END_TEST
