@@ -319,3 +319,16 @@ static inline void check_figures_bad_folder(const char *program, const char *opt
     ck_assert(strstr(read_text_in(dir, "out.txt"), "figures:") == NULL);
     tmpdir_remove(dir);
 }
+
+// The figures of program (options) when they cannot be drawn: without
+// gnuplot it prints all it prints, each of the NULL-ended want among it,
+// writes the data, draws nothing and says how to get the pictures
+// (check_figures_without_gnuplot); and, when who is not NULL, a figures
+// folder that cannot be made is an error that starts "who: "
+// (check_figures_bad_folder).
+static inline void check_figures_not_drawn(const char *program, const char *options, const char *who,
+                                           const char *const names[], int n, const char *const want[]) {
+    const char *out = check_figures_without_gnuplot(program, options, names, n);
+    for (; *want; want++) ck_assert_msg(strstr(out, *want), "no \"%s\" in:\n%s", *want, out);
+    if (who) check_figures_bad_folder(program, options, who);
+}
