@@ -14,12 +14,7 @@ static void read_named_file(const char *name, SafeTensors *st) {
     ck_assert_msg(st_read(path, st, err, sizeof err) == 0, "%s (make layer-files writes it)", err);
 }
 
-static void read_layer_file(int step, SafeTensors *st) {
-    char rel[128], path[1024], err[512];
-    snprintf(rel, sizeof rel, "tests/golden/layers/%s.safetensors", parity_file(step));
-    ck_assert_int_eq(project_path(path, sizeof path, rel), 0);
-    ck_assert_msg(st_read(path, st, err, sizeof err) == 0, "%s (make layer-files writes it)", err);
-}
+static void read_layer_file(int step, SafeTensors *st) { read_named_file(parity_file(step), st); }
 
 static void assert_close(int rc, const Parity *p, const char *err, const char *what) {
     ck_assert_msg(rc == 0, "%s: %s", what, err);
