@@ -122,7 +122,7 @@ FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS ?= safetensors cifar config
 FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
-FUZZ_LIB_SRC := $(addprefix $(ROOT)/common/,io/safetensors.c io/fileio.c io/config_parse.c nn/config.c io/cifar.c train/dataloader.c nn/rng.c io/errors.c io/args.c io/paths.c)
+FUZZ_LIB_SRC := $(addprefix $(ROOT)/common/,io/safetensors.c io/fileio.c io/config_parse.c io/run_config.c nn/config.c io/cifar.c train/dataloader.c nn/rng.c nn/errors.c io/args.c io/paths.c)
 # -max_len: cifar up to 4 records and the control byte; a --set line is short.
 # fuzz/<target>.dict, where there is one, gives libFuzzer the words of the
 # format (keys, enum names, JSON keys) and the numbers at the edges of int,
