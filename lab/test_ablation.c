@@ -749,21 +749,10 @@ END_TEST
 
 int main(void) {
     Suite *s = suite_create("lab");
-    TCase *fast = tcase_create("commands");
-    tcase_add_test(fast, test_commands);
-    tcase_add_test(fast, test_started_or_not);
-    tcase_add_test(fast, test_print_commands_and_bad_options);
-    tcase_add_test(fast, test_sweep);
-    tcase_add_test(fast, test_sweep_curves);
-    tcase_set_timeout(fast, 60);
-    suite_add_tcase(s, fast);
-    TCase *plots = tcase_create("plots");
-    tcase_add_test(plots, test_plots_on_made_up_runs);
-    tcase_set_timeout(plots, 300);
-    suite_add_tcase(s, plots);
-    TCase *e2e = tcase_create("end_to_end");
-    tcase_add_test(e2e, test_smoke_ablation_end_to_end);
-    tcase_set_timeout(e2e, 1800);   // minutes on two loaded cores; a first probe training adds a few
-    suite_add_tcase(s, e2e);
+    add_tests(s, "commands", 60, TESTS(test_commands, test_started_or_not, test_print_commands_and_bad_options,
+                                       test_sweep, test_sweep_curves));
+    add_tests(s, "plots", 300, TESTS(test_plots_on_made_up_runs));
+    // minutes on two loaded cores; a first probe training adds a few
+    add_tests(s, "end_to_end", 1800, TESTS(test_smoke_ablation_end_to_end));
     return run_suite(s);
 }

@@ -165,12 +165,6 @@ START_TEST(test_command) {
 END_TEST
 
 int main(void) {
-    Suite *s = suite_create("lab_attention_maps");
-    TCase *tc = tcase_create("maps");
-    tcase_add_test(tc, test_even_attention);
-    tcase_add_test(tc, test_centre_map_is_one_query);
-    tcase_add_test(tc, test_command);
-    tcase_set_timeout(tc, 120);
-    suite_add_tcase(s, tc);
-    return run_suite(s);
+    return run_tests("lab_attention_maps", "maps", 120, TESTS(test_even_attention, test_centre_map_is_one_query,
+                                                              test_command));
 }

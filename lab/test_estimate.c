@@ -128,12 +128,6 @@ START_TEST(test_since_and_options) {
 END_TEST
 
 int main(void) {
-    Suite *s = suite_create("estimate");
-    TCase *tc = tcase_create("estimate");
-    tcase_add_test(tc, test_one_run);
-    tcase_add_test(tc, test_probe_and_schedule);
-    tcase_add_test(tc, test_whole_job);
-    tcase_add_test(tc, test_since_and_options);
-    suite_add_tcase(s, tc);
-    return run_suite(s);
+    return run_tests("estimate", "estimate", 0, TESTS(test_one_run, test_probe_and_schedule, test_whole_job,
+                                                      test_since_and_options));
 }

@@ -63,10 +63,5 @@ START_TEST(test_tutorial_model) {
 END_TEST
 
 int main(void) {
-    Suite *s = suite_create("lab_flops");
-    TCase *tc = tcase_create("flops");
-    tcase_add_test(tc, test_tiny_config_by_hand);
-    tcase_add_test(tc, test_tutorial_model);
-    suite_add_tcase(s, tc);
-    return run_suite(s);
+    return run_tests("lab_flops", "flops", 0, TESTS(test_tiny_config_by_hand, test_tutorial_model));
 }

@@ -109,10 +109,5 @@ START_TEST(test_last_wobble) {
 END_TEST
 
 int main(void) {
-    Suite *s = suite_create("lab_noise");
-    TCase *tc = tcase_create("noise");
-    tcase_add_test(tc, test_reruns_pair_by_seed);
-    tcase_add_test(tc, test_last_wobble);
-    suite_add_tcase(s, tc);
-    return run_suite(s);
+    return run_tests("lab_noise", "noise", 0, TESTS(test_reruns_pair_by_seed, test_last_wobble));
 }

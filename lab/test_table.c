@@ -678,18 +678,9 @@ START_TEST(test_curves_window_by_window) {
 END_TEST
 
 int main(void) {
-    Suite *s = suite_create("step6_table");
-    TCase *tc = tcase_create("table");
-    tcase_add_test(tc, test_verdict_rule);
-    tcase_add_test(tc, test_tutorial_numbers);
-    tcase_add_test(tc, test_missing_and_broken_runs);
-    tcase_add_test(tc, test_mixed_presets_are_flagged);
-    tcase_add_test(tc, test_report_and_tsv);
-    tcase_add_test(tc, test_seed_spread_and_compare);
-    tcase_add_test(tc, test_seeds_table);
-    tcase_add_test(tc, test_one_seed_and_smoke);
-    tcase_add_test(tc, test_compare_with_committed);
-    tcase_add_test(tc, test_curves_window_by_window);
-    suite_add_tcase(s, tc);
-    return run_suite(s);
+    return run_tests("step6_table", "table", 0, TESTS(test_verdict_rule, test_tutorial_numbers,
+                                                      test_missing_and_broken_runs, test_mixed_presets_are_flagged,
+                                                      test_report_and_tsv, test_seed_spread_and_compare,
+                                                      test_seeds_table, test_one_seed_and_smoke,
+                                                      test_compare_with_committed, test_curves_window_by_window));
 }

@@ -135,19 +135,24 @@ set border lw 1.2'
 drawn=""
 all="p11_base_s0 p11_base_s1 p11_rmsnorm p11_qknorm p11_swiglu p11_rope p11_all p11_base_lr2e3 p11_qknorm_lr2e3"
 
-if [ "$(count_in "$all")" -gt 0 ]; then
+# $OUT/$1: the training loss of the runs $3 on a log scale, titled $2.
+loss_plot() {
     gnuplot <<EOF
 $common
-set output "$OUT/loss.png"
-set title "Training loss of every run (mean of a trailing window; lr 2e-3 runs dashed)"
+set output "$OUT/$1"
+set title "$2"
 set xlabel "training step"
 set ylabel "flow-matching loss (log scale)"
 set logscale y
 set autoscale yfix
 set offsets 0, 0, graph 0.03, graph 0.03
-$(log_tics "$all")
-plot $(curves "$all" 2)
+$(log_tics "$3")
+plot $(curves "$3" 2)
 EOF
+}
+
+if [ "$(count_in "$all")" -gt 0 ]; then
+    loss_plot loss.png "Training loss of every run (mean of a trailing window; lr 2e-3 runs dashed)" "$all"
     drawn="$drawn loss.png"
 fi
 
@@ -178,18 +183,7 @@ fi
 
 pair="p11_base_s0 p11_qknorm p11_base_lr2e3 p11_qknorm_lr2e3"
 if [ "$(count_in "p11_base_lr2e3 p11_qknorm_lr2e3")" -gt 0 ]; then
-    gnuplot <<EOF
-$common
-set output "$OUT/lr2e3.png"
-set title "Learning rate 2e-3 (dashed) against the default lr (solid): baseline and QK-norm"
-set xlabel "training step"
-set ylabel "flow-matching loss (log scale)"
-set logscale y
-set autoscale yfix
-set offsets 0, 0, graph 0.03, graph 0.03
-$(log_tics "$pair")
-plot $(curves "$pair" 2)
-EOF
+    loss_plot lr2e3.png "Learning rate 2e-3 (dashed) against the default lr (solid): baseline and QK-norm" "$pair"
     drawn="$drawn lr2e3.png"
 else
     echo "plots.sh: neither lr 2e-3 run has a loss.tsv: no lr2e3.png"

@@ -475,20 +475,10 @@ END_TEST
 
 int main(void) {
     Suite *s = suite_create("step1_scorecard");
-    TCase *reader = tcase_create("metrics");
-    tcase_add_test(reader, test_reads_every_field);
-    tcase_add_test(reader, test_missing_fields_are_errors);
-    tcase_add_test(reader, test_seed_gap);
-    tcase_add_test(reader, test_print_row);
-    suite_add_tcase(s, reader);
-    TCase *program = tcase_create("program");
-    tcase_add_test(program, test_program_arguments);
-    tcase_add_test(program, test_commands_where_printed_and_smoke_figures);
-    tcase_add_test(program, test_program_default_is_the_committed_runs);
-    tcase_add_test(program, test_program_prints_given_runs);
-    tcase_add_test(program, test_program_reuses_finished_baselines);
-    tcase_add_test(program, test_program_noise_and_figures);
-    tcase_set_timeout(program, 60);
-    suite_add_tcase(s, program);
+    add_tests(s, "metrics", 0, TESTS(test_reads_every_field, test_missing_fields_are_errors, test_seed_gap,
+                                     test_print_row));
+    add_tests(s, "program", 60, TESTS(test_program_arguments, test_commands_where_printed_and_smoke_figures,
+                                      test_program_default_is_the_committed_runs, test_program_prints_given_runs,
+                                      test_program_reuses_finished_baselines, test_program_noise_and_figures));
     return run_suite(s);
 }

@@ -190,38 +190,16 @@ START_TEST(test_figures_drawn) {
 }
 END_TEST
 
-START_TEST(test_figures_without_gnuplot) {
-    // The program prints all it prints, writes the data, draws nothing and
-    // ends by saying how to get the pictures.
-    const char *out = check_figures_without_gnuplot(PROGRAM, "--rounds 1", FIGURES, 2);
-    ck_assert(strstr(out, "1. What each norm does") && strstr(out, "3. Time per call"));
-    ck_assert(strstr(out, "try it:"));
-}
-END_TEST
-
-START_TEST(test_figures_bad_folder) {
-    // A folder that cannot be made: a message and a non-zero exit; and
-    // --no-figures adds nothing to the output.
-    check_figures_bad_folder(PROGRAM, "--rounds 1", "step2_rmsnorm");
+START_TEST(test_figures_not_drawn) {
+    const char *const want[] = { "1. What each norm does", "3. Time per call", "try it:", NULL };
+    check_figures_not_drawn(PROGRAM, "--rounds 1", "step2_rmsnorm", FIGURES, 2, want);
 }
 END_TEST
 
 int main(void) {
     Suite *s = suite_create("rmsnorm");
-    TCase *tc = tcase_create("core");
-    tcase_add_test(tc, test_matches_formula);
-    tcase_add_test(tc, test_rms_one_without_gain);
-    tcase_add_test(tc, test_zero_token_gives_zeros);
-    tcase_add_test(tc, test_gain);
-    tcase_add_test(tc, test_grad_no_gain);
-    tcase_add_test(tc, test_grad_gain);
-    tcase_add_test(tc, test_backward_accumulates);
-    suite_add_tcase(s, tc);
-    TCase *figures = tcase_create("figures");
-    tcase_add_test(figures, test_figures_drawn);
-    tcase_add_test(figures, test_figures_without_gnuplot);
-    tcase_add_test(figures, test_figures_bad_folder);
-    tcase_set_timeout(figures, 60);
-    suite_add_tcase(s, figures);
+    add_tests(s, "core", 0, TESTS(test_matches_formula, test_rms_one_without_gain, test_zero_token_gives_zeros,
+                                  test_gain, test_grad_no_gain, test_grad_gain, test_backward_accumulates));
+    add_tests(s, "figures", 60, TESTS(test_figures_drawn, test_figures_not_drawn));
     return run_suite(s);
 }

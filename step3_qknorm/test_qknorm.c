@@ -334,37 +334,16 @@ START_TEST(test_figures_drawn) {
 }
 END_TEST
 
-START_TEST(test_figures_without_gnuplot) {
-    // The program prints all it prints, writes the data, draws nothing and
-    // ends by saying how to get the pictures.
-    const char *out = check_figures_without_gnuplot(PROGRAM, "", FIGURES, 2);
-    ck_assert(strstr(out, "1. Attention logits") && strstr(out, "3. The bound"));
-    ck_assert(strstr(out, "try it:"));
-}
-END_TEST
-
-START_TEST(test_figures_bad_folder) {
-    // A folder that cannot be made: a message and a non-zero exit; and
-    // --no-figures adds nothing to the output.
-    check_figures_bad_folder(PROGRAM, "", "step3_qknorm");
+START_TEST(test_figures_not_drawn) {
+    const char *const want[] = { "1. Attention logits", "3. The bound", "try it:", NULL };
+    check_figures_not_drawn(PROGRAM, "", "step3_qknorm", FIGURES, 2, want);
 }
 END_TEST
 
 int main(void) {
     Suite *s = suite_create("qknorm");
-    TCase *tc = tcase_create("core");
-    tcase_add_test(tc, test_interface);
-    tcase_add_test(tc, test_logit_table);
-    tcase_add_test(tc, test_x10_weights);
-    tcase_add_test(tc, test_bound);
-    tcase_add_test(tc, test_grad_qk_norm);
-    tcase_add_test(tc, test_grad_attention_qk_norm);
-    suite_add_tcase(s, tc);
-    TCase *figures = tcase_create("figures");
-    tcase_add_test(figures, test_figures_drawn);
-    tcase_add_test(figures, test_figures_without_gnuplot);
-    tcase_add_test(figures, test_figures_bad_folder);
-    tcase_set_timeout(figures, 60);
-    suite_add_tcase(s, figures);
+    add_tests(s, "core", 0, TESTS(test_interface, test_logit_table, test_x10_weights, test_bound, test_grad_qk_norm,
+                                  test_grad_attention_qk_norm));
+    add_tests(s, "figures", 60, TESTS(test_figures_drawn, test_figures_not_drawn));
     return run_suite(s);
 }

@@ -228,26 +228,17 @@ START_TEST(test_figures_are_pngs) {
 END_TEST
 
 START_TEST(test_figures_notice_without_gnuplot) {
-    // The program itself, with gnuplot pointed at a missing file: everything
-    // is printed, the data is written, and the last lines say what to install.
-    const char *text = check_figures_without_gnuplot("step4_swiglu/step4_swiglu", "--rounds 1 --batch 1", FIGURES, 2);
-    ck_assert_ptr_nonnull(strstr(text, "4. The whole model"));
+    const char *const want[] = { "4. The whole model", NULL };
+    check_figures_not_drawn("step4_swiglu/step4_swiglu", "--rounds 1 --batch 1", NULL, FIGURES, 2, want);
 }
 END_TEST
 
 static Suite *swiglu_suite(void) {
     Suite *s = suite_create("swiglu");
-    TCase *tc = tcase_create("swiglu");
-    tcase_add_test(tc, test_ffn_counts_at_d128);
-    tcase_add_test(tc, test_gpt_rule_at_d384);
-    tcase_add_test(tc, test_rounding_rule);
-    tcase_add_test(tc, test_whole_model_counts);
-    tcase_add_test(tc, test_swiglu_values);
-    tcase_add_test(tc, test_swiglu_gradient);
-    tcase_add_test(tc, test_ffn_is_block0_mlp);
-    tcase_add_test(tc, test_figures_are_pngs);
-    tcase_add_test(tc, test_figures_notice_without_gnuplot);
-    suite_add_tcase(s, tc);
+    add_tests(s, "swiglu", 0, TESTS(test_ffn_counts_at_d128, test_gpt_rule_at_d384, test_rounding_rule,
+                                    test_whole_model_counts, test_swiglu_values, test_swiglu_gradient,
+                                    test_ffn_is_block0_mlp, test_figures_are_pngs,
+                                    test_figures_notice_without_gnuplot));
     return s;
 }
 

@@ -388,15 +388,7 @@ START_TEST(test_golden_configs) {
 END_TEST
 
 int main(void) {
-    Suite *s = suite_create("checkpoint");
-    TCase *tc = tcase_create("checkpoint");
-    tcase_set_timeout(tc, 60);
-    tcase_add_test(tc, test_round_trip);
-    tcase_add_test(tc, test_default_round_trip_and_count);
-    tcase_add_test(tc, test_old_checkpoint_gets_defaults);
-    tcase_add_test(tc, test_mismatches);
-    tcase_add_test(tc, test_checksums_catch_a_flipped_bit);
-    tcase_add_test(tc, test_golden_configs);
-    suite_add_tcase(s, tc);
-    return run_suite(s);
+    return run_tests("checkpoint", "checkpoint", 60, TESTS(test_round_trip, test_default_round_trip_and_count,
+                                                           test_old_checkpoint_gets_defaults, test_mismatches,
+                                                           test_checksums_catch_a_flipped_bit, test_golden_configs));
 }

@@ -73,6 +73,18 @@ static void expect_failure(int rc, const CifarSet *s, const char *err, const cha
     if (want2) ck_assert_msg(strstr(err, want2), "message \"%s\" should contain \"%s\"", err, want2);
 }
 
+// Loading the files names[0..n) of 3 records each from dir must fail as
+// expect_failure says. Returns the message, for more checks (a buffer the
+// next call reuses).
+static const char *expect_load_failure(const char *dir, const char **names, int n, const char *want1,
+                                       const char *want2) {
+    static char err[CIFAR_ERRLEN];
+    CifarSet s;
+    err[0] = 0;
+    expect_failure(cifar_load_files(dir, names, n, 3, &s, err, sizeof err), &s, err, want1, want2);
+    return err;
+}
+
 // ---------------------------------------------------------------------------
 // Good files: every label and byte comes back; floats are exactly p/127.5-1.
 
@@ -143,10 +155,7 @@ END_TEST
 START_TEST(test_wrong_length) {
     write_batch("long.bin", 3, 0, 3 * CIFAR_RECORD_BYTES + 1);
     const char *names[] = { "long.bin" };
-    CifarSet s;
-    char err[CIFAR_ERRLEN] = "";
-    int rc = cifar_load_files(tmpdir, names, 1, 3, &s, err, sizeof err);
-    expect_failure(rc, &s, err, "long.bin", "9220 bytes, expected 9219");
+    expect_load_failure(tmpdir, names, 1, "long.bin", "9220 bytes, expected 9219");
 }
 END_TEST
 
@@ -154,10 +163,7 @@ START_TEST(test_truncated_file) {
     write_batch("a.bin", 3, 0, 0);
     write_batch("short.bin", 3, 0, 2 * CIFAR_RECORD_BYTES + 100);
     const char *names[] = { "a.bin", "short.bin" };
-    CifarSet s;
-    char err[CIFAR_ERRLEN] = "";
-    int rc = cifar_load_files(tmpdir, names, 2, 3, &s, err, sizeof err);
-    expect_failure(rc, &s, err, "short.bin", "6246 bytes, expected 9219");
+    expect_load_failure(tmpdir, names, 2, "short.bin", "6246 bytes, expected 9219");
 }
 END_TEST
 
@@ -167,21 +173,14 @@ START_TEST(test_bad_label) {
     write_bytes("label10.bin", buf, 3 * CIFAR_RECORD_BYTES);
     free(buf);
     const char *names[] = { "label10.bin" };
-    CifarSet s;
-    char err[CIFAR_ERRLEN] = "";
-    int rc = cifar_load_files(tmpdir, names, 1, 3, &s, err, sizeof err);
-    expect_failure(rc, &s, err, "label10.bin", "record 2 has label 10");
+    expect_load_failure(tmpdir, names, 1, "label10.bin", "record 2 has label 10");
 }
 END_TEST
 
 START_TEST(test_missing_file) {
     write_batch("a.bin", 3, 0, 0);
     const char *names[] = { "a.bin", "missing.bin" };
-    CifarSet s;
-    char err[CIFAR_ERRLEN] = "";
-    int rc = cifar_load_files(tmpdir, names, 2, 3, &s, err, sizeof err);
-    expect_failure(rc, &s, err, "missing.bin", "make data");
-    ck_assert_ptr_nonnull(strstr(err, "CIFAR_DIR"));
+    ck_assert_ptr_nonnull(strstr(expect_load_failure(tmpdir, names, 2, "missing.bin", "make data"), "CIFAR_DIR"));
 }
 END_TEST
 
@@ -189,14 +188,11 @@ START_TEST(test_missing_directory) {
     char dir[512];
     path_in_tmp(dir, sizeof dir, "no-such-dir");
     const char *names[] = { "a.bin" };
+    ck_assert_ptr_nonnull(strstr(expect_load_failure(dir, names, 1, "no-such-dir", "make data"), "CIFAR_DIR="));
+    // The real loaders say the same.
     CifarSet s;
     char err[CIFAR_ERRLEN] = "";
-    int rc = cifar_load_files(dir, names, 1, 3, &s, err, sizeof err);
-    expect_failure(rc, &s, err, "no-such-dir", "make data");
-    ck_assert_ptr_nonnull(strstr(err, "CIFAR_DIR="));
-    // The real loaders say the same.
-    rc = cifar_load_train(dir, &s, err, sizeof err);
-    expect_failure(rc, &s, err, "no-such-dir", "CIFAR_DIR");
+    expect_failure(cifar_load_train(dir, &s, err, sizeof err), &s, err, "no-such-dir", "CIFAR_DIR");
 }
 END_TEST
 
@@ -205,10 +201,7 @@ START_TEST(test_file_is_directory) {
     path_in_tmp(p, sizeof p, "dir.bin");
     ck_assert_int_eq(mkdir(p, 0700), 0);
     const char *names[] = { "dir.bin" };
-    CifarSet s;
-    char err[CIFAR_ERRLEN] = "";
-    int rc = cifar_load_files(tmpdir, names, 1, 3, &s, err, sizeof err);
-    expect_failure(rc, &s, err, "dir.bin", "is a directory");
+    expect_load_failure(tmpdir, names, 1, "dir.bin", "is a directory");
 }
 END_TEST
 
@@ -648,39 +641,19 @@ END_TEST
 
 static Suite *cifar_suite(void) {
     Suite *s = suite_create("cifar");
-    TCase *files = tcase_create("files");
+    TCase *files = add_tests(s, "files", 0, TESTS(test_load_small_files, test_gather_and_flip, test_wrong_length,
+                                                  test_truncated_file, test_bad_label, test_missing_file,
+                                                  test_missing_directory, test_file_is_directory,
+                                                  test_real_loader_insists_on_10000,
+                                                  test_cifar_records_for_small_sets, test_small_error_buffer,
+                                                  test_parse_batch_memory, test_cifar_dir_env));
     tcase_add_checked_fixture(files, make_tmpdir, remove_tmpdir);
-    tcase_add_test(files, test_load_small_files);
-    tcase_add_test(files, test_gather_and_flip);
-    tcase_add_test(files, test_wrong_length);
-    tcase_add_test(files, test_truncated_file);
-    tcase_add_test(files, test_bad_label);
-    tcase_add_test(files, test_missing_file);
-    tcase_add_test(files, test_missing_directory);
-    tcase_add_test(files, test_file_is_directory);
-    tcase_add_test(files, test_real_loader_insists_on_10000);
-    tcase_add_test(files, test_cifar_records_for_small_sets);
-    tcase_add_test(files, test_small_error_buffer);
-    tcase_add_test(files, test_parse_batch_memory);
-    tcase_add_test(files, test_cifar_dir_env);
-    suite_add_tcase(s, files);
-
-    TCase *real = tcase_create("real_data");
-    tcase_set_timeout(real, 120);   // reads 180 MB
-    tcase_add_test(real, test_real_data);
-    suite_add_tcase(s, real);
-
-    TCase *order = tcase_create("order");
-    tcase_set_timeout(order, 30);
-    tcase_add_test(order, test_loader_same_seed_same_batches);
-    tcase_add_test(order, test_loader_epochs_are_permutations);
-    tcase_add_test(order, test_chi2_sf_known_values);
-    tcase_add_test(order, test_loader_order_is_a_uniform_shuffle);
-    tcase_add_test(order, test_loader_flips_half);
-    tcase_add_test(order, test_loader_resume);
-    tcase_add_test(order, test_loader_state_text);
-    tcase_add_test(order, test_loader_bad_state_and_set);
-    suite_add_tcase(s, order);
+    // reads 180 MB
+    add_tests(s, "real_data", 120, TESTS(test_real_data));
+    add_tests(s, "order", 30, TESTS(test_loader_same_seed_same_batches, test_loader_epochs_are_permutations,
+                                    test_chi2_sf_known_values, test_loader_order_is_a_uniform_shuffle,
+                                    test_loader_flips_half, test_loader_resume, test_loader_state_text,
+                                    test_loader_bad_state_and_set));
     return s;
 }
 

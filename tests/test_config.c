@@ -371,20 +371,10 @@ END_TEST
 
 int main(void) {
     Suite *s = suite_create("config");
-    TCase *tc = tcase_create("config");
-    tcase_add_test(tc, test_defaults);
-    tcase_add_test(tc, test_every_key_settable);
-    tcase_add_test(tc, test_python_style_values);
-    tcase_add_test(tc, test_modern);
-    tcase_add_test(tc, test_unknown_and_bad);
-    tcase_add_test(tc, test_strict_numbers);
-    tcase_add_test(tc, test_validate);
-    tcase_add_test(tc, test_mlp_hidden);
-    tcase_add_test(tc, test_round_trip);
-    tcase_add_test(tc, test_describe_and_keys);
-    tcase_add_test(tc, test_model_and_run_parts);
-    tcase_add_test(tc, test_float_as_given);
+    TCase *tc = add_tests(s, "config", 0, TESTS(test_defaults, test_every_key_settable, test_python_style_values,
+                                                test_modern, test_unknown_and_bad, test_strict_numbers, test_validate,
+                                                test_mlp_hidden, test_round_trip, test_describe_and_keys,
+                                                test_model_and_run_parts, test_float_as_given));
     tcase_add_exit_test(tc, test_set_or_exit, 2);
-    suite_add_tcase(s, tc);
     return run_suite(s);
 }

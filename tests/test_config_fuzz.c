@@ -218,10 +218,5 @@ START_TEST(test_random_configs_train_and_reload) {
 END_TEST
 
 int main(void) {
-    Suite *s = suite_create("config_fuzz");
-    TCase *tc = tcase_create("fuzz");
-    tcase_set_timeout(tc, 600);
-    tcase_add_test(tc, test_random_configs_train_and_reload);
-    suite_add_tcase(s, tc);
-    return run_suite(s);
+    return run_tests("config_fuzz", "fuzz", 600, TESTS(test_random_configs_train_and_reload));
 }

@@ -1508,17 +1508,22 @@ static const char *SOURCE =
     "        y[i] = 2.0f * x[i];   \n"           // trailing spaces: ignored
     "}\n";
 
-// Runs the checker on the made-up tree; the report goes into `report`.
-static int check_fake(int *blocks, char *report, size_t len) {
-    FILE *r = fmemopen(report, len, "w");
+// Runs the checker on the made-up tree: it must report want_failures
+// failures in want_blocks quoted or rerun blocks (-1: any number). Returns
+// the report, in a buffer the next call reuses.
+static const char *check_fake(int want_failures, int want_blocks) {
+    static char report[4096];
+    memset(report, 0, sizeof report);
+    FILE *r = fmemopen(report, sizeof report, "w");
     ck_assert_ptr_nonnull(r);
     int pages = 0;
     Counts c;
     int failures = check_all(g_dir, r, &c, &pages);
-    *blocks = c.quotes + c.outputs;
     fclose(r);
     ck_assert_int_eq(pages, 2);   // README.md and docs/page.md
-    return failures;
+    ck_assert_msg(failures == want_failures, "%d failures, want %d:\n%s", failures, want_failures, report);
+    if (want_blocks >= 0) ck_assert_int_eq(c.quotes + c.outputs, want_blocks);
+    return report;
 }
 
 static void fake_setup(void) {
@@ -1553,10 +1558,7 @@ START_TEST(test_checker_accepts_a_true_quote) {
                "  ```c\n"
                "  }\n"
                "  ```\n");
-    char report[2048] = "";
-    int blocks = 0;
-    ck_assert_int_eq(check_fake(&blocks, report, sizeof report), 0);
-    ck_assert_int_eq(blocks, 2);
+    const char *report = check_fake(0, 2);
     ck_assert_str_eq(report, "");
 }
 END_TEST
@@ -1569,10 +1571,7 @@ START_TEST(test_checker_finds_drift) {
                "    for (int i = 0; i < n; i++)\n"
                "        y[i] = 3.0f * x[i];\n"           // the code says 2.0f
                "```\n");
-    char report[2048] = "";
-    int blocks = 0;
-    ck_assert_int_eq(check_fake(&blocks, report, sizeof report), 1);
-    ck_assert_int_eq(blocks, 1);
+    const char *report = check_fake(1, 1);
     // the page, the line of the marker, the source file, the line that drifted
     ck_assert_msg(strstr(report, "docs/page.md:2: the quote of src/norms.c") != NULL, "%s", report);
     ck_assert_msg(strstr(report, "its line 2 of 2") != NULL, "%s", report);
@@ -1586,9 +1585,7 @@ START_TEST(test_checker_finds_a_missing_file) {
                "```c\n"
                "}\n"
                "```\n");
-    char report[2048] = "";
-    int blocks = 0;
-    ck_assert_int_eq(check_fake(&blocks, report, sizeof report), 1);
+    const char *report = check_fake(1, -1);
     ck_assert_msg(strstr(report, "docs/page.md:1: quotes src/gone.c, which is missing") != NULL,
                   "%s", report);
 }
@@ -1602,9 +1599,7 @@ START_TEST(test_checker_wants_consecutive_lines) {
                "void f(float *y, const float *x, int n) {\n"
                "        y[i] = 2.0f * x[i];\n"
                "```\n");
-    char report[2048] = "";
-    int blocks = 0;
-    ck_assert_int_eq(check_fake(&blocks, report, sizeof report), 1);
+    const char *report = check_fake(1, -1);
     ck_assert_msg(strstr(report, "its line 2 of 2") != NULL, "%s", report);
 }
 END_TEST
@@ -1616,9 +1611,7 @@ START_TEST(test_checker_wants_a_fence) {
                "<!-- quote: src/norms.c -->\n"
                "```c\n"
                "}\n");                                    // never closed
-    char report[2048] = "";
-    int blocks = 0;
-    ck_assert_int_eq(check_fake(&blocks, report, sizeof report), 2);
+    const char *report = check_fake(2, -1);
     ck_assert_msg(strstr(report, "docs/page.md:1: a quote marker of src/norms.c without a fenced block")
                   != NULL, "%s", report);
     ck_assert_msg(strstr(report, "docs/page.md:3: the quote of src/norms.c has no closing fence")
@@ -1641,10 +1634,7 @@ START_TEST(test_checker_reads_python) {
                "```python\n"
                "    x = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True))\n"   // eps dropped
                "```\n");
-    char report[2048] = "";
-    int blocks = 0;
-    ck_assert_int_eq(check_fake(&blocks, report, sizeof report), 1);
-    ck_assert_int_eq(blocks, 2);
+    const char *report = check_fake(1, 2);
     ck_assert_msg(strstr(report, "docs/page.md:6: the quote of src/ref.py") != NULL, "%s", report);
 }
 END_TEST
@@ -1679,10 +1669,7 @@ START_TEST(test_checker_reruns_outputs) {
                "```\n"
                "whatever a training run printed\n"
                "```\n");
-    char report[2048] = "";
-    int blocks = 0;
-    ck_assert_int_eq(check_fake(&blocks, report, sizeof report), 0);
-    ck_assert_int_eq(blocks, 2);
+    const char *report = check_fake(0, 2);
     ck_assert_str_eq(report, "");
 }
 END_TEST
@@ -1710,9 +1697,7 @@ START_TEST(test_checker_finds_output_drift) {
                "```\n"
                "base\n"
                "```\n");
-    char report[4096] = "";
-    int blocks = 0;
-    ck_assert_int_eq(check_fake(&blocks, report, sizeof report), 4);
+    const char *report = check_fake(4, -1);
     ck_assert_msg(strstr(report, "docs/page.md:1: `sh src/prog` no longer prints this: its line 2 of 2")
                   && strstr(report, "0.2606"), "%s", report);
     ck_assert_msg(strstr(report, "docs/page.md:7: `sh src/prog` no longer prints this: its line 1 of 1"),
@@ -1835,27 +1820,16 @@ END_TEST
 
 static Suite *docs_suite(void) {
     Suite *s = suite_create("docs");
-    TCase *own = tcase_create("repository");
-    tcase_add_test(own, test_repository_docs);
-    tcase_set_timeout(own, 600);   // the docs' commands run: step 4's timings take seconds
-    tcase_add_test(own, test_layering);
-    tcase_add_test(own, test_repository_facts);
-    tcase_add_test(own, test_repository_prose);
-    tcase_add_test(own, test_page_lengths);
-    suite_add_tcase(s, own);
-    TCase *fake = tcase_create("checker");
-    tcase_add_checked_fixture(fake, fake_setup, fake_teardown);
-    tcase_add_test(fake, test_checker_accepts_a_true_quote);
-    tcase_add_test(fake, test_checker_finds_drift);
-    tcase_add_test(fake, test_checker_finds_a_missing_file);
-    tcase_add_test(fake, test_checker_wants_consecutive_lines);
-    tcase_add_test(fake, test_checker_wants_a_fence);
-    tcase_add_test(fake, test_checker_reads_python);
-    tcase_add_test(fake, test_checker_reruns_outputs);
-    tcase_add_test(fake, test_checker_finds_output_drift);
-    tcase_add_test(fake, test_facts_checker);
-    tcase_add_test(fake, test_prose_checker);
-    suite_add_tcase(s, fake);
+    // the docs' commands run: step 4's timings take seconds
+    add_tests(s, "repository", 600, TESTS(test_repository_docs, test_layering, test_repository_facts,
+                                          test_repository_prose, test_page_lengths));
+    TCase *checker = add_tests(s, "checker", 0, TESTS(test_checker_accepts_a_true_quote, test_checker_finds_drift,
+                                                      test_checker_finds_a_missing_file,
+                                                      test_checker_wants_consecutive_lines,
+                                                      test_checker_wants_a_fence, test_checker_reads_python,
+                                                      test_checker_reruns_outputs, test_checker_finds_output_drift,
+                                                      test_facts_checker, test_prose_checker));
+    tcase_add_checked_fixture(checker, fake_setup, fake_teardown);
     return s;
 }
 

@@ -299,13 +299,7 @@ END_TEST
 
 int main(void) {
     Suite *s = suite_create("exercises");
-    TCase *tc = tcase_create("exercises");
-    tcase_set_timeout(tc, 600);
-    tcase_add_test(tc, test_reference_passes_every_grade);
-    tcase_add_test(tc, test_workbook);
-    suite_add_tcase(s, tc);
-    TCase *stub = tcase_create("stub");
-    tcase_add_test(stub, test_stub_flushes_stdout);
-    suite_add_tcase(s, stub);
+    add_tests(s, "exercises", 600, TESTS(test_reference_passes_every_grade, test_workbook));
+    add_tests(s, "stub", 0, TESTS(test_stub_flushes_stdout));
     return run_suite(s);
 }

@@ -87,12 +87,6 @@ START_TEST(test_gelu_fast_against_libm) {
 END_TEST
 
 int main(void) {
-    Suite *s = suite_create("fastmath");
-    TCase *tc = tcase_create("fastmath");
-    tcase_set_timeout(tc, 60);
-    tcase_add_test(tc, test_exp_fast_against_libm);
-    tcase_add_test(tc, test_erf_fast_against_libm);
-    tcase_add_test(tc, test_gelu_fast_against_libm);
-    suite_add_tcase(s, tc);
-    return run_suite(s);
+    return run_tests("fastmath", "fastmath", 60, TESTS(test_exp_fast_against_libm, test_erf_fast_against_libm,
+                                                       test_gelu_fast_against_libm));
 }

@@ -269,19 +269,11 @@ END_TEST
 
 int main(void) {
     Suite *s = suite_create("frechet");
-    TCase *tc = tcase_create("core");
-    tcase_add_test(tc, test_stats_match_naive);
-    tcase_add_test(tc, test_fd_self_is_zero);
-    tcase_add_test(tc, test_fd_2x2_rotated_closed_form);
-    tcase_add_test(tc, test_fd_scaled_copy_exact);
-    tcase_add_test(tc, test_fd_diagonal_population);
-    tcase_add_test(tc, test_fd_same_on_1_and_2_threads);
-    tcase_add_test(tc, test_fd_fewer_samples_than_dims);
-    tcase_add_test(tc, test_trace_sqrt_psd);
-    suite_add_tcase(s, tc);
-    TCase *probe = tcase_create("probe-FD");   // 500 probe forward passes
-    tcase_set_timeout(probe, 120);
-    tcase_add_test(probe, test_probe_fd_is_the_formula);
-    suite_add_tcase(s, probe);
+    add_tests(s, "core", 0, TESTS(test_stats_match_naive, test_fd_self_is_zero, test_fd_2x2_rotated_closed_form,
+                                  test_fd_scaled_copy_exact, test_fd_diagonal_population,
+                                  test_fd_same_on_1_and_2_threads, test_fd_fewer_samples_than_dims,
+                                  test_trace_sqrt_psd));
+    // 500 probe forward passes
+    add_tests(s, "probe-FD", 120, TESTS(test_probe_fd_is_the_formula));
     return run_suite(s);
 }

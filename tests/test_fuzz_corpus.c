@@ -111,13 +111,7 @@ START_TEST(test_config_size_guards) {
 END_TEST
 
 int main(void) {
-    Suite *s = suite_create("fuzz_corpus");
-    TCase *tc = tcase_create("replay");
-    tcase_add_test(tc, test_replay_safetensors);
-    tcase_add_test(tc, test_replay_cifar);
-    tcase_add_test(tc, test_replay_config);
-    tcase_add_test(tc, test_harness_edges);
-    tcase_add_test(tc, test_config_size_guards);
-    suite_add_tcase(s, tc);
-    return run_suite(s);
+    return run_tests("fuzz_corpus", "replay", 0, TESTS(test_replay_safetensors, test_replay_cifar,
+                                                       test_replay_config, test_harness_edges,
+                                                       test_config_size_guards));
 }

@@ -87,11 +87,5 @@ START_TEST(test_bad_input) {
 END_TEST
 
 int main(void) {
-    Suite *s = suite_create("gemm_race");
-    TCase *tc = tcase_create("race");
-    tcase_add_test(tc, test_every_library_computes_openblas_products);
-    tcase_add_test(tc, test_bad_input);
-    tcase_set_timeout(tc, 120);
-    suite_add_tcase(s, tc);
-    return run_suite(s);
+    return run_tests("gemm_race", "race", 120, TESTS(test_every_library_computes_openblas_products, test_bad_input));
 }

@@ -1124,60 +1124,33 @@ static void one_thread(void) { omp_set_num_threads(1); }
 
 // One test case per layer and direction, so that `make grade`
 // (scripts/grade.sh) runs the checks of one exercise by name (CK_RUN_CASE).
-static TCase *layer_case(Suite *s, const char *name) {
-    TCase *tc = tcase_create(name);
-    tcase_set_timeout(tc, 20);
-    tcase_add_checked_fixture(tc, one_thread, NULL);
-    suite_add_tcase(s, tc);
-    return tc;
+static void layer_case(Suite *s, const char *name, const TTest *const *tests) {
+    tcase_add_checked_fixture(add_tests(s, name, 20, tests), one_thread, NULL);
 }
 
 int main(void) {
     Suite *s = suite_create("layers");
-    TCase *linear = layer_case(s, "linear");
-    tcase_add_test(linear, test_linear_grad_bias);
-    tcase_add_test(linear, test_linear_grad_nobias);
-    tcase_add_test(linear, test_linear_matches_naive);
-    TCase *norm_fwd = layer_case(s, "norm_forward");
-    tcase_add_test(norm_fwd, test_norm_statistics);
-    tcase_add_test(norm_fwd, test_norm_zero_row);
-    TCase *norm_bwd = layer_case(s, "norm_backward");
-    tcase_add_test(norm_bwd, test_layernorm_grad);
-    tcase_add_test(norm_bwd, test_rmsnorm_grad);
-    tcase_add_test(norm_bwd, test_rmsnorm_gain_grad);
-    TCase *norm_mod_grad = layer_case(s, "norm_modulate_grad");
-    tcase_add_test(norm_mod_grad, test_layernorm_modulate_grad);
-    tcase_add_test(norm_mod_grad, test_rmsnorm_modulate_grad);
-    tcase_add_test(layer_case(s, "modulate"), test_modulate_grad);
-    tcase_add_test(layer_case(s, "norm_modulate"), test_norm_modulate_matches_parts);
-    tcase_add_test(layer_case(s, "activation_forward"), test_activation_values);
-    TCase *act_bwd = layer_case(s, "activation_backward");
-    tcase_add_test(act_bwd, test_gelu_grad);
-    tcase_add_test(act_bwd, test_silu_grad);
-    tcase_add_test(act_bwd, test_swiglu_grad);
-    tcase_add_test(layer_case(s, "rope_forward"), test_rope_tables);
-    tcase_add_test(layer_case(s, "rope_backward"), test_rope_grad);
-    tcase_add_test(layer_case(s, "qk_norm"), test_qk_norm_grad);
-    TCase *attention = layer_case(s, "attention");
-    tcase_add_test(attention, test_attention_grad_plain);
-    tcase_add_test(attention, test_attention_grad_qknorm);
-    tcase_add_test(attention, test_attention_grad_rope);
-    tcase_add_test(attention, test_attention_grad_both);
-    TCase *patch = layer_case(s, "patchify");
-    tcase_add_test(patch, test_patchify_order);
-    tcase_add_test(patch, test_patchify_roundtrip);
-    TCase *unpatch = layer_case(s, "unpatchify");
-    tcase_add_test(unpatch, test_unpatchify_order);
-    tcase_add_test(unpatch, test_patchify_roundtrip);
-    tcase_add_test(layer_case(s, "pos_add"), test_pos_add_grad);
-    tcase_add_test(layer_case(s, "time_embedding"), test_timestep_embedding);
-    tcase_add_test(layer_case(s, "flow_loss"), test_flow_loss_values);
-    tcase_add_test(layer_case(s, "flow_loss_grad"), test_flow_loss_grad);
-    tcase_add_test(layer_case(s, "softmax_forward"), test_softmax_forward);
-    tcase_add_test(layer_case(s, "softmax_backward"), test_softmax_backward);
-    TCase *tt = tcase_create("threads");
-    tcase_set_timeout(tt, 20);
-    tcase_add_test(tt, test_thread_invariance);
-    suite_add_tcase(s, tt);
+    layer_case(s, "linear", TESTS(test_linear_grad_bias, test_linear_grad_nobias, test_linear_matches_naive));
+    layer_case(s, "norm_forward", TESTS(test_norm_statistics, test_norm_zero_row));
+    layer_case(s, "norm_backward", TESTS(test_layernorm_grad, test_rmsnorm_grad, test_rmsnorm_gain_grad));
+    layer_case(s, "norm_modulate_grad", TESTS(test_layernorm_modulate_grad, test_rmsnorm_modulate_grad));
+    layer_case(s, "modulate", TESTS(test_modulate_grad));
+    layer_case(s, "norm_modulate", TESTS(test_norm_modulate_matches_parts));
+    layer_case(s, "activation_forward", TESTS(test_activation_values));
+    layer_case(s, "activation_backward", TESTS(test_gelu_grad, test_silu_grad, test_swiglu_grad));
+    layer_case(s, "rope_forward", TESTS(test_rope_tables));
+    layer_case(s, "rope_backward", TESTS(test_rope_grad));
+    layer_case(s, "qk_norm", TESTS(test_qk_norm_grad));
+    layer_case(s, "attention", TESTS(test_attention_grad_plain, test_attention_grad_qknorm, test_attention_grad_rope,
+                                     test_attention_grad_both));
+    layer_case(s, "patchify", TESTS(test_patchify_order, test_patchify_roundtrip));
+    layer_case(s, "unpatchify", TESTS(test_unpatchify_order, test_patchify_roundtrip));
+    layer_case(s, "pos_add", TESTS(test_pos_add_grad));
+    layer_case(s, "time_embedding", TESTS(test_timestep_embedding));
+    layer_case(s, "flow_loss", TESTS(test_flow_loss_values));
+    layer_case(s, "flow_loss_grad", TESTS(test_flow_loss_grad));
+    layer_case(s, "softmax_forward", TESTS(test_softmax_forward));
+    layer_case(s, "softmax_backward", TESTS(test_softmax_backward));
+    add_tests(s, "threads", 20, TESTS(test_thread_invariance));
     return run_suite(s);
 }

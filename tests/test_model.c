@@ -278,27 +278,22 @@ static void check_model_grads(const char *name, const char *const *sets) {
     free(x1); free(x0); free(g);
 }
 
-START_TEST(test_grad_baseline) { check_model_grads("baseline", VARIANTS[0].sets); }
-END_TEST
-START_TEST(test_grad_rmsnorm) { check_model_grads("rmsnorm", VARIANTS[1].sets); }
-END_TEST
-START_TEST(test_grad_qknorm) { check_model_grads("qk_norm", VARIANTS[2].sets); }
-END_TEST
-START_TEST(test_grad_swiglu) { check_model_grads("swiglu", VARIANTS[3].sets); }
-END_TEST
-START_TEST(test_grad_rope2d) { check_model_grads("rope2d", VARIANTS[4].sets); }
-END_TEST
-START_TEST(test_grad_allfour_nobias) {
-    const char *sets[] = { "norm=rmsnorm", "qk_norm=true", "mlp=swiglu", "pos=rope2d", "bias=false", NULL };
-    check_model_grads("all4-bias", sets);
-}
-END_TEST
-START_TEST(test_grad_adazero) { check_model_grads("ada=zero", VARIANTS[6].sets); }
-END_TEST
-START_TEST(test_grad_adazero_allfour) {
-    const char *sets[] = { "ada=zero", "norm=rmsnorm", "qk_norm=true", "mlp=swiglu", "pos=rope2d", NULL };
-    check_model_grads("zero+all4", sets);
-}
+// The variants whose whole-model gradients are checked: each upgrade alone
+// (VARIANTS, but for all four with biases), all four without biases, and
+// adaLN-Zero alone and with all four.
+static const struct { const char *name, *sets[6]; } GRAD_VARIANTS[] = {
+    { "baseline", { NULL } },
+    { "rmsnorm", { "norm=rmsnorm", NULL } },
+    { "qk_norm", { "qk_norm=true", NULL } },
+    { "swiglu", { "mlp=swiglu", NULL } },
+    { "rope2d", { "pos=rope2d", NULL } },
+    { "all4-bias", { "norm=rmsnorm", "qk_norm=true", "mlp=swiglu", "pos=rope2d", "bias=false", NULL } },
+    { "ada=zero", { "ada=zero", NULL } },
+    { "zero+all4", { "ada=zero", "norm=rmsnorm", "qk_norm=true", "mlp=swiglu", "pos=rope2d", NULL } },
+};
+#define N_GRAD_VARIANTS (int)(sizeof GRAD_VARIANTS / sizeof GRAD_VARIANTS[0])
+
+START_TEST(test_grads) { check_model_grads(GRAD_VARIANTS[_i].name, GRAD_VARIANTS[_i].sets); }
 END_TEST
 
 // ===========================================================================
@@ -880,48 +875,29 @@ START_TEST(test_summary) {
 }
 END_TEST
 
-// One test case per check that `make grade` runs on its own
-// (scripts/grade.sh, by CK_RUN_CASE): grads, golden, sampler, smoke_<variant>.
-static TCase *add_case(Suite *s, const char *name, int timeout) {
+// A case of its own (60 s) that runs test for _i = from .. to-1.
+static void loop_case(Suite *s, const char *name, const TTest *test, int from, int to) {
     TCase *tc = tcase_create(name);
-    tcase_set_timeout(tc, timeout);
+    tcase_set_timeout(tc, 60);
+    tcase_add_loop_test(tc, test, from, to);
     suite_add_tcase(s, tc);
-    return tc;
 }
 
 int main(void) {
     printf("%s\n", openblas_get_config());
     Suite *s = suite_create("model");
-    TCase *tc = add_case(s, "model", 60);
-    tcase_add_test(tc, test_param_counts);
-    tcase_add_test(tc, test_tensor_shapes);
-    tcase_add_test(tc, test_block_counts);
-    // every gradient of the whole model, by finite differences: block_backward's check
-    TCase *grads = add_case(s, "grads", 60);
-    tcase_add_test(grads, test_grad_baseline);
-    tcase_add_test(grads, test_grad_rmsnorm);
-    tcase_add_test(grads, test_grad_qknorm);
-    tcase_add_test(grads, test_grad_swiglu);
-    tcase_add_test(grads, test_grad_rope2d);
-    tcase_add_test(grads, test_grad_allfour_nobias);
-    tcase_add_test(grads, test_grad_adazero);
-    tcase_add_test(grads, test_grad_adazero_allfour);
-    tcase_add_test(tc, test_gate_grad);
-    tcase_add_test(tc, test_adazero_start);
-    tcase_add_test(tc, test_ada_from_metadata);
-    tcase_add_test(add_case(s, "golden", 60), test_golden);
-    tcase_add_test(tc, test_noise_is_the_stream_on_any_threads);
-    tcase_add_test(tc, test_grad_norm_on_any_threads);
-    tcase_add_test(tc, test_determinism_baseline);
-    tcase_add_test(tc, test_determinism_allfour);
-    tcase_add_test(tc, test_determinism_adazero);
-    TCase *sampler = add_case(s, "sampler", 60);
-    tcase_add_test(sampler, test_sampler_constant_baseline);
-    tcase_add_test(sampler, test_sampler_constant_allfour);
-    tcase_add_test(tc, test_summary);
-    // smoke_baseline, smoke_rmsnorm, smoke_qknorm, smoke_swiglu, smoke_rope2d, smoke_adazero
+    add_tests(s, "model", 60, TESTS(test_param_counts, test_tensor_shapes, test_block_counts, test_gate_grad,
+                                    test_adazero_start, test_ada_from_metadata, test_noise_is_the_stream_on_any_threads,
+                                    test_grad_norm_on_any_threads, test_determinism_baseline, test_determinism_allfour,
+                                    test_determinism_adazero, test_summary));
+    // One case per check that `make grade` runs on its own (scripts/grade.sh,
+    // by CK_RUN_CASE): grads (every gradient of the whole model, by finite
+    // differences: block_backward's check), golden, sampler, smoke_<variant>.
+    loop_case(s, "grads", test_grads, 0, N_GRAD_VARIANTS);
+    add_tests(s, "golden", 60, TESTS(test_golden));
+    add_tests(s, "sampler", 60, TESTS(test_sampler_constant_baseline, test_sampler_constant_allfour));
     const char *smoke[] = { "smoke_baseline", "smoke_rmsnorm", "smoke_qknorm", "smoke_swiglu", "smoke_rope2d",
                             "smoke_adazero" };
-    for (int v = 0; v < 6; v++) tcase_add_loop_test(add_case(s, smoke[v], 60), test_smoke, v, v + 1);
+    for (int v = 0; v < 6; v++) loop_case(s, smoke[v], test_smoke, v, v + 1);
     return run_suite(s);
 }

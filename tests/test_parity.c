@@ -14,12 +14,7 @@ static void read_named_file(const char *name, SafeTensors *st) {
     ck_assert_msg(st_read(path, st, err, sizeof err) == 0, "%s (make layer-files writes it)", err);
 }
 
-static void read_layer_file(int step, SafeTensors *st) {
-    char rel[128], path[1024], err[512];
-    snprintf(rel, sizeof rel, "tests/golden/layers/%s.safetensors", parity_file(step));
-    ck_assert_int_eq(project_path(path, sizeof path, rel), 0);
-    ck_assert_msg(st_read(path, st, err, sizeof err) == 0, "%s (make layer-files writes it)", err);
-}
+static void read_layer_file(int step, SafeTensors *st) { read_named_file(parity_file(step), st); }
 
 static void assert_close(int rc, const Parity *p, const char *err, const char *what) {
     ck_assert_msg(rc == 0, "%s: %s", what, err);
@@ -36,9 +31,9 @@ START_TEST(test_norms_match_torch) {
     Parity p;
     char err[512] = "";
     read_layer_file(2, &st);
-    assert_close(parity_layernorm(&st, &p, err, sizeof err), &p, err, "layernorm");
+    assert_close(parity_norm(&st, NORM_LAYERNORM, &p, err, sizeof err), &p, err, "layernorm");
     ck_assert_str_eq(p.against, "torch.nn.LayerNorm");
-    assert_close(parity_rmsnorm(&st, &p, err, sizeof err), &p, err, "rmsnorm");
+    assert_close(parity_norm(&st, NORM_RMSNORM, &p, err, sizeof err), &p, err, "rmsnorm");
     st_free(&st);
 }
 END_TEST
@@ -115,18 +110,11 @@ END_TEST
 // runs one layer's parity by name (CK_RUN_CASE).
 static Suite *parity_suite(void) {
     Suite *s = suite_create("parity");
-    const char *names[4] = { "norms", "attention", "ffns", "rope" };
-    const TTest *tests[4] = { test_norms_match_torch, test_attention_matches_torch,
-                              test_ffns_match_torch, test_rope_matches_torch };
-    for (int i = 0; i < 4; i++) {
-        TCase *layer = tcase_create(names[i]);
-        tcase_add_test(layer, tests[i]);
-        suite_add_tcase(s, layer);
-    }
-    TCase *tc = tcase_create("parity");
-    tcase_add_test(tc, test_step_lines);
-    tcase_add_test(tc, test_missing_file);
-    suite_add_tcase(s, tc);
+    add_tests(s, "norms", 0, TESTS(test_norms_match_torch));
+    add_tests(s, "attention", 0, TESTS(test_attention_matches_torch));
+    add_tests(s, "ffns", 0, TESTS(test_ffns_match_torch));
+    add_tests(s, "rope", 0, TESTS(test_rope_matches_torch));
+    add_tests(s, "parity", 0, TESTS(test_step_lines, test_missing_file));
     return s;
 }
 

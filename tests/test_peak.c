@@ -66,11 +66,6 @@ START_TEST(test_parallel_counts_every_thread) {
 END_TEST
 
 int main(void) {
-    Suite *s = suite_create("peak");
-    TCase *tc = tcase_create("peak");
-    tcase_add_test(tc, test_kernel_is_fmas);
-    tcase_add_test(tc, test_lanes_match_the_target);
-    tcase_add_test(tc, test_parallel_counts_every_thread);
-    suite_add_tcase(s, tc);
-    return run_suite(s);
+    return run_tests("peak", "peak", 0, TESTS(test_kernel_is_fmas, test_lanes_match_the_target,
+                                              test_parallel_counts_every_thread));
 }

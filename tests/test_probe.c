@@ -452,25 +452,10 @@ END_TEST
 
 int main(void) {
     Suite *s = suite_create("probe");
-    TCase *layers = tcase_create("layers");
-    tcase_set_timeout(layers, 120);   // the network check: 300 forward passes, slow on a busy machine
-    tcase_add_test(layers, test_conv_matches_direct_loop);
-    tcase_add_test(layers, test_conv_grad);
-    tcase_add_test(layers, test_im2col_col2im_adjoint);
-    tcase_add_test(layers, test_relu_grad);
-    tcase_add_test(layers, test_maxpool_grad);
-    tcase_add_test(layers, test_maxpool_ties_go_to_first);
-    tcase_add_test(layers, test_global_avgpool_grad);
-    tcase_add_test(layers, test_fc_grad);
-    tcase_add_test(layers, test_xent_grad);
-    tcase_add_test(layers, test_network_grad);
-    suite_add_tcase(s, layers);
-    TCase *train = tcase_create("train");
-    tcase_set_timeout(train, 60);
-    tcase_add_test(train, test_train_smoke);
-    tcase_add_test(train, test_train_deterministic);
-    tcase_add_test(train, test_cache_key);
-    tcase_add_test(train, test_cache_roundtrip);
-    suite_add_tcase(s, train);
+    // the network check: 300 forward passes, slow on a busy machine
+    add_tests(s, "layers", 120, TESTS(test_conv_matches_direct_loop, test_conv_grad, test_im2col_col2im_adjoint,
+                                      test_relu_grad, test_maxpool_grad, test_maxpool_ties_go_to_first,
+                                      test_global_avgpool_grad, test_fc_grad, test_xent_grad, test_network_grad));
+    add_tests(s, "train", 60, TESTS(test_train_smoke, test_train_deterministic, test_cache_key, test_cache_roundtrip));
     return run_suite(s);
 }

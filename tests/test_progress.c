@@ -37,9 +37,5 @@ START_TEST(test_plain_lines_come_early) {
 END_TEST
 
 int main(void) {
-    Suite *s = suite_create("progress");
-    TCase *tc = tcase_create("progress");
-    tcase_add_test(tc, test_plain_lines_come_early);
-    suite_add_tcase(s, tc);
-    return run_suite(s);
+    return run_tests("progress", "progress", 0, TESTS(test_plain_lines_come_early));
 }

@@ -267,11 +267,8 @@ END_TEST
 
 static Suite *readmes_suite(void) {
     Suite *s = suite_create("results_readmes");
-    TCase *tc = tcase_create("shape");
-    tcase_add_test(tc, test_results_readmes_are_records);
-    tcase_add_test(tc, test_checker_accepts_a_record);
-    tcase_add_test(tc, test_checker_finds_what_is_not_a_record);
-    suite_add_tcase(s, tc);
+    add_tests(s, "shape", 0, TESTS(test_results_readmes_are_records, test_checker_accepts_a_record,
+                                   test_checker_finds_what_is_not_a_record));
     return s;
 }
 

@@ -481,20 +481,10 @@ START_TEST(test_atomic_save) {
 END_TEST
 
 int main(void) {
-    Suite *s = suite_create("safetensors");
-    TCase *tc = tcase_create("safetensors");
-    tcase_set_timeout(tc, 30);
-    tcase_add_test(tc, test_round_trip);
-    tcase_add_test(tc, test_golden_reference_file);
-    tcase_add_test(tc, test_all_golden_files);
-    tcase_add_test(tc, test_truncated);
-    tcase_add_test(tc, test_header_length_lies);
-    tcase_add_test(tc, test_bad_headers);
-    tcase_add_test(tc, test_accepted_variants);
-    tcase_add_test(tc, test_random_mutations);
-    tcase_add_test(tc, test_read_errors_name_the_file);
-    tcase_add_test(tc, test_writer_errors);
-    tcase_add_test(tc, test_atomic_save);
-    suite_add_tcase(s, tc);
-    return run_suite(s);
+    return run_tests("safetensors", "safetensors", 30, TESTS(test_round_trip, test_golden_reference_file,
+                                                             test_all_golden_files, test_truncated,
+                                                             test_header_length_lies, test_bad_headers,
+                                                             test_accepted_variants, test_random_mutations,
+                                                             test_read_errors_name_the_file, test_writer_errors,
+                                                             test_atomic_save));
 }

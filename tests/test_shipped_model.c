@@ -153,15 +153,10 @@ START_TEST(test_export_drops_the_optimizer_state) {
 END_TEST
 
 int main(void) {
-    Suite *s = suite_create("shipped_model");
-    TCase *tc = tcase_create("shipped_model");
-    tcase_set_timeout(tc, 120);
-    tcase_add_test(tc, test_the_file_is_the_committed_one);
-    tcase_add_test(tc, test_loads_as_the_tutorial_rope_model);
-    tcase_add_test(tc, test_samples_like_images);
-    tcase_add_test(tc, test_a_damaged_copy_is_refused);
-    tcase_add_test(tc, test_the_tour_answers);
-    tcase_add_test(tc, test_export_drops_the_optimizer_state);
-    suite_add_tcase(s, tc);
-    return run_suite(s);
+    return run_tests("shipped_model", "shipped_model", 120, TESTS(test_the_file_is_the_committed_one,
+                                                                  test_loads_as_the_tutorial_rope_model,
+                                                                  test_samples_like_images,
+                                                                  test_a_damaged_copy_is_refused,
+                                                                  test_the_tour_answers,
+                                                                  test_export_drops_the_optimizer_state));
 }

@@ -124,18 +124,10 @@ START_TEST(test_count_on_a_fixed_series) {
 END_TEST
 
 int main(void) {
-    Suite *s = suite_create("spikes");
-    TCase *tc = tcase_create("core");
-    tcase_add_test(tc, test_flat_curve);
-    tcase_add_test(tc, test_one_jump_after_window);
-    tcase_add_test(tc, test_first_full_window_step_is_judged);
-    tcase_add_test(tc, test_jump_in_first_window_is_not_a_spike);
-    tcase_add_test(tc, test_slowly_rising_curve);
-    tcase_add_test(tc, test_noisy_falling_curve);
-    tcase_add_test(tc, test_threshold_is_strict);
-    tcase_add_test(tc, test_median_of_even_window);
-    tcase_add_test(tc, test_non_finite_losses);
-    tcase_add_test(tc, test_count_on_a_fixed_series);
-    suite_add_tcase(s, tc);
-    return run_suite(s);
+    return run_tests("spikes", "core", 0, TESTS(test_flat_curve, test_one_jump_after_window,
+                                                test_first_full_window_step_is_judged,
+                                                test_jump_in_first_window_is_not_a_spike, test_slowly_rising_curve,
+                                                test_noisy_falling_curve, test_threshold_is_strict,
+                                                test_median_of_even_window, test_non_finite_losses,
+                                                test_count_on_a_fixed_series));
 }

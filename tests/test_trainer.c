@@ -429,18 +429,10 @@ END_TEST
 
 int main(void) {
     Suite *s = suite_create("trainer");
-    TCase *exam = tcase_create("val_mse");
-    tcase_add_test(exam, test_val_mse_is_a_fixed_exam);
-    tcase_add_test(exam, test_val_mse_is_the_formula);
-    tcase_set_timeout(exam, 30);
-    suite_add_tcase(s, exam);
-    TCase *runs = tcase_create("runs");   // each run reads 180 MB of CIFAR-10
-    tcase_add_test(runs, test_resume_is_bit_identical);
-    tcase_add_test(runs, test_val_curve_along_the_run);
-    tcase_add_test(runs, test_finished_run_is_not_retrained);
-    tcase_add_test(runs, test_smoke_run_loss_falls);
-    tcase_add_test(runs, test_trace_is_the_run);
-    tcase_set_timeout(runs, 240);
-    suite_add_tcase(s, runs);
+    add_tests(s, "val_mse", 30, TESTS(test_val_mse_is_a_fixed_exam, test_val_mse_is_the_formula));
+    // each run reads 180 MB of CIFAR-10
+    add_tests(s, "runs", 240, TESTS(test_resume_is_bit_identical, test_val_curve_along_the_run,
+                                    test_finished_run_is_not_retrained, test_smoke_run_loss_falls,
+                                    test_trace_is_the_run));
     return run_suite(s);
 }

@@ -141,10 +141,6 @@ START_TEST(test_tutorial_in_a_copy) {
 END_TEST
 
 int main(void) {
-    Suite *s = suite_create("tutorial");
-    TCase *tc = tcase_create("tutorial");
-    tcase_add_test(tc, test_tutorial_in_a_copy);
-    tcase_set_timeout(tc, 1800);   // minutes; more on a loaded machine
-    suite_add_tcase(s, tc);
-    return run_suite(s);
+    // minutes; more on a loaded machine
+    return run_tests("tutorial", "tutorial", 1800, TESTS(test_tutorial_in_a_copy));
 }

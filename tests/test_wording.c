@@ -293,16 +293,10 @@ END_TEST
 
 static Suite *wording_suite(void) {
     Suite *s = suite_create("wording");
-    TCase *own = tcase_create("repository");
-    tcase_add_test(own, test_project_wording);
-    tcase_set_timeout(own, 60);
-    suite_add_tcase(s, own);
-    TCase *fake = tcase_create("rule");
-    tcase_add_checked_fixture(fake, fake_setup, fake_teardown);
-    tcase_add_test(fake, test_rule_allows_the_projects_senses);
-    tcase_add_test(fake, test_rule_finds_a_work_log);
-    tcase_add_test(fake, test_rule_reads_the_prose_of_c);
-    suite_add_tcase(s, fake);
+    add_tests(s, "repository", 60, TESTS(test_project_wording));
+    TCase *rule = add_tests(s, "rule", 0, TESTS(test_rule_allows_the_projects_senses, test_rule_finds_a_work_log,
+                                                test_rule_reads_the_prose_of_c));
+    tcase_add_checked_fixture(rule, fake_setup, fake_teardown);
     return s;
 }
 

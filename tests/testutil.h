@@ -141,6 +141,27 @@ static inline int run_suite(Suite *s) {
     return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }
 
+// The tests of one case, as a list: TESTS(test_a, test_b) (NULL-ended).
+#define TESTS(...) ((const TTest *const[]){ __VA_ARGS__, NULL })
+
+// Adds to s a case named name (the name CK_RUN_CASE picks) holding tests,
+// each allowed timeout seconds (0: Check's default). Returns the case, for
+// a fixture or a test of another kind.
+static inline TCase *add_tests(Suite *s, const char *name, int timeout, const TTest *const *tests) {
+    TCase *tc = tcase_create(name);
+    if (timeout > 0) tcase_set_timeout(tc, timeout);
+    for (; *tests; tests++) tcase_add_test(tc, *tests);
+    suite_add_tcase(s, tc);
+    return tc;
+}
+
+// A program whose tests are one case: runs them and returns the exit code.
+static inline int run_tests(const char *suite, const char *name, int timeout, const TTest *const *tests) {
+    Suite *s = suite_create(suite);
+    add_tests(s, name, timeout, tests);
+    return run_suite(s);
+}
+
 // ---------------------------------------------------------------------------
 // Temporary folders, one helper for every test that writes files.
 // tmpdir_make creates a fresh empty folder $TMPDIR/tinydit_<tag>_XXXXXX
@@ -297,4 +318,17 @@ static inline void check_figures_bad_folder(const char *program, const char *opt
     ck_assert_int_eq(run_program("", program, all, dir), 0);
     ck_assert(strstr(read_text_in(dir, "out.txt"), "figures:") == NULL);
     tmpdir_remove(dir);
+}
+
+// The figures of program (options) when they cannot be drawn: without
+// gnuplot it prints all it prints, each of the NULL-ended want among it,
+// writes the data, draws nothing and says how to get the pictures
+// (check_figures_without_gnuplot); and, when who is not NULL, a figures
+// folder that cannot be made is an error that starts "who: "
+// (check_figures_bad_folder).
+static inline void check_figures_not_drawn(const char *program, const char *options, const char *who,
+                                           const char *const names[], int n, const char *const want[]) {
+    const char *out = check_figures_without_gnuplot(program, options, names, n);
+    for (; *want; want++) ck_assert_msg(strstr(out, *want), "no \"%s\" in:\n%s", *want, out);
+    if (who) check_figures_bad_folder(program, options, who);
 }

@@ -65,47 +65,37 @@ static void describe(Parity *p, const SafeTensors *st, const char *variant) {
 }
 
 // ---------------------------------------------------------------------------
-// Step 2: LayerNorm (no affine parameters, as the blocks use it) and
+// Step 2: LayerNorm (no affine parameters, as the blocks use it) or
 // RMSNorm with a gain, on input.x (R, D).
 
-int parity_layernorm(const SafeTensors *st, Parity *p, char *err, size_t errlen) {
+int parity_norm(const SafeTensors *st, NormKind kind, Parity *p, char *err, size_t errlen) {
+    const char *name = kind == NORM_RMSNORM ? "rmsnorm" : "layernorm";
+    char key[64];
     const StTensor *x = need(st, "input.x", 0, err, errlen);
     if (!x || x->ndim != 2) { if (x) snprintf(err, errlen, "input.x is not (R, D)"); return -1; }
     int R = (int)x->shape[0], D = (int)x->shape[1];
     size_t n = x->numel;
-    const StTensor *dout = need(st, "upstream.dout", n, err, errlen);
-    const StTensor *ref_out = dout ? need(st, "layernorm.out", n, err, errlen) : NULL;
-    const StTensor *ref_dx = ref_out ? need(st, "layernorm.dx", n, err, errlen) : NULL;
-    if (!ref_dx) return -1;
-    float *out = zeros(n), *dx = zeros(n), *mean = zeros(R), *rstd = zeros(R);
-    layernorm_forward(out, mean, rstd, x->data, R, D, NORM_EPS);
-    layernorm_backward(dx, dout->data, x->data, mean, rstd, R, D);
-    describe(p, st, "layernorm");
+    const StTensor *gain = NULL, *dout, *ref_out, *ref_dx, *ref_dgain = NULL;   // LayerNorm has no gain
+    if (kind == NORM_RMSNORM && !(gain = need(st, "input.gain", D, err, errlen))) return -1;
+    if (!(dout = need(st, "upstream.dout", n, err, errlen))) return -1;
+    snprintf(key, sizeof key, "%s.out", name);
+    if (!(ref_out = need(st, key, n, err, errlen))) return -1;
+    snprintf(key, sizeof key, "%s.dx", name);
+    if (!(ref_dx = need(st, key, n, err, errlen))) return -1;
+    if (kind == NORM_RMSNORM && !(ref_dgain = need(st, "rmsnorm.dgain", D, err, errlen))) return -1;
+    float *out = zeros(n), *dx = zeros(n), *dgain = zeros(D), *mean = zeros(R), *rstd = zeros(R);
+    if (kind == NORM_RMSNORM) {
+        rmsnorm_forward(out, rstd, x->data, gain->data, R, D, NORM_EPS);
+        rmsnorm_backward(dx, dgain, dout->data, x->data, rstd, gain->data, R, D);
+    } else {
+        layernorm_forward(out, mean, rstd, x->data, R, D, NORM_EPS);
+        layernorm_backward(dx, dout->data, x->data, mean, rstd, R, D);
+    }
+    describe(p, st, name);
     judge(p, 0, out, ref_out);
     judge(p, 1, dx, ref_dx);
-    free(out); free(dx); free(mean); free(rstd);
-    return 0;
-}
-
-int parity_rmsnorm(const SafeTensors *st, Parity *p, char *err, size_t errlen) {
-    const StTensor *x = need(st, "input.x", 0, err, errlen);
-    if (!x || x->ndim != 2) { if (x) snprintf(err, errlen, "input.x is not (R, D)"); return -1; }
-    int R = (int)x->shape[0], D = (int)x->shape[1];
-    size_t n = x->numel;
-    const StTensor *gain = need(st, "input.gain", D, err, errlen);
-    const StTensor *dout = gain ? need(st, "upstream.dout", n, err, errlen) : NULL;
-    const StTensor *ref_out = dout ? need(st, "rmsnorm.out", n, err, errlen) : NULL;
-    const StTensor *ref_dx = ref_out ? need(st, "rmsnorm.dx", n, err, errlen) : NULL;
-    const StTensor *ref_dgain = ref_dx ? need(st, "rmsnorm.dgain", D, err, errlen) : NULL;
-    if (!ref_dgain) return -1;
-    float *out = zeros(n), *dx = zeros(n), *dgain = zeros(D), *rstd = zeros(R);
-    rmsnorm_forward(out, rstd, x->data, gain->data, R, D, NORM_EPS);
-    rmsnorm_backward(dx, dgain, dout->data, x->data, rstd, gain->data, R, D);
-    describe(p, st, "rmsnorm");
-    judge(p, 0, out, ref_out);
-    judge(p, 1, dx, ref_dx);
-    judge(p, 1, dgain, ref_dgain);
-    free(out); free(dx); free(dgain); free(rstd);
+    if (kind == NORM_RMSNORM) judge(p, 1, dgain, ref_dgain);
+    free(out); free(dx); free(dgain); free(mean); free(rstd);
     return 0;
 }
 
@@ -305,8 +295,8 @@ const char *parity_file(int step) {
 // 1 when there is no such check.
 static int run_check(int step, int i, const SafeTensors *st, Parity *p, char *err, size_t errlen) {
     switch (step * 10 + i) {
-    case 20: return parity_layernorm(st, p, err, errlen);
-    case 21: return parity_rmsnorm(st, p, err, errlen);
+    case 20: return parity_norm(st, NORM_LAYERNORM, p, err, errlen);
+    case 21: return parity_norm(st, NORM_RMSNORM, p, err, errlen);
     case 30: return parity_attention(st, 0, p, err, errlen);
     case 31: return parity_attention(st, 1, p, err, errlen);
     case 40: return parity_ffn(st, MLP_GELU, p, err, errlen);

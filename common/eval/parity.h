@@ -28,8 +28,7 @@ typedef struct {
 } Parity;
 
 // Each: 0, or -1 with a message in err (a tensor missing or of a wrong shape).
-int parity_layernorm(const SafeTensors *st, Parity *p, char *err, size_t errlen);
-int parity_rmsnorm(const SafeTensors *st, Parity *p, char *err, size_t errlen);
+int parity_norm(const SafeTensors *st, NormKind kind, Parity *p, char *err, size_t errlen);
 int parity_attention(const SafeTensors *st, int qk_norm, Parity *p, char *err, size_t errlen);
 int parity_ffn(const SafeTensors *st, MlpKind kind, Parity *p, char *err, size_t errlen);
 int parity_rope2d(const SafeTensors *st, Parity *p, char *err, size_t errlen);

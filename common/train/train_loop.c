@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <math.h>
 #include <omp.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,8 +22,40 @@
 
 // ---------------------------------------------------------------------------
 // Ctrl-C or a polite kill: finish the step, save a checkpoint, exit.
+//
+// The signal is let in between two steps only. A handler that runs on a
+// thread inside oneDNN's dnnl_sgemm (version 2.6) leaves the heap corrupted,
+// whatever the handler does (glibc then aborts: "corrupted size vs.
+// prev_size"), so while the steps run SIGINT and SIGTERM are blocked in every
+// thread that computes, and after each step the loop unblocks them for a
+// moment in this thread: one that came meanwhile runs the handler here, which
+// only sets a flag.
 static volatile sig_atomic_t g_stop_signal = 0;
 static void on_signal(int sig) { g_stop_signal = sig; }
+
+// how = SIG_BLOCK or SIG_UNBLOCK, for SIGINT and SIGTERM, in this thread (and
+// so in the threads it starts from now on) and in OpenMP's threads.
+static void mask_stop_signals(int how) {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    pthread_sigmask(how, &set, NULL);
+    #pragma omp parallel
+    pthread_sigmask(how, &set, NULL);
+}
+
+// The stop signal that came since the last call, or 0. A blocked one waits
+// until the unblock below and runs the handler in this thread, between steps.
+static int stop_signal(void) {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    return (int)g_stop_signal;
+}
 
 // One step's numbers into the history, the per-block logit maxima, loss.tsv
 // and the progress bar.
@@ -114,7 +147,7 @@ static int train_steps(Run *r, const TrainOptions *o, const RunPaths *rp, FILE *
             rc = TRAIN_ERROR;
             break;
         }
-        int stop_now = g_stop_signal || (o->stop_after && step == o->stop_after);
+        int stop_now = stop_signal() || (o->stop_after && step == o->stop_after);
         if (step % o->ckpt_every == 0 || step == r->steps || stop_now) {
             if ((rc = save_point(r, o, rp, lf, &pr, last_saved)) != TRAIN_OK) break;
             last_saved = step;
@@ -141,10 +174,13 @@ static int train_and_score(Run *r, const TrainOptions *o, const RunPaths *rp, co
         fprintf(stderr, "error: cannot append to %s: %s\n", rp->loss, strerror(errno));
         return TRAIN_ERROR;
     }
+    g_stop_signal = 0;
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
+    mask_stop_signals(SIG_BLOCK);
     double this_start = wall_seconds();
     int rc = train_steps(r, o, rp, lf);
+    mask_stop_signals(SIG_UNBLOCK);   // one that came during the last save: the flag, nothing more
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
     fclose(lf);
