@@ -127,7 +127,7 @@ size_t whole_model_table(const Config *base) {
     };
     Table t;
     table_init(&t, 4, "variant", "--set", "params", "vs baseline");
-    size_t base_count = model_count_params(&def);
+    size_t base_count = model_count_params(&def.model);
     for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++) {
         Config c = def;
         char sets[TABLE_CELL] = "";
@@ -136,7 +136,7 @@ size_t whole_model_table(const Config *base) {
             // the --set column names a single switch; "all four" lists none
             if (variants[v].n == 1) snprintf(sets, sizeof sets, "%s", variants[v].sets[i]);
         }
-        size_t n = model_count_params(&c);
+        size_t n = model_count_params(&c.model);
         table_cell(&t, "%s", variants[v].name);
         table_cell(&t, "%s", variants[v].n == 0 ? "-" : variants[v].n == 1 ? sets : "the four above");
         table_cell(&t, "%zu", n);

@@ -14,6 +14,7 @@
 #include "io/args.h"
 #include "io/checkpoint.h"
 #include "io/fileio.h"
+#include "nn/errors.h"
 #include "run.h"
 
 uint64_t trainer_noise_seed(uint64_t seed) { return seed + 0x5EEDF10ULL; }
@@ -98,18 +99,32 @@ int read_loss_tsv(const char *path, int upto, float *loss, float *gnorm, float *
     return read_step_rows(path, upto, 3, cols, &last, err, errlen) < 0 ? -1 : last;
 }
 
+// Closes a memory stream and writes what it holds to path (temp file, then
+// rename). Frees the stream's buffer either way.
+static int write_memstream(FILE *f, char **buf, size_t *len, const char *path,
+                           char *err, size_t errlen) {
+    bool failed = ferror(f) != 0;
+    if (fclose(f) != 0 || failed) {
+        free(*buf);
+        return errorf(err, errlen, "%s: out of memory while formatting it", path);
+    }
+    int rc = write_file_atomic(path, *buf, *len, err, errlen);
+    free(*buf);
+    return rc;
+}
+
 // Rewrites loss.tsv with rows 1..n (used when a resumed run drops the steps
 // after its checkpoint).
 static int write_loss_tsv(const char *path, int n, const float *loss, const float *gnorm,
                           const float *logit, char *err, size_t errlen) {
-    size_t cap = 64 + (size_t)n * 64, len = 0;
-    char *buf = malloc(cap);
-    len += snprintf(buf + len, cap - len, "step\tloss\tgrad_norm\tmax_logit\n");
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);   // grows as needed: a value may print wide
+    if (!f) return errorf(err, errlen, "%s: out of memory", path);
+    fprintf(f, "step\tloss\tgrad_norm\tmax_logit\n");
     for (int i = 0; i < n; i++)
-        len += snprintf(buf + len, cap - len, "%d\t%.6f\t%.6f\t%.4f\n", i + 1, loss[i], gnorm[i], logit[i]);
-    int rc = write_file_atomic(path, buf, len, err, errlen);
-    free(buf);
-    return rc;
+        fprintf(f, "%d\t%.6f\t%.6f\t%.4f\n", i + 1, loss[i], gnorm[i], logit[i]);
+    return write_memstream(f, &buf, &len, path, err, errlen);
 }
 
 // val.tsv rows: step, val MSE, one every cfg.val_every steps. Reads the rows
@@ -126,14 +141,14 @@ int read_val_tsv(const char *path, int upto, float *val, char *err, size_t errle
 
 // Rewrites val.tsv with the points among steps 1..n.
 int write_val_tsv(const char *path, int n, const float *val, char *err, size_t errlen) {
-    size_t cap = 64 + (size_t)n * 32, len = 0;
-    char *buf = malloc(cap);
-    len += snprintf(buf + len, cap - len, "step\tval_mse\n");
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f) return errorf(err, errlen, "%s: out of memory", path);
+    fprintf(f, "step\tval_mse\n");
     for (int i = 0; i < n; i++)
-        if (!isnan(val[i])) len += snprintf(buf + len, cap - len, "%d\t%.6f\n", i + 1, val[i]);
-    int rc = write_file_atomic(path, buf, len, err, errlen);
-    free(buf);
-    return rc;
+        if (!isnan(val[i])) fprintf(f, "%d\t%.6f\n", i + 1, val[i]);
+    return write_memstream(f, &buf, &len, path, err, errlen);
 }
 
 // ---------------------------------------------------------------------------
