@@ -5,7 +5,6 @@ BUILD := build
 # A relative CIFAR_DIR or TINYDIT_CACHE means: from where make started; the
 # programs, started in other folders, get them absolute.
 $(foreach v,CIFAR_DIR TINYDIT_CACHE,$(if $(strip $($(v))),$(eval override export $(v) := $(abspath $($(v))))))
-
 # gcc unless the command line or the environment names another compiler
 CC := $(if $(filter default,$(origin CC)),gcc,$(CC))
 # -ffp-contract=fast lets gcc use fused multiply-adds (with -std=c11 it would not).
@@ -59,4 +58,5 @@ $(BUILD)/tests/golden_check: $(BUILD)/tools/golden_check.o $(LIB)
 TESTS := $(foreach d,tests $(PROGRAM_DIRS),$(call tests_in,$(d)))
 $(TESTS:=.o): private CPPFLAGS += -Itests
 $(TESTS): private LDLIBS += $(CHECK_LIBS)
+# what each object includes (not make sanitize's copy: it reads its own)
 -include $(shell find $(BUILD) -path $(BUILD)/sanitize -prune -o -name '*.d' -print 2>/dev/null)
