@@ -308,7 +308,7 @@ static void estimate_usage(FILE *f) {
         "\n"
         "  how long `make tutorial` (lab ablation and the steps) will take on this machine: times a\n"
         "  few training steps of every configuration here, the scorecard's parts and the probe\n"
-        "  classifier's steps (seconds on an idle machine), and adds up the job: the probe if it is not cached,\n"
+        "  classifier's steps, and adds up the job: the probe if it is not cached,\n"
         "  then every run's steps, val checks and scorecard, minus what DIR holds done already.\n"
         "  Also with --jobs 2 and at the other presets. Writes nothing.\n"
         "\n"
@@ -555,7 +555,7 @@ int cmd_estimate(int argc, char **argv) {
     int phase[PLAN_MAX], n = job_runs(o.preset, o.seeds, dir, runs, phase), left = 0;
     for (int i = 0; i < n; i++) left += runs[i].steps_done >= 0;
     printf("\n[estimate] the job here: about %s (%s preset, %d run%s left of %d in %s, %d at a time)\n"
-           "           the probe classifier %s, the runs %s; the step programs between them take seconds\n",
+           "           the probe classifier %s, the runs %s (the step programs between them train nothing)\n",
            d, preset_name(o.preset), left, left == 1 ? "" : "s", n, dir, o.jobs, e.probe > 0 ? dp : "cached already",
            dr);
     if (o.save && save_estimate(o.save, e.total) != 0) return 1;

@@ -62,10 +62,12 @@ static void sweep_usage(FILE *f) {
         "                    +- its standard error, and whether the gap closes\n"
         "  --curves-tsv      the same, one line per check, for gnuplot\n"
         "\n"
-        "example (the lr sweep of docs/beyond.md, about 10 minutes a run on 2 cores):\n"
+        "example (the lr sweep of docs/beyond.md; how long a run takes here: lab estimate, and what\n"
+        "the committed runs took: results/sweep_lr/README.md):\n"
         "  lab sweep --key lr --values 3e-4,1e-3,2e-3,4e-3,8e-3,1.6e-2,3.2e-2 \\\n"
         "                       --configs base,qknorm,all --seeds 2\n"
-        "and its SwiGLU-against-the-budget question (2 to 3 hours a run):\n"
+        "and its SwiGLU-against-the-budget question (16 times a quick run's steps;\n"
+        "results/budget_swiglu/README.md):\n"
         "  lab sweep --key steps --values 16000 --configs base,swiglu --seeds 2 \\\n"
         "                       --set val_every=500 --curves\n");
 }

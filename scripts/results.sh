@@ -82,40 +82,38 @@ cpu=$(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null || 
 commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
 dirty=$(git -C "$root" status --porcelain 2>/dev/null | grep -v '^??' | head -1 || true)
 {
-    echo "# Results: the $PRESET preset"
+    # the record of the runs and nothing else (tests/test_results_readmes.c
+    # holds it to this shape); results/README.md says what the files are
+    echo "# $rel: the $PRESET preset"
     echo
-    echo "Copied from \`$(basename "$RUNS")\` by \`scripts/results.sh\` on $(date -u '+%Y-%m-%d %H:%M UTC'):"
-    echo "$n runs, each with its \`metrics.json\`, \`loss.tsv\` and \`samples.png\` (the checkpoints are left out: they are"
-    echo "megabytes each). \`table.txt\` and \`curves.txt\` are \`step6_ablation table\` and \`table --curves\`,"
-    echo "\`report.md\` is \`lab report\` of this folder,"
-    echo "\`step1.txt\` is \`step1_scorecard\` on the baseline's seeds, \`plots/\` holds the figures."
-    echo
-    echo "## Machine and code"
+    echo "## Machine"
     echo
     echo "- CPU: ${cpu:-unknown}, $(nproc) cores; $(uname -sr)"
+    echo
+    echo "## Code"
+    echo
     echo "- commit \`$commit\`${dirty:+ (with uncommitted changes)}"
-    [ -z "$RUNNER" ] || echo "- runs scheduled: $RUNNER"
     echo
     echo "## Commands"
     echo
+    [ -z "$RUNNER" ] || { echo "- runs scheduled: $RUNNER"; echo; }
     echo '```sh'
     echo "make -j2 all"
-    echo "lab/lab ablation --preset $PRESET$seeds_opt --out RUNS                         # the runs; resumable"
-    echo "make results PRESET=$PRESET RUNS=RUNS                                      # this folder"
-    echo "step6_ablation/step6_ablation table --compare results/$PRESET YOUR_RUNS        # yours against these"
+    echo "lab/lab ablation --preset $PRESET$seeds_opt --out RUNS"
+    echo "make results PRESET=$PRESET RUNS=RUNS"
     echo '```'
+    echo
+    echo "## Date"
+    echo
+    echo "- copied from \`$(basename "$RUNS")\` by \`scripts/results.sh\` on $(date -u '+%Y-%m-%d')"
     echo
     echo "## Wall time"
     echo
-    echo "Per run, from each \`metrics.json\`: the training steps (\`train_seconds\`, summed over the starts of a"
-    echo "resumed run) and the scorecard after them (\`scorecard_seconds\`: val MSE, the sample grid, probe-FD)."
-    echo
-    echo "| run | seed | val MSE | training (min) | scorecard (min) |"
-    echo "|---|---:|---:|---:|---:|"
-    awk -F'\t' '$1 == "run" { printf "| %s | %d | %.4f | %.1f | %.1f |\n", $8, $4, $5, $6 / 60, $7 / 60 }' "$DEST/.seeds.tsv"
+    echo "| run | seed | training steps (min, \`train_seconds\`) | scorecard (min, \`scorecard_seconds\`) |"
+    echo "|---|---:|---:|---:|"
+    awk -F'\t' '$1 == "run" { printf "| %s | %d | %.1f | %.1f |\n", $8, $4, $6 / 60, $7 / 60 }' "$DEST/.seeds.tsv"
     awk -F'\t' '$1 == "run" { t += $6; s += $7; n++ }
-        END { printf "\nIn all: %d runs, %.0f min of training steps and %.0f min of scorecards, added up run by run\n", n, t / 60, s / 60;
-              print "(runs that shared the machine side by side took less clock time than this sum)." }' "$DEST/.seeds.tsv"
+        END { printf "\n- In all: %d runs, %.0f min of training steps and %.0f min of scorecards, summed run by run\n", n, t / 60, s / 60 }' "$DEST/.seeds.tsv"
 } > "$DEST/README.md"
 rm -f "$DEST/.seeds.tsv"
 echo "results.sh: wrote $DEST/{table.txt,curves.txt,step1.txt,report.md,README.md,plots/}"

@@ -22,8 +22,8 @@
 
 // One thread for the BLAS and LAPACK calls of this file. They are small
 // (d = 128, in double), and OpenBLAS's own threads cost more to wake than
-// they save: the distance of 1,000 x 128 features took 58 ms on 2 threads
-// against 4 ms on one (lab speed --eval). They also round
+// they save (`lab speed --eval` times the distance on 1 and 2 threads).
+// They also round
 // differently on 1 and 2 threads (the distance moved in its 15th digit), and
 // probe-FD should not depend on the thread count. The OpenMP build of
 // OpenBLAS takes its thread count from omp_get_max_threads(), so setting
