@@ -32,8 +32,8 @@ VG_ARGS ?= --preset smoke --no-scorecard --set threads=1 --set steps=4 --ckpt-ev
 VG_OBJ := $(patsubst %.c,$(VG_DIR)/%.o,$(call sources,step6_ablation)) $(VG_DIR)/libtinydit.a
 valgrind:
 	@$(MAKE) --no-print-directory BUILD=$(VG_DIR) OPT="-O1 -g" $(VG_OBJ)
-	$(CC) $(LDFLAGS) $(VG_OBJ) -o $(VG_DIR)/step6_ablation $(LDLIBS)
-	sh scripts/valgrind.sh $(VG_DIR)/step6_ablation $(VG_DIR) $(VG_ARGS)
+	$(CC) $(LDFLAGS) $(VG_OBJ) -o $(VG_DIR)/step6_ablation/step6_ablation $(LDLIBS)
+	sh scripts/valgrind.sh $(VG_DIR)/step6_ablation/step6_ablation $(VG_DIR) $(VG_ARGS)
 
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 60
