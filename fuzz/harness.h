@@ -240,12 +240,12 @@ static inline int fuzz_config_one(const uint8_t *data, size_t size) {
     }
     // What config_validate promises the model: every size it allocates with
     // fits in an int. In double, so that checking cannot overflow.
-    FUZZ_CHECK(cfg_mlp_hidden(&c) >= 1);
-    FUZZ_CHECK((double)c.img * c.img * c.channels <= INT_MAX);
-    FUZZ_CHECK((double)c.channels * c.patch * c.patch * c.dim <= INT_MAX);
-    FUZZ_CHECK((double)c.dim * 4 <= INT_MAX);
-    FUZZ_CHECK((double)cfg_mlp_hidden(&c) * c.dim <= INT_MAX);
-    FUZZ_CHECK(cfg_head_dim(&c) >= 1 && cfg_tokens(&c) >= 1);
+    FUZZ_CHECK(cfg_mlp_hidden(&c.model) >= 1);
+    FUZZ_CHECK((double)c.model.img * c.model.img * c.model.channels <= INT_MAX);
+    FUZZ_CHECK((double)c.model.channels * c.model.patch * c.model.patch * c.model.dim <= INT_MAX);
+    FUZZ_CHECK((double)c.model.dim * 4 <= INT_MAX);
+    FUZZ_CHECK((double)cfg_mlp_hidden(&c.model) * c.model.dim <= INT_MAX);
+    FUZZ_CHECK(cfg_head_dim(&c.model) >= 1 && cfg_tokens(&c.model) >= 1);
     // the checkpoint round trip: every field as printed, set on the defaults
     Config back = config_default();
     FuzzRoundTrip rt = { &back, 0, "" };

@@ -19,7 +19,7 @@
 #include "attention_maps.h"
 #include "io/args.h"
 #include "io/checkpoint.h"
-#include "io/errors.h"
+#include "nn/errors.h"
 #include "io/cifar.h"
 #include "io/figure.h"
 #include "io/bench.h"
@@ -29,7 +29,7 @@
 
 // Per layer, from a forward pass: the maps (in units of 1/L) and two numbers.
 void attention_maps_compute(const Model *m, const Activations *a, AttentionMaps *out) {
-    const Config *c = &m->cfg;
+    const ModelConfig *c = &m->cfg;
     int g = cfg_grid(c), L = cfg_tokens(c), H = c->heads, N = a->N, W = 2 * g - 1;
     memset(out, 0, sizeof *out);
     out->depth = c->depth;
@@ -147,7 +147,7 @@ static int noised_images(int n, double t, float *xt, float *tvec, char *err, siz
 
 // One run: its checkpoint, a forward pass, the maps. 0, or -1 with a message.
 static int run_maps(const char *dir, const char *name, const float *xt, const float *tvec, int n,
-                    AttentionMaps *maps, Config *cfg, char *err, size_t errlen) {
+                    AttentionMaps *maps, ModelConfig *cfg, char *err, size_t errlen) {
     char path[2200];
     snprintf(path, sizeof path, "%s/%s/ckpt.safetensors", dir, name);
     Model m;
@@ -169,7 +169,7 @@ static int run_maps(const char *dir, const char *name, const float *xt, const fl
 
 // ---------------------------------------------------------------------------
 // The text: per layer, the share a query keeps for itself and how far it looks.
-static void print_maps_table(const char *labels[2], const AttentionMaps maps[2], const Config cfgs[2]) {
+static void print_maps_table(const char *labels[2], const AttentionMaps maps[2], const ModelConfig cfgs[2]) {
     Table t;
     table_init(&t, 5, "model", "layer", "to itself (x even)", "mean distance (patches)", "even attention's");
     for (int k = 0; k < 2; k++)
@@ -274,7 +274,7 @@ int cmd_attention_maps(int argc, char **argv) {
     size_t per = 3 * 32 * 32;
     float *xt = malloc(sizeof(float) * per * o.batch), *tvec = malloc(sizeof(float) * o.batch);
     AttentionMaps *maps = calloc(2, sizeof *maps);
-    Config cfgs[2];
+    ModelConfig cfgs[2];
     char label_text[2][160];
     const char *labels[2] = { label_text[0], label_text[1] };
     rc = 1;

@@ -39,10 +39,10 @@
 
 double estimate_run_seconds(const JobTimings *t, const RunWork *w, double factor) {
     const Config *c = &w->cfg;
-    if (w->steps_done < 0 || w->steps_done > c->steps) return 0;
+    if (w->steps_done < 0 || w->steps_done > c->run.steps) return 0;
     double scale = t->step_ms[w->config] / t->step_ms[CFG_BASE];   // its forward passes against the baseline's
-    double train_ms = (c->steps - w->steps_done) * t->step_ms[w->config];
-    int checks = c->val_every > 0 ? c->steps / c->val_every - w->steps_done / c->val_every : 0;
+    double train_ms = (c->run.steps - w->steps_done) * t->step_ms[w->config];
+    int checks = c->run.val_every > 0 ? c->run.steps / c->run.val_every - w->steps_done / c->run.val_every : 0;
     double checks_ms = checks * VAL_IMAGES * t->exam_ms_per_image * scale + (checks > 0 ? t->fresh_ms : 0);
     double scorecard_ms = (VAL_IMAGES * t->exam_ms_per_image + (double)FD_SAMPLES * FD_EULER_STEPS * t->sample_ms_per_image)
                           * scale + t->fresh_ms + (CIFAR_RECORDS_PER_FILE + FD_SAMPLES) * t->probe_ms_per_image;
@@ -105,12 +105,12 @@ static void config_of(Preset p, int c, Config *cfg) {
 // What a step costs does not depend on the lr or the seed.
 static bool same_cost(const Config *a, const Config *b) {
     Config x = *a, y = *b;
-    x.lr = y.lr = 0;
-    x.seed = y.seed = 0;
+    x.run.lr = y.run.lr = 0;
+    x.run.seed = y.run.seed = 0;
     char da[512], db[512];
     config_describe(&x, da, sizeof da);
     config_describe(&y, db, sizeof db);
-    return strcmp(da, db) == 0 && x.batch == y.batch;
+    return strcmp(da, db) == 0 && x.run.batch == y.run.batch;
 }
 
 // One training step of a configuration, ready to be timed: its model, its
@@ -128,12 +128,12 @@ typedef struct {
 static int racer_init(StepRacer *r, const Config *cfg, int threads) {
     memset(r, 0, sizeof *r);
     char err[512];
-    if (model_build(&r->m, cfg, err, sizeof err) != 0) { fprintf(stderr, "error: %s\n", err); return -1; }
+    if (model_build(&r->m, &cfg->model, err, sizeof err) != 0) { fprintf(stderr, "error: %s\n", err); return -1; }
     model_init_weights(&r->m, 0);
-    AdamWConfig opt = adamw_default(cfg->lr);
-    size_t n = (size_t)cfg->batch * cfg->channels * cfg->img * cfg->img;
+    AdamWConfig opt = adamw_default(cfg->run.lr);
+    size_t n = (size_t)cfg->run.batch * cfg->model.channels * cfg->model.img * cfg->model.img;
     r->x1 = malloc(sizeof(float) * n);
-    if (!r->x1 || train_state_init(&r->ts, &r->m, cfg->batch, &opt) != 0) {
+    if (!r->x1 || train_state_init(&r->ts, &r->m, cfg->run.batch, &opt) != 0) {
         fprintf(stderr, "error: out of memory\n");
         free(r->x1);
         model_free(&r->m);
@@ -141,7 +141,7 @@ static int racer_init(StepRacer *r, const Config *cfg, int threads) {
     }
     rng_seed(&r->rng, 1);
     rng_fill_uniform(&r->rng, r->x1, (long)n, -1.0f, 1.0f);
-    r->reps = cfg->dim * cfg->batch < 128 * 64 ? 8 : 1;
+    r->reps = cfg->model.dim * cfg->run.batch < 128 * 64 ? 8 : 1;
     r->threads = threads;
     r->ready = 1;
     return 0;
@@ -185,9 +185,9 @@ static int time_eval(Preset p, int threads, JobTimings *t) {
     omp_set_num_threads(threads);
     Model m;
     char err[512];
-    if (model_build(&m, &cfg, err, sizeof err) != 0) { fprintf(stderr, "error: %s\n", err); return -1; }
+    if (model_build(&m, &cfg.model, err, sizeof err) != 0) { fprintf(stderr, "error: %s\n", err); return -1; }
     model_init_weights(&m, 0);
-    size_t per = (size_t)cfg.channels * cfg.img * cfg.img;
+    size_t per = (size_t)cfg.model.channels * cfg.model.img * cfg.model.img;
     float *samples = malloc(sizeof(float) * per * SCORECARD_BATCH);
     float *features = malloc(sizeof(float) * PROBE_FEATURES * SCORECARD_BATCH);
     Probe *probe = probe_alloc();
@@ -285,7 +285,7 @@ static int job_runs(Preset p, int seeds, const char *dir, RunWork *runs, int *ph
         runs[i].config = config[i];
         config_of(p, config[i], &runs[i].cfg);
         runs[i].steps_done = dir ? steps_done(dir, name) : 0;
-        if (runs[i].steps_done > runs[i].cfg.steps) runs[i].steps_done = runs[i].cfg.steps;
+        if (runs[i].steps_done > runs[i].cfg.run.steps) runs[i].steps_done = runs[i].cfg.run.steps;
         phase[i] = config[i] == CFG_BASE && seed[i] < 2 ? 0 : 1;
     }
     return n;
@@ -441,7 +441,7 @@ static void print_per_config(const JobTimings *t, Preset p, int threads) {
     Table tab;
     table_init(&tab, 3, "configuration", "ms/step here", "a run (steps, val checks, scorecard)");
     for (int c = 0; c < ABLATION_CONFIGS; c++) {
-        RunWork w = { c, { 0 }, 0 };
+        RunWork w = { c, config_default(), 0 };
         config_of(p, c, &w.cfg);
         char d[32];
         format_duration(estimate_run_seconds(t, &w, 1.0), d, sizeof d);
@@ -523,7 +523,7 @@ int cmd_estimate(int argc, char **argv) {
         Config a, b;
         config_of((Preset)p, CFG_BASE, &a);
         config_of(o.preset, CFG_BASE, &b);
-        b.batch = a.batch; b.steps = a.steps; b.val_every = a.val_every;
+        b.run.batch = a.run.batch; b.run.steps = a.run.steps; b.run.val_every = a.run.val_every;
         if (!same_cost(&a, &b)) { if (time_eval((Preset)p, all, &t[p]) != 0) return 1; continue; }
         t[p].exam_ms_per_image = t[o.preset].exam_ms_per_image;
         t[p].sample_ms_per_image = t[o.preset].sample_ms_per_image;

@@ -67,7 +67,7 @@
 // GFLOP/s below is "useful matrix work per second", which is what can be
 // compared with matmul's rate: the difference is the price of
 // everything else (elementwise passes, small products, threading overhead).
-StepFlops train_step_flops_detail(const Config *c, int N) {
+StepFlops train_step_flops_detail(const ModelConfig *c, int N) {
     double D = c->dim, L = cfg_tokens(c), R = (double)N * L, P = cfg_patch_dim(c), F = c->freq_dim;
     double Hm = cfg_mlp_hidden(c);
     double mlp = c->mlp == MLP_SWIGLU ? 3 * 2 * R * D * Hm : 2 * 2 * R * D * Hm;
@@ -82,7 +82,7 @@ StepFlops train_step_flops_detail(const Config *c, int N) {
     return f;
 }
 
-double train_step_flops(const Config *c, int N) { return train_step_flops_detail(c, N).step; }
+double train_step_flops(const ModelConfig *c, int N) { return train_step_flops_detail(c, N).step; }
 
 // ---------------------------------------------------------------------------
 // The six variants are the first six configurations of the ablation: the
@@ -229,9 +229,9 @@ static int build_racers(const SpeedOptions *o, Racer *racers, const float *x1, B
                 fprintf(stderr, "error: %s\n", err);
                 return 2;
             }
-        c.batch = o->batch;
+        c.run.batch = o->batch;
         Racer *r = &racers[v];
-        if (config_validate(&c, err, sizeof err) != 0 || model_build(&r->m, &c, err, sizeof err) != 0) {
+        if (config_validate(&c, err, sizeof err) != 0 || model_build(&r->m, &c.model, err, sizeof err) != 0) {
             fprintf(stderr, "error: %s: %s\n", SPEED_LABELS[v], err);
             return 2;
         }
@@ -240,7 +240,7 @@ static int build_racers(const SpeedOptions *o, Racer *racers, const float *x1, B
         if (train_state_init(&r->ts, &r->m, o->batch, &opt) != 0) { fprintf(stderr, "error: out of memory\n"); return 1; }
         rng_seed(&r->rng, 1 + v);
         r->x1 = x1;
-        r->flops = train_step_flops(&c, o->batch);
+        r->flops = train_step_flops(&c.model, o->batch);
         fns[v] = (BenchFn){ SPEED_LABELS[v], racer_step, r };
     }
     return 0;
@@ -250,7 +250,7 @@ static int build_racers(const SpeedOptions *o, Racer *racers, const float *x1, B
 // threaded by the library, on the shape of the MLP's first product, and on
 // a square big enough for the library to reach its best rate. Their entries are fns[0], fns[1]. 0, or -1.
 static int build_gemms(const SpeedOptions *o, Gemm *g, char shapes[2][64], BenchFn *fns) {
-    int R = o->batch * cfg_tokens(&o->base), D = o->base.dim, sq = o->square;
+    int R = o->batch * cfg_tokens(&o->base.model), D = o->base.model.dim, sq = o->square;
     snprintf(shapes[0], 64, "(%dx%d)x(%dx%d)", R, D, D, 4 * D);
     snprintf(shapes[1], 64, "(%dx%d)x(%dx%d)", sq, sq, sq, sq);
     if (gemm_init(&g[0], R, 4 * D, D, 1, shapes[0]) != 0 || gemm_init(&g[1], sq, sq, sq, 0, shapes[1]) != 0)
@@ -368,7 +368,7 @@ int cmd_speed(int argc, char **argv) {
     omp_set_num_threads(o.threads);
 
     Racer *racers = calloc(6, sizeof(Racer));
-    size_t per = (size_t)o.base.channels * o.base.img * o.base.img;
+    size_t per = (size_t)o.base.model.channels * o.base.model.img * o.base.model.img;
     float *x1 = malloc(sizeof(float) * per * o.batch);
     if (!racers || !x1) { fprintf(stderr, "error: out of memory\n"); return 1; }
     Rng data;

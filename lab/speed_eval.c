@@ -79,16 +79,16 @@ static int eval_parts_init(EvalParts *e, const Config *base, int batch) {
     memset(e, 0, sizeof *e);
     Config c = *base;
     char err[512];
-    c.batch = batch;
+    c.run.batch = batch;
     // the exam's images are CIFAR-10's 3,072 bytes (val_exam_init refuses other shapes)
-    if (config_validate(&c, err, sizeof err) != 0 || cifar_check_config(&c, "--set", err, sizeof err) != 0 ||
-        model_build(&e->m, &c, err, sizeof err) != 0) {
+    if (config_validate(&c, err, sizeof err) != 0 || cifar_check_config(&c.model, "--set", err, sizeof err) != 0 ||
+        model_build(&e->m, &c.model, err, sizeof err) != 0) {
         fprintf(stderr, "error: %s\n", err);
         return 2;
     }
     model_init_weights(&e->m, 0);
     AdamWConfig opt = { 3e-4f, 0.9f, 0.999f, 1e-8f, 0.0f };
-    size_t per = (size_t)c.channels * c.img * c.img;
+    size_t per = (size_t)c.model.channels * c.model.img * c.model.img;
     e->x1 = malloc(sizeof(float) * per * batch);
     e->test.n = EVAL_EXAM_IMAGES;
     e->test.pixels = malloc((size_t)CIFAR_PIXELS * EVAL_EXAM_IMAGES);

@@ -25,22 +25,22 @@ static Config smoke(bool rope) {
     Config c;
     int every;
     preset_apply(PRESET_SMOKE, &c, &every);
-    if (rope) c.pos = POS_ROPE2D;
+    if (rope) c.model.pos = POS_ROPE2D;
     return c;
 }
 
 // A model built from cfg with its weights drawn, and a forward pass on noise.
 static void forward_on_noise(Model *m, Activations *a, const Config *cfg, int N, bool zero_qkv) {
     char err[512];
-    ck_assert_msg(model_build(m, cfg, err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(model_build(m, &cfg->model, err, sizeof err) == 0, "%s", err);
     model_init_weights(m, 3);
     if (zero_qkv)
-        for (int l = 0; l < cfg->depth; l++) {
-            memset(m->p.blocks[l].qkv_w, 0, sizeof(float) * 3 * cfg->dim * cfg->dim);
-            memset(m->p.blocks[l].qkv_b, 0, sizeof(float) * 3 * cfg->dim);
+        for (int l = 0; l < cfg->model.depth; l++) {
+            memset(m->p.blocks[l].qkv_w, 0, sizeof(float) * 3 * cfg->model.dim * cfg->model.dim);
+            memset(m->p.blocks[l].qkv_b, 0, sizeof(float) * 3 * cfg->model.dim);
         }
     ck_assert_int_eq(activations_alloc(a, m, N), 0);
-    size_t per = (size_t)cfg->channels * cfg->img * cfg->img;
+    size_t per = (size_t)cfg->model.channels * cfg->model.img * cfg->model.img;
     float *x = alloc_floats(per * N), t[4] = { 0.5f, 0.5f, 0.5f, 0.5f };
     fill_normal(x, per * N, 1.0f, 9);
     model_forward(m, a, x, t);
@@ -55,10 +55,10 @@ START_TEST(test_even_attention) {
         forward_on_noise(&m, &a, &c, 4, true);
         AttentionMaps *maps = malloc(sizeof *maps);
         attention_maps_compute(&m, &a, maps);
-        int g = cfg_grid(&c), L = cfg_tokens(&c), W = 2 * g - 1;
-        ck_assert_int_eq(maps->depth, c.depth);
+        int g = cfg_grid(&c.model), L = cfg_tokens(&c.model), W = 2 * g - 1;
+        ck_assert_int_eq(maps->depth, c.model.depth);
         ck_assert_int_eq(maps->grid, g);
-        for (int l = 0; l < c.depth; l++) {
+        for (int l = 0; l < c.model.depth; l++) {
             for (int o = 0; o < W * W; o++) ck_assert_float_eq_tol(maps->offsets[l][o], 1.0f, 1e-4f);
             for (int k = 0; k < L; k++) ck_assert_float_eq_tol(maps->centre[l][k], 1.0f, 1e-4f);
             ck_assert_double_eq_tol(maps->self[l], 1.0 / L, 1e-6);
@@ -80,8 +80,8 @@ START_TEST(test_centre_map_is_one_query) {
     forward_on_noise(&m, &a, &c, 3, false);
     AttentionMaps *maps = malloc(sizeof *maps);
     attention_maps_compute(&m, &a, maps);
-    int L = cfg_tokens(&c);
-    for (int l = 0; l < c.depth; l++) {
+    int L = cfg_tokens(&c.model);
+    for (int l = 0; l < c.model.depth; l++) {
         double sum = 0;
         for (int k = 0; k < L; k++) sum += maps->centre[l][k];
         ck_assert_double_eq_tol(sum, L, 1e-3);                 // probabilities sum to 1, times L
@@ -97,12 +97,12 @@ static void save_model(const char *dir, const char *name, bool rope) {
     char path[600], err[1024];
     Config c = smoke(rope);
     Model m;
-    ck_assert_msg(model_build(&m, &c, err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(model_build(&m, &c.model, err, sizeof err) == 0, "%s", err);
     model_init_weights(&m, rope ? 5 : 4);
     snprintf(path, sizeof path, "%s/%s", dir, name);
     ck_assert_int_eq(make_dirs(path, err, sizeof err), 0);
     snprintf(path, sizeof path, "%s/%s/ckpt.safetensors", dir, name);
-    ck_assert_msg(checkpoint_save(path, &m, NULL, 0, NULL, 0, err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(checkpoint_save(path, &m, &c.run, NULL, 0, NULL, 0, err, sizeof err) == 0, "%s", err);
     model_free(&m);
 }
 

@@ -18,7 +18,7 @@ static JobTimings fixed(void) {
 }
 
 static RunWork quick_run(int config, int done) {
-    RunWork w = { config, { 0 }, done };
+    RunWork w = { config, config_default(), done };
     int ckpt;
     preset_apply(PRESET_QUICK, &w.cfg, &ckpt);   // 1,000 steps, a val check every 250
     return w;

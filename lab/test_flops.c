@@ -9,15 +9,15 @@
 // Batch N = 2, so R = N·L = 8 token rows.
 static Config tiny(void) {
     Config c = config_default();
-    c.img = 8; c.patch = 4; c.channels = 3;
-    c.dim = 8; c.heads = 2; c.depth = 1; c.mlp_ratio = 2.0f; c.freq_dim = 4;
+    c.model.img = 8; c.model.patch = 4; c.model.channels = 3;
+    c.model.dim = 8; c.model.heads = 2; c.model.depth = 1; c.model.mlp_ratio = 2.0f; c.model.freq_dim = 4;
     return c;
 }
 
 START_TEST(test_tiny_config_by_hand) {
     Config c = tiny();
-    ck_assert_int_eq(cfg_tokens(&c), 4);
-    ck_assert_int_eq(cfg_mlp_hidden(&c), 16);
+    ck_assert_int_eq(cfg_tokens(&c.model), 4);
+    ck_assert_int_eq(cfg_mlp_hidden(&c.model), 16);
     // forward, each product 2·M·N·K:
     double patch = 2.0 * 8 * 48 * 8;          // (8, 48)·(48, 8)      6,144
     double t_fc1 = 2.0 * 2 * 4 * 8;           // (2, 4)·(4, 8)          128
@@ -32,30 +32,30 @@ START_TEST(test_tiny_config_by_hand) {
     double head = 2.0 * 8 * 8 * 48;           // (8, 8)·(8, 48)       6,144
     double fwd = patch + t_fc1 + t_fc2 + ada + qkv + scores + attv + proj + mlp + ada_f + head;
     ck_assert(fwd == 23424.0);
-    StepFlops f = train_step_flops_detail(&c, 2);
+    StepFlops f = train_step_flops_detail(&c.model, 2);
     ck_assert_double_eq(f.attention, scores + attv);
     ck_assert_double_eq(f.forward, fwd);
     ck_assert_double_eq(f.step, 3 * fwd);     // backward = 2 x forward
-    ck_assert_double_eq(train_step_flops(&c, 2), 70272.0);
+    ck_assert_double_eq(train_step_flops(&c.model, 2), 70272.0);
 
     // SwiGLU: hidden int(2·2·8/3) = 10, three products of (8, 8)·(8, 10) size
-    c.mlp = MLP_SWIGLU;
-    ck_assert_int_eq(cfg_mlp_hidden(&c), 10);
-    ck_assert_double_eq(train_step_flops_detail(&c, 2).forward, fwd - mlp + 3 * (2.0 * 8 * 8 * 10));
+    c.model.mlp = MLP_SWIGLU;
+    ck_assert_int_eq(cfg_mlp_hidden(&c.model), 10);
+    ck_assert_double_eq(train_step_flops_detail(&c.model, 2).forward, fwd - mlp + 3 * (2.0 * 8 * 8 * 10));
     // the other switches change no product (their work is elementwise)
     Config d = tiny();
-    double base = train_step_flops(&d, 2);
-    d.norm = NORM_RMSNORM; d.qk_norm = true; d.pos = POS_ROPE2D; d.bias = false;
-    ck_assert_double_eq(train_step_flops(&d, 2), base);
+    double base = train_step_flops(&d.model, 2);
+    d.model.norm = NORM_RMSNORM; d.model.qk_norm = true; d.model.pos = POS_ROPE2D; d.model.bias = false;
+    ck_assert_double_eq(train_step_flops(&d.model, 2), base);
     // and the count is linear in the batch
-    ck_assert_double_eq(train_step_flops(&d, 6), 3 * base);
+    ck_assert_double_eq(train_step_flops(&d.model, 6), 3 * base);
 }
 END_TEST
 
 START_TEST(test_tutorial_model) {
     // dim 128, depth 4, 4 heads, batch 64: the GFLOP/step of lab speed, which docs/performance.md quotes
     Config c = config_default();
-    StepFlops f = train_step_flops_detail(&c, 64);
+    StepFlops f = train_step_flops_detail(&c.model, 64);
     ck_assert_double_eq(f.linear, 6587154432.0);
     ck_assert_double_eq(f.attention, 536870912.0);
     ck_assert_double_eq(f.step, 21372076032.0);

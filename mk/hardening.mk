@@ -39,8 +39,8 @@ FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS ?= safetensors cifar config
 FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
-FUZZ_LIB := $(patsubst %,$(BUILD)/fuzz/common/%.o,io/safetensors io/fileio io/config_parse nn/config \
-              io/cifar train/dataloader nn/rng io/errors io/args io/paths)
+FUZZ_LIB := $(patsubst %,$(BUILD)/fuzz/common/%.o,io/safetensors io/fileio io/config_parse io/run_config \
+              nn/config io/cifar train/dataloader nn/rng nn/errors io/args io/paths)
 FUZZ_BINS := $(patsubst %,$(BUILD)/fuzz/fuzz_%,$(FUZZ_TARGETS))
 $(BUILD)/fuzz/%.o: %.c
 	@mkdir -p $(@D)

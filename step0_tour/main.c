@@ -100,7 +100,9 @@ static int export_weights(const char *in, const char *out) {
     const char *step = st_meta(&st, "train.step"), *preset = st_meta(&st, "train.preset");
     CheckpointMeta meta[2] = { { "train.step", step ? step : "unknown" },
                                { "train.preset", preset ? preset : "unknown" } };
-    int rc = checkpoint_save(out, &m, NULL, 0, meta, 2, err, sizeof err);
+    Config stored;   // the run that trained it goes along with the model
+    int rc = checkpoint_config_from(&st, in, &stored, err, sizeof err);
+    if (rc == 0) rc = checkpoint_save(out, &m, &stored.run, NULL, 0, meta, 2, err, sizeof err);
     if (rc != 0) fprintf(stderr, "error: %s\n", err);
     else printf("%s: %zu parameters of %s (step %s), no optimizer state\n",
                 out, m.n_params, in, step ? step : "unknown");
@@ -114,7 +116,7 @@ static int export_weights(const char *in, const char *out) {
 // from the Activations that model_forward filled, so nothing here computes
 // the model a second time.
 static void print_embedding(const Model *m, const Activations *a, const float *x) {
-    const Config *c = &m->cfg;
+    const ModelConfig *c = &m->cfg;
     int L = cfg_tokens(c), P = cfg_patch_dim(c), D = c->dim;
     size_t per = (size_t)c->channels * c->img * c->img;
     float *back = malloc(sizeof(float) * per);
@@ -135,7 +137,7 @@ static void print_embedding(const Model *m, const Activations *a, const float *x
 }
 
 static void print_blocks(const Model *m, const Activations *a) {
-    const Config *c = &m->cfg;
+    const ModelConfig *c = &m->cfg;
     int L = cfg_tokens(c), D = c->dim;
     size_t LD = (size_t)L * D;
     int chunks = cfg_ada_chunks(c);   // 6 with ada=zero: a gate for each half too
@@ -156,7 +158,7 @@ static void print_blocks(const Model *m, const Activations *a) {
 
 static void print_output(const Model *m, const Activations *a, const float *x0, const float *x1,
                          const float *xt) {
-    const Config *c = &m->cfg;
+    const ModelConfig *c = &m->cfg;
     size_t per = (size_t)c->channels * c->img * c->img;
     float *target = calloc(per, sizeof(float)), *guess = calloc(per, sizeof(float));
     for (size_t i = 0; i < per; i++) {
@@ -181,7 +183,7 @@ static void noised(float *xt, const float *x0, const float *x1, float t, size_t 
 }
 
 static void tour(Model *m, const float *x1) {
-    const Config *c = &m->cfg;
+    const ModelConfig *c = &m->cfg;
     size_t per = (size_t)c->channels * c->img * c->img;
     float *x0 = malloc(sizeof(float) * per), *xt = malloc(sizeof(float) * per);
     Rng r;
@@ -325,7 +327,7 @@ static int draw_grid(const char *dir, const char *name, const char *title, int r
 // One test image on the straight path at t = 0, 0.25, ..., 1 (top row), and
 // below it what the model makes of each: x_t + (1 - t)·v, one Euler step to t = 1.
 static int figure_flow_path(Model *m, const float *x1, const char *dir, char *err, size_t errlen) {
-    const Config *c = &m->cfg;
+    const ModelConfig *c = &m->cfg;
     size_t per = (size_t)c->channels * c->img * c->img;
     const int cols = 5;
     const char *xl[5] = { "t = 0", "t = 0.25", "t = 0.5", "t = 0.75", "t = 1" };
@@ -362,7 +364,7 @@ static int figure_flow_path(Model *m, const float *x1, const char *dir, char *er
 
 // WALK_IMAGES samples from the scorecard's noise, after 0, 4, 8, ... 20 steps.
 static int figure_euler_walk(Model *m, const char *dir, char *err, size_t errlen) {
-    const Config *c = &m->cfg;
+    const ModelConfig *c = &m->cfg;
     size_t per = (size_t)c->channels * c->img * c->img;
     enum { SNAPS = 6 };
     const int at[SNAPS] = { 0, 4, 8, 12, 16, 20 };
@@ -523,6 +525,8 @@ int main(int argc, char **argv) {
     }
     double load_secs = wall_seconds() - t0;
     int checksums = st_checksum_count(&st);
+    Config stored = { m.cfg, run_config_default() };   // the model's config and the run's that trained it
+    checkpoint_config_from(&st, o.model, &stored, err, sizeof err);   // read by checkpoint_load already
     st_free(&st);
     // the test images go into buffers of the model's img and channels
     if (test.n > 0 && cifar_check_config(&m.cfg, o.model, err, sizeof err) != 0) {
@@ -536,7 +540,7 @@ int main(int argc, char **argv) {
         cifar_free(&test);
     }
     char desc[1024];
-    config_describe(&m.cfg, desc, sizeof desc);
+    config_describe(&stored, desc, sizeof desc);
     if (checksums > 0) printf("%s: %zu parameters, checksums verified\n   %s\n", o.model_name, m.n_params, desc);
     else printf("%s: %zu parameters (the file has no checksums to verify)\n   %s\n", o.model_name, m.n_params, desc);
     if (o.timed) printf("   (--time: loaded in %.2f s)\n", load_secs);

@@ -27,7 +27,7 @@ static int write_loss_block(FILE *f, const RunMetrics *run, int window) {
     double *ring = calloc((size_t)window, sizeof *ring), sum = 0;
     char line[512];
     int n = 0;
-    fprintf(f, "# %s (seed %llu): step, loss, mean loss of the last %d steps\n", run->name, run->cfg.seed, window);
+    fprintf(f, "# %s (seed %llu): step, loss, mean loss of the last %d steps\n", run->name, run->cfg.run.seed, window);
     while (ring && fgets(line, sizeof line, in)) {
         int step;
         double loss;
@@ -49,7 +49,7 @@ static int draw_loss_curves(const RunMetrics *runs, int n, const char *dir, Figu
                             size_t errlen) {
     FILE *f = figure_data_open(dir, "step1_loss_curves", err, errlen);
     if (!f) return -1;
-    int steps = runs[0].has_config ? runs[0].cfg.steps : 1000;
+    int steps = runs[0].has_config ? runs[0].cfg.run.steps : 1000;
     int window = steps / 40 > 5 ? steps / 40 : 5;
     int drawn[STEP1_MAX_SEEDS], blocks = 0;
     for (int i = 0; i < n; i++)
@@ -65,7 +65,7 @@ static int draw_loss_curves(const RunMetrics *runs, int n, const char *dir, Figu
     size_t len = 0, len2 = 0;
     for (int b = 0; b < blocks; b++) {
         const char *c = COLOURS[drawn[b] % N_COLOURS];
-        unsigned long long seed = runs[drawn[b]].cfg.seed;
+        unsigned long long seed = runs[drawn[b]].cfg.run.seed;
         len += (size_t)snprintf(plot + len, sizeof plot - len,
             "%s'step1_loss_curves.tsv' index %d using 1:2 with lines lc rgb '%s' lw 0.6 notitle, "
             "'' index %d using 1:3 with lines lc rgb '%s' lw 2.2 title 'seed %llu'",
@@ -100,7 +100,7 @@ static int draw_val_mse(const RunMetrics *runs, int n, const char *dir, FigureTa
     if (!f) return -1;
     fprintf(f, "# seed\tval_mse\trun    (mean %.6f, spread %.6f over %d seeds; seed gap of the first pair %.6f)\n",
             s.mean, s.sd, n, gap);
-    for (int i = 0; i < n; i++) fprintf(f, "%llu\t%.6f\t%s\n", runs[i].cfg.seed, vals[i], runs[i].name);
+    for (int i = 0; i < n; i++) fprintf(f, "%llu\t%.6f\t%s\n", runs[i].cfg.run.seed, vals[i], runs[i].name);
     if (figure_data_close(f, dir, "step1_val_mse", err, errlen) != 0) return -1;
     double lo = fmin(pair_mean - gap, s.mean - s.sd), hi = fmax(pair_mean + gap, s.mean + s.sd);
     for (int i = 0; i < n; i++) { lo = fmin(lo, vals[i]); hi = fmax(hi, vals[i]); }

@@ -96,7 +96,7 @@ static void print_scorecard(const RunMetrics *runs, int n) {
             if (!metrics_is_seed_pair(&runs[i], &runs[j])) continue;
             if (pairs++ == 0) printf("\n");
             printf("seed gap |val MSE(seed %llu) - val MSE(seed %llu)| = %.4f   (%s, %s)\n",
-                   runs[i].cfg.seed, runs[j].cfg.seed, metrics_val_mse_gap(&runs[i], &runs[j]),
+                   runs[i].cfg.run.seed, runs[j].cfg.run.seed, metrics_val_mse_gap(&runs[i], &runs[j]),
                    runs[i].name, runs[j].name);
         }
     if (pairs == 0 && n > 1)

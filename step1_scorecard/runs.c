@@ -38,8 +38,8 @@ static TrainOptions baseline_options(const BaselinePlan *p, int seed) {
     TrainOptions o;
     memset(&o, 0, sizeof o);
     preset_apply(p->preset, &o.cfg, &o.ckpt_every);
-    o.cfg.seed = (unsigned long long)seed;
-    o.cfg.threads = p->threads;
+    o.cfg.run.seed = (unsigned long long)seed;
+    o.cfg.run.threads = p->threads;
     o.preset = p->preset;
     o.out_dir = p->out_dir;
     o.resume = true;        // a run stopped part-way continues from its checkpoint

@@ -33,7 +33,7 @@ static Config baseline(Preset p, unsigned long long seed) {
     Config c;
     int every;
     preset_apply(p, &c, &every);
-    c.seed = seed;
+    c.run.seed = seed;
     return c;
 }
 
@@ -63,7 +63,7 @@ static void write_metrics(const char *dir, const char *name, const Config *cfg, 
     }
     if (cfg) {
         cJSON_AddStringToObject(root, "preset", "smoke");
-        cJSON_AddNumberToObject(root, "seed", (double)cfg->seed);
+        cJSON_AddNumberToObject(root, "seed", (double)cfg->run.seed);
         config_foreach_field(cfg, add_field, cJSON_AddObjectToObject(root, "config"));
         cJSON *probe = cJSON_AddObjectToObject(root, "probe");
         cJSON_AddStringToObject(probe, "key", "0123456789abcdef");
@@ -166,9 +166,9 @@ END_TEST
 START_TEST(test_seed_gap) {
     make_tmp();
     Config s0 = baseline(PRESET_SMOKE, 0), s1 = baseline(PRESET_SMOKE, 1), qk = s1;
-    qk.qk_norm = true;
+    qk.model.qk_norm = true;
     Config s1_threads = s1;
-    s1_threads.threads = 3;
+    s1_threads.run.threads = 3;
     write_metrics(g_tmp, "s0", &s0, 0.2812, 72.2, 6.7, 0, NULL);
     write_metrics(g_tmp, "s1", &s1, 0.2833, 70.5, 6.6, 0, NULL);
     write_metrics(g_tmp, "s1_threads", &s1_threads, 0.2833, 70.5, 6.6, 0, NULL);
@@ -322,7 +322,7 @@ END_TEST
 START_TEST(test_program_prints_given_runs) {
     make_tmp();
     Config s0 = baseline(PRESET_SMOKE, 0), s1 = baseline(PRESET_SMOKE, 1), qk = s0;
-    qk.qk_norm = true;
+    qk.model.qk_norm = true;
     write_metrics(g_tmp, "base_s0", &s0, 0.2812, 72.2, 6.7, 0, NULL);
     write_metrics(g_tmp, "base_s1", &s1, 0.2833, 70.5, 6.6, 1, NULL);
     write_metrics(g_tmp, "qknorm", &qk, 0.2790, 75.0, 5.2, 0, NULL);
@@ -363,15 +363,15 @@ END_TEST
 static void finished_run(const char *dir, const char *name, const Config *cfg, double val_mse) {
     char path[600], err[1024];
     Model m;
-    ck_assert_msg(model_build(&m, cfg, err, sizeof err) == 0, "%s", err);
-    model_init_weights(&m, cfg->seed);
+    ck_assert_msg(model_build(&m, &cfg->model, err, sizeof err) == 0, "%s", err);
+    model_init_weights(&m, cfg->run.seed);
     snprintf(path, sizeof path, "%s/%s", dir, name);
     ck_assert_int_eq(make_dirs(path, err, sizeof err), 0);
     snprintf(path, sizeof path, "%s/%s/ckpt.safetensors", dir, name);
     char steps[32];
-    snprintf(steps, sizeof steps, "%d", cfg->steps);
+    snprintf(steps, sizeof steps, "%d", cfg->run.steps);
     CheckpointMeta meta[1] = { { "train.step", steps } };
-    ck_assert_msg(checkpoint_save(path, &m, NULL, 0, meta, 1, err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(checkpoint_save(path, &m, &cfg->run, NULL, 0, meta, 1, err, sizeof err) == 0, "%s", err);
     model_free(&m);
     write_metrics(dir, name, cfg, val_mse, 80.0, 40.0, 0, NULL);
     // a loss curve that falls, a little different for every seed
@@ -380,8 +380,8 @@ static void finished_run(const char *dir, const char *name, const Config *cfg, d
     ck_assert_ptr_nonnull(f);
     fprintf(f, "step\tloss\tgrad_norm\tmax_logit\n");
     Rng r;
-    rng_seed(&r, 50 + cfg->seed);
-    for (int s = 1; s <= cfg->steps; s++)
+    rng_seed(&r, 50 + cfg->run.seed);
+    for (int s = 1; s <= cfg->run.steps; s++)
         fprintf(f, "%d\t%.6f\t1.0\t2.0\n", s, 0.3 + 1.2 / (1 + 0.1 * s) + 0.02 * rng_normal(&r));
     fclose(f);
 }
@@ -405,7 +405,7 @@ START_TEST(test_program_reuses_finished_baselines) {
 
     // step 1's folder holding a run of another config: refuse, touch nothing
     Config other = s0;
-    other.pos = POS_ROPE2D;
+    other.model.pos = POS_ROPE2D;
     snprintf(args, sizeof args, "--preset smoke --out '%s/elsewhere' --no-figures", g_tmp);
     char sub[400];
     snprintf(sub, sizeof sub, "%s/elsewhere", g_tmp);

@@ -1,7 +1,7 @@
 // figures.c: step 2's pictures (see figures.h). The numbers come in from
 // main.c; this file only bins them, writes them down and styles the plot.
 #include "figures.h"
-#include "io/errors.h"
+#include "nn/errors.h"
 #include "io/figure.h"
 
 #include <math.h>

@@ -89,7 +89,7 @@ void ffn_mid_step(void *p) {
 void step4_build(Model *m, Config cfg, const char *const *sets, int nsets) {
     for (int i = 0; i < nsets; i++) config_set_or_exit(&cfg, sets[i]);
     char err[256];
-    if (model_build(m, &cfg, err, sizeof err) != 0) { fprintf(stderr, "model_build: %s\n", err); exit(1); }
+    if (model_build(m, &cfg.model, err, sizeof err) != 0) { fprintf(stderr, "model_build: %s\n", err); exit(1); }
 }
 
 void step4_init(Step4 *s) {
@@ -99,8 +99,8 @@ void step4_init(Step4 *s) {
     step4_build(&s->swiglu, s->def, swiglu_set, 1);
     model_init_weights(&s->gelu, 0);
     model_init_weights(&s->swiglu, 0);
-    s->D = s->def.dim;
-    s->L = cfg_tokens(&s->def);
+    s->D = s->def.model.dim;
+    s->L = cfg_tokens(&s->def.model);
     s->H_gelu = cfg_mlp_hidden(&s->gelu.cfg);
     s->H_swiglu = cfg_mlp_hidden(&s->swiglu.cfg);
     rng_seed(&s->rng, 0);

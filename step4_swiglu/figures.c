@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "io/errors.h"
+#include "nn/errors.h"
 #include "io/figure.h"
 #include "nn/layers.h"
 #include "nn/model.h"
@@ -70,7 +70,7 @@ static int activations_figure(const char *dir, char *err, size_t errlen) {
 // ---------------------------------------------------------------------------
 // Parameters of block 0's FFN (weights and biases), from model_build's table.
 // One block is enough: every block's FFN is the same.
-static int ffn_params(Config c, size_t *params, char *err, size_t errlen) {
+static int ffn_params(ModelConfig c, size_t *params, char *err, size_t errlen) {
     c.depth = 1;
     Model m;
     if (model_build(&m, &c, err, errlen) != 0) return -1;
@@ -84,7 +84,7 @@ static int ffn_params(Config c, size_t *params, char *err, size_t errlen) {
 // (int(ratio·D) for GELU, int(2/3·ratio·D) for SwiGLU), so the ratio is
 // chosen to give exactly H, and checked.
 static int ffn_params_at(MlpKind mlp, int H, size_t *params, char *err, size_t errlen) {
-    Config c = config_default();
+    ModelConfig c = model_config_default();
     c.mlp = mlp;
     c.mlp_ratio = mlp == MLP_SWIGLU ? 1.5f * H / c.dim : (float)H / c.dim;
     if (cfg_mlp_hidden(&c) != H) return errorf(err, errlen, "no mlp_ratio gives hidden width %d", H);
@@ -96,7 +96,7 @@ static int ffn_params_at(MlpKind mlp, int H, size_t *params, char *err, size_t e
 typedef struct { const char *what; int H; size_t params; } Mark;
 
 static int marks_at_d128(Mark mark[3], char *err, size_t errlen) {
-    Config c[3] = { config_default(), config_default(), config_default() };
+    ModelConfig c[3] = { model_config_default(), model_config_default(), model_config_default() };
     c[0].mlp = MLP_GELU;
     c[1].mlp = MLP_SWIGLU;
     c[2].mlp = MLP_SWIGLU; c[2].mlp_multiple_of = 64;
@@ -167,7 +167,7 @@ static int params_figure(const char *dir, char *err, size_t errlen) {
         "     '' index 0 using 1:($3/1000) with lines lw 2 lc rgb '#d62728' title 'SwiGLU: 3 matrices', \\\n"
         "     %zu/1000.0 lc rgb '#1f77b4' dt 2 title \"GELU's count at 4·D\", \\\n"
         "     '' index 1 using 1:($2/1000) with points pt 7 ps 1.5 lc rgb 'black' notitle",
-        config_default().dim, 100.0 * ((double)mark[1].params / mark[0].params - 1.0), H_LO, H_HI,
+        model_config_default().dim, 100.0 * ((double)mark[1].params / mark[0].params - 1.0), H_LO, H_HI,
         name, mark[0].params);
     // Each mark's two lines of text (columns 3 and 4), placed where no line runs:
     // GELU's below right, SwiGLU's above left (the rounded one higher, clear of 341's).

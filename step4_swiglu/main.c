@@ -112,7 +112,7 @@ static void two_ffns_at_d128(Step4 *s) {
     printf("1. Two FFNs at D = %d with biases, counted from the model's parameter table\n\n", s->D);
     ffn_counts_table(s);
     printf("\n   SwiGLU's hidden %d = int(2/3 x %g x %d): a narrower middle pays for the third matrix.\n\n",
-           s->H_swiglu, (double)s->def.mlp_ratio, s->D);
+           s->H_swiglu, (double)s->def.model.mlp_ratio, s->D);
     same_input_through_both(s);
 }
 
@@ -135,19 +135,19 @@ static void rounding_table(const Step4 *s) {
         config_set_or_exit(&c, dim_kv);
         config_set_or_exit(&c, "mlp=swiglu");
         table_cell(&t, "%d", dims[i]);
-        double asked = 2.0 * c.mlp_ratio * c.dim / 3.0;
-        if (c.dim == 512) asked_512 = asked;
+        double asked = 2.0 * c.model.mlp_ratio * c.model.dim / 3.0;
+        if (c.model.dim == 512) asked_512 = asked;
         table_cell(&t, "%.2f", asked);
-        table_cell(&t, "%d", cfg_mlp_hidden(&c));
-        if (c.dim == 512) cut_512 = cfg_mlp_hidden(&c);
+        table_cell(&t, "%d", cfg_mlp_hidden(&c.model));
+        if (c.model.dim == 512) cut_512 = cfg_mlp_hidden(&c.model);
         config_set_or_exit(&c, "mlp_multiple_of=64");
-        table_cell(&t, "%d", cfg_mlp_hidden(&c));
-        if (c.dim == 512) up_512 = cfg_mlp_hidden(&c);
+        table_cell(&t, "%d", cfg_mlp_hidden(&c.model));
+        if (c.model.dim == 512) up_512 = cfg_mlp_hidden(&c.model);
     }
     table_print(&t);
     printf("\n   No layer is %.2f wide: int() cuts it to %d, the rule rounds it up to %d, a width that\n"
            "   suits the hardware. TinyDiT keeps mlp_multiple_of=%d, so its SwiGLU is %d wide.\n",
-           asked_512, cut_512, up_512, s->def.mlp_multiple_of, s->H_swiglu);
+           asked_512, cut_512, up_512, s->def.model.mlp_multiple_of, s->H_swiglu);
 }
 
 // The weights at D = 384 without biases. One block is enough: the MLP of
@@ -276,7 +276,7 @@ static void whole_model(const Step4 *s) {
     };
     Table t;
     table_init(&t, 4, "variant", "--set", "params", "vs baseline");
-    size_t base_count = model_count_params(&def);
+    size_t base_count = model_count_params(&def.model);
     for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++) {
         Config c = def;
         char sets[TABLE_CELL] = "";
@@ -285,7 +285,7 @@ static void whole_model(const Step4 *s) {
             // the --set column names a single switch; "all four" lists none
             if (variants[v].n == 1) snprintf(sets, sizeof sets, "%s", variants[v].sets[i]);
         }
-        size_t n = model_count_params(&c);
+        size_t n = model_count_params(&c.model);
         table_cell(&t, "%s", variants[v].name);
         table_cell(&t, "%s", variants[v].n == 0 ? "-" : variants[v].n == 1 ? sets : "the four above");
         table_cell(&t, "%zu", n);
@@ -296,10 +296,10 @@ static void whole_model(const Step4 *s) {
     config_set_or_exit(&modern, "modern");
     Config sw = def;
     config_set_or_exit(&sw, "mlp=swiglu");
-    long extra = (long)model_count_params(&sw) - (long)base_count;
+    long extra = (long)model_count_params(&sw.model) - (long)base_count;
     printf("\n   SwiGLU adds %ld over %d blocks: %ld per block, the FFN difference of section 1.\n"
            "   --modern (RMSNorm, SwiGLU, QK-norm, no biases; RoPE stays its own switch) has %zu.\n\n",
-           extra, def.depth, extra / def.depth, model_count_params(&modern));
+           extra, def.model.depth, extra / def.model.depth, model_count_params(&modern.model));
 }
 
 // ---------------------------------------------------------------------------

@@ -4,6 +4,7 @@
 //   options.c  the command line
 //   figures.c  the pictures (figures.h), and step4_draw_figures
 #pragma once
+#include "io/config_parse.h"
 #include "nn/model.h"
 #include "nn/rng.h"
 

@@ -26,7 +26,7 @@ static Config config_with(const char *const *sets, int n) {
 static size_t ffn_params(const Config *c, int biases_only) {
     Model m;
     char err[256];
-    ck_assert_msg(model_build(&m, c, err, sizeof err) == 0, "model_build: %s", err);
+    ck_assert_msg(model_build(&m, &c->model, err, sizeof err) == 0, "model_build: %s", err);
     size_t n = 0;
     for (int i = 0; i < m.n_tensors; i++)
         if (!strncmp(m.tensors[i].name, "blocks.0.mlp.", 13) && (!biases_only || m.tensors[i].ndim == 1))
@@ -38,14 +38,14 @@ static size_t ffn_params(const Config *c, int biases_only) {
 START_TEST(test_ffn_counts_at_d128) {
     const char *g[] = { "mlp=gelu" }, *s[] = { "mlp=swiglu" };
     Config cg = config_with(g, 1), cs = config_with(s, 1);
-    ck_assert_int_eq(cfg_mlp_hidden(&cg), 512);
-    ck_assert_int_eq(cfg_mlp_hidden(&cs), 341);
+    ck_assert_int_eq(cfg_mlp_hidden(&cg.model), 512);
+    ck_assert_int_eq(cfg_mlp_hidden(&cs.model), 341);
     ck_assert_uint_eq(ffn_params(&cg, 0), 131712);   // 2 · 128 · 512 + 512 + 128
     ck_assert_uint_eq(ffn_params(&cs, 0), 131754);   // 3 · 128 · 341 + 2 · 341 + 128
     // the shapes, (out, in): w1 and w2 go up to 341, w3 comes back to 128
     Model m;
     char err[256];
-    ck_assert_int_eq(model_build(&m, &cs, err, sizeof err), 0);
+    ck_assert_int_eq(model_build(&m, &cs.model, err, sizeof err), 0);
     const ParamTensor *w1 = model_find(&m, "blocks.0.mlp.w1.weight"), *w2 = model_find(&m, "blocks.0.mlp.w2.weight");
     const ParamTensor *w3 = model_find(&m, "blocks.0.mlp.w3.weight");
     ck_assert_ptr_nonnull(w1); ck_assert_ptr_nonnull(w2); ck_assert_ptr_nonnull(w3);
@@ -62,8 +62,8 @@ START_TEST(test_gpt_rule_at_d384) {
     const char *g[] = { "dim=384", "depth=1", "bias=false", "mlp=gelu" };
     const char *s[] = { "dim=384", "depth=1", "bias=false", "mlp=swiglu", "mlp_multiple_of=64" };
     Config cg = config_with(g, 4), cs = config_with(s, 5);
-    ck_assert_int_eq(cfg_mlp_hidden(&cg), 1536);
-    ck_assert_int_eq(cfg_mlp_hidden(&cs), 1024);
+    ck_assert_int_eq(cfg_mlp_hidden(&cg.model), 1536);
+    ck_assert_int_eq(cfg_mlp_hidden(&cs.model), 1024);
     ck_assert_uint_eq(ffn_params(&cg, 0), 1179648);  // 2 · 384 · 1536
     ck_assert_uint_eq(ffn_params(&cs, 0), 1179648);  // 3 · 384 · 1024
     ck_assert_uint_eq(ffn_params(&cg, 1), 0);
@@ -80,22 +80,22 @@ START_TEST(test_rounding_rule) {
     // 64 rounds it UP to 1,408 (never down: the layer keeps at least its share).
     const char *a[] = { "dim=512", "mlp=swiglu" };
     Config c = config_with(a, 2);
-    ck_assert_int_eq(cfg_mlp_hidden(&c), 1365);
+    ck_assert_int_eq(cfg_mlp_hidden(&c.model), 1365);
     ck_assert_int_eq(config_set(&c, "mlp_multiple_of=64", NULL, 0), 0);
-    ck_assert_int_eq(cfg_mlp_hidden(&c), 1408);
+    ck_assert_int_eq(cfg_mlp_hidden(&c.model), 1408);
     // 384 gives exactly 1,024, already a multiple: no rounding (and no
     // 1,023.999 from float arithmetic).
     const char *b[] = { "dim=384", "mlp=swiglu", "mlp_multiple_of=64" };
     c = config_with(b, 3);
-    ck_assert_int_eq(cfg_mlp_hidden(&c), 1024);
+    ck_assert_int_eq(cfg_mlp_hidden(&c.model), 1024);
     // D = 128: 341 by default, 384 when rounded to 64.
     const char *d[] = { "mlp=swiglu", "mlp_multiple_of=64" };
     c = config_with(d, 2);
-    ck_assert_int_eq(cfg_mlp_hidden(&c), 384);
+    ck_assert_int_eq(cfg_mlp_hidden(&c.model), 384);
     // The rule is SwiGLU's: GELU stays 4·D whatever the multiple.
     const char *e[] = { "mlp=gelu", "mlp_multiple_of=64", "dim=96", "heads=3" };
     c = config_with(e, 4);
-    ck_assert_int_eq(cfg_mlp_hidden(&c), 384);
+    ck_assert_int_eq(cfg_mlp_hidden(&c.model), 384);
 }
 END_TEST
 
@@ -105,16 +105,16 @@ START_TEST(test_whole_model_counts) {
     const char *rope[] = { "pos=rope2d" };
     const char *all[] = { "norm=rmsnorm", "qk_norm=true", "mlp=swiglu", "pos=rope2d" };
     Config c = config_default();
-    ck_assert_uint_eq(model_count_params(&c), 1152176);
-    c = config_with(rms, 1);  ck_assert_uint_eq(model_count_params(&c), 1152176);
-    c = config_with(qk, 1);   ck_assert_uint_eq(model_count_params(&c), 1152432);
-    c = config_with(sw, 1);   ck_assert_uint_eq(model_count_params(&c), 1152344);
-    c = config_with(rope, 1); ck_assert_uint_eq(model_count_params(&c), 1150128);
-    c = config_with(all, 4);  ck_assert_uint_eq(model_count_params(&c), 1150552);
+    ck_assert_uint_eq(model_count_params(&c.model), 1152176);
+    c = config_with(rms, 1);  ck_assert_uint_eq(model_count_params(&c.model), 1152176);
+    c = config_with(qk, 1);   ck_assert_uint_eq(model_count_params(&c.model), 1152432);
+    c = config_with(sw, 1);   ck_assert_uint_eq(model_count_params(&c.model), 1152344);
+    c = config_with(rope, 1); ck_assert_uint_eq(model_count_params(&c.model), 1150128);
+    c = config_with(all, 4);  ck_assert_uint_eq(model_count_params(&c.model), 1150552);
     // model_count_params (no weights) agrees with a built model's table
     Model m;
     char err[256];
-    ck_assert_int_eq(model_build(&m, &c, err, sizeof err), 0);
+    ck_assert_int_eq(model_build(&m, &c.model, err, sizeof err), 0);
     ck_assert_uint_eq(m.n_params, 1150552);
     model_free(&m);
 }
@@ -181,12 +181,12 @@ static void ffn_equals_block0_mlp(const char *mlp) {
     Model m;
     Activations a;
     char err[256];
-    ck_assert_msg(model_build(&m, &c, err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(model_build(&m, &c.model, err, sizeof err) == 0, "%s", err);
     model_init_weights(&m, 7);
-    int N = 2, L = cfg_tokens(&c), D = c.dim, H = cfg_mlp_hidden(&c), R = N * L;
+    int N = 2, L = cfg_tokens(&c.model), D = c.model.dim, H = cfg_mlp_hidden(&c.model), R = N * L;
     ck_assert_int_eq(activations_alloc(&a, &m, N), 0);
-    float *x = alloc_floats((size_t)N * c.channels * c.img * c.img), t[2] = { 0.25f, 0.75f };
-    fill_normal(x, (size_t)N * c.channels * c.img * c.img, 1.0f, 21);
+    float *x = alloc_floats((size_t)N * c.model.channels * c.model.img * c.model.img), t[2] = { 0.25f, 0.75f };
+    fill_normal(x, (size_t)N * c.model.channels * c.model.img * c.model.img, 1.0f, 21);
     model_forward(&m, &a, x, t);
     float *dy = alloc_floats((size_t)R * D);
     Ffn f;
@@ -195,7 +195,7 @@ static void ffn_equals_block0_mlp(const char *mlp) {
     size_t RH = (size_t)R * H, RD = (size_t)R * D;
     ck_assert_int_eq(memcmp(f.h.pre, a.h_pre[0], RH * sizeof(float)), 0);
     ck_assert_int_eq(memcmp(f.h.act, a.h_act[0], RH * sizeof(float)), 0);
-    if (c.mlp == MLP_SWIGLU) ck_assert_int_eq(memcmp(f.h.val, a.h_val[0], RH * sizeof(float)), 0);
+    if (c.model.mlp == MLP_SWIGLU) ck_assert_int_eq(memcmp(f.h.val, a.h_val[0], RH * sizeof(float)), 0);
     const float *x_mid = a.resid + RD, *x_out = x_mid + RD;   // block 0: x_out = x_mid + mlp
     for (size_t i = 0; i < RD; i++)
         ck_assert_msg(f.y[i] + x_mid[i] == x_out[i], "%s: element %zu", mlp, i);

@@ -4,7 +4,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include "io/errors.h"
+#include "nn/errors.h"
 #include "io/figure.h"
 #include "nn/config.h"
 #include "nn/layers.h"
@@ -19,7 +19,7 @@ typedef struct {
 } Tables;
 
 static int tables_make(Tables *t, float base, char *err, size_t errlen) {
-    Config c = config_default();
+    ModelConfig c = model_config_default();
     t->grid = cfg_grid(&c); t->L = cfg_tokens(&c); t->hd = cfg_head_dim(&c); t->quarter = t->hd / 4;
     t->base = base;
     t->cos_t = malloc(sizeof(float) * t->L * t->hd);
@@ -83,7 +83,7 @@ static int write_scores(const char *dir, const char *name, const Tables *t, cons
 static int scores_figure(const char *dir, const float *q, const float *k, int seed, char *err, size_t errlen) {
     const char *name = "step5_scores";
     Tables t;
-    if (tables_make(&t, config_default().rope_base, err, errlen) != 0) return -1;
+    if (tables_make(&t, model_config_default().rope_base, err, errlen) != 0) return -1;
     double smin = 0.0, smax = 0.0, spread = 0.0;
     int rc = write_scores(dir, name, &t, q, k, &smin, &smax, &spread, err, errlen);
     const int G = t.grid;

@@ -216,9 +216,9 @@ static void prefix_tokens(const Step5 *s) {
 //    parameters.
 static void in_the_model(const Step5 *s) {
     printf("5. In the model: the parameters with each kind of position\n\n");
-    const Config cfg = s->cfg;
-    Config rope = cfg;
-    config_set_or_exit(&rope, "pos=rope2d");
+    const ModelConfig cfg = s->cfg;
+    ModelConfig rope = cfg;
+    rope.pos = POS_ROPE2D;   // --set pos=rope2d
     Model learned, rotary;
     char err[256];
     if (model_build(&learned, &cfg, err, sizeof err) || model_build(&rotary, &rope, err, sizeof err)) {

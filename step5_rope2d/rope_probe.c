@@ -35,7 +35,7 @@ double rope_norm2(const float *x, int n) {
 // The model's own sizes: 32×32 images in 4×4 patches make an 8×8 grid of
 // L = 64 tokens; D = 128 over 4 heads gives head_dim 32.
 void step5_init(Step5 *s, int seed) {
-    s->cfg = config_default();
+    s->cfg = model_config_default();
     s->grid = cfg_grid(&s->cfg); s->L = cfg_tokens(&s->cfg); s->hd = cfg_head_dim(&s->cfg);
     s->quarter = s->hd / 4;
     s->base = s->cfg.rope_base;

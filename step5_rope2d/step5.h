@@ -17,7 +17,7 @@ int step5_parse_options(int argc, char **argv, Options *o);
 // What the sections share: the model's sizes, its cos/sin tables, and one
 // random query and key.
 typedef struct {
-    Config cfg;
+    ModelConfig cfg;
     int grid, L, hd;
     int quarter;              // pairs per axis: hd/2 pairs, half for rows, half for columns
     float base;

@@ -48,13 +48,13 @@ START_TEST(test_model_uses_the_same_tables) {
     // model_build with pos=rope2d makes (64, 32) tables from the config's base.
     Config c = config_default();
     ck_assert_int_eq(config_set(&c, "pos=rope2d", NULL, 0), 0);
-    ck_assert_int_eq(cfg_tokens(&c), L);
-    ck_assert_int_eq(cfg_head_dim(&c), HD);
+    ck_assert_int_eq(cfg_tokens(&c.model), L);
+    ck_assert_int_eq(cfg_head_dim(&c.model), HD);
     Model m;
     char err[256];
-    ck_assert_int_eq(model_build(&m, &c, err, sizeof err), 0);
+    ck_assert_int_eq(model_build(&m, &c.model, err, sizeof err), 0);
     float cos_t[L * HD], sin_t[L * HD];
-    rope2d_tables(cos_t, sin_t, GRID, HD, c.rope_base, 0);
+    rope2d_tables(cos_t, sin_t, GRID, HD, c.model.rope_base, 0);
     for (int j = 0; j < L * HD; j++) {
         ck_assert_float_eq(m.rope_cos[j], cos_t[j]);
         ck_assert_float_eq(m.rope_sin[j], sin_t[j]);
@@ -180,11 +180,11 @@ END_TEST
 START_TEST(test_rope2d_drops_the_position_tables) {
     // pos=rope2d removes pos_row and pos_col (8 × 128 each) and adds nothing.
     Config c = config_default();
-    size_t learned = model_count_params(&c);
+    size_t learned = model_count_params(&c.model);
     ck_assert_int_eq(config_set(&c, "pos=rope2d", NULL, 0), 0);
     ck_assert_uint_eq(learned, 1152176);
-    ck_assert_uint_eq(model_count_params(&c), 1150128);
-    ck_assert_uint_eq(learned - model_count_params(&c), 2 * cfg_grid(&c) * c.dim);
+    ck_assert_uint_eq(model_count_params(&c.model), 1150128);
+    ck_assert_uint_eq(learned - model_count_params(&c.model), 2 * cfg_grid(&c.model) * c.model.dim);
 }
 END_TEST
 

@@ -131,7 +131,7 @@ static int cmd_summary(int argc, char **argv) {
     if (rc != ARGS_OK) return args_exit_code(rc);
     Model m;
     char err[512];
-    if (model_build(&m, &o.cfg, err, sizeof err) != 0) {
+    if (model_build(&m, &o.cfg.model, err, sizeof err) != 0) {
         fprintf(stderr, "error: %s\n", err);
         return 2;
     }

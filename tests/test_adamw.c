@@ -138,7 +138,7 @@ START_TEST(test_train_adamw_step_decays_matrices_only) {
     char err[512];
     for (int i = 0; sets[i]; i++) ck_assert_msg(config_set(&cfg, sets[i], err, sizeof err) == 0, "%s", err);
     Model m;
-    ck_assert_msg(model_build(&m, &cfg, err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(model_build(&m, &cfg.model, err, sizeof err) == 0, "%s", err);
     // weights of size ~1 everywhere (not the initialisation's zero biases),
     // so that a decay applied to the wrong tensors moves them visibly
     fill_normal(m.params, m.n_params, 1.0f, 3);
@@ -185,10 +185,10 @@ END_TEST
 // of `make check`.
 START_TEST(test_step_reports_the_l2_norm) {
     Config c = config_default();
-    c.dim = 16; c.depth = 1; c.heads = 2; c.freq_dim = 8; c.patch = 8;
+    c.model.dim = 16; c.model.depth = 1; c.model.heads = 2; c.model.freq_dim = 8; c.model.patch = 8;
     Model m;
     char err[256];
-    ck_assert_msg(model_build(&m, &c, err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(model_build(&m, &c.model, err, sizeof err) == 0, "%s", err);
     model_init_weights(&m, 1);
     fill_normal(m.params, m.n_params, 0.3f, 2);   // no zero-initialised layer: every gradient alive
     AdamWConfig opt = adamw_default(1e-3f);

@@ -20,7 +20,7 @@ static Config config_with(const char *const *sets, int n) {
 }
 
 static void build(Model *m, const Config *c, unsigned long long seed) {
-    ck_assert_msg(model_build(m, c, err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(model_build(m, &c->model, err, sizeof err) == 0, "%s", err);
     model_init_weights(m, seed);
 }
 
@@ -32,8 +32,16 @@ static void assert_same_config(const Config *a, const Config *b) {
     ck_assert_str_eq(da, db);
 }
 
+static void assert_same_model_config(const ModelConfig *a, const ModelConfig *b) {
+    char da[1024], db[1024];
+    model_config_describe(a, da, sizeof da);
+    model_config_describe(b, db, sizeof db);
+    ck_assert_str_eq(da, db);
+}
+
+// A model alone, without the run that trained it.
 static void save_plain(const char *path, const Model *m) {
-    ck_assert_msg(checkpoint_save(path, m, NULL, 0, NULL, 0, err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(checkpoint_save(path, m, NULL, NULL, 0, NULL, 0, err, sizeof err) == 0, "%s", err);
 }
 
 START_TEST(test_round_trip) {
@@ -50,12 +58,12 @@ START_TEST(test_round_trip) {
     fill_normal(av, m.n_params, 1e-6f, 2);
     CheckpointArray extra[2] = {{CHECKPOINT_ADAMW_M, am}, {CHECKPOINT_ADAMW_V, av}};
     CheckpointMeta meta[2] = {{"step", "123"}, {"rng", "0x9e3779b97f4a7c15"}};
-    ck_assert_msg(checkpoint_save(path, &m, extra, 2, meta, 2, err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(checkpoint_save(path, &m, &c.run, extra, 2, meta, 2, err, sizeof err) == 0, "%s", err);
 
     Model r;
     SafeTensors st;
     ck_assert_msg(checkpoint_load(path, &r, &st, err, sizeof err) == 0, "%s", err);
-    assert_same_config(&m.cfg, &r.cfg);
+    assert_same_model_config(&m.cfg, &r.cfg);
     ck_assert_int_eq(r.n_params, m.n_params);
     ck_assert_int_eq(r.n_tensors, m.n_tensors);
     ck_assert(memcmp(r.params, m.params, m.n_params * sizeof(float)) == 0);
@@ -70,6 +78,8 @@ START_TEST(test_round_trip) {
     ck_assert_str_eq(st_meta(&st, "rng"), "0x9e3779b97f4a7c15");
     ck_assert_str_eq(st_meta(&st, "norm"), "rmsnorm");
     ck_assert_str_eq(st_meta(&st, "qk_norm"), "true");
+    ck_assert_str_eq(st_meta(&st, "lr"), "2e-3");   // the run's config beside the model's
+    ck_assert_str_eq(st_meta(&st, "threads"), "2");
     st_free(&st);
 
     // checkpoint_read_config alone, and loading into an already built model.
@@ -186,7 +196,7 @@ START_TEST(test_checksums_catch_a_flipped_bit) {
     fill_normal(am, m.n_params, 1e-3f, 5);
     CheckpointArray extra[1] = {{CHECKPOINT_ADAMW_M, am}};
     CheckpointMeta meta[1] = {{"train.step", "123"}};
-    ck_assert_msg(checkpoint_save(path, &m, extra, 1, meta, 1, err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(checkpoint_save(path, &m, &c.run, extra, 1, meta, 1, err, sizeof err) == 0, "%s", err);
     SafeTensors st;
     ck_assert_int_eq(st_read(path, &st, err, sizeof err), 0);
     ck_assert_ptr_nonnull(st_meta(&st, "crc32.blocks.1.attn.qkv.weight"));
@@ -317,9 +327,11 @@ START_TEST(test_mismatches) {
     st_free(&st);
     free(dst);
 
-    // A metadata key that would contradict the config.
-    CheckpointMeta bad = {"dim", "64"};
-    ck_assert_int_eq(checkpoint_save(base, &mb, NULL, 0, &bad, 1, err, sizeof err), -1);
+    // A metadata key that would contradict the config: the model's, or the run's.
+    CheckpointMeta bad = {"dim", "64"}, bad_run = {"lr", "1e-3"};
+    ck_assert_int_eq(checkpoint_save(base, &mb, NULL, NULL, 0, &bad, 1, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "config field"), "%s", err);
+    ck_assert_int_eq(checkpoint_save(base, &mb, NULL, NULL, 0, &bad_run, 1, err, sizeof err), -1);
     ck_assert_msg(strstr(err, "config field"), "%s", err);
 
     // A missing file.
@@ -362,10 +374,10 @@ START_TEST(test_golden_configs) {
         const ParamTensor *t = model_find(&m, "head.weight");
         ck_assert(memcmp(w->data, m.params + t->offset, t->size * sizeof(float)) == 0);
         if (!strcmp(files[i], "baseline")) {
-            ck_assert_int_eq(c.img, 16); ck_assert_int_eq(c.dim, 16);
-            ck_assert_int_eq(c.depth, 2); ck_assert_int_eq(c.heads, 2);
-            ck_assert(c.seed == 1);
-            ck_assert(c.mlp_ratio == 4.0f && c.rope_base == 100.0f);
+            ck_assert_int_eq(c.model.img, 16); ck_assert_int_eq(c.model.dim, 16);
+            ck_assert_int_eq(c.model.depth, 2); ck_assert_int_eq(c.model.heads, 2);
+            ck_assert(c.run.seed == 1);
+            ck_assert(c.model.mlp_ratio == 4.0f && c.model.rope_base == 100.0f);
         }
         model_free(&m);
         st_free(&st);

@@ -26,26 +26,26 @@ static void set_fails(const char *kv, const char *needle) {
 
 START_TEST(test_defaults) {
     Config c = config_default();
-    ck_assert_int_eq(c.img, 32); ck_assert_int_eq(c.channels, 3); ck_assert_int_eq(c.patch, 4);
-    ck_assert_int_eq(c.dim, 128); ck_assert_int_eq(c.depth, 4); ck_assert_int_eq(c.heads, 4);
-    ck_assert(c.mlp_ratio == 4.0f);
-    ck_assert_int_eq(c.freq_dim, 256);
-    ck_assert_int_eq(c.norm, NORM_LAYERNORM);
-    ck_assert(!c.qk_norm);
-    ck_assert_int_eq(c.mlp, MLP_GELU);
-    ck_assert_int_eq(c.mlp_multiple_of, 1);
-    ck_assert_int_eq(c.pos, POS_LEARNED);
-    ck_assert(c.rope_base == 100.0f);
-    ck_assert(c.bias);
-    ck_assert(c.seed == 0);
-    ck_assert(c.lr == 3e-4f);
-    ck_assert(c.weight_decay == 0.0f);
-    ck_assert_int_eq(c.batch, 128); ck_assert_int_eq(c.steps, 4000);
-    ck_assert(c.flip);
-    ck_assert_int_eq(c.threads, 0);
+    ck_assert_int_eq(c.model.img, 32); ck_assert_int_eq(c.model.channels, 3); ck_assert_int_eq(c.model.patch, 4);
+    ck_assert_int_eq(c.model.dim, 128); ck_assert_int_eq(c.model.depth, 4); ck_assert_int_eq(c.model.heads, 4);
+    ck_assert(c.model.mlp_ratio == 4.0f);
+    ck_assert_int_eq(c.model.freq_dim, 256);
+    ck_assert_int_eq(c.model.norm, NORM_LAYERNORM);
+    ck_assert(!c.model.qk_norm);
+    ck_assert_int_eq(c.model.mlp, MLP_GELU);
+    ck_assert_int_eq(c.model.mlp_multiple_of, 1);
+    ck_assert_int_eq(c.model.pos, POS_LEARNED);
+    ck_assert(c.model.rope_base == 100.0f);
+    ck_assert(c.model.bias);
+    ck_assert(c.run.seed == 0);
+    ck_assert(c.run.lr == 3e-4f);
+    ck_assert(c.run.weight_decay == 0.0f);
+    ck_assert_int_eq(c.run.batch, 128); ck_assert_int_eq(c.run.steps, 4000);
+    ck_assert(c.run.flip);
+    ck_assert_int_eq(c.run.threads, 0);
     // derived sizes
-    ck_assert_int_eq(cfg_grid(&c), 8); ck_assert_int_eq(cfg_tokens(&c), 64);
-    ck_assert_int_eq(cfg_head_dim(&c), 32); ck_assert_int_eq(cfg_patch_dim(&c), 48);
+    ck_assert_int_eq(cfg_grid(&c.model), 8); ck_assert_int_eq(cfg_tokens(&c.model), 64);
+    ck_assert_int_eq(cfg_head_dim(&c.model), 32); ck_assert_int_eq(cfg_patch_dim(&c.model), 48);
     ck_assert_int_eq(config_validate(&c, err, sizeof err), 0);
 }
 END_TEST
@@ -58,47 +58,47 @@ START_TEST(test_every_key_settable) {
                           "seed=18446744073709551615", "lr=2e-3", "weight_decay=0.1", "batch=64",
                           "steps=1000", "flip=0", "threads=2"};
     for (size_t i = 0; i < sizeof sets / sizeof sets[0]; i++) set_ok(&c, sets[i]);
-    ck_assert_int_eq(c.img, 64); ck_assert_int_eq(c.channels, 1); ck_assert_int_eq(c.patch, 8);
-    ck_assert_int_eq(c.dim, 96); ck_assert_int_eq(c.depth, 2); ck_assert_int_eq(c.heads, 3);
-    ck_assert(c.mlp_ratio == 2.5f);
-    ck_assert_int_eq(c.freq_dim, 64);
-    ck_assert_int_eq(c.norm, NORM_RMSNORM);
-    ck_assert(c.qk_norm);
-    ck_assert_int_eq(c.mlp, MLP_SWIGLU);
-    ck_assert_int_eq(c.mlp_multiple_of, 32);
-    ck_assert_int_eq(c.pos, POS_ROPE2D);
-    ck_assert(c.rope_base == 10000.0f);
-    ck_assert(!c.bias);
-    ck_assert(c.seed == 18446744073709551615ULL);
-    ck_assert(c.lr == 2e-3f);
-    ck_assert(c.weight_decay == 0.1f);
-    ck_assert_int_eq(c.batch, 64); ck_assert_int_eq(c.steps, 1000);
-    ck_assert(!c.flip);
-    ck_assert_int_eq(c.threads, 2);
+    ck_assert_int_eq(c.model.img, 64); ck_assert_int_eq(c.model.channels, 1); ck_assert_int_eq(c.model.patch, 8);
+    ck_assert_int_eq(c.model.dim, 96); ck_assert_int_eq(c.model.depth, 2); ck_assert_int_eq(c.model.heads, 3);
+    ck_assert(c.model.mlp_ratio == 2.5f);
+    ck_assert_int_eq(c.model.freq_dim, 64);
+    ck_assert_int_eq(c.model.norm, NORM_RMSNORM);
+    ck_assert(c.model.qk_norm);
+    ck_assert_int_eq(c.model.mlp, MLP_SWIGLU);
+    ck_assert_int_eq(c.model.mlp_multiple_of, 32);
+    ck_assert_int_eq(c.model.pos, POS_ROPE2D);
+    ck_assert(c.model.rope_base == 10000.0f);
+    ck_assert(!c.model.bias);
+    ck_assert(c.run.seed == 18446744073709551615ULL);
+    ck_assert(c.run.lr == 2e-3f);
+    ck_assert(c.run.weight_decay == 0.1f);
+    ck_assert_int_eq(c.run.batch, 64); ck_assert_int_eq(c.run.steps, 1000);
+    ck_assert(!c.run.flip);
+    ck_assert_int_eq(c.run.threads, 2);
     // and back
     set_ok(&c, "norm=layernorm"); set_ok(&c, "mlp=gelu"); set_ok(&c, "pos=learned");
     set_ok(&c, "qk_norm=false"); set_ok(&c, "bias=1"); set_ok(&c, "flip=true");
-    ck_assert_int_eq(c.norm, NORM_LAYERNORM); ck_assert_int_eq(c.mlp, MLP_GELU);
-    ck_assert_int_eq(c.pos, POS_LEARNED); ck_assert(!c.qk_norm); ck_assert(c.bias); ck_assert(c.flip);
+    ck_assert_int_eq(c.model.norm, NORM_LAYERNORM); ck_assert_int_eq(c.model.mlp, MLP_GELU);
+    ck_assert_int_eq(c.model.pos, POS_LEARNED); ck_assert(!c.model.qk_norm); ck_assert(c.model.bias); ck_assert(c.run.flip);
 }
 END_TEST
 
 // Values as the PyTorch reference writes them into golden metadata.
 START_TEST(test_python_style_values) {
     Config c = config_default();
-    set_ok(&c, "mlp_ratio=4.0"); ck_assert(c.mlp_ratio == 4.0f);
-    set_ok(&c, "rope_base=100.0"); ck_assert(c.rope_base == 100.0f);
-    set_ok(&c, "lr=1e-08"); ck_assert(c.lr == 1e-8f);
-    set_ok(&c, "dim=32"); ck_assert_int_eq(c.dim, 32);
+    set_ok(&c, "mlp_ratio=4.0"); ck_assert(c.model.mlp_ratio == 4.0f);
+    set_ok(&c, "rope_base=100.0"); ck_assert(c.model.rope_base == 100.0f);
+    set_ok(&c, "lr=1e-08"); ck_assert(c.run.lr == 1e-8f);
+    set_ok(&c, "dim=32"); ck_assert_int_eq(c.model.dim, 32);
 }
 END_TEST
 
 START_TEST(test_modern) {
     Config c = config_default();
     set_ok(&c, "modern");
-    ck_assert_int_eq(c.norm, NORM_RMSNORM); ck_assert_int_eq(c.mlp, MLP_SWIGLU);
-    ck_assert(c.qk_norm); ck_assert(!c.bias);
-    ck_assert_int_eq(c.pos, POS_LEARNED);   // RoPE stays its own switch
+    ck_assert_int_eq(c.model.norm, NORM_RMSNORM); ck_assert_int_eq(c.model.mlp, MLP_SWIGLU);
+    ck_assert(c.model.qk_norm); ck_assert(!c.model.bias);
+    ck_assert_int_eq(c.model.pos, POS_LEARNED);   // RoPE stays its own switch
     Config d = config_default();
     set_ok(&d, "modern=true");
     ck_assert(memcmp(&c, &d, sizeof c) == 0);
@@ -153,7 +153,7 @@ START_TEST(test_strict_numbers) {
     set_ok(&c, "steps=0");               // evaluate only
     set_ok(&c, "threads=0");
     set_ok(&c, "seed=+7");
-    ck_assert(c.seed == 7);
+    ck_assert(c.run.seed == 7);
 }
 END_TEST
 
@@ -182,11 +182,11 @@ START_TEST(test_validate) {
     c = with("depth=64", NULL); ck_assert_int_eq(config_validate(&c, err, sizeof err), 0);
     c = with("depth=65", NULL); invalid(c, "depth=65: at most 64 blocks");
     // Fields filled in by hand are checked too.
-    c = config_default(); c.dim = 0; invalid(c, "dim");
-    c = config_default(); c.batch = -1; invalid(c, "batch");
-    c = config_default(); c.lr = NAN; invalid(c, "lr");
-    c = config_default(); c.norm = (NormKind)7; invalid(c, "norm");
-    c = config_default(); c.mlp_ratio = 0.001f; invalid(c, "hidden");
+    c = config_default(); c.model.dim = 0; invalid(c, "dim");
+    c = config_default(); c.run.batch = -1; invalid(c, "batch");
+    c = config_default(); c.run.lr = NAN; invalid(c, "lr");
+    c = config_default(); c.model.norm = (NormKind)7; invalid(c, "norm");
+    c = config_default(); c.model.mlp_ratio = 0.001f; invalid(c, "hidden");
     // Every tutorial variant is valid.
     const char *variants[] = {"norm=rmsnorm", "qk_norm=true", "mlp=swiglu", "pos=rope2d", "modern"};
     for (int i = 0; i < 5; i++) {
@@ -198,23 +198,23 @@ END_TEST
 
 START_TEST(test_mlp_hidden) {
     Config c = config_default();
-    ck_assert_int_eq(cfg_mlp_hidden(&c), 512);
+    ck_assert_int_eq(cfg_mlp_hidden(&c.model), 512);
     set_ok(&c, "mlp=swiglu");
-    ck_assert_int_eq(cfg_mlp_hidden(&c), 341);                  // int(2*4*128/3)
+    ck_assert_int_eq(cfg_mlp_hidden(&c.model), 341);                  // int(2*4*128/3)
     set_ok(&c, "mlp_multiple_of=64");
-    ck_assert_int_eq(cfg_mlp_hidden(&c), 384);                  // 341 -> 384
+    ck_assert_int_eq(cfg_mlp_hidden(&c.model), 384);                  // 341 -> 384
     set_ok(&c, "dim=384");
-    ck_assert_int_eq(cfg_mlp_hidden(&c), 1024);                 // exactly 1024, no rounding up
+    ck_assert_int_eq(cfg_mlp_hidden(&c.model), 1024);                 // exactly 1024, no rounding up
     set_ok(&c, "mlp_multiple_of=1");
-    ck_assert_int_eq(cfg_mlp_hidden(&c), 1024);
+    ck_assert_int_eq(cfg_mlp_hidden(&c.model), 1024);
     set_ok(&c, "dim=512");
-    ck_assert_int_eq(cfg_mlp_hidden(&c), 1365);
+    ck_assert_int_eq(cfg_mlp_hidden(&c.model), 1365);
     set_ok(&c, "mlp_multiple_of=64");
-    ck_assert_int_eq(cfg_mlp_hidden(&c), 1408);
+    ck_assert_int_eq(cfg_mlp_hidden(&c.model), 1408);
     set_ok(&c, "mlp=gelu");                                      // multiple_of only affects SwiGLU
-    ck_assert_int_eq(cfg_mlp_hidden(&c), 2048);
+    ck_assert_int_eq(cfg_mlp_hidden(&c.model), 2048);
     set_ok(&c, "mlp_ratio=2.5"); set_ok(&c, "dim=128");
-    ck_assert_int_eq(cfg_mlp_hidden(&c), 320);
+    ck_assert_int_eq(cfg_mlp_hidden(&c.model), 320);
 }
 END_TEST
 
@@ -303,10 +303,68 @@ START_TEST(test_describe_and_keys) {
 }
 END_TEST
 
+// The two parts: which keys are whose, each part's own check, the one entry
+// point for a list of settings, and what a resume takes from where.
+START_TEST(test_model_and_run_parts) {
+    const char *model_keys[] = {"img", "dim", "depth", "norm", "qk_norm", "mlp", "pos", "bias", "ada"};
+    const char *run_keys[] = {"seed", "lr", "weight_decay", "batch", "flip", "steps", "val_every", "threads"};
+    for (int i = 0; i < 9; i++) ck_assert(config_is_model_key(model_keys[i]) && !config_is_run_key(model_keys[i]));
+    for (int i = 0; i < 8; i++) ck_assert(config_is_run_key(run_keys[i]) && !config_is_model_key(run_keys[i]));
+    ck_assert(!config_is_model_key("train.step") && !config_is_run_key("train.step"));
+    int n_model = 0, n_run = 0;
+    Config d = config_default();
+    model_config_foreach_field(&d.model, count_field, &n_model);
+    run_config_foreach_field(&d.run, count_field, &n_run);
+    ck_assert_int_eq(n_model, 16);
+    ck_assert_int_eq(n_run, 8);
+
+    // each part checks itself
+    ModelConfig m = model_config_default();
+    ck_assert_int_eq(model_config_check(&m, err, sizeof err), 0);
+    m.heads = 3;
+    ck_assert_int_eq(model_config_check(&m, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "heads=3"), "%s", err);
+    RunConfig r = run_config_default();
+    ck_assert_int_eq(run_config_check(&r, err, sizeof err), 0);
+    r.batch = 0;
+    ck_assert_int_eq(run_config_check(&r, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "batch=0"), "%s", err);
+
+    // config_apply: every setting, then one check; a failure changes nothing
+    Config c = config_default(), before = c;
+    const char *good[] = {"dim=64", "lr=1e-3", "modern", "steps=10"};
+    ck_assert_msg(config_apply(&c, good, 4, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(c.model.dim, 64); ck_assert(c.run.lr == 1e-3f); ck_assert_int_eq(c.run.steps, 10);
+    ck_assert_int_eq(c.model.norm, NORM_RMSNORM);
+    before = c;
+    const char *unknown[] = {"dim=32", "colour=red"}, *misfit[] = {"dim=32", "heads=3"};
+    ck_assert_int_eq(config_apply(&c, unknown, 2, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "unknown config key 'colour'"), "%s", err);
+    ck_assert_int_eq(config_apply(&c, misfit, 2, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "dim=32 is not a multiple of heads=3"), "%s", err);
+    ck_assert(memcmp(&c, &before, sizeof c) == 0);
+
+    // a resume: the checkpoint's model and what its run computes, the
+    // options' steps, val_every and threads
+    Config saved = config_default(), given = config_default();
+    const char *s_sets[] = {"dim=32", "seed=1", "lr=3e-4", "batch=16", "flip=false", "steps=60", "threads=1"};
+    const char *g_sets[] = {"dim=64", "seed=2", "lr=1e-3", "batch=64", "steps=200", "val_every=50", "threads=2"};
+    ck_assert(config_apply(&saved, s_sets, 7, err, sizeof err) == 0 && config_apply(&given, g_sets, 7, err, sizeof err) == 0);
+    Config res = config_for_resume(&saved, &given);
+    ck_assert(memcmp(&res.model, &saved.model, sizeof res.model) == 0);
+    ck_assert(res.run.seed == 1 && res.run.lr == 3e-4f && res.run.batch == 16 && !res.run.flip);
+    ck_assert_int_eq(res.run.steps, 200); ck_assert_int_eq(res.run.val_every, 50); ck_assert_int_eq(res.run.threads, 2);
+    for (int i = 0; i < 8; i++)
+        ck_assert_int_eq(config_key_taken_on_resume(run_keys[i]),
+                         !strcmp(run_keys[i], "steps") || !strcmp(run_keys[i], "val_every") || !strcmp(run_keys[i], "threads"));
+    ck_assert(!config_key_taken_on_resume("dim"));
+}
+END_TEST
+
 START_TEST(test_set_or_exit) {
     Config c = config_default();
     config_set_or_exit(&c, "dim=64");
-    ck_assert_int_eq(c.dim, 64);
+    ck_assert_int_eq(c.model.dim, 64);
     config_set_or_exit(&c, "nonsense=1");   // exits 2 (tcase_add_exit_test)
 }
 END_TEST
@@ -324,6 +382,7 @@ int main(void) {
     tcase_add_test(tc, test_mlp_hidden);
     tcase_add_test(tc, test_round_trip);
     tcase_add_test(tc, test_describe_and_keys);
+    tcase_add_test(tc, test_model_and_run_parts);
     tcase_add_test(tc, test_float_as_given);
     tcase_add_exit_test(tc, test_set_or_exit, 2);
     suite_add_tcase(s, tc);

@@ -49,7 +49,7 @@ static int draw_config(Rng *r, Config *c, int cifar_shape, char *desc, size_t dl
         patch = p32[pick(r, 4)]; img = 32; channels = 3;
     }
     int heads = 1 + pick(r, 4), hd = hds[pick(r, 4)];
-    char sets[16][48];
+    char sets[24][48];
     int n = 0;
     snprintf(sets[n++], 48, "img=%d", img);
     snprintf(sets[n++], 48, "channels=%d", channels);
@@ -66,32 +66,37 @@ static int draw_config(Rng *r, Config *c, int cifar_shape, char *desc, size_t dl
     snprintf(sets[n++], 48, "freq_dim=%d", 2 * (1 + pick(r, 8)));
     snprintf(sets[n++], 48, "batch=%d", 1 + pick(r, 3));
     snprintf(sets[n++], 48, "seed=%d", pick(r, 1000));
+    // the run's other fields, which a checkpoint stores beside the model's
+    snprintf(sets[n++], 48, "lr=%s", pick(r, 2) ? "1e-3" : "3e-4");
+    snprintf(sets[n++], 48, "weight_decay=%s", pick(r, 2) ? "0.05" : "0");
+    snprintf(sets[n++], 48, "flip=%s", pick(r, 2) ? "true" : "false");
     // the block's adaLN variant, where the config has one (plain | zero)
     Config probe = config_default();
     if (config_set(&probe, "ada=zero", NULL, 0) == 0) snprintf(sets[n++], 48, "ada=%s", pick(r, 2) ? "zero" : "plain");
     *c = config_default();
     size_t used = 0;
     desc[0] = '\0';
+    const char *kvs[24];
     for (int i = 0; i < n; i++) {
         used += (size_t)snprintf(desc + used, used < dlen ? dlen - used : 0, "%s%s", i ? " " : "", sets[i]);
-        if (config_set(c, sets[i], why, wlen) != 0) return -1;
+        kvs[i] = sets[i];
     }
-    return config_validate(c, why, wlen);
+    return config_apply(c, kvs, n, why, wlen);
 }
 
 // Three steps, a checkpoint, the checkpoint loaded back.
 static void train_save_load(const Config *c, const char *desc, const char *dir, Rng *r) {
     char err[1024], path[600];
     Model m, back;
-    ck_assert_msg(model_build(&m, c, err, sizeof err) == 0, "%s: %s", desc, err);
-    model_init_weights(&m, c->seed);
+    ck_assert_msg(model_build(&m, &c->model, err, sizeof err) == 0, "%s: %s", desc, err);
+    model_init_weights(&m, c->run.seed);
     TrainState ts;
     AdamWConfig opt = adamw_default(1e-3f);
-    ck_assert_msg(train_state_init(&ts, &m, c->batch, &opt) == 0, "%s: out of memory", desc);
-    size_t per = (size_t)c->channels * c->img * c->img;
-    float *x1 = alloc_floats(per * c->batch);
+    ck_assert_msg(train_state_init(&ts, &m, c->run.batch, &opt) == 0, "%s: out of memory", desc);
+    size_t per = (size_t)c->model.channels * c->model.img * c->model.img;
+    float *x1 = alloc_floats(per * c->run.batch);
     for (int step = 0; step < 3; step++) {
-        rng_fill_uniform(r, x1, (long)(per * c->batch), -1.0f, 1.0f);
+        rng_fill_uniform(r, x1, (long)(per * c->run.batch), -1.0f, 1.0f);
         double loss = train_step(&ts, x1, r);
         ck_assert_msg(isfinite(loss) && isfinite(ts.grad_norm), "%s: step %d: loss %g, gradient norm %g", desc,
                       step + 1, loss, ts.grad_norm);
@@ -99,13 +104,18 @@ static void train_save_load(const Config *c, const char *desc, const char *dir, 
     snprintf(path, sizeof path, "%s/ckpt.safetensors", dir);
     CheckpointArray extra[2] = { { CHECKPOINT_ADAMW_M, ts.adam_m }, { CHECKPOINT_ADAMW_V, ts.adam_v } };
     CheckpointMeta meta[1] = { { "train.step", "3" } };
-    ck_assert_msg(checkpoint_save(path, &m, extra, 2, meta, 1, err, sizeof err) == 0, "%s: %s", desc, err);
+    ck_assert_msg(checkpoint_save(path, &m, &c->run, extra, 2, meta, 1, err, sizeof err) == 0, "%s: %s", desc, err);
     SafeTensors st;
     ck_assert_msg(checkpoint_load(path, &back, &st, err, sizeof err) == 0, "%s: %s", desc, err);
+    // both parts come back: the model's (built from it) and the run's
+    Config stored;
+    ck_assert_msg(checkpoint_config_from(&st, path, &stored, err, sizeof err) == 0, "%s: %s", desc, err);
     char a[1024], b[1024];
-    config_describe(&m.cfg, a, sizeof a);
-    config_describe(&back.cfg, b, sizeof b);
+    config_describe(c, a, sizeof a);
+    config_describe(&stored, b, sizeof b);
     ck_assert_msg(strcmp(a, b) == 0, "%s: saved %s, loaded %s", desc, a, b);
+    model_config_describe(&back.cfg, b, sizeof b);
+    ck_assert_msg(strncmp(a, b, strlen(b)) == 0 && a[strlen(b)] == ' ', "%s: saved %s, built %s", desc, a, b);
     ck_assert_msg(back.n_params == m.n_params && memcmp(back.params, m.params, sizeof(float) * m.n_params) == 0,
                   "%s: the weights came back different", desc);
     float *moment = alloc_floats(m.n_params);
@@ -118,13 +128,13 @@ static void train_save_load(const Config *c, const char *desc, const char *dir, 
     st_free(&st);
     // the loaded model computes what the saved one did
     Activations a1, a2;
-    ck_assert_int_eq(activations_alloc(&a1, &m, c->batch), 0);
-    ck_assert_int_eq(activations_alloc(&a2, &back, c->batch), 0);
-    float *t = alloc_floats(c->batch);
-    rng_fill_uniform(r, t, c->batch, 0.0f, 1.0f);
+    ck_assert_int_eq(activations_alloc(&a1, &m, c->run.batch), 0);
+    ck_assert_int_eq(activations_alloc(&a2, &back, c->run.batch), 0);
+    float *t = alloc_floats(c->run.batch);
+    rng_fill_uniform(r, t, c->run.batch, 0.0f, 1.0f);
     model_forward(&m, &a1, x1, t);
     model_forward(&back, &a2, x1, t);
-    ck_assert_msg(memcmp(a1.v, a2.v, sizeof(float) * per * c->batch) == 0, "%s: the loaded model's output differs",
+    ck_assert_msg(memcmp(a1.v, a2.v, sizeof(float) * per * c->run.batch) == 0, "%s: the loaded model's output differs",
                   desc);
     activations_free(&a1); activations_free(&a2);
     free(t); free(moment); free(x1);
@@ -142,9 +152,9 @@ static int run_trainer(const Config *c, const char *out, int steps, bool resume,
     o.out_dir = out;
     o.preset = PRESET_SMOKE;
     o.cfg = *c;
-    o.cfg.steps = steps;
-    o.cfg.threads = 1;
-    o.cfg.val_every = 0;
+    o.cfg.run.steps = steps;
+    o.cfg.run.threads = 1;
+    o.cfg.run.val_every = 0;
     o.resume = resume;
     o.ckpt_every = 1;
     o.scorecard = false;
@@ -184,7 +194,7 @@ START_TEST(test_random_configs_train_and_reload) {
         valid++;
         train_save_load(&c, desc, tmp, &r);
         if (!to_trainer) continue;
-        int fits = c.img == CIFAR_IMG && c.channels == CIFAR_CHANNELS;
+        int fits = c.model.img == CIFAR_IMG && c.model.channels == CIFAR_CHANNELS;
         int rc = run_trainer(&c, out, 2, false, log);
         if (!fits) {
             ck_assert_msg(rc == TRAIN_USAGE, "%s: the trainer answered %d to a model CIFAR-10 cannot fill", desc, rc);

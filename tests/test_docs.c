@@ -439,7 +439,7 @@ static void preset_facts(PresetFacts f[N_PRESETS]) {
         Config c;
         int ckpt_every;
         preset_apply(presets[i], &c, &ckpt_every);
-        f[i] = (PresetFacts){ names[i], c.batch, c.steps, c.val_every };
+        f[i] = (PresetFacts){ names[i], c.run.batch, c.run.steps, c.run.val_every };
     }
 }
 

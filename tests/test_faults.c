@@ -1212,12 +1212,12 @@ END_TEST
 static void write_checkpoint(const char *path, const char *set, int with_checksums) {
     Config c = config_default();
     char err[1024];
-    c.dim = 16; c.depth = 1; c.heads = 2; c.freq_dim = 8;
+    c.model.dim = 16; c.model.depth = 1; c.model.heads = 2; c.model.freq_dim = 8;
     if (set) ck_assert_msg(config_set(&c, set, err, sizeof err) == 0, "%s", err);
     Model m;
-    ck_assert_msg(model_build(&m, &c, err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(model_build(&m, &c.model, err, sizeof err) == 0, "%s", err);
     model_init_weights(&m, 1);
-    ck_assert_msg(checkpoint_save(path, &m, NULL, 0, NULL, 0, err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(checkpoint_save(path, &m, &c.run, NULL, 0, NULL, 0, err, sizeof err) == 0, "%s", err);
     model_free(&m);
     if (with_checksums) return;
     Ckpt k;

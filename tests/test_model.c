@@ -32,7 +32,7 @@ static void apply(Config *c, const char *const *sets) {
 
 static void build(Model *m, const Config *c) {
     err[0] = '\0';
-    ck_assert_msg(model_build(m, c, err, sizeof err) == 0, "model_build: %s", err);
+    ck_assert_msg(model_build(m, &c->model, err, sizeof err) == 0, "model_build: %s", err);
 }
 
 // The spec's seven variants (§3), by the settings that make them.
@@ -60,7 +60,7 @@ START_TEST(test_param_counts) {
     for (int v = 0; v < N_VARIANTS; v++) {
         Config c = config_default();
         apply(&c, VARIANTS[v].sets);
-        size_t n = model_count_params(&c);
+        size_t n = model_count_params(&c.model);
         ck_assert_msg(n == VARIANTS[v].params, "%s: %zu parameters, the spec says %zu",
                       VARIANTS[v].name, n, VARIANTS[v].params);
         // the built model agrees, and its tensors tile the flat array exactly
@@ -222,7 +222,7 @@ static void check_model_grads(const char *name, const char *const *sets) {
         if (m.tensors[i].init == INIT_ZERO)
             rng_fill_uniform(&w, m.params + m.tensors[i].offset, (long)m.tensors[i].size, -0.3f, 0.3f);
     int N = 2;
-    size_t per = (size_t)cfg.channels * cfg.img * cfg.img;
+    size_t per = (size_t)cfg.model.channels * cfg.model.img * cfg.model.img;
     float *x1 = alloc_floats(N * per), *x0 = alloc_floats(N * per), t[2] = { 0.3f, 0.8f };
     Rng r;
     rng_seed(&r, 11);
@@ -398,9 +398,9 @@ START_TEST(test_adazero_start) {
             for (size_t j = 0; j < T->size; j++) ck_assert(m.params[T->offset + j] == 0.0f);
         }
     }
-    ck_assert_int_eq(n_zero, 2 * cfg.depth + 4);
-    int N = 2, D = cfg.dim;
-    size_t per = (size_t)cfg.channels * cfg.img * cfg.img;
+    ck_assert_int_eq(n_zero, 2 * cfg.model.depth + 4);
+    int N = 2, D = cfg.model.dim;
+    size_t per = (size_t)cfg.model.channels * cfg.model.img * cfg.model.img;
     float *x1 = alloc_floats(N * per), *x0 = alloc_floats(N * per), t[2] = { 0.3f, 0.8f };
     Rng r;
     rng_seed(&r, 11);
@@ -413,8 +413,8 @@ START_TEST(test_adazero_start) {
         train_forward_backward(&ts, x1, x0, t);
         if (step == 0) {   // the first output is 0 and every block the identity
             for (size_t i = 0; i < N * per; i++) ck_assert(ts.act.v[i] == 0.0f);
-            size_t NLD = (size_t)N * cfg_tokens(&cfg) * D;
-            for (int k = 1; k <= 2 * cfg.depth; k++)
+            size_t NLD = (size_t)N * cfg_tokens(&cfg.model) * D;
+            for (int k = 1; k <= 2 * cfg.model.depth; k++)
                 ck_assert(memcmp(ts.act.resid, ts.act.resid + k * NLD, NLD * sizeof(float)) == 0);
         }
         for (int i = 0; i < m.n_tensors; i++) {
@@ -425,7 +425,7 @@ START_TEST(test_adazero_start) {
             ck_assert_msg(tensor_moved(&m, T) == want, "step %d: %s has %s gradient", step, T->name,
                           want ? "no" : "a");
         }
-        for (int b = 0; b < cfg.depth; b++) {
+        for (int b = 0; b < cfg.model.depth; b++) {
             // rows: shift_a, scale_a, gate_a, shift_m, scale_m, gate_m
             int gates = ada_rows_moved(&m, b, 2, 3) && ada_rows_moved(&m, b, 5, 6);
             int shifts_scales = ada_rows_moved(&m, b, 0, 2) || ada_rows_moved(&m, b, 3, 5);
@@ -455,7 +455,7 @@ START_TEST(test_ada_from_metadata) {
         ck_assert_int_eq(has_ada, cases[k].want == ADA_ZERO);
         Config c;
         ck_assert_msg(checkpoint_config_from(&st, path, &c, err, sizeof err) == 0, "%s", err);
-        ck_assert_int_eq(c.ada, cases[k].want);
+        ck_assert_int_eq(c.model.ada, cases[k].want);
         st_free(&st);
     }
 }
@@ -543,7 +543,7 @@ static float *train_weights(const char *const *sets, int threads, omp_sched_t sc
     build(&m, &cfg);
     model_init_weights(&m, 3);
     int N = 4;
-    size_t per = (size_t)cfg.channels * cfg.img * cfg.img;
+    size_t per = (size_t)cfg.model.channels * cfg.model.img * cfg.model.img;
     float *x1 = alloc_floats(N * per);
     Rng data, r;
     rng_seed(&data, 5);
@@ -681,7 +681,7 @@ static void check_sampler(const char *const *sets) {
     ck_assert_ptr_nonnull(hb);
     for (size_t j = 0; j < hb->size; j++) m.params[hb->offset + j] = c;
     int N = 3;
-    size_t n = (size_t)N * cfg.channels * cfg.img * cfg.img;
+    size_t n = (size_t)N * cfg.model.channels * cfg.model.img * cfg.model.img;
     Activations a;
     ck_assert_int_eq(activations_alloc(&a, &m, N), 0);
     float *x0 = alloc_floats(n), *x = alloc_floats(n);
@@ -764,7 +764,7 @@ static void check_smoke(const char *name, const char *const *sets) {
         if (pt->kind != PARAM_GAIN) continue;
         for (size_t j = 0; j < pt->size; j++) m.params[pt->offset + j] = 0.5f + (float)((j * 37 + i * 11) % 100) / 100.0f;
     }
-    size_t per = (size_t)cfg.channels * cfg.img * cfg.img;
+    size_t per = (size_t)cfg.model.channels * cfg.model.img * cfg.model.img;
     ck_assert_int_eq((int)per, CIFAR_PIXELS);
     float *x1 = alloc_floats(SMOKE_BATCH * per), *x0 = alloc_floats(SMOKE_BATCH * per);
     float t[SMOKE_BATCH];
@@ -871,7 +871,7 @@ START_TEST(test_summary) {
         }
         fclose(f);
         char want[64];
-        snprintf(want, sizeof want, "params: %zu\n", model_count_params(&cfg));
+        snprintf(want, sizeof want, "params: %zu\n", model_count_params(&cfg.model));
         ck_assert_msg(strcmp(last, want) == 0, "summary ends '%s', want '%s'", last, want);
         ck_assert_msg(top == (long long)m.n_params, "top-level counts add to %lld, not %zu", top, m.n_params);
         ck_assert_int_gt(nlines, 10);

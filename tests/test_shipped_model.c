@@ -127,15 +127,15 @@ START_TEST(test_export_drops_the_optimizer_state) {
     snprintf(run, sizeof run, "%s/run.safetensors", dir);
     snprintf(out, sizeof out, "%s/weights.safetensors", dir);
     Config c = config_default();
-    c.dim = 16; c.depth = 1; c.heads = 2; c.pos = POS_ROPE2D;
+    c.model.dim = 16; c.model.depth = 1; c.model.heads = 2; c.model.pos = POS_ROPE2D;
     Model m, back;
-    ck_assert_int_eq(model_build(&m, &c, err, sizeof err), 0);
+    ck_assert_int_eq(model_build(&m, &c.model, err, sizeof err), 0);
     model_init_weights(&m, 7);
     float *moment = alloc_floats(m.n_params);
     for (size_t i = 0; i < m.n_params; i++) moment[i] = 0.5f;
     CheckpointArray extra[2] = { { CHECKPOINT_ADAMW_M, moment }, { CHECKPOINT_ADAMW_V, moment } };
     CheckpointMeta meta[1] = { { "train.step", "12" } };
-    ck_assert_msg(checkpoint_save(run, &m, extra, 2, meta, 1, err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(checkpoint_save(run, &m, &c.run, extra, 2, meta, 1, err, sizeof err) == 0, "%s", err);
     snprintf(opts, sizeof opts, "export '%s' '%s'", run, out);
     ck_assert_int_eq(run_program("", "step0_tour/step0_tour", opts, dir), 0);
     SafeTensors st;

@@ -39,15 +39,15 @@ static CifarSet synthetic_set(int n, unsigned long long seed) {
 
 static Config tiny_config(void) {
     Config c = config_default();
-    c.dim = 32; c.depth = 2; c.heads = 2; c.freq_dim = 32;
+    c.model.dim = 32; c.model.depth = 2; c.model.heads = 2; c.model.freq_dim = 32;
     return c;
 }
 
 static void build_tiny(Model *m, unsigned long long run_seed, unsigned long long weight_seed) {
     Config c = tiny_config();
-    c.seed = run_seed;
+    c.run.seed = run_seed;
     char err[256];
-    ck_assert_msg(model_build(m, &c, err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(model_build(m, &c.model, err, sizeof err) == 0, "%s", err);
     model_init_weights(m, weight_seed);
 }
 
@@ -158,7 +158,7 @@ static TrainOptions smoke_options(const char *out_dir, const char *name) {
     o.out_dir = out_dir;
     o.preset = PRESET_SMOKE;
     preset_apply(PRESET_SMOKE, &o.cfg, &o.ckpt_every);
-    o.cfg.threads = 1;
+    o.cfg.run.threads = 1;
     o.scorecard = false;
     return o;
 }
@@ -206,7 +206,7 @@ START_TEST(test_resume_is_bit_identical) {
     const int k = 30;   // between two checkpoints (every 20): the stop saves its own
 
     TrainOptions straight = smoke_options(dir, "straight");
-    int N = straight.cfg.steps;
+    int N = straight.cfg.run.steps;
     ck_assert_int_eq(trainer_run(&straight), TRAIN_OK);
 
     TrainOptions part = smoke_options(dir, "resumed");
@@ -268,15 +268,15 @@ START_TEST(test_val_curve_along_the_run) {
     const char *dir = make_tmp();
     ck_assert_int_ge(synth_cifar_use(dir, "test_val_curve_along_the_run"), 0);
     TrainOptions plain = smoke_options(dir, "plain");
-    ck_assert_int_eq(plain.cfg.val_every, 0);   // the smoke preset checks only at the end
+    ck_assert_int_eq(plain.cfg.run.val_every, 0);   // the smoke preset checks only at the end
     ck_assert_int_eq(trainer_run(&plain), TRAIN_OK);
 
     TrainOptions checked = smoke_options(dir, "checked");
-    checked.cfg.val_every = 20;
+    checked.cfg.run.val_every = 20;
     ck_assert_int_eq(trainer_run(&checked), TRAIN_OK);
 
     TrainOptions part = smoke_options(dir, "resumed");
-    part.cfg.val_every = 20;
+    part.cfg.run.val_every = 20;
     part.stop_after = 30;
     ck_assert_int_eq(trainer_run(&part), TRAIN_STOPPED);
     part.stop_after = 0;
@@ -347,9 +347,9 @@ START_TEST(test_smoke_run_loss_falls) {
     if (!have_data("test_smoke_run_loss_falls")) return;
     const char *dir = make_tmp();
     TrainOptions o = smoke_options(dir, "learns");
-    o.cfg.seed = 1;
+    o.cfg.run.seed = 1;
     ck_assert_int_eq(trainer_run(&o), TRAIN_OK);
-    int N = o.cfg.steps;
+    int N = o.cfg.run.steps;
     float *loss = alloc_floats((size_t)N);
     size_t len;
     char *text = read_text(dir, "learns", "loss.tsv", &len);

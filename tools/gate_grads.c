@@ -69,15 +69,15 @@ int main(int argc, char **argv) {
         }
         if (config_set(&cfg, argv[++i], err, sizeof err) != 0) { fprintf(stderr, "gate_grads: %s\n", err); return 2; }
     }
-    if (config_validate(&cfg, err, sizeof err) != 0 || cfg.ada != ADA_ZERO) {
-        fprintf(stderr, "gate_grads: %s\n", cfg.ada != ADA_ZERO ? "it shows ada=zero only" : err);
+    if (config_validate(&cfg, err, sizeof err) != 0 || cfg.model.ada != ADA_ZERO) {
+        fprintf(stderr, "gate_grads: %s\n", cfg.model.ada != ADA_ZERO ? "it shows ada=zero only" : err);
         return 2;
     }
     omp_set_num_threads(1);   // 8 images: too few to share out
     Model m;
-    if (model_build(&m, &cfg, err, sizeof err) != 0) { fprintf(stderr, "gate_grads: %s\n", err); return 2; }
+    if (model_build(&m, &cfg.model, err, sizeof err) != 0) { fprintf(stderr, "gate_grads: %s\n", err); return 2; }
     model_init_weights(&m, 0);
-    size_t per = (size_t)cfg.channels * cfg.img * cfg.img;
+    size_t per = (size_t)cfg.model.channels * cfg.model.img * cfg.model.img;
     float *x1 = malloc(sizeof(float) * BATCH * per), *x0 = malloc(sizeof(float) * BATCH * per), t[BATCH];
     Rng r;
     rng_seed(&r, 1);
@@ -85,7 +85,7 @@ int main(int argc, char **argv) {
     rng_fill_normal(&r, x0, (long)(BATCH * per), 1.0f);
     for (int n = 0; n < BATCH; n++) t[n] = (n + 0.5f) / BATCH;
     TrainState ts;
-    AdamWConfig opt = adamw_default(cfg.lr);
+    AdamWConfig opt = adamw_default(cfg.run.lr);
     if (!x1 || !x0 || train_state_init(&ts, &m, BATCH, &opt) != 0) { fprintf(stderr, "gate_grads: out of memory\n"); return 1; }
 
     double rms[STEPS][N_GROUPS];
@@ -94,11 +94,11 @@ int main(int argc, char **argv) {
         if (s == 0) {
             float vmax = 0.0f;
             for (size_t i = 0; i < BATCH * per; i++) vmax = fmaxf(vmax, fabsf(ts.act.v[i]));
-            size_t NLD = (size_t)BATCH * cfg_tokens(&cfg) * cfg.dim;
+            size_t NLD = (size_t)BATCH * cfg_tokens(&cfg.model) * cfg.model.dim;
             int identity = 1;
-            for (int k = 1; k <= 2 * cfg.depth; k++)
+            for (int k = 1; k <= 2 * cfg.model.depth; k++)
                 identity &= memcmp(ts.act.resid, ts.act.resid + k * NLD, NLD * sizeof(float)) == 0;
-            printf("adaLN-Zero, %zu parameters; %d random images, lr %g\n", m.n_params, BATCH, cfg.lr);
+            printf("adaLN-Zero, %zu parameters; %d random images, lr %g\n", m.n_params, BATCH, cfg.run.lr);
             printf("step 0: v is 0 everywhere: %s (max |v| = %g); every block's output equals its input: %s\n",
                    vmax == 0.0f ? "yes" : "no", vmax, identity ? "yes" : "no");
             printf("loss at step 0: %.4f (mean of (x1 - x0)^2: the target itself)\n\n", loss);

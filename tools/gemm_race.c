@@ -5,7 +5,7 @@
 //   build/tools/gemm_race --batch 1 --rounds 2 --warmup 0     # a quick check
 //
 // The racers are the calls a training step makes (common/nn/linear.c,
-// attention.c, through common/nn/matmul.c), on the tutorial's model (config_default()): for each of a
+// attention.c, through common/nn/matmul.c), on the tutorial's model (model_config_default()): for each of a
 // block's Linears (qkv, proj, fc1, fc2) at R = batch · 64 token rows
 //     forward  out (R, OC)  = inp (R, IC) · Wᵀ              NT, beta 0
 //     dX       dinp (R, IC) += dout (R, OC) · W (OC, IC)     NN, beta 1
@@ -378,9 +378,9 @@ static int product_init(Product *p, const char *name, Call call, int block, int 
     return 0;
 }
 
-// The model's products (config_default(): the tutorial's), 15 of them. 0, or -1.
+// The model's products (model_config_default(): the tutorial's), 15 of them. 0, or -1.
 static int model_products(Product *p, int batch, Rng *r) {
-    Config c = config_default();
+    ModelConfig c = model_config_default();
     int R = batch * cfg_tokens(&c), D = c.dim, Hm = cfg_mlp_hidden(&c), L = cfg_tokens(&c), hd = D / c.heads;
     struct { const char *name; int IC, OC; } lin[4] = { { "qkv", D, 3 * D }, { "proj", D, D }, { "fc1", D, Hm },
                                                         { "fc2", Hm, D } };
@@ -580,7 +580,7 @@ static Best best_of(const Racer *x, const double *ms, int nx, int lib, const Pro
 // How often a step of the tutorial's model (depth 4) makes each product:
 // once per block for a Linear's, twice per block for each attention kind
 // (q·kᵀ and dy·vᵀ; att·v and dscore·k; attᵀ·dy and dscoreᵀ·q).
-static int per_step(const Product *p) { return (p->attention ? 2 : 1) * config_default().depth; }
+static int per_step(const Product *p) { return (p->attention ? 2 : 1) * model_config_default().depth; }
 
 static void print_tables(const RaceOptions *o, const Product *p, int np, const Racer *x, const double *ms,
                          int nx, const double *peak) {
@@ -612,7 +612,7 @@ static void print_tables(const RaceOptions *o, const Product *p, int np, const R
         double step_flop = 0;
         for (int k = 0; k < np; k++) step_flop += per_step(&p[k]) * p[k].flop;
         printf("these products of one training step (%.2f GFLOP, depth %d): floor %.1f ms at the peak;\n",
-               step_flop * 1e-9, config_default().depth, step_flop * 1e-6 / peak[t]);
+               step_flop * 1e-9, model_config_default().depth, step_flop * 1e-6 / peak[t]);
         for (int lib = 0; lib < NLIBS; lib++)
             if (covers[lib]) printf("  %s %.1f ms at its best, %.1f ms in the model's blocks alone\n", LIBS[lib].name,
                                     step_ms[lib], blocks_ms[lib]);

@@ -134,14 +134,14 @@ static int save_trace(const char *path, const Trace *tr, Model *m, const Config 
     st_writer_init(&w);
     add_params(&w, m, "param", tr->weights0);
     add_params(&w, m, "after", m->params);
-    long img[5] = { tr->K, tr->B, cfg->channels, cfg->img, cfg->img };
+    long img[5] = { tr->K, tr->B, cfg->model.channels, cfg->model.img, cfg->model.img };
     st_writer_add(&w, "x1", 5, img, tr->x1);
     st_writer_add(&w, "x0", 5, img, tr->x0);
     st_writer_add(&w, "t", 2, (long[]){ tr->K, tr->B }, tr->t);
     st_writer_add(&w, "loss", 1, (long[]){ tr->K }, tr->loss);
     st_writer_add(&w, "grad_norm", 1, (long[]){ tr->K }, tr->grad_norm);
     st_writer_add(&w, "exam.t", 1, (long[]){ VAL_IMAGES }, exam_t);
-    st_writer_add(&w, "exam.x0_head", 4, (long[]){ 4, cfg->channels, cfg->img, cfg->img }, exam_x0);
+    st_writer_add(&w, "exam.x0_head", 4, (long[]){ 4, cfg->model.channels, cfg->model.img, cfg->model.img }, exam_x0);
     st_writer_add(&w, "val_mse", 1, (long[]){ 1 }, &val_mse);
     config_foreach_field(cfg, add_config_meta, &w);
     char k_text[32];
@@ -163,16 +163,16 @@ int main(int argc, char **argv) {
     Config cfg = o.cfg;
     int K = o.K;
     const char *out = o.out;
-    if (cfg.threads > 0) omp_set_num_threads(cfg.threads);
+    if (cfg.run.threads > 0) omp_set_num_threads(cfg.run.threads);
     char err[4608];
 
-    if (cifar_check_config(&cfg, "--set", err, sizeof err) != 0) { fprintf(stderr, "error: %s\n", err); return 2; }
+    if (cifar_check_config(&cfg.model, "--set", err, sizeof err) != 0) { fprintf(stderr, "error: %s\n", err); return 2; }
     CifarSet train;
     if (cifar_load_train(cifar_dir(), &train, err, sizeof err) != 0) { fprintf(stderr, "error: %s\n", err); return 1; }
     Model m;
-    if (model_build(&m, &cfg, err, sizeof err) != 0) { fprintf(stderr, "error: %s\n", err); return 1; }
-    model_init_weights(&m, cfg.seed);
-    Trace tr = { .K = K, .B = cfg.batch, .per = (size_t)cfg.channels * cfg.img * cfg.img };
+    if (model_build(&m, &cfg.model, err, sizeof err) != 0) { fprintf(stderr, "error: %s\n", err); return 1; }
+    model_init_weights(&m, cfg.run.seed);
+    Trace tr = { .K = K, .B = cfg.run.batch, .per = (size_t)cfg.model.channels * cfg.model.img * cfg.model.img };
     size_t batch_floats = (size_t)K * tr.B * tr.per;
     tr.x1 = malloc(sizeof(float) * batch_floats);
     tr.x0 = malloc(sizeof(float) * batch_floats);
@@ -183,19 +183,19 @@ int main(int argc, char **argv) {
     TrainState ts;
     DataLoader dl;
     Rng noise;
-    AdamWConfig opt = adamw_default(cfg.lr);   // as the trainer: its betas and eps, the run's decay
-    opt.weight_decay = cfg.weight_decay;
+    AdamWConfig opt = adamw_default(cfg.run.lr);   // as the trainer: its betas and eps, the run's decay
+    opt.weight_decay = cfg.run.weight_decay;
     if (!tr.x1 || !tr.x0 || !tr.t || !tr.loss || !tr.grad_norm || !tr.weights0 ||
-        train_state_init(&ts, &m, cfg.batch, &opt) != 0) {
+        train_state_init(&ts, &m, cfg.run.batch, &opt) != 0) {
         fprintf(stderr, "error: out of memory (%d steps of batch %d need %.0f MB; try fewer --steps)\n",
                 K, tr.B, 8.0 * batch_floats / 1e6);
         return 1;
     }
-    if (dataloader_init(&dl, &train, cfg.seed, cfg.flip, err, sizeof err) != 0) {
+    if (dataloader_init(&dl, &train, cfg.run.seed, cfg.run.flip, err, sizeof err) != 0) {
         fprintf(stderr, "error: %s\n", err);
         return 1;
     }
-    rng_seed(&noise, trainer_noise_seed(cfg.seed));
+    rng_seed(&noise, trainer_noise_seed(cfg.run.seed));
     memcpy(tr.weights0, m.params, sizeof(float) * m.n_params);
 
     take_steps(&tr, &ts, &dl, &noise);

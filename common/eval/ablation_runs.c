@@ -119,8 +119,8 @@ int ablation_row_read(const char *path, AblationRow *row) {
     }
     if (metrics_read(path, &row->m, row->note, sizeof row->note) != 0) return -1;
     if (row->m.has_config) {
-        row->lr = row->m.cfg.lr;
-        row->steps = row->m.cfg.steps;
+        row->lr = row->m.cfg.run.lr;
+        row->steps = row->m.cfg.run.steps;
     }
     read_extras(path, row);
     row->present = true;

@@ -66,14 +66,14 @@ static const StTensor *need_param(const Golden *g, const char *prefix, int i) {
 static int golden_open(Golden *g, GoldenReport *rep) {
     Config cfg;
     if (checkpoint_config_from(&g->st, g->path, &cfg, g->err, g->errlen) != 0) return -1;
-    config_describe(&cfg, rep->config, sizeof rep->config);
-    if (model_build(&g->m, &cfg, g->err, g->errlen) != 0) return -1;
+    model_config_describe(&cfg.model, rep->config, sizeof rep->config);
+    if (model_build(&g->m, &cfg.model, g->err, g->errlen) != 0) return -1;
     g->have_model = 1;
     if (checkpoint_copy_params(&g->st, g->path, "param.", &g->m, g->err, g->errlen) != 0) return -1;
     g->t = need(&g->st, "input.t", 0, g->path, g->err, g->errlen);
     if (!g->t) return -1;
     g->N = (int)g->t->numel;
-    g->per = (size_t)cfg.channels * cfg.img * cfg.img;
+    g->per = (size_t)cfg.model.channels * cfg.model.img * cfg.model.img;
     g->x1 = need(&g->st, "input.x1", g->N * g->per, g->path, g->err, g->errlen);
     g->x0 = need(&g->st, "input.x0", g->N * g->per, g->path, g->err, g->errlen);
     if (!g->x1 || !g->x0) return -1;

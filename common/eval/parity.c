@@ -216,7 +216,7 @@ int parity_ffn(const SafeTensors *st, MlpKind kind, Parity *p, char *err, size_t
         return -1;
     }
     int R = (int)x->shape[0], D = (int)x->shape[1], H = (int)weight[0]->shape[0];
-    Config c = config_default();
+    ModelConfig c = model_config_default();
     c.dim = D; c.mlp = kind;
     if (cfg_mlp_hidden(&c) != H) {
         snprintf(err, errlen, "%s is %d wide; the model's at D = %d is %d", v, H, D, cfg_mlp_hidden(&c));

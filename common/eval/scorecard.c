@@ -19,7 +19,7 @@ void scorecard_exam(float *x0, float *t, size_t per_image, int n_images) {
 }
 
 int val_exam_init(ValExam *e, const Model *m, const CifarSet *test, int n_images) {
-    const Config *c = &m->cfg;
+    const ModelConfig *c = &m->cfg;
     memset(e, 0, sizeof *e);
     // the images come as CIFAR-10's 3,072 floats: a model of another shape
     // would read past its buffers (programs say so first: cifar_check_config)
@@ -73,7 +73,7 @@ double scorecard_val_mse(Model *m, const CifarSet *test, int n_images) {
 void scorecard_samples(Model *m, float *out, int n, int steps) { scorecard_samples_shown(m, out, n, steps, NULL, 0); }
 
 void scorecard_samples_shown(Model *m, float *out, int n, int steps, Progress *pr, long done_before) {
-    const Config *c = &m->cfg;
+    const ModelConfig *c = &m->cfg;
     size_t per = (size_t)c->channels * c->img * c->img;
     Rng r;
     rng_seed(&r, FD_SEED);

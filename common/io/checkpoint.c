@@ -1,7 +1,7 @@
 // checkpoint.c: Model <-> safetensors file. See checkpoint.h.
 #include "checkpoint.h"
 #include "checksum.h"
-#include "errors.h"
+#include "nn/errors.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -11,32 +11,10 @@
 // Longest tensor name we build: a prefix plus a parameter name.
 #define CKPT_NAME_LEN (64 + PARAM_NAME_LEN)
 
-
 // prefix + name into out; -1 if it does not fit.
 static int join_name(char *out, const char *prefix, const char *name) {
     int n = snprintf(out, CKPT_NAME_LEN, "%s%s", prefix, name);
     return n < 0 || n >= CKPT_NAME_LEN ? -1 : 0;
-}
-
-// ---------------------------------------------------------------------------
-// The config keys, as config_foreach_field lists them. Collected once per
-// call from the field table itself so this file never repeats the key list.
-
-#define MAX_CONFIG_KEYS 64
-typedef struct {
-    int n;
-    char keys[MAX_CONFIG_KEYS][32];
-} KeyList;
-
-static void collect_key(const char *key, const char *value, void *ctx) {
-    KeyList *k = ctx;
-    if (k->n < MAX_CONFIG_KEYS) snprintf(k->keys[k->n++], sizeof k->keys[0], "%s", key);
-}
-
-static int is_config_key(const KeyList *k, const char *key) {
-    for (int i = 0; i < k->n; i++)
-        if (strcmp(k->keys[i], key) == 0) return 1;
-    return 0;
 }
 
 // ---------------------------------------------------------------------------
@@ -46,25 +24,23 @@ static void add_config_field(const char *key, const char *value, void *writer) {
     st_writer_meta(writer, key, value);   // errors are sticky in the writer
 }
 
-int checkpoint_save(const char *path, const Model *m,
+int checkpoint_save(const char *path, const Model *m, const RunConfig *run,
                     const CheckpointArray *extra, int n_extra,
                     const CheckpointMeta *meta, int n_meta,
                     char *err, size_t errlen) {
     if (!m || !m->params) return errorf(err, errlen, "%s: no model to save", path);
-    KeyList keys = {0};
-    Config dflt = config_default();
-    config_foreach_field(&dflt, collect_key, &keys);
     for (int i = 0; i < n_meta; i++) {
         if (!meta[i].key || !meta[i].value)
             return errorf(err, errlen, "%s: metadata entry %d has no key or value", path, i);
-        if (is_config_key(&keys, meta[i].key))
+        if (config_is_model_key(meta[i].key) || config_is_run_key(meta[i].key))
             return errorf(err, errlen, "%s: metadata key '%s' is a config field; it is saved from the "
-                        "model's config", path, meta[i].key);
+                        "model's config and the run's", path, meta[i].key);
     }
 
     StWriter w;
     st_writer_init(&w);
-    config_foreach_field(&m->cfg, add_config_field, &w);
+    model_config_foreach_field(&m->cfg, add_config_field, &w);
+    if (run) run_config_foreach_field(run, add_config_field, &w);
     for (int i = 0; i < n_meta; i++) st_writer_meta(&w, meta[i].key, meta[i].value);
 
     // The parameters, then each extra array, tensor by tensor in table order.
@@ -97,12 +73,10 @@ int checkpoint_save(const char *path, const Model *m,
 
 int checkpoint_config_from(const SafeTensors *st, const char *src, Config *out,
                            char *err, size_t errlen) {
-    KeyList keys = {0};
     Config c = config_default();
-    config_foreach_field(&c, collect_key, &keys);
     for (int i = 0; i < st->n_meta; i++) {
         const char *k = st->meta_keys[i];
-        if (!is_config_key(&keys, k)) continue;   // trainer state, adamw.*, sample.*
+        if (!config_is_model_key(k) && !config_is_run_key(k)) continue;   // trainer state, adamw.*, sample.*
         char kv[256], why[512];
         if (snprintf(kv, sizeof kv, "%s=%s", k, st->meta_values[i]) >= (int)sizeof kv)
             return errorf(err, errlen, "%s: metadata value of '%s' is too long", src, k);
@@ -197,7 +171,7 @@ int checkpoint_copy_params(const SafeTensors *st, const char *src, const char *p
         if (strncmp(name, prefix, plen) != 0) continue;
         if (looks_like_param(name + plen) && !model_find(m, name + plen)) {
             char desc[256];
-            config_describe(&m->cfg, desc, sizeof desc);
+            model_config_describe(&m->cfg, desc, sizeof desc);
             return errorf(err, errlen, "%s: tensor '%s' is not a parameter of this config (%s): "
                         "the metadata and the tensors disagree", src, name, desc);
         }
@@ -237,7 +211,7 @@ int checkpoint_load(const char *path, Model *m, SafeTensors *st_out, char *err, 
     Config c;
     char why[512];
     int rc = checkpoint_config_from(&st, path, &c, err, errlen);
-    if (rc == 0 && model_build(m, &c, why, sizeof why) != 0)
+    if (rc == 0 && model_build(m, &c.model, why, sizeof why) != 0)
         rc = errorf(err, errlen, "%s: cannot build the model: %s", path, why);
     else if (rc == 0 && checkpoint_copy_params(&st, path, "", m, err, errlen) != 0) {
         model_free(m);

@@ -4,15 +4,17 @@
 //   - every parameter under its spec name ("blocks.0.attn.qkv.weight", ...)
 //   - optional extra arrays laid out like the parameters (the AdamW moments),
 //     each parameter's slice under "<prefix><name>", e.g. "adamw_m.head.bias"
-//   - the whole config in __metadata__ (config_foreach_field: every field as
-//     the string config_set reads back), plus optional trainer state (step,
-//     RNG state, ...) as more string key/values.
+//   - the config in __metadata__, every field as the string config_set reads
+//     back: the model's (from m->cfg) and, when the caller gives one, the
+//     run's that trained it (seed, lr, batch, steps, ...); plus optional
+//     trainer state (step, RNG state, ...) as more string key/values.
 //   - a CRC32 of every tensor and of the metadata (checksum.h), checked by
 //     every load below: a damaged file is refused with the tensor named. A
 //     file saved before checksums existed has none and loads as it is.
 // Reading the config starts from config_default() and applies the config
 // keys found, so a file saved before a switch (qk_norm, mlp, norm, pos, bias)
-// existed loads as the original block. Metadata keys that are not config
+// existed loads as the original block, and a file with no run (a model saved
+// alone) reads the default run. Metadata keys that are not config
 // fields (trainer state, the golden files' "adamw.lr", "sample.steps") are
 // ignored by the config reader and left for the caller (st_meta).
 #pragma once
@@ -38,15 +40,17 @@ typedef struct {
 
 // Writes params, extras and metadata to path atomically (see
 // st_writer_save_atomic: the old file survives any failure). extra / meta may
-// be NULL when their count is 0. A meta key equal to a config field is an
-// error: the config is written from m->cfg and must not be contradicted.
-int checkpoint_save(const char *path, const Model *m,
+// be NULL when their count is 0; run may be NULL (a model alone). A meta key
+// equal to a config field is an error: the config is written from m->cfg and
+// run and must not be contradicted.
+int checkpoint_save(const char *path, const Model *m, const RunConfig *run,
                     const CheckpointArray *extra, int n_extra,
                     const CheckpointMeta *meta, int n_meta,
                     char *err, size_t errlen);
 
-// The config stored in a file's metadata, on top of config_default().
-// Fails if a config field's value does not parse or the result is invalid.
+// The config stored in a file's metadata (the model and the run), on top of
+// config_default(). Fails if a config field's value does not parse or the
+// result is invalid (config_validate).
 int checkpoint_read_config(const char *path, Config *out, char *err, size_t errlen);
 // The same from an already-read file; src names it in messages.
 int checkpoint_config_from(const SafeTensors *st, const char *src, Config *out,

@@ -1,7 +1,7 @@
 // checksum.c: CRC32 checksums of a safetensors file's tensors and metadata
 // (see checksum.h).
 #include "checksum.h"
-#include "errors.h"
+#include "nn/errors.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -4,7 +4,7 @@
 // bytes from disk and the bytes a fuzzer makes go through the same checks.
 #include "cifar.h"
 #include "args.h"
-#include "errors.h"
+#include "nn/errors.h"
 #include "fileio.h"
 #include "paths.h"
 #include <errno.h>
@@ -225,7 +225,7 @@ int cifar_load_test(const char *dir, CifarSet *out, char *err, size_t errlen) {
     return cifar_load_files(dir, TEST_FILES, 1, records, out, err, errlen);
 }
 
-int cifar_check_config(const Config *c, const char *what, char *err, size_t errlen) {
+int cifar_check_config(const ModelConfig *c, const char *what, char *err, size_t errlen) {
     if (c->img != CIFAR_IMG)
         return errorf(err, errlen, "%s: img=%d, but the data is CIFAR-10, whose images are %dx%d (img=%d); "
                       "use --set img=%d", what, c->img, CIFAR_IMG, CIFAR_IMG, CIFAR_IMG, CIFAR_IMG);

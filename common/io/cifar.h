@@ -85,7 +85,7 @@ void cifar_free(CifarSet *s);
 // mismatch would write past them or leave them half-filled. `what` names
 // where c comes from ("the options", a checkpoint's path) in the message.
 // 0, or -1 with a message naming the config's value and the data's.
-int cifar_check_config(const Config *c, const char *what, char *err, size_t errlen);
+int cifar_check_config(const ModelConfig *c, const char *what, char *err, size_t errlen);
 
 // One image's bytes (3, 32, 32) to floats x = p / 127.5 - 1 in [-1, 1],
 // mirrored left-right if flip is non-zero.

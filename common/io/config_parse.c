@@ -1,13 +1,15 @@
-// config_parse.c: the `--set key=value` parser and the printing of a Config.
-// The defaults and the size checks are the core's (nn/config.c).
+// config_parse.c: the `--set key=value` parser and the printing of a Config
+// (the model's fields and the run's). The defaults and the checks are each
+// part's own: nn/config.c for the model, run_config.c for the run.
 //
 // Every field is described once, in the FIELDS table below: its key, its
-// kind (int, unsigned 64-bit, float, bool or enum), where it lives in Config,
-// the smallest value that makes sense and a one-line help. Parsing, printing,
-// checkpoint metadata (config_foreach_field) and the key list all walk that
-// one table, so a new field cannot be settable but forgotten in checkpoints.
+// kind (int, unsigned 64-bit, float, bool or enum), where it lives in Config
+// (the model or the run), where a resume takes it from, the smallest value
+// that makes sense and a one-line help. Parsing, printing, checkpoint
+// metadata (config_foreach_field) and the key list all walk that one table,
+// so a new field cannot be settable but forgotten in checkpoints.
 #include "config_parse.h"
-#include "errors.h"
+#include "nn/errors.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -24,10 +26,19 @@
 
 typedef enum { F_INT, F_U64, F_FLOAT, F_BOOL, F_ENUM } FieldKind;
 
+// Whose field it is: the model's, or the run's, and for the run's where a
+// resume takes it from (config_for_resume).
+typedef enum {
+    PART_MODEL,          // the model: a resume keeps the checkpoint's
+    PART_RUN,            // what the run computes: a resume keeps the checkpoint's
+    PART_RUN_PROCESS,    // how far and how this process runs: a resume takes the options'
+} FieldPart;
+
 typedef struct {
     const char *key;
     FieldKind kind;
-    size_t offset;              // offsetof(Config, field)
+    FieldPart part;
+    size_t offset;              // offsetof(Config, model.field) or offsetof(Config, run.field)
     int min;                    // F_INT: smallest allowed value (floats: see float_may_be_zero)
     const char *const *names;   // F_ENUM: names indexed by the enum value, NULL-terminated
     const char *help;
@@ -38,34 +49,36 @@ static const char *const MLP_NAMES[] = {"gelu", "swiglu", NULL};
 static const char *const POS_NAMES[] = {"learned", "rope2d", NULL};
 static const char *const ADA_NAMES[] = {"plain", "zero", NULL};
 
-#define OFF(f) offsetof(Config, f)
+#define MODEL(f) offsetof(Config, model.f)
+#define RUN(f) offsetof(Config, run.f)
 static const Field FIELDS[] = {
-    {"img",             F_INT,   OFF(img),             1, NULL, "image side in pixels"},
-    {"channels",        F_INT,   OFF(channels),        1, NULL, "colour channels"},
-    {"patch",           F_INT,   OFF(patch),           1, NULL, "patch side in pixels (img must be a multiple)"},
-    {"dim",             F_INT,   OFF(dim),             1, NULL, "model width D (a multiple of heads)"},
-    {"depth",           F_INT,   OFF(depth),           1, NULL, "number of transformer blocks"},
-    {"heads",           F_INT,   OFF(heads),           1, NULL, "attention heads"},
-    {"mlp_ratio",       F_FLOAT, OFF(mlp_ratio),       0, NULL, "MLP hidden width / D"},
-    {"freq_dim",        F_INT,   OFF(freq_dim),        2, NULL, "sinusoidal timestep features (even)"},
-    {"norm",            F_ENUM,  OFF(norm),            0, NORM_NAMES, "normalisation before attn/mlp"},
-    {"qk_norm",         F_BOOL,  OFF(qk_norm),         0, NULL, "RMSNorm on queries and keys"},
-    {"mlp",             F_ENUM,  OFF(mlp),             0, MLP_NAMES, "feed-forward kind"},
-    {"mlp_multiple_of", F_INT,   OFF(mlp_multiple_of), 1, NULL, "round SwiGLU hidden up to a multiple of this"},
-    {"pos",             F_ENUM,  OFF(pos),             0, POS_NAMES, "position encoding"},
-    {"rope_base",       F_FLOAT, OFF(rope_base),       0, NULL, "RoPE frequency base"},
-    {"bias",            F_BOOL,  OFF(bias),            0, NULL, "biases in every Linear layer"},
-    {"ada",             F_ENUM,  OFF(ada),             0, ADA_NAMES, "adaLN: plain, or zero (adaLN-Zero: gated halves, zero init)"},
-    {"seed",            F_U64,   OFF(seed),            0, NULL, "random seed of the run"},
-    {"lr",              F_FLOAT, OFF(lr),              0, NULL, "AdamW learning rate"},
-    {"weight_decay",    F_FLOAT, OFF(weight_decay),    0, NULL, "AdamW weight decay of 2-D tensors"},
-    {"batch",           F_INT,   OFF(batch),           1, NULL, "images per training step"},
-    {"steps",           F_INT,   OFF(steps),           0, NULL, "training steps"},
-    {"flip",            F_BOOL,  OFF(flip),            0, NULL, "random horizontal flips of training images"},
-    {"threads",         F_INT,   OFF(threads),         0, NULL, "OpenMP/BLAS threads, 0 = all cores"},
-    {"val_every",       F_INT,   OFF(val_every),       0, NULL, "steps between val MSE checks while training, 0 = only at the end"},
+    {"img",             F_INT,   PART_MODEL,       MODEL(img),             1, NULL, "image side in pixels"},
+    {"channels",        F_INT,   PART_MODEL,       MODEL(channels),        1, NULL, "colour channels"},
+    {"patch",           F_INT,   PART_MODEL,       MODEL(patch),           1, NULL, "patch side in pixels (img must be a multiple)"},
+    {"dim",             F_INT,   PART_MODEL,       MODEL(dim),             1, NULL, "model width D (a multiple of heads)"},
+    {"depth",           F_INT,   PART_MODEL,       MODEL(depth),           1, NULL, "number of transformer blocks"},
+    {"heads",           F_INT,   PART_MODEL,       MODEL(heads),           1, NULL, "attention heads"},
+    {"mlp_ratio",       F_FLOAT, PART_MODEL,       MODEL(mlp_ratio),       0, NULL, "MLP hidden width / D"},
+    {"freq_dim",        F_INT,   PART_MODEL,       MODEL(freq_dim),        2, NULL, "sinusoidal timestep features (even)"},
+    {"norm",            F_ENUM,  PART_MODEL,       MODEL(norm),            0, NORM_NAMES, "normalisation before attn/mlp"},
+    {"qk_norm",         F_BOOL,  PART_MODEL,       MODEL(qk_norm),         0, NULL, "RMSNorm on queries and keys"},
+    {"mlp",             F_ENUM,  PART_MODEL,       MODEL(mlp),             0, MLP_NAMES, "feed-forward kind"},
+    {"mlp_multiple_of", F_INT,   PART_MODEL,       MODEL(mlp_multiple_of), 1, NULL, "round SwiGLU hidden up to a multiple of this"},
+    {"pos",             F_ENUM,  PART_MODEL,       MODEL(pos),             0, POS_NAMES, "position encoding"},
+    {"rope_base",       F_FLOAT, PART_MODEL,       MODEL(rope_base),       0, NULL, "RoPE frequency base"},
+    {"bias",            F_BOOL,  PART_MODEL,       MODEL(bias),            0, NULL, "biases in every Linear layer"},
+    {"ada",             F_ENUM,  PART_MODEL,       MODEL(ada),             0, ADA_NAMES, "adaLN: plain, or zero (adaLN-Zero: gated halves, zero init)"},
+    {"seed",            F_U64,   PART_RUN,         RUN(seed),              0, NULL, "random seed of the run"},
+    {"lr",              F_FLOAT, PART_RUN,         RUN(lr),                0, NULL, "AdamW learning rate"},
+    {"weight_decay",    F_FLOAT, PART_RUN,         RUN(weight_decay),      0, NULL, "AdamW weight decay of 2-D tensors"},
+    {"batch",           F_INT,   PART_RUN,         RUN(batch),             1, NULL, "images per training step"},
+    {"steps",           F_INT,   PART_RUN_PROCESS, RUN(steps),             0, NULL, "training steps"},
+    {"flip",            F_BOOL,  PART_RUN,         RUN(flip),              0, NULL, "random horizontal flips of training images"},
+    {"threads",         F_INT,   PART_RUN_PROCESS, RUN(threads),           0, NULL, "OpenMP/BLAS threads, 0 = all cores"},
+    {"val_every",       F_INT,   PART_RUN_PROCESS, RUN(val_every),         0, NULL, "steps between val MSE checks while training, 0 = only at the end"},
 };
-#undef OFF
+#undef MODEL
+#undef RUN
 #define N_FIELDS ((int)(sizeof FIELDS / sizeof FIELDS[0]))
 
 static const char *MODERN_HELP = "shorthand for norm=rmsnorm mlp=swiglu qk_norm=true bias=false";
@@ -79,6 +92,14 @@ static void *field_ptr(const Config *c, const Field *f) { return (char *)c + f->
 #define field_bool(c, f) ((bool *)field_ptr(c, f))
 #define field_u64(c, f) ((unsigned long long *)field_ptr(c, f))
 
+Config config_default(void) {
+    Config c;
+    memset(&c, 0, sizeof c);   // no stray padding bytes: configs compare with memcmp in tests
+    c.model = model_config_default();
+    c.run = run_config_default();
+    return c;
+}
+
 // Floats must be > 0, except weight_decay, which may be 0 (the default).
 static bool float_may_be_zero(const Field *f) { return strcmp(f->key, "weight_decay") == 0; }
 
@@ -87,6 +108,15 @@ static bool float_may_be_zero(const Field *f) { return strcmp(f->key, "weight_de
 _Static_assert(sizeof(NormKind) == sizeof(int) && sizeof(MlpKind) == sizeof(int) &&
                sizeof(PosKind) == sizeof(int) && sizeof(AdaKind) == sizeof(int),
                "enums are read and written as int");
+
+static size_t field_size(const Field *f) {
+    switch (f->kind) {
+    case F_U64:   return sizeof(unsigned long long);
+    case F_FLOAT: return sizeof(float);
+    case F_BOOL:  return sizeof(bool);
+    default:      return sizeof(int);   // F_INT, F_ENUM
+    }
+}
 
 static const Field *find_field(const char *key, size_t keylen) {
     for (int i = 0; i < N_FIELDS; i++)
@@ -174,10 +204,10 @@ static int set_modern(Config *c, const char *value, char *err, size_t errlen) {
     if (!on)
         return errorf(err, errlen, "modern=%s is not supported: modern only switches on (%s); "
                     "set norm, mlp, qk_norm and bias individually instead", value, MODERN_HELP);
-    c->norm = NORM_RMSNORM;
-    c->mlp = MLP_SWIGLU;
-    c->qk_norm = true;
-    c->bias = false;
+    c->model.norm = NORM_RMSNORM;
+    c->model.mlp = MLP_SWIGLU;
+    c->model.qk_norm = true;
+    c->model.bias = false;
     return 0;
 }
 
@@ -258,26 +288,20 @@ void config_set_or_exit(Config *c, const char *kv) {
 }
 
 // ---------------------------------------------------------------------------
-// config_validate: the cross-field rules a single key=value cannot check.
+// config_validate: each part checks itself, once.
 
 int config_validate(const Config *c, char *err, size_t errlen) {
-    // Each field alone (a Config may be filled in by hand, not via config_set).
-    for (int i = 0; i < N_FIELDS; i++) {
-        const Field *f = &FIELDS[i];
-        if (f->kind == F_INT && *field_int(c, f) < f->min)
-            return errorf(err, errlen, "%s=%d: must be >= %d", f->key, *field_int(c, f), f->min);
-        if (f->kind == F_FLOAT && !isfinite(*field_float(c, f)))
-            return errorf(err, errlen, "%s is not a finite number", f->key);
-        if (f->kind == F_ENUM) {
-            int v = *field_int(c, f), n = 0;
-            while (f->names[n]) n++;
-            if (v < 0 || v >= n) return errorf(err, errlen, "%s has an invalid value %d", f->key, v);
-        }
-    }
-    if (!(c->lr > 0)) return errorf(err, errlen, "lr=%g: must be > 0", c->lr);
-    if (!(c->weight_decay >= 0)) return errorf(err, errlen, "weight_decay=%g: must be >= 0", c->weight_decay);
+    if (model_config_check(&c->model, err, errlen) != 0) return -1;
+    return run_config_check(&c->run, err, errlen);
+}
 
-    return config_check_model(c, err, errlen);
+int config_apply(Config *c, const char *const *kvs, int n, char *err, size_t errlen) {
+    Config next = *c;
+    for (int i = 0; i < n; i++)
+        if (config_set(&next, kvs[i], err, errlen) != 0) return -1;
+    if (config_validate(&next, err, errlen) != 0) return -1;
+    *c = next;
+    return 0;
 }
 
 // ---------------------------------------------------------------------------
@@ -324,12 +348,50 @@ static void field_value(const Config *c, const Field *f, char *out, size_t outle
     }
 }
 
-void config_foreach_field(const Config *c, ConfigFieldFn fn, void *ctx) {
+// The fields of the parts in mask (1 << part), in table order.
+#define MASK_MODEL (1u << PART_MODEL)
+#define MASK_RUN ((1u << PART_RUN) | (1u << PART_RUN_PROCESS))
+static void foreach_field(const Config *c, unsigned mask, ConfigFieldFn fn, void *ctx) {
     char value[64];
     for (int i = 0; i < N_FIELDS; i++) {
+        if (!(mask & (1u << FIELDS[i].part))) continue;
         field_value(c, &FIELDS[i], value, sizeof value);
         fn(FIELDS[i].key, value, ctx);
     }
+}
+
+void config_foreach_field(const Config *c, ConfigFieldFn fn, void *ctx) {
+    foreach_field(c, MASK_MODEL | MASK_RUN, fn, ctx);
+}
+
+void model_config_foreach_field(const ModelConfig *m, ConfigFieldFn fn, void *ctx) {
+    Config c = config_default();
+    c.model = *m;
+    foreach_field(&c, MASK_MODEL, fn, ctx);
+}
+
+void run_config_foreach_field(const RunConfig *r, ConfigFieldFn fn, void *ctx) {
+    Config c = config_default();
+    c.run = *r;
+    foreach_field(&c, MASK_RUN, fn, ctx);
+}
+
+static bool is_key_of(const char *key, unsigned mask) {
+    const Field *f = key ? find_field(key, strlen(key)) : NULL;
+    return f && (mask & (1u << f->part));
+}
+bool config_is_model_key(const char *key) { return is_key_of(key, MASK_MODEL); }
+bool config_is_run_key(const char *key) { return is_key_of(key, MASK_RUN); }
+bool config_key_taken_on_resume(const char *key) { return is_key_of(key, 1u << PART_RUN_PROCESS); }
+
+// Field by field through the table: each field's bytes from saved, or from
+// given where the table says a resume takes the options'.
+Config config_for_resume(const Config *saved, const Config *given) {
+    Config out = *saved;
+    for (int i = 0; i < N_FIELDS; i++)
+        if (FIELDS[i].part == PART_RUN_PROCESS)
+            memcpy((char *)&out + FIELDS[i].offset, (const char *)given + FIELDS[i].offset, field_size(&FIELDS[i]));
+    return out;
 }
 
 void config_print_keys(const Config *c, void *file) {
@@ -346,15 +408,27 @@ void config_print_keys(const Config *c, void *file) {
     fprintf(f, "  %-16s   %-10s  %s\n", "modern", "", MODERN_HELP);
 }
 
+// Appends "key=value" to a description (DescribeText), space-separated;
+// what does not fit is left out, and the text stays terminated.
+typedef struct { char *out; size_t outlen, used; } DescribeText;
+static void describe_field(const char *key, const char *value, void *ctx) {
+    DescribeText *d = ctx;
+    if (d->used >= d->outlen) return;
+    int n = snprintf(d->out + d->used, d->outlen - d->used, "%s%s=%s", d->used ? " " : "", key, value);
+    if (n < 0 || (size_t)n >= d->outlen - d->used) d->used = d->outlen;   // truncated, still terminated
+    else d->used += (size_t)n;
+}
+
 void config_describe(const Config *c, char *out, size_t outlen) {
     if (!out || !outlen) return;
-    char value[64];
-    size_t used = 0;
     out[0] = '\0';
-    for (int i = 0; i < N_FIELDS; i++) {
-        field_value(c, &FIELDS[i], value, sizeof value);
-        int n = snprintf(out + used, outlen - used, "%s%s=%s", i ? " " : "", FIELDS[i].key, value);
-        if (n < 0 || (size_t)n >= outlen - used) break;   // truncated, still terminated
-        used += (size_t)n;
-    }
+    DescribeText d = { out, outlen, 0 };
+    config_foreach_field(c, describe_field, &d);
+}
+
+void model_config_describe(const ModelConfig *m, char *out, size_t outlen) {
+    if (!out || !outlen) return;
+    out[0] = '\0';
+    DescribeText d = { out, outlen, 0 };
+    model_config_foreach_field(m, describe_field, &d);
 }

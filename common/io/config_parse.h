@@ -1,21 +1,44 @@
 // config_parse.h: the `--set key=value` parser that every program shares,
-// and the printing of a Config (checkpoint metadata, --set help). The struct
-// itself and its derived sizes are the core's: nn/config.h.
+// and the printing of a config (checkpoint metadata, --set help). A program
+// is configured by two things, each defined and checked in one place: the
+// model (ModelConfig, nn/config.h) and the run that trains it (RunConfig,
+// run_config.h). One key names a field of one of them; config_set fills
+// either, config_validate checks both, once, after the last key.
 #pragma once
+#include <stdbool.h>
 #include <stddef.h>
 #include "nn/config.h"
-// Applies one "key=value" (or the shorthand "modern" / "modern=true").
-// Returns 0 on success; on failure writes a message naming the key and what
-// is allowed into err (if not NULL) and returns -1.
+#include "run_config.h"
+
+// Everything a training program is told: the model and its run.
+typedef struct {
+    ModelConfig model;
+    RunConfig run;
+} Config;
+
+Config config_default(void);   // the tutorial's model and run
+
+// Applies one "key=value" (or the shorthand "modern" / "modern=true") to the
+// model or the run, whichever the key belongs to. Returns 0 on success; on
+// failure writes a message naming the key and what is allowed into err (if
+// not NULL) and returns -1. Each value is checked alone here; how the values
+// fit together is config_validate's.
 int config_set(Config *c, const char *key_eq_value, char *err, size_t errlen);
 
 // The shortest decimal that reads back (strtof) as v: "3e-4", "0.1", "4"
 // (how every float of a config is printed and saved).
 void format_float_shortest(float v, char *out, size_t outlen);
 
-// Checks that the sizes fit together (dim divisible by heads, img by patch,
-// head_dim divisible by 4 for rope2d, ...). 0 if fine, -1 with a message.
+// The one check of a whole config, after its last config_set: the model's
+// (model_config_check: dim divisible by heads, img by patch, ...) and the
+// run's (run_config_check). 0 if fine, -1 with a message.
 int config_validate(const Config *c, char *err, size_t errlen);
+
+// The one entry point for a whole list of settings: each "key=value" of
+// kvs in order (config_set) on top of what *c holds, then config_validate,
+// once. 0, or -1 with the message of the setting that failed, or of what
+// does not fit together; *c is then left as it was.
+int config_apply(Config *c, const char *const *kvs, int n, char *err, size_t errlen);
 
 // Like config_set, but a failure is reported on stderr (the message, then
 // every key and what it allows): 0, or 2 (ARGS_BAD, for an option parser).
@@ -27,10 +50,28 @@ void config_set_or_exit(Config *c, const char *key_eq_value);
 // Prints every key, its current value and its allowed values.
 void config_print_keys(const Config *c, void *file /* FILE* */);
 
-// The model fields as (key, value-string) pairs, for a checkpoint's metadata.
-// Calls fn once per field. Training fields are included too.
+// The fields as (key, value-string) pairs, the value as config_set reads it
+// back: every field, the model's then the run's (a run's metrics.json), or
+// one part alone (a checkpoint's metadata writes each part).
 typedef void (*ConfigFieldFn)(const char *key, const char *value, void *ctx);
 void config_foreach_field(const Config *c, ConfigFieldFn fn, void *ctx);
+void model_config_foreach_field(const ModelConfig *m, ConfigFieldFn fn, void *ctx);
+void run_config_foreach_field(const RunConfig *r, ConfigFieldFn fn, void *ctx);
 
-// A one-line description, e.g. "dim=128 depth=4 heads=4 norm=layernorm ...".
+// Whether key names a field of the model, or of the run.
+bool config_is_model_key(const char *key);
+bool config_is_run_key(const char *key);
+
+// A one-line description, e.g. "dim=128 depth=4 heads=4 norm=layernorm ...":
+// every field, or the model's alone.
 void config_describe(const Config *c, char *out, size_t outlen);
+void model_config_describe(const ModelConfig *m, char *out, size_t outlen);
+
+// What a resume runs: the checkpoint's model and the part of its run that
+// decides what is computed (seed, lr, weight_decay, batch, flip), with the
+// options' steps, val_every and threads (how far this process goes, how
+// often it checks, on how many cores). The fields are chosen by the field
+// table, so a new field says once where a resume takes it from.
+Config config_for_resume(const Config *saved, const Config *given);
+// True for the keys config_for_resume takes from the options.
+bool config_key_taken_on_resume(const char *key);

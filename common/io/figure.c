@@ -1,6 +1,6 @@
 // figure.c: data files, gnuplot scripts and PNGs (see figure.h).
 #include "figure.h"
-#include "errors.h"
+#include "nn/errors.h"
 #include "fileio.h"
 #include "paths.h"
 

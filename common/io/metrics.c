@@ -126,7 +126,7 @@ int metrics_read(const char *path, RunMetrics *out, char *err, size_t errlen) {
         out->seed = (unsigned long long)j->valuedouble;
     }
     out->has_config = read_config(cJSON_GetObjectItemCaseSensitive(root, "config"), &out->cfg);
-    if (out->has_config && !out->has_seed) { out->has_seed = true; out->seed = out->cfg.seed; }
+    if (out->has_config && !out->has_seed) { out->has_seed = true; out->seed = out->cfg.run.seed; }
     const cJSON *probe = cJSON_GetObjectItemCaseSensitive(root, "probe");
     if (cJSON_IsString(j = cJSON_GetObjectItemCaseSensitive(probe, "key")))
         snprintf(out->probe_key, sizeof out->probe_key, "%s", j->valuestring);
@@ -142,9 +142,9 @@ double metrics_val_mse_gap(const RunMetrics *a, const RunMetrics *b) {
 
 bool configs_agree(const Config *a, const Config *b, bool ignore_seed) {
     Config x = *a, y = *b;
-    if (ignore_seed) x.seed = y.seed = 0;
-    x.threads = y.threads = 0;
-    x.val_every = y.val_every = 0;   // how often a run was examined does not change the run
+    if (ignore_seed) x.run.seed = y.run.seed = 0;
+    x.run.threads = y.run.threads = 0;
+    x.run.val_every = y.run.val_every = 0;   // how often a run was examined does not change the run
     char dx[1024], dy[1024];
     config_describe(&x, dx, sizeof dx);
     config_describe(&y, dy, sizeof dy);
@@ -152,7 +152,7 @@ bool configs_agree(const Config *a, const Config *b, bool ignore_seed) {
 }
 
 bool metrics_is_seed_pair(const RunMetrics *a, const RunMetrics *b) {
-    if (!a->has_config || !b->has_config || a->cfg.seed == b->cfg.seed) return false;
+    if (!a->has_config || !b->has_config || a->cfg.run.seed == b->cfg.run.seed) return false;
     return configs_agree(&a->cfg, &b->cfg, true);
 }
 

@@ -1,7 +1,7 @@
 // safetensors.c: the safetensors reader (hardened: it is fuzzed) and the
 // atomic writer. See safetensors.h for the format.
 #include "safetensors.h"
-#include "errors.h"
+#include "nn/errors.h"
 #include "fileio.h"
 
 #include <cJSON.h>

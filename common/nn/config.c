@@ -1,17 +1,18 @@
 // config.c: the tutorial's defaults, the SwiGLU hidden width, and the checks
 // that a model's sizes fit together.
 #include "config.h"
+#include "errors.h"
 
 #include <limits.h>
-#include <stdarg.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 // ---------------------------------------------------------------------------
 // Defaults: the tutorial's model
 
-Config config_default(void) {
-    Config c;
+ModelConfig model_config_default(void) {
+    ModelConfig c;
     memset(&c, 0, sizeof c);   // no stray padding bytes: configs compare with memcmp in tests
     c.img = 32; c.channels = 3; c.patch = 4;
     c.dim = 128; c.depth = 4; c.heads = 4;
@@ -25,13 +26,6 @@ Config config_default(void) {
     c.rope_base = 100.0f;
     c.bias = true;
     c.ada = ADA_PLAIN;
-    c.seed = 0;
-    c.lr = 3e-4f;
-    c.weight_decay = 0.0f;
-    c.batch = 128; c.steps = 4000;
-    c.flip = true;
-    c.threads = 0;
-    c.val_every = 0;
     return c;
 }
 
@@ -40,12 +34,12 @@ Config config_default(void) {
 // a multiple of mlp_multiple_of (hardware-friendly widths, e.g. 64).
 // Computed in double, like the Python reference, so that 2*4*384/3 is exactly
 // 1024 and not 1023.9999.
-int cfg_mlp_hidden(const Config *c) {
+int cfg_mlp_hidden(const ModelConfig *c) {
     if (c->mlp == MLP_SWIGLU) {
         int h = (int)(2.0 * (double)c->mlp_ratio * c->dim / 3.0);
         int m = c->mlp_multiple_of;
         // In long long: h + m - 1 overflows an int when m is near INT_MAX
-        // (fuzz/regressions/config/); config_validate refuses what is too big.
+        // (fuzz/regressions/config/); model_config_check refuses what is too big.
         if (m > 1) {
             long long r = (long long)m * (((long long)h + m - 1) / m);
             h = r > INT_MAX ? INT_MAX : (int)r;
@@ -58,19 +52,8 @@ int cfg_mlp_hidden(const Config *c) {
 // ---------------------------------------------------------------------------
 // Checks
 
-// Writes the message into err (if there is room) and returns -1.
-static int fail(char *err, size_t errlen, const char *fmt, ...) {
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
-
-int config_check_model(const Config *c, char *err, size_t errlen) {
-    // Each size alone (a Config may be filled in by hand, not by the parser).
+int model_config_check(const ModelConfig *c, char *err, size_t errlen) {
+    // Each field alone (a ModelConfig may be filled in by hand, not by the parser).
     const struct { const char *key; int value, min; } sizes[] = {
         {"img", c->img, 1}, {"channels", c->channels, 1}, {"patch", c->patch, 1},
         {"dim", c->dim, 1}, {"depth", c->depth, 1}, {"heads", c->heads, 1},
@@ -78,29 +61,31 @@ int config_check_model(const Config *c, char *err, size_t errlen) {
     };
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
         if (sizes[i].value < sizes[i].min)
-            return fail(err, errlen, "%s=%d: must be >= %d", sizes[i].key, sizes[i].value, sizes[i].min);
+            return errorf(err, errlen, "%s=%d: must be >= %d", sizes[i].key, sizes[i].value, sizes[i].min);
     if (c->depth > TINYDIT_MAX_DEPTH)
-        return fail(err, errlen, "depth=%d: at most %d blocks", c->depth, TINYDIT_MAX_DEPTH);
-    if ((unsigned)c->norm > NORM_RMSNORM) return fail(err, errlen, "norm has an invalid value %d", (int)c->norm);
-    if ((unsigned)c->mlp > MLP_SWIGLU) return fail(err, errlen, "mlp has an invalid value %d", (int)c->mlp);
-    if ((unsigned)c->pos > POS_ROPE2D) return fail(err, errlen, "pos has an invalid value %d", (int)c->pos);
-    if ((unsigned)c->ada > ADA_ZERO) return fail(err, errlen, "ada has an invalid value %d", (int)c->ada);
-    if (!(c->mlp_ratio > 0)) return fail(err, errlen, "mlp_ratio=%g: must be > 0", c->mlp_ratio);
-    if (!(c->rope_base > 0)) return fail(err, errlen, "rope_base=%g: must be > 0", c->rope_base);
+        return errorf(err, errlen, "depth=%d: at most %d blocks", c->depth, TINYDIT_MAX_DEPTH);
+    if ((unsigned)c->norm > NORM_RMSNORM) return errorf(err, errlen, "norm has an invalid value %d", (int)c->norm);
+    if ((unsigned)c->mlp > MLP_SWIGLU) return errorf(err, errlen, "mlp has an invalid value %d", (int)c->mlp);
+    if ((unsigned)c->pos > POS_ROPE2D) return errorf(err, errlen, "pos has an invalid value %d", (int)c->pos);
+    if ((unsigned)c->ada > ADA_ZERO) return errorf(err, errlen, "ada has an invalid value %d", (int)c->ada);
+    if (!isfinite(c->mlp_ratio)) return errorf(err, errlen, "mlp_ratio is not a finite number");
+    if (!isfinite(c->rope_base)) return errorf(err, errlen, "rope_base is not a finite number");
+    if (!(c->mlp_ratio > 0)) return errorf(err, errlen, "mlp_ratio=%g: must be > 0", c->mlp_ratio);
+    if (!(c->rope_base > 0)) return errorf(err, errlen, "rope_base=%g: must be > 0", c->rope_base);
 
     if (c->img % c->patch != 0)
-        return fail(err, errlen, "img=%d is not a multiple of patch=%d", c->img, c->patch);
+        return errorf(err, errlen, "img=%d is not a multiple of patch=%d", c->img, c->patch);
     if (c->dim % c->heads != 0)
-        return fail(err, errlen, "dim=%d is not a multiple of heads=%d", c->dim, c->heads);
+        return errorf(err, errlen, "dim=%d is not a multiple of heads=%d", c->dim, c->heads);
     int hd = cfg_head_dim(c);
     // Rotary and rms pairs work on (2i, 2i+1): an odd head_dim has no partner.
     if (hd % 2 != 0)
-        return fail(err, errlen, "head_dim = dim/heads = %d must be even", hd);
+        return errorf(err, errlen, "head_dim = dim/heads = %d must be even", hd);
     // 2-D RoPE gives half the pairs to rows and half to columns.
     if (c->pos == POS_ROPE2D && hd % 4 != 0)
-        return fail(err, errlen, "pos=rope2d needs head_dim = dim/heads = %d to be a multiple of 4", hd);
+        return errorf(err, errlen, "pos=rope2d needs head_dim = dim/heads = %d to be a multiple of 4", hd);
     if (c->freq_dim % 2 != 0)
-        return fail(err, errlen, "freq_dim=%d must be even (cos and sin halves)", c->freq_dim);
+        return errorf(err, errlen, "freq_dim=%d must be even (cos and sin halves)", c->freq_dim);
     // Guard the products the model allocates with: they must fit in an int.
     // Checked by division, so that the check itself cannot overflow: img *
     // img * channels overflows even a long long for img near 2^31 (found by
@@ -108,16 +93,16 @@ int config_check_model(const Config *c, char *err, size_t errlen) {
     // int, patch_dim = channels * patch^2 (patch <= img) fits one too.
     if (c->dim > INT_MAX / 6 || c->img > INT_MAX / c->img || c->img * c->img > INT_MAX / c->channels ||
         (long long)cfg_patch_dim(c) * c->dim > INT_MAX)
-        return fail(err, errlen, "sizes too large (dim=%d img=%d channels=%d)", c->dim, c->img, c->channels);
+        return errorf(err, errlen, "sizes too large (dim=%d img=%d channels=%d)", c->dim, c->img, c->channels);
     double hidden = (c->mlp == MLP_SWIGLU ? 2.0 * c->mlp_ratio / 3.0 : c->mlp_ratio) * c->dim;
     if (hidden > INT_MAX / 4)
-        return fail(err, errlen, "mlp hidden width %.0f is too large", hidden);
+        return errorf(err, errlen, "mlp hidden width %.0f is too large", hidden);
     if (cfg_mlp_hidden(c) < 1)
-        return fail(err, errlen, "mlp hidden width is %d (mlp_ratio=%g, dim=%d): must be >= 1",
+        return errorf(err, errlen, "mlp hidden width is %d (mlp_ratio=%g, dim=%d): must be >= 1",
                     cfg_mlp_hidden(c), c->mlp_ratio, c->dim);
     // after SwiGLU's rounding up to a multiple of mlp_multiple_of
     if (cfg_mlp_hidden(c) > INT_MAX / 4 || (long long)cfg_mlp_hidden(c) * c->dim > INT_MAX)
-        return fail(err, errlen, "mlp hidden width %d (mlp_multiple_of=%d) is too large for dim=%d",
+        return errorf(err, errlen, "mlp hidden width %d (mlp_multiple_of=%d) is too large for dim=%d",
                     cfg_mlp_hidden(c), c->mlp_multiple_of, c->dim);
     return 0;
 }

@@ -17,7 +17,7 @@
 // A shape's sizes, by what they are in the config.
 typedef enum { NONE, WIDTH, WIDTH_2, WIDTH_3, ADA_OUT, HIDDEN, PATCH_VALUES, FREQ, GRID, HEAD_DIM } Size;
 
-static int size_of(const Config *c, Size s) {
+static int size_of(const ModelConfig *c, Size s) {
     switch (s) {
     case WIDTH:        return c->dim;
     case WIDTH_2:      return 2 * c->dim;
@@ -36,7 +36,7 @@ static int size_of(const Config *c, Size s) {
 // Which configs have the tensor.
 typedef enum { ALWAYS, IF_LEARNED_POS, IF_QK_NORM, IF_GELU, IF_SWIGLU } When;
 
-static int present(const Config *c, When w) {
+static int present(const ModelConfig *c, When w) {
     switch (w) {
     case IF_LEARNED_POS: return c->pos == POS_LEARNED;
     case IF_QK_NORM:     return c->qk_norm;
@@ -115,7 +115,7 @@ static void add_tensor(Model *m, const char *name, ParamKind kind, ParamInit ini
 
 // The tensors of n rows, their names after `prefix`; block -1 at the top level.
 static void add_rows(Model *m, const ParamRow *rows, int n, const char *prefix, int block) {
-    const Config *c = &m->cfg;
+    const ModelConfig *c = &m->cfg;
     char name[PARAM_NAME_LEN];
     for (int i = 0; i < n; i++) {
         const ParamRow *r = &rows[i];
@@ -168,7 +168,7 @@ static void make_views(const Model *m, float *base, ParamViews *v) {
     }
 }
 
-size_t model_count_params(const Config *cfg) {
+size_t model_count_params(const ModelConfig *cfg) {
     Model m;
     memset(&m, 0, sizeof m);
     m.cfg = *cfg;
@@ -176,9 +176,9 @@ size_t model_count_params(const Config *cfg) {
     return m.n_params;
 }
 
-int model_build(Model *m, const Config *cfg, char *err, size_t errlen) {
+int model_build(Model *m, const ModelConfig *cfg, char *err, size_t errlen) {
     memset(m, 0, sizeof *m);
-    if (config_check_model(cfg, err, errlen) != 0) return -1;
+    if (model_config_check(cfg, err, errlen) != 0) return -1;
     if (cfg->depth > MAX_PARAM_TENSORS || max_tensors(cfg->depth) > MAX_PARAM_TENSORS) {
         snprintf(err, errlen, "depth %d is too deep for this build (MAX_PARAM_TENSORS)", cfg->depth);
         return -1;
@@ -261,7 +261,7 @@ static float *take(Arena *a, size_t n) {
 }
 
 static void carve_activations(Activations *a, const Model *m, Arena *ar) {
-    const Config *c = &m->cfg;
+    const ModelConfig *c = &m->cfg;
     size_t N = a->N, L = cfg_tokens(c), D = c->dim, P = cfg_patch_dim(c), F = c->freq_dim;
     size_t H = cfg_mlp_hidden(c), NL = N * L, S = c->img;
     int swiglu = c->mlp == MLP_SWIGLU, qk = c->qk_norm, gated = c->ada == ADA_ZERO;
@@ -342,7 +342,7 @@ typedef struct {
     size_t NLD, NLH;            // N·L·D, N·L·H
 } Dims;
 
-static Dims dims_of(const Config *c, int N) {
+static Dims dims_of(const ModelConfig *c, int N) {
     Dims d;
     d.N = N; d.C = c->channels; d.S = c->img; d.patch = c->patch; d.grid = cfg_grid(c);
     d.L = cfg_tokens(c); d.D = c->dim; d.P = cfg_patch_dim(c); d.F = c->freq_dim;
@@ -357,17 +357,17 @@ static Dims dims_of(const Config *c, int N) {
 // x, out (N, L, D); mean, rstd (N·L); shift and scale rows of `stride`
 // floats per image. RMSNorm subtracts no mean: it leaves `mean` alone and
 // saves only rstd.
-static NormRows block_norm(const Config *c) {
+static NormRows block_norm(const ModelConfig *c) {
     return c->norm == NORM_RMSNORM ? NORM_ROWS_RMSNORM : NORM_ROWS_LAYERNORM;
 }
 
-static void norm_modulate(const Config *c, float *out, float *mean, float *rstd, const float *x,
+static void norm_modulate(const ModelConfig *c, float *out, float *mean, float *rstd, const float *x,
                           const float *shift, const float *scale, int N, int L, int stride) {
     norm_modulate_forward(out, block_norm(c), mean, rstd, x, shift, scale, N, L, c->dim, stride,
                           NORM_EPS);
 }
 
-static void norm_modulate_back(const Config *c, float *dx, float *dshift, float *dscale,
+static void norm_modulate_back(const ModelConfig *c, float *dx, float *dshift, float *dscale,
                                const float *dout, const float *x, const float *mean,
                                const float *rstd, const float *scale, int N, int L, int stride) {
     norm_modulate_backward(dx, dshift, dscale, dout, block_norm(c), x, mean, rstd, scale, N, L,
@@ -409,7 +409,7 @@ typedef struct {
     int stride;
 } AdaChunks;
 
-static AdaChunks ada_chunks(const Config *c, float *ada) {
+static AdaChunks ada_chunks(const ModelConfig *c, float *ada) {
     int D = c->dim;
     if (c->ada == ADA_ZERO)
         return (AdaChunks){ ada, ada + D, ada + 2 * D, ada + 3 * D, ada + 4 * D, ada + 5 * D, 6 * D };
@@ -419,7 +419,7 @@ static AdaChunks ada_chunks(const Config *c, float *ada) {
 // The end of a block half: x_next = x + branch, or with ada=zero
 // x + gate · branch. Plain, the half's last layer wrote its branch into
 // x_next itself; gated, into its own buffer, which the backward needs.
-static void residual_add(const Config *c, float *x_next, const float *x, const float *branch,
+static void residual_add(const ModelConfig *c, float *x_next, const float *x, const float *branch,
                          const float *gate, Dims d, int stride) {
     if (c->ada == ADA_ZERO) gate_residual_forward(x_next, x, branch, gate, d.N, d.L, d.D, stride);
     else add_inplace(x_next, x, d.NLD);
@@ -432,7 +432,7 @@ static void residual_add(const Config *c, float *x_next, const float *x, const f
 typedef struct { const float *q_gain, *k_gain, *rope_cos, *rope_sin; } AttentionUpgrades;
 
 static AttentionUpgrades attention_upgrades(const Model *m, const BlockParams *p) {
-    const Config *c = &m->cfg;
+    const ModelConfig *c = &m->cfg;
     AttentionUpgrades u = { NULL, NULL, NULL, NULL };
     if (c->qk_norm) { u.q_gain = p->q_norm; u.k_gain = p->k_norm; }
     if (c->pos == POS_ROPE2D) { u.rope_cos = m->rope_cos; u.rope_sin = m->rope_sin; }
@@ -445,7 +445,7 @@ static MlpHidden block_mlp_hidden(const Activations *a, int b) {
     return (MlpHidden){ a->h_pre[b], a->h_val[b], a->h_act[b] };
 }
 
-static void block_mlp_forward(const Config *c, float *out, MlpHidden h, const float *inp,
+static void block_mlp_forward(const ModelConfig *c, float *out, MlpHidden h, const float *inp,
                               const BlockParams *p, int R, int H) {
     if (c->mlp == MLP_SWIGLU)
         swiglu_mlp_forward(out, h, inp, p->w1_w, p->w1_b, p->w2_w, p->w2_b, p->w3_w, p->w3_b,
@@ -457,7 +457,7 @@ static void block_mlp_forward(const Config *c, float *out, MlpHidden h, const fl
 // The MLP half in reverse, either kind. Its one caller is block_backward,
 // a stub in a workbook: `unused` keeps that build free of warnings.
 __attribute__((unused))
-static void block_mlp_backward(const Config *c, float *dinp, BlockParams *g, MlpHidden dh,
+static void block_mlp_backward(const ModelConfig *c, float *dinp, BlockParams *g, MlpHidden dh,
                                const float *dout, const float *inp, MlpHidden h,
                                const BlockParams *p, int R, int H) {
     if (c->mlp == MLP_SWIGLU)
@@ -471,7 +471,7 @@ static void block_mlp_backward(const Config *c, float *dinp, BlockParams *g, Mlp
 // Block b reads the residual stream at 2b and writes it at 2b+1 (after the
 // attention half) and 2b+2 (after the MLP half).
 static void block_forward(const Model *m, Activations *a, Dims d, int b) {
-    const Config *c = &m->cfg;
+    const ModelConfig *c = &m->cfg;
     const BlockParams *bp = &m->p.blocks[b];
     int N = d.N, L = d.L, D = d.D, NL = d.NL;
     float *x_in = a->resid + (2 * (size_t)b) * d.NLD;   // (N, L, D) block input
@@ -523,7 +523,7 @@ void model_forward(Model *m, Activations *a, const float *x, const float *t) {
 // Backward: the same pieces in reverse order, each gradient into its own
 // buffer (carved like the activations).
 static void carve_scratch(BackwardScratch *s, const Model *m, int N, Arena *ar) {
-    const Config *c = &m->cfg;
+    const ModelConfig *c = &m->cfg;
     Dims d = dims_of(c, N);
     size_t ND = (size_t)N * d.D;
     s->dtokens = take(ar, (size_t)d.NL * d.P);   // written whole by patchify
@@ -592,7 +592,7 @@ static void final_layer_backward(Model *m, Activations *a, BackwardScratch *s, D
 // Either way x's gradient is dL/dx_next, which dresid already holds.
 // (`unused`: as block_mlp_backward, its caller is a workbook's stub.)
 __attribute__((unused))
-static const float *residual_back(const Config *c, float *dbranch, float *dgate,
+static const float *residual_back(const ModelConfig *c, float *dbranch, float *dgate,
                                   const float *dx_next, const float *branch, const float *gate,
                                   Dims d, int stride) {
     if (c->ada != ADA_ZERO) return dx_next;
@@ -606,7 +606,7 @@ static const float *residual_back(const Config *c, float *dbranch, float *dgate,
 // swaps it (scripts/grade.sh).
 void block_backward(Model *m, Activations *a, BackwardScratch *s, int b) {
     // EXERCISE(block_backward) begin
-    const Config *c = &m->cfg;
+    const ModelConfig *c = &m->cfg;
     Dims d = dims_of(c, a->N);
     const BlockParams *bp = &m->p.blocks[b];
     BlockParams *bg = &m->g.blocks[b];

@@ -90,7 +90,7 @@ typedef struct {
 } Activations;
 
 typedef struct {
-    Config cfg;
+    ModelConfig cfg;
     int n_tensors;
     ParamTensor tensors[MAX_PARAM_TENSORS];
     size_t n_params;
@@ -101,13 +101,13 @@ typedef struct {
 
 // Builds the parameter table for cfg (no weights are drawn). Returns 0, or -1
 // with a message if the config is invalid.
-int model_build(Model *m, const Config *cfg, char *err, size_t errlen);
+int model_build(Model *m, const ModelConfig *cfg, char *err, size_t errlen);
 void model_free(Model *m);
 // Initialisation from the given seed, each tensor as the table's init says
 // (PyTorch-like, not bit-identical).
 void model_init_weights(Model *m, unsigned long long seed);
 const ParamTensor *model_find(const Model *m, const char *name);
-size_t model_count_params(const Config *cfg);  // without allocating weights
+size_t model_count_params(const ModelConfig *cfg);  // without allocating weights
 
 // Activations for batch N.
 int activations_alloc(Activations *a, const Model *m, int N);

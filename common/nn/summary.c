@@ -158,14 +158,14 @@ static void add_params_in(Lines *ls, const Model *m, const char *indent, const c
 }
 
 // The block norm (and norm_f): no affine parameters, adaLN does the scaling.
-static const char *norm_name(const Config *c) {
+static const char *norm_name(const ModelConfig *c) {
     return c->norm == NORM_RMSNORM ? "RMSNorm" : "LayerNorm";
 }
 
 // Block 0 stands for all of them: its modules, with the block's own
 // parameters (its ada Linear) last.
 static void add_block(Lines *ls, const Model *m) {
-    const Config *c = &m->cfg;
+    const ModelConfig *c = &m->cfg;
     int n = m->n_tensors;
     add_line(ls, (long long)count_prefix(m, "blocks"), "  (blocks): %d x Block(", c->depth);
     add_line(ls, 0, "    (norm1, norm2): 2 x %s((%d,), eps=%g, elementwise_affine=False)",
@@ -187,7 +187,7 @@ static void add_block(Lines *ls, const Model *m) {
 }
 
 void model_print_summary(const Model *m, FILE *f) {
-    const Config *c = &m->cfg;
+    const ModelConfig *c = &m->cfg;
     Lines ls;          // ~14 KB of text, laid out once every line is known
     ls.n = 0;
     // the model's own parameters come before the blocks' tensors in the table

@@ -1,7 +1,7 @@
 // dataloader.c: epochs of shuffled, randomly mirrored training images
 // (see dataloader.h for why the state is what it is).
 #include "dataloader.h"
-#include "io/errors.h"
+#include "nn/errors.h"
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>

@@ -18,18 +18,20 @@ int preset_parse(const char *s, Preset *out) {
 
 void preset_apply(Preset p, Config *cfg, int *ckpt_every) {
     *cfg = config_default();
+    ModelConfig *model = &cfg->model;
+    RunConfig *run = &cfg->run;
     switch (p) {
     case PRESET_SMOKE:      // seconds: a small model, for tests
-        cfg->dim = 32; cfg->depth = 2; cfg->heads = 2; cfg->freq_dim = 32;
-        cfg->batch = 16; cfg->steps = 60; *ckpt_every = 20;
+        model->dim = 32; model->depth = 2; model->heads = 2; model->freq_dim = 32;
+        run->batch = 16; run->steps = 60; *ckpt_every = 20;
         break;
     case PRESET_QUICK:      // minutes: the tutorial's model, half its batch, a quarter of its steps
-        cfg->batch = 64; cfg->steps = 1000; *ckpt_every = 250;
-        cfg->val_every = 250;   // four points of the val curve, about 5% of the run's time
+        run->batch = 64; run->steps = 1000; *ckpt_every = 250;
+        run->val_every = 250;   // four points of the val curve, about 5% of the run's time
         break;
     case PRESET_TUTORIAL:   // the tutorial's runs: dim 128, depth 4, heads 4, batch 128, 4,000 steps
-        cfg->batch = 128; cfg->steps = 4000; *ckpt_every = 250;
-        cfg->val_every = 500;
+        run->batch = 128; run->steps = 4000; *ckpt_every = 250;
+        run->val_every = 500;
         break;
     }
 }

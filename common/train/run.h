@@ -33,9 +33,10 @@ typedef struct {
     float max_logit_layers[TINYDIT_MAX_DEPTH];
 } SavedProgress;
 
-// Everything a run holds while it trains; the flags say what to free.
+// Everything a run holds while it trains; the flags say what to free. The
+// model's config is the model's own (m.cfg); the run's is here.
 typedef struct {
-    Config cfg;
+    RunConfig run;
     Model m; int have_model;
     TrainState ts; int have_ts;
     DataLoader dl;                 // zeroed: freed whether or not it was set up
@@ -60,7 +61,7 @@ int read_loss_tsv(const char *path, int upto, float *loss, float *gnorm, float *
 int read_val_tsv(const char *path, int upto, float *val, char *err, size_t errlen);
 // val.tsv rewritten whole from the checks among the first n steps.
 int write_val_tsv(const char *path, int n, const float *val, char *err, size_t errlen);
-int save_checkpoint(const RunPaths *rp, const Model *m, const TrainState *ts, const Rng *noise,
+int save_checkpoint(const RunPaths *rp, const Model *m, const RunConfig *run, const TrainState *ts, const Rng *noise,
                     const DataLoader *dl, double train_seconds, const float *max_logit_layers,
                     Preset preset, char *err, size_t errlen);
 void read_progress(const SafeTensors *st, int depth, SavedProgress *p);

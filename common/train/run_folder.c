@@ -57,25 +57,45 @@ void run_paths(RunPaths *p, const char *dir) {
     snprintf(p->diverged, sizeof p->diverged, "%s/diverged.json", p->dir);
 }
 
-// loss.tsv rows: step, loss, grad_norm, max_logit. Reads the rows with
-// step <= upto into the arrays (indexed step-1). Returns rows read, -1 on error.
-int read_loss_tsv(const char *path, int upto, float *loss, float *gnorm, float *logit,
-                         char *err, size_t errlen) {
+// The rows of a step-indexed TSV file (loss.tsv, val.tsv): a step in
+// 1..upto, then ncols numbers, each into cols[c][step - 1]. The header and
+// rows of other steps are skipped. Returns the number of rows read (and the
+// largest step among them in *last), -1 on a read error.
+static int read_step_rows(const char *path, int upto, int ncols, float *const *cols, int *last,
+                          char *err, size_t errlen) {
     size_t len;
     char *text = read_file_all(path, &len, err, errlen);
     if (!text) return -1;
     int rows = 0;
+    *last = 0;
     char *save = NULL;
     for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-        if (line[0] == '#' || line[0] == 's') continue;   // header
-        int step; float l, g, m;
-        if (sscanf(line, "%d %f %f %f", &step, &l, &g, &m) != 4) continue;
-        if (step < 1 || step > upto) continue;
-        loss[step - 1] = l; gnorm[step - 1] = g; logit[step - 1] = m;
-        if (step > rows) rows = step;
+        char *end;
+        long step = strtol(line, &end, 10);
+        if (end == line || step < 1 || step > upto) continue;   // the header, later steps
+        float v[3];   // ncols <= 3
+        int c = 0;
+        for (const char *p = end; c < ncols; c++, p = end) {
+            v[c] = strtof(p, &end);
+            if (end == p) break;   // not a number
+        }
+        if (c < ncols) continue;
+        for (c = 0; c < ncols; c++) cols[c][step - 1] = v[c];
+        rows++;
+        if (step > *last) *last = (int)step;
     }
     free(text);
     return rows;
+}
+
+// loss.tsv rows: step, loss, grad_norm, max_logit. Reads the rows with
+// step <= upto into the arrays (indexed step-1). Returns the last step read,
+// -1 on error.
+int read_loss_tsv(const char *path, int upto, float *loss, float *gnorm, float *logit,
+                  char *err, size_t errlen) {
+    float *const cols[3] = { loss, gnorm, logit };
+    int last;
+    return read_step_rows(path, upto, 3, cols, &last, err, errlen) < 0 ? -1 : last;
 }
 
 // Rewrites loss.tsv with rows 1..n (used when a resumed run drops the steps
@@ -99,19 +119,9 @@ static int write_loss_tsv(const char *path, int n, const float *loss, const floa
 int read_val_tsv(const char *path, int upto, float *val, char *err, size_t errlen) {
     for (int i = 0; i < upto; i++) val[i] = NAN;
     if (!file_exists(path)) return 0;
-    size_t len;
-    char *text = read_file_all(path, &len, err, errlen);
-    if (!text) return -1;
-    int rows = 0;
-    char *save = NULL;
-    for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-        int step; float v;
-        if (sscanf(line, "%d %f", &step, &v) != 2 || step < 1 || step > upto) continue;   // header, later rows
-        val[step - 1] = v;
-        rows++;
-    }
-    free(text);
-    return rows;
+    float *const cols[1] = { val };
+    int last;
+    return read_step_rows(path, upto, 1, cols, &last, err, errlen);
 }
 
 // Rewrites val.tsv with the points among steps 1..n.
@@ -127,11 +137,11 @@ int write_val_tsv(const char *path, int n, const float *val, char *err, size_t e
 }
 
 // ---------------------------------------------------------------------------
-// The checkpoint: weights, AdamW moments, config, and everything the loop
+// The checkpoint: weights, AdamW moments, the model's config and the run's, and everything the loop
 // needs to continue exactly where it left off.
-int save_checkpoint(const RunPaths *rp, const Model *m, const TrainState *ts, const Rng *noise,
-                           const DataLoader *dl, double train_seconds, const float *max_logit_layers,
-                           Preset preset, char *err, size_t errlen) {
+int save_checkpoint(const RunPaths *rp, const Model *m, const RunConfig *run, const TrainState *ts,
+                    const Rng *noise, const DataLoader *dl, double train_seconds, const float *max_logit_layers,
+                    Preset preset, char *err, size_t errlen) {
     char step[32], rng_text[96], data_text[DATALOADER_STATE_TEXT_LEN], secs[64], logits[512] = "";
     snprintf(step, sizeof step, "%d", ts->step);
     rng_to_text(noise, rng_text, sizeof rng_text);
@@ -146,7 +156,7 @@ int save_checkpoint(const RunPaths *rp, const Model *m, const TrainState *ts, co
     CheckpointMeta meta[6] = { { "train.step", step }, { "train.noise_rng", rng_text },
                                { "train.data", data_text }, { "train.seconds", secs },
                                { "train.max_logit", logits }, { "train.preset", preset_name(preset) } };
-    return checkpoint_save(rp->ckpt, m, extra, 2, meta, 6, err, errlen);
+    return checkpoint_save(rp->ckpt, m, run, extra, 2, meta, 6, err, errlen);
 }
 
 
@@ -258,18 +268,18 @@ void run_free(Run *r) {
 }
 
 static int init_train_state(Run *r) {
-    AdamWConfig opt = adamw_default(r->cfg.lr);
-    opt.weight_decay = r->cfg.weight_decay;
-    if (train_state_init(&r->ts, &r->m, r->cfg.batch, &opt) != 0) {
+    AdamWConfig opt = adamw_default(r->run.lr);
+    opt.weight_decay = r->run.weight_decay;
+    if (train_state_init(&r->ts, &r->m, r->run.batch, &opt) != 0) {
         // what train_state_init asked for up to the allocation that failed
         // (the activations and the backward's scratch are counted before
         // they are allocated)
-        size_t per = (size_t)r->cfg.batch * r->cfg.channels * r->cfg.img * r->cfg.img;
-        size_t bytes = sizeof(float) * (r->ts.act.floats + r->ts.bw.floats + 4 * per + (size_t)r->cfg.batch +
+        size_t per = (size_t)r->run.batch * r->m.cfg.channels * r->m.cfg.img * r->m.cfg.img;
+        size_t bytes = sizeof(float) * (r->ts.act.floats + r->ts.bw.floats + 4 * per + (size_t)r->run.batch +
                                         2 * r->m.n_params);
         fprintf(stderr, "error: out of memory: the training state of batch=%d asks for %zu bytes (%.2f GB) "
                         "besides the %zu bytes of weights and gradients; lower --set batch or dim\n",
-                r->cfg.batch, bytes, bytes / 1e9, 2 * sizeof(float) * r->m.n_params);
+                r->run.batch, bytes, bytes / 1e9, 2 * sizeof(float) * r->m.n_params);
         train_state_free(&r->ts);
         return -1;
     }
@@ -280,26 +290,26 @@ static int init_train_state(Run *r) {
 // A fresh run: weights from the seed, an empty loss.tsv.
 int start_run(Run *r, const TrainOptions *o, const RunPaths *rp, const CifarSet *train) {
     char err[ERRLEN];
-    if (cifar_check_config(&r->cfg, "the options", err, sizeof err) != 0) {   // trainer_run checked it first
+    if (cifar_check_config(&o->cfg.model, "the options", err, sizeof err) != 0) {   // trainer_run checked it first
         fprintf(stderr, "error: %s\n", err);
         return TRAIN_USAGE;
     }
-    if (model_build(&r->m, &r->cfg, err, sizeof err) != 0) {
+    if (model_build(&r->m, &o->cfg.model, err, sizeof err) != 0) {
         fprintf(stderr, "error: %s\n", err);
         return TRAIN_ERROR;
     }
     r->have_model = 1;
-    model_init_weights(&r->m, r->cfg.seed);
+    model_init_weights(&r->m, r->run.seed);
     if (init_train_state(r) != 0) return TRAIN_ERROR;
-    rng_seed(&r->noise, trainer_noise_seed(r->cfg.seed));
-    if (dataloader_init(&r->dl, train, r->cfg.seed, r->cfg.flip, err, sizeof err) != 0 ||
+    rng_seed(&r->noise, trainer_noise_seed(r->run.seed));
+    if (dataloader_init(&r->dl, train, r->run.seed, r->run.flip, err, sizeof err) != 0 ||
         write_loss_tsv(rp->loss, 0, NULL, NULL, NULL, err, sizeof err) != 0 ||
         write_val_tsv(rp->val, 0, NULL, err, sizeof err) != 0) {
         fprintf(stderr, "error: %s\n", err);
         return TRAIN_ERROR;
     }
     char desc[512];
-    config_describe(&r->cfg, desc, sizeof desc);
+    config_describe(&o->cfg, desc, sizeof desc);
     printf("[%s] %s preset, %zu params, %d threads: %s\n", o->name, preset_name(o->preset), r->m.n_params,
            omp_get_max_threads(), desc);
     return TRAIN_OK;
@@ -315,7 +325,7 @@ static int restore_trainer_state(Run *r, const SafeTensors *st, const char *ckpt
         && checkpoint_copy_array(st, ckpt, CHECKPOINT_ADAMW_M, &r->m, r->ts.adam_m, err, errlen) == 0
         && checkpoint_copy_array(st, ckpt, CHECKPOINT_ADAMW_V, &r->m, r->ts.adam_v, err, errlen) == 0
         && rng_from_text(st_meta(st, "train.noise_rng"), &r->noise) == 0
-        && dataloader_init(&r->dl, train, r->cfg.seed, r->cfg.flip, err, errlen) == 0
+        && dataloader_init(&r->dl, train, r->run.seed, r->run.flip, err, errlen) == 0
         && dataloader_state_parse(st_meta(st, "train.data"), &ds, err, errlen) == 0
         && dataloader_set_state(&r->dl, &ds, err, errlen) == 0;
 }
@@ -328,11 +338,11 @@ static void collect_field(const char *key, const char *value, void *ctx) {
 }
 
 // A resume takes steps, threads and val_every from the options and
-// everything else from the checkpoint. Each option that differs from the
-// checkpoint says so, on a line of its own: those it ignores, then those it
-// takes (steps=1000 of --preset quick on a smoke run's checkpoint, say).
+// everything else from the checkpoint (config_for_resume). Each option that
+// differs from the checkpoint says so, on a line of its own: those it
+// ignores, then those it takes (steps=1000 of --preset quick on a smoke
+// run's checkpoint, say).
 static void say_resume_differences(const Config *saved, const Config *given) {
-    static const char *const taken[] = { "steps", "threads", "val_every" };
     FieldList a = {0}, b = {0};
     config_foreach_field(saved, collect_field, &a);
     config_foreach_field(given, collect_field, &b);
@@ -342,10 +352,9 @@ static void say_resume_differences(const Config *saved, const Config *given) {
         for (int i = 0; i < a.n && i < b.n; i++) {
             if (strcmp(a.kv[i], b.kv[i]) == 0) continue;
             size_t klen = strcspn(a.kv[i], "=");
-            int is_taken = 0;
-            for (size_t k = 0; k < sizeof taken / sizeof taken[0]; k++)
-                is_taken |= strlen(taken[k]) == klen && strncmp(taken[k], a.kv[i], klen) == 0;
-            if (is_taken != pass) continue;
+            char key[64];
+            snprintf(key, sizeof key, "%.*s", (int)klen, a.kv[i]);
+            if ((int)config_key_taken_on_resume(key) != pass) continue;
             used += (size_t)snprintf(line + used, used < sizeof line ? sizeof line - used : 0, "%s%s (checkpoint: %s)",
                                      used ? ", " : "", b.kv[i], a.kv[i] + klen + 1);
         }
@@ -355,7 +364,8 @@ static void say_resume_differences(const Config *saved, const Config *given) {
     }
 }
 
-// Resume: the checkpoint's config wins; the loop continues with the same
+// Resume: the checkpoint's model, and its run but for the fields the
+// options give (config_for_resume); the loop continues with the same
 // weights, moments, noise stream and data order, and loss.tsv is cut back
 // to the checkpoint's step (the steps logged after it will be redone).
 int resume_run(Run *r, const TrainOptions *o, const RunPaths *rp, const CifarSet *train) {
@@ -366,17 +376,18 @@ int resume_run(Run *r, const TrainOptions *o, const RunPaths *rp, const CifarSet
         return TRAIN_ERROR;
     }
     r->have_model = 1;
-    if (cifar_check_config(&r->m.cfg, rp->ckpt, err, sizeof err) != 0) {
+    Config saved;
+    if (checkpoint_config_from(&st, rp->ckpt, &saved, err, sizeof err) != 0 ||
+        cifar_check_config(&r->m.cfg, rp->ckpt, err, sizeof err) != 0) {
         fprintf(stderr, "error: cannot resume: %s\n", err);
         st_free(&st);
         return TRAIN_ERROR;
     }
-    say_resume_differences(&r->m.cfg, &r->cfg);
-    r->m.cfg.steps = r->cfg.steps; r->m.cfg.threads = r->cfg.threads; r->m.cfg.val_every = r->cfg.val_every;
-    r->cfg = r->m.cfg;
+    say_resume_differences(&saved, &o->cfg);
+    r->run = config_for_resume(&saved, &o->cfg).run;
     if (init_train_state(r) != 0) { st_free(&st); return TRAIN_ERROR; }
     SavedProgress prog;
-    read_progress(&st, r->cfg.depth, &prog);
+    read_progress(&st, r->m.cfg.depth, &prog);
     r->start = prog.step;
     r->train_seconds = prog.train_seconds;
     memcpy(r->max_logit_layers, prog.max_logit_layers, sizeof r->max_logit_layers);

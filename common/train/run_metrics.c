@@ -52,7 +52,7 @@ typedef struct {
 } Scorecard;
 
 // The probe-FD of the samples (32x32 RGB configs only: the probe's input).
-static void score_probe_fd(const Config *c, Preset preset, const CifarSet *train, const CifarSet *test,
+static void score_probe_fd(const ModelConfig *c, Preset preset, const CifarSet *train, const CifarSet *test,
                            const float *samples, Scorecard *sc) {
     char err[ERRLEN];
     if (c->channels != 3 || c->img != 32) return;
@@ -79,7 +79,7 @@ static void score_probe_fd(const Config *c, Preset preset, const CifarSet *train
 static void run_scorecard(Model *m, const char *name, Preset preset, const CifarSet *train,
                           const CifarSet *test, const char *samples_png, Scorecard *sc) {
     char err[ERRLEN];
-    const Config *c = &m->cfg;
+    const ModelConfig *c = &m->cfg;
     sc->fd = NAN; sc->probe_acc = NAN; sc->fd_s = 0; sc->probe_key[0] = '\0';
     fprintf(stderr, "[%s] scorecard: val MSE on %d test images, then %d samples x %d Euler steps for probe-FD\n",
             name, VAL_IMAGES, FD_SAMPLES, FD_EULER_STEPS);
@@ -143,9 +143,9 @@ static void add_val_curve(cJSON *root, const float *val, int steps) {
 
 // metrics.json's content: the scorecard in the tutorial's schema, then the
 // run's config, timings, loss and val curves, and probe.
-static cJSON *metrics_json(const Model *m, const char *name, Preset preset, const SavedProgress *p,
-                           const float *loss, const float *val, const Scorecard *sc, double total_wall) {
-    const Config *c = &m->cfg;
+static cJSON *metrics_json(const Model *m, const Config *cfg, const char *name, Preset preset,
+                           const SavedProgress *p, const float *loss, const float *val, const Scorecard *sc,
+                           double total_wall) {
     int steps = p->step;
     cJSON *root = cJSON_CreateObject();
     cJSON_AddStringToObject(root, "name", name);
@@ -163,16 +163,16 @@ static cJSON *metrics_json(const Model *m, const char *name, Preset preset, cons
     add_val_curve(root, val, steps);
     cJSON *cfgj = cJSON_AddObjectToObject(root, "config");
     // every config field, as the strings a checkpoint stores
-    config_foreach_field(c, add_config_field, cfgj);
+    config_foreach_field(cfg, add_config_field, cfgj);
     cJSON_AddStringToObject(root, "preset", preset_name(preset));
-    cJSON_AddNumberToObject(root, "seed", (double)c->seed);
+    cJSON_AddNumberToObject(root, "seed", (double)cfg->run.seed);
     cJSON_AddNumberToObject(root, "steps", steps);
-    cJSON_AddNumberToObject(root, "batch", c->batch);
+    cJSON_AddNumberToObject(root, "batch", cfg->run.batch);
     cJSON_AddNumberToObject(root, "threads", omp_get_max_threads());
     cJSON_AddNumberToObject(root, "train_seconds", p->train_seconds);
     cJSON_AddNumberToObject(root, "final_loss", steps > 0 ? loss[steps - 1] : 0);
     cJSON *mla = cJSON_AddArrayToObject(root, "max_attn_logit");
-    for (int b = 0; b < c->depth; b++) cJSON_AddItemToArray(mla, cJSON_CreateNumber(p->max_logit_layers[b]));
+    for (int b = 0; b < cfg->model.depth; b++) cJSON_AddItemToArray(mla, cJSON_CreateNumber(p->max_logit_layers[b]));
     cJSON *probe = cJSON_AddObjectToObject(root, "probe");
     cJSON_AddStringToObject(probe, "key", sc->probe_key);
     if (isfinite(sc->probe_acc)) cJSON_AddNumberToObject(probe, "test_acc", sc->probe_acc);
@@ -208,7 +208,9 @@ int finish_run(const RunPaths *rp, const char *name, Preset preset, const CifarS
         fprintf(stderr, "error: %s\n", err);
         return TRAIN_ERROR;
     }
-    if (cifar_check_config(&m.cfg, rp->ckpt, err, sizeof err) != 0) {   // its images are CIFAR-10's
+    Config cfg;   // the model's and the run's, as the run saved them
+    if (checkpoint_config_from(&st, rp->ckpt, &cfg, err, sizeof err) != 0 ||
+        cifar_check_config(&m.cfg, rp->ckpt, err, sizeof err) != 0) {   // its images are CIFAR-10's
         fprintf(stderr, "error: %s\n", err);
         st_free(&st);
         model_free(&m);
@@ -231,7 +233,7 @@ int finish_run(const RunPaths *rp, const char *name, Preset preset, const CifarS
         Scorecard sc;
         run_scorecard(&m, name, preset, train, test, rp->samples, &sc);
         double total_wall = wall_before + (wall_seconds() - t_start);
-        rc = write_json(rp->metrics, metrics_json(&m, name, preset, &prog, loss, val, &sc, total_wall), err,
+        rc = write_json(rp->metrics, metrics_json(&m, &cfg, name, preset, &prog, loss, val, &sc, total_wall), err,
                         sizeof err);
         double it_per_s = prog.train_seconds > 0 ? steps / prog.train_seconds : 0;
         if (rc == 0)
@@ -256,6 +258,7 @@ void record_divergence(const Run *r, const RunPaths *rp, int step, double loss) 
     cJSON_AddStringToObject(root, "loss", isnan(loss) ? "nan" : isinf(loss) ? "inf" : "finite");
     cJSON_AddStringToObject(root, "grad_norm", isnan(r->ts.grad_norm) ? "nan" : isinf(r->ts.grad_norm) ? "inf" : "finite");
     cJSON_AddNumberToObject(root, "steps", r->steps);
-    config_foreach_field(&r->cfg, add_config_field, cJSON_AddObjectToObject(root, "config"));
+    Config cfg = { r->m.cfg, r->run };
+    config_foreach_field(&cfg, add_config_field, cJSON_AddObjectToObject(root, "config"));
     if (write_json(rp->diverged, root, err, sizeof err) != 0) fprintf(stderr, "warning: %s\n", err);
 }

@@ -30,7 +30,7 @@ static void record_step(Run *r, int step, double loss, FILE *lf, Progress *pr) {
     r->loss_hist[step - 1] = (float)loss;
     r->gn_hist[step - 1] = (float)r->ts.grad_norm;
     r->ml_hist[step - 1] = r->ts.max_logit;
-    for (int b = 0; b < r->cfg.depth && b < TINYDIT_MAX_DEPTH; b++)
+    for (int b = 0; b < r->m.cfg.depth && b < TINYDIT_MAX_DEPTH; b++)
         if (r->ts.act.max_logit[b] > r->max_logit_layers[b]) r->max_logit_layers[b] = r->ts.act.max_logit[b];
     fprintf(lf, "%d\t%.6f\t%.6f\t%.4f\n", step, loss, r->ts.grad_norm, r->ts.max_logit);
     char extra[64];
@@ -39,12 +39,12 @@ static void record_step(Run *r, int step, double loss, FILE *lf, Progress *pr) {
     progress_update(pr, step, extra);
 }
 
-// Every cfg.val_every steps: the val exam on the weights of this step (not
+// Every run.val_every steps: the val exam on the weights of this step (not
 // counted in train_seconds), into val_hist and val.tsv, rewritten whole (a
 // few rows). The exam has its own fixed noise, so the training streams and
 // the run's bits are the same with or without it.
 static int check_val(Run *r, int step, const RunPaths *rp) {
-    if (r->cfg.val_every <= 0 || step % r->cfg.val_every != 0) return 0;
+    if (r->run.val_every <= 0 || step % r->run.val_every != 0) return 0;
     char err[ERRLEN];
     if (!r->have_exam) {
         if (val_exam_init(&r->exam, &r->m, r->test, VAL_IMAGES) != 0) {
@@ -72,7 +72,7 @@ static int save_point(Run *r, const TrainOptions *o, const RunPaths *rp, FILE *l
         fprintf(stderr, "error: cannot write %s: %s; %s\n", rp->loss, strerror(e), kept);
         return TRAIN_ERROR;
     }
-    if (save_checkpoint(rp, &r->m, &r->ts, &r->noise, &r->dl, r->train_seconds, r->max_logit_layers, o->preset,
+    if (save_checkpoint(rp, &r->m, &r->run, &r->ts, &r->noise, &r->dl, r->train_seconds, r->max_logit_layers, o->preset,
                         err, sizeof err) != 0) {
         progress_end(pr);
         last_checkpoint_text(kept, sizeof kept, last_saved, rp->ckpt);
@@ -86,14 +86,14 @@ static int save_point(Run *r, const TrainOptions *o, const RunPaths *rp, FILE *l
 // end, and when interrupted. TRAIN_OK when every step ran; else TRAIN_DIVERGED,
 // TRAIN_ERROR, TRAIN_STOPPED (stop_after) or 128 + the signal.
 static int train_steps(Run *r, const TrainOptions *o, const RunPaths *rp, FILE *lf) {
-    size_t per = (size_t)r->cfg.channels * r->cfg.img * r->cfg.img;
-    float *x1 = malloc(sizeof(float) * per * r->cfg.batch);
+    size_t per = (size_t)r->m.cfg.channels * r->m.cfg.img * r->m.cfg.img;
+    float *x1 = malloc(sizeof(float) * per * r->run.batch);
     Progress pr;
     progress_begin(&pr, stderr, o->name, r->start, r->steps);
     int last_saved = r->start, rc = TRAIN_OK;
     for (int step = r->start + 1; step <= r->steps; step++) {
         double t0 = wall_seconds();
-        dataloader_next(&r->dl, r->cfg.batch, x1, NULL, NULL);
+        dataloader_next(&r->dl, r->run.batch, x1, NULL, NULL);
         double loss = train_step(&r->ts, x1, &r->noise);
         r->train_seconds += wall_seconds() - t0;
         if (!isfinite(loss) || !isfinite(r->ts.grad_norm)) {
@@ -161,8 +161,8 @@ static int train_and_score(Run *r, const TrainOptions *o, const RunPaths *rp, co
 static int train_locked(const TrainOptions *o, const RunPaths *rp) {
     Run r;
     memset(&r, 0, sizeof r);
-    r.cfg = o->cfg;
-    r.steps = r.cfg.steps;
+    r.run = o->cfg.run;   // a resume keeps part of its checkpoint's (resume_run)
+    r.steps = r.run.steps;
     int have_ckpt = file_exists(rp->ckpt);
     int rc = check_existing_run(o, rp, have_ckpt, r.steps);
     if (rc >= 0) return rc;
@@ -208,11 +208,11 @@ static int check_config_fits_data(const TrainOptions *o, const RunPaths *rp) {
     Config c;
     if (o->resume && file_exists(rp->ckpt)) {
         if (checkpoint_read_config(rp->ckpt, &c, err, sizeof err) != 0) return TRAIN_OK;
-        if (cifar_check_config(&c, rp->ckpt, err, sizeof err) == 0) return TRAIN_OK;
+        if (cifar_check_config(&c.model, rp->ckpt, err, sizeof err) == 0) return TRAIN_OK;
         fprintf(stderr, "error: cannot resume: %s\n", err);
         return TRAIN_ERROR;
     }
-    if (cifar_check_config(&o->cfg, "--set", err, sizeof err) == 0) return TRAIN_OK;
+    if (cifar_check_config(&o->cfg.model, "--set", err, sizeof err) == 0) return TRAIN_OK;
     fprintf(stderr, "error: %s\n", err);
     return TRAIN_USAGE;
 }
@@ -254,7 +254,9 @@ int trainer_run(const TrainOptions *o) {
     run_paths(&rp, dir);
     int rc = check_config_fits_data(o, &rp);
     if (rc != TRAIN_OK) return rc;
-    if (o->cfg.threads > 0) omp_set_num_threads(o->cfg.threads);
+    // the run's thread count, set once for the process: the model's loops
+    // and matmuls follow OpenMP's (io/run_config.h)
+    if (o->cfg.run.threads > 0) omp_set_num_threads(o->cfg.run.threads);
     // the highest folder of the run's path that does not exist yet, to
     // remove again if the start fails
     char made_from[2048] = "", probe[2048];

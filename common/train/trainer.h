@@ -7,7 +7,7 @@
 //                     (step, RNG states, data order, time so far)
 //   loss.tsv          one line per step: step, loss, gradient norm, largest
 //                     attention logit
-//   val.tsv           step, val MSE: the val exam every cfg.val_every steps
+//   val.tsv           step, val MSE: the val exam every cfg.run.val_every steps
 //                     (quick preset 250, tutorial 500, smoke never)
 //   metrics.json      the scorecard in the tutorial's schema plus more
 //                     (val_curve: val.tsv's points)
@@ -26,7 +26,7 @@ typedef struct {
     const char *name;       // run name (folder under out_dir)
     const char *out_dir;    // "runs"
     Preset preset;
-    Config cfg;             // preset applied, then every --set
+    Config cfg;             // the model and its run: preset applied, then every --set
     bool resume;            // continue a stopped run from its checkpoint
     int ckpt_every;         // steps between checkpoints
     bool scorecard;         // compute val MSE and probe-FD at the end
@@ -46,7 +46,7 @@ void preset_probe_recipe(Preset p, struct ProbeRecipe *out);
 // Prints what each preset is.
 void preset_describe(void *file /* FILE* */);
 
-// A fresh run draws from three streams, all from cfg.seed: the weights
+// A fresh run draws from three streams, all from cfg.run.seed: the weights
 // (model_init_weights(seed)), the data order and flips (dataloader_init(seed)),
 // and the noise and times of each step, seeded with trainer_noise_seed(seed)
 // so that they differ from the weights' stream. tools/trace_steps.c starts

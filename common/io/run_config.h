@@ -1,0 +1,44 @@
+// run_config.h: the settings of a training run, apart from the model it
+// trains (nn/config.h): the seed, AdamW's lr and weight decay, the batch,
+// how many steps, the flips, the threads and how often to check val MSE.
+// A checkpoint stores both; a resume takes the model and what the run
+// computes from the checkpoint, and how far and how it runs from its own
+// options (config_for_resume, config_parse.h).
+//
+// The run's settings live here, beside the parser that fills them
+// (config_parse.h), and not in train/: a run's record is read back below
+// train/ too, by io/ (checkpoints, metrics.json) and eval/ (the ablation's
+// tables), which may not include train/ (common/README.md).
+#pragma once
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct {
+    // What the run computes: the same values give the same run, bit for bit
+    // (with the same thread count). A resume keeps the checkpoint's.
+    unsigned long long seed;    // the weights, the data order and each step's noise
+    float lr;                   // AdamW learning rate
+    float weight_decay;         // AdamW weight decay of 2-D tensors
+    int batch;                  // images per step
+    bool flip;                  // random horizontal flips of training images
+    // How far it goes and how it is watched and run: a resume takes the
+    // options' (config_for_resume).
+    int steps;                  // training steps
+    int val_every;              // steps between val MSE checks while training, 0 = only at the end
+    // The threads are the run's, not the model's, though the model's
+    // loops are what they run: the thread count is OpenMP's, a setting of
+    // the process (omp_set_num_threads, once, when a program starts: see
+    // trainer_run). nn/'s parallel loops split their fixed blocks over
+    // whatever threads OpenMP has, and each block's oneDNN sgemm runs on
+    // its own thread (nn/matmul.c), so no model needs to know the count: a
+    // checkpoint trained on 2 threads loads and runs on 4. A run records it
+    // because the project promises the same bits for the same seed and
+    // thread count.
+    int threads;                // 0 = all cores
+} RunConfig;
+
+RunConfig run_config_default(void);   // the tutorial's run: seed 0, lr 3e-4, batch 128, 4,000 steps
+
+// The one check of a run's config: each field alone (it may be filled in by
+// hand, not by the parser). 0 if fine, -1 with a message in err.
+int run_config_check(const RunConfig *r, char *err, size_t errlen);
