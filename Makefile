@@ -83,7 +83,7 @@ $(GRADE)/obj/%.o: common/%.c
 grade-objects: $(patsubst common/%.c,$(GRADE)/obj/%.o,$(COMMON_SRC)) $(GRADE_MAINS)
 grade: grade-objects
 	@GRADE_DIR=$(GRADE) GRADE_MAINS='$(GRADE_MAINS)' GRADE_LINK='$(CC) $(LDFLAGS)' GRADE_LIBS='$(LDLIBS) $(CHECK_LIBS)' \
-	    GRADE_REFERENCE=$(if $(wildcard grade_reference),grade_reference,$(GRADE)/obj) \
+	    GRADE_REFERENCE=$(if $(wildcard grade_reference),grade_reference,$(GRADE)/obj) GRADE_OBJS='$(patsubst common/%.c,%.o,$(COMMON_SRC))' \
 	    scripts/grade.sh --times $(GRADE_FLAGS) $(if $(GRADE_STEP),--step $(GRADE_STEP)) $(EX)
 
 # make data: CIFAR-10 into data/cifar-10-batches-bin

@@ -74,7 +74,7 @@ for n in $names; do
     echo "$EXERCISES" | awk -v n="$n" '$1 == n { found = 1 } END { exit !found }' ||
         { echo "grade.sh: no exercise $n (scripts/exercises.sh list names them all)" >&2; exit 2; }
 done
-[ -n "${GRADE_DIR:-}" ] && [ -n "${GRADE_REFERENCE:-}" ] && [ -n "${GRADE_MAINS:-}" ] && [ -n "${GRADE_LINK:-}" ] ||
+[ -n "${GRADE_DIR:-}" ] && [ -n "${GRADE_REFERENCE:-}" ] && [ -n "${GRADE_MAINS:-}" ] && [ -n "${GRADE_OBJS:-}" ] && [ -n "${GRADE_LINK:-}" ] ||
     { echo "grade.sh: run it with make grade (which compiles what it links)" >&2; exit 2; }
 [ -d "$GRADE_DIR/obj" ] || { echo "grade.sh: no $GRADE_DIR/obj: run make grade, which compiles it" >&2; exit 2; }
 
@@ -102,7 +102,7 @@ link_objects() {
     x=$1 dir=$GRADE_DIR/ex/${1:-reference}
     mkdir -p "$dir" || return 1
     objs=""
-    for o in $(cd "$GRADE_DIR/obj" && find . -name '*.o' | sed 's|^\./||' | LC_ALL=C sort); do
+    for o in $GRADE_OBJS; do   # the library's objects, as make lists them (not a stale one of a moved file)
         case " $(echo $EX_FILES) " in *" common/${o%.o}.c "*) continue ;; esac
         objs="$objs $GRADE_DIR/obj/$o"
     done
