@@ -28,7 +28,7 @@
 #include "plan.h"
 #include "runner.h"
 #include "report.h"
-#include "step6.h"
+#include "eval/ablation_table.h"
 #include "io/cifar.h"
 #include "io/fileio.h"
 #include "eval/probe.h"

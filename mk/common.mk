@@ -1,57 +1,62 @@
-# mk/common.mk: the one set of build rules. The root Makefile and every step
-# folder's Makefile include it; ROOT says where the project root is.
-ROOT ?= .
-BUILD := $(ROOT)/build
-
-# A relative CIFAR_DIR or TINYDIT_CACHE means: from the folder make was
-# started in. Recipes run programs in other folders (cd step1_scorecard,
-# make -C lab), so the programs get them absolute.
-ifneq ($(strip $(CIFAR_DIR)),)
-override export CIFAR_DIR := $(abspath $(CIFAR_DIR))
-endif
-ifneq ($(strip $(TINYDIT_CACHE)),)
-override export TINYDIT_CACHE := $(abspath $(TINYDIT_CACHE))
-endif
-
+# mk/common.mk: how sources become programs (included by the root Makefile).
+# Each .c compiles once, to build/ under its own path (common/nn/model.c ->
+# build/common/nn/model.o) with a .d file naming the headers it includes.
+BUILD := build
+# A relative CIFAR_DIR or TINYDIT_CACHE means: from where make started; the
+# programs, started in other folders, get them absolute.
+$(foreach v,CIFAR_DIR TINYDIT_CACHE,$(if $(strip $($(v))),$(eval override export $(v) := $(abspath $($(v))))))
 # gcc unless the command line or the environment names another compiler
-ifeq ($(origin CC),default)
-CC := gcc
-endif
+CC := $(if $(filter default,$(origin CC)),gcc,$(CC))
 # -ffp-contract=fast lets gcc use fused multiply-adds (with -std=c11 it would not).
-# -fno-trapping-math: nothing here reads floating-point exception flags, and
-# without it gcc keeps every `a < b ? c : d` in fastmath.h as a branch (a
-# comparison might trap), so the GELU, SiLU and softmax loops stay scalar.
-# It changes no computed value, only whether the loops become vector code
-# (docs/performance.md says how to see it in objdump's output).
+# -fno-trapping-math: nothing reads floating-point exception flags; without it
+# gcc keeps every `a < b ? c : d` in fastmath.h a branch (a comparison might
+# trap), so the GELU, SiLU and softmax loops stay scalar (docs/performance.md).
 OPT     ?= -O3 -march=native -ffp-contract=fast -fno-trapping-math
 CFLAGS  ?= $(OPT) -g -std=c11 -Wall -Wextra -Wno-unused-parameter -fopenmp
-CPPFLAGS += -D_GNU_SOURCE -I$(ROOT)/common -I/usr/include/stb -I/usr/include/cjson
+CPPFLAGS += -D_GNU_SOURCE -Icommon -I/usr/include/stb -I/usr/include/cjson
 LDFLAGS ?= -fopenmp
 LDLIBS  += -ldnnl -lopenblas -llapacke -lcjson -lz -lm
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lpthread -lm)
 
-# Idle OpenMP threads wait passively (sleep) instead of spinning. On a machine
-# shared with other work, a spinning thread steals the core its partner needs:
-# measured here with two threads and a busy neighbour, a training step took
-# 1,141 ms spinning and 362 ms passive. Every program started by make gets it;
-# export it yourself when running the programs by hand on a busy machine.
+# Idle OpenMP threads sleep instead of spinning: on a shared machine a spinning
+# thread steals the core its partner needs, slowing a step several times. Every program
+# make starts gets it; export it yourself to run them by hand on a busy machine.
 export OMP_WAIT_POLICY ?= passive
-
-# common/nn: the model the tutorial teaches; io, eval, train: what it stands on.
-COMMON_SRC := $(wildcard $(ROOT)/common/*/*.c)
-COMMON_HDR := $(wildcard $(ROOT)/common/*/*.h)
-COMMON_OBJ := $(patsubst $(ROOT)/common/%.c,$(BUILD)/common/%.o,$(COMMON_SRC))
+# common/: the library, every .c of every folder in it (a new one needs no edit).
+COMMON_SRC := $(sort $(shell find common -name '*.c'))
+objects = $(patsubst %.c,$(BUILD)/%.o,$(1))
 LIB := $(BUILD)/libtinydit.a
-
-$(BUILD)/common/%.o: $(ROOT)/common/%.c $(COMMON_HDR)
-	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
-
-$(LIB): $(COMMON_OBJ)
+$(LIB): $(call objects,$(COMMON_SRC))
 	@rm -f $@
 	ar rcs $@ $^
-
-# A test program: one Check suite per file, tests/test_NAME.c or stepN/test_*.c
-$(BUILD)/tests/%: $(ROOT)/tests/%.c $(wildcard $(ROOT)/tests/*.h) $(LIB)
-	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -I$(ROOT)/tests $(CFLAGS) $< -o $@ $(LIB) $(LDFLAGS) $(LDLIBS) $(CHECK_LIBS)
+$(BUILD)/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+LINK = $(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS)
+# A program folder D (a step, or lab/) makes D/D from its .c files but the
+# tests; its test build/D/test_X links test_X.o and the same objects but
+# main.o, after D/D (tests may run it). tests/ and tools/: one file a program.
+sources = $(filter-out $(1)/test_%.c,$(wildcard $(1)/*.c))
+tests_in = $(patsubst %.c,$(BUILD)/%,$(wildcard $(1)/test_*.c))
+STEPS := $(sort $(wildcard step[0-9]_*))
+STEP_TARGETS := $(foreach s,$(STEPS),$(firstword $(subst _, ,$(s))))
+PROGRAM_DIRS := $(STEPS) lab
+define program_folder
+$(1)/$(1): $(call objects,$(call sources,$(1))) $(LIB)
+	$$(LINK)
+$(call tests_in,$(1)): $(BUILD)/$(1)/%: $(BUILD)/$(1)/%.o $(call objects,$(filter-out $(1)/main.c,$(call sources,$(1)))) $(LIB) | $(1)/$(1)
+	$$(LINK)
+endef
+$(foreach d,$(PROGRAM_DIRS),$(eval $(call program_folder,$(d))))
+PROGRAMS := $(foreach d,$(PROGRAM_DIRS),$(d)/$(d))
+TOOLS := $(patsubst %.c,$(BUILD)/%,$(filter-out tools/golden_check.c,$(wildcard tools/*.c)))
+$(TOOLS) $(call tests_in,tests): $(BUILD)/%: $(BUILD)/%.o $(LIB)
+	$(LINK)
+$(BUILD)/tests/golden_check: $(BUILD)/tools/golden_check.o $(LIB)
+	$(LINK)
+# The tests (Check suites) see tests/testutil.h and link Check.
+TESTS := $(foreach d,tests $(PROGRAM_DIRS),$(call tests_in,$(d)))
+$(TESTS:=.o): private CPPFLAGS += -Itests
+$(TESTS): private LDLIBS += $(CHECK_LIBS)
+# what each object includes (not make sanitize's copy: it reads its own)
+-include $(shell find $(BUILD) -path $(BUILD)/sanitize -prune -o -name '*.d' -print 2>/dev/null)

@@ -1,141 +1,106 @@
-# mk/plots.mk: the ablation from the project's root: its runs, its figures
-# and its report. Included by the root Makefile.
-#
-#   make -j2 ablation [PRESET=quick] [RUNS=runs] [SEEDS=N]
-#                             the nine runs (N seeds a configuration), as many
-#                             at a time as -j says (lab ablation --jobs N)
-#   make plots [RUNS=runs]    every picture: the runs' plots into RUNS/plots
-#                             (scripts/plots.sh and the attention maps), each
-#                             step's figures into RUNS/figures, then RUNS/report.md
-#   make runs-plots [RUNS=runs]  the same without the step programs' figures
-#   make report [RUNS=runs]   RUNS/report.md alone
-#   make results PRESET=quick RUNS=dir [RUNNER='how the runs were scheduled']
-#                             the runs without their checkpoints, with table,
-#                             report, plots and README, into results/PRESET
-#                             (scripts/results.sh)
-#   make docs-figures [RUNS=runs] [RESULTS=results/quick]
-#                             the PNGs the docs embed, into docs/figures/
-#   make sweep-lr [RUNS=runs] [JOBS=1]
-#                             docs/beyond.md's lr sweep at the quick preset (baseline,
-#                             QK-norm, all four; two seeds), resumable, into
-#                             RUNS/sweep_lr; `make sweep-figures` draws the
-#                             committed one (results/sweep_lr) for docs/beyond.md
-#   make sweep-lr-edge [RUNS=runs] [JOBS=1]
-#                             the sweep's edge, lr 1.6e-2, with 4 seeds a
-#                             configuration (2 more each), into RUNS/sweep_lr
-#   make budget-swiglu [RUNS=runs] [JOBS=1]
-#                             docs/beyond.md's SwiGLU-against-the-budget runs (baseline
-#                             and SwiGLU, 16,000 steps, val MSE every 500, two
-#                             seeds; hours), resumable, into RUNS/budget_swiglu;
-#                             `make budget-figures` draws the committed one
-RUNS ?= $(ROOT)/runs
-STEP6_BIN = $(ROOT)/step6_ablation/step6_ablation
-LAB_BIN = $(ROOT)/lab/lab
-
-.PHONY: plots runs-plots report ablation results results-pytorch docs-figures step-figures sweep-lr sweep-lr-edge sweep-figures budget-swiglu budget-figures
-plots: runs-plots
-	$(MAKE) --no-print-directory step-figures FIGURES=$(abspath $(RUNS))/figures BASELINE_RUNS="$(abspath $(RUNS))"
-
-# The runs' own pictures and the report (make tutorial calls this one: its
-# step programs have drawn their figures already).
-runs-plots: step1 step2 step3 step4 step5 step6 lab
-	sh $(ROOT)/scripts/plots.sh $(RUNS) $(RUNS)/plots
-	$(LAB_BIN) attention-maps --runs $(RUNS) || \
-	    echo "plots: no attention maps: they need the finished runs p11_base_s0 and p11_rope"
-	$(LAB_BIN) report $(RUNS)
-
-# Each step program's figures into FIGURES. Step 1 draws the baseline's
-# seeds found in BASELINE_RUNS (it trains nothing when given folders).
-step-figures:
-	@set -- $(BASELINE_RUNS)/p11_base_s*; if [ -e "$$1" ] && [ $$# -ge 2 ]; then \
-	    echo "step1_scorecard $$* --figures $(FIGURES)"; \
-	    $(ROOT)/step1_scorecard/step1_scorecard "$$@" --figures $(FIGURES); \
-	else echo "plots: no step 1 figures: $(BASELINE_RUNS) has fewer than two p11_base_s* runs"; fi
-	cd $(ROOT)/step2_rmsnorm && ./step2_rmsnorm --figures $(FIGURES)
-	cd $(ROOT)/step3_qknorm && ./step3_qknorm --figures $(FIGURES)
-	cd $(ROOT)/step4_swiglu && ./step4_swiglu --figures $(FIGURES)
-	cd $(ROOT)/step5_rope2d && ./step5_rope2d --figures $(FIGURES)
-
-report: lab
-	$(LAB_BIN) report $(RUNS)
-
-# The runs side by side: -jN becomes --jobs N (the lab's one launcher
-# schedules them; it splits the cores between them), then the table.
-# -jN is in MAKEFLAGS only while recipes run: ABL_JOBS must stay "=".
+# mk/plots.mk: the runs, from the root, into RUNS (default runs/): the
+# tutorial's job, the ablation, their figures and report (plots, runs-plots
+# without the steps' figures, report), committed results folders (results,
+# results-pytorch), the docs' figures and docs/beyond.md's sweeps.
+.PHONY: tutorial ablation plots runs-plots report results results-pytorch docs-figures \
+        model-figures sweep-lr sweep-lr-edge sweep-figures budget-swiglu budget-figures
+PRESET ?= quick
+SEEDS ?= 1
+JOBS ?= 1
+ESTIMATE ?= yes
+S6 := step6_ablation/step6_ablation
+LAB := lab/lab
+# make tutorial: steps 1 to 6 at PRESET (tutorial: full size; smoke: minutes),
+# SEEDS seeds a configuration, JOBS runs side by side. `lab estimate` first
+# says how long it will take (ESTIMATE=no skips it). Step 6's baseline pair
+# trains first, for step 1 to read. Every run resumes where it stopped.
+ABLATION_OPTS = --preset $(PRESET) --seeds $(SEEDS) --jobs $(JOBS) --out $(RUNS)
+tutorial: all $(if $(CIFAR_DIR),,data)
+	@mkdir -p $(RUNS)
+	$(if $(filter yes,$(ESTIMATE)),$(LAB) estimate $(ABLATION_OPTS) --save $(RUNS)/estimate.txt)
+	$(LAB) ablation $(ABLATION_OPTS) --only p11_base_s0,p11_base_s1
+	cd step1_scorecard && ./step1_scorecard --preset $(PRESET) --out $(RUNS) --figures $(RUNS)/figures
+	$(call figures_2_to_5,$(RUNS)/figures)
+	$(LAB) ablation $(ABLATION_OPTS)
+	$(S6) table $(RUNS)
+	$(MAKE) --no-print-directory runs-plots
+	@$(if $(filter yes,$(ESTIMATE)),$(LAB) estimate --since $(RUNS)/estimate.txt)
+	@echo "done: $(RUNS)/report.md, $(RUNS)/plots/ and $(RUNS)/figures/"
+# make -j2 ablation [SEEDS=N]: -jN becomes --jobs N, then the table. -jN is
+# in MAKEFLAGS only while recipes run: ABL_JOBS must stay "=".
 ABL_JOBS = $(or $(patsubst -j%,%,$(filter -j%,$(MAKEFLAGS))),1)
 ablation: lab
-	$(LAB_BIN) ablation --preset $(PRESET) --out $(abspath $(RUNS)) --jobs $(ABL_JOBS) --log $(if $(SEEDS),--seeds $(SEEDS))
-	$(STEP6_BIN) table $(abspath $(RUNS))
+	$(LAB) ablation --preset $(PRESET) --out $(RUNS) --jobs $(ABL_JOBS) --log --seeds $(SEEDS)
+	$(S6) table $(RUNS)
+plots: runs-plots
+	$(call step_figures,$(RUNS)/figures,$(RUNS))
+runs-plots: $(STEP_TARGETS) lab
+	sh scripts/plots.sh $(RUNS) $(RUNS)/plots
+	$(LAB) attention-maps --runs $(RUNS) || \
+	    echo "plots: no attention maps: they need the finished runs p11_base_s0 and p11_rope"
+	$(LAB) report $(RUNS)
+report: lab
+	$(LAB) report $(RUNS)
+# Each step's figures into $(1); step 1's from the baseline's seeds in $(2).
+figures_2_to_5 = @for s in step2_rmsnorm step3_qknorm step4_swiglu step5_rope2d; do \
+	    echo "cd $$s && ./$$s --figures $(1)"; (cd $$s && ./$$s --figures $(1)) || exit 1; done
+define step_figures
+@set -- $(2)/p11_base_s*; if [ -e "$$1" ] && [ $$# -ge 2 ]; then echo "step1_scorecard $$* --figures $(1)"; \
+    step1_scorecard/step1_scorecard "$$@" --figures $(1); else echo "plots: no step 1 figures: $(2) has fewer than two p11_base_s* runs"; fi
+$(call figures_2_to_5,$(1))
+endef
 
+# make results PRESET=quick RUNS=dir [RUNNER=how]: RUNS, without checkpoints,
+# with its table, report, plots and README, into results/PRESET.
 results: step1 step6 lab
 	@test -n "$(PRESET)" || { echo "make results PRESET=quick RUNS=dir"; exit 2; }
-	RUNNER="$(RUNNER)" sh $(ROOT)/scripts/results.sh $(PRESET) $(RUNS)
-
-# make results-pytorch PRESET=quick RUNS=dir: runs of tools/torch_train.py
-# train into results/PRESET-pytorch, with the C runs' means set against them
+	RUNNER="$(RUNNER)" sh scripts/results.sh $(PRESET) $(RUNS)
 results-pytorch: step6
-	RUNNER="$(RUNNER)" sh $(ROOT)/scripts/results_torch.sh $(PRESET) $(RUNS)
+	RUNNER="$(RUNNER)" sh scripts/results_torch.sh $(PRESET) $(RUNS)
 
-# The docs embed committed copies of the figures (docs/figures/*.png). Step
-# 1's and step 6's runs plots come from the committed results (RESULTS), the
-# attention maps from RUNS (they need the checkpoints), steps 2 to 5 compute
-# theirs on the spot. Drawn in build/docs-figures, then the PNGs are copied.
-RESULTS ?= $(ROOT)/results/quick
-DOCS_FIG := $(BUILD)/docs-figures
-docs-figures: step1 step2 step3 step4 step5 step6 lab model-figures sweep-figures
-	rm -rf $(DOCS_FIG) && mkdir -p $(DOCS_FIG) $(ROOT)/docs/figures
-	$(MAKE) --no-print-directory step-figures FIGURES=$(abspath $(DOCS_FIG)) BASELINE_RUNS="$(abspath $(RESULTS))"
-	$(LAB_BIN) attention-maps --runs $(RUNS) --out $(DOCS_FIG)
-	STEP6=$(STEP6_BIN) sh $(ROOT)/scripts/plots.sh $(RESULTS) $(DOCS_FIG)/plots
-	for p in val_mse_seeds loss lr2e3; do \
-	    [ ! -f $(DOCS_FIG)/plots/$$p.png ] || cp $(DOCS_FIG)/plots/$$p.png $(DOCS_FIG)/step6_$$p.png; done
-	cp $(DOCS_FIG)/step[1-6]_*.png $(ROOT)/docs/figures/
-	@ls -l $(ROOT)/docs/figures/
-
-# The model page's pictures (docs/tinydit.md): the block diagram from its
-# Graphviz source, and step0_tour/step0_tour's three from the shipped model
-# (models/tinydit_rope_tutorial.safetensors; the flow path needs CIFAR-10's
-# test set) and the committed tutorial runs' samples.
-MODEL_FIG := $(BUILD)/model-figures
-.PHONY: model-figures
+# The docs' figures: steps 1 and 6 from the committed RESULTS, the attention
+# maps from RUNS (they need checkpoints), steps 2 to 5 computed on the spot.
+RESULTS ?= results/quick
+DOCS_FIG := $(CURDIR)/$(BUILD)/docs-figures
+docs-figures: $(STEP_TARGETS) lab model-figures sweep-figures
+	rm -rf $(DOCS_FIG) && mkdir -p $(DOCS_FIG) docs/figures
+	$(call step_figures,$(DOCS_FIG),$(abspath $(RESULTS)))
+	$(LAB) attention-maps --runs $(RUNS) --out $(DOCS_FIG)
+	STEP6=$(S6) sh scripts/plots.sh $(RESULTS) $(DOCS_FIG)/plots
+	for p in val_mse_seeds loss lr2e3; do [ ! -f $(DOCS_FIG)/plots/$$p.png ] || cp $(DOCS_FIG)/plots/$$p.png $(DOCS_FIG)/step6_$$p.png; done
+	cp $(DOCS_FIG)/step[1-6]_*.png docs/figures/
+	@ls -l docs/figures/
+# The model page's: the block diagram (Graphviz), and step0_tour's three
+# from the shipped model (the flow path needs CIFAR-10's test set).
 model-figures: step0
-	rm -rf $(MODEL_FIG) && mkdir -p $(MODEL_FIG)
-	dot -Tpng -Gdpi=90 $(ROOT)/docs/figures/tinydit_block.dot -o $(ROOT)/docs/figures/tinydit_block.png
-	$(ROOT)/step0_tour/step0_tour --figures $(MODEL_FIG)
-	cp $(MODEL_FIG)/tinydit_*.png $(ROOT)/docs/figures/
+	rm -rf $(BUILD)/model-figures && mkdir -p $(BUILD)/model-figures
+	dot -Tpng -Gdpi=90 docs/figures/tinydit_block.dot -o docs/figures/tinydit_block.png
+	step0_tour/step0_tour --figures $(BUILD)/model-figures
+	cp $(BUILD)/model-figures/tinydit_*.png docs/figures/
 
-# The lr sweep of docs/beyond.md: its values and configurations written once,
-# here; `lab/lab sweep --help` explains the options.
-SWEEP_LR_CONFIGS := --configs base,qknorm,all
-SWEEP_LR_POINTS := --key lr --values 3e-4,1e-3,2e-3,4e-3,8e-3,1.6e-2,3.2e-2 $(SWEEP_LR_CONFIGS)
+# docs/beyond.md's lr sweep (sweep-lr-edge: 2 more seeds at its edge) and
+# SwiGLU against the budget, their values written once, here (lab/lab sweep
+# --help): each trains, then prints its table (--curves: check by check).
+SWEEP_LR_POINTS := --key lr --values 3e-4,1e-3,2e-3,4e-3,8e-3,1.6e-2,3.2e-2 --configs base,qknorm,all
 SWEEP_LR := $(SWEEP_LR_POINTS) --seeds 2
-SWEEP_LR_EDGE := --key lr --values 1.6e-2 $(SWEEP_LR_CONFIGS) --seeds 4
-JOBS ?= 1
+SWEEP_LR_EDGE := --key lr --values 1.6e-2 --configs base,qknorm,all --seeds 4
+SWEEP_BUDGET := --key steps --values 16000 --configs base,swiglu --seeds 2 --set val_every=500
+define sweep
+$(LAB) sweep $(1) --preset quick --out $(RUNS)/$(2) --jobs $(JOBS) --log
+$(LAB) sweep $(1) --out $(RUNS)/$(2) $(3)
+endef
 sweep-lr: lab
-	$(LAB_BIN) sweep $(SWEEP_LR) --preset quick --out $(abspath $(RUNS))/sweep_lr --jobs $(JOBS) --log
-	$(LAB_BIN) sweep $(SWEEP_LR) --out $(abspath $(RUNS))/sweep_lr --table
-
+	$(call sweep,$(SWEEP_LR),sweep_lr,--table)
 sweep-lr-edge: lab
-	$(LAB_BIN) sweep $(SWEEP_LR_EDGE) --preset quick --out $(abspath $(RUNS))/sweep_lr --jobs $(JOBS) --log
-	$(LAB_BIN) sweep $(SWEEP_LR_EDGE) --out $(abspath $(RUNS))/sweep_lr --table
-
+	$(call sweep,$(SWEEP_LR_EDGE),sweep_lr,--table)
+budget-swiglu: lab
+	$(call sweep,$(SWEEP_BUDGET),budget_swiglu,--curves)
 # every seed the folder holds: 2 a point, 4 at the edge (sweep_plots.sh leaves out the rest)
 sweep-figures: lab
-	LAB=$(LAB_BIN) sh $(ROOT)/scripts/sweep_plots.sh $(ROOT)/results/sweep_lr $(BUILD)/sweep-figures -- \
-	    $(SWEEP_LR_POINTS) --seeds 4
-	cp $(BUILD)/sweep-figures/val_mse.png $(ROOT)/docs/figures/beyond_lr_val_mse.png
-	cp $(BUILD)/sweep-figures/stability.png $(ROOT)/docs/figures/beyond_lr_stability.png
-
-# SwiGLU against the budget (docs/beyond.md section 2): the same sweep
-# machinery with one value of `steps`; --curves compares the val MSE along
-# the runs check by check.
-SWEEP_BUDGET := --key steps --values 16000 --configs base,swiglu --seeds 2 --set val_every=500
-budget-swiglu: lab
-	$(LAB_BIN) sweep $(SWEEP_BUDGET) --preset quick --out $(abspath $(RUNS))/budget_swiglu --jobs $(JOBS) --log
-	$(LAB_BIN) sweep $(SWEEP_BUDGET) --out $(abspath $(RUNS))/budget_swiglu --curves
-
+	LAB=$(LAB) sh scripts/sweep_plots.sh results/sweep_lr $(BUILD)/sweep-figures -- $(SWEEP_LR_POINTS) --seeds 4
+	cp $(BUILD)/sweep-figures/val_mse.png docs/figures/beyond_lr_val_mse.png
+	cp $(BUILD)/sweep-figures/stability.png docs/figures/beyond_lr_stability.png
 budget-figures: lab
-	@if [ -d $(ROOT)/results/budget_swiglu ]; then \
-	    LAB=$(LAB_BIN) sh $(ROOT)/scripts/gap_plot.sh $(ROOT)/results/budget_swiglu \
-	        $(ROOT)/docs/figures/beyond_budget_gap.png -- $(SWEEP_BUDGET); \
+	@if [ -d results/budget_swiglu ]; then \
+	    LAB=$(LAB) sh scripts/gap_plot.sh results/budget_swiglu docs/figures/beyond_budget_gap.png -- $(SWEEP_BUDGET); \
 	else echo "make budget-figures: no results/budget_swiglu yet (make budget-swiglu, then commit its runs)"; fi

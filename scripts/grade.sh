@@ -74,7 +74,7 @@ for n in $names; do
     echo "$EXERCISES" | awk -v n="$n" '$1 == n { found = 1 } END { exit !found }' ||
         { echo "grade.sh: no exercise $n (scripts/exercises.sh list names them all)" >&2; exit 2; }
 done
-[ -n "${GRADE_DIR:-}" ] && [ -n "${GRADE_REFERENCE:-}" ] && [ -n "${GRADE_LINK:-}" ] ||
+[ -n "${GRADE_DIR:-}" ] && [ -n "${GRADE_REFERENCE:-}" ] && [ -n "${GRADE_MAINS:-}" ] && [ -n "${GRADE_OBJS:-}" ] && [ -n "${GRADE_LINK:-}" ] ||
     { echo "grade.sh: run it with make grade (which compiles what it links)" >&2; exit 2; }
 [ -d "$GRADE_DIR/obj" ] || { echo "grade.sh: no $GRADE_DIR/obj: run make grade, which compiles it" >&2; exit 2; }
 
@@ -102,7 +102,7 @@ link_objects() {
     x=$1 dir=$GRADE_DIR/ex/${1:-reference}
     mkdir -p "$dir" || return 1
     objs=""
-    for o in $(cd "$GRADE_DIR/obj" && find . -name '*.o' | sed 's|^\./||' | LC_ALL=C sort); do
+    for o in $GRADE_OBJS; do   # the library's objects, as make lists them (not a stale one of a moved file)
         case " $(echo $EX_FILES) " in *" common/${o%.o}.c "*) continue ;; esac
         objs="$objs $GRADE_DIR/obj/$o"
     done
@@ -125,12 +125,16 @@ link_objects() {
     echo "$objs"
 }
 
-# Program P of exercise X, linked if anything it is made of is newer.
+# Program P of exercise X, linked if anything it is made of is newer: its
+# own object (P.o, one of GRADE_MAINS: the normal build's test objects)
+# and the library's.
 program() {
-    x=$1 p=$2 dir=$GRADE_DIR/ex/${1:-reference}
+    x=$1 p=$2 dir=$GRADE_DIR/ex/${1:-reference} main=
+    for o in $GRADE_MAINS; do case $o in */"$p".o) main=$o ;; esac; done
+    [ -f "$main" ] || { echo "grade.sh: no $p.o in GRADE_MAINS: run make grade" >&2; return 1; }
     objs=$(link_objects "$x") || return 1
-    if stale "$dir/$p" "$GRADE_DIR/tests/$p.o" $objs; then
-        $GRADE_LINK "$GRADE_DIR/tests/$p.o" $objs -o "$dir/$p" ${GRADE_LIBS:-} > "$dir/$p.link.txt" 2>&1 ||
+    if stale "$dir/$p" "$main" $objs; then
+        $GRADE_LINK "$main" $objs -o "$dir/$p" ${GRADE_LIBS:-} > "$dir/$p.link.txt" 2>&1 ||
             { echo "grade.sh: linking $dir/$p failed:" >&2; cat "$dir/$p.link.txt" >&2; return 1; }
     fi
     echo "$dir/$p"

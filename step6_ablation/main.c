@@ -18,7 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "step6.h"
+#include "eval/ablation_table.h"
 #include "io/args.h"
 #include "io/config_parse.h"
 #include "io/paths.h"

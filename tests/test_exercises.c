@@ -19,7 +19,8 @@
 //      message names the quantity the list says.
 //   6. The tools refuse what they cannot do: an unknown exercise or step,
 //      a workbook folder that exists already (saying how to start again).
-// The workbook starts from the project's compiled objects (build/grade);
+// The workbook starts from the project's compiled objects (build/grade, and
+// the test objects of build/tests and build/tools);
 // each round then compiles one file and links one exercise's programs.
 #include <signal.h>
 #include <sys/stat.h>
@@ -176,7 +177,8 @@ START_TEST(test_workbook) {
     // built (from the project's objects: only the stubbed files compile), the
     // workbook fails every exercise, each on its own stub
     snprintf(cmd, sizeof cmd, "mkdir -p '%s/build' && cp -Rp build/grade '%s/build/' && rm -rf '%s/build/grade/ex' && "
-             "cd '%s' && " MAKE " -j2 grade-objects", wb, wb, wb, wb);
+             "find build/tests build/tools -name '*.[od]' | tar -T - -cf - | tar -C '%s' -xf - && "
+             "cd '%s' && " MAKE " -j2 grade-objects", wb, wb, wb, wb, wb);
     st = run_in(project_root(), cmd, log, &out);
     ck_assert_msg(st == 0, "the workbook does not build: exit %d\n%s", st, out);
     free(out);

@@ -1,9 +1,9 @@
 // ablation_runs.c: step 6's configurations and the names of their runs; the
 // runs' metrics.json files, read into one structure; and the two ways of
 // judging a difference (the tutorial's seed gap; the standard error over
-// seeds). Everything that prints them reads from here: step 6's table.c
-// (text) and curves.c (the loss curves over seeds), the lab's report.c
-// (Markdown).
+// seeds). Everything that prints them reads from here: ablation_table.c
+// (text) and ablation_curves.c (the loss curves over seeds), the lab's
+// report.c (Markdown).
 //
 // Every number comes from a metrics.json (parsed with cJSON), field names as
 // in the tutorial's own table script: params, it_per_s, loss_spikes,

@@ -1,7 +1,7 @@
 // ablation_runs.h: the configurations of the ablation, the names of their
 // runs, and the runs read back (ablation_runs.c): the metrics.json of every
 // seed, the tutorial's seed gap and the standard error over seeds. Step 6
-// prints them as tables (step6_ablation/table.c); the lab trains and
+// prints them as tables (ablation_table.c); the lab trains and
 // reports them (lab/).
 #pragma once
 #include <stdbool.h>

@@ -1,4 +1,4 @@
-// curves.c: when does an upgrade pull ahead of the baseline?
+// ablation_curves.c: when does an upgrade pull ahead of the baseline?
 //
 // Each run's metrics.json keeps its loss curve: "curve" is the mean training
 // loss of every window of steps (250 at the quick and tutorial presets). Over
@@ -16,7 +16,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include "step6.h"
+#include "eval/ablation_table.h"
 #include "io/bench.h"
 
 static const int CURVE_CONFIGS[] = { CFG_RMSNORM, CFG_QKNORM, CFG_SWIGLU, CFG_ROPE, CFG_ALL };

@@ -1,12 +1,11 @@
-// step6.h: the parts of step6_ablation, shared by main.c and the lab's
-// report and tests (lab/).
+// ablation_table.h: step 6's tables, printed from the runs that
+// ablation_runs.h reads: as text by step6_ablation's `table` command, and
+// as cells the lab's Markdown report (lab/report.c) fills.
 //
-//   table.c   the text: the tutorial's table, the table over seeds, the
-//             lr 2e-3 pair, --compare, --tsv (the `table` command)
-//   curves.c  table --curves: the loss curves over seeds, window by window
-//
-// The runs themselves, their names and their verdicts are read by
-// common/eval/ablation_runs.h.
+//   ablation_table.c   the text: the tutorial's table, the table over seeds,
+//                      the lr 2e-3 pair, --compare, --tsv (the `table` command)
+//   ablation_curves.c  table --curves: the loss curves over seeds, window by
+//                      window
 #pragma once
 #include <stdbool.h>
 #include <stddef.h>
@@ -15,7 +14,7 @@
 #include "io/bench.h"
 
 
-// The tables as cells (table.c), printed as text there and as Markdown by
+// The tables as cells (ablation_table.c), printed as text there and as Markdown by
 // report.c; and the words under them.
 void fill_tutorial_table(const AblationResults *res, Table *t);
 // committed: the project's runs of the same preset (load_committed), whose
@@ -52,7 +51,7 @@ void results_print_tsv(const AblationResults *res, FILE *f);
 //   run  config label seed val_mse train_seconds scorecard_seconds name
 //   mean config label n mean sd se
 void results_print_seeds_tsv(const AblationResults *res, FILE *f);
-// table --curves (curves.c): the training loss per window over seeds, each
+// table --curves (ablation_curves.c): the training loss per window over seeds, each
 // configuration at the default lr against the baseline window by window
 // (difference and standard error), and from which window on it is ahead or
 // behind for good.

@@ -1,4 +1,4 @@
-// table.c: the tutorial's table and ours, printed as text from the runs
+// ablation_table.c: the tutorial's table and ours, printed as text from the runs
 // that common/eval/ablation_runs.c read (the lab's Markdown report,
 // lab/report.c, fills the same tables).
 //
@@ -26,7 +26,7 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
-#include "step6.h"
+#include "eval/ablation_table.h"
 #include "io/bench.h"
 #include "io/paths.h"
 #include "io/args.h"
