@@ -11,8 +11,9 @@
 //                                                      the model as a tree, like print(model)
 //   step6_ablation                                     the committed results' tables
 //
-// `train` is common/train's trainer_run; `table` is table.c (and curves.c
-// for --curves), reading the runs through common/eval/ablation_runs.h. The
+// `train` is common/train's trainer_run; `table` is common/eval's
+// ablation_table.c (and ablation_curves.c for --curves), reading the runs
+// through common/eval/ablation_runs.h. The
 // experiments that start many runs (the ablation, the sweeps, the speed
 // race, the report, the attention maps) are the lab's: lab/lab --help.
 #include <stdio.h>
