@@ -12,7 +12,7 @@ CC := $(if $(filter default,$(origin CC)),gcc,$(CC))
 # gcc keeps every `a < b ? c : d` in fastmath.h a branch (a comparison might
 # trap), so the GELU, SiLU and softmax loops stay scalar (docs/performance.md).
 OPT     ?= -O3 -march=native -ffp-contract=fast -fno-trapping-math
-CFLAGS  ?= $(OPT) -g -std=c11 -Wall -Wextra -Wno-unused-parameter -fopenmp
+CFLAGS  ?= $(OPT) -g -std=c11 -Wall -Wextra -Wno-unused-parameter -Werror=incompatible-pointer-types -fopenmp
 CPPFLAGS += -D_GNU_SOURCE -Icommon -I/usr/include/stb -I/usr/include/cjson
 LDFLAGS ?= -fopenmp
 LDLIBS  += -ldnnl -lopenblas -llapacke -lcjson -lz -lm
