@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/resource.h>
 #include <unistd.h>
 #include "estimate.h"
 #include "run_options.h"
@@ -327,6 +328,27 @@ static int estimate_parse(int argc, char **argv, EstimateOptions *o) {
     return args_parse(&spec, argc, argv);
 }
 
+// The CPU seconds the whole machine has been busy (all cores, /proc/stat's
+// first line) and this process's own: their difference over the timing is
+// the other work that shared the machine while it was measured. -1 when
+// /proc/stat cannot be read.
+static double machine_busy_seconds(void) {
+    FILE *f = fopen("/proc/stat", "r");
+    unsigned long long v[8] = {0};
+    int got = f ? fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
+                         &v[4], &v[5], &v[6], &v[7]) : 0;
+    if (f) fclose(f);
+    if (got < 4) return -1;
+    unsigned long long busy = v[0] + v[1] + v[2] + v[5] + v[6] + v[7];   // all but idle and iowait
+    return (double)busy / (double)sysconf(_SC_CLK_TCK);
+}
+
+static double own_cpu_seconds(void) {
+    struct rusage u;
+    getrusage(RUSAGE_SELF, &u);
+    return u.ru_utime.tv_sec + u.ru_utime.tv_usec * 1e-6 + u.ru_stime.tv_sec + u.ru_stime.tv_usec * 1e-6;
+}
+
 // What is raced: every configuration of the job's preset (one of the same
 // cost as an earlier one, the lr variants, is not raced again), the job's
 // baseline on the threads of a run of --jobs 2, and the other presets'
@@ -471,7 +493,7 @@ int cmd_estimate(int argc, char **argv) {
     printf("[estimate] timing a few training steps of each configuration, the scorecard's parts and the\n"
            "           probe classifier's steps here (%s preset, %d thread%s)...\n",
            preset_name(o.preset), all, all == 1 ? "" : "s");
-    double t0 = wall_seconds();
+    double t0 = wall_seconds(), busy0 = machine_busy_seconds(), own0 = own_cpu_seconds();
     // the data: how long it takes to read, and the key of the cached probe
     char err[CIFAR_ERRLEN];
     CifarSet train = {0}, test = {0};
@@ -542,8 +564,17 @@ int cmd_estimate(int argc, char **argv) {
         format_duration(e.total, d, sizeof d);
         printf("%s PRESET=%s %s", p ? "," : "", preset_name((Preset)p), d);
     }
+    double took = wall_seconds() - t0, busy1 = machine_busy_seconds();
     printf("\n           (measured in %.0f s on this machine as loaded now; other work started beside the\n"
-           "           job slows it; lab estimate --help says what is timed)\n", wall_seconds() - t0);
+           "           job slows it; lab estimate --help says what is timed)\n", took);
+    // Other work while timing, even at nice 19, stalls the steps' threads at
+    // every barrier: the steps come out slower than they will run once it stops.
+    double others = busy0 < 0 || busy1 < 0 ? 0 : (busy1 - busy0) - (own_cpu_seconds() - own0);
+    double share = cores > 0 && took > 0 ? others / (took * (double)cores) : 0;
+    if (share > 0.05)
+        printf("[estimate] note: other processes kept %.0f%% of the machine busy while this was timed; if they\n"
+               "           stop before the job does, the job runs faster than this (run lab/lab estimate again then)\n",
+               100 * share);
     cifar_free(&train);
     cifar_free(&test);
     return 0;
