@@ -323,7 +323,8 @@ static int estimate_parse(int argc, char **argv, EstimateOptions *o) {
                  "  few training steps of every configuration here, the scorecard's parts and the probe\n"
                  "  classifier's steps, and adds up the job: the probe if it is not cached, then every\n"
                  "  run's steps, val checks and scorecard, minus what DIR holds done already. Also with\n"
-                 "  --jobs 2 and at the other presets. Writes nothing.",
+                 "  --jobs 2 and at the other presets. Says so when other processes kept the machine\n"
+                 "  busy while it timed: the job runs faster if that work stops. Writes nothing.",
     };
     return args_parse(&spec, argc, argv);
 }
