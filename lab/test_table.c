@@ -405,6 +405,27 @@ START_TEST(test_seed_spread_and_compare) {
 }
 END_TEST
 
+// Two runs are two draws of the noise when their seed differs, or only the
+// seed of their data order (data_seed); not when both draw the same, and
+// not when anything else of the config differs.
+START_TEST(test_what_a_seed_pair_is) {
+    RunMetrics a = { .has_config = true }, b;
+    a.cfg = config_default();
+    b = a;
+    ck_assert(!metrics_is_seed_pair(&a, &b));             // one run twice
+    b.cfg.run.seed = 1;
+    ck_assert(metrics_is_seed_pair(&a, &b));
+    b.cfg.run.seed = 0;
+    b.cfg.run.data_seed = 1;                               // weights and noise of seed 0, seed 1's data order
+    ck_assert(metrics_is_seed_pair(&a, &b));
+    b.cfg.run.data_seed = 0;                               // seed 0's own order, spelt out
+    ck_assert(!metrics_is_seed_pair(&a, &b));
+    b.cfg.run.seed = 2;
+    b.cfg.model.dim = 64;                                  // another model
+    ck_assert(!metrics_is_seed_pair(&a, &b));
+}
+END_TEST
+
 START_TEST(test_seeds_table) {
     tmpdir_make(g_dir, sizeof g_dir, "seeds");
     make_seed_runs(g_dir);
@@ -678,7 +699,7 @@ START_TEST(test_curves_window_by_window) {
 END_TEST
 
 int main(void) {
-    return run_tests("step6_table", "table", 0, TESTS(test_verdict_rule, test_tutorial_numbers,
+    return run_tests("step6_table", "table", 0, TESTS(test_verdict_rule, test_tutorial_numbers, test_what_a_seed_pair_is,
                                                       test_missing_and_broken_runs, test_mixed_presets_are_flagged,
                                                       test_report_and_tsv, test_seed_spread_and_compare,
                                                       test_seeds_table, test_one_seed_and_smoke,

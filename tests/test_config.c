@@ -138,6 +138,8 @@ START_TEST(test_strict_numbers) {
     set_fails("seed=-1", "seed");
     set_fails("seed=1x", "seed");
     set_fails("seed=99999999999999999999999", "seed");
+    set_fails("data_seed=-2", ">= -1");
+    set_fails("data_seed=1.5", "data_seed");
     set_fails("lr=nan", "lr");
     set_fails("lr=inf", "lr");
     set_fails("lr=-inf", "lr");
@@ -154,6 +156,14 @@ START_TEST(test_strict_numbers) {
     set_ok(&c, "threads=0");
     set_ok(&c, "seed=+7");
     ck_assert(c.run.seed == 7);
+    ck_assert(c.run.data_seed == -1 && run_data_seed(&c.run) == 7);   // the default: the seed's order
+    set_ok(&c, "data_seed=3");
+    ck_assert(run_data_seed(&c.run) == 3 && c.run.seed == 7);
+    RunConfig hand = c.run;
+    hand.data_seed = -5;                 // filled in by hand, not by the parser
+    char err[256];
+    ck_assert_int_eq(run_config_check(&hand, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "data_seed"), "%s", err);
 }
 END_TEST
 
@@ -235,7 +245,7 @@ START_TEST(test_round_trip) {
     Config a = config_default();
     const char *sets[] = {"img=48", "patch=6", "dim=120", "heads=5", "depth=3", "mlp_ratio=2.6666667",
                           "freq_dim=130", "norm=rmsnorm", "qk_norm=true", "mlp=swiglu",
-                          "mlp_multiple_of=7", "rope_base=123.456", "bias=false", "seed=12345678901234",
+                          "mlp_multiple_of=7", "rope_base=123.456", "bias=false", "seed=12345678901234", "data_seed=5",
                           "lr=0.000123456789", "weight_decay=0.3", "batch=17", "steps=33", "flip=false",
                           "threads=3", "channels=1", "ada=zero"};
     for (size_t i = 0; i < sizeof sets / sizeof sets[0]; i++) set_ok(&a, sets[i]);
@@ -249,7 +259,7 @@ START_TEST(test_round_trip) {
     ck_assert(memcmp(&d, &e, sizeof d) == 0);
     int n = 0;
     config_foreach_field(&d, count_field, &n);
-    ck_assert_int_eq(n, 24);   // every field of Config
+    ck_assert_int_eq(n, 25);   // every field of Config
 }
 END_TEST
 
@@ -307,16 +317,16 @@ END_TEST
 // point for a list of settings, and what a resume takes from where.
 START_TEST(test_model_and_run_parts) {
     const char *model_keys[] = {"img", "dim", "depth", "norm", "qk_norm", "mlp", "pos", "bias", "ada"};
-    const char *run_keys[] = {"seed", "lr", "weight_decay", "batch", "flip", "steps", "val_every", "threads"};
+    const char *run_keys[] = {"seed", "data_seed", "lr", "weight_decay", "batch", "flip", "steps", "val_every", "threads"};
     for (int i = 0; i < 9; i++) ck_assert(config_is_model_key(model_keys[i]) && !config_is_run_key(model_keys[i]));
-    for (int i = 0; i < 8; i++) ck_assert(config_is_run_key(run_keys[i]) && !config_is_model_key(run_keys[i]));
+    for (int i = 0; i < 9; i++) ck_assert(config_is_run_key(run_keys[i]) && !config_is_model_key(run_keys[i]));
     ck_assert(!config_is_model_key("train.step") && !config_is_run_key("train.step"));
     int n_model = 0, n_run = 0;
     Config d = config_default();
     model_config_foreach_field(&d.model, count_field, &n_model);
     run_config_foreach_field(&d.run, count_field, &n_run);
     ck_assert_int_eq(n_model, 16);
-    ck_assert_int_eq(n_run, 8);
+    ck_assert_int_eq(n_run, 9);
 
     // each part checks itself
     ModelConfig m = model_config_default();

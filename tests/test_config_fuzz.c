@@ -66,6 +66,7 @@ static int draw_config(Rng *r, Config *c, int cifar_shape, char *desc, size_t dl
     snprintf(sets[n++], 48, "freq_dim=%d", 2 * (1 + pick(r, 8)));
     snprintf(sets[n++], 48, "batch=%d", 1 + pick(r, 3));
     snprintf(sets[n++], 48, "seed=%d", pick(r, 1000));
+    snprintf(sets[n++], 48, "data_seed=%d", pick(r, 3) - 1);   // -1: the seed's order
     // the run's other fields, which a checkpoint stores beside the model's
     snprintf(sets[n++], 48, "lr=%s", pick(r, 2) ? "1e-3" : "3e-4");
     snprintf(sets[n++], 48, "weight_decay=%s", pick(r, 2) ? "0.05" : "0");

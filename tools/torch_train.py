@@ -39,7 +39,7 @@ PRESETS = {"smoke": dict(dim=32, depth=2, heads=2, freq_dim=32, batch=16, steps=
            "tutorial": dict(batch=128, steps=4000, val_every=500)}
 # val_every is read and recorded like the C trainer's, but this trainer checks
 # val MSE only at the end (it writes no val_curve)
-TRAINING = dict(seed=0, lr=3e-4, weight_decay=0.0, batch=128, steps=4000, flip=True, threads=0, val_every=0)
+TRAINING = dict(seed=0, data_seed=-1, lr=3e-4, weight_decay=0.0, batch=128, steps=4000, flip=True, threads=0, val_every=0)
 
 
 # ---------------------------------------------------------------------------
@@ -245,6 +245,8 @@ def cmd_train(a):
             sys.exit(f"--set {s}: expected key=value")
         items.append(tuple(s.split("=", 1)))
     cfg = config_from(items)
+    if cfg["data_seed"] != -1:   # one torch generator draws the weights, the batches and the noise here
+        sys.exit("data_seed: this trainer draws everything from the seed; only the C trainer sets the data order apart")
     torch.manual_seed(cfg["seed"])
     torch.set_num_threads(a.threads)
     run_dir = os.path.join(a.out, a.name)

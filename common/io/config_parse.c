@@ -69,6 +69,7 @@ static const Field FIELDS[] = {
     {"bias",            F_BOOL,  PART_MODEL,       MODEL(bias),            0, NULL, "biases in every Linear layer"},
     {"ada",             F_ENUM,  PART_MODEL,       MODEL(ada),             0, ADA_NAMES, "adaLN: plain, or zero (adaLN-Zero: gated halves, zero init)"},
     {"seed",            F_U64,   PART_RUN,         RUN(seed),              0, NULL, "random seed of the run"},
+    {"data_seed",       F_INT,   PART_RUN,         RUN(data_seed),        -1, NULL, "seed of the data order and flips alone, -1 = the run's seed"},
     {"lr",              F_FLOAT, PART_RUN,         RUN(lr),                0, NULL, "AdamW learning rate"},
     {"weight_decay",    F_FLOAT, PART_RUN,         RUN(weight_decay),      0, NULL, "AdamW weight decay of 2-D tensors"},
     {"batch",           F_INT,   PART_RUN,         RUN(batch),             1, NULL, "images per training step"},

@@ -10,6 +10,7 @@ RunConfig run_config_default(void) {
     RunConfig r;
     memset(&r, 0, sizeof r);   // no stray padding bytes: configs compare with memcmp in tests
     r.seed = 0;
+    r.data_seed = -1;
     r.lr = 3e-4f;
     r.weight_decay = 0.0f;
     r.batch = 128;
@@ -20,13 +21,17 @@ RunConfig run_config_default(void) {
     return r;
 }
 
+unsigned long long run_data_seed(const RunConfig *r) {
+    return r->data_seed < 0 ? r->seed : (unsigned long long)r->data_seed;
+}
+
 int run_config_check(const RunConfig *r, char *err, size_t errlen) {
     if (!isfinite(r->lr)) return errorf(err, errlen, "lr is not a finite number");
     if (!isfinite(r->weight_decay)) return errorf(err, errlen, "weight_decay is not a finite number");
     if (!(r->lr > 0)) return errorf(err, errlen, "lr=%g: must be > 0", r->lr);
     if (!(r->weight_decay >= 0)) return errorf(err, errlen, "weight_decay=%g: must be >= 0", r->weight_decay);
     const struct { const char *key; int value, min; } ints[] = {
-        {"batch", r->batch, 1}, {"steps", r->steps, 0}, {"val_every", r->val_every, 0}, {"threads", r->threads, 0},
+        {"data_seed", r->data_seed, -1}, {"batch", r->batch, 1}, {"steps", r->steps, 0}, {"val_every", r->val_every, 0}, {"threads", r->threads, 0},
     };
     for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
         if (ints[i].value < ints[i].min)

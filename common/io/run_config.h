@@ -17,6 +17,7 @@ typedef struct {
     // What the run computes: the same values give the same run, bit for bit
     // (with the same thread count). A resume keeps the checkpoint's.
     unsigned long long seed;    // the weights, the data order and each step's noise
+    int data_seed;              // the data order (and flips) alone, from its own seed; -1 = seed's
     float lr;                   // AdamW learning rate
     float weight_decay;         // AdamW weight decay of 2-D tensors
     int batch;                  // images per step
@@ -38,6 +39,12 @@ typedef struct {
 } RunConfig;
 
 RunConfig run_config_default(void);   // the tutorial's run: seed 0, lr 3e-4, batch 128, 4,000 steps
+
+// The seed the data loader draws the image order and flips from: data_seed,
+// or the run's seed when data_seed is -1 (the default). Setting it apart
+// holds the data order still while the seed changes the weights and the
+// noise, or the reverse: how much of the spread each one makes.
+unsigned long long run_data_seed(const RunConfig *r);
 
 // The one check of a run's config: each field alone (it may be filled in by
 // hand, not by the parser). 0 if fine, -1 with a message in err.

@@ -317,7 +317,7 @@ int start_run(Run *r, const TrainOptions *o, const RunPaths *rp, const CifarSet 
     model_init_weights(&r->m, r->run.seed);
     if (init_train_state(r) != 0) return TRAIN_ERROR;
     rng_seed(&r->noise, trainer_noise_seed(r->run.seed));
-    if (dataloader_init(&r->dl, train, r->run.seed, r->run.flip, err, sizeof err) != 0 ||
+    if (dataloader_init(&r->dl, train, run_data_seed(&r->run), r->run.flip, err, sizeof err) != 0 ||
         write_loss_tsv(rp->loss, 0, NULL, NULL, NULL, err, sizeof err) != 0 ||
         write_val_tsv(rp->val, 0, NULL, err, sizeof err) != 0) {
         fprintf(stderr, "error: %s\n", err);
@@ -340,7 +340,7 @@ static int restore_trainer_state(Run *r, const SafeTensors *st, const char *ckpt
         && checkpoint_copy_array(st, ckpt, CHECKPOINT_ADAMW_M, &r->m, r->ts.adam_m, err, errlen) == 0
         && checkpoint_copy_array(st, ckpt, CHECKPOINT_ADAMW_V, &r->m, r->ts.adam_v, err, errlen) == 0
         && rng_from_text(st_meta(st, "train.noise_rng"), &r->noise) == 0
-        && dataloader_init(&r->dl, train, r->run.seed, r->run.flip, err, errlen) == 0
+        && dataloader_init(&r->dl, train, run_data_seed(&r->run), r->run.flip, err, errlen) == 0
         && dataloader_state_parse(st_meta(st, "train.data"), &ds, err, errlen) == 0
         && dataloader_set_state(&r->dl, &ds, err, errlen) == 0;
 }
