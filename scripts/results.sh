@@ -64,8 +64,10 @@ fi
 
 # 3. the plots; the attention maps need the checkpoints of RUNS_DIR
 STEP6="$STEP6" sh "$here/plots.sh" "$DEST" "$DEST/plots"
-"$LAB" attention-maps --runs "$RUNS" --out "$DEST/plots" > "$DEST/plots/attention_maps.txt" 2>&1 ||
+"$LAB" attention-maps --runs "$RUNS" --out "$DEST/plots" > "$DEST/plots/attention_maps.txt" 2>&1 || {
+    rm -f "$DEST/plots/attention_maps.txt"   # no maps: no file, rather than an error naming this machine's folders
     echo "results.sh: no attention maps (they need $RUNS/p11_base_s0 and p11_rope with their checkpoints)"
+}
 rm -f "$DEST"/plots/*.gp "$DEST"/plots/*.log     # the PNGs and their data stay
 
 # 4. the report, with its links to the plots
