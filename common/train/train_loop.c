@@ -33,13 +33,19 @@
 static volatile sig_atomic_t g_stop_signal = 0;
 static void on_signal(int sig) { g_stop_signal = sig; }
 
-// how = SIG_BLOCK or SIG_UNBLOCK, for SIGINT and SIGTERM, in this thread (and
-// so in the threads it starts from now on) and in OpenMP's threads.
-static void mask_stop_signals(int how) {
+// SIGINT and SIGTERM, the signals that stop a run.
+static sigset_t stop_signal_set(void) {
     sigset_t set;
     sigemptyset(&set);
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGTERM);
+    return set;
+}
+
+// how = SIG_BLOCK or SIG_UNBLOCK, for the stop signals, in this thread (and
+// so in the threads it starts from now on) and in OpenMP's threads.
+static void mask_stop_signals(int how) {
+    sigset_t set = stop_signal_set();
     pthread_sigmask(how, &set, NULL);
     #pragma omp parallel
     pthread_sigmask(how, &set, NULL);
@@ -48,10 +54,7 @@ static void mask_stop_signals(int how) {
 // The stop signal that came since the last call, or 0. A blocked one waits
 // until the unblock below and runs the handler in this thread, between steps.
 static int stop_signal(void) {
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGTERM);
+    sigset_t set = stop_signal_set();
     pthread_sigmask(SIG_UNBLOCK, &set, NULL);
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     return (int)g_stop_signal;
