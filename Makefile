@@ -5,7 +5,7 @@
 # Where runs go (make tutorial, plots ...), absolute: programs start in other folders.
 RUNS ?= runs
 override RUNS := $(abspath $(RUNS))
-include mk/common.mk mk/hardening.mk mk/plots.mk
+include mk/common.mk mk/hardening.mk mk/plots.mk mk/isa.mk
 
 .PHONY: all tools lab $(STEP_TARGETS) check golden golden-files layer-files \
         replay exercises grade grade-objects data deps clean

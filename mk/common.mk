@@ -58,5 +58,5 @@ $(BUILD)/tests/golden_check: $(BUILD)/tools/golden_check.o $(LIB)
 TESTS := $(foreach d,tests $(PROGRAM_DIRS),$(call tests_in,$(d)))
 $(TESTS:=.o): private CPPFLAGS += -Itests
 $(TESTS): private LDLIBS += $(CHECK_LIBS)
-# what each object includes (not make sanitize's copy: it reads its own)
--include $(shell find $(BUILD) -path $(BUILD)/sanitize -prune -o -name '*.d' -print 2>/dev/null)
+# what each object includes (not make sanitize's copy or make isa-check's builds: they read their own)
+-include $(shell find $(BUILD) \( -path $(BUILD)/sanitize -o -path $(BUILD)/isa \) -prune -o -name '*.d' -print 2>/dev/null)

@@ -270,8 +270,8 @@ static void check_model_grads(const char *name, const char *const *sets) {
         }
         if (err_t > worst) { worst = err_t; worst_name = T->name; }
     }
-    printf("model grad check %-9s: %d tensors, worst error %.2e of scale (%s)\n",
-           name, m.n_tensors, worst, worst_name);
+    printf("model grad check %-9s: %d tensors, worst error %.2e of scale (%s), tolerance %.0e: margin %.0f\n",
+           name, m.n_tensors, worst, worst_name, GRAD_TOL, worst > 0 ? GRAD_TOL / worst : INFINITY);
     fflush(stdout);
     train_state_free(&ctx.ts);
     model_free(&m);

@@ -18,7 +18,9 @@ static void read_layer_file(int step, SafeTensors *st) { read_named_file(parity_
 
 static void assert_close(int rc, const Parity *p, const char *err, const char *what) {
     ck_assert_msg(rc == 0, "%s: %s", what, err);
-    printf("%-10s ours vs %s: forward %.1e, backward %.1e\n", what, p->against, p->forward, p->backward);
+    double worst = fmax(p->forward, p->backward);
+    printf("%-10s ours vs %s: forward %.1e, backward %.1e, tolerance %.0e: margin %.0f\n", what, p->against,
+           p->forward, p->backward, PARITY_TOLERANCE, worst > 0 ? PARITY_TOLERANCE / worst : INFINITY);
     fflush(stdout);   // before an assertion can end the test
     ck_assert_msg(p->forward < PARITY_TOLERANCE, "%s forward against PyTorch: %s; max |ours - torch| is %.3g "
                   "of max |torch| (tolerance %.0e)", what, p->forward_worst, p->forward, PARITY_TOLERANCE);

@@ -113,9 +113,9 @@ static inline double grad_check_core(const char *what, ScalarFn f, void *ctx, fl
     ck_assert_msg(scale > 0.0, "gradient check of %s: the gradient is zero everywhere", what);
     ck_assert_msg(2 * (size_t)skipped <= nprobe, "gradient check of %s: %d of %zu probes straddle a kink",
                   what, skipped, nprobe);
-    if (worst > GRAD_TOL)
-        fprintf(stderr, "grad check %s: worst error %.3g of scale %.3g (tolerance %.0e)\n",
-                what, worst, scale, GRAD_TOL);
+    printf("grad check %-30s worst error %.2e of scale %.3g, tolerance %.0e: margin %.0f\n",
+           what, worst, scale, GRAD_TOL, worst > 0 ? GRAD_TOL / worst : INFINITY);
+    fflush(stdout);   // before an assertion can end the test
     ck_assert_msg(worst <= GRAD_TOL, "gradient check of %s failed: first wrong at [%zu], backward %.6g, "
                   "finite differences %.6g (off by %.3g); worst error %.3g of its scale %.3g > %.0e",
                   what, first_bad, bad_analytic, bad_numeric, bad_analytic - bad_numeric, worst, scale,

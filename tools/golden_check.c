@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "eval/golden.h"
+#include "io/blas_kernel.h"
+#include "nn/matmul.h"
 
 static int by_name(const void *a, const void *b) {
     return strcmp(*(char *const *)a, *(char *const *)b);
@@ -33,6 +35,9 @@ int main(int argc, char **argv) {
     closedir(d);
     if (n == 0) { fprintf(stderr, "golden_check: no *.safetensors in %s\n", argv[1]); return 2; }
     qsort(names, n, sizeof names[0], by_name);
+    char blas[256];
+    blas_kernel_describe(blas, sizeof blas);
+    printf("kernels: %s; %s\n", matmul_about(), blas);
     golden_print_header(stdout);
     int failed = 0;
     for (int i = 0; i < n; i++) {
