@@ -103,7 +103,6 @@ static int golden_open(Golden *g, GoldenReport *rep) {
     return 0;
 }
 
-
 // Step k's tensors in the file: the weights before it, the reference's
 // gradient at it and its weights after it. A one-step file names them
 // "param.", "grad." and "adamw."; step k of K, "adamw<k-1>." (or "param."),
