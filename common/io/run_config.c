@@ -7,26 +7,26 @@
 
 #define R(field) offsetof(RunConfig, field)
 const ConfigKey RUN_KEYS[] = {
-    // key        part           type       field            default bounds          names  resume           differs
-    {"seed",         PART_RUN,      KEY_U64,   R(seed),         0,     UNBOUNDED,      NULL,  FROM_CHECKPOINT, SEED_PAIR,
+    // key           part           type       field            default bounds or names resume           two runs that differ in it are
+    {"seed",         PART_RUN,      KEY_U64,   R(seed),         0,      ANY_VALUE,      FROM_CHECKPOINT, SEED_PAIR,
      "random seed of the run"},
-    {"data_seed",    PART_RUN,      KEY_INT,   R(data_seed),    -1,    AT_LEAST(-1),   NULL,  FROM_CHECKPOINT, SEED_PAIR,
+    {"data_seed",    PART_RUN,      KEY_INT,   R(data_seed),    -1,     AT_LEAST(-1),   FROM_CHECKPOINT, SEED_PAIR,
      "seed of the data order and flips alone, -1 = the run's seed"},
-    {"lr",           PART_RUN,      KEY_FLOAT, R(lr),           3e-4,  ABOVE(0),       NULL,  FROM_CHECKPOINT, NEW_CONFIG,
+    {"lr",           PART_RUN,      KEY_FLOAT, R(lr),           3e-4,   ABOVE(0),       FROM_CHECKPOINT, NEW_CONFIG,
      "AdamW learning rate"},
-    {"weight_decay", PART_RUN,      KEY_FLOAT, R(weight_decay), 0,     AT_LEAST(0),    NULL,  FROM_CHECKPOINT, NEW_CONFIG,
+    {"weight_decay", PART_RUN,      KEY_FLOAT, R(weight_decay), 0,      AT_LEAST(0),    FROM_CHECKPOINT, NEW_CONFIG,
      "AdamW weight decay of 2-D tensors"},
-    {"batch",        PART_RUN,      KEY_INT,   R(batch),        128,   AT_LEAST(1),    NULL,  FROM_CHECKPOINT, NEW_CONFIG,
+    {"batch",        PART_RUN,      KEY_INT,   R(batch),        128,    AT_LEAST(1),    FROM_CHECKPOINT, NEW_CONFIG,
      "images per training step"},
-    {"steps",        PART_RUN,      KEY_INT,   R(steps),        4000,  AT_LEAST(0),    NULL,  FROM_OPTIONS,    NEW_CONFIG,
+    {"steps",        PART_RUN,      KEY_INT,   R(steps),        4000,   AT_LEAST(0),    FROM_OPTIONS,    NEW_CONFIG,
      "training steps"},
-    {"flip",         PART_RUN,      KEY_BOOL,  R(flip),         true,  UNBOUNDED,      NULL,  FROM_CHECKPOINT, NEW_CONFIG,
+    {"flip",         PART_RUN,      KEY_BOOL,  R(flip),         true,   ANY_VALUE,      FROM_CHECKPOINT, NEW_CONFIG,
      "random horizontal flips of training images"},
-    {"threads",      PART_RUN,      KEY_INT,   R(threads),      0,     AT_LEAST(0),    NULL,  FROM_OPTIONS,    SAME_RUN,
+    {"threads",      PART_RUN,      KEY_INT,   R(threads),      0,      AT_LEAST(0),    FROM_OPTIONS,    SAME_RUN,
      "OpenMP/BLAS threads, 0 = all cores"},
-    {"val_every",    PART_RUN,      KEY_INT,   R(val_every),    0,     AT_LEAST(0),    NULL,  FROM_OPTIONS,    SAME_RUN,
+    {"val_every",    PART_RUN,      KEY_INT,   R(val_every),    0,      AT_LEAST(0),    FROM_OPTIONS,    SAME_RUN,
      "steps between val MSE checks while training, 0 = only at the end"},
-    {"guidance",     PART_SAMPLING, KEY_FLOAT, R(guidance),     1,     AT_LEAST(0),    NULL,  FROM_OPTIONS,    NEW_CONFIG,
+    {"guidance",     PART_SAMPLING, KEY_FLOAT, R(guidance),     1,      AT_LEAST(0),    FROM_OPTIONS,    NEW_CONFIG,
      "classifier-free guidance scale of the samples, 1 = none"},
     {NULL},
 };

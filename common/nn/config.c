@@ -1,5 +1,6 @@
-// config.c: the tutorial's defaults, the SwiGLU hidden width, and the checks
-// that a model's sizes fit together.
+// config.c: the model's keys (their rows, whose defaults are the tutorial's
+// model), the SwiGLU hidden width, and the checks: each field against its
+// row, then that a model's sizes fit together.
 #include "config.h"
 #include "errors.h"
 
@@ -9,15 +10,15 @@
 #include <string.h>
 
 // ---------------------------------------------------------------------------
-// The model's keys, one row each: the tutorial's model is the defaults.
+// The model's keys, one row each (the columns: ConfigKey in config.h).
 //
-// One row holds everything about a key: its part, type, field, default,
-// bounds (or names), where a resume takes it from and what two runs that
-// differ in it are (config.h). The `--set` parser, the key list of --help,
-// checkpoints' metadata, metrics.json and the fuzz dictionary all walk this
-// table and the run's (RUN_KEYS, io/run_config.c), and model_config_check
-// checks each field against its row, so a key is added by adding its row
-// (and the code that uses it) and nothing else.
+// A row is everything about its key. The model's rows are here, where
+// model_config_check reads them, and the run's in io/run_config.c
+// (RUN_KEYS), because nn/ knows nothing of runs; both in one format. The
+// `--set` parser, the key list of --set help, checkpoints' metadata,
+// metrics.json, what a resume keeps, which runs are seed pairs and the fuzz
+// dictionary all walk these rows, so a key is one row plus the code that
+// uses its field.
 
 const char *const NORM_NAMES[] = {"layernorm", "rmsnorm", NULL};
 const char *const MLP_NAMES[] = {"gelu", "swiglu", NULL};
@@ -26,38 +27,38 @@ const char *const ADA_NAMES[] = {"plain", "zero", NULL};
 
 #define M(field) offsetof(ModelConfig, field)
 const ConfigKey MODEL_KEYS[] = {
-    // key           part        type       field               default  bounds                     names       resume           differs
-    {"img",             PART_MODEL, KEY_INT,   M(img),             32,  AT_LEAST(1),                NULL,       FROM_CHECKPOINT, NEW_CONFIG,
+    // key              part        type       field               default         bounds or names           resume           two runs that differ in it are
+    {"img",             PART_MODEL, KEY_INT,   M(img),             32,             AT_LEAST(1),              FROM_CHECKPOINT, NEW_CONFIG,
      "image side in pixels"},
-    {"channels",        PART_MODEL, KEY_INT,   M(channels),        3,   AT_LEAST(1),                NULL,       FROM_CHECKPOINT, NEW_CONFIG,
+    {"channels",        PART_MODEL, KEY_INT,   M(channels),        3,              AT_LEAST(1),              FROM_CHECKPOINT, NEW_CONFIG,
      "colour channels"},
-    {"patch",           PART_MODEL, KEY_INT,   M(patch),           4,   AT_LEAST(1),                NULL,       FROM_CHECKPOINT, NEW_CONFIG,
+    {"patch",           PART_MODEL, KEY_INT,   M(patch),           4,              AT_LEAST(1),              FROM_CHECKPOINT, NEW_CONFIG,
      "patch side in pixels (img must be a multiple)"},
-    {"dim",             PART_MODEL, KEY_INT,   M(dim),             128, AT_LEAST(1),                NULL,       FROM_CHECKPOINT, NEW_CONFIG,
+    {"dim",             PART_MODEL, KEY_INT,   M(dim),             128,            AT_LEAST(1),              FROM_CHECKPOINT, NEW_CONFIG,
      "model width D (a multiple of heads)"},
-    {"depth",           PART_MODEL, KEY_INT,   M(depth),           4,   IN(1, TINYDIT_MAX_DEPTH),   NULL,       FROM_CHECKPOINT, NEW_CONFIG,
+    {"depth",           PART_MODEL, KEY_INT,   M(depth),           4,              IN(1, TINYDIT_MAX_DEPTH), FROM_CHECKPOINT, NEW_CONFIG,
      "number of transformer blocks"},
-    {"heads",           PART_MODEL, KEY_INT,   M(heads),           4,   AT_LEAST(1),                NULL,       FROM_CHECKPOINT, NEW_CONFIG,
+    {"heads",           PART_MODEL, KEY_INT,   M(heads),           4,              AT_LEAST(1),              FROM_CHECKPOINT, NEW_CONFIG,
      "attention heads"},
-    {"mlp_ratio",       PART_MODEL, KEY_FLOAT, M(mlp_ratio),       4,   ABOVE(0),                   NULL,       FROM_CHECKPOINT, NEW_CONFIG,
+    {"mlp_ratio",       PART_MODEL, KEY_FLOAT, M(mlp_ratio),       4,              ABOVE(0),                 FROM_CHECKPOINT, NEW_CONFIG,
      "MLP hidden width / D"},
-    {"freq_dim",        PART_MODEL, KEY_INT,   M(freq_dim),        256, AT_LEAST(2),                NULL,       FROM_CHECKPOINT, NEW_CONFIG,
+    {"freq_dim",        PART_MODEL, KEY_INT,   M(freq_dim),        256,            AT_LEAST(2),              FROM_CHECKPOINT, NEW_CONFIG,
      "sinusoidal timestep features (even)"},
-    {"norm",            PART_MODEL, KEY_ENUM,  M(norm),            NORM_LAYERNORM, UNBOUNDED,       NORM_NAMES, FROM_CHECKPOINT, NEW_CONFIG,
+    {"norm",            PART_MODEL, KEY_ENUM,  M(norm),            NORM_LAYERNORM, NAMES(NORM_NAMES),        FROM_CHECKPOINT, NEW_CONFIG,
      "normalisation before attn/mlp"},
-    {"qk_norm",         PART_MODEL, KEY_BOOL,  M(qk_norm),         false, UNBOUNDED,                NULL,       FROM_CHECKPOINT, NEW_CONFIG,
+    {"qk_norm",         PART_MODEL, KEY_BOOL,  M(qk_norm),         false,          ANY_VALUE,                FROM_CHECKPOINT, NEW_CONFIG,
      "RMSNorm on queries and keys"},
-    {"mlp",             PART_MODEL, KEY_ENUM,  M(mlp),             MLP_GELU, UNBOUNDED,             MLP_NAMES,  FROM_CHECKPOINT, NEW_CONFIG,
+    {"mlp",             PART_MODEL, KEY_ENUM,  M(mlp),             MLP_GELU,       NAMES(MLP_NAMES),         FROM_CHECKPOINT, NEW_CONFIG,
      "feed-forward kind"},
-    {"mlp_multiple_of", PART_MODEL, KEY_INT,   M(mlp_multiple_of), 1,   AT_LEAST(1),                NULL,       FROM_CHECKPOINT, NEW_CONFIG,
+    {"mlp_multiple_of", PART_MODEL, KEY_INT,   M(mlp_multiple_of), 1,              AT_LEAST(1),              FROM_CHECKPOINT, NEW_CONFIG,
      "round SwiGLU hidden up to a multiple of this"},
-    {"pos",             PART_MODEL, KEY_ENUM,  M(pos),             POS_LEARNED, UNBOUNDED,          POS_NAMES,  FROM_CHECKPOINT, NEW_CONFIG,
+    {"pos",             PART_MODEL, KEY_ENUM,  M(pos),             POS_LEARNED,    NAMES(POS_NAMES),         FROM_CHECKPOINT, NEW_CONFIG,
      "position encoding"},
-    {"rope_base",       PART_MODEL, KEY_FLOAT, M(rope_base),       100, ABOVE(0),                   NULL,       FROM_CHECKPOINT, NEW_CONFIG,
+    {"rope_base",       PART_MODEL, KEY_FLOAT, M(rope_base),       100,            ABOVE(0),                 FROM_CHECKPOINT, NEW_CONFIG,
      "RoPE frequency base"},
-    {"bias",            PART_MODEL, KEY_BOOL,  M(bias),            true, UNBOUNDED,                 NULL,       FROM_CHECKPOINT, NEW_CONFIG,
+    {"bias",            PART_MODEL, KEY_BOOL,  M(bias),            true,           ANY_VALUE,                FROM_CHECKPOINT, NEW_CONFIG,
      "biases in every Linear layer"},
-    {"ada",             PART_MODEL, KEY_ENUM,  M(ada),             ADA_PLAIN, UNBOUNDED,            ADA_NAMES,  FROM_CHECKPOINT, NEW_CONFIG,
+    {"ada",             PART_MODEL, KEY_ENUM,  M(ada),             ADA_PLAIN,      NAMES(ADA_NAMES),         FROM_CHECKPOINT, NEW_CONFIG,
      "adaLN: plain, or zero (adaLN-Zero: gated halves, zero init)"},
     {NULL},
 };

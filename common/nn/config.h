@@ -79,20 +79,21 @@ typedef struct {
     KeyType type;
     size_t offset;              // of the field in its struct (ModelConfig, or RunConfig)
     double def;                 // the default
-    double min, max;            // bounds, both included but for min when above_min; KEY_INT, KEY_FLOAT
-    bool above_min;             // min itself is refused: lr > 0
+    double min, max;            // KEY_INT, KEY_FLOAT: the bounds, both allowed (but min when above_min)
+    bool above_min;             // min itself is refused (lr > 0)
     const char *const *names;   // KEY_ENUM: the names, indexed by value, NULL-terminated
     KeyResume resume;
     KeyDiffers differs;
     const char *help;
 } ConfigKey;
 
-// The bounds of a row: AT_LEAST(1), ABOVE(0), IN(0, 1), or none (bools,
-// enums: their names bound them; seeds: any 64-bit value).
-#define AT_LEAST(lo) (lo), INFINITY, false
-#define ABOVE(lo) (lo), INFINITY, true
-#define IN(lo, hi) (lo), (hi), false
-#define UNBOUNDED 0, 0, false
+// A row's "bounds or names": AT_LEAST(1), ABOVE(0), IN(0, 1), NAMES(NORM_NAMES)
+// (an enum), or ANY_VALUE (a bool; a seed, any 64-bit value).
+#define AT_LEAST(lo) (lo), INFINITY, false, NULL
+#define ABOVE(lo) (lo), INFINITY, true, NULL
+#define IN(lo, hi) (lo), (hi), false, NULL
+#define NAMES(names) 0, 0, false, (names)
+#define ANY_VALUE 0, 0, false, NULL
 
 extern const ConfigKey MODEL_KEYS[];   // every field of ModelConfig; ends with a row whose key is NULL
 
