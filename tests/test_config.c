@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdint.h>
 #include "io/config_parse.h"
+#include "nn/model.h"
 
 static char err[1024];
 
@@ -373,6 +374,58 @@ START_TEST(test_model_and_run_parts) {
 }
 END_TEST
 
+// The sampling part: guidance is checked like any key; a resume takes the
+// options' value; two runs that differ in it are two configs, while the
+// thread count and val_every leave one run, and the seeds make a seed pair.
+START_TEST(test_sampling_part_and_what_runs_differ_in) {
+    Config c = config_default();
+    ck_assert(c.run.guidance == 1.0f);
+    ck_assert(config_find_key("guidance")->part == PART_SAMPLING);
+    set_ok(&c, "guidance=0");
+    set_ok(&c, "guidance=7.5");
+    ck_assert(c.run.guidance == 7.5f);
+    set_fails("guidance=-1", ">= 0");
+    set_fails("guidance=inf", "guidance");
+    c.run.guidance = NAN;                // filled in by hand
+    ck_assert_int_eq(run_config_check(&c.run, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "guidance=nan"), "%s", err);
+
+    Config saved = config_default(), given = config_default();
+    set_ok(&given, "guidance=3");
+    ck_assert(config_for_resume(&saved, &given).run.guidance == 3.0f);
+    ck_assert(!configs_agree(&saved, &given, true));
+    given = saved;
+    set_ok(&given, "threads=3");
+    set_ok(&given, "val_every=10");
+    ck_assert(configs_agree(&saved, &given, false));
+    set_ok(&given, "data_seed=4");
+    ck_assert(!configs_agree(&saved, &given, false) && configs_agree(&saved, &given, true));
+    set_ok(&given, "steps=10");
+    ck_assert(!configs_agree(&saved, &given, true));
+}
+END_TEST
+
+// One depth limit, depth's bound: every depth it allows builds (the tensor
+// table grows with the model), the next one is refused with the bound.
+START_TEST(test_one_depth_limit) {
+    Config c = config_default();
+    set_ok(&c, "dim=32"); set_ok(&c, "heads=2");
+    const char *depths[] = { "depth=13", "depth=64" };
+    for (int i = 0; i < 2; i++) {
+        set_ok(&c, depths[i]);
+        Model m;
+        ck_assert_msg(model_build(&m, &c.model, err, sizeof err) == 0, "%s: %s", depths[i], err);
+        ck_assert_int_eq(m.n_params, model_count_params(&c.model));
+        ck_assert_str_eq(m.tensors[m.n_tensors - 1].name, "head.bias");
+        model_free(&m);
+    }
+    c.model.depth = 65;
+    Model m;
+    ck_assert_int_eq(model_build(&m, &c.model, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "depth=65: must be an integer in [1, 64]"), "%s", err);
+}
+END_TEST
+
 START_TEST(test_set_or_exit) {
     Config c = config_default();
     config_set_or_exit(&c, "dim=64");
@@ -386,7 +439,8 @@ int main(void) {
     TCase *tc = add_tests(s, "config", 0, TESTS(test_defaults, test_every_key_settable, test_python_style_values,
                                                 test_modern, test_unknown_and_bad, test_strict_numbers, test_validate,
                                                 test_mlp_hidden, test_round_trip, test_describe_and_keys,
-                                                test_model_and_run_parts, test_float_as_given));
+                                                test_model_and_run_parts, test_float_as_given,
+                                                test_sampling_part_and_what_runs_differ_in, test_one_depth_limit));
     tcase_add_exit_test(tc, test_set_or_exit, 2);
     return run_suite(s);
 }
