@@ -5,6 +5,10 @@
 
 #include <string.h>
 
+// The keys of the run and of its samples, one row each, in the format of
+// the model's (ConfigKey, nn/config.h). The model's rows are MODEL_KEYS, in
+// nn/config.c, where model_config_check reads them (nn/ may include nothing
+// of io/). A new key is one row here or there, plus the code that uses it.
 #define R(field) offsetof(RunConfig, field)
 const ConfigKey RUN_KEYS[] = {
     // key           part           type       field            default bounds or names resume           two runs that differ in it are
