@@ -203,14 +203,11 @@ static int build_racers(const SpeedOptions *o, Racer *racers, const float *x1, B
         Config c = o->base;
         char err[512];
         const AblationConfig *cf = &ABLATION_CONFIG[SPEED_RUNS[v]];
-        for (int s = 0; cf->sets[s]; s++)
-            if (config_set(&c, cf->sets[s], err, sizeof err) != 0) {
-                fprintf(stderr, "error: %s\n", err);
-                return 2;
-            }
+        int n = 0;
+        while (cf->sets[n]) n++;
         c.run.batch = o->batch;
         Racer *r = &racers[v];
-        if (config_validate(&c, err, sizeof err) != 0 || model_build(&r->m, &c.model, err, sizeof err) != 0) {
+        if (config_apply(&c, cf->sets, n, err, sizeof err) != 0 || model_build(&r->m, &c.model, err, sizeof err) != 0) {
             fprintf(stderr, "error: %s: %s\n", SPEED_LABELS[v], err);
             return 2;
         }

@@ -138,9 +138,14 @@ static int check_sets(const SweepPlan *p) {
 }
 
 static int check_key_values(const SweepPlan *p) {
-    if (strcmp(p->key, "seed") == 0 || strcmp(p->key, "threads") == 0 || strcmp(p->key, "val_every") == 0)
-        return usage_error("--key %s: the seeds and threads of a sweep are set by --seeds and --threads, "
-                           "and val_every changes no run", p->key);
+    // a key whose values make seed pairs (the seeds) or one run (threads,
+    // val_every) draws no curve: its row says which
+    const ConfigKey *k = config_find_key(p->key);
+    if (k && k->differs != NEW_CONFIG)
+        return usage_error(k->differs == SEED_PAIR ? "--key %s: runs that differ in it are seed pairs: a sweep's "
+                                                     "seeds are set by --seeds"
+                                                   : "--key %s: runs that differ in it are one run (a sweep's threads: "
+                                                     "--threads)", p->key);
     for (int v = 0; v < p->n_values; v++) {
         Config c;
         TrainOptions o;

@@ -47,7 +47,13 @@ $(BUILD)/fuzz/%.o: %.c
 	$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_FLAGS) -std=c11 -Wall -Wextra -MMD -MP -c $< -o $@
 $(FUZZ_BINS): $(BUILD)/fuzz/%: $(BUILD)/fuzz/fuzz/%.o $(FUZZ_LIB)
 	$(FUZZ_CC) $(FUZZ_FLAGS) $^ -o $@ -lcjson -lm
-fuzz: $(FUZZ_BINS)
+# The config target's dictionary: fuzz/config.dict's words, then every key
+# and enum name of the config keys' rows (fuzz/config_words.c).
+$(BUILD)/fuzz/config.dict: fuzz/config.dict fuzz/config_words.c $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) fuzz/config_words.c $(LIB) -o $(BUILD)/fuzz/config_words $(LDFLAGS) $(LDLIBS)
+	{ cat fuzz/config.dict; $(BUILD)/fuzz/config_words; } >$@
+fuzz: $(FUZZ_BINS) $(BUILD)/fuzz/config.dict
 	sh scripts/fuzz.sh $(BUILD)/fuzz $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 hardening-deps: PACKAGES = clang libclang-rt-14-dev valgrind

@@ -5,17 +5,11 @@
 #include "io/figure.h"
 #include "io/paths.h"
 
-static int take_preset(const char *value, void *preset) {
-    return preset_parse(value, preset) == 0 ? ARGS_OK : args_error(NULL, "unknown preset '%s'", value);
-}
-
-static void presets(FILE *f) { preset_describe(f); }
-
 int step1_parse_options(int argc, char **argv, Step1Options *o) {
     *o = (Step1Options){ .plan = { PRESET_QUICK, 2, 0, default_runs_dir(), figure_default_dir() } };
     bool trains[4] = { false };   // --preset, --seeds, --threads, --out: train the baseline
     ArgOption opts[] = {
-        ARG_CALL("preset", "P", take_preset, &o->plan.preset, "smoke | quick | tutorial (default quick)"),
+        ARG_CALL("preset", "P", preset_take, &o->plan.preset, "smoke | quick | tutorial (default quick)"),
         ARG_INT("seeds", "N", &o->plan.seeds, 2, STEP1_MAX_SEEDS, "baseline seeds to train"),
         ARG_INT("threads", "N", &o->plan.threads, 0, 4096, "OpenMP threads for training, 0 for all cores"),
         ARG_FOLDER("out", "DIR", &o->plan.out_dir, "where the baseline runs live"),
@@ -25,7 +19,7 @@ int step1_parse_options(int argc, char **argv, Step1Options *o) {
     for (int i = 0; i < 4; i++) opts[i].seen = &trains[i];
     opts[4].seen = &o->figures_given;   // with no arguments the scorecard draws only if asked
     const ArgSpec spec = {
-        .program = "step1_scorecard", .options = opts, .more = presets,
+        .program = "step1_scorecard", .options = opts, .more = preset_describe,
         .words = "[RUN_DIR...]", .word_v = &o->paths, .word_n = &o->npaths,
         .about =
             "With no arguments: the scorecard of the committed baseline seeds, " COMMITTED_RUNS "/p11_base_s*\n"

@@ -49,17 +49,12 @@ static void usage(FILE *f) {
     preset_describe(f);
 }
 
-static void presets_usage(FILE *f) { preset_describe(f); }
-
-static int take_preset(const char *value, void *preset) {
-    return preset_parse(value, preset) == 0 ? ARGS_OK : args_error(NULL, "unknown preset '%s'", value);
-}
-
 // --modern is one more change of the config, kept in its place among the --set ones
 static int take_modern(const char *value, void *sets) { return args_take_list("modern=true", sets); }
 
 // The options of train and summary, read once. The preset applies first,
-// wherever --preset stands, then --set and --modern in their order.
+// wherever --preset stands, then --set and --modern in their order
+// (preset_config).
 // ARGS_OK, ARGS_HELP or ARGS_BAD (common/io/args.h; argv[0] is the command).
 static int parse_run_options(int argc, char **argv, TrainOptions *o) {
     ArgList sets = { .n = 0 };
@@ -67,7 +62,7 @@ static int parse_run_options(int argc, char **argv, TrainOptions *o) {
     *o = (TrainOptions){ .preset = PRESET_QUICK, .out_dir = default_runs_dir(), .scorecard = true };
     ArgOption opts[] = {
         ARG_STRING("name", "NAME", &o->name, "the run's folder under --out (train)"),
-        ARG_CALL("preset", "P", take_preset, &o->preset, "smoke | quick | tutorial (default quick)"),
+        ARG_CALL("preset", "P", preset_take, &o->preset, "smoke | quick | tutorial (default quick)"),
         ARG_CALL("set", "key=value", args_take_list, &sets, "any config field, e.g. --set qk_norm=true (list: --set help)"),
         ARG_CALL("modern", NULL, take_modern, &sets, "RMSNorm, SwiGLU, QK-norm and no biases (a modern block in one switch)"),
         ARG_FOLDER("out", "DIR", &o->out_dir, "where the run's folder goes"),
@@ -81,19 +76,13 @@ static int parse_run_options(int argc, char **argv, TrainOptions *o) {
     opts[6].hide_default = opts[8].hide_default = 1;
     char program[64];
     snprintf(program, sizeof program, "step6_ablation %s", argv[0]);
-    const ArgSpec spec = { .program = program, .options = opts, .more = presets_usage };
+    const ArgSpec spec = { .program = program, .options = opts, .more = preset_describe };
     int rc = args_parse(&spec, argc, argv);
     if (rc != ARGS_OK) return rc;
     int preset_ckpt_every;
-    preset_apply(o->preset, &o->cfg, &preset_ckpt_every);
+    rc = preset_config(o->preset, &sets, &o->cfg, &preset_ckpt_every);
     if (!ckpt_given) o->ckpt_every = preset_ckpt_every;
-    for (int i = 0; i < sets.n; i++) {
-        if (strcmp(sets.v[i], "help") == 0) { config_print_keys(&o->cfg, stdout); return ARGS_HELP; }
-        if (config_set_or_report(&o->cfg, sets.v[i]) != 0) return ARGS_BAD;
-    }
-    char err[512];
-    if (config_validate(&o->cfg, err, sizeof err) != 0) return args_error(NULL, "%s", err);
-    return ARGS_OK;
+    return rc;
 }
 
 static int cmd_train(int argc, char **argv) {
@@ -156,7 +145,7 @@ int main(int argc, char **argv) {
         return 0;
     }
     const char *cmd = argv[1];
-    // each command reads argv[1..] with getopt_long; argv[0] is its name
+    // each command reads argv[1..] with args_parse; argv[0] is its name
     argc--, argv++;
     if (strcmp(cmd, "train") == 0) return cmd_train(argc, argv);
     if (strcmp(cmd, "table") == 0) return cmd_table(argc, argv);

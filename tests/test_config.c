@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdint.h>
 #include "io/config_parse.h"
+#include "nn/model.h"
 
 static char err[1024];
 
@@ -188,9 +189,11 @@ START_TEST(test_validate) {
     c = with("dim=72", "heads=4"); ck_assert_int_eq(config_validate(&c, err, sizeof err), 0); // hd 18
     c = with("dim=72", "pos=rope2d"); invalid(c, "multiple of 4");  // hd 18 with rope
     c = with("freq_dim=255", NULL); invalid(c, "freq_dim");
-    // the deepest model a run can record, and one block more
+    // the deepest model a run can record, and one block more: refused by
+    // depth's row, set or filled in by hand
     c = with("depth=64", NULL); ck_assert_int_eq(config_validate(&c, err, sizeof err), 0);
-    c = with("depth=65", NULL); invalid(c, "depth=65: at most 64 blocks");
+    set_fails("depth=65", "allowed: an integer in [1, 64]");
+    c = config_default(); c.model.depth = 65; invalid(c, "depth=65: must be an integer in [1, 64]");
     // Fields filled in by hand are checked too.
     c = config_default(); c.model.dim = 0; invalid(c, "dim");
     c = config_default(); c.run.batch = -1; invalid(c, "batch");
@@ -259,7 +262,7 @@ START_TEST(test_round_trip) {
     ck_assert(memcmp(&d, &e, sizeof d) == 0);
     int n = 0;
     config_foreach_field(&d, count_field, &n);
-    ck_assert_int_eq(n, 25);   // every field of Config
+    ck_assert_int_eq(n, 26);   // every field of Config
 }
 END_TEST
 
@@ -318,15 +321,15 @@ END_TEST
 START_TEST(test_model_and_run_parts) {
     const char *model_keys[] = {"img", "dim", "depth", "norm", "qk_norm", "mlp", "pos", "bias", "ada"};
     const char *run_keys[] = {"seed", "data_seed", "lr", "weight_decay", "batch", "flip", "steps", "val_every", "threads"};
-    for (int i = 0; i < 9; i++) ck_assert(config_is_model_key(model_keys[i]) && !config_is_run_key(model_keys[i]));
-    for (int i = 0; i < 9; i++) ck_assert(config_is_run_key(run_keys[i]) && !config_is_model_key(run_keys[i]));
-    ck_assert(!config_is_model_key("train.step") && !config_is_run_key("train.step"));
+    for (int i = 0; i < 9; i++) ck_assert(config_find_key(model_keys[i])->part == PART_MODEL);
+    for (int i = 0; i < 9; i++) ck_assert(config_find_key(run_keys[i])->part == PART_RUN);
+    ck_assert_ptr_null(config_find_key("train.step"));
     int n_model = 0, n_run = 0;
     Config d = config_default();
     model_config_foreach_field(&d.model, count_field, &n_model);
     run_config_foreach_field(&d.run, count_field, &n_run);
     ck_assert_int_eq(n_model, 16);
-    ck_assert_int_eq(n_run, 9);
+    ck_assert_int_eq(n_run, 10);
 
     // each part checks itself
     ModelConfig m = model_config_default();
@@ -365,9 +368,61 @@ START_TEST(test_model_and_run_parts) {
     ck_assert(res.run.seed == 1 && res.run.lr == 3e-4f && res.run.batch == 16 && !res.run.flip);
     ck_assert_int_eq(res.run.steps, 200); ck_assert_int_eq(res.run.val_every, 50); ck_assert_int_eq(res.run.threads, 2);
     for (int i = 0; i < 8; i++)
-        ck_assert_int_eq(config_key_taken_on_resume(run_keys[i]),
+        ck_assert_int_eq(config_find_key(run_keys[i])->resume == FROM_OPTIONS,
                          !strcmp(run_keys[i], "steps") || !strcmp(run_keys[i], "val_every") || !strcmp(run_keys[i], "threads"));
-    ck_assert(!config_key_taken_on_resume("dim"));
+    ck_assert(config_find_key("dim")->resume == FROM_CHECKPOINT);
+}
+END_TEST
+
+// The sampling part: guidance is checked like any key; a resume takes the
+// options' value; two runs that differ in it are two configs, while the
+// thread count and val_every leave one run, and the seeds make a seed pair.
+START_TEST(test_sampling_part_and_what_runs_differ_in) {
+    Config c = config_default();
+    ck_assert(c.run.guidance == 1.0f);
+    ck_assert(config_find_key("guidance")->part == PART_SAMPLING);
+    set_ok(&c, "guidance=0");
+    set_ok(&c, "guidance=7.5");
+    ck_assert(c.run.guidance == 7.5f);
+    set_fails("guidance=-1", ">= 0");
+    set_fails("guidance=inf", "guidance");
+    c.run.guidance = NAN;                // filled in by hand
+    ck_assert_int_eq(run_config_check(&c.run, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "guidance=nan"), "%s", err);
+
+    Config saved = config_default(), given = config_default();
+    set_ok(&given, "guidance=3");
+    ck_assert(config_for_resume(&saved, &given).run.guidance == 3.0f);
+    ck_assert(!configs_agree(&saved, &given, true));
+    given = saved;
+    set_ok(&given, "threads=3");
+    set_ok(&given, "val_every=10");
+    ck_assert(configs_agree(&saved, &given, false));
+    set_ok(&given, "data_seed=4");
+    ck_assert(!configs_agree(&saved, &given, false) && configs_agree(&saved, &given, true));
+    set_ok(&given, "steps=10");
+    ck_assert(!configs_agree(&saved, &given, true));
+}
+END_TEST
+
+// One depth limit, depth's bound: every depth it allows builds (the tensor
+// table grows with the model), the next one is refused with the bound.
+START_TEST(test_one_depth_limit) {
+    Config c = config_default();
+    set_ok(&c, "dim=32"); set_ok(&c, "heads=2");
+    const char *depths[] = { "depth=13", "depth=64" };
+    for (int i = 0; i < 2; i++) {
+        set_ok(&c, depths[i]);
+        Model m;
+        ck_assert_msg(model_build(&m, &c.model, err, sizeof err) == 0, "%s: %s", depths[i], err);
+        ck_assert_int_eq(m.n_params, model_count_params(&c.model));
+        ck_assert_str_eq(m.tensors[m.n_tensors - 1].name, "head.bias");
+        model_free(&m);
+    }
+    c.model.depth = 65;
+    Model m;
+    ck_assert_int_eq(model_build(&m, &c.model, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "depth=65: must be an integer in [1, 64]"), "%s", err);
 }
 END_TEST
 
@@ -384,7 +439,8 @@ int main(void) {
     TCase *tc = add_tests(s, "config", 0, TESTS(test_defaults, test_every_key_settable, test_python_style_values,
                                                 test_modern, test_unknown_and_bad, test_strict_numbers, test_validate,
                                                 test_mlp_hidden, test_round_trip, test_describe_and_keys,
-                                                test_model_and_run_parts, test_float_as_given));
+                                                test_model_and_run_parts, test_float_as_given,
+                                                test_sampling_part_and_what_runs_differ_in, test_one_depth_limit));
     tcase_add_exit_test(tc, test_set_or_exit, 2);
     return run_suite(s);
 }

@@ -433,21 +433,29 @@ END_TEST
 // tools/trace_steps writes a run's first steps for the PyTorch replay
 // (tools/torch_train.py). It must start and step exactly as `train` does, or
 // the replay would compare PyTorch with something that is not our run: its
-// losses are the run's loss.tsv, step by step. With python3-torch present,
-// the replay itself runs too and must agree over the first ten steps.
+// losses are the run's loss.tsv, step by step, and its config the run's,
+// with a key of every part away from its default (the data order's seed
+// among them). With python3-torch present, the replay itself runs too and
+// must agree over the first ten steps.
 START_TEST(test_trace_is_the_run) {
     const char *dir = make_tmp();
     ck_assert_int_ge(synth_cifar_use(dir, "test_trace_is_the_run"), 0);
+    // a key of each part: the model's, the run's, its samples'
+    const char *const sets[] = { "ada=zero", "data_seed=1", "guidance=2" }, *const keys[] = { "ada", "data_seed", "guidance" };
+    const KeyPart parts[] = { PART_MODEL, PART_RUN, PART_SAMPLING };
+    for (int i = 0; i < 3; i++) ck_assert(config_find_key(keys[i])->part == parts[i]);
     TrainOptions o = smoke_options(dir, "traced");
+    char err[600];
+    ck_assert_msg(config_apply(&o.cfg, sets, 3, err, sizeof err) == 0, "%s", err);
     ck_assert_int_eq(trainer_run(&o), TRAIN_OK);
     const int K = 20;
     char opts[1200], trace[700];
     snprintf(trace, sizeof trace, "%s/trace.safetensors", dir);
-    snprintf(opts, sizeof opts, "--preset smoke --set threads=1 --steps %d '%s'", K, trace);
+    snprintf(opts, sizeof opts, "--preset smoke --set threads=1 --set %s --set %s --set %s --steps %d '%s'",
+             sets[0], sets[1], sets[2], K, trace);
     ck_assert_int_eq(run_program("", "build/tools/trace_steps", opts, dir), 0);
 
     SafeTensors st;
-    char err[600];
     ck_assert_msg(st_read(trace, &st, err, sizeof err) == 0, "%s", err);
     const StTensor *loss = st_find(&st, "loss");
     ck_assert_ptr_nonnull(loss);
@@ -465,7 +473,21 @@ START_TEST(test_trace_is_the_run) {
         line = strchr(line, '\n') + 1;
     }
     free(tsv);
+    // and its config is the run's, key by key
+    Config traced = config_default(), ran;
+    for (int i = 0; i < st.n_meta; i++) {
+        if (strncmp(st.meta_keys[i], "config.", 7) != 0) continue;
+        char kv[256];
+        snprintf(kv, sizeof kv, "%s=%s", st.meta_keys[i] + 7, st.meta_values[i]);
+        ck_assert_msg(config_set(&traced, kv, err, sizeof err) == 0, "%s", err);
+    }
     st_free(&st);
+    char ckpt[700], dt[1024], dr[1024];
+    snprintf(ckpt, sizeof ckpt, "%s/traced/ckpt.safetensors", dir);
+    ck_assert_msg(checkpoint_read_config(ckpt, &ran, err, sizeof err) == 0, "%s", err);
+    config_describe(&traced, dt, sizeof dt);
+    config_describe(&ran, dr, sizeof dr);
+    ck_assert_str_eq(dt, dr);
 
     if (system("/usr/bin/python3 -c 'import torch' 2>/dev/null") != 0) {
         printf("test_trace_is_the_run: %d steps agree with loss.tsv; PyTorch replay SKIPPED "

@@ -57,20 +57,20 @@ static void group_sums(const Model *m, double sq[N_GROUPS], size_t n[N_GROUPS]) 
 }
 
 int main(int argc, char **argv) {
+    // ada=zero, then every --set, then one check (config_apply)
     Config cfg = config_default();
-    char err[512];
-    if (config_set(&cfg, "ada=zero", err, sizeof err) != 0) { fprintf(stderr, "%s\n", err); return 2; }
+    const char *sets[64] = { "ada=zero" };
+    int n = 1;
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--set") != 0 || i + 1 == argc) {
+        if (strcmp(argv[i], "--set") != 0 || i + 1 == argc || n == 64) {
             fprintf(stderr, "usage: gate_grads [--set key=value]...  (ada=zero is set already)\n");
             return 2;
         }
-        if (config_set(&cfg, argv[++i], err, sizeof err) != 0) { fprintf(stderr, "gate_grads: %s\n", err); return 2; }
+        sets[n++] = argv[++i];
     }
-    if (config_validate(&cfg, err, sizeof err) != 0 || cfg.model.ada != ADA_ZERO) {
-        fprintf(stderr, "gate_grads: %s\n", cfg.model.ada != ADA_ZERO ? "it shows ada=zero only" : err);
-        return 2;
-    }
+    char err[512];
+    if (config_apply(&cfg, sets, n, err, sizeof err) != 0) { fprintf(stderr, "gate_grads: %s\n", err); return 2; }
+    if (cfg.model.ada != ADA_ZERO) { fprintf(stderr, "gate_grads: it shows ada=zero only\n"); return 2; }
     omp_set_num_threads(1);   // 8 images: too few to share out
     Model m;
     if (model_build(&m, &cfg.model, err, sizeof err) != 0) { fprintf(stderr, "gate_grads: %s\n", err); return 2; }

@@ -37,9 +37,11 @@ CURVE_WINDOW = 250
 PRESETS = {"smoke": dict(dim=32, depth=2, heads=2, freq_dim=32, batch=16, steps=60),
            "quick": dict(batch=64, steps=1000, val_every=250),
            "tutorial": dict(batch=128, steps=4000, val_every=500)}
-# val_every is read and recorded like the C trainer's, but this trainer checks
-# val MSE only at the end (it writes no val_curve)
-TRAINING = dict(seed=0, data_seed=-1, lr=3e-4, weight_decay=0.0, batch=128, steps=4000, flip=True, threads=0, val_every=0)
+# val_every and guidance are read and recorded like the C trainer's, but this
+# trainer checks val MSE only at the end (it writes no val_curve) and draws no
+# samples
+TRAINING = dict(seed=0, data_seed=-1, lr=3e-4, weight_decay=0.0, batch=128, steps=4000, flip=True, threads=0, val_every=0,
+                guidance=1.0)
 
 
 # ---------------------------------------------------------------------------

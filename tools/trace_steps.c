@@ -1,12 +1,12 @@
 // trace_steps.c: the first K steps of a training run, written out so that
-// another implementation can replay them (tools/tinydit_ref.py replay).
+// another implementation can replay them (tools/torch_train.py replay).
 //
 //   CIFAR_DIR=... ./build/tools/trace_steps --preset quick --set pos=rope2d
 //                               --steps 100 /tmp/trace.safetensors
 //
-// It starts exactly as a fresh `train` run does (trainer_noise_seed in
-// common/train/trainer.h) and takes the same steps, so its losses are the
-// run's loss.tsv, line by line (tests/test_trace.c checks that). The file has
+// It starts and steps the run with the trainer's own training_start and
+// training_step (common/train/trainer.h), so its losses are the run's
+// loss.tsv, line by line (tests/test_trainer.c checks that). The file has
 //   param.NAME    every weight before the first step
 //   after.NAME    every weight after step K
 //   x1            (K, B, C, S, S) each step's batch, flips applied
@@ -18,17 +18,12 @@
 //   val_mse       (1) the val MSE of the weights after step K (with K the
 //                 preset's steps, the run's own val MSE in its metrics.json)
 // and in its metadata the config (as `train` would print it) and K.
-#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "eval/scorecard.h"
-#include "io/args.h"
-#include "io/config_parse.h"
 #include "io/progress.h"
 #include "io/safetensors.h"
-#include "nn/train_step.h"
-#include "train/dataloader.h"
 #include "train/trainer.h"
 
 typedef struct {
@@ -37,15 +32,9 @@ typedef struct {
     const char *out;        // the .safetensors file
 } TraceOptions;
 
-static void presets_usage(FILE *f) { preset_describe(f); }
-
-static int take_preset(const char *value, void *preset) {
-    return preset_parse(value, preset) == 0 ? ARGS_OK : args_error(NULL, "unknown preset '%s'", value);
-}
-
 // One parse; then the preset first, wherever it stood, and every --set on
-// top of it in order, as `train` does. ARGS_OK, ARGS_HELP or ARGS_BAD
-// (common/io/args.h).
+// top of it in order, as `train` does (preset_config). ARGS_OK, ARGS_HELP
+// or ARGS_BAD (common/io/args.h).
 static int parse_options(int argc, char **argv, TraceOptions *o) {
     Preset preset = PRESET_QUICK;
     ArgList sets = { .n = 0 };
@@ -53,25 +42,21 @@ static int parse_options(int argc, char **argv, TraceOptions *o) {
     int nwords = 0, ckpt_every;
     *o = (TraceOptions){ .K = 100 };
     const ArgOption opts[] = {
-        ARG_CALL("preset", "P", take_preset, &preset, "smoke | quick | tutorial (default quick)"),
-        ARG_CALL("set", "key=value", args_take_list, &sets, "any config key, as `step6_ablation train --set`"),
+        ARG_CALL("preset", "P", preset_take, &preset, "smoke | quick | tutorial (default quick)"),
+        ARG_CALL("set", "key=value", args_take_list, &sets, "any config key, as `step6_ablation train --set` (list: --set help)"),
         ARG_INT("steps", "K", &o->K, 1, 100000, "steps to trace"),
         ARG_END,
     };
     char about[512];
     snprintf(about, sizeof about, "  writes the first K steps of the run `step6_ablation train` would start with the\n"
                                   "  same preset and --set keys; data from $CIFAR_DIR (now %s)", cifar_dir());
-    const ArgSpec spec = { .program = "trace_steps", .options = opts, .about = about, .more = presets_usage,
+    const ArgSpec spec = { .program = "trace_steps", .options = opts, .about = about, .more = preset_describe,
                            .words = "OUT.safetensors", .word_v = &words, .word_n = &nwords };
     int rc = args_parse(&spec, argc, argv);
     if (rc != ARGS_OK) return rc;
+    if ((rc = preset_config(preset, &sets, &o->cfg, &ckpt_every)) != ARGS_OK) return rc;
     if (nwords != 1) return args_error(NULL, "trace_steps wants one OUT.safetensors (trace_steps --help)");
     o->out = words[0];
-    preset_apply(preset, &o->cfg, &ckpt_every);
-    for (int i = 0; i < sets.n; i++)
-        if (config_set_or_report(&o->cfg, sets.v[i]) != 0) return ARGS_BAD;
-    char err[4608];
-    if (config_validate(&o->cfg, err, sizeof err) != 0) return args_error(NULL, "%s", err);
     return ARGS_OK;
 }
 
@@ -99,17 +84,15 @@ static void add_params(StWriter *w, const Model *m, const char *prefix, const fl
     }
 }
 
-// K steps, as train_steps() in common/train/train_loop.c takes them, recording every input.
-static void take_steps(Trace *tr, TrainState *ts, DataLoader *dl, Rng *noise) {
+// K steps of the run, recording every input.
+static void take_steps(Trace *tr, Training *run) {
     Progress pr;
     progress_begin(&pr, stderr, "trace", 0, tr->K);
     for (int k = 0; k < tr->K; k++) {
-        float *x1 = tr->x1 + (size_t)k * tr->B * tr->per;
-        dataloader_next(dl, tr->B, x1, NULL, NULL);
-        tr->loss[k] = (float)train_step(ts, x1, noise);
-        tr->grad_norm[k] = (float)ts->grad_norm;
-        memcpy(tr->x0 + (size_t)k * tr->B * tr->per, ts->x0, sizeof(float) * tr->B * tr->per);
-        memcpy(tr->t + (size_t)k * tr->B, ts->t, sizeof(float) * tr->B);
+        tr->loss[k] = (float)training_step(run, tr->x1 + (size_t)k * tr->B * tr->per);
+        tr->grad_norm[k] = (float)run->ts.grad_norm;
+        memcpy(tr->x0 + (size_t)k * tr->B * tr->per, run->ts.x0, sizeof(float) * tr->B * tr->per);
+        memcpy(tr->t + (size_t)k * tr->B, run->ts.t, sizeof(float) * tr->B);
         progress_update(&pr, k + 1, NULL);
     }
     progress_end(&pr);
@@ -149,53 +132,37 @@ int main(int argc, char **argv) {
     TraceOptions o;
     int rc = parse_options(argc, argv, &o);
     if (rc != ARGS_OK) return args_exit_code(rc);
-    Config cfg = o.cfg;
+    const Config *cfg = &o.cfg;
     int K = o.K;
-    const char *out = o.out;
-    if (cfg.run.threads > 0) omp_set_num_threads(cfg.run.threads);
     char err[4608];
-
-    if (cifar_check_config(&cfg.model, "--set", err, sizeof err) != 0) { fprintf(stderr, "error: %s\n", err); return 2; }
-    CifarSet train;
+    if (cifar_check_config(&cfg->model, "--set", err, sizeof err) != 0) { fprintf(stderr, "error: %s\n", err); return 2; }
+    CifarSet train, test;
     if (cifar_load_train(cifar_dir(), &train, err, sizeof err) != 0) { fprintf(stderr, "error: %s\n", err); return 1; }
-    Model m;
-    if (model_build(&m, &cfg.model, err, sizeof err) != 0) { fprintf(stderr, "error: %s\n", err); return 1; }
-    model_init_weights(&m, cfg.run.seed);
-    Trace tr = { .K = K, .B = cfg.run.batch, .per = (size_t)cfg.model.channels * cfg.model.img * cfg.model.img };
+    Training run;
+    if (training_start(&run, cfg, &train) != 0) { training_free(&run); cifar_free(&train); return 1; }
+    Trace tr = { .K = K, .B = cfg->run.batch, .per = (size_t)cfg->model.channels * cfg->model.img * cfg->model.img };
     size_t batch_floats = (size_t)K * tr.B * tr.per;
     tr.x1 = malloc(sizeof(float) * batch_floats);
     tr.x0 = malloc(sizeof(float) * batch_floats);
     tr.t = malloc(sizeof(float) * (size_t)K * tr.B);
     tr.loss = malloc(sizeof(float) * K);
     tr.grad_norm = malloc(sizeof(float) * K);
-    tr.weights0 = malloc(sizeof(float) * m.n_params);
-    TrainState ts;
-    DataLoader dl;
-    Rng noise;
-    AdamWConfig opt = adamw_default(cfg.run.lr);   // as the trainer: its betas and eps, the run's decay
-    opt.weight_decay = cfg.run.weight_decay;
-    if (!tr.x1 || !tr.x0 || !tr.t || !tr.loss || !tr.grad_norm || !tr.weights0 ||
-        train_state_init(&ts, &m, cfg.run.batch, &opt) != 0) {
+    tr.weights0 = malloc(sizeof(float) * run.m.n_params);
+    if (!tr.x1 || !tr.x0 || !tr.t || !tr.loss || !tr.grad_norm || !tr.weights0) {
         fprintf(stderr, "error: out of memory (%d steps of batch %d need %.0f MB; try fewer --steps)\n",
                 K, tr.B, 8.0 * batch_floats / 1e6);
         return 1;
     }
-    if (dataloader_init(&dl, &train, cfg.run.seed, cfg.run.flip, err, sizeof err) != 0) {
-        fprintf(stderr, "error: %s\n", err);
-        return 1;
-    }
-    rng_seed(&noise, trainer_noise_seed(cfg.run.seed));
-    memcpy(tr.weights0, m.params, sizeof(float) * m.n_params);
+    memcpy(tr.weights0, run.m.params, sizeof(float) * run.m.n_params);
 
-    take_steps(&tr, &ts, &dl, &noise);
-    CifarSet test;
+    take_steps(&tr, &run);
     if (cifar_load_test(cifar_dir(), &test, err, sizeof err) != 0) { fprintf(stderr, "error: %s\n", err); return 1; }
-    float val = (float)scorecard_val_mse(&m, &test, VAL_IMAGES);
-    rc = save_trace(out, &tr, &m, &cfg, val);
+    float val = (float)scorecard_val_mse(&run.m, &test, VAL_IMAGES);
+    rc = save_trace(o.out, &tr, &run.m, cfg, val);
     if (rc == 0)
-        printf("%s: %d steps of batch %d, loss %.6f -> %.6f, then val MSE %.6f\n", out, K, tr.B, tr.loss[0],
+        printf("%s: %d steps of batch %d, loss %.6f -> %.6f, then val MSE %.6f\n", o.out, K, tr.B, tr.loss[0],
                tr.loss[K - 1], val);
-    dataloader_free(&dl); train_state_free(&ts); model_free(&m); cifar_free(&train); cifar_free(&test);
+    training_free(&run); cifar_free(&train); cifar_free(&test);
     free(tr.x1); free(tr.x0); free(tr.t); free(tr.loss); free(tr.grad_norm); free(tr.weights0);
     return rc;
 }

@@ -69,7 +69,7 @@ static void describe(Parity *p, const SafeTensors *st, const char *variant) {
 // RMSNorm with a gain, on input.x (R, D).
 
 int parity_norm(const SafeTensors *st, NormKind kind, Parity *p, char *err, size_t errlen) {
-    const char *name = kind == NORM_RMSNORM ? "rmsnorm" : "layernorm";
+    const char *name = NORM_NAMES[kind];   // the reference file's prefix: "rmsnorm.", "layernorm."
     char key[64];
     const StTensor *x = need(st, "input.x", 0, err, errlen);
     if (!x || x->ndim != 2) { if (x) snprintf(err, errlen, "input.x is not (R, D)"); return -1; }
@@ -188,7 +188,7 @@ static const FfnTensor SWIGLU_TENSORS[] = {
 static float **slot(BlockParams *b, size_t field) { return (float **)((char *)b + field); }
 
 int parity_ffn(const SafeTensors *st, MlpKind kind, Parity *p, char *err, size_t errlen) {
-    const char *v = kind == MLP_SWIGLU ? "swiglu" : "gelu";
+    const char *v = MLP_NAMES[kind];       // "swiglu", "gelu"
     const FfnTensor *names = kind == MLP_SWIGLU ? SWIGLU_TENSORS : GELU_TENSORS;
     int n_names = kind == MLP_SWIGLU ? 6 : 4;
     const StTensor *weight[6], *ref_grad[6];   // "gelu.fc1.weight" and "gelu.dfc1.weight", ...

@@ -32,7 +32,7 @@ int checkpoint_save(const char *path, const Model *m, const RunConfig *run,
     for (int i = 0; i < n_meta; i++) {
         if (!meta[i].key || !meta[i].value)
             return errorf(err, errlen, "%s: metadata entry %d has no key or value", path, i);
-        if (config_is_model_key(meta[i].key) || config_is_run_key(meta[i].key))
+        if (config_find_key(meta[i].key))
             return errorf(err, errlen, "%s: metadata key '%s' is a config field; it is saved from the "
                         "model's config and the run's", path, meta[i].key);
     }
@@ -76,7 +76,7 @@ int checkpoint_config_from(const SafeTensors *st, const char *src, Config *out,
     Config c = config_default();
     for (int i = 0; i < st->n_meta; i++) {
         const char *k = st->meta_keys[i];
-        if (!config_is_model_key(k) && !config_is_run_key(k)) continue;   // trainer state, adamw.*, sample.*
+        if (!config_find_key(k)) continue;   // trainer state, adamw.*, sample.*
         char kv[256], why[512];
         if (snprintf(kv, sizeof kv, "%s=%s", k, st->meta_values[i]) >= (int)sizeof kv)
             return errorf(err, errlen, "%s: metadata value of '%s' is too long", src, k);

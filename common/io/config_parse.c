@@ -1,13 +1,11 @@
 // config_parse.c: the `--set key=value` parser and the printing of a Config
-// (the model's fields and the run's). The defaults and the checks are each
-// part's own: nn/config.c for the model, run_config.c for the run.
-//
-// Every field is described once, in the FIELDS table below: its key, its
-// kind (int, unsigned 64-bit, float, bool or enum), where it lives in Config
-// (the model or the run), where a resume takes it from, the smallest value
-// that makes sense and a one-line help. Parsing, printing, checkpoint
-// metadata (config_foreach_field) and the key list all walk that one table,
-// so a new field cannot be settable but forgotten in checkpoints.
+// (the model's fields and the run's). Every key is a row of one of two
+// tables in one format (nn/config.h): MODEL_KEYS (nn/config.c) and RUN_KEYS
+// (run_config.c). Parsing, printing, checkpoint metadata
+// (config_foreach_field), what a resume takes (config_for_resume) and what
+// two runs may differ in (configs_agree) all walk those rows, so a key
+// cannot be settable but forgotten in checkpoints, nor bounded here and
+// otherwise in its part's check.
 #include "config_parse.h"
 #include "nn/errors.h"
 
@@ -15,83 +13,45 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 // ---------------------------------------------------------------------------
-// The field table
+// The keys: the model's, then the run's
 
-typedef enum { F_INT, F_U64, F_FLOAT, F_BOOL, F_ENUM } FieldKind;
-
-// Whose field it is: the model's, or the run's, and for the run's where a
-// resume takes it from (config_for_resume).
-typedef enum {
-    PART_MODEL,          // the model: a resume keeps the checkpoint's
-    PART_RUN,            // what the run computes: a resume keeps the checkpoint's
-    PART_RUN_PROCESS,    // how far and how this process runs: a resume takes the options'
-} FieldPart;
-
-typedef struct {
-    const char *key;
-    FieldKind kind;
-    FieldPart part;
-    size_t offset;              // offsetof(Config, model.field) or offsetof(Config, run.field)
-    int min;                    // F_INT: smallest allowed value (floats: see float_may_be_zero)
-    const char *const *names;   // F_ENUM: names indexed by the enum value, NULL-terminated
-    const char *help;
-} Field;
-
-static const char *const NORM_NAMES[] = {"layernorm", "rmsnorm", NULL};
-static const char *const MLP_NAMES[] = {"gelu", "swiglu", NULL};
-static const char *const POS_NAMES[] = {"learned", "rope2d", NULL};
-static const char *const ADA_NAMES[] = {"plain", "zero", NULL};
-
-#define MODEL(f) offsetof(Config, model.f)
-#define RUN(f) offsetof(Config, run.f)
-static const Field FIELDS[] = {
-    {"img",             F_INT,   PART_MODEL,       MODEL(img),             1, NULL, "image side in pixels"},
-    {"channels",        F_INT,   PART_MODEL,       MODEL(channels),        1, NULL, "colour channels"},
-    {"patch",           F_INT,   PART_MODEL,       MODEL(patch),           1, NULL, "patch side in pixels (img must be a multiple)"},
-    {"dim",             F_INT,   PART_MODEL,       MODEL(dim),             1, NULL, "model width D (a multiple of heads)"},
-    {"depth",           F_INT,   PART_MODEL,       MODEL(depth),           1, NULL, "number of transformer blocks"},
-    {"heads",           F_INT,   PART_MODEL,       MODEL(heads),           1, NULL, "attention heads"},
-    {"mlp_ratio",       F_FLOAT, PART_MODEL,       MODEL(mlp_ratio),       0, NULL, "MLP hidden width / D"},
-    {"freq_dim",        F_INT,   PART_MODEL,       MODEL(freq_dim),        2, NULL, "sinusoidal timestep features (even)"},
-    {"norm",            F_ENUM,  PART_MODEL,       MODEL(norm),            0, NORM_NAMES, "normalisation before attn/mlp"},
-    {"qk_norm",         F_BOOL,  PART_MODEL,       MODEL(qk_norm),         0, NULL, "RMSNorm on queries and keys"},
-    {"mlp",             F_ENUM,  PART_MODEL,       MODEL(mlp),             0, MLP_NAMES, "feed-forward kind"},
-    {"mlp_multiple_of", F_INT,   PART_MODEL,       MODEL(mlp_multiple_of), 1, NULL, "round SwiGLU hidden up to a multiple of this"},
-    {"pos",             F_ENUM,  PART_MODEL,       MODEL(pos),             0, POS_NAMES, "position encoding"},
-    {"rope_base",       F_FLOAT, PART_MODEL,       MODEL(rope_base),       0, NULL, "RoPE frequency base"},
-    {"bias",            F_BOOL,  PART_MODEL,       MODEL(bias),            0, NULL, "biases in every Linear layer"},
-    {"ada",             F_ENUM,  PART_MODEL,       MODEL(ada),             0, ADA_NAMES, "adaLN: plain, or zero (adaLN-Zero: gated halves, zero init)"},
-    {"seed",            F_U64,   PART_RUN,         RUN(seed),              0, NULL, "random seed of the run"},
-    {"data_seed",       F_INT,   PART_RUN,         RUN(data_seed),        -1, NULL, "seed of the data order and flips alone, -1 = the run's seed"},
-    {"lr",              F_FLOAT, PART_RUN,         RUN(lr),                0, NULL, "AdamW learning rate"},
-    {"weight_decay",    F_FLOAT, PART_RUN,         RUN(weight_decay),      0, NULL, "AdamW weight decay of 2-D tensors"},
-    {"batch",           F_INT,   PART_RUN,         RUN(batch),             1, NULL, "images per training step"},
-    {"steps",           F_INT,   PART_RUN_PROCESS, RUN(steps),             0, NULL, "training steps"},
-    {"flip",            F_BOOL,  PART_RUN,         RUN(flip),              0, NULL, "random horizontal flips of training images"},
-    {"threads",         F_INT,   PART_RUN_PROCESS, RUN(threads),           0, NULL, "OpenMP/BLAS threads, 0 = all cores"},
-    {"val_every",       F_INT,   PART_RUN_PROCESS, RUN(val_every),         0, NULL, "steps between val MSE checks while training, 0 = only at the end"},
-};
-#undef MODEL
-#undef RUN
-#define N_FIELDS ((int)(sizeof FIELDS / sizeof FIELDS[0]))
+static const ConfigKey *const TABLES[] = { MODEL_KEYS, RUN_KEYS };
+#define N_TABLES 2
 
 static const char *MODERN_HELP = "shorthand for norm=rmsnorm mlp=swiglu qk_norm=true bias=false";
 
-// Where a field lives inside c. The const is cast away once, here, so that
-// printing (const Config) and parsing (Config) share the accessors; printing
-// never writes through them.
-static void *field_ptr(const Config *c, const Field *f) { return (char *)c + f->offset; }
-#define field_int(c, f) ((int *)field_ptr(c, f))
-#define field_float(c, f) ((float *)field_ptr(c, f))
-#define field_bool(c, f) ((bool *)field_ptr(c, f))
-#define field_u64(c, f) ((unsigned long long *)field_ptr(c, f))
+// The struct a key's field lives in: the model's rows are a ModelConfig's,
+// the run's and the sampling's a RunConfig's. The const is cast away once,
+// here, so that printing (const Config) and parsing (Config) share it;
+// printing never writes through it.
+static void *part_of(const Config *c, const ConfigKey *k) {
+    return k->part == PART_MODEL ? (void *)&c->model : (void *)&c->run;
+}
+static void *field_of(const Config *c, const ConfigKey *k) { return (char *)part_of(c, k) + k->offset; }
+
+static size_t field_size(const ConfigKey *k) {
+    switch (k->type) {
+    case KEY_U64:   return sizeof(unsigned long long);
+    case KEY_FLOAT: return sizeof(float);
+    case KEY_BOOL:  return sizeof(bool);
+    default:        return sizeof(int);   // KEY_INT, KEY_ENUM
+    }
+}
+
+static const ConfigKey *find_key(const char *key, size_t keylen) {
+    for (int t = 0; t < N_TABLES; t++)
+        for (const ConfigKey *k = TABLES[t]; k->key; k++)
+            if (strlen(k->key) == keylen && strncmp(k->key, key, keylen) == 0) return k;
+    return NULL;
+}
+
+const ConfigKey *config_find_key(const char *key) { return key ? find_key(key, strlen(key)) : NULL; }
 
 Config config_default(void) {
     Config c;
@@ -101,66 +61,18 @@ Config config_default(void) {
     return c;
 }
 
-// Floats must be > 0, except weight_decay, which may be 0 (the default).
-static bool float_may_be_zero(const Field *f) { return strcmp(f->key, "weight_decay") == 0; }
-
-// Enums are stored as their C enum type; all four are int-sized (C11 6.7.2.2
-// lets the compiler pick, but gcc uses unsigned int / int for these ranges).
-_Static_assert(sizeof(NormKind) == sizeof(int) && sizeof(MlpKind) == sizeof(int) &&
-               sizeof(PosKind) == sizeof(int) && sizeof(AdaKind) == sizeof(int),
-               "enums are read and written as int");
-
-static size_t field_size(const Field *f) {
-    switch (f->kind) {
-    case F_U64:   return sizeof(unsigned long long);
-    case F_FLOAT: return sizeof(float);
-    case F_BOOL:  return sizeof(bool);
-    default:      return sizeof(int);   // F_INT, F_ENUM
-    }
-}
-
-static const Field *find_field(const char *key, size_t keylen) {
-    for (int i = 0; i < N_FIELDS; i++)
-        if (strlen(FIELDS[i].key) == keylen && strncmp(FIELDS[i].key, key, keylen) == 0)
-            return &FIELDS[i];
-    return NULL;
-}
-
-
-// The list of enum names as "a | b | c".
-static void enum_choices(const Field *f, char *out, size_t outlen) {
-    size_t used = 0;
-    out[0] = '\0';
-    for (int i = 0; f->names[i]; i++) {
-        int n = snprintf(out + used, outlen - used, "%s%s", i ? " | " : "", f->names[i]);
-        if (n < 0 || (size_t)n >= outlen - used) break;
-        used += (size_t)n;
-    }
-}
-
-// What values a field accepts, for error messages and the key list.
-static void allowed_values(const Field *f, char *out, size_t outlen) {
-    switch (f->kind) {
-    case F_INT:   snprintf(out, outlen, "an integer >= %d", f->min); break;
-    case F_U64:   snprintf(out, outlen, "an integer in [0, 2^64)"); break;
-    case F_FLOAT: snprintf(out, outlen, "a finite number %s 0", float_may_be_zero(f) ? ">=" : ">"); break;
-    case F_BOOL:  snprintf(out, outlen, "true | false | 1 | 0"); break;
-    case F_ENUM:  enum_choices(f, out, outlen); break;
-    }
-}
-
 // ---------------------------------------------------------------------------
 // Strict number parsing: the whole string must be the number. strtol alone
 // would happily read "12abc" as 12 and " 7" as 7, and strtoull reads "-1" as
 // 2^64-1; a typo in a run's config must fail loudly instead.
 
-static int parse_int(const char *s, long lo, long hi, long *out) {
+static int parse_int(const char *s, int *out) {
     if (!*s || isspace((unsigned char)*s)) return -1;
     char *end;
     errno = 0;
     long v = strtol(s, &end, 10);
-    if (errno || *end || v < lo || v > hi) return -1;
-    *out = v;
+    if (errno || *end || v < INT_MIN || v > INT_MAX) return -1;
+    *out = (int)v;
     return 0;
 }
 
@@ -215,12 +127,33 @@ static int set_modern(Config *c, const char *value, char *err, size_t errlen) {
 static void key_list(char *out, size_t outlen) {
     size_t used = 0;
     out[0] = '\0';
-    for (int i = 0; i <= N_FIELDS; i++) {
-        const char *k = i < N_FIELDS ? FIELDS[i].key : "modern";
-        int n = snprintf(out + used, outlen - used, "%s%s", i ? ", " : "", k);
-        if (n < 0 || (size_t)n >= outlen - used) break;
-        used += (size_t)n;
+    for (int t = 0; t < N_TABLES; t++)
+        for (const ConfigKey *k = TABLES[t]; k->key && used < outlen; k++)
+            used += (size_t)snprintf(out + used, outlen - used, "%s, ", k->key);
+    if (used < outlen) snprintf(out + used, outlen - used, "modern");
+}
+
+// The value into the field of a copy of c, then the copy checked against the
+// key's row (the bounds model_config_check and run_config_check apply): 0,
+// and c updated; or -1, and c as it was.
+static int parse_value(Config *c, const ConfigKey *k, const char *value) {
+    Config next = *c;
+    void *field = field_of(&next, k);
+    int bad = 0, v = 0;
+    switch (k->type) {
+    case KEY_INT:   bad = parse_int(value, field); break;
+    case KEY_U64:   bad = parse_u64(value, field); break;
+    case KEY_FLOAT: bad = parse_float(value, field); break;
+    case KEY_BOOL:  bad = parse_bool(value, field); break;
+    case KEY_ENUM:
+        while (k->names[v] && strcmp(value, k->names[v]) != 0) v++;
+        bad = !k->names[v];
+        *(int *)field = v;
+        break;
     }
+    if (bad || config_key_check(k, part_of(&next, k), NULL, 0) != 0) return -1;
+    *c = next;
+    return 0;
 }
 
 int config_set(Config *c, const char *kv, char *err, size_t errlen) {
@@ -231,61 +164,25 @@ int config_set(Config *c, const char *kv, char *err, size_t errlen) {
 
     if (keylen == 6 && !strncmp(kv, "modern", 6)) return set_modern(c, value, err, errlen);
 
-    const Field *f = find_field(kv, keylen);
-    if (!f) {
+    const ConfigKey *k = find_key(kv, keylen);
+    if (!k) {
         char keys[512];
         key_list(keys, sizeof keys);
         return errorf(err, errlen, "unknown config key '%.*s'; known keys: %s", (int)keylen, kv, keys);
     }
-    if (!value) {
-        char allowed[128];
-        allowed_values(f, allowed, sizeof allowed);
-        return errorf(err, errlen, "'%s' needs a value: %s=<%s>", f->key, f->key, allowed);
-    }
-
-    int bad = 0;
-    switch (f->kind) {
-    case F_INT: {
-        long v;
-        bad = parse_int(value, f->min, INT_MAX, &v);
-        if (!bad) *field_int(c, f) = (int)v;
-        break;
-    }
-    case F_U64: bad = parse_u64(value, field_u64(c, f)); break;
-    case F_FLOAT: {
-        float v;
-        bad = parse_float(value, &v);
-        // lr, mlp_ratio and rope_base must be positive; weight_decay may be 0.
-        if (!bad && (float_may_be_zero(f) ? v < 0.0f : v <= 0.0f)) bad = 1;
-        if (!bad) *field_float(c, f) = v;
-        break;
-    }
-    case F_BOOL: bad = parse_bool(value, field_bool(c, f)); break;
-    case F_ENUM: {
-        bad = 1;
-        for (int i = 0; f->names[i]; i++)
-            if (!strcmp(value, f->names[i])) { *field_int(c, f) = i; bad = 0; break; }
-        break;
-    }
-    }
-    if (bad) {
-        char allowed[128];
-        allowed_values(f, allowed, sizeof allowed);
-        return errorf(err, errlen, "bad value '%s' for %s (%s): allowed: %s", value, f->key, f->help, allowed);
-    }
+    char allowed[128];
+    config_key_allowed(k, allowed, sizeof allowed);
+    if (!value) return errorf(err, errlen, "'%s' needs a value: %s=<%s>", k->key, k->key, allowed);
+    if (parse_value(c, k, value) != 0)
+        return errorf(err, errlen, "bad value '%s' for %s (%s): allowed: %s", value, k->key, k->help, allowed);
     return 0;
 }
 
-int config_set_or_report(Config *c, const char *kv) {
-    char err[1024];
-    if (config_set(c, kv, err, sizeof err) == 0) return 0;
-    fprintf(stderr, "error: %s\n\n", err);
-    config_print_keys(c, stderr);
-    return 2;
-}
-
 void config_set_or_exit(Config *c, const char *kv) {
-    if (config_set_or_report(c, kv) != 0) exit(2);
+    char err[1024];
+    if (config_set(c, kv, err, sizeof err) == 0) return;
+    fprintf(stderr, "error: %s\n", err);
+    exit(2);
 }
 
 // ---------------------------------------------------------------------------
@@ -333,79 +230,83 @@ void format_float_shortest(float v, char *out, size_t outlen) {
 }
 
 // One field's value as the string config_set accepts back.
-static void field_value(const Config *c, const Field *f, char *out, size_t outlen) {
-    switch (f->kind) {
-    case F_INT:   snprintf(out, outlen, "%d", *field_int(c, f)); break;
-    case F_U64:   snprintf(out, outlen, "%llu", *field_u64(c, f)); break;
+static void field_value(const Config *c, const ConfigKey *k, char *out, size_t outlen) {
+    const void *p = field_of(c, k);
+    switch (k->type) {
+    case KEY_INT:   snprintf(out, outlen, "%d", *(const int *)p); break;
+    case KEY_U64:   snprintf(out, outlen, "%llu", *(const unsigned long long *)p); break;
     // it reads back bit for bit (format_float_shortest)
-    case F_FLOAT: format_float_shortest(*field_float(c, f), out, outlen); break;
-    case F_BOOL:  snprintf(out, outlen, "%s", *field_bool(c, f) ? "true" : "false"); break;
-    case F_ENUM: {
-        int v = *field_int(c, f), n = 0;
-        while (f->names[n]) n++;
-        snprintf(out, outlen, "%s", (v >= 0 && v < n) ? f->names[v] : "?");
+    case KEY_FLOAT: format_float_shortest(*(const float *)p, out, outlen); break;
+    case KEY_BOOL:  snprintf(out, outlen, "%s", *(const bool *)p ? "true" : "false"); break;
+    case KEY_ENUM: {
+        int v = *(const int *)p, n = 0;
+        while (k->names[n]) n++;
+        snprintf(out, outlen, "%s", (v >= 0 && v < n) ? k->names[v] : "?");
         break;
     }
     }
 }
 
-// The fields of the parts in mask (1 << part), in table order.
-#define MASK_MODEL (1u << PART_MODEL)
-#define MASK_RUN ((1u << PART_RUN) | (1u << PART_RUN_PROCESS))
-static void foreach_field(const Config *c, unsigned mask, ConfigFieldFn fn, void *ctx) {
+// The fields of one table (MODEL_KEYS, RUN_KEYS), in its order.
+static void foreach_field(const Config *c, const ConfigKey *keys, ConfigFieldFn fn, void *ctx) {
     char value[64];
-    for (int i = 0; i < N_FIELDS; i++) {
-        if (!(mask & (1u << FIELDS[i].part))) continue;
-        field_value(c, &FIELDS[i], value, sizeof value);
-        fn(FIELDS[i].key, value, ctx);
+    for (const ConfigKey *k = keys; k->key; k++) {
+        field_value(c, k, value, sizeof value);
+        fn(k->key, value, ctx);
     }
 }
 
 void config_foreach_field(const Config *c, ConfigFieldFn fn, void *ctx) {
-    foreach_field(c, MASK_MODEL | MASK_RUN, fn, ctx);
+    for (int t = 0; t < N_TABLES; t++) foreach_field(c, TABLES[t], fn, ctx);
 }
 
 void model_config_foreach_field(const ModelConfig *m, ConfigFieldFn fn, void *ctx) {
-    Config c = config_default();
-    c.model = *m;
-    foreach_field(&c, MASK_MODEL, fn, ctx);
+    Config c = { .model = *m };
+    foreach_field(&c, MODEL_KEYS, fn, ctx);
 }
 
 void run_config_foreach_field(const RunConfig *r, ConfigFieldFn fn, void *ctx) {
-    Config c = config_default();
-    c.run = *r;
-    foreach_field(&c, MASK_RUN, fn, ctx);
+    Config c = { .run = *r };
+    foreach_field(&c, RUN_KEYS, fn, ctx);
 }
 
-static bool is_key_of(const char *key, unsigned mask) {
-    const Field *f = key ? find_field(key, strlen(key)) : NULL;
-    return f && (mask & (1u << f->part));
-}
-bool config_is_model_key(const char *key) { return is_key_of(key, MASK_MODEL); }
-bool config_is_run_key(const char *key) { return is_key_of(key, MASK_RUN); }
-bool config_key_taken_on_resume(const char *key) { return is_key_of(key, 1u << PART_RUN_PROCESS); }
-
-// Field by field through the table: each field's bytes from saved, or from
-// given where the table says a resume takes the options'.
+// Key by key: each field's bytes from saved, or from given where its row
+// says a resume takes the options'.
 Config config_for_resume(const Config *saved, const Config *given) {
     Config out = *saved;
-    for (int i = 0; i < N_FIELDS; i++)
-        if (FIELDS[i].part == PART_RUN_PROCESS)
-            memcpy((char *)&out + FIELDS[i].offset, (const char *)given + FIELDS[i].offset, field_size(&FIELDS[i]));
+    for (int t = 0; t < N_TABLES; t++)
+        for (const ConfigKey *k = TABLES[t]; k->key; k++)
+            if (k->resume == FROM_OPTIONS) memcpy(field_of(&out, k), field_of(given, k), field_size(k));
     return out;
 }
 
+bool configs_agree(const Config *a, const Config *b, bool ignore_seed) {
+    char va[64], vb[64];
+    for (int t = 0; t < N_TABLES; t++)
+        for (const ConfigKey *k = TABLES[t]; k->key; k++) {
+            if (k->differs == SAME_RUN || (ignore_seed && k->differs == SEED_PAIR)) continue;
+            field_value(a, k, va, sizeof va);
+            field_value(b, k, vb, sizeof vb);
+            if (strcmp(va, vb) != 0) return false;
+        }
+    return true;
+}
+
 void config_print_keys(const Config *c, void *file) {
+    static const char *const PART_NAME[] = { "the model", "the run", "its samples" };
     FILE *f = file ? (FILE *)file : stderr;
     Config def = config_default();
     if (!c) c = &def;
-    fprintf(f, "config keys (--set key=value):\n");
-    char value[64], allowed[128];
-    for (int i = 0; i < N_FIELDS; i++) {
-        field_value(c, &FIELDS[i], value, sizeof value);
-        allowed_values(&FIELDS[i], allowed, sizeof allowed);
-        fprintf(f, "  %-16s = %-10s  %s; %s\n", FIELDS[i].key, value, FIELDS[i].help, allowed);
-    }
+    fprintf(f, "config keys (--set key=value); * = a resume takes the option's value, not the checkpoint's:\n");
+    char name[32], value[64], allowed[128];
+    for (int t = 0; t < N_TABLES; t++)
+        for (const ConfigKey *k = TABLES[t]; k->key; k++) {
+            if (k == TABLES[t] || k->part != k[-1].part) fprintf(f, " %s:\n", PART_NAME[k->part]);
+            snprintf(name, sizeof name, "%s%s", k->key, k->resume == FROM_OPTIONS ? "*" : "");
+            field_value(c, k, value, sizeof value);
+            config_key_allowed(k, allowed, sizeof allowed);
+            fprintf(f, "  %-16s = %-10s  %s; %s\n", name, value, k->help, allowed);
+        }
     fprintf(f, "  %-16s   %-10s  %s\n", "modern", "", MODERN_HELP);
 }
 

@@ -2,8 +2,10 @@
 // and the printing of a config (checkpoint metadata, --set help). A program
 // is configured by two things, each defined and checked in one place: the
 // model (ModelConfig, nn/config.h) and the run that trains it (RunConfig,
-// run_config.h). One key names a field of one of them; config_set fills
-// either, config_validate checks both, once, after the last key.
+// run_config.h). One key names a field of one of them, and is one row of
+// their tables of keys (MODEL_KEYS, RUN_KEYS; the format: nn/config.h);
+// config_set fills either, config_validate checks both, once, after the
+// last key.
 #pragma once
 #include <stdbool.h>
 #include <stddef.h>
@@ -40,14 +42,12 @@ int config_validate(const Config *c, char *err, size_t errlen);
 // does not fit together; *c is then left as it was.
 int config_apply(Config *c, const char *const *kvs, int n, char *err, size_t errlen);
 
-// Like config_set, but a failure is reported on stderr (the message, then
-// every key and what it allows): 0, or 2 (ARGS_BAD, for an option parser).
-int config_set_or_report(Config *c, const char *key_eq_value);
-
-// The same, exiting 2 on a failure: for a program's own fixed settings.
+// Like config_set, but a failure is reported on stderr and exits 2: for a
+// program's own fixed settings.
 void config_set_or_exit(Config *c, const char *key_eq_value);
 
-// Prints every key, its current value and its allowed values.
+// Prints every key, part by part: its current value, its help, what it
+// allows, and whether a resume takes it from the options.
 void config_print_keys(const Config *c, void *file /* FILE* */);
 
 // The fields as (key, value-string) pairs, the value as config_set reads it
@@ -58,9 +58,8 @@ void config_foreach_field(const Config *c, ConfigFieldFn fn, void *ctx);
 void model_config_foreach_field(const ModelConfig *m, ConfigFieldFn fn, void *ctx);
 void run_config_foreach_field(const RunConfig *r, ConfigFieldFn fn, void *ctx);
 
-// Whether key names a field of the model, or of the run.
-bool config_is_model_key(const char *key);
-bool config_is_run_key(const char *key);
+// The row of a key (its part, type, bounds, ...), or NULL when key is none.
+const ConfigKey *config_find_key(const char *key);
 
 // A one-line description, e.g. "dim=128 depth=4 heads=4 norm=layernorm ...":
 // every field, or the model's alone.
@@ -69,9 +68,13 @@ void model_config_describe(const ModelConfig *m, char *out, size_t outlen);
 
 // What a resume runs: the checkpoint's model and the part of its run that
 // decides what is computed (seed, lr, weight_decay, batch, flip), with the
-// options' steps, val_every and threads (how far this process goes, how
-// often it checks, on how many cores). The fields are chosen by the field
-// table, so a new field says once where a resume takes it from.
+// options' steps, val_every, threads and sampling (how far this process
+// goes, how often it checks, on how many cores, how it draws the samples).
+// Each key's row says which (FROM_CHECKPOINT, FROM_OPTIONS).
 Config config_for_resume(const Config *saved, const Config *given);
-// True for the keys config_for_resume takes from the options.
-bool config_key_taken_on_resume(const char *key);
+
+// True when a and b agree on every key whose row says two runs that differ
+// in it are two configs (NEW_CONFIG): the same configuration, whatever the
+// thread count or how often the run was examined (SAME_RUN), and the seeds
+// must agree too unless ignore_seed (SEED_PAIR).
+bool configs_agree(const Config *a, const Config *b, bool ignore_seed);

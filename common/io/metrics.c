@@ -140,25 +140,10 @@ double metrics_val_mse_gap(const RunMetrics *a, const RunMetrics *b) {
     return fabs(a->val_mse - b->val_mse);
 }
 
-bool configs_agree(const Config *a, const Config *b, bool ignore_seed) {
-    Config x = *a, y = *b;
-    if (ignore_seed) {
-        x.run.seed = y.run.seed = 0;
-        x.run.data_seed = y.run.data_seed = -1;
-    }
-    x.run.threads = y.run.threads = 0;
-    x.run.val_every = y.run.val_every = 0;   // how often a run was examined does not change the run
-    char dx[1024], dy[1024];
-    config_describe(&x, dx, sizeof dx);
-    config_describe(&y, dy, sizeof dy);
-    return strcmp(dx, dy) == 0;
-}
-
 bool metrics_is_seed_pair(const RunMetrics *a, const RunMetrics *b) {
-    if (!a->has_config || !b->has_config) return false;
-    // two draws of the noise: they differ in the seed, or in the data order's seed alone
-    if (a->cfg.run.seed == b->cfg.run.seed && run_data_seed(&a->cfg.run) == run_data_seed(&b->cfg.run)) return false;
-    return configs_agree(&a->cfg, &b->cfg, true);
+    if (!a->has_config || !b->has_config || !configs_agree(&a->cfg, &b->cfg, true)) return false;
+    // two draws: they differ in the seed, or in the data order's seed alone
+    return a->cfg.run.seed != b->cfg.run.seed || run_data_seed(&a->cfg.run) != run_data_seed(&b->cfg.run);
 }
 
 SeedSpread seed_spread(const double *values, int n) {

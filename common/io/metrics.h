@@ -55,16 +55,11 @@ int diverged_read_step(const char *path);
 // with two seeds.
 double metrics_val_mse_gap(const RunMetrics *a, const RunMetrics *b);
 
-// True when both runs carry their config and the configs agree on every field
-// except the seed and the thread count, and the seeds differ: a seed pair,
+// True when both runs carry their config, the configs agree on every key
+// but the seeds (configs_agree, config_parse.h) and the runs draw
+// differently (another seed, or another data order's seed): a seed pair,
 // whose val MSE gap is a seed gap.
 bool metrics_is_seed_pair(const RunMetrics *a, const RunMetrics *b);
-
-// The one comparison behind metrics_is_seed_pair: true when a and b agree on
-// every field but the thread count (which changes the speed, not the
-// numbers) and val_every (how often the run was examined), and but the seed
-// too when ignore_seed.
-bool configs_agree(const Config *a, const Config *b, bool ignore_seed);
 
 // The noise of one config measured over seeds: n values of val MSE, their
 // mean, their spread sd (the sample standard deviation, dividing by n - 1)

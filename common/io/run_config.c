@@ -1,23 +1,45 @@
-// run_config.c: the tutorial's run and the check of a run's settings (see
-// run_config.h).
+// run_config.c: the run's keys, the tutorial's run as their defaults, and
+// the check of a run's settings (see run_config.h; the row format and what
+// each column means: nn/config.h).
 #include "run_config.h"
-#include "nn/errors.h"
 
-#include <math.h>
 #include <string.h>
+
+// The keys of the run and of its samples, one row each, in the format of
+// the model's (ConfigKey, nn/config.h). The model's rows are MODEL_KEYS, in
+// nn/config.c, where model_config_check reads them (nn/ may include nothing
+// of io/). A new key is one row here or there, plus the code that uses it.
+#define R(field) offsetof(RunConfig, field)
+const ConfigKey RUN_KEYS[] = {
+    // key           part           type       field            default bounds or names resume           two runs that differ in it are
+    {"seed",         PART_RUN,      KEY_U64,   R(seed),         0,      ANY_VALUE,      FROM_CHECKPOINT, SEED_PAIR,
+     "random seed of the run"},
+    {"data_seed",    PART_RUN,      KEY_INT,   R(data_seed),    -1,     AT_LEAST(-1),   FROM_CHECKPOINT, SEED_PAIR,
+     "seed of the data order and flips alone, -1 = the run's seed"},
+    {"lr",           PART_RUN,      KEY_FLOAT, R(lr),           3e-4,   ABOVE(0),       FROM_CHECKPOINT, NEW_CONFIG,
+     "AdamW learning rate"},
+    {"weight_decay", PART_RUN,      KEY_FLOAT, R(weight_decay), 0,      AT_LEAST(0),    FROM_CHECKPOINT, NEW_CONFIG,
+     "AdamW weight decay of 2-D tensors"},
+    {"batch",        PART_RUN,      KEY_INT,   R(batch),        128,    AT_LEAST(1),    FROM_CHECKPOINT, NEW_CONFIG,
+     "images per training step"},
+    {"steps",        PART_RUN,      KEY_INT,   R(steps),        4000,   AT_LEAST(0),    FROM_OPTIONS,    NEW_CONFIG,
+     "training steps"},
+    {"flip",         PART_RUN,      KEY_BOOL,  R(flip),         true,   ANY_VALUE,      FROM_CHECKPOINT, NEW_CONFIG,
+     "random horizontal flips of training images"},
+    {"threads",      PART_RUN,      KEY_INT,   R(threads),      0,      AT_LEAST(0),    FROM_OPTIONS,    SAME_RUN,
+     "OpenMP/BLAS threads, 0 = all cores"},
+    {"val_every",    PART_RUN,      KEY_INT,   R(val_every),    0,      AT_LEAST(0),    FROM_OPTIONS,    SAME_RUN,
+     "steps between val MSE checks while training, 0 = only at the end"},
+    {"guidance",     PART_SAMPLING, KEY_FLOAT, R(guidance),     1,      AT_LEAST(0),    FROM_OPTIONS,    NEW_CONFIG,
+     "classifier-free guidance scale of the samples, 1 = none"},
+    {NULL},
+};
+#undef R
 
 RunConfig run_config_default(void) {
     RunConfig r;
     memset(&r, 0, sizeof r);   // no stray padding bytes: configs compare with memcmp in tests
-    r.seed = 0;
-    r.data_seed = -1;
-    r.lr = 3e-4f;
-    r.weight_decay = 0.0f;
-    r.batch = 128;
-    r.flip = true;
-    r.steps = 4000;
-    r.val_every = 0;
-    r.threads = 0;
+    config_keys_default(RUN_KEYS, &r);
     return r;
 }
 
@@ -26,15 +48,5 @@ unsigned long long run_data_seed(const RunConfig *r) {
 }
 
 int run_config_check(const RunConfig *r, char *err, size_t errlen) {
-    if (!isfinite(r->lr)) return errorf(err, errlen, "lr is not a finite number");
-    if (!isfinite(r->weight_decay)) return errorf(err, errlen, "weight_decay is not a finite number");
-    if (!(r->lr > 0)) return errorf(err, errlen, "lr=%g: must be > 0", r->lr);
-    if (!(r->weight_decay >= 0)) return errorf(err, errlen, "weight_decay=%g: must be >= 0", r->weight_decay);
-    const struct { const char *key; int value, min; } ints[] = {
-        {"data_seed", r->data_seed, -1}, {"batch", r->batch, 1}, {"steps", r->steps, 0}, {"val_every", r->val_every, 0}, {"threads", r->threads, 0},
-    };
-    for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
-        if (ints[i].value < ints[i].min)
-            return errorf(err, errlen, "%s=%d: must be >= %d", ints[i].key, ints[i].value, ints[i].min);
-    return 0;
+    return config_keys_check(RUN_KEYS, r, err, errlen);
 }

@@ -12,6 +12,7 @@
 #pragma once
 #include <stdbool.h>
 #include <stddef.h>
+#include "nn/config.h"
 
 typedef struct {
     // What the run computes: the same values give the same run, bit for bit
@@ -36,7 +37,14 @@ typedef struct {
     // because the project promises the same bits for the same seed and
     // thread count.
     int threads;                // 0 = all cores
+    // How the run's samples are drawn (samples.png, probe-FD): a resume takes
+    // the options'.
+    float guidance;             // classifier-free guidance scale, 1 = none
 } RunConfig;
+
+// Every field of RunConfig, one row each (nn/config.h): the run's, then
+// the sampling's. Ends with a row whose key is NULL.
+extern const ConfigKey RUN_KEYS[];
 
 RunConfig run_config_default(void);   // the tutorial's run: seed 0, lr 3e-4, batch 128, 4,000 steps
 
@@ -46,6 +54,7 @@ RunConfig run_config_default(void);   // the tutorial's run: seed 0, lr 3e-4, ba
 // noise, or the reverse: how much of the spread each one makes.
 unsigned long long run_data_seed(const RunConfig *r);
 
-// The one check of a run's config: each field alone (it may be filled in by
-// hand, not by the parser). 0 if fine, -1 with a message in err.
+// The one check of a run's config: each field alone against its row of
+// RUN_KEYS (it may be filled in by hand, not by the parser). 0 if fine, -1
+// with a message in err.
 int run_config_check(const RunConfig *r, char *err, size_t errlen);

@@ -4,18 +4,21 @@
 // ...) are a RunConfig, io/run_config.h. The `--set key=value` parser that
 // fills both from a command line is plumbing and lives in io/config_parse.h.
 #pragma once
+#include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
 
-// The most blocks a model may have. A run keeps each block's largest
-// attention logit in arrays of this size (and in its checkpoint's
-// train.max_logit), so model_config_check refuses a deeper model.
+// The most blocks a model may have: the depth key's bound (MODEL_KEYS, in
+// config.c), and so the size of everything a model keeps per block (its
+// table of tensors, model.h; a run's largest attention logit of each block).
 #define TINYDIT_MAX_DEPTH 64
 
 typedef enum { NORM_LAYERNORM = 0, NORM_RMSNORM = 1 } NormKind;
 typedef enum { MLP_GELU = 0, MLP_SWIGLU = 1 } MlpKind;
 typedef enum { POS_LEARNED = 0, POS_ROPE2D = 1 } PosKind;
 typedef enum { ADA_PLAIN = 0, ADA_ZERO = 1 } AdaKind;
+// Each enum's names, indexed by its values, as `--set` reads and prints them.
+extern const char *const NORM_NAMES[], *const MLP_NAMES[], *const POS_NAMES[], *const ADA_NAMES[];
 
 typedef struct {
     int img, channels, patch;   // image side, colour channels, patch side
@@ -44,9 +47,63 @@ static inline int cfg_ada_chunks(const ModelConfig *c) { return c->ada == ADA_ZE
 
 ModelConfig model_config_default(void);   // the tutorial's model: 32x32x3, patch 4, D 128, 4 blocks, 4 heads
 
-// The one check of a model's config: each field alone (a ModelConfig may be
-// filled in by hand, not by the parser), then that the sizes fit together
-// (dim divisible by heads, img by patch, head_dim divisible by 4 for rope2d,
-// nothing that overflows an int). 0 if fine, -1 with a message in err.
-// model_build calls it; so does config_validate (io/config_parse.h).
+// The one check of a model's config: each field alone against its row of
+// MODEL_KEYS (a ModelConfig may be filled in by hand, not by the parser),
+// then that the sizes fit together (dim divisible by heads, img by patch,
+// head_dim divisible by 4 for rope2d, nothing that overflows an int). 0 if
+// fine, -1 with a message in err. model_build calls it; so does
+// config_validate (io/config_parse.h).
 int model_config_check(const ModelConfig *c, char *err, size_t errlen);
+
+// ---------------------------------------------------------------------------
+// Config keys: everything about one setting in one row. A ModelConfig's
+// fields are the rows of MODEL_KEYS (config.c), a RunConfig's the rows of
+// RUN_KEYS (io/run_config.c), in the same format, so that the model's
+// check here and the `--set` parser (io/config_parse.c) read the same
+// bounds and names, and nn/ includes nothing of io/.
+
+typedef enum { KEY_INT, KEY_U64, KEY_FLOAT, KEY_BOOL, KEY_ENUM } KeyType;
+// What the key is a setting of: the model, the run that trains it, or the
+// drawing of the run's samples.
+typedef enum { PART_MODEL, PART_RUN, PART_SAMPLING } KeyPart;
+// Where a resume (train --resume) takes the value from.
+typedef enum { FROM_CHECKPOINT, FROM_OPTIONS } KeyResume;
+// What two runs that differ in this key alone are: runs of two configs,
+// two draws of one config (a seed pair), or one run (computed on other
+// cores, or watched more often).
+typedef enum { NEW_CONFIG, SEED_PAIR, SAME_RUN } KeyDiffers;
+
+typedef struct {
+    const char *key;
+    KeyPart part;
+    KeyType type;
+    size_t offset;              // of the field in its struct (ModelConfig, or RunConfig)
+    double def;                 // the default
+    double min, max;            // KEY_INT, KEY_FLOAT: the bounds, both allowed (but min when above_min)
+    bool above_min;             // min itself is refused (lr > 0)
+    const char *const *names;   // KEY_ENUM: the names, indexed by value, NULL-terminated
+    KeyResume resume;
+    KeyDiffers differs;
+    const char *help;
+} ConfigKey;
+
+// A row's "bounds or names": AT_LEAST(1), ABOVE(0), IN(0, 1), NAMES(NORM_NAMES)
+// (an enum), or ANY_VALUE (a bool; a seed, any 64-bit value).
+#define AT_LEAST(lo) (lo), INFINITY, false, NULL
+#define ABOVE(lo) (lo), INFINITY, true, NULL
+#define IN(lo, hi) (lo), (hi), false, NULL
+#define NAMES(names) 0, 0, false, (names)
+#define ANY_VALUE 0, 0, false, NULL
+
+extern const ConfigKey MODEL_KEYS[];   // every field of ModelConfig; ends with a row whose key is NULL
+
+// Each row's default into the struct at base (a ModelConfig for MODEL_KEYS).
+void config_keys_default(const ConfigKey *keys, void *base);
+// The field of row k in the struct at base against the row's bounds or
+// names: 0, or -1 with "key=value: must be ..." in err. config_keys_check:
+// every row of keys.
+int config_key_check(const ConfigKey *k, const void *base, char *err, size_t errlen);
+int config_keys_check(const ConfigKey *keys, const void *base, char *err, size_t errlen);
+// What a row allows, for messages and the key list: "an integer >= 1",
+// "a finite number > 0", "layernorm | rmsnorm", ...
+void config_key_allowed(const ConfigKey *k, char *out, size_t outlen);

@@ -96,21 +96,17 @@ static int max_tensors(int depth) {
     return 2 * (ROWS(BEFORE_BLOCKS) + depth * ROWS(IN_EACH_BLOCK) + ROWS(AFTER_BLOCKS));
 }
 
-// Appends one tensor, a slice of the flat arrays right after the last one.
+// Appends one tensor, a slice of the flat arrays right after the last one
+// (counted only, when the model has no table: model_count_params).
 static void add_tensor(Model *m, const char *name, ParamKind kind, ParamInit init, int d0, int d1,
                        int block, size_t view) {
-    ParamTensor *t = &m->tensors[m->n_tensors++];
-    snprintf(t->name, sizeof t->name, "%s", name);
-    t->kind = kind;
-    t->init = init;
-    t->ndim = d1 > 0 ? 2 : 1;
-    t->shape[0] = d0;
-    t->shape[1] = d1 > 0 ? d1 : 1;
-    t->offset = m->n_params;
-    t->size = (size_t)t->shape[0] * t->shape[1];
-    t->block = block;
-    t->view = view;
-    m->n_params += t->size;
+    ParamTensor t = { .kind = kind, .init = init, .ndim = d1 > 0 ? 2 : 1, .shape = { d0, d1 > 0 ? d1 : 1 },
+                      .offset = m->n_params, .block = block, .view = view };
+    snprintf(t.name, sizeof t.name, "%s", name);
+    t.size = (size_t)t.shape[0] * t.shape[1];
+    if (m->tensors) m->tensors[m->n_tensors] = t;
+    m->n_tensors++;
+    m->n_params += t.size;
 }
 
 // The tensors of n rows, their names after `prefix`; block -1 at the top level.
@@ -179,11 +175,12 @@ size_t model_count_params(const ModelConfig *cfg) {
 int model_build(Model *m, const ModelConfig *cfg, char *err, size_t errlen) {
     memset(m, 0, sizeof *m);
     if (model_config_check(cfg, err, errlen) != 0) return -1;
-    if (cfg->depth > MAX_PARAM_TENSORS || max_tensors(cfg->depth) > MAX_PARAM_TENSORS) {
-        snprintf(err, errlen, "depth %d is too deep for this build (MAX_PARAM_TENSORS)", cfg->depth);
+    m->cfg = *cfg;
+    m->tensors = malloc(sizeof(ParamTensor) * max_tensors(cfg->depth));
+    if (!m->tensors) {
+        snprintf(err, errlen, "out of memory for the tensor table of %d blocks", cfg->depth);
         return -1;
     }
-    m->cfg = *cfg;
     build_table(m);
     m->params = calloc(m->n_params, sizeof(float));
     m->grads = calloc(m->n_params, sizeof(float));
@@ -211,6 +208,7 @@ int model_build(Model *m, const ModelConfig *cfg, char *err, size_t errlen) {
 }
 
 void model_free(Model *m) {
+    free(m->tensors);
     free(m->params); free(m->grads);
     free(m->p.blocks); free(m->g.blocks);
     free(m->rope_cos); free(m->rope_sin);

@@ -5,7 +5,6 @@
 #include "config.h"
 #include "layers.h"
 
-#define MAX_PARAM_TENSORS 256
 #define PARAM_NAME_LEN 48
 
 // What a tensor is: a Linear's weight or bias, a norm's gain, a position table.
@@ -92,7 +91,7 @@ typedef struct {
 typedef struct {
     ModelConfig cfg;
     int n_tensors;
-    ParamTensor tensors[MAX_PARAM_TENSORS];
+    ParamTensor *tensors;    // (n_tensors)
     size_t n_params;
     float *params, *grads;   // (n_params) each
     ParamViews p, g;         // views into params and grads

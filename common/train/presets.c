@@ -8,12 +8,13 @@ const char *preset_name(Preset p) {
     return p == PRESET_SMOKE ? "smoke" : p == PRESET_QUICK ? "quick" : "tutorial";
 }
 
-int preset_parse(const char *s, Preset *out) {
-    if (strcmp(s, "smoke") == 0) *out = PRESET_SMOKE;
-    else if (strcmp(s, "quick") == 0) *out = PRESET_QUICK;
-    else if (strcmp(s, "tutorial") == 0) *out = PRESET_TUTORIAL;
-    else return -1;
-    return 0;
+int preset_take(const char *value, void *preset) {
+    for (Preset p = PRESET_SMOKE; p <= PRESET_TUTORIAL; p++)
+        if (strcmp(value, preset_name(p)) == 0) {
+            *(Preset *)preset = p;
+            return ARGS_OK;
+        }
+    return args_error(NULL, "unknown preset '%s'", value);
 }
 
 void preset_apply(Preset p, Config *cfg, int *ckpt_every) {
@@ -36,13 +37,23 @@ void preset_apply(Preset p, Config *cfg, int *ckpt_every) {
     }
 }
 
+int preset_config(Preset p, const ArgList *sets, Config *cfg, int *ckpt_every) {
+    preset_apply(p, cfg, ckpt_every);
+    for (int i = 0; i < sets->n; i++)
+        if (strcmp(sets->v[i], "help") == 0) {
+            config_print_keys(cfg, stdout);
+            return ARGS_HELP;
+        }
+    char err[1024];
+    return config_apply(cfg, sets->v, sets->n, err, sizeof err) == 0 ? ARGS_OK : args_error(NULL, "%s", err);
+}
+
 void preset_probe_recipe(Preset p, ProbeRecipe *out) {
     *out = probe_default_recipe();
     if (p == PRESET_SMOKE) out->epochs = 1;
 }
 
-void preset_describe(void *file) {
-    FILE *f = file;
+void preset_describe(FILE *f) {
     fprintf(f, "presets (how long each takes on this machine: lab/lab estimate --preset P):\n"
                "  smoke     dim 32, depth 2, heads 2, batch 16, 60 steps (a tiny model: tests the machinery)\n"
                "  quick     dim 128, depth 4, heads 4, batch 64, 1,000 steps\n"

@@ -33,14 +33,10 @@ typedef struct {
     float max_logit_layers[TINYDIT_MAX_DEPTH];
 } SavedProgress;
 
-// Everything a run holds while it trains; the flags say what to free. The
-// model's config is the model's own (m.cfg); the run's is here.
+// Everything a run holds while it trains. The model's config is the
+// model's own (tr.m.cfg); the run's is tr.run.
 typedef struct {
-    RunConfig run;
-    Model m; int have_model;
-    TrainState ts; int have_ts;
-    DataLoader dl;                 // zeroed: freed whether or not it was set up
-    Rng noise;
+    Training tr;                   // the model, its training state, data order and noise
     double train_seconds;
     int start, steps;              // the loop runs steps start+1 .. steps
     float max_logit_layers[TINYDIT_MAX_DEPTH];

@@ -17,8 +17,6 @@
 #include "nn/errors.h"
 #include "run.h"
 
-uint64_t trainer_noise_seed(uint64_t seed) { return seed + 0x5EEDF10ULL; }
-
 static void rng_to_text(const Rng *r, char *out, size_t n) {
     unsigned int bits;
     memcpy(&bits, &r->spare, sizeof bits);
@@ -157,7 +155,8 @@ int write_val_tsv(const char *path, int n, const float *val, char *err, size_t e
 int save_checkpoint(const RunPaths *rp, const Model *m, const RunConfig *run, const TrainState *ts,
                     const Rng *noise, const DataLoader *dl, double train_seconds, const float *max_logit_layers,
                     Preset preset, char *err, size_t errlen) {
-    char step[32], rng_text[96], data_text[DATALOADER_STATE_TEXT_LEN], secs[64], logits[512] = "";
+    char step[32], rng_text[96], data_text[DATALOADER_STATE_TEXT_LEN], secs[64];
+    char logits[TINYDIT_MAX_DEPTH * 16] = "";   // "%.6g," per block
     snprintf(step, sizeof step, "%d", ts->step);
     rng_to_text(noise, rng_text, sizeof rng_text);
     DataLoaderState ds = dataloader_get_state(dl);
@@ -274,58 +273,78 @@ int check_existing_run(const TrainOptions *o, const RunPaths *rp, int have_ckpt,
     return TRAIN_OK;
 }
 
+void training_free(Training *t) {
+    dataloader_free(&t->dl);
+    if (t->have_ts) train_state_free(&t->ts);
+    if (t->have_model) model_free(&t->m);
+}
+
 void run_free(Run *r) {
-    dataloader_free(&r->dl);
-    if (r->have_ts) train_state_free(&r->ts);
-    if (r->have_model) model_free(&r->m);
+    training_free(&r->tr);
     if (r->have_exam) val_exam_free(&r->exam);
     free(r->loss_hist); free(r->gn_hist); free(r->ml_hist); free(r->val_hist);
 }
 
-static int init_train_state(Run *r) {
-    AdamWConfig opt = adamw_default(r->run.lr);
-    opt.weight_decay = r->run.weight_decay;
-    if (train_state_init(&r->ts, &r->m, r->run.batch, &opt) != 0) {
+// The AdamW state of t->run for the model t->m, on the run's threads (the
+// process's count, set once: the model's loops and matmuls follow OpenMP's,
+// io/run_config.h): what a fresh run and a resumed one both make.
+static int init_train_state(Training *t) {
+    if (t->run.threads > 0) omp_set_num_threads(t->run.threads);
+    AdamWConfig opt = adamw_default(t->run.lr);
+    opt.weight_decay = t->run.weight_decay;
+    if (train_state_init(&t->ts, &t->m, t->run.batch, &opt) != 0) {
         // what train_state_init asked for up to the allocation that failed
         // (the activations and the backward's scratch are counted before
         // they are allocated)
-        size_t per = (size_t)r->run.batch * r->m.cfg.channels * r->m.cfg.img * r->m.cfg.img;
-        size_t bytes = sizeof(float) * (r->ts.act.floats + r->ts.bw.floats + 4 * per + (size_t)r->run.batch +
-                                        2 * r->m.n_params);
+        size_t per = (size_t)t->run.batch * t->m.cfg.channels * t->m.cfg.img * t->m.cfg.img;
+        size_t bytes = sizeof(float) * (t->ts.act.floats + t->ts.bw.floats + 4 * per + (size_t)t->run.batch +
+                                        2 * t->m.n_params);
         fprintf(stderr, "error: out of memory: the training state of batch=%d asks for %zu bytes (%.2f GB) "
                         "besides the %zu bytes of weights and gradients; lower --set batch or dim\n",
-                r->run.batch, bytes, bytes / 1e9, 2 * sizeof(float) * r->m.n_params);
-        train_state_free(&r->ts);
+                t->run.batch, bytes, bytes / 1e9, 2 * sizeof(float) * t->m.n_params);
+        train_state_free(&t->ts);
         return -1;
     }
-    r->have_ts = 1;
+    t->have_ts = true;
     return 0;
 }
 
-// A fresh run: weights from the seed, an empty loss.tsv.
+// The seed of each step's noise and times: the run's seed, moved so that
+// the stream differs from the weights'.
+static uint64_t noise_seed(uint64_t seed) { return seed + 0x5EEDF10ULL; }
+
+int training_start(Training *t, const Config *cfg, const CifarSet *train) {
+    char err[ERRLEN];
+    memset(t, 0, sizeof *t);
+    t->run = cfg->run;
+    if (cifar_check_config(&cfg->model, "--set", err, sizeof err) != 0 ||
+        model_build(&t->m, &cfg->model, err, sizeof err) != 0) {
+        fprintf(stderr, "error: %s\n", err);
+        return -1;
+    }
+    t->have_model = true;
+    model_init_weights(&t->m, t->run.seed);
+    if (init_train_state(t) != 0) return -1;
+    rng_seed(&t->noise, noise_seed(t->run.seed));
+    if (dataloader_init(&t->dl, train, run_data_seed(&t->run), t->run.flip, err, sizeof err) != 0) {
+        fprintf(stderr, "error: %s\n", err);
+        return -1;
+    }
+    return 0;
+}
+
+// A fresh run: training_start, an empty loss.tsv and val.tsv.
 int start_run(Run *r, const TrainOptions *o, const RunPaths *rp, const CifarSet *train) {
     char err[ERRLEN];
-    if (cifar_check_config(&o->cfg.model, "the options", err, sizeof err) != 0) {   // trainer_run checked it first
-        fprintf(stderr, "error: %s\n", err);
-        return TRAIN_USAGE;
-    }
-    if (model_build(&r->m, &o->cfg.model, err, sizeof err) != 0) {
-        fprintf(stderr, "error: %s\n", err);
-        return TRAIN_ERROR;
-    }
-    r->have_model = 1;
-    model_init_weights(&r->m, r->run.seed);
-    if (init_train_state(r) != 0) return TRAIN_ERROR;
-    rng_seed(&r->noise, trainer_noise_seed(r->run.seed));
-    if (dataloader_init(&r->dl, train, run_data_seed(&r->run), r->run.flip, err, sizeof err) != 0 ||
-        write_loss_tsv(rp->loss, 0, NULL, NULL, NULL, err, sizeof err) != 0 ||
+    if (training_start(&r->tr, &o->cfg, train) != 0) return TRAIN_ERROR;
+    if (write_loss_tsv(rp->loss, 0, NULL, NULL, NULL, err, sizeof err) != 0 ||
         write_val_tsv(rp->val, 0, NULL, err, sizeof err) != 0) {
         fprintf(stderr, "error: %s\n", err);
         return TRAIN_ERROR;
     }
     char desc[512];
     config_describe(&o->cfg, desc, sizeof desc);
-    printf("[%s] %s preset, %zu params, %d threads: %s\n", o->name, preset_name(o->preset), r->m.n_params,
+    printf("[%s] %s preset, %zu params, %d threads: %s\n", o->name, preset_name(o->preset), r->tr.m.n_params,
            omp_get_max_threads(), desc);
     return TRAIN_OK;
 }
@@ -337,12 +356,12 @@ static int restore_trainer_state(Run *r, const SafeTensors *st, const char *ckpt
     DataLoaderState ds;
     err[0] = '\0';   // the checks below that fail without a message leave it empty
     return r->start >= 0
-        && checkpoint_copy_array(st, ckpt, CHECKPOINT_ADAMW_M, &r->m, r->ts.adam_m, err, errlen) == 0
-        && checkpoint_copy_array(st, ckpt, CHECKPOINT_ADAMW_V, &r->m, r->ts.adam_v, err, errlen) == 0
-        && rng_from_text(st_meta(st, "train.noise_rng"), &r->noise) == 0
-        && dataloader_init(&r->dl, train, run_data_seed(&r->run), r->run.flip, err, errlen) == 0
+        && checkpoint_copy_array(st, ckpt, CHECKPOINT_ADAMW_M, &r->tr.m, r->tr.ts.adam_m, err, errlen) == 0
+        && checkpoint_copy_array(st, ckpt, CHECKPOINT_ADAMW_V, &r->tr.m, r->tr.ts.adam_v, err, errlen) == 0
+        && rng_from_text(st_meta(st, "train.noise_rng"), &r->tr.noise) == 0
+        && dataloader_init(&r->tr.dl, train, run_data_seed(&r->tr.run), r->tr.run.flip, err, errlen) == 0
         && dataloader_state_parse(st_meta(st, "train.data"), &ds, err, errlen) == 0
-        && dataloader_set_state(&r->dl, &ds, err, errlen) == 0;
+        && dataloader_set_state(&r->tr.dl, &ds, err, errlen) == 0;
 }
 
 // The fields of a config as "key=value" strings, in config_foreach_field's order.
@@ -352,8 +371,8 @@ static void collect_field(const char *key, const char *value, void *ctx) {
     if (l->n < 64) snprintf(l->kv[l->n++], sizeof l->kv[0], "%s=%s", key, value);
 }
 
-// A resume takes steps, threads and val_every from the options and
-// everything else from the checkpoint (config_for_resume). Each option that
+// A resume takes some keys from the options (steps, threads, ...: their
+// rows say FROM_OPTIONS) and the rest from the checkpoint (config_for_resume). Each option that
 // differs from the checkpoint says so, on a line of its own: those it
 // ignores, then those it takes (steps=1000 of --preset quick on a smoke
 // run's checkpoint, say).
@@ -369,7 +388,7 @@ static void say_resume_differences(const Config *saved, const Config *given) {
             size_t klen = strcspn(a.kv[i], "=");
             char key[64];
             snprintf(key, sizeof key, "%.*s", (int)klen, a.kv[i]);
-            if ((int)config_key_taken_on_resume(key) != pass) continue;
+            if ((int)(config_find_key(key)->resume == FROM_OPTIONS) != pass) continue;
             used += (size_t)snprintf(line + used, used < sizeof line ? sizeof line - used : 0, "%s%s (checkpoint: %s)",
                                      used ? ", " : "", b.kv[i], a.kv[i] + klen + 1);
         }
@@ -386,23 +405,23 @@ static void say_resume_differences(const Config *saved, const Config *given) {
 int resume_run(Run *r, const TrainOptions *o, const RunPaths *rp, const CifarSet *train) {
     char err[ERRLEN];
     SafeTensors st;
-    if (checkpoint_load(rp->ckpt, &r->m, &st, err, sizeof err) != 0) {
+    if (checkpoint_load(rp->ckpt, &r->tr.m, &st, err, sizeof err) != 0) {
         fprintf(stderr, "error: cannot resume: %s\n", err);
         return TRAIN_ERROR;
     }
-    r->have_model = 1;
+    r->tr.have_model = 1;
     Config saved;
     if (checkpoint_config_from(&st, rp->ckpt, &saved, err, sizeof err) != 0 ||
-        cifar_check_config(&r->m.cfg, rp->ckpt, err, sizeof err) != 0) {
+        cifar_check_config(&r->tr.m.cfg, rp->ckpt, err, sizeof err) != 0) {
         fprintf(stderr, "error: cannot resume: %s\n", err);
         st_free(&st);
         return TRAIN_ERROR;
     }
     say_resume_differences(&saved, &o->cfg);
-    r->run = config_for_resume(&saved, &o->cfg).run;
-    if (init_train_state(r) != 0) { st_free(&st); return TRAIN_ERROR; }
+    r->tr.run = config_for_resume(&saved, &o->cfg).run;
+    if (init_train_state(&r->tr) != 0) { st_free(&st); return TRAIN_ERROR; }
     SavedProgress prog;
-    read_progress(&st, r->m.cfg.depth, &prog);
+    read_progress(&st, r->tr.m.cfg.depth, &prog);
     r->start = prog.step;
     r->train_seconds = prog.train_seconds;
     memcpy(r->max_logit_layers, prog.max_logit_layers, sizeof r->max_logit_layers);
@@ -419,7 +438,7 @@ int resume_run(Run *r, const TrainOptions *o, const RunPaths *rp, const CifarSet
                         "--set steps=%d or more\n", rp->ckpt, r->start, r->steps, r->start);
         return TRAIN_ERROR;
     }
-    r->ts.step = r->start;
+    r->tr.ts.step = r->start;
     int rows = read_loss_tsv(rp->loss, r->start, r->loss_hist, r->gn_hist, r->ml_hist, err, sizeof err);
     if (rows < r->start) {
         fprintf(stderr, "error: %s has %d of the %d steps in the checkpoint\n", rp->loss, rows < 0 ? 0 : rows, r->start);

@@ -256,9 +256,9 @@ void record_divergence(const Run *r, const RunPaths *rp, int step, double loss) 
     cJSON *root = cJSON_CreateObject();
     cJSON_AddNumberToObject(root, "diverged_at_step", step);
     cJSON_AddStringToObject(root, "loss", isnan(loss) ? "nan" : isinf(loss) ? "inf" : "finite");
-    cJSON_AddStringToObject(root, "grad_norm", isnan(r->ts.grad_norm) ? "nan" : isinf(r->ts.grad_norm) ? "inf" : "finite");
+    cJSON_AddStringToObject(root, "grad_norm", isnan(r->tr.ts.grad_norm) ? "nan" : isinf(r->tr.ts.grad_norm) ? "inf" : "finite");
     cJSON_AddNumberToObject(root, "steps", r->steps);
-    Config cfg = { r->m.cfg, r->run };
+    Config cfg = { r->tr.m.cfg, r->tr.run };
     config_foreach_field(&cfg, add_config_field, cJSON_AddObjectToObject(root, "config"));
     if (write_json(rp->diverged, root, err, sizeof err) != 0) fprintf(stderr, "warning: %s\n", err);
 }

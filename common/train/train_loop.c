@@ -8,7 +8,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
-#include <omp.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -64,11 +63,11 @@ static int stop_signal(void) {
 // and the progress bar.
 static void record_step(Run *r, int step, double loss, FILE *lf, Progress *pr) {
     r->loss_hist[step - 1] = (float)loss;
-    r->gn_hist[step - 1] = (float)r->ts.grad_norm;
-    r->ml_hist[step - 1] = r->ts.max_logit;
-    for (int b = 0; b < r->m.cfg.depth && b < TINYDIT_MAX_DEPTH; b++)
-        if (r->ts.act.max_logit[b] > r->max_logit_layers[b]) r->max_logit_layers[b] = r->ts.act.max_logit[b];
-    fprintf(lf, "%d\t%.6f\t%.6f\t%.4f\n", step, loss, r->ts.grad_norm, r->ts.max_logit);
+    r->gn_hist[step - 1] = (float)r->tr.ts.grad_norm;
+    r->ml_hist[step - 1] = r->tr.ts.max_logit;
+    for (int b = 0; b < r->tr.m.cfg.depth && b < TINYDIT_MAX_DEPTH; b++)
+        if (r->tr.ts.act.max_logit[b] > r->max_logit_layers[b]) r->max_logit_layers[b] = r->tr.ts.act.max_logit[b];
+    fprintf(lf, "%d\t%.6f\t%.6f\t%.4f\n", step, loss, r->tr.ts.grad_norm, r->tr.ts.max_logit);
     char extra[64];
     if (isnan(r->last_val)) snprintf(extra, sizeof extra, "loss %.4f", loss);
     else snprintf(extra, sizeof extra, "loss %.4f, val %.4f", loss, r->last_val);
@@ -80,16 +79,16 @@ static void record_step(Run *r, int step, double loss, FILE *lf, Progress *pr) {
 // few rows). The exam has its own fixed noise, so the training streams and
 // the run's bits are the same with or without it.
 static int check_val(Run *r, int step, const RunPaths *rp) {
-    if (r->run.val_every <= 0 || step % r->run.val_every != 0) return 0;
+    if (r->tr.run.val_every <= 0 || step % r->tr.run.val_every != 0) return 0;
     char err[ERRLEN];
     if (!r->have_exam) {
-        if (val_exam_init(&r->exam, &r->m, r->test, VAL_IMAGES) != 0) {
+        if (val_exam_init(&r->exam, &r->tr.m, r->test, VAL_IMAGES) != 0) {
             fprintf(stderr, "error: out of memory for the val exam (val_every=0 turns the checks off)\n");
             return -1;
         }
         r->have_exam = 1;
     }
-    r->val_hist[step - 1] = r->last_val = (float)val_exam_run(&r->exam, &r->m, r->test);
+    r->val_hist[step - 1] = r->last_val = (float)val_exam_run(&r->exam, &r->tr.m, r->test);
     if (write_val_tsv(rp->val, step, r->val_hist, err, sizeof err) != 0) {
         fprintf(stderr, "error: %s\n", err);
         return -1;
@@ -108,7 +107,7 @@ static int save_point(Run *r, const TrainOptions *o, const RunPaths *rp, FILE *l
         fprintf(stderr, "error: cannot write %s: %s; %s\n", rp->loss, strerror(e), kept);
         return TRAIN_ERROR;
     }
-    if (save_checkpoint(rp, &r->m, &r->run, &r->ts, &r->noise, &r->dl, r->train_seconds, r->max_logit_layers, o->preset,
+    if (save_checkpoint(rp, &r->tr.m, &r->tr.run, &r->tr.ts, &r->tr.noise, &r->tr.dl, r->train_seconds, r->max_logit_layers, o->preset,
                         err, sizeof err) != 0) {
         progress_end(pr);
         last_checkpoint_text(kept, sizeof kept, last_saved, rp->ckpt);
@@ -118,28 +117,33 @@ static int save_point(Run *r, const TrainOptions *o, const RunPaths *rp, FILE *l
     return TRAIN_OK;
 }
 
+// One step of a run (trainer.h): a batch from the data order, then nn/'s train_step.
+double training_step(Training *t, float *x1) {
+    dataloader_next(&t->dl, t->run.batch, x1, NULL, NULL);
+    return train_step(&t->ts, x1, &t->noise);
+}
+
 // Steps start+1 .. steps, with a checkpoint every ckpt_every steps, at the
 // end, and when interrupted. TRAIN_OK when every step ran; else TRAIN_DIVERGED,
 // TRAIN_ERROR, TRAIN_STOPPED (stop_after) or 128 + the signal.
 static int train_steps(Run *r, const TrainOptions *o, const RunPaths *rp, FILE *lf) {
-    size_t per = (size_t)r->m.cfg.channels * r->m.cfg.img * r->m.cfg.img;
-    float *x1 = malloc(sizeof(float) * per * r->run.batch);
+    size_t per = (size_t)r->tr.m.cfg.channels * r->tr.m.cfg.img * r->tr.m.cfg.img;
+    float *x1 = malloc(sizeof(float) * per * r->tr.run.batch);
     Progress pr;
     progress_begin(&pr, stderr, o->name, r->start, r->steps);
     int last_saved = r->start, rc = TRAIN_OK;
     for (int step = r->start + 1; step <= r->steps; step++) {
         double t0 = wall_seconds();
-        dataloader_next(&r->dl, r->run.batch, x1, NULL, NULL);
-        double loss = train_step(&r->ts, x1, &r->noise);
+        double loss = training_step(&r->tr, x1);
         r->train_seconds += wall_seconds() - t0;
-        if (!isfinite(loss) || !isfinite(r->ts.grad_norm)) {
+        if (!isfinite(loss) || !isfinite(r->tr.ts.grad_norm)) {
             progress_end(&pr);
             char kept[2300];
             last_checkpoint_text(kept, sizeof kept, last_saved, rp->ckpt);
             fprintf(stderr, "error: step %d: the loss is %s (gradient norm %g): training diverged; "
                             "%s. Try a lower lr.\n",
                     step, isfinite(loss) ? "finite but the gradient is not" : "not a number",
-                    r->ts.grad_norm, kept);
+                    r->tr.ts.grad_norm, kept);
             record_divergence(r, rp, step, loss);
             rc = TRAIN_DIVERGED;
             break;
@@ -200,8 +204,8 @@ static int train_and_score(Run *r, const TrainOptions *o, const RunPaths *rp, co
 static int train_locked(const TrainOptions *o, const RunPaths *rp) {
     Run r;
     memset(&r, 0, sizeof r);
-    r.run = o->cfg.run;   // a resume keeps part of its checkpoint's (resume_run)
-    r.steps = r.run.steps;
+    r.tr.run = o->cfg.run;   // a resume keeps part of its checkpoint's (resume_run)
+    r.steps = r.tr.run.steps;
     int have_ckpt = file_exists(rp->ckpt);
     int rc = check_existing_run(o, rp, have_ckpt, r.steps);
     if (rc >= 0) return rc;
@@ -293,9 +297,6 @@ int trainer_run(const TrainOptions *o) {
     run_paths(&rp, dir);
     int rc = check_config_fits_data(o, &rp);
     if (rc != TRAIN_OK) return rc;
-    // the run's thread count, set once for the process: the model's loops
-    // and matmuls follow OpenMP's (io/run_config.h)
-    if (o->cfg.run.threads > 0) omp_set_num_threads(o->cfg.run.threads);
     // the highest folder of the run's path that does not exist yet, to
     // remove again if the start fails
     char made_from[2048] = "", probe[2048];

@@ -14,8 +14,11 @@
 //   samples.png       8x8 samples, 20 Euler steps
 #pragma once
 #include <stdbool.h>
-#include <stdint.h>
+#include <stdio.h>
+#include "dataloader.h"
+#include "io/args.h"
 #include "io/config_parse.h"
+#include "nn/train_step.h"
 
 // Runs go to the project's runs/ folder by default, wherever a program is
 // started from: default_runs_dir() of io/paths.h, found at run time.
@@ -34,24 +37,47 @@ typedef struct {
 } TrainOptions;
 
 const char *preset_name(Preset p);
-int preset_parse(const char *s, Preset *out);
+// --preset P of a program's options (an ArgCallFn of io/args.h): P into *preset.
+int preset_take(const char *value, void *preset);
 // The config and checkpoint interval of a preset (before --set).
 void preset_apply(Preset p, Config *cfg, int *ckpt_every);
+// A program's config as its options give it: the preset's, then every
+// --set in order, then one check (config_apply); `--set help` prints the
+// keys instead. ARGS_OK, ARGS_HELP or ARGS_BAD after a message.
+int preset_config(Preset p, const ArgList *sets, Config *cfg, int *ckpt_every);
 // The probe classifier of a preset's scorecard (common/eval/probe.h). quick and
 // tutorial use the default recipe (4 epochs, about 61% test accuracy); smoke
 // trains a 1-epoch probe, so that a fresh checkout's tests do not spend
 // minutes on it. Smoke probe-FDs only show that the machinery works.
 struct ProbeRecipe;
 void preset_probe_recipe(Preset p, struct ProbeRecipe *out);
-// Prints what each preset is.
-void preset_describe(void *file /* FILE* */);
+// Prints what each preset is (a UsageFn of io/args.h).
+void preset_describe(FILE *f);
 
-// A fresh run draws from three streams, all from cfg.run.seed: the weights
-// (model_init_weights(seed)), the data order and flips (dataloader_init(seed)),
-// and the noise and times of each step, seeded with trainer_noise_seed(seed)
-// so that they differ from the weights' stream. tools/trace_steps.c starts
-// the same way to write out a run's first steps.
-uint64_t trainer_noise_seed(uint64_t seed);
+// What a run's steps work on: the model, its training state (AdamW's
+// moments, the buffers of a step), the data order and the stream of each
+// step's noise and times. A fresh run makes it with training_start, a
+// resumed one from its checkpoint; tools/trace_steps.c starts and steps it
+// as `train` does, to write out a run's first steps.
+typedef struct {
+    RunConfig run;
+    Model m; bool have_model;
+    TrainState ts; bool have_ts;
+    DataLoader dl;                 // zeroed: freed whether or not it was set up
+    Rng noise;
+} Training;
+
+// A fresh run of cfg on the images of train, on cfg.run.threads threads.
+// Three streams: the weights from cfg.run.seed, the data order and flips
+// from run_data_seed, each step's noise and times from a stream of its own
+// seeded from cfg.run.seed. 0, or -1 after a message on stderr; either way
+// training_free frees what was made.
+int training_start(Training *t, const Config *cfg, const CifarSet *train);
+// One training step: the next batch into x1 (batch images), noise and times,
+// forward, backward, AdamW. Returns the loss; the rest of the step's numbers
+// are in t->ts.
+double training_step(Training *t, float *x1);
+void training_free(Training *t);
 
 // Exit codes of trainer_run, which the CLI returns as they are.
 #define TRAIN_OK 0
