@@ -111,7 +111,7 @@ START_TEST(test_val_mse_is_the_formula) {
         const uint8_t *px = test.pixels + (size_t)i * per;
         const float *z = x0 + (size_t)i * per;
         for (size_t k = 0; k < per; k++) xt[k] = (1.0f - t[i]) * z[k] + t[i] * ((float)px[k] / 127.5f - 1.0f);
-        model_forward(&m, &a, xt, &t[i]);
+        model_forward(&m, &a, xt, &t[i], NULL);
         double sq = 0.0;
         for (size_t k = 0; k < per; k++) {
             double d = (double)a.v[k] - ((px[k] / 127.5 - 1.0) - (double)z[k]);

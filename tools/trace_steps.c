@@ -11,6 +11,8 @@
 //   after.NAME    every weight after step K
 //   x1            (K, B, C, S, S) each step's batch, flips applied
 //   x0, t         (K, B, C, S, S) and (K, B) each step's noise and times
+//   y             (K, B) class-conditional: each step's labels, after the
+//                 label dropout (floats holding integers; classes = null)
 //   loss          (K) the loss of each step, grad_norm (K) its gradient norm
 //   exam.t        (2000) the val-MSE exam's times and exam.x0_head (4, C, S, S)
 //                 its first four noise images, so a reimplementation of the
@@ -79,6 +81,8 @@ typedef struct {
     int K, B;
     size_t per;                     // floats per image
     float *x1, *x0, *t, *loss, *grad_norm;
+    float *y;                       // (K, B) the labels trained on, when classes > 0
+    int *labels;                    // (B) one batch's labels, from the loader
     float *weights0;                // (n_params) before step 1
 } Trace;
 
@@ -105,8 +109,10 @@ static void take_steps(Trace *tr, TrainState *ts, DataLoader *dl, Rng *noise) {
     progress_begin(&pr, stderr, "trace", 0, tr->K);
     for (int k = 0; k < tr->K; k++) {
         float *x1 = tr->x1 + (size_t)k * tr->B * tr->per;
-        dataloader_next(dl, tr->B, x1, NULL, NULL);
-        tr->loss[k] = (float)train_step(ts, x1, noise);
+        dataloader_next(dl, tr->B, x1, tr->labels, NULL, NULL);
+        tr->loss[k] = (float)train_step(ts, x1, tr->labels, noise);
+        if (tr->y)
+            for (int b = 0; b < tr->B; b++) tr->y[(size_t)k * tr->B + b] = (float)ts->y[b];
         tr->grad_norm[k] = (float)ts->grad_norm;
         memcpy(tr->x0 + (size_t)k * tr->B * tr->per, ts->x0, sizeof(float) * tr->B * tr->per);
         memcpy(tr->t + (size_t)k * tr->B, ts->t, sizeof(float) * tr->B);
@@ -128,6 +134,7 @@ static int save_trace(const char *path, const Trace *tr, Model *m, const Config 
     st_writer_add(&w, "x1", 5, img, tr->x1);
     st_writer_add(&w, "x0", 5, img, tr->x0);
     st_writer_add(&w, "t", 2, (long[]){ tr->K, tr->B }, tr->t);
+    if (tr->y) st_writer_add(&w, "y", 2, (long[]){ tr->K, tr->B }, tr->y);
     st_writer_add(&w, "loss", 1, (long[]){ tr->K }, tr->loss);
     st_writer_add(&w, "grad_norm", 1, (long[]){ tr->K }, tr->grad_norm);
     st_writer_add(&w, "exam.t", 1, (long[]){ VAL_IMAGES }, exam_t);
@@ -169,18 +176,22 @@ int main(int argc, char **argv) {
     tr.loss = malloc(sizeof(float) * K);
     tr.grad_norm = malloc(sizeof(float) * K);
     tr.weights0 = malloc(sizeof(float) * m.n_params);
+    tr.labels = malloc(sizeof(int) * tr.B);
+    tr.y = cfg.model.classes > 0 ? malloc(sizeof(float) * (size_t)K * tr.B) : NULL;
     TrainState ts;
     DataLoader dl;
     Rng noise;
     AdamWConfig opt = adamw_default(cfg.run.lr);   // as the trainer: its betas and eps, the run's decay
     opt.weight_decay = cfg.run.weight_decay;
-    if (!tr.x1 || !tr.x0 || !tr.t || !tr.loss || !tr.grad_norm || !tr.weights0 ||
+    if (!tr.x1 || !tr.x0 || !tr.t || !tr.loss || !tr.grad_norm || !tr.weights0 || !tr.labels ||
+        (cfg.model.classes > 0 && !tr.y) ||
         train_state_init(&ts, &m, cfg.run.batch, &opt) != 0) {
         fprintf(stderr, "error: out of memory (%d steps of batch %d need %.0f MB; try fewer --steps)\n",
                 K, tr.B, 8.0 * batch_floats / 1e6);
         return 1;
     }
-    if (dataloader_init(&dl, &train, cfg.run.seed, cfg.run.flip, err, sizeof err) != 0) {
+    ts.label_drop = cfg.run.label_drop;
+    if (dataloader_init(&dl, &train, run_data_seed(&cfg.run), cfg.run.flip, cfg.model.classes, err, sizeof err) != 0) {
         fprintf(stderr, "error: %s\n", err);
         return 1;
     }
@@ -197,5 +208,6 @@ int main(int argc, char **argv) {
                tr.loss[K - 1], val);
     dataloader_free(&dl); train_state_free(&ts); model_free(&m); cifar_free(&train); cifar_free(&test);
     free(tr.x1); free(tr.x0); free(tr.t); free(tr.loss); free(tr.grad_norm); free(tr.weights0);
+    free(tr.labels); free(tr.y);
     return rc;
 }

@@ -68,6 +68,7 @@ static const Field FIELDS[] = {
     {"rope_base",       F_FLOAT, PART_MODEL,       MODEL(rope_base),       0, NULL, "RoPE frequency base"},
     {"bias",            F_BOOL,  PART_MODEL,       MODEL(bias),            0, NULL, "biases in every Linear layer"},
     {"ada",             F_ENUM,  PART_MODEL,       MODEL(ada),             0, ADA_NAMES, "adaLN: plain, or zero (adaLN-Zero: gated halves, zero init)"},
+    {"classes",         F_INT,   PART_MODEL,       MODEL(classes),         0, NULL, "class labels, 0 = unconditional; N: labels 0..N-1 and the null label N"},
     {"seed",            F_U64,   PART_RUN,         RUN(seed),              0, NULL, "random seed of the run"},
     {"data_seed",       F_INT,   PART_RUN,         RUN(data_seed),        -1, NULL, "seed of the data order and flips alone, -1 = the run's seed"},
     {"lr",              F_FLOAT, PART_RUN,         RUN(lr),                0, NULL, "AdamW learning rate"},
@@ -75,8 +76,10 @@ static const Field FIELDS[] = {
     {"batch",           F_INT,   PART_RUN,         RUN(batch),             1, NULL, "images per training step"},
     {"steps",           F_INT,   PART_RUN_PROCESS, RUN(steps),             0, NULL, "training steps"},
     {"flip",            F_BOOL,  PART_RUN,         RUN(flip),              0, NULL, "random horizontal flips of training images"},
+    {"label_drop",      F_FLOAT, PART_RUN,         RUN(label_drop),        0, NULL, "classes > 0: probability that a training label becomes the null label"},
     {"threads",         F_INT,   PART_RUN_PROCESS, RUN(threads),           0, NULL, "OpenMP/BLAS threads, 0 = all cores"},
     {"val_every",       F_INT,   PART_RUN_PROCESS, RUN(val_every),         0, NULL, "steps between val MSE checks while training, 0 = only at the end"},
+    {"guidance",        F_FLOAT, PART_RUN_PROCESS, RUN(guidance),          0, NULL, "classes > 0: classifier-free guidance scale of sampling, 1 = none"},
 };
 #undef MODEL
 #undef RUN
@@ -101,8 +104,12 @@ Config config_default(void) {
     return c;
 }
 
-// Floats must be > 0, except weight_decay, which may be 0 (the default).
-static bool float_may_be_zero(const Field *f) { return strcmp(f->key, "weight_decay") == 0; }
+// Floats must be > 0, except weight_decay (0 its default), label_drop (a
+// probability) and guidance (0 is the unconditional model), which may be 0.
+static bool float_may_be_zero(const Field *f) {
+    return strcmp(f->key, "weight_decay") == 0 || strcmp(f->key, "label_drop") == 0 ||
+           strcmp(f->key, "guidance") == 0;
+}
 
 // Enums are stored as their C enum type; all four are int-sized (C11 6.7.2.2
 // lets the compiler pick, but gcc uses unsigned int / int for these ranges).
@@ -255,7 +262,7 @@ int config_set(Config *c, const char *kv, char *err, size_t errlen) {
     case F_FLOAT: {
         float v;
         bad = parse_float(value, &v);
-        // lr, mlp_ratio and rope_base must be positive; weight_decay may be 0.
+        // lr, mlp_ratio and rope_base must be positive; weight_decay, label_drop and guidance may be 0.
         if (!bad && (float_may_be_zero(f) ? v < 0.0f : v <= 0.0f)) bad = 1;
         if (!bad) *field_float(c, f) = v;
         break;

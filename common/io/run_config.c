@@ -15,9 +15,11 @@ RunConfig run_config_default(void) {
     r.weight_decay = 0.0f;
     r.batch = 128;
     r.flip = true;
+    r.label_drop = 0.1f;
     r.steps = 4000;
     r.val_every = 0;
     r.threads = 0;
+    r.guidance = 1.0f;
     return r;
 }
 
@@ -30,6 +32,10 @@ int run_config_check(const RunConfig *r, char *err, size_t errlen) {
     if (!isfinite(r->weight_decay)) return errorf(err, errlen, "weight_decay is not a finite number");
     if (!(r->lr > 0)) return errorf(err, errlen, "lr=%g: must be > 0", r->lr);
     if (!(r->weight_decay >= 0)) return errorf(err, errlen, "weight_decay=%g: must be >= 0", r->weight_decay);
+    if (!(r->label_drop >= 0 && r->label_drop <= 1))
+        return errorf(err, errlen, "label_drop=%g: must be a probability in [0, 1]", r->label_drop);
+    if (!(r->guidance >= 0 && isfinite(r->guidance)))
+        return errorf(err, errlen, "guidance=%g: must be a finite number >= 0", r->guidance);
     const struct { const char *key; int value, min; } ints[] = {
         {"data_seed", r->data_seed, -1}, {"batch", r->batch, 1}, {"steps", r->steps, 0}, {"val_every", r->val_every, 0}, {"threads", r->threads, 0},
     };

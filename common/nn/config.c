@@ -26,6 +26,7 @@ ModelConfig model_config_default(void) {
     c.rope_base = 100.0f;
     c.bias = true;
     c.ada = ADA_PLAIN;
+    c.classes = 0;
     return c;
 }
 
@@ -64,6 +65,8 @@ int model_config_check(const ModelConfig *c, char *err, size_t errlen) {
             return errorf(err, errlen, "%s=%d: must be >= %d", sizes[i].key, sizes[i].value, sizes[i].min);
     if (c->depth > TINYDIT_MAX_DEPTH)
         return errorf(err, errlen, "depth=%d: at most %d blocks", c->depth, TINYDIT_MAX_DEPTH);
+    if (c->classes < 0 || c->classes > TINYDIT_MAX_CLASSES)
+        return errorf(err, errlen, "classes=%d: must be 0 (unconditional) to %d", c->classes, TINYDIT_MAX_CLASSES);
     if ((unsigned)c->norm > NORM_RMSNORM) return errorf(err, errlen, "norm has an invalid value %d", (int)c->norm);
     if ((unsigned)c->mlp > MLP_SWIGLU) return errorf(err, errlen, "mlp has an invalid value %d", (int)c->mlp);
     if ((unsigned)c->pos > POS_ROPE2D) return errorf(err, errlen, "pos has an invalid value %d", (int)c->pos);

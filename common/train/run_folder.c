@@ -299,7 +299,16 @@ static int init_train_state(Run *r) {
         return -1;
     }
     r->have_ts = 1;
+    r->ts.label_drop = r->run.label_drop;   // class-conditional: how often a label is dropped
     return 0;
+}
+
+// A class-conditional model trains on each image's label and sits the val
+// exam with each test image's: both sets must have labels it knows. 0, or
+// -1 with a message.
+static int check_labels(const Run *r, const CifarSet *train, char *err, size_t errlen) {
+    if (cifar_check_labels(train, r->m.cfg.classes, "the training set", err, errlen) != 0) return -1;
+    return cifar_check_labels(r->test, r->m.cfg.classes, "the test set", err, errlen);
 }
 
 // A fresh run: weights from the seed, an empty loss.tsv.
@@ -314,10 +323,14 @@ int start_run(Run *r, const TrainOptions *o, const RunPaths *rp, const CifarSet 
         return TRAIN_ERROR;
     }
     r->have_model = 1;
+    if (check_labels(r, train, err, sizeof err) != 0) {
+        fprintf(stderr, "error: %s\n", err);
+        return TRAIN_ERROR;
+    }
     model_init_weights(&r->m, r->run.seed);
     if (init_train_state(r) != 0) return TRAIN_ERROR;
     rng_seed(&r->noise, trainer_noise_seed(r->run.seed));
-    if (dataloader_init(&r->dl, train, run_data_seed(&r->run), r->run.flip, err, sizeof err) != 0 ||
+    if (dataloader_init(&r->dl, train, run_data_seed(&r->run), r->run.flip, r->m.cfg.classes, err, sizeof err) != 0 ||
         write_loss_tsv(rp->loss, 0, NULL, NULL, NULL, err, sizeof err) != 0 ||
         write_val_tsv(rp->val, 0, NULL, err, sizeof err) != 0) {
         fprintf(stderr, "error: %s\n", err);
@@ -340,7 +353,7 @@ static int restore_trainer_state(Run *r, const SafeTensors *st, const char *ckpt
         && checkpoint_copy_array(st, ckpt, CHECKPOINT_ADAMW_M, &r->m, r->ts.adam_m, err, errlen) == 0
         && checkpoint_copy_array(st, ckpt, CHECKPOINT_ADAMW_V, &r->m, r->ts.adam_v, err, errlen) == 0
         && rng_from_text(st_meta(st, "train.noise_rng"), &r->noise) == 0
-        && dataloader_init(&r->dl, train, run_data_seed(&r->run), r->run.flip, err, errlen) == 0
+        && dataloader_init(&r->dl, train, run_data_seed(&r->run), r->run.flip, r->m.cfg.classes, err, errlen) == 0
         && dataloader_state_parse(st_meta(st, "train.data"), &ds, err, errlen) == 0
         && dataloader_set_state(&r->dl, &ds, err, errlen) == 0;
 }
@@ -393,7 +406,7 @@ int resume_run(Run *r, const TrainOptions *o, const RunPaths *rp, const CifarSet
     r->have_model = 1;
     Config saved;
     if (checkpoint_config_from(&st, rp->ckpt, &saved, err, sizeof err) != 0 ||
-        cifar_check_config(&r->m.cfg, rp->ckpt, err, sizeof err) != 0) {
+        cifar_check_config(&r->m.cfg, rp->ckpt, err, sizeof err) != 0 || check_labels(r, train, err, sizeof err) != 0) {
         fprintf(stderr, "error: cannot resume: %s\n", err);
         st_free(&st);
         return TRAIN_ERROR;

@@ -124,13 +124,19 @@ static int save_point(Run *r, const TrainOptions *o, const RunPaths *rp, FILE *l
 static int train_steps(Run *r, const TrainOptions *o, const RunPaths *rp, FILE *lf) {
     size_t per = (size_t)r->m.cfg.channels * r->m.cfg.img * r->m.cfg.img;
     float *x1 = malloc(sizeof(float) * per * r->run.batch);
+    int *y = malloc(sizeof(int) * r->run.batch);           // (batch) the images' labels
+    if (!x1 || !y) {
+        free(x1); free(y);
+        fprintf(stderr, "error: out of memory for a batch of %d images\n", r->run.batch);
+        return TRAIN_ERROR;
+    }
     Progress pr;
     progress_begin(&pr, stderr, o->name, r->start, r->steps);
     int last_saved = r->start, rc = TRAIN_OK;
     for (int step = r->start + 1; step <= r->steps; step++) {
         double t0 = wall_seconds();
-        dataloader_next(&r->dl, r->run.batch, x1, NULL, NULL);
-        double loss = train_step(&r->ts, x1, &r->noise);
+        dataloader_next(&r->dl, r->run.batch, x1, y, NULL, NULL);
+        double loss = train_step(&r->ts, x1, y, &r->noise);   // an unconditional model reads no y
         r->train_seconds += wall_seconds() - t0;
         if (!isfinite(loss) || !isfinite(r->ts.grad_norm)) {
             progress_end(&pr);
@@ -165,7 +171,7 @@ static int train_steps(Run *r, const TrainOptions *o, const RunPaths *rp, FILE *
         }
     }
     if (rc == TRAIN_OK) progress_end(&pr);
-    free(x1);
+    free(x1); free(y);
     return rc;
 }
 

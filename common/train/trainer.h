@@ -48,8 +48,9 @@ void preset_describe(void *file /* FILE* */);
 
 // A fresh run draws from three streams, all from cfg.run.seed: the weights
 // (model_init_weights(seed)), the data order and flips (dataloader_init(seed)),
-// and the noise and times of each step, seeded with trainer_noise_seed(seed)
-// so that they differ from the weights' stream. tools/trace_steps.c starts
+// and the noise and times of each step (and a class-conditional model's
+// label dropout, train_step), seeded with trainer_noise_seed(seed) so that
+// they differ from the weights' stream. tools/trace_steps.c starts
 // the same way to write out a run's first steps.
 uint64_t trainer_noise_seed(uint64_t seed);
 
