@@ -639,6 +639,49 @@ START_TEST(test_loader_bad_state_and_set) {
 }
 END_TEST
 
+// A class-conditional loader hands each image's label with its pixels: the
+// label of the image it picked (its index), and the same batches as a
+// loader of images alone. It refuses a set without labels, and labels at or
+// above classes, naming the image and its label.
+START_TEST(test_loader_labels) {
+    CifarSet s = fake_set(300);
+    DataLoader plain, labelled;
+    char err[512];
+    ck_assert_int_eq(dataloader_init(&plain, &s, 7, true, 0, err, sizeof err), 0);
+    ck_assert_int_eq(dataloader_init(&labelled, &s, 7, true, CIFAR_NUM_CLASSES, err, sizeof err), 0);
+    Drawn a = draw(&plain, 3, 64);
+    float *x = alloc_floats((size_t)64 * CIFAR_PIXELS);
+    int y[64], idx[64], none[64];
+    uint8_t fl[64];
+    for (int k = 0; k < 3; k++) {
+        dataloader_next(&labelled, 64, x, y, idx, fl);
+        ck_assert(!memcmp(idx, a.idx + k * 64, sizeof idx) && !memcmp(fl, a.flip + k * 64, sizeof fl) &&
+                  !memcmp(x, a.x + (size_t)k * 64 * CIFAR_PIXELS, sizeof(float) * 64 * CIFAR_PIXELS));
+        for (int b = 0; b < 64; b++) ck_assert_int_eq(y[b], s.labels[idx[b]]);
+    }
+    dataloader_next(&plain, 64, x, none, NULL, NULL);   // a loader of images alone hands no labels
+    for (int b = 0; b < 64; b++) ck_assert_int_eq(none[b], -1);
+    drawn_free(&a);
+    dataloader_free(&plain); dataloader_free(&labelled);
+    DataLoader dl;
+    int bad = 0;
+    while (s.labels[bad] != 9) bad++;
+    ck_assert_int_eq(dataloader_init(&dl, &s, 7, true, 9, err, sizeof err), -1);   // labels 0..9, classes 9
+    char want[128];
+    snprintf(want, sizeof want, "image %d has label 9, but classes=9 knows labels 0..8", bad);
+    ck_assert_msg(strstr(err, want), "%s", err);
+    uint8_t *labels = s.labels;
+    s.labels = NULL;   // a set without labels: the unconditional model only
+    ck_assert_int_eq(dataloader_init(&dl, &s, 7, true, 10, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "the training set has no labels") && strstr(err, "classes=10"), "%s", err);
+    ck_assert_int_eq(dataloader_init(&dl, &s, 7, true, 0, err, sizeof err), 0);
+    dataloader_free(&dl);
+    s.labels = labels;
+    free(x);
+    cifar_free(&s);
+}
+END_TEST
+
 static Suite *cifar_suite(void) {
     Suite *s = suite_create("cifar");
     TCase *files = add_tests(s, "files", 0, TESTS(test_load_small_files, test_gather_and_flip, test_wrong_length,
@@ -653,7 +696,7 @@ static Suite *cifar_suite(void) {
     add_tests(s, "order", 30, TESTS(test_loader_same_seed_same_batches, test_loader_epochs_are_permutations,
                                     test_chi2_sf_known_values, test_loader_order_is_a_uniform_shuffle,
                                     test_loader_flips_half, test_loader_resume, test_loader_state_text,
-                                    test_loader_bad_state_and_set));
+                                    test_loader_bad_state_and_set, test_loader_labels));
     return s;
 }
 

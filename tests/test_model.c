@@ -361,6 +361,54 @@ START_TEST(test_gate_grad) {
 }
 END_TEST
 
+// Label dropout (train_step): the noise and the times are drawn first, as
+// for the unconditional model, then one uniform per image, in order: below
+// label_drop the label becomes the null label. The labels trained on
+// (ts.y) and the stream's state after the step must be exactly those of
+// these draws made by hand; label_drop 0 keeps every label and 1 drops
+// every one, and both draw as many numbers.
+START_TEST(test_label_dropout) {
+    Model m;
+    const char *sets[] = { "classes=10", NULL };
+    Config cfg = build_tiny(&m, sets);
+    model_init_weights(&m, 7);
+    const int N = 64;
+    size_t per = (size_t)cfg.model.channels * cfg.model.img * cfg.model.img;
+    float *x1 = alloc_floats(N * per), *x0 = alloc_floats(N * per), *t = alloc_floats(N);
+    int y[64];
+    for (int n = 0; n < N; n++) y[n] = (n * 7) % 10;
+    fill_normal(x1, N * per, 0.5f, 21);
+    TrainState ts;
+    AdamWConfig opt = adamw_default(1e-3f);
+    ck_assert_int_eq(train_state_init(&ts, &m, N, &opt), 0);
+    const float drops[3] = { 0.25f, 0.0f, 1.0f };
+    for (int k = 0; k < 3; k++) {
+        ts.label_drop = drops[k];
+        Rng r, hand;
+        rng_seed(&r, 9 + k);
+        hand = r;
+        train_step(&ts, x1, y, &r);
+        rng_fill_normal(&hand, x0, (long)(N * per), 1.0f);
+        rng_fill_uniform(&hand, t, N, 0.0f, 1.0f);
+        ck_assert(memcmp(x0, ts.x0, N * per * sizeof(float)) == 0 && memcmp(t, ts.t, N * sizeof(float)) == 0);
+        int dropped = 0;
+        for (int n = 0; n < N; n++) {
+            int want = rng_uniform(&hand) < drops[k] ? cfg.model.classes : y[n];
+            ck_assert_msg(ts.y[n] == want, "label_drop %g, image %d: trained on label %d, the draw says %d", drops[k], n,
+                          ts.y[n], want);
+            dropped += ts.y[n] == cfg.model.classes;
+        }
+        ck_assert_msg(r.state == hand.state, "label_drop %g: the stream went on elsewhere", drops[k]);
+        if (drops[k] == 0.0f) ck_assert_int_eq(dropped, 0);
+        if (drops[k] == 1.0f) ck_assert_int_eq(dropped, N);
+        if (drops[k] == 0.25f) ck_assert_msg(dropped > 4 && dropped < 32, "%d of %d dropped at 0.25", dropped, N);
+    }
+    train_state_free(&ts);
+    model_free(&m);
+    free(x1); free(x0); free(t);
+}
+END_TEST
+
 // ===========================================================================
 // (b3) class labels. The label table alone (label_embed_forward /
 // _backward, layers.h): c += table[y], and the table's gradient by finite
@@ -1075,6 +1123,7 @@ int main(void) {
                                     test_adazero_start, test_ada_from_metadata, test_noise_is_the_stream_on_any_threads,
                                     test_grad_norm_on_any_threads, test_determinism_baseline, test_determinism_allfour,
                                     test_determinism_adazero, test_determinism_classes, test_label_embed,
+                                    test_label_dropout,
                                     test_classes_from_metadata, test_summary));
     // One case per check that `make grade` runs on its own (scripts/grade.sh,
     // by CK_RUN_CASE): grads (every gradient of the whole model, by finite
