@@ -76,7 +76,7 @@ static const Field FIELDS[] = {
     {"batch",           F_INT,   PART_RUN,         RUN(batch),             1, NULL, "images per training step"},
     {"steps",           F_INT,   PART_RUN_PROCESS, RUN(steps),             0, NULL, "training steps"},
     {"flip",            F_BOOL,  PART_RUN,         RUN(flip),              0, NULL, "random horizontal flips of training images"},
-    {"label_drop",      F_FLOAT, PART_RUN,         RUN(label_drop),        0, NULL, "classes > 0: probability that a training label becomes the null label"},
+    {"label_drop",      F_FLOAT, PART_RUN,         RUN(label_drop),        0, NULL, "classes > 0: probability in [0, 1] that a training label becomes the null label"},
     {"threads",         F_INT,   PART_RUN_PROCESS, RUN(threads),           0, NULL, "OpenMP/BLAS threads, 0 = all cores"},
     {"val_every",       F_INT,   PART_RUN_PROCESS, RUN(val_every),         0, NULL, "steps between val MSE checks while training, 0 = only at the end"},
     {"guidance",        F_FLOAT, PART_RUN_PROCESS, RUN(guidance),          0, NULL, "classes > 0: classifier-free guidance scale of sampling, 1 = none"},
