@@ -387,10 +387,15 @@ static void add_inplace(float *y, const float *x, size_t n) {
 // ---------------------------------------------------------------------------
 // Forward: embed, the blocks, the final layer.
 
-// The image becomes tokens (into the residual stream), the time (and the
-// label) become c.
-static void embed_forward(const Model *m, Activations *a, Dims d, const float *x, const float *t,
-                          const int *y) {
+// Class-conditional: c += y_embed[y], each image's label's row (no labels:
+// the null label's), the labels kept for the backward.
+static void label_forward(const Model *m, Activations *a, Dims d, const int *y) {
+    for (int n = 0; n < d.N; n++) a->labels[n] = y ? y[n] : m->cfg.classes;     // (N)
+    label_embed_forward(a->c, m->p.y_embed, a->labels, d.N, d.D);             // (N, D)
+}
+
+// The image becomes tokens (into the residual stream), the time (and the label) become c.
+static void embed_forward(const Model *m, Activations *a, Dims d, const float *x, const float *t, const int *y) {
     const ParamViews *p = &m->p;
     // tokens: patches of the noisy image, embedded, plus their position
     patchify(a->tokens, x, d.N, d.C, d.S, d.patch);                 // (N, L, P)
@@ -402,12 +407,7 @@ static void embed_forward(const Model *m, Activations *a, Dims d, const float *x
     linear_forward(a->t_h, a->temb, p->t_fc1_w, p->t_fc1_b, d.N, d.F, d.D);   // (N, D)
     silu_forward(a->t_hs, a->t_h, (size_t)d.N * d.D);
     linear_forward(a->c, a->t_hs, p->t_fc2_w, p->t_fc2_b, d.N, d.D, d.D);     // (N, D)
-    // class-conditional: plus the label's row; no label is the null label
-    int classes = m->cfg.classes;
-    if (classes > 0) {
-        for (int n = 0; n < d.N; n++) a->labels[n] = y ? y[n] : classes;     // (N) kept for backward
-        label_embed_forward(a->c, p->y_embed, a->labels, d.N, d.D);           // (N, D)
-    }
+    if (m->cfg.classes > 0) label_forward(m, a, d, y);                         // (N, D)
     silu_forward(a->c_silu, a->c, (size_t)d.N * d.D);
 }
 
