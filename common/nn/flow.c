@@ -65,6 +65,7 @@ int flow_sample_guided(Model *m, Activations *a, float *x, const int *y, int N, 
     int classes = m->cfg.classes, rows = flow_guided_rows(N, w), N_given = a->N;
     if (classes <= 0) return errorf(err, errlen, "guided sampling needs a class-conditional model (classes > 0)");
     if (!(w >= 0.0f) || !isfinite(w)) return errorf(err, errlen, "guidance=%g: must be a finite number >= 0", w);
+    if (!y) return errorf(err, errlen, "guided sampling needs a label for each image (the null label %d: none)", classes);
     if (N < 1 || rows > N_given)
         return errorf(err, errlen, "%d images at guidance %g need activations for %d, not %d", N, w, rows, N_given);
     for (int n = 0; n < N; n++)

@@ -51,9 +51,9 @@ static int present(const ModelConfig *c, When w) {
 
 // One row: a Linear (name.weight of shape (rows, cols) = (out, in), and
 // name.bias (out) unless bias=false), a norm's gain (name, (rows)), a
-// position table or the labels' table (name, (rows, cols)); how it starts (a Linear's weight and
-// bias alike); the views: byte offsets of float * fields in ParamViews (top
-// level) or BlockParams (in a block).
+// position table or the labels' table (name, (rows, cols)); how it starts
+// (a Linear's weight and bias alike); the views: byte offsets of float *
+// fields in ParamViews (top level) or BlockParams (in a block).
 typedef struct {
     const char *name;
     When when;
