@@ -105,11 +105,11 @@ static inline int fuzz_safetensors_one(const uint8_t *data, size_t size) {
             static uint8_t pixels[5 * CIFAR_PIXELS], labels[5];
             CifarSet set = { 5, pixels, labels };
             DataLoader dl;
-            FUZZ_CHECK(dataloader_init(&dl, &set, 0, true, err, sizeof err) == 0);
+            FUZZ_CHECK(dataloader_init(&dl, &set, 0, true, 0, err, sizeof err) == 0);
             if (dataloader_set_state(&dl, &ds, err, sizeof err) == 0) {
                 static float x[7 * CIFAR_PIXELS];
                 int idx[7];
-                dataloader_next(&dl, 7, x, idx, NULL);
+                dataloader_next(&dl, 7, x, NULL, idx, NULL);
                 for (int b = 0; b < 7; b++) FUZZ_CHECK(idx[b] >= 0 && idx[b] < 5);
             } else {
                 fuzz_check_message(err, sizeof err);

@@ -159,7 +159,7 @@ static void racer_free(StepRacer *r) {
 static void racer_turn(void *ctx) {
     StepRacer *r = ctx;
     omp_set_num_threads(r->threads);
-    for (int i = 0; i < r->reps; i++) train_step(&r->ts, r->x1, &r->rng);
+    for (int i = 0; i < r->reps; i++) train_step(&r->ts, r->x1, NULL, &r->rng);
 }
 
 // Made-up training images when CIFAR-10 is not there (or is a test's few

@@ -100,7 +100,7 @@ typedef struct {
 
 static void racer_step(void *ctx) {
     Racer *r = ctx;
-    train_step(&r->ts, r->x1, &r->rng);
+    train_step(&r->ts, r->x1, NULL, &r->rng);
 }
 
 // --schedules: the same racer under a given OpenMP schedule for the loops

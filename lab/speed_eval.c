@@ -53,7 +53,7 @@ typedef struct {
     void (*part)(EvalParts *e);
 } Turn;
 
-static void part_step(EvalParts *e) { train_step(&e->ts, e->x1, &e->rng); }
+static void part_step(EvalParts *e) { train_step(&e->ts, e->x1, NULL, &e->rng); }
 static void part_exam(EvalParts *e) { val_exam_run(&e->exam, &e->m, &e->test); }
 static void part_samples(EvalParts *e) {
     Rng r;                      // the samples start from fixed noise, as scorecard_samples' do

@@ -43,7 +43,7 @@ static void forward_on_noise(Model *m, Activations *a, const Config *cfg, int N,
     size_t per = (size_t)cfg->model.channels * cfg->model.img * cfg->model.img;
     float *x = alloc_floats(per * N), t[4] = { 0.5f, 0.5f, 0.5f, 0.5f };
     fill_normal(x, per * N, 1.0f, 9);
-    model_forward(m, a, x, t);
+    model_forward(m, a, x, t, NULL);
     free(x);
 }
 

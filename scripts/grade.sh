@@ -36,6 +36,7 @@ EXERCISES='
 euler_step                model  test_model:sampler               -                                 golden:baseline        -
 adamw_update              model  test_adamw:update                -                                 golden:baseline        test_model:smoke_baseline
 flow_loss                 model  test_layers:flow_loss            test_layers:flow_loss_grad        golden:baseline        test_model:smoke_baseline
+guided_velocity           model  test_model:guided_velocity       -                                 golden:classes+classes_adazero  -
 patchify                  model  test_layers:patchify             -                                 golden:baseline        test_model:smoke_baseline
 unpatchify                model  test_layers:unpatchify           -                                 golden:baseline        test_model:smoke_baseline
 time_embedding            model  test_layers:time_embedding       -                                 golden:baseline        test_model:smoke_baseline

@@ -105,7 +105,7 @@ static int figure_flow_path(Model *m, const float *x1, const char *dir, char *er
     for (int k = 0; k < cols; k++) {
         float t = 0.25f * k;
         noised(xt, x0, x1, t, per);
-        model_forward(m, &a, xt, &t);
+        model_forward(m, &a, xt, &t, NULL);
         for (size_t i = 0; i < per; i++) guess[i] = xt[i] + (1.0f - t) * a.v[i];
         canvas_put(&cv, xt, c->channels, 0, k);
         canvas_put(&cv, guess, c->channels, 1, k);

@@ -105,7 +105,7 @@ static void tour(Model *m, const float *x1) {
     Activations a;
     activations_alloc(&a, m, 1);
     float t = TOUR_T;
-    model_forward(m, &a, xt, &t);
+    model_forward(m, &a, xt, &t, NULL);
     print_embedding(m, &a, xt);
     print_blocks(m, &a);
     print_output(m, &a, x0, x1, xt);
@@ -128,7 +128,7 @@ void euler_walk(Model *m, float *x, int n, int steps, const int *at, int n_snaps
             if (at[s] == i) memcpy(snaps + (size_t)s * n * per, x, sizeof(float) * n * per);
         if (i == steps) break;
         for (int k = 0; k < n; k++) t[k] = (float)i / (float)steps;
-        model_forward(m, &a, x, t);
+        model_forward(m, &a, x, t, NULL);
         float h = 1.0f / (float)steps;                    // as flow_sample: x += h·v
         for (size_t j = 0; j < (size_t)n * per; j++) x[j] += h * a.v[j];
     }

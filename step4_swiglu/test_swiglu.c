@@ -187,7 +187,7 @@ static void ffn_equals_block0_mlp(const char *mlp) {
     ck_assert_int_eq(activations_alloc(&a, &m, N), 0);
     float *x = alloc_floats((size_t)N * c.model.channels * c.model.img * c.model.img), t[2] = { 0.25f, 0.75f };
     fill_normal(x, (size_t)N * c.model.channels * c.model.img * c.model.img, 1.0f, 21);
-    model_forward(&m, &a, x, t);
+    model_forward(&m, &a, x, t, NULL);
     float *dy = alloc_floats((size_t)R * D);
     Ffn f;
     ffn_alloc(&f, &m, R, a.mod2[0], dy);

@@ -198,7 +198,7 @@ START_TEST(test_step_reports_the_l2_norm) {
     fill_normal(x1, 2 * 3 * 32 * 32, 0.5f, 3);
     Rng r;
     rng_seed(&r, 4);
-    train_step(&ts, x1, &r);
+    train_step(&ts, x1, NULL, &r);
     long double ss = 0;
     for (size_t i = 0; i < m.n_params; i++) ss += (long double)m.grads[i] * m.grads[i];
     double want = (double)sqrtl(ss);

@@ -374,7 +374,7 @@ static Drawn draw(DataLoader *dl, int batches, int B) {
     d.idx = malloc(sizeof(int) * (size_t)d.total);
     d.flip = malloc((size_t)d.total);
     for (int k = 0; k < batches; k++)
-        dataloader_next(dl, B, d.x + (size_t)k * B * CIFAR_PIXELS, d.idx + k * B, d.flip + k * B);
+        dataloader_next(dl, B, d.x + (size_t)k * B * CIFAR_PIXELS, NULL, d.idx + k * B, d.flip + k * B);
     return d;
 }
 
@@ -391,9 +391,9 @@ START_TEST(test_loader_same_seed_same_batches) {
     CifarSet s = fake_set(300);
     DataLoader a, b, c;
     char err[256];
-    ck_assert_int_eq(dataloader_init(&a, &s, 42, true, err, sizeof err), 0);
-    ck_assert_int_eq(dataloader_init(&b, &s, 42, true, err, sizeof err), 0);
-    ck_assert_int_eq(dataloader_init(&c, &s, 43, true, err, sizeof err), 0);
+    ck_assert_int_eq(dataloader_init(&a, &s, 42, true, 0, err, sizeof err), 0);
+    ck_assert_int_eq(dataloader_init(&b, &s, 42, true, 0, err, sizeof err), 0);
+    ck_assert_int_eq(dataloader_init(&c, &s, 43, true, 0, err, sizeof err), 0);
     Drawn da = draw(&a, 12, 64), db = draw(&b, 12, 64), dc = draw(&c, 12, 64);
     ck_assert(drawn_equal(&da, &db));
     ck_assert(!drawn_equal(&da, &dc));
@@ -410,7 +410,7 @@ START_TEST(test_loader_epochs_are_permutations) {
     CifarSet s = fake_set(n);
     DataLoader dl;
     char err[256];
-    ck_assert_int_eq(dataloader_init(&dl, &s, 1, false, err, sizeof err), 0);
+    ck_assert_int_eq(dataloader_init(&dl, &s, 1, false, 0, err, sizeof err), 0);
     int batches = (epochs * n + B - 1) / B;   // 24 batches = 1,536 images
     Drawn d = draw(&dl, batches, B);
     ck_assert_int_eq(dl.epoch, epochs);       // into epoch 5 by 36 images
@@ -503,12 +503,12 @@ START_TEST(test_loader_order_is_a_uniform_shuffle) {
     CifarSet s = fake_set(N);
     DataLoader dl;
     char err[256];
-    ck_assert_int_eq(dataloader_init(&dl, &s, 2024, false, err, sizeof err), 0);
+    ck_assert_int_eq(dataloader_init(&dl, &s, 2024, false, 0, err, sizeof err), 0);
     double at[N][N] = { { 0 } }, cycles[N + 1] = { 0 };
     float *x = alloc_floats((size_t)N * CIFAR_PIXELS);
     int perm[N];
     for (int e = 0; e < EPOCHS; e++) {
-        dataloader_next(&dl, N, x, perm, NULL);   // one whole epoch
+        dataloader_next(&dl, N, x, NULL, perm, NULL);   // one whole epoch
         int seen[N] = { 0 }, k = 0;
         for (int p = 0; p < N; p++) at[perm[p]][p]++;
         for (int start = 0; start < N; start++) {
@@ -545,7 +545,7 @@ START_TEST(test_loader_flips_half) {
     CifarSet s = fake_set(n);
     DataLoader dl;
     char err[256];
-    ck_assert_int_eq(dataloader_init(&dl, &s, 5, true, err, sizeof err), 0);
+    ck_assert_int_eq(dataloader_init(&dl, &s, 5, true, 0, err, sizeof err), 0);
     Drawn d = draw(&dl, batches, B);
     int flips = 0;
     for (int k = 0; k < d.total; k++) flips += d.flip[k];
@@ -567,12 +567,12 @@ static void check_resume(int n, int B, int before, int after) {
     CifarSet s = fake_set(n);
     DataLoader a, b, c;
     char err[256];
-    ck_assert_int_eq(dataloader_init(&a, &s, 7, true, err, sizeof err), 0);
+    ck_assert_int_eq(dataloader_init(&a, &s, 7, true, 0, err, sizeof err), 0);
     Drawn skip = draw(&a, before, B);
     DataLoaderState st = dataloader_get_state(&a);
     Drawn want = draw(&a, after, B);
 
-    ck_assert_int_eq(dataloader_init(&b, &s, 999, true, err, sizeof err), 0);
+    ck_assert_int_eq(dataloader_init(&b, &s, 999, true, 0, err, sizeof err), 0);
     ck_assert_msg(dataloader_set_state(&b, &st, err, sizeof err) == 0, "%s", err);
     Drawn got = draw(&b, after, B);
     ck_assert(drawn_equal(&want, &got));
@@ -582,7 +582,7 @@ static void check_resume(int n, int B, int before, int after) {
     ck_assert_int_eq(dataloader_state_format(&st, text, sizeof text), 0);
     DataLoaderState back;
     ck_assert_msg(dataloader_state_parse(text, &back, err, sizeof err) == 0, "%s", err);
-    ck_assert_int_eq(dataloader_init(&c, &s, 0, true, err, sizeof err), 0);
+    ck_assert_int_eq(dataloader_init(&c, &s, 0, true, 0, err, sizeof err), 0);
     ck_assert_int_eq(dataloader_set_state(&c, &back, err, sizeof err), 0);
     Drawn got2 = draw(&c, after, B);
     ck_assert(drawn_equal(&want, &got2));
@@ -625,7 +625,7 @@ START_TEST(test_loader_bad_state_and_set) {
     CifarSet s = fake_set(10);
     DataLoader dl;
     char err[256];
-    ck_assert_int_eq(dataloader_init(&dl, &s, 0, true, err, sizeof err), 0);
+    ck_assert_int_eq(dataloader_init(&dl, &s, 0, true, 0, err, sizeof err), 0);
     DataLoaderState st = dataloader_get_state(&dl);
     st.pos = 11;   // past the end of a 10-image set
     ck_assert_int_eq(dataloader_set_state(&dl, &st, err, sizeof err), -1);
@@ -634,7 +634,50 @@ START_TEST(test_loader_bad_state_and_set) {
     ck_assert_int_eq(dataloader_set_state(&dl, &st, err, sizeof err), -1);
     dataloader_free(&dl);
     CifarSet empty = { 0, NULL, NULL };
-    ck_assert_int_eq(dataloader_init(&dl, &empty, 0, true, err, sizeof err), -1);
+    ck_assert_int_eq(dataloader_init(&dl, &empty, 0, true, 0, err, sizeof err), -1);
+    cifar_free(&s);
+}
+END_TEST
+
+// A class-conditional loader hands each image's label with its pixels: the
+// label of the image it picked (its index), and the same batches as a
+// loader of images alone. It refuses a set without labels, and labels at or
+// above classes, naming the image and its label.
+START_TEST(test_loader_labels) {
+    CifarSet s = fake_set(300);
+    DataLoader plain, labelled;
+    char err[512];
+    ck_assert_int_eq(dataloader_init(&plain, &s, 7, true, 0, err, sizeof err), 0);
+    ck_assert_int_eq(dataloader_init(&labelled, &s, 7, true, CIFAR_NUM_CLASSES, err, sizeof err), 0);
+    Drawn a = draw(&plain, 3, 64);
+    float *x = alloc_floats((size_t)64 * CIFAR_PIXELS);
+    int y[64], idx[64], none[64];
+    uint8_t fl[64];
+    for (int k = 0; k < 3; k++) {
+        dataloader_next(&labelled, 64, x, y, idx, fl);
+        ck_assert(!memcmp(idx, a.idx + k * 64, sizeof idx) && !memcmp(fl, a.flip + k * 64, sizeof fl) &&
+                  !memcmp(x, a.x + (size_t)k * 64 * CIFAR_PIXELS, sizeof(float) * 64 * CIFAR_PIXELS));
+        for (int b = 0; b < 64; b++) ck_assert_int_eq(y[b], s.labels[idx[b]]);
+    }
+    dataloader_next(&plain, 64, x, none, NULL, NULL);   // a loader of images alone hands no labels
+    for (int b = 0; b < 64; b++) ck_assert_int_eq(none[b], -1);
+    drawn_free(&a);
+    dataloader_free(&plain); dataloader_free(&labelled);
+    DataLoader dl;
+    int bad = 0;
+    while (s.labels[bad] != 9) bad++;
+    ck_assert_int_eq(dataloader_init(&dl, &s, 7, true, 9, err, sizeof err), -1);   // labels 0..9, classes 9
+    char want[128];
+    snprintf(want, sizeof want, "image %d has label 9, but classes=9 knows labels 0..8", bad);
+    ck_assert_msg(strstr(err, want), "%s", err);
+    uint8_t *labels = s.labels;
+    s.labels = NULL;   // a set without labels: the unconditional model only
+    ck_assert_int_eq(dataloader_init(&dl, &s, 7, true, 10, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "the training set has no labels") && strstr(err, "classes=10"), "%s", err);
+    ck_assert_int_eq(dataloader_init(&dl, &s, 7, true, 0, err, sizeof err), 0);
+    dataloader_free(&dl);
+    s.labels = labels;
+    free(x);
     cifar_free(&s);
 }
 END_TEST
@@ -653,7 +696,7 @@ static Suite *cifar_suite(void) {
     add_tests(s, "order", 30, TESTS(test_loader_same_seed_same_batches, test_loader_epochs_are_permutations,
                                     test_chi2_sf_known_values, test_loader_order_is_a_uniform_shuffle,
                                     test_loader_flips_half, test_loader_resume, test_loader_state_text,
-                                    test_loader_bad_state_and_set));
+                                    test_loader_bad_state_and_set, test_loader_labels));
     return s;
 }
 

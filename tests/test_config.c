@@ -44,6 +44,9 @@ START_TEST(test_defaults) {
     ck_assert_int_eq(c.run.batch, 128); ck_assert_int_eq(c.run.steps, 4000);
     ck_assert(c.run.flip);
     ck_assert_int_eq(c.run.threads, 0);
+    ck_assert_int_eq(c.model.classes, 0);         // the unconditional model
+    ck_assert(c.run.label_drop == 0.1f);
+    ck_assert(c.run.guidance == 1.0f);
     // derived sizes
     ck_assert_int_eq(cfg_grid(&c.model), 8); ck_assert_int_eq(cfg_tokens(&c.model), 64);
     ck_assert_int_eq(cfg_head_dim(&c.model), 32); ck_assert_int_eq(cfg_patch_dim(&c.model), 48);
@@ -57,7 +60,7 @@ START_TEST(test_every_key_settable) {
                           "mlp_ratio=2.5", "freq_dim=64", "norm=rmsnorm", "qk_norm=true", "mlp=swiglu",
                           "mlp_multiple_of=32", "pos=rope2d", "rope_base=10000", "bias=false",
                           "seed=18446744073709551615", "lr=2e-3", "weight_decay=0.1", "batch=64",
-                          "steps=1000", "flip=0", "threads=2"};
+                          "steps=1000", "flip=0", "threads=2", "classes=10", "label_drop=0.2", "guidance=3.5"};
     for (size_t i = 0; i < sizeof sets / sizeof sets[0]; i++) set_ok(&c, sets[i]);
     ck_assert_int_eq(c.model.img, 64); ck_assert_int_eq(c.model.channels, 1); ck_assert_int_eq(c.model.patch, 8);
     ck_assert_int_eq(c.model.dim, 96); ck_assert_int_eq(c.model.depth, 2); ck_assert_int_eq(c.model.heads, 3);
@@ -76,6 +79,9 @@ START_TEST(test_every_key_settable) {
     ck_assert_int_eq(c.run.batch, 64); ck_assert_int_eq(c.run.steps, 1000);
     ck_assert(!c.run.flip);
     ck_assert_int_eq(c.run.threads, 2);
+    ck_assert_int_eq(c.model.classes, 10);
+    ck_assert(c.run.label_drop == 0.2f);
+    ck_assert(c.run.guidance == 3.5f);
     // and back
     set_ok(&c, "norm=layernorm"); set_ok(&c, "mlp=gelu"); set_ok(&c, "pos=learned");
     set_ok(&c, "qk_norm=false"); set_ok(&c, "bias=1"); set_ok(&c, "flip=true");
@@ -151,6 +157,11 @@ START_TEST(test_strict_numbers) {
     set_fails("mlp_ratio=0", "mlp_ratio");
     set_fails("rope_base=-100", "rope_base");
     set_fails("weight_decay=-0.1", ">= 0");
+    set_fails("label_drop=-0.1", "[0, 1]");
+    set_fails("guidance=-1", ">= 0");
+    set_fails("guidance=nan", "guidance");
+    set_fails("guidance=inf", "finite");
+    set_fails("classes=-1", ">= 0");
     Config c = config_default();
     set_ok(&c, "weight_decay=0");
     set_ok(&c, "steps=0");               // evaluate only
@@ -194,6 +205,15 @@ START_TEST(test_validate) {
     c = with("depth=64", NULL); ck_assert_int_eq(config_validate(&c, err, sizeof err), 0);
     set_fails("depth=65", "allowed: an integer in [1, 64]");
     c = config_default(); c.model.depth = 65; invalid(c, "depth=65: must be an integer in [1, 64]");
+    // labels: up to TINYDIT_MAX_CLASSES; label_drop a probability; guidance >= 0
+    c = with("classes=1000", NULL); ck_assert_int_eq(config_validate(&c, err, sizeof err), 0);
+    set_fails("classes=1001", "allowed: an integer in [0, 1000]");
+    c = config_default(); c.model.classes = -3; invalid(c, "classes=-3: must be an integer in [0, 1000]");
+    c = with("label_drop=1", "guidance=0"); ck_assert_int_eq(config_validate(&c, err, sizeof err), 0);
+    set_fails("label_drop=1.5", "[0, 1]");
+    c = config_default(); c.run.label_drop = NAN; invalid(c, "label_drop=nan");
+    c = config_default(); c.run.guidance = INFINITY; invalid(c, "guidance=inf");
+    c = config_default(); c.run.guidance = -0.5f; invalid(c, "guidance=-0.5");
     // Fields filled in by hand are checked too.
     c = config_default(); c.model.dim = 0; invalid(c, "dim");
     c = config_default(); c.run.batch = -1; invalid(c, "batch");
@@ -250,7 +270,7 @@ START_TEST(test_round_trip) {
                           "freq_dim=130", "norm=rmsnorm", "qk_norm=true", "mlp=swiglu",
                           "mlp_multiple_of=7", "rope_base=123.456", "bias=false", "seed=12345678901234", "data_seed=5",
                           "lr=0.000123456789", "weight_decay=0.3", "batch=17", "steps=33", "flip=false",
-                          "threads=3", "channels=1", "ada=zero"};
+                          "threads=3", "channels=1", "ada=zero", "classes=7", "label_drop=0.3", "guidance=2.5"};
     for (size_t i = 0; i < sizeof sets / sizeof sets[0]; i++) set_ok(&a, sets[i]);
     Config b = config_default();
     config_foreach_field(&a, apply_field, &b);
@@ -262,7 +282,7 @@ START_TEST(test_round_trip) {
     ck_assert(memcmp(&d, &e, sizeof d) == 0);
     int n = 0;
     config_foreach_field(&d, count_field, &n);
-    ck_assert_int_eq(n, 26);   // every field of Config
+    ck_assert_int_eq(n, 28);   // every field of Config
 }
 END_TEST
 
@@ -319,17 +339,18 @@ END_TEST
 // The two parts: which keys are whose, each part's own check, the one entry
 // point for a list of settings, and what a resume takes from where.
 START_TEST(test_model_and_run_parts) {
-    const char *model_keys[] = {"img", "dim", "depth", "norm", "qk_norm", "mlp", "pos", "bias", "ada"};
-    const char *run_keys[] = {"seed", "data_seed", "lr", "weight_decay", "batch", "flip", "steps", "val_every", "threads"};
-    for (int i = 0; i < 9; i++) ck_assert(config_find_key(model_keys[i])->part == PART_MODEL);
-    for (int i = 0; i < 9; i++) ck_assert(config_find_key(run_keys[i])->part == PART_RUN);
+    const char *model_keys[] = {"img", "dim", "depth", "norm", "qk_norm", "mlp", "pos", "bias", "ada", "classes"};
+    const char *run_keys[] = {"seed", "data_seed", "lr", "weight_decay", "batch", "flip", "label_drop", "steps",
+                              "val_every", "threads"};
+    for (int i = 0; i < 10; i++) ck_assert(config_find_key(model_keys[i])->part == PART_MODEL);
+    for (int i = 0; i < 10; i++) ck_assert(config_find_key(run_keys[i])->part == PART_RUN);
     ck_assert_ptr_null(config_find_key("train.step"));
     int n_model = 0, n_run = 0;
     Config d = config_default();
     model_config_foreach_field(&d.model, count_field, &n_model);
     run_config_foreach_field(&d.run, count_field, &n_run);
-    ck_assert_int_eq(n_model, 16);
-    ck_assert_int_eq(n_run, 10);
+    ck_assert_int_eq(n_model, 17);
+    ck_assert_int_eq(n_run, 11);
 
     // each part checks itself
     ModelConfig m = model_config_default();
@@ -367,7 +388,7 @@ START_TEST(test_model_and_run_parts) {
     ck_assert(memcmp(&res.model, &saved.model, sizeof res.model) == 0);
     ck_assert(res.run.seed == 1 && res.run.lr == 3e-4f && res.run.batch == 16 && !res.run.flip);
     ck_assert_int_eq(res.run.steps, 200); ck_assert_int_eq(res.run.val_every, 50); ck_assert_int_eq(res.run.threads, 2);
-    for (int i = 0; i < 8; i++)
+    for (int i = 0; i < 10; i++)
         ck_assert_int_eq(config_find_key(run_keys[i])->resume == FROM_OPTIONS,
                          !strcmp(run_keys[i], "steps") || !strcmp(run_keys[i], "val_every") || !strcmp(run_keys[i], "threads"));
     ck_assert(config_find_key("dim")->resume == FROM_CHECKPOINT);

@@ -98,7 +98,7 @@ static void train_save_load(const Config *c, const char *desc, const char *dir, 
     float *x1 = alloc_floats(per * c->run.batch);
     for (int step = 0; step < 3; step++) {
         rng_fill_uniform(r, x1, (long)(per * c->run.batch), -1.0f, 1.0f);
-        double loss = train_step(&ts, x1, r);
+        double loss = train_step(&ts, x1, NULL, r);
         ck_assert_msg(isfinite(loss) && isfinite(ts.grad_norm), "%s: step %d: loss %g, gradient norm %g", desc,
                       step + 1, loss, ts.grad_norm);
     }
@@ -133,8 +133,8 @@ static void train_save_load(const Config *c, const char *desc, const char *dir, 
     ck_assert_int_eq(activations_alloc(&a2, &back, c->run.batch), 0);
     float *t = alloc_floats(c->run.batch);
     rng_fill_uniform(r, t, c->run.batch, 0.0f, 1.0f);
-    model_forward(&m, &a1, x1, t);
-    model_forward(&back, &a2, x1, t);
+    model_forward(&m, &a1, x1, t, NULL);
+    model_forward(&back, &a2, x1, t, NULL);
     ck_assert_msg(memcmp(a1.v, a2.v, sizeof(float) * per * c->run.batch) == 0, "%s: the loaded model's output differs",
                   desc);
     activations_free(&a1); activations_free(&a2);

@@ -1229,6 +1229,7 @@ static int run_args(char *const argv[], const char *log, double timeout) {
 // ===========================================================================
 // Inputs checked before anything runs, and a failed start that leaves
 // nothing behind: a model whose img, channels or patch the data cannot fill,
+// class labels the model does not know, a label_drop or guidance out of range,
 // run names that are not one folder name, data "files" that are a FIFO, a
 // device or a directory, a batch too large for memory. Each: a clear message
 // naming the values, a non-zero exit, and no folder under --out.
@@ -1256,6 +1257,11 @@ START_TEST(test_config_that_does_not_fit_the_data_is_refused) {
         { { "--set", "img=64" }, 2, { "img=64", "img=32" } },        // trained on uninitialised memory
         { { "--set", "img=48", "--set", "patch=16" }, 2, { "img=48", "img=32" } },
         { { "--set", "patch=5" }, 2, { "img=32", "patch=5" } },
+        { { "--set", "classes=5" }, 1, { "classes=5 knows labels 0..4", "has label" } },   // CIFAR-10's are 0..9
+        { { "--set", "label_drop=1.5" }, 2, { "label_drop=1.5", "[0, 1]" } },
+        { { "--set", "label_drop=-0.1" }, 2, { "label_drop", ">= 0" } },
+        { { "--set", "guidance=-1" }, 2, { "guidance", ">= 0" } },
+        { { "--set", "guidance=inf" }, 2, { "guidance", "finite" } },
         { { "--name", "../escape" }, 2, { "../escape", "one path component" } },
         { { "--name", "" }, 2, { "--name is empty", "" } },
         { { "--name", "a/b" }, 2, { "a/b", "one path component" } },

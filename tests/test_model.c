@@ -1,9 +1,10 @@
 // test_model.c: the whole model. Parameter counts against the spec's table,
 // a finite-difference check of every parameter's gradient through the
 // flow-matching loss, adaLN-Zero's start (identity blocks, which gradients
-// flow at steps 0, 1 and 2), the PyTorch golden files, bit-for-bit
-// determinism (run to run, and across OpenMP thread counts), the Euler
-// sampler on a model of known output, and the printed summary.
+// flow at steps 0, 1 and 2), the class labels' table, the PyTorch golden
+// files, bit-for-bit determinism (run to run, and across OpenMP thread
+// counts), the Euler sampler and the guided one on models of known output,
+// and the printed summary.
 #include <cblas.h>
 #include <ctype.h>
 #include <dirent.h>
@@ -35,7 +36,7 @@ static void build(Model *m, const Config *c) {
     ck_assert_msg(model_build(m, &c->model, err, sizeof err) == 0, "model_build: %s", err);
 }
 
-// The spec's seven variants (§3), by the settings that make them.
+// The spec's nine variants (§3), by the settings that make them.
 typedef struct {
     const char *name;
     const char *sets[5];
@@ -50,6 +51,8 @@ static const Variant VARIANTS[] = {
     { "rope2d", { "pos=rope2d", NULL }, 1150128 },
     { "all four", { "norm=rmsnorm", "qk_norm=true", "mlp=swiglu", "pos=rope2d", NULL }, 1150552 },
     { "ada=zero", { "ada=zero", NULL }, 1284272 },
+    { "classes=10", { "classes=10", NULL }, 1153584 },
+    { "classes=10, ada=zero", { "classes=10", "ada=zero", NULL }, 1285680 },
 };
 #define N_VARIANTS (int)(sizeof VARIANTS / sizeof VARIANTS[0])
 
@@ -181,11 +184,12 @@ END_TEST
 typedef struct {
     TrainState ts;
     const float *x1, *x0, *t;
+    const int *y;     // class-conditional: the labels, else NULL
 } LossCtx;
 
 static double model_loss(void *p) {
     LossCtx *c = p;
-    return train_forward_backward(&c->ts, c->x1, c->x0, c->t);
+    return train_forward_backward(&c->ts, c->x1, c->x0, c->t, c->y);
 }
 
 static const char *TINY[] = { "img=8", "patch=4", "dim=16", "heads=2", "depth=2", "freq_dim=8", NULL };
@@ -231,7 +235,9 @@ static void check_model_grads(const char *name, const char *const *sets) {
     LossCtx ctx;
     AdamWConfig opt = adamw_default(1e-3f);
     ck_assert_int_eq(train_state_init(&ctx.ts, &m, N, &opt), 0);
-    ctx.x1 = x1; ctx.x0 = x0; ctx.t = t;
+    // class-conditional: a class's row and the null label's row each get an image
+    int y[2] = { 3, cfg.model.classes };
+    ctx.x1 = x1; ctx.x0 = x0; ctx.t = t; ctx.y = cfg.model.classes > 0 ? y : NULL;
     double loss = model_loss(&ctx);
     ck_assert_msg(isfinite(loss) && loss > 0.0, "%s: loss %g", name, loss);
     float *g = alloc_floats(m.n_params);
@@ -279,8 +285,9 @@ static void check_model_grads(const char *name, const char *const *sets) {
 }
 
 // The variants whose whole-model gradients are checked: each upgrade alone
-// (VARIANTS, but for all four with biases), all four without biases, and
-// adaLN-Zero alone and with all four.
+// (VARIANTS, but for all four with biases), all four without biases,
+// adaLN-Zero alone and with all four, and class labels, alone and with
+// adaLN-Zero.
 static const struct { const char *name, *sets[6]; } GRAD_VARIANTS[] = {
     { "baseline", { NULL } },
     { "rmsnorm", { "norm=rmsnorm", NULL } },
@@ -290,6 +297,8 @@ static const struct { const char *name, *sets[6]; } GRAD_VARIANTS[] = {
     { "all4-bias", { "norm=rmsnorm", "qk_norm=true", "mlp=swiglu", "pos=rope2d", "bias=false", NULL } },
     { "ada=zero", { "ada=zero", NULL } },
     { "zero+all4", { "ada=zero", "norm=rmsnorm", "qk_norm=true", "mlp=swiglu", "pos=rope2d", NULL } },
+    { "classes", { "classes=10", NULL } },
+    { "cls+zero", { "classes=10", "ada=zero", NULL } },
 };
 #define N_GRAD_VARIANTS (int)(sizeof GRAD_VARIANTS / sizeof GRAD_VARIANTS[0])
 
@@ -352,6 +361,124 @@ START_TEST(test_gate_grad) {
 }
 END_TEST
 
+// Label dropout (train_step): the noise and the times are drawn first, as
+// for the unconditional model, then one uniform per image, in order: below
+// label_drop the label becomes the null label. The labels trained on
+// (ts.y) and the stream's state after the step must be exactly those of
+// these draws made by hand; label_drop 0 keeps every label and 1 drops
+// every one, and both draw as many numbers.
+START_TEST(test_label_dropout) {
+    Model m;
+    const char *sets[] = { "classes=10", NULL };
+    Config cfg = build_tiny(&m, sets);
+    model_init_weights(&m, 7);
+    const int N = 64;
+    size_t per = (size_t)cfg.model.channels * cfg.model.img * cfg.model.img;
+    float *x1 = alloc_floats(N * per), *x0 = alloc_floats(N * per), *t = alloc_floats(N);
+    int y[64];
+    for (int n = 0; n < N; n++) y[n] = (n * 7) % 10;
+    fill_normal(x1, N * per, 0.5f, 21);
+    TrainState ts;
+    AdamWConfig opt = adamw_default(1e-3f);
+    ck_assert_int_eq(train_state_init(&ts, &m, N, &opt), 0);
+    const float drops[3] = { 0.25f, 0.0f, 1.0f };
+    for (int k = 0; k < 3; k++) {
+        ts.label_drop = drops[k];
+        Rng r, hand;
+        rng_seed(&r, 9 + k);
+        hand = r;
+        train_step(&ts, x1, y, &r);
+        rng_fill_normal(&hand, x0, (long)(N * per), 1.0f);
+        rng_fill_uniform(&hand, t, N, 0.0f, 1.0f);
+        ck_assert(memcmp(x0, ts.x0, N * per * sizeof(float)) == 0 && memcmp(t, ts.t, N * sizeof(float)) == 0);
+        int dropped = 0;
+        for (int n = 0; n < N; n++) {
+            int want = rng_uniform(&hand) < drops[k] ? cfg.model.classes : y[n];
+            ck_assert_msg(ts.y[n] == want, "label_drop %g, image %d: trained on label %d, the draw says %d", drops[k], n,
+                          ts.y[n], want);
+            dropped += ts.y[n] == cfg.model.classes;
+        }
+        ck_assert_msg(r.state == hand.state, "label_drop %g: the stream went on elsewhere", drops[k]);
+        if (drops[k] == 0.0f) ck_assert_int_eq(dropped, 0);
+        if (drops[k] == 1.0f) ck_assert_int_eq(dropped, N);
+        if (drops[k] == 0.25f) ck_assert_msg(dropped > 4 && dropped < 32, "%d of %d dropped at 0.25", dropped, N);
+    }
+    train_state_free(&ts);
+    model_free(&m);
+    free(x1); free(x0); free(t);
+}
+END_TEST
+
+// ===========================================================================
+// (b3) class labels. The label table alone (label_embed_forward /
+// _backward, layers.h): c += table[y], and the table's gradient by finite
+// differences, with labels that repeat (two images add into one row) and the
+// null label; the rows no image used get exactly zero. Then the table in
+// the model: a checkpoint or golden file says its classes, and one without
+// the key is the unconditional model.
+typedef struct {
+    int N, D, rows;
+    const int *y;
+    float *c0, *table, *c, *w;
+} LabelCtx;
+
+static double label_f(void *p) {
+    LabelCtx *k = p;
+    memcpy(k->c, k->c0, sizeof(float) * k->N * k->D);
+    label_embed_forward(k->c, k->table, k->y, k->N, k->D);
+    return dot_fd(k->c, k->w, (size_t)k->N * k->D);
+}
+
+START_TEST(test_label_embed) {
+    const int y[5] = { 2, 0, 2, 5, 4 };    // 5 labels and the null label 5: row 2 twice, rows 1 and 3 unused
+    LabelCtx k = { 5, 7, 6, y, NULL, NULL, NULL, NULL };
+    size_t nc = (size_t)k.N * k.D, nt = (size_t)k.rows * k.D;
+    k.c0 = alloc_floats(nc); k.table = alloc_floats(nt); k.c = alloc_floats(nc); k.w = alloc_floats(nc);
+    fill_normal(k.c0, nc, 1.0f, 61); fill_normal(k.table, nt, 0.5f, 62); fill_normal(k.w, nc, 1.0f, 63);
+    label_f(&k);   // the forward: each image's c plus its label's row
+    for (int n = 0; n < k.N; n++)
+        for (int i = 0; i < k.D; i++)
+            ck_assert_msg(k.c[n * k.D + i] == k.c0[n * k.D + i] + k.table[y[n] * k.D + i],
+                          "label rows: c[%d][%d] is not c + table[%d]", n, i, y[n]);
+    float *dtable = alloc_floats(nt);
+    label_embed_backward(dtable, k.w, k.y, k.N, k.D);
+    grad_check("label table dtable", label_f, &k, k.table, dtable, nt, 0);
+    for (int i = 0; i < k.D; i++) {
+        ck_assert_msg(dtable[1 * k.D + i] == 0.0f && dtable[3 * k.D + i] == 0.0f, "an unused row has a gradient");
+        ck_assert_msg(dtable[2 * k.D + i] == k.w[0 * k.D + i] + k.w[2 * k.D + i], "row 2: not the sum of its images'");
+    }
+    label_embed_backward(dtable, k.w, k.y, k.N, k.D);   // it adds: twice the first
+    for (int i = 0; i < k.D; i++)
+        ck_assert_msg(dtable[5 * k.D + i] == 2.0f * k.w[3 * k.D + i], "the backward must add into dtable (+=)");
+    free(k.c0); free(k.table); free(k.c); free(k.w); free(dtable);
+}
+END_TEST
+
+// classes.safetensors says classes=10 and holds y_embed.weight (11, D); the
+// files saved before labels existed have no `classes` and load without the
+// table (the shipped model: tests/test_shipped_model.c).
+START_TEST(test_classes_from_metadata) {
+    const struct { const char *file; int want; } cases[] = { { "baseline.safetensors", 0 }, { "classes.safetensors", 10 } };
+    for (int k = 0; k < 2; k++) {
+        char path[4096];
+        ck_assert_msg(golden_path(cases[k].file, path, sizeof path), "%s not found", path);
+        Model m;
+        SafeTensors st;
+        Config c;
+        ck_assert_msg(st_read(path, &st, err, sizeof err) == 0 && checkpoint_config_from(&st, path, &c, err, sizeof err) == 0 &&
+                      model_build(&m, &c.model, err, sizeof err) == 0 &&
+                      checkpoint_copy_params(&st, path, "param.", &m, err, sizeof err) == 0, "%s", err);
+        ck_assert_int_eq(st_meta(&st, "classes") != NULL, cases[k].want > 0);
+        ck_assert_int_eq(m.cfg.classes, cases[k].want);
+        const ParamTensor *t = model_find(&m, "y_embed.weight");
+        if (cases[k].want == 0) ck_assert_ptr_null(t);
+        else ck_assert(t && t->shape[0] == cases[k].want + 1 && t->shape[1] == m.cfg.dim);
+        st_free(&st);
+        model_free(&m);
+    }
+}
+END_TEST
+
 // Whether block b's ada rows [from, to) (chunks of D) have any nonzero
 // gradient, in the weight or the bias.
 static int ada_rows_moved(const Model *m, int b, int from, int to) {
@@ -405,7 +532,7 @@ START_TEST(test_adazero_start) {
     AdamWConfig opt = adamw_default(1e-3f);
     ck_assert_int_eq(train_state_init(&ts, &m, N, &opt), 0);
     for (int step = 0; step < 3; step++) {
-        train_forward_backward(&ts, x1, x0, t);
+        train_forward_backward(&ts, x1, x0, t, NULL);
         if (step == 0) {   // the first output is 0 and every block the identity
             for (size_t i = 0; i < N * per; i++) ck_assert(ts.act.v[i] == 0.0f);
             size_t NLD = (size_t)N * cfg_tokens(&cfg.model) * D;
@@ -550,8 +677,10 @@ static float *train_weights(const char *const *sets, int threads, omp_sched_t sc
     TrainState ts;
     AdamWConfig opt = adamw_default(1e-3f);
     ck_assert_int_eq(train_state_init(&ts, &m, N, &opt), 0);
+    ts.label_drop = 0.5f;                 // class-conditional: half the labels dropped, by the stream
+    const int y[4] = { 1, 5, 9, 0 };
     for (int s = 0; s < 3; s++) {
-        double loss = train_step(&ts, x1, &r);
+        double loss = train_step(&ts, x1, y, &r);
         ck_assert(isfinite(loss));
     }
     float *w = alloc_floats(m.n_params);
@@ -658,6 +787,8 @@ START_TEST(test_determinism_allfour) { check_determinism("all four", VARIANTS[5]
 END_TEST
 START_TEST(test_determinism_adazero) { check_determinism("ada=zero", VARIANTS[6].sets); }
 END_TEST
+START_TEST(test_determinism_classes) { check_determinism("classes", VARIANTS[7].sets); }
+END_TEST
 
 // ===========================================================================
 // (e) the Euler sampler on a model of known output
@@ -709,6 +840,108 @@ static void check_sampler(const char *const *sets) {
 START_TEST(test_sampler_constant_baseline) { check_sampler(VARIANTS[0].sets); }
 END_TEST
 START_TEST(test_sampler_constant_allfour) { check_sampler(VARIANTS[5].sets); }
+END_TEST
+
+// ===========================================================================
+// (e2) classifier-free guidance. flow_guided_velocity against its formula in
+// double, v = v(null) + w·(v(y) − v(null)), with the two halves of the
+// batch far apart, at w = 0 (the unconditional velocity), 1, 2.5 and 4, and
+// written in place over the first half, as the sampler does.
+START_TEST(test_guided_velocity) {
+    const size_t n = 37;
+    float *both = alloc_floats(2 * n), *v = alloc_floats(n), *in_place = alloc_floats(2 * n);
+    fill_normal(both, n, 1.0f, 71);                    // v(x, t, null)
+    fill_normal(both + n, n, 1.0f, 72);                // v(x, t, y)
+    for (size_t j = 0; j < n; j++) both[n + j] += 3.0f;
+    const float ws[4] = { 0.0f, 1.0f, 2.5f, 4.0f };
+    for (int k = 0; k < 4; k++) {
+        flow_guided_velocity(v, both, ws[k], n);
+        memcpy(in_place, both, 2 * n * sizeof(float));
+        flow_guided_velocity(in_place, in_place, ws[k], n);
+        for (size_t j = 0; j < n; j++) {
+            double want = (double)both[j] + ws[k] * ((double)both[n + j] - both[j]);
+            ck_assert_msg(fabs(v[j] - want) <= 1e-5 * (1 + fabs(want)), "guided velocity v[%zu] at w = %g: got %.7g, "
+                          "expected v(null) + w·(v(y) − v(null)) = %.7g (v(null) = %.7g, v(y) = %.7g)", j, ws[k], v[j],
+                          want, both[j], both[n + j]);
+            ck_assert_msg(in_place[j] == v[j], "guided velocity in place (v = v_both): v[%zu] %.7g, not %.7g", j,
+                          in_place[j], v[j]);
+        }
+    }
+    free(both); free(v); free(in_place);
+}
+END_TEST
+
+// The guided sampler on a model whose velocity is a constant per label: all
+// weights 0 but the label table, ada_f's weight and the head's, so the
+// residual stream stays 0, its norm gives 0, and v = head(shift_f), shift_f
+// from SiLU(y_embed[y]): the same for every pixel position of a patch, every
+// image and time with that label. S Euler steps of it land at x0 + v, so a
+// guided sample at w must be x0 + v(null) + w·(v(y) − v(null)), v of each
+// label measured by one forward pass. At w = 1 it needs room for N images
+// only (one forward a step), otherwise for 2N (null and label in one batch).
+START_TEST(test_guided_sampler) {
+    Model m;
+    const char *sets[] = { "classes=10", NULL };
+    Config cfg = build_tiny(&m, sets);
+    memset(m.params, 0, m.n_params * sizeof(float));
+    const char *drawn[] = { "y_embed.weight", "ada_f.weight", "head.weight" };
+    for (int k = 0; k < 3; k++) {
+        const ParamTensor *pt = model_find(&m, drawn[k]);
+        ck_assert_ptr_nonnull(pt);
+        fill_normal(m.params + pt->offset, pt->size, 0.7f, 80 + k);
+    }
+    const int N = 3, classes = cfg.model.classes, labels[3] = { 4, 9, 10 };   // two classes, the null label
+    size_t per = (size_t)cfg.model.channels * cfg.model.img * cfg.model.img, n = N * per;
+    // each label's velocity, from one forward pass (any x, any t)
+    float *v_of = alloc_floats((size_t)(classes + 1) * per), *x0 = alloc_floats(n), *x = alloc_floats(n);
+    Activations one, a;
+    ck_assert_int_eq(activations_alloc(&one, &m, 1), 0);
+    for (int y = 0; y <= classes; y++) {
+        float t = 0.3f;
+        model_forward(&m, &one, x0, &t, &y);
+        memcpy(v_of + (size_t)y * per, one.v, per * sizeof(float));
+    }
+    ck_assert_msg(memcmp(v_of + 4 * per, v_of + 10 * per, per * sizeof(float)) != 0, "the labels' velocities are equal");
+    fill_normal(x0, n, 1.0f, 90);
+    const float ws[3] = { 1.0f, 0.0f, 3.0f };
+    for (int k = 0; k < 3; k++) {
+        ck_assert_int_eq(activations_alloc(&a, &m, flow_guided_rows(N, ws[k])), 0);
+        memcpy(x, x0, n * sizeof(float));
+        ck_assert_msg(flow_sample_guided(&m, &a, x, labels, N, ws[k], 4, err, sizeof err) == 0, "%s", err);
+        ck_assert_int_eq(a.N, flow_guided_rows(N, ws[k]));   // put back
+        for (int i = 0; i < N; i++)
+            for (size_t j = 0; j < per; j++) {
+                double vn = v_of[(size_t)classes * per + j], vy = v_of[(size_t)labels[i] * per + j];
+                double want = x0[i * per + j] + vn + ws[k] * (vy - vn), got = x[i * per + j];
+                ck_assert_msg(fabs(got - want) <= 1e-5 * (1 + fabs(want)), "guided sample of image %d (label %d) at "
+                              "w = %g, x[%zu]: got %.7g, expected x0 + v(null) + w·(v(y) − v(null)) = %.7g", i,
+                              labels[i], ws[k], j, got, want);
+            }
+        activations_free(&a);
+    }
+    // what it refuses: activations too small for the 2N rows, a label past the
+    // null label, a negative or infinite w, an unconditional model
+    ck_assert_int_eq(activations_alloc(&a, &m, N), 0);
+    ck_assert_int_eq(flow_sample_guided(&m, &a, x, labels, N, 2.0f, 4, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "need activations for 6"), "%s", err);
+    const int bad[3] = { 4, 11, 0 };
+    ck_assert_int_eq(flow_sample_guided(&m, &a, x, bad, N, 1.0f, 4, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "label 11 of image 1"), "%s", err);
+    ck_assert_int_eq(flow_sample_guided(&m, &a, x, labels, N, -0.5f, 4, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "guidance=-0.5"), "%s", err);
+    ck_assert_int_eq(flow_sample_guided(&m, &a, x, labels, N, INFINITY, 4, err, sizeof err), -1);
+    activations_free(&a);
+    Model plain;
+    build_tiny(&plain, NULL);
+    ck_assert_int_eq(activations_alloc(&a, &plain, N), 0);
+    ck_assert_int_eq(flow_sample_guided(&plain, &a, x, labels, N, 1.0f, 4, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "class-conditional"), "%s", err);
+    activations_free(&a);
+    model_free(&plain);
+    activations_free(&one);
+    model_free(&m);
+    free(v_of); free(x0); free(x);
+}
 END_TEST
 
 // ===========================================================================
@@ -779,9 +1012,9 @@ static void check_smoke(const char *name, const char *const *sets) {
     AdamWConfig opt = adamw_default(2e-3f);
     ck_assert_int_eq(train_state_init(&ts, &m, SMOKE_BATCH, &opt), 0);
     double loss[SMOKE_STEPS + 2];
-    loss[0] = train_forward_backward(&ts, x1, x0, t);
-    for (int s = 0; s < SMOKE_STEPS; s++) loss[s + 1] = train_step(&ts, x1, &r);
-    loss[SMOKE_STEPS + 1] = train_forward_backward(&ts, x1, x0, t);
+    loss[0] = train_forward_backward(&ts, x1, x0, t, NULL);
+    for (int s = 0; s < SMOKE_STEPS; s++) loss[s + 1] = train_step(&ts, x1, NULL, &r);
+    loss[SMOKE_STEPS + 1] = train_forward_backward(&ts, x1, x0, t, NULL);
     double before = loss[0], after = loss[SMOKE_STEPS + 1];
     const char *record = getenv("TINYDIT_SMOKE_RECORD"), *reference = getenv("TINYDIT_SMOKE_REFERENCE");
     if (record && *record) {
@@ -892,13 +1125,17 @@ int main(void) {
     add_tests(s, "model", 60, TESTS(test_param_counts, test_tensor_shapes, test_block_counts, test_gate_grad,
                                     test_adazero_start, test_ada_from_metadata, test_noise_is_the_stream_on_any_threads,
                                     test_grad_norm_on_any_threads, test_determinism_baseline, test_determinism_allfour,
-                                    test_determinism_adazero, test_summary));
+                                    test_determinism_adazero, test_determinism_classes, test_label_embed,
+                                    test_label_dropout,
+                                    test_classes_from_metadata, test_summary));
     // One case per check that `make grade` runs on its own (scripts/grade.sh,
     // by CK_RUN_CASE): grads (every gradient of the whole model, by finite
-    // differences: block_backward's check), golden, sampler, smoke_<variant>.
+    // differences: block_backward's check), golden, sampler, guided_velocity,
+    // smoke_<variant>.
     loop_case(s, "grads", test_grads, 0, N_GRAD_VARIANTS);
     add_tests(s, "golden", 60, TESTS(test_golden));
     add_tests(s, "sampler", 60, TESTS(test_sampler_constant_baseline, test_sampler_constant_allfour));
+    add_tests(s, "guided_velocity", 60, TESTS(test_guided_velocity, test_guided_sampler));
     const char *smoke[] = { "smoke_baseline", "smoke_rmsnorm", "smoke_qknorm", "smoke_swiglu", "smoke_rope2d",
                             "smoke_adazero" };
     for (int v = 0; v < 6; v++) loop_case(s, smoke[v], test_smoke, v, v + 1);

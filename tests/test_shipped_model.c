@@ -57,6 +57,11 @@ START_TEST(test_loads_as_the_tutorial_rope_model) {
     ck_assert_int_eq(m.cfg.heads, 4);
     ck_assert_int_eq(m.cfg.patch, 4);
     ck_assert_uint_eq(m.n_params, 1150128);          // results/tutorial/p11_rope/metrics.json
+    // saved before class labels existed: no `classes` in its metadata, so the
+    // unconditional model, without a label table
+    ck_assert_ptr_null(st_meta(&st, "classes"));
+    ck_assert_int_eq(m.cfg.classes, 0);
+    ck_assert_ptr_null(model_find(&m, "y_embed.weight"));
     ck_assert_ptr_null(st_find(&st, CHECKPOINT_ADAMW_M "head.bias"));
     ck_assert_ptr_null(st_find(&st, CHECKPOINT_ADAMW_V "head.bias"));
     ck_assert_str_eq(st_meta(&st, "train.step"), "4000");

@@ -111,7 +111,7 @@ START_TEST(test_val_mse_is_the_formula) {
         const uint8_t *px = test.pixels + (size_t)i * per;
         const float *z = x0 + (size_t)i * per;
         for (size_t k = 0; k < per; k++) xt[k] = (1.0f - t[i]) * z[k] + t[i] * ((float)px[k] / 127.5f - 1.0f);
-        model_forward(&m, &a, xt, &t[i]);
+        model_forward(&m, &a, xt, &t[i], NULL);
         double sq = 0.0;
         for (size_t k = 0; k < per; k++) {
             double d = (double)a.v[k] - ((px[k] / 127.5 - 1.0) - (double)z[k]);
@@ -199,17 +199,21 @@ static int count_rows(const char *text) {
 }
 
 // ---------------------------------------------------------------------------
-// (b) resume is exact.
-START_TEST(test_resume_is_bit_identical) {
+// (b) resume is exact: for the unconditional model, and for a class-conditional
+// one, whose label dropout draws from the run's noise stream (classes = 0:
+// the smoke preset as it is).
+static void check_resume(const char *test, int classes) {
     const char *dir = make_tmp();
-    ck_assert_int_ge(synth_cifar_use(dir, "test_resume_is_bit_identical"), 0);
+    ck_assert_int_ge(synth_cifar_use(dir, test), 0);
     const int k = 30;   // between two checkpoints (every 20): the stop saves its own
 
     TrainOptions straight = smoke_options(dir, "straight");
+    straight.cfg.model.classes = classes;
     int N = straight.cfg.run.steps;
     ck_assert_int_eq(trainer_run(&straight), TRAIN_OK);
 
     TrainOptions part = smoke_options(dir, "resumed");
+    part.cfg.model.classes = classes;
     part.stop_after = k;
     ck_assert_int_eq(trainer_run(&part), TRAIN_STOPPED);
     Saved at_k = load_saved(dir, "resumed");
@@ -232,6 +236,8 @@ START_TEST(test_resume_is_bit_identical) {
     Saved a = load_saved(dir, "straight"), b = load_saved(dir, "resumed");
     ck_assert_int_eq(a.step, N);
     ck_assert_int_eq(b.step, N);
+    ck_assert_int_eq(a.m.cfg.classes, classes);
+    ck_assert_int_eq(b.m.cfg.classes, classes);
     ck_assert_int_eq(a.m.n_params, b.m.n_params);
     ck_assert_msg(memcmp(a.m.params, b.m.params, sizeof(float) * a.m.n_params) == 0,
                   "weights after a resume differ from a straight run");
@@ -244,6 +250,26 @@ START_TEST(test_resume_is_bit_identical) {
     ck_assert_int_eq(count_rows(ta), N);
     ck_assert_msg(la == lb && memcmp(ta, tb, la) == 0, "loss.tsv rows differ after a resume");
     free(ta); free(tb);
+    remove_tmp();
+}
+
+START_TEST(test_resume_is_bit_identical) { check_resume("test_resume_is_bit_identical", 0); }
+END_TEST
+START_TEST(test_resume_class_conditional) { check_resume("test_resume_class_conditional", 10); }
+END_TEST
+
+// A class-conditional run needs labels its model knows: classes=5 on data
+// labelled 0..9 is refused before anything is written (the message, naming
+// an image and its label: tests/test_faults.c).
+START_TEST(test_labels_that_do_not_fit) {
+    const char *dir = make_tmp();
+    ck_assert_int_ge(synth_cifar_use(dir, "test_labels_that_do_not_fit"), 0);
+    TrainOptions o = smoke_options(dir, "five");
+    o.cfg.model.classes = 5;
+    ck_assert_int_eq(trainer_run(&o), TRAIN_ERROR);
+    char path[600];
+    snprintf(path, sizeof path, "%s/five", dir);
+    ck_assert_msg(!file_exists(path), "a refused run left %s behind", path);
     remove_tmp();
 }
 END_TEST
@@ -510,7 +536,8 @@ int main(void) {
     Suite *s = suite_create("trainer");
     add_tests(s, "val_mse", 30, TESTS(test_val_mse_is_a_fixed_exam, test_val_mse_is_the_formula));
     // each run reads 180 MB of CIFAR-10
-    add_tests(s, "runs", 240, TESTS(test_resume_is_bit_identical, test_val_curve_along_the_run,
+    add_tests(s, "runs", 240, TESTS(test_resume_is_bit_identical, test_resume_class_conditional,
+                                    test_labels_that_do_not_fit, test_val_curve_along_the_run,
                                     test_finished_run_is_not_retrained, test_data_seed_moves_the_order_alone,
                                     test_smoke_run_loss_falls,
                                     test_trace_is_the_run));

@@ -88,7 +88,7 @@ int main(int argc, char **argv) {
 
     double rms[STEPS][N_GROUPS];
     for (int s = 0; s < STEPS; s++) {
-        double loss = train_forward_backward(&ts, x1, x0, t);
+        double loss = train_forward_backward(&ts, x1, x0, t, NULL);
         if (s == 0) {
             float vmax = 0.0f;
             for (size_t i = 0; i < BATCH * per; i++) vmax = fmaxf(vmax, fabsf(ts.act.v[i]));

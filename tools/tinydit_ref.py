@@ -17,6 +17,8 @@ A golden file is a safetensors file computed in float64 and stored as F32:
   param.*     the starting weights (random, larger than an init, so that
               every path carries signal)
   input.x1, input.x0, input.t    one batch: data, noise, times
+  input.y                        class-conditional: its labels (floats holding
+                                 integers; the last image's the null label)
   output.v, output.loss          the model's velocity and the flow-matching loss
   grad.*                         the loss's gradient at param.*
   adamw.*                        the weights after one AdamW step
@@ -24,7 +26,9 @@ A golden file is a safetensors file computed in float64 and stored as F32:
                                  weights after step k-1 (same batch), and the
                                  weights after step k
   sample.noise, sample.out       an Euler sample of sample.steps steps, with
-                                 the weights after one step
+                                 the weights after one step; class-conditional:
+                                 of the labels sample.y, guided at the
+                                 metadata's sample.guidance
 """
 import argparse
 import json
@@ -40,7 +44,7 @@ from torch import nn
 
 DEFAULTS = dict(img=32, channels=3, patch=4, dim=128, depth=4, heads=4, mlp_ratio=4.0,
                 freq_dim=256, norm="layernorm", qk_norm=False, mlp="gelu", mlp_multiple_of=1,
-                pos="learned", rope_base=100.0, bias=True, ada="plain")
+                pos="learned", rope_base=100.0, bias=True, ada="plain", classes=0)
 EPS = 1e-6   # both block norms and QK-norm
 
 
@@ -167,6 +171,9 @@ class TinyDiT(nn.Module):
             self.rope_cs = rope_tables(grid, d // cfg["heads"], cfg["rope_base"])
         self.t_fc1 = nn.Linear(cfg["freq_dim"], d, bias=b)
         self.t_fc2 = nn.Linear(d, d, bias=b)
+        if cfg["classes"] > 0:   # a row per class and one more, the null label (the last)
+            self.y_embed = nn.Embedding(cfg["classes"] + 1, d)
+            nn.init.normal_(self.y_embed.weight, std=0.02)
         self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg["depth"]))
         self.ada_f = nn.Linear(d, 2 * d, bias=b)
         self.head = nn.Linear(d, patch_dim, bias=b)
@@ -181,7 +188,7 @@ class TinyDiT(nn.Module):
         angle = 1000.0 * t[:, None] * freqs.to(t.dtype)
         return torch.cat([angle.cos(), angle.sin()], dim=1)
 
-    def forward(self, x, t):   # x (N, C, img, img), t (N,) -> velocity, same shape as x
+    def forward(self, x, t, y=None):   # x (N, C, img, img), t (N,), y (N,) labels -> velocity, x's shape
         n, channels, img, _ = x.shape
         p = self.cfg["patch"]; grid = img // p
         # patches in row-major grid order, each (channel, row-in-patch, col-in-patch)
@@ -193,6 +200,10 @@ class TinyDiT(nn.Module):
         else:
             rope_cs = tuple(table.to(x.dtype) for table in self.rope_cs)
         c = self.t_fc2(F.silu(self.t_fc1(self.timestep_features(t))))
+        if self.cfg["classes"] > 0:   # no labels: every image the null label
+            if y is None:
+                y = torch.full((n,), self.cfg["classes"], dtype=torch.long)
+            c = c + self.y_embed(y)
         for block in self.blocks:
             h = block(h, c, rope_cs)
         shift, scale = self.ada_f(F.silu(c))[:, None, :].chunk(2, dim=-1)
@@ -201,11 +212,19 @@ class TinyDiT(nn.Module):
         return out.reshape(n, channels, img, img)
 
 
-def flow_loss(model, x1, x0, t):
+def flow_loss(model, x1, x0, t, y=None):
     """x_t = (1-t)·x0 + t·x1; the model predicts the velocity x1 - x0."""
     tb = t[:, None, None, None]
-    v = model((1 - tb) * x0 + tb * x1, t)
+    v = model((1 - tb) * x0 + tb * x1, t, y)
     return ((v - (x1 - x0)) ** 2).mean(), v
+
+
+def guided_velocity(model, x, t, y, w):
+    """Classifier-free guidance: v(null) + w·(v(y) − v(null)); w = 1 is the conditional model."""
+    if w == 1.0:
+        return model(x, t, y)
+    v_null = model(x, t, torch.full_like(y, model.cfg["classes"]))
+    return v_null + w * (model(x, t, y) - v_null)
 
 
 def adamw(model, lr, weight_decay):   # decay on weight matrices only, as the C trainer does
@@ -260,7 +279,12 @@ GOLDEN = {
                         mlp_ratio=3.0)),
     # adaLN-Zero's gates (the weights are random, as in every file, so no gate is 0)
     "adazero": (11, dict(ada="zero")),
+    # class labels, each sampled with guidance (GUIDANCE): alone, and with
+    # adaLN-Zero and RoPE (the step-7 model)
+    "classes": (12, dict(classes=10)),
+    "classes_adazero": (13, dict(classes=10, ada="zero", pos="rope2d")),
 }
+GUIDANCE = {"classes": 2.0, "classes_adazero": 3.0}   # w of the sample, two forward passes a step
 # A file where every norm's eps matters: the residual stream and the queries
 # and keys kept tiny (weights scaled down after the draw), so that the mean
 # square each norm sees, about 1e-8 to 1e-6, is at or below eps = 1e-6. With
@@ -282,7 +306,7 @@ def meta_value(v):   # as the C config parser reads them: true/false, 4.0, 100.0
     return str(v).lower() if isinstance(v, bool) else str(v)
 
 
-def golden_file(path, seed, overrides, scales=None):
+def golden_file(path, seed, overrides, scales=None, guidance=1.0):
     cfg = dict(DEFAULTS, **SMALL)
     cfg.update(overrides)
     torch.manual_seed(seed)
@@ -299,11 +323,16 @@ def golden_file(path, seed, overrides, scales=None):
     t = torch.rand(BATCH, dtype=torch.float64)
     out = {"param." + n: p.detach().clone() for n, p in model.named_parameters()}
     out.update({"input.x1": x1, "input.x0": x0, "input.t": t})
+    y = None
+    if cfg["classes"] > 0:   # random classes, the last image the null label: its row gets a gradient too
+        y = torch.randint(0, cfg["classes"], (BATCH,))
+        y[-1] = cfg["classes"]
+        out["input.y"] = y.to(torch.float64)
 
     opt = adamw(model, LR, WEIGHT_DECAY)
     for k in range(1, ADAMW_STEPS + 1):
         opt.zero_grad()
-        loss, v = flow_loss(model, x1, x0, t)
+        loss, v = flow_loss(model, x1, x0, t, y)
         loss.backward()
         grads = {n: p.grad.detach().clone() for n, p in model.named_parameters()}
         if k == 1:
@@ -313,7 +342,7 @@ def golden_file(path, seed, overrides, scales=None):
         after = {n: p.detach().clone() for n, p in model.named_parameters()}
         if k == 1:
             out.update({"adamw." + n: p for n, p in after.items()})
-            sample = euler_sample(model, cfg)
+            sample = euler_sample(model, cfg, guidance)
         out.update({f"adamw{k}.grad." + n: g for n, g in grads.items()})
         out.update({f"adamw{k}." + n: p for n, p in after.items()})
     out.update(sample)
@@ -322,25 +351,34 @@ def golden_file(path, seed, overrides, scales=None):
     meta.update({"seed": str(seed), "adamw.lr": str(LR), "adamw.beta1": "0.9", "adamw.beta2": "0.999",
                  "adamw.eps": str(1e-8), "adamw.weight_decay": str(WEIGHT_DECAY),
                  "adamw.steps": str(ADAMW_STEPS), "sample.steps": str(SAMPLE_STEPS)})
+    if cfg["classes"] > 0:
+        meta["sample.guidance"] = str(guidance)
     save_safetensors(path, out, meta)
     params = sum(p.numel() for p in model.parameters())
     print(f"{path}: {params} parameters, loss {out['output.loss'].item():.6f}, {os.path.getsize(path)} bytes")
 
 
-def euler_sample(model, cfg):
-    """From noise at t = 0 to an image at t = 1: x += v(x, i/S) / S."""
+def euler_sample(model, cfg, guidance):
+    """From noise at t = 0 to an image at t = 1: x += v(x, i/S) / S; class-conditional,
+    v guided toward the labels [1, classes - 1]."""
+    labels = torch.tensor([1, cfg["classes"] - 1]) if cfg["classes"] > 0 else None
     with torch.no_grad():
         noise = torch.randn(SAMPLES, cfg["channels"], cfg["img"], cfg["img"], dtype=torch.float64)
         x = noise.clone()
         for i in range(SAMPLE_STEPS):
-            x = x + model(x, torch.full((SAMPLES,), i / SAMPLE_STEPS, dtype=torch.float64)) / SAMPLE_STEPS
-    return {"sample.noise": noise, "sample.out": x}
+            t = torch.full((SAMPLES,), i / SAMPLE_STEPS, dtype=torch.float64)
+            v = model(x, t) if labels is None else guided_velocity(model, x, t, labels, guidance)
+            x = x + v / SAMPLE_STEPS
+    out = {"sample.noise": noise, "sample.out": x}
+    if labels is not None:
+        out["sample.y"] = labels.to(torch.float64)
+    return out
 
 
 def cmd_golden(a):
     os.makedirs(a.dir, exist_ok=True)
     for name, (seed, overrides) in GOLDEN.items():
-        golden_file(os.path.join(a.dir, name + ".safetensors"), seed, overrides)
+        golden_file(os.path.join(a.dir, name + ".safetensors"), seed, overrides, guidance=GUIDANCE.get(name, 1.0))
     for name, (seed, overrides, scales) in SMALL_NORMS.items():
         golden_file(os.path.join(a.dir, name + ".safetensors"), seed, overrides, scales)
 

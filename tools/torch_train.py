@@ -40,8 +40,8 @@ PRESETS = {"smoke": dict(dim=32, depth=2, heads=2, freq_dim=32, batch=16, steps=
 # val_every and guidance are read and recorded like the C trainer's, but this
 # trainer checks val MSE only at the end (it writes no val_curve) and draws no
 # samples
-TRAINING = dict(seed=0, data_seed=-1, lr=3e-4, weight_decay=0.0, batch=128, steps=4000, flip=True, threads=0, val_every=0,
-                guidance=1.0)
+TRAINING = dict(seed=0, data_seed=-1, lr=3e-4, weight_decay=0.0, batch=128, steps=4000, flip=True, label_drop=0.1,
+                threads=0, val_every=0, guidance=1.0)
 
 
 # ---------------------------------------------------------------------------
@@ -130,7 +130,8 @@ def cmd_replay(a):
     rel = []
     for k in range(K):
         opt.zero_grad()
-        loss = flow_loss(model, tensors["x1"][k], tensors["x0"][k], tensors["t"][k])[0]
+        y = tensors["y"][k].long() if "y" in tensors else None   # class-conditional: the labels C trained on
+        loss = flow_loss(model, tensors["x1"][k], tensors["x0"][k], tensors["t"][k], y)[0]
         loss.backward()
         opt.step()
         rel.append(abs(loss.item() - c_loss[k].item()) / c_loss[k].item())
@@ -144,7 +145,7 @@ def cmd_replay(a):
     # difference: lr is the natural unit for the weights' differences.
     worst = max(((p.detach() - tensors["after." + n]).abs().max().item(), n) for n, p in model.named_parameters())
     print(f"weights after step {K}: largest difference {worst[0] / cfg['lr']:.3f} lr ({worst[1]})")
-    if "val_mse" in tensors and os.path.isfile(os.path.join(os.environ.get("CIFAR_DIR", ""), "test_batch.bin")):
+    if "val_mse" in tensors and cfg["classes"] == 0 and os.path.isfile(os.path.join(os.environ.get("CIFAR_DIR", ""), "test_batch.bin")):
         c_val = tensors["val_mse"].item()
         t_val = val_mse(model, load_cifar(["test_batch.bin"])[:VAL_IMAGES], cfg)
         print(f"val MSE after step {K}: C {c_val:.6f}, PyTorch {t_val:.6f}, difference {t_val - c_val:+.6f}")
@@ -249,6 +250,8 @@ def cmd_train(a):
     cfg = config_from(items)
     if cfg["data_seed"] != -1:   # one torch generator draws the weights, the batches and the noise here
         sys.exit("data_seed: this trainer draws everything from the seed; only the C trainer sets the data order apart")
+    if cfg["classes"] > 0:
+        sys.exit("classes: this trainer trains the unconditional model; only the C trainer trains on labels")
     torch.manual_seed(cfg["seed"])
     torch.set_num_threads(a.threads)
     run_dir = os.path.join(a.out, a.name)

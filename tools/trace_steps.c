@@ -11,6 +11,8 @@
 //   after.NAME    every weight after step K
 //   x1            (K, B, C, S, S) each step's batch, flips applied
 //   x0, t         (K, B, C, S, S) and (K, B) each step's noise and times
+//   y             (K, B) class-conditional: each step's labels, after the
+//                 label dropout (floats holding integers; classes = null)
 //   loss          (K) the loss of each step, grad_norm (K) its gradient norm
 //   exam.t        (2000) the val-MSE exam's times and exam.x0_head (4, C, S, S)
 //                 its first four noise images, so a reimplementation of the
@@ -64,6 +66,8 @@ typedef struct {
     int K, B;
     size_t per;                     // floats per image
     float *x1, *x0, *t, *loss, *grad_norm;
+    float *y;                       // (K, B) the labels trained on, when classes > 0
+    int *labels;                    // (B) one batch's labels, from the loader
     float *weights0;                // (n_params) before step 1
 } Trace;
 
@@ -89,7 +93,9 @@ static void take_steps(Trace *tr, Training *run) {
     Progress pr;
     progress_begin(&pr, stderr, "trace", 0, tr->K);
     for (int k = 0; k < tr->K; k++) {
-        tr->loss[k] = (float)training_step(run, tr->x1 + (size_t)k * tr->B * tr->per);
+        tr->loss[k] = (float)training_step(run, tr->x1 + (size_t)k * tr->B * tr->per, tr->labels);
+        if (tr->y)   // the labels the step trained on, dropped ones as the null label
+            for (int b = 0; b < tr->B; b++) tr->y[(size_t)k * tr->B + b] = (float)run->ts.y[b];
         tr->grad_norm[k] = (float)run->ts.grad_norm;
         memcpy(tr->x0 + (size_t)k * tr->B * tr->per, run->ts.x0, sizeof(float) * tr->B * tr->per);
         memcpy(tr->t + (size_t)k * tr->B, run->ts.t, sizeof(float) * tr->B);
@@ -111,6 +117,7 @@ static int save_trace(const char *path, const Trace *tr, Model *m, const Config 
     st_writer_add(&w, "x1", 5, img, tr->x1);
     st_writer_add(&w, "x0", 5, img, tr->x0);
     st_writer_add(&w, "t", 2, (long[]){ tr->K, tr->B }, tr->t);
+    if (tr->y) st_writer_add(&w, "y", 2, (long[]){ tr->K, tr->B }, tr->y);
     st_writer_add(&w, "loss", 1, (long[]){ tr->K }, tr->loss);
     st_writer_add(&w, "grad_norm", 1, (long[]){ tr->K }, tr->grad_norm);
     st_writer_add(&w, "exam.t", 1, (long[]){ VAL_IMAGES }, exam_t);
@@ -148,7 +155,10 @@ int main(int argc, char **argv) {
     tr.loss = malloc(sizeof(float) * K);
     tr.grad_norm = malloc(sizeof(float) * K);
     tr.weights0 = malloc(sizeof(float) * run.m.n_params);
-    if (!tr.x1 || !tr.x0 || !tr.t || !tr.loss || !tr.grad_norm || !tr.weights0) {
+    tr.labels = malloc(sizeof(int) * tr.B);
+    tr.y = cfg->model.classes > 0 ? malloc(sizeof(float) * (size_t)K * tr.B) : NULL;
+    if (!tr.x1 || !tr.x0 || !tr.t || !tr.loss || !tr.grad_norm || !tr.weights0 || !tr.labels ||
+        (cfg->model.classes > 0 && !tr.y)) {
         fprintf(stderr, "error: out of memory (%d steps of batch %d need %.0f MB; try fewer --steps)\n",
                 K, tr.B, 8.0 * batch_floats / 1e6);
         return 1;
@@ -164,5 +174,6 @@ int main(int argc, char **argv) {
                tr.loss[K - 1], val);
     training_free(&run); cifar_free(&train); cifar_free(&test);
     free(tr.x1); free(tr.x0); free(tr.t); free(tr.loss); free(tr.grad_norm); free(tr.weights0);
+    free(tr.labels); free(tr.y);
     return rc;
 }

@@ -51,6 +51,7 @@ typedef struct {
     int N;                          // images in the file's batch
     size_t per;                     // floats per image
     const StTensor *x1, *x0, *t;    // the batch: data, noise, times
+    int *y;                         // (N) its labels (class-conditional), else NULL
     int K;                          // AdamW steps in the file
     float *chain;                   // our weights after AdamW on the reference's gradients
     float *keep_m, *keep_v;         // that chain's moments, kept across a step of ours
@@ -62,6 +63,27 @@ static const StTensor *need_param(const Golden *g, const char *prefix, int i) {
     snprintf(name, sizeof name, "%s%s", prefix, g->m.tensors[i].name);
     return need(&g->st, name, g->m.tensors[i].size, g->path, g->err, g->errlen);
 }
+
+// Labels stored as floats holding integers ("input.y", "sample.y"): n of
+// them, each a class 0..classes-1 or the null label, classes. A new array,
+// or NULL with a message.
+static int *labels_from(const Golden *g, const char *name, int n) {
+    const StTensor *t = need(&g->st, name, (size_t)n, g->path, g->err, g->errlen);
+    int classes = g->m.cfg.classes, *y = t ? malloc(sizeof(int) * n) : NULL;
+    if (!t) return NULL;
+    if (!y) { snprintf(g->err, g->errlen, "out of memory"); return NULL; }
+    for (int i = 0; i < n; i++) {
+        float v = t->data[i];
+        if (!(v >= 0 && v <= classes) || v != (float)(int)v) {
+            snprintf(g->err, g->errlen, "%s: %s[%d] is %g, not a label 0..%d", g->path, name, i, v, classes);
+            free(y);
+            return NULL;
+        }
+        y[i] = (int)v;
+    }
+    return y;
+}
+
 
 // The file's config and weights into a model, its AdamW settings and batch.
 static int golden_open(Golden *g, GoldenReport *rep) {
@@ -78,6 +100,7 @@ static int golden_open(Golden *g, GoldenReport *rep) {
     g->x1 = need(&g->st, "input.x1", g->N * g->per, g->path, g->err, g->errlen);
     g->x0 = need(&g->st, "input.x0", g->N * g->per, g->path, g->err, g->errlen);
     if (!g->x1 || !g->x0) return -1;
+    if (cfg.model.classes > 0 && !(g->y = labels_from(g, "input.y", g->N))) return -1;
     const SafeTensors *st = &g->st;
     AdamWConfig opt = { (float)meta_num(st, "adamw.lr", 1e-2), (float)meta_num(st, "adamw.beta1", 0.9),
                         (float)meta_num(st, "adamw.beta2", 0.999), (float)meta_num(st, "adamw.eps", 1e-8),
@@ -197,7 +220,7 @@ static int check_step(Golden *g, GoldenReport *rep, int k, double *bound) {
     memcpy(g->keep_m, g->ts.adam_m, bytes);
     memcpy(g->keep_v, g->ts.adam_v, bytes);
     if (copy_tensors(g, s.before, g->m.params) != 0) return -1;
-    double loss = train_forward_backward(&g->ts, g->x1->data, g->x0->data, g->t->data);
+    double loss = train_forward_backward(&g->ts, g->x1->data, g->x0->data, g->t->data, g->y);
     if (k == 1) {
         const StTensor *vref = need(&g->st, "output.v", g->N * g->per, g->path, g->err, g->errlen);
         const StTensor *lref = need(&g->st, "output.loss", 1, g->path, g->err, g->errlen);
@@ -219,7 +242,8 @@ static int check_step(Golden *g, GoldenReport *rep, int k, double *bound) {
     return check_weights(g, rep, &s, k, NULL);
 }
 
-// An Euler sample with the reference's weights after the first step.
+// An Euler sample with the reference's weights after the first step; a
+// class-conditional file's for the labels "sample.y" at its guidance.
 static int check_sample(Golden *g, GoldenReport *rep) {
     const StTensor *noise = need(&g->st, "sample.noise", 0, g->path, g->err, g->errlen);
     const StTensor *sref = need(&g->st, "sample.out", noise ? noise->numel : 0, g->path, g->err, g->errlen);
@@ -227,19 +251,24 @@ static int check_sample(Golden *g, GoldenReport *rep) {
     if (!noise || !sref || copy_tensors(g, s.after, g->m.params) != 0) return -1;
     int SN = (int)(noise->numel / g->per);
     int steps = (int)meta_num(&g->st, "sample.steps", 4);
+    float w = (float)meta_num(&g->st, "sample.guidance", 1.0);
+    int *y = g->m.cfg.classes > 0 ? labels_from(g, "sample.y", SN) : NULL;
+    if (g->m.cfg.classes > 0 && !y) return -1;
     Activations sa;
     float *x = malloc(noise->numel * sizeof(float));
-    if (!x || activations_alloc(&sa, &g->m, SN) != 0) {
-        free(x);
+    if (!x || activations_alloc(&sa, &g->m, y ? flow_guided_rows(SN, w) : SN) != 0) {
+        free(x); free(y);
         snprintf(g->err, g->errlen, "out of memory");
         return -1;
     }
     memcpy(x, noise->data, noise->numel * sizeof(float));
-    flow_sample(&g->m, &sa, x, steps);
-    worse(add_check(rep, "sample", 0, GOLDEN_TOL_SAMPLE), scaled_err(x, sref->data, noise->numel), "");
+    int rc = 0;
+    if (y) rc = flow_sample_guided(&g->m, &sa, x, y, SN, w, steps, g->err, g->errlen);
+    else flow_sample(&g->m, &sa, x, steps);
+    if (rc == 0) worse(add_check(rep, "sample", 0, GOLDEN_TOL_SAMPLE), scaled_err(x, sref->data, noise->numel), "");
     activations_free(&sa);
-    free(x);
-    return 0;
+    free(x); free(y);
+    return rc;
 }
 
 int golden_compare(const char *path, GoldenReport *rep, char *err, size_t errlen) {
@@ -255,7 +284,7 @@ int golden_compare(const char *path, GoldenReport *rep, char *err, size_t errlen
     if (rc == 0) rc = check_sample(&g, rep);
     if (rc == 0) rep->pass = golden_margin(rep, NULL) >= 1.0;
     free(bound);
-    free(g.chain); free(g.keep_m); free(g.keep_v);
+    free(g.chain); free(g.keep_m); free(g.keep_v); free(g.y);
     if (g.have_ts) train_state_free(&g.ts);
     if (g.have_model) model_free(&g.m);
     st_free(&g.st);

@@ -24,6 +24,8 @@ int val_exam_init(ValExam *e, const Model *m, const CifarSet *test, int n_images
     // the images come as CIFAR-10's 3,072 floats: a model of another shape
     // would read past its buffers (programs say so first: cifar_check_config)
     if (cifar_check_config(c, "val exam", NULL, 0) != 0) return -1;
+    // a class-conditional model sits it with each image's label: there must be one, a class it knows
+    if (c->classes > 0 && cifar_check_labels(test, c->classes, "the val exam's set", NULL, 0) != 0) return -1;
     if (n_images > test->n) n_images = test->n;   // the exam is drawn for this count
     e->n_images = n_images;
     e->per = (size_t)c->channels * c->img * c->img;
@@ -32,7 +34,9 @@ int val_exam_init(ValExam *e, const Model *m, const CifarSet *test, int n_images
     e->x1 = malloc(sizeof(float) * e->per * EVAL_BATCH);
     e->xt = malloc(sizeof(float) * e->per * EVAL_BATCH);
     e->target = malloc(sizeof(float) * e->per * EVAL_BATCH);
-    if (!e->x0 || !e->t || !e->x1 || !e->xt || !e->target || activations_alloc(&e->a, m, EVAL_BATCH) != 0) {
+    if (c->classes > 0) e->y = malloc(sizeof(int) * EVAL_BATCH);
+    if (!e->x0 || !e->t || !e->x1 || !e->xt || !e->target || (c->classes > 0 && !e->y) ||
+        activations_alloc(&e->a, m, EVAL_BATCH) != 0) {
         val_exam_free(e);
         return -1;
     }
@@ -49,7 +53,8 @@ double val_exam_run(ValExam *e, Model *m, const CifarSet *test) {
         cifar_range_to_float(test, i, n, e->x1);
         flow_interpolate(e->xt, e->target, e->x1, e->x0 + e->per * i, e->t + i, n, e->per);
         e->a.N = n;   // a smaller last batch fits in the same buffers
-        model_forward(m, &e->a, e->xt, e->t + i);
+        if (e->y) for (int k = 0; k < n; k++) e->y[k] = test->labels[i + k];   // the true labels
+        model_forward(m, &e->a, e->xt, e->t + i, e->y);
         total += flow_mse(NULL, e->a.v, e->target, e->per * n) * n;
     }
     e->a.N = EVAL_BATCH;
@@ -58,7 +63,7 @@ double val_exam_run(ValExam *e, Model *m, const CifarSet *test) {
 
 void val_exam_free(ValExam *e) {
     activations_free(&e->a);   // safe on a zeroed or half-made one
-    free(e->x0); free(e->t); free(e->x1); free(e->xt); free(e->target);
+    free(e->x0); free(e->t); free(e->x1); free(e->xt); free(e->target); free(e->y);
     memset(e, 0, sizeof *e);
 }
 

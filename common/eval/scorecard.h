@@ -39,11 +39,14 @@ typedef struct {
     Activations a;              // for EVAL_BATCH images
     float *x0, *t;              // the exam's noise (n_images, per) and times (n_images)
     float *x1, *xt, *target;    // one batch: images, x_t, velocity target
+    int *y;                     // its labels, for a class-conditional model (else NULL)
     int n_images;
     size_t per;                 // floats per image
 } ValExam;
-// The exam of the first n_images of test (at most test->n). 0, or -1 when
-// out of memory or when m's img and channels are not CIFAR-10's.
+// The exam of the first n_images of test (at most test->n); a
+// class-conditional model sits it with each image's true label. 0, or -1
+// when out of memory, when m's img and channels are not CIFAR-10's, or when
+// m is class-conditional and test has no labels, or one not below classes.
 int val_exam_init(ValExam *e, const Model *m, const CifarSet *test, int n_images);
 // val MSE of m on that exam; test must be the set given to val_exam_init.
 double val_exam_run(ValExam *e, Model *m, const CifarSet *test);

@@ -239,6 +239,20 @@ int cifar_check_config(const ModelConfig *c, const char *what, char *err, size_t
     return 0;
 }
 
+int cifar_check_labels(const CifarSet *s, int classes, const char *what, char *err, size_t errlen) {
+    if (classes <= 0) return 0;
+    if (!s->labels)
+        return errorf(err, errlen, "%s has no labels, and classes=%d trains a class-conditional model on "
+                      "each image's label; a set without labels trains the unconditional model (classes=0)",
+                      what, classes);
+    for (int i = 0; i < s->n; i++)
+        if (s->labels[i] >= classes)
+            return errorf(err, errlen, "%s: image %d has label %d, but classes=%d knows labels 0..%d only; "
+                          "set classes to the data's number of classes (CIFAR-10: classes=%d)",
+                          what, i, s->labels[i], classes, classes - 1, CIFAR_NUM_CLASSES);
+    return 0;
+}
+
 void cifar_image_to_float(const uint8_t *pixels, int flip, float *out) {
     // p / 127.5f - 1.0f in float, the same two float32 operations as the
     // PyTorch reference (x / 127.5 - 1 on a float32 tensor), so the two agree

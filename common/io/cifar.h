@@ -35,7 +35,7 @@
 typedef struct {
     int n;             // number of images
     uint8_t *pixels;   // (n, 3, 32, 32) raw bytes 0..255
-    uint8_t *labels;   // (n) class 0..9
+    uint8_t *labels;   // (n) class 0..9, or NULL: a set without labels
 } CifarSet;
 
 // Where the data is:
@@ -86,6 +86,13 @@ void cifar_free(CifarSet *s);
 // where c comes from ("the options", a checkpoint's path) in the message.
 // 0, or -1 with a message naming the config's value and the data's.
 int cifar_check_config(const ModelConfig *c, const char *what, char *err, size_t errlen);
+
+// Do the set's labels fit a class-conditional model of `classes` classes?
+// classes = 0 (the unconditional model) reads none. Otherwise the set must
+// have labels (a set made without them, labels NULL, has none) and each
+// must be below classes. `what` names the set in the message. 0, or -1 with
+// a message naming the first image whose label does not fit.
+int cifar_check_labels(const CifarSet *s, int classes, const char *what, char *err, size_t errlen);
 
 // One image's bytes (3, 32, 32) to floats x = p / 127.5 - 1 in [-1, 1],
 // mirrored left-right if flip is non-zero.

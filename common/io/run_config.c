@@ -26,12 +26,14 @@ const ConfigKey RUN_KEYS[] = {
      "training steps"},
     {"flip",         PART_RUN,      KEY_BOOL,  R(flip),         true,   ANY_VALUE,      FROM_CHECKPOINT, NEW_CONFIG,
      "random horizontal flips of training images"},
+    {"label_drop",   PART_RUN,      KEY_FLOAT, R(label_drop),   0.1,    IN(0, 1),       FROM_CHECKPOINT, NEW_CONFIG,
+     "classes > 0: probability that a training label becomes the null label"},
     {"threads",      PART_RUN,      KEY_INT,   R(threads),      0,      AT_LEAST(0),    FROM_OPTIONS,    SAME_RUN,
      "OpenMP/BLAS threads, 0 = all cores"},
     {"val_every",    PART_RUN,      KEY_INT,   R(val_every),    0,      AT_LEAST(0),    FROM_OPTIONS,    SAME_RUN,
      "steps between val MSE checks while training, 0 = only at the end"},
     {"guidance",     PART_SAMPLING, KEY_FLOAT, R(guidance),     1,      AT_LEAST(0),    FROM_OPTIONS,    NEW_CONFIG,
-     "classifier-free guidance scale of the samples, 1 = none"},
+     "classes > 0: classifier-free guidance scale of the samples, 1 = none"},
     {NULL},
 };
 #undef R

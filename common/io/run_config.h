@@ -23,6 +23,7 @@ typedef struct {
     float weight_decay;         // AdamW weight decay of 2-D tensors
     int batch;                  // images per step
     bool flip;                  // random horizontal flips of training images
+    float label_drop;           // classes > 0: each image's label becomes the null label with this probability
     // How far it goes and how it is watched and run: a resume takes the
     // options' (config_for_resume).
     int steps;                  // training steps
@@ -37,9 +38,9 @@ typedef struct {
     // because the project promises the same bits for the same seed and
     // thread count.
     int threads;                // 0 = all cores
-    // How the run's samples are drawn (samples.png, probe-FD): a resume takes
-    // the options'.
-    float guidance;             // classifier-free guidance scale, 1 = none
+    // How the run's samples are drawn (samples.png, probe-FD): not trained,
+    // so a resume (and a scorecard of a checkpoint) takes the options'.
+    float guidance;             // classifier-free guidance scale w: 1 the conditional model, 0 the unconditional
 } RunConfig;
 
 // Every field of RunConfig, one row each (nn/config.h): the run's, then

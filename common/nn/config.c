@@ -60,6 +60,8 @@ const ConfigKey MODEL_KEYS[] = {
      "biases in every Linear layer"},
     {"ada",             PART_MODEL, KEY_ENUM,  M(ada),             ADA_PLAIN,      NAMES(ADA_NAMES),         FROM_CHECKPOINT, NEW_CONFIG,
      "adaLN: plain, or zero (adaLN-Zero: gated halves, zero init)"},
+    {"classes",         PART_MODEL, KEY_INT,   M(classes),         0,              IN(0, TINYDIT_MAX_CLASSES), FROM_CHECKPOINT, NEW_CONFIG,
+     "class labels, 0 = unconditional; N: labels 0..N-1 and the null label N"},
     {NULL},
 };
 #undef M

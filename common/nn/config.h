@@ -13,6 +13,10 @@
 // table of tensors, model.h; a run's largest attention logit of each block).
 #define TINYDIT_MAX_DEPTH 64
 
+// The most class labels a class-conditional model may have (ImageNet's
+// thousand); its label table has one row more, the null label.
+#define TINYDIT_MAX_CLASSES 1000
+
 typedef enum { NORM_LAYERNORM = 0, NORM_RMSNORM = 1 } NormKind;
 typedef enum { MLP_GELU = 0, MLP_SWIGLU = 1 } MlpKind;
 typedef enum { POS_LEARNED = 0, POS_ROPE2D = 1 } PosKind;
@@ -33,6 +37,7 @@ typedef struct {
     float rope_base;            // RoPE frequency base
     bool bias;                  // false drops every Linear bias
     AdaKind ada;                // plain (shift, scale) | zero (adaLN-Zero: gates, zero init)
+    int classes;                // 0: unconditional; N: labels 0..N-1, and N the null label
 } ModelConfig;
 
 // Derived sizes, computed from the fields above.

@@ -1,6 +1,7 @@
-// embed.c: how an image and a time become tokens: patchify / unpatchify,
-// the learned row and column position tables, the sinusoidal timestep
-// features, and the 2D RoPE tables and rotation.
+// embed.c: how an image, a time and a label become tokens and a condition:
+// patchify / unpatchify, the learned row and column position tables, the
+// class labels' table, the sinusoidal timestep features, and the 2D RoPE
+// tables and rotation.
 #include <math.h>
 #include <string.h>
 #include "layers.h"
@@ -67,6 +68,30 @@ void pos_add_backward(float *dpos_row, float *dpos_col, const float *dh, int N, 
             float *dr = dpos_row + (size_t)(tok / g) * D, *dc = dpos_col + (size_t)(tok % g) * D;  // (D)
             for (int i = 0; i < D; i++) { dr[i] += d[i]; dc[i] += d[i]; }
         }
+}
+
+// ---------------------------------------------------------------------------
+// Class labels: image n's condition gets row y[n] of the table added. The
+// last row, y = classes, is the null label: what a dropped label becomes in
+// training, and the unconditional half of a guided sample. A lookup, not a
+// product: one row per image, whatever the number of classes.
+void label_embed_forward(float *c, const float *table, const int *y, int N, int D) {
+    for (int n = 0; n < N; n++) {
+        const float *row = table + (size_t)y[n] * D;     // (D) the label's row
+        float *cn = c + (size_t)n * D;                   // (D)
+        for (int i = 0; i < D; i++) cn[i] += row[i];
+    }
+}
+
+// The gather's gradient is a scatter: each image's dc lands on the row it
+// read. Images of the same label add into one row, so on one thread, in
+// image order: deterministic.
+void label_embed_backward(float *dtable, const float *dc, const int *y, int N, int D) {
+    for (int n = 0; n < N; n++) {
+        float *drow = dtable + (size_t)y[n] * D;         // (D)
+        const float *d = dc + (size_t)n * D;             // (D)
+        for (int i = 0; i < D; i++) drow[i] += d[i];
+    }
 }
 
 // ---------------------------------------------------------------------------

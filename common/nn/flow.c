@@ -1,5 +1,9 @@
-// flow.c: the flow-matching loss and the Euler sampler.
+// flow.c: the flow-matching loss, the Euler sampler, and classifier-free
+// guidance.
+#include <math.h>
 #include <stdlib.h>
+#include <string.h>
+#include "errors.h"
 #include "flow.h"
 
 void flow_interpolate(float *xt, float *target, const float *x1, const float *x0,
@@ -40,8 +44,57 @@ void flow_sample(Model *m, Activations *a, float *x, int steps) {
     float *t = malloc(sizeof(float) * N);                 // (N) every image at the same time
     for (int i = 0; i < steps; i++) {
         for (int n = 0; n < N; n++) t[n] = (float)i / (float)steps;
-        model_forward(m, a, x, t);                        // a->v (N, C, S, S)
+        model_forward(m, a, x, t, NULL);                  // a->v (N, C, S, S)
         flow_euler_step(x, a->v, 1.0f / (float)steps, (size_t)N * per_image);
     }
     free(t);
+}
+
+void flow_guided_velocity(float *v, const float *v_both, float w, size_t n) {
+    // EXERCISE(guided_velocity) begin
+    const float *v_null = v_both, *v_label = v_both + n;   // (n) each
+    #pragma omp parallel for schedule(static)
+    for (size_t j = 0; j < n; j++) v[j] = v_null[j] + w * (v_label[j] - v_null[j]);
+    // EXERCISE end
+}
+
+int flow_guided_rows(int N, float w) { return w == 1.0f ? N : 2 * N; }
+
+int flow_sample_guided(Model *m, Activations *a, float *x, const int *y, int N, float w, int steps,
+                       char *err, size_t errlen) {
+    int classes = m->cfg.classes, rows = flow_guided_rows(N, w), N_given = a->N;
+    if (classes <= 0) return errorf(err, errlen, "guided sampling needs a class-conditional model (classes > 0)");
+    if (!(w >= 0.0f) || !isfinite(w)) return errorf(err, errlen, "guidance=%g: must be a finite number >= 0", w);
+    if (!y) return errorf(err, errlen, "guided sampling needs a label for each image (the null label %d: none)", classes);
+    if (N < 1 || rows > N_given)
+        return errorf(err, errlen, "%d images at guidance %g need activations for %d, not %d", N, w, rows, N_given);
+    for (int n = 0; n < N; n++)
+        if (y[n] < 0 || y[n] > classes)
+            return errorf(err, errlen, "label %d of image %d: not a class 0..%d nor the null label %d", y[n], n,
+                          classes - 1, classes);
+    size_t per_image = (size_t)m->cfg.channels * m->cfg.img * m->cfg.img, n = (size_t)N * per_image;
+    float *t = malloc(sizeof(float) * rows);                 // (rows) every image at the same time
+    int *labels = malloc(sizeof(int) * rows);                // (rows) [null | y], or y at w = 1
+    float *both = rows > N ? malloc(sizeof(float) * 2 * n) : NULL;   // (2N, C, S, S) [x | x]
+    if (!t || !labels || (rows > N && !both)) {
+        free(t); free(labels); free(both);
+        return errorf(err, errlen, "out of memory for a guided sample of %d images", N);
+    }
+    for (int r = 0; r < rows; r++) labels[r] = rows > N && r < N ? classes : y[r % N];
+    a->N = rows;
+    for (int i = 0; i < steps; i++) {
+        for (int r = 0; r < rows; r++) t[r] = (float)i / (float)steps;
+        if (rows == N) {                                       // w = 1: v(x, t, y) itself
+            model_forward(m, a, x, t, labels);
+        } else {                                               // one batch, both velocities
+            memcpy(both, x, n * sizeof(float));
+            memcpy(both + n, x, n * sizeof(float));
+            model_forward(m, a, both, t, labels);              // a->v (2N, C, S, S)
+            flow_guided_velocity(a->v, a->v, w, n);            // its first N: the guided v
+        }
+        flow_euler_step(x, a->v, 1.0f / (float)steps, n);
+    }
+    a->N = N_given;
+    free(t); free(labels); free(both);
+    return 0;
 }

@@ -203,6 +203,14 @@ void unpatchify(float *img, const float *tokens, int N, int C, int S, int p);
 void pos_add_forward(float *h, const float *pos_row, const float *pos_col, int N, int g, int D);
 void pos_add_backward(float *dpos_row, float *dpos_col, const float *dh, int N, int g, int D);
 
+// Class labels: c[n, :] += table[y[n], :], a row of the table gathered into
+// each image's condition. c (N, D), table (classes + 1, D), y (N) each in
+// 0..classes. The backward scatters: each row used adds the gradient of
+// every image that used it, dtable[y[n], :] += dc[n, :]; rows no image used
+// get nothing (the labels are an input, not learned: no dy).
+void label_embed_forward(float *c, const float *table, const int *y, int N, int D);
+void label_embed_backward(float *dtable, const float *dc, const int *y, int N, int D);
+
 // Sinusoidal timestep features: e[n] = [cos(1000·t·f_j), sin(1000·t·f_j)],
 // f_j = exp(-ln(10000)·j/(F/2)). t (N), e (N, F). No parameters, no backward
 // (t is an input, not learned).

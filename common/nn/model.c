@@ -15,7 +15,7 @@
 // prints), make_views points the fields of ParamViews and BlockParams at them.
 
 // A shape's sizes, by what they are in the config.
-typedef enum { NONE, WIDTH, WIDTH_2, WIDTH_3, ADA_OUT, HIDDEN, PATCH_VALUES, FREQ, GRID, HEAD_DIM } Size;
+typedef enum { NONE, WIDTH, WIDTH_2, WIDTH_3, ADA_OUT, HIDDEN, PATCH_VALUES, FREQ, GRID, HEAD_DIM, LABELS } Size;
 
 static int size_of(const ModelConfig *c, Size s) {
     switch (s) {
@@ -28,13 +28,14 @@ static int size_of(const ModelConfig *c, Size s) {
     case FREQ:         return c->freq_dim;
     case GRID:         return cfg_grid(c);
     case HEAD_DIM:     return cfg_head_dim(c);
+    case LABELS:       return c->classes + 1;                  // the classes and the null label
     case NONE:         break;
     }
     return 1;
 }
 
 // Which configs have the tensor.
-typedef enum { ALWAYS, IF_LEARNED_POS, IF_QK_NORM, IF_GELU, IF_SWIGLU } When;
+typedef enum { ALWAYS, IF_LEARNED_POS, IF_QK_NORM, IF_GELU, IF_SWIGLU, IF_CLASSES } When;
 
 static int present(const ModelConfig *c, When w) {
     switch (w) {
@@ -42,16 +43,17 @@ static int present(const ModelConfig *c, When w) {
     case IF_QK_NORM:     return c->qk_norm;
     case IF_GELU:        return c->mlp == MLP_GELU;
     case IF_SWIGLU:      return c->mlp == MLP_SWIGLU;
+    case IF_CLASSES:     return c->classes > 0;
     case ALWAYS:         break;
     }
     return 1;
 }
 
 // One row: a Linear (name.weight of shape (rows, cols) = (out, in), and
-// name.bias (out) unless bias=false), a norm's gain (name, (rows)) or a
-// position table (name, (rows, cols)); how it starts (a Linear's weight and
-// bias alike); the views: byte offsets of float * fields in ParamViews (top
-// level) or BlockParams (in a block).
+// name.bias (out) unless bias=false), a norm's gain (name, (rows)), a
+// position table or the labels' table (name, (rows, cols)); how it starts
+// (a Linear's weight and bias alike); the views: byte offsets of float *
+// fields in ParamViews (top level) or BlockParams (in a block).
 typedef struct {
     const char *name;
     When when;
@@ -72,6 +74,7 @@ static const ParamRow BEFORE_BLOCKS[] = {
     { "patch_embed", ALWAYS,         PARAM_LINEAR,   WIDTH, PATCH_VALUES, INIT_FAN_IN, TOP(patch_w), TOP(patch_b) },
     { "t_fc1",       ALWAYS,         PARAM_LINEAR,   WIDTH, FREQ,         INIT_FAN_IN, TOP(t_fc1_w), TOP(t_fc1_b) },
     { "t_fc2",       ALWAYS,         PARAM_LINEAR,   WIDTH, WIDTH,        INIT_FAN_IN, TOP(t_fc2_w), TOP(t_fc2_b) },
+    { "y_embed.weight", IF_CLASSES,  PARAM_EMBEDDING, LABELS, WIDTH,      INIT_NORMAL, TOP(y_embed), 0 },
 };
 static const ParamRow IN_EACH_BLOCK[] = {   // names after "blocks.<b>."
     { "attn.qkv",           ALWAYS,     PARAM_LINEAR, WIDTH_3,  WIDTH,  INIT_FAN_IN, BLOCK(qkv_w),  BLOCK(qkv_b) },
@@ -216,7 +219,7 @@ void model_free(Model *m) {
 }
 
 // Each tensor as its row of the table says: Linear weights and biases
-// uniform in ±1/√fan_in (PyTorch's default), position tables N(0, 0.02²),
+// uniform in ±1/√fan_in (PyTorch's default), position and label tables N(0, 0.02²),
 // gains 1, zeros 0. Drawn tensor by tensor in table order from one stream;
 // a tensor of ones or zeros draws nothing.
 void model_init_weights(Model *m, unsigned long long seed) {
@@ -313,6 +316,7 @@ int activations_alloc(Activations *a, const Model *m, int N) {
     }
     a->att = calloc(depth, sizeof(AttentionCache));
     if (!a->att) return -1;
+    if (m->cfg.classes > 0 && !(a->labels = calloc(N, sizeof(int)))) return -1;
     Arena ar = { NULL, 0 };
     carve_activations(a, m, &ar);          // first pass: count
     a->floats = ar.used;
@@ -329,6 +333,7 @@ void activations_free(Activations *a) {
     for (int i = 0; i < N_BLOCK_LISTS; i++) free(*lists[i]);
     free(a->mem);
     free(a->att);
+    free(a->labels);
     memset(a, 0, sizeof *a);
 }
 
@@ -380,8 +385,15 @@ static void add_inplace(float *y, const float *x, size_t n) {
 // ---------------------------------------------------------------------------
 // Forward: embed, the blocks, the final layer.
 
-// The image becomes tokens (into the residual stream), the time becomes c.
-static void embed_forward(const Model *m, Activations *a, Dims d, const float *x, const float *t) {
+// Class-conditional: c += y_embed[y], each image's label's row (no labels:
+// the null label's), the labels kept for the backward.
+static void label_forward(const Model *m, Activations *a, Dims d, const int *y) {
+    for (int n = 0; n < d.N; n++) a->labels[n] = y ? y[n] : m->cfg.classes;     // (N)
+    label_embed_forward(a->c, m->p.y_embed, a->labels, d.N, d.D);             // (N, D)
+}
+
+// The image becomes tokens (into the residual stream), the time (and the label) become c.
+static void embed_forward(const Model *m, Activations *a, Dims d, const float *x, const float *t, const int *y) {
     const ParamViews *p = &m->p;
     // tokens: patches of the noisy image, embedded, plus their position
     patchify(a->tokens, x, d.N, d.C, d.S, d.patch);                 // (N, L, P)
@@ -393,6 +405,7 @@ static void embed_forward(const Model *m, Activations *a, Dims d, const float *x
     linear_forward(a->t_h, a->temb, p->t_fc1_w, p->t_fc1_b, d.N, d.F, d.D);   // (N, D)
     silu_forward(a->t_hs, a->t_h, (size_t)d.N * d.D);
     linear_forward(a->c, a->t_hs, p->t_fc2_w, p->t_fc2_b, d.N, d.D, d.D);     // (N, D)
+    if (m->cfg.classes > 0) label_forward(m, a, d, y);                         // (N, D)
     silu_forward(a->c_silu, a->c, (size_t)d.N * d.D);
 }
 
@@ -510,9 +523,9 @@ static void final_layer_forward(const Model *m, Activations *a, Dims d) {
     unpatchify(a->v, a->out_tokens, N, d.C, d.S, d.patch);                         // (N, C, S, S)
 }
 
-void model_forward(Model *m, Activations *a, const float *x, const float *t) {
+void model_forward(Model *m, Activations *a, const float *x, const float *t, const int *y) {
     Dims d = dims_of(&m->cfg, a->N);
-    embed_forward(m, a, d, x, t);
+    embed_forward(m, a, d, x, t, y);
     for (int b = 0; b < m->cfg.depth; b++) block_forward(m, a, d, b);
     final_layer_forward(m, a, d);
 }
@@ -635,8 +648,9 @@ void block_backward(Model *m, Activations *a, BackwardScratch *s, int b) {
 }
 
 // The embedding in reverse: positions and the patch projection (the image
-// itself needs no gradient), then the condition back through SiLU, t_fc2,
-// SiLU, t_fc1 (the time needs none either).
+// itself needs no gradient), then the condition back through SiLU into the
+// label rows used (class-conditional) and through t_fc2, SiLU, t_fc1 (the
+// time and the labels need none either).
 static void embed_backward(Model *m, Activations *a, BackwardScratch *s, Dims d) {
     const ParamViews *p = &m->p, *g = &m->g;
     int N = d.N, D = d.D;
@@ -644,6 +658,7 @@ static void embed_backward(Model *m, Activations *a, BackwardScratch *s, Dims d)
     if (m->cfg.pos == POS_LEARNED) pos_add_backward(g->pos_row, g->pos_col, s->dresid, N, d.grid, D);
     linear_backward(NULL, g->patch_w, g->patch_b, s->dresid, a->tokens, p->patch_w, d.NL, d.P, D);
     silu_backward(s->dc, s->dc_silu, a->c, ND);
+    if (m->cfg.classes > 0) label_embed_backward(g->y_embed, s->dc, a->labels, N, D);
     linear_backward(s->dt_hs, g->t_fc2_w, g->t_fc2_b, s->dc, a->t_hs, p->t_fc2_w, N, D, D);
     silu_backward(s->dt_h, s->dt_hs, a->t_h, ND);
     linear_backward(NULL, g->t_fc1_w, g->t_fc1_b, s->dt_h, a->temb, p->t_fc1_w, N, d.F, D);

@@ -7,14 +7,15 @@
 
 #define PARAM_NAME_LEN 48
 
-// What a tensor is: a Linear's weight or bias, a norm's gain, a position table.
-typedef enum { PARAM_LINEAR, PARAM_LINEAR_BIAS, PARAM_GAIN, PARAM_POSITION } ParamKind;
+// What a tensor is: a Linear's weight or bias, a norm's gain, a position
+// table, a table of class labels' rows (nn.Embedding).
+typedef enum { PARAM_LINEAR, PARAM_LINEAR_BIAS, PARAM_GAIN, PARAM_POSITION, PARAM_EMBEDDING } ParamKind;
 
 // How a tensor starts (model_init_weights), said by the parameter table in
 // model.c, row by row.
 typedef enum {
     INIT_FAN_IN,    // uniform in ±1/√fan_in, PyTorch's nn.Linear default (weight and bias)
-    INIT_NORMAL,    // normal, std 0.02 (the position tables)
+    INIT_NORMAL,    // normal, std 0.02 (the position tables, the label table)
     INIT_ONE,       // 1 (a norm's gain: the identity)
     INIT_ZERO,      // 0
     INIT_ZERO_IF_ADA_ZERO,  // the conditioning layers: 0 with ada=zero (adaLN-Zero), else
@@ -45,6 +46,7 @@ typedef struct {
 typedef struct {
     float *patch_w, *patch_b, *pos_row, *pos_col;
     float *t_fc1_w, *t_fc1_b, *t_fc2_w, *t_fc2_b;
+    float *y_embed;        // (classes + 1, D) with classes > 0: a row per label, the last the null label
     BlockParams *blocks;   // (depth)
     float *ada_f_w, *ada_f_b, *head_w, *head_b;
 } ParamViews;
@@ -61,6 +63,7 @@ typedef struct {
     float *temb;        // (N, F)     sinusoidal features of t
     float *t_h, *t_hs;  // (N, D)     t_fc1 output and its SiLU
     float *c, *c_silu;  // (N, D)     condition and SiLU(c), which every ada reads
+    int *labels;        // (N)        classes > 0: each image's label, 0..classes (classes: the null label)
     float *resid;       // (2·depth + 1, N, L, D) residual stream at each norm's input
     // per block (arrays of depth pointers):
     float **ada;        // (N, 4D)    shift_a, scale_a, shift_m, scale_m
@@ -112,8 +115,11 @@ size_t model_count_params(const ModelConfig *cfg);  // without allocating weight
 int activations_alloc(Activations *a, const Model *m, int N);
 void activations_free(Activations *a);
 
-// v = model(x, t). x (N, C, S, S), t (N). Result in a->v.
-void model_forward(Model *m, Activations *a, const float *x, const float *t);
+// v = model(x, t, y). x (N, C, S, S), t (N), y (N) the labels, each in
+// 0..classes (classes: the null label), kept in a->labels for the backward;
+// y NULL gives every image the null label. An unconditional model
+// (classes = 0) reads no labels. Result in a->v.
+void model_forward(Model *m, Activations *a, const float *x, const float *t, const int *y);
 
 // Backward from dv (N, C, S, S) = dLoss/dv. Accumulates into m->grads (zero
 // them first with model_zero_grad). The gradient buffers are sized once, one
@@ -136,7 +142,7 @@ typedef struct {
     float *dqkv;                      // (N, L, 3D)
     float *dmod1;                     // (N, L, D)   attention half
     float *dada;                      // (N, 4D), ada=zero (N, 6D)
-    float *dc_silu, *dc, *dt_hs, *dt_h; // (N, D)    the condition, back to t_fc1
+    float *dc_silu, *dc, *dt_hs, *dt_h; // (N, D)    the condition, back to t_fc1 (and y_embed)
     float *att_scratch;               // attention_backward_scratch_floats
 } BackwardScratch;
 int backward_scratch_alloc(BackwardScratch *s, const Model *m, int N);

@@ -151,6 +151,9 @@ static void add_params_in(Lines *ls, const Model *m, const char *indent, const c
         if (t->kind == PARAM_GAIN)
             add_line(ls, (long long)count, "%s(%s): %sRMSNorm((%d,), eps=%g, elementwise_affine=True)",
                      indent, labels, times, t->shape[0], NORM_EPS);
+        else if (t->kind == PARAM_EMBEDDING)   // the class labels' rows, the null label's last
+            add_line(ls, (long long)count, "%s(%s): %sEmbedding(%d, %d)", indent, labels, times,
+                     t->shape[0], t->shape[1]);
         else
             add_line(ls, (long long)count, "%s(%s): %s(%d, %d)", indent, labels, times,
                      t->shape[0], t->shape[1]);

@@ -21,6 +21,7 @@ int train_state_init(TrainState *s, Model *m, int batch, const AdamWConfig *opt)
     s->target = calloc(per, sizeof(float));
     s->dv = calloc(per, sizeof(float));
     s->t = calloc(batch, sizeof(float));                 // (N)
+    if (m->cfg.classes > 0 && !(s->y = calloc(batch, sizeof(int)))) return -1;   // (N)
     s->adam_m = calloc(m->n_params, sizeof(float));
     s->adam_v = calloc(m->n_params, sizeof(float));
     if (!s->x0 || !s->xt || !s->target || !s->dv || !s->t || !s->adam_m || !s->adam_v) return -1;
@@ -30,7 +31,7 @@ int train_state_init(TrainState *s, Model *m, int batch, const AdamWConfig *opt)
 void train_state_free(TrainState *s) {
     activations_free(&s->act);
     backward_scratch_free(&s->bw);
-    free(s->x0); free(s->xt); free(s->target); free(s->dv); free(s->t);
+    free(s->x0); free(s->xt); free(s->target); free(s->dv); free(s->t); free(s->y);
     free(s->adam_m); free(s->adam_v);
     memset(s, 0, sizeof *s);
 }
@@ -60,12 +61,13 @@ double grad_l2_norm(const Model *m) {
     return sqrt(ss);
 }
 
-double train_forward_backward(TrainState *s, const float *x1, const float *x0, const float *t) {
+double train_forward_backward(TrainState *s, const float *x1, const float *x0, const float *t,
+                              const int *y) {
     Model *m = s->model;
     int N = s->batch;
     size_t per_image = (size_t)m->cfg.channels * m->cfg.img * m->cfg.img;
     flow_interpolate(s->xt, s->target, x1, x0, t, N, per_image);   // xt, target (N, C, S, S)
-    model_forward(m, &s->act, s->xt, t);                           // act.v (N, C, S, S)
+    model_forward(m, &s->act, s->xt, t, y);                        // act.v (N, C, S, S)
     s->loss = flow_mse(s->dv, s->act.v, s->target, (size_t)N * per_image);   // dv (N, C, S, S)
     model_zero_grad(m);
     model_backward(m, &s->act, &s->bw, s->dv);
@@ -87,12 +89,25 @@ void train_adamw_step(TrainState *s) {
     }
 }
 
-double train_step(TrainState *s, const float *x1, Rng *rng) {
+// Label dropout: each label becomes the null label (classes) with
+// probability p, one draw per image, so that one network learns both the
+// conditional velocity and the unconditional one.
+static void drop_labels(int *out, const int *y, int N, int classes, float p, Rng *rng) {
+    for (int n = 0; n < N; n++) out[n] = rng_uniform(rng) < p ? classes : y[n];
+}
+
+double train_step(TrainState *s, const float *x1, const int *y, Rng *rng) {
     Model *m = s->model;
     size_t per = (size_t)s->batch * m->cfg.channels * m->cfg.img * m->cfg.img;
     rng_fill_normal(rng, s->x0, (long)per, 1.0f);         // x0 (N, C, S, S) noise
     rng_fill_uniform(rng, s->t, s->batch, 0.0f, 1.0f);    // t (N)
-    double loss = train_forward_backward(s, x1, s->x0, s->t);
+    const int *labels = NULL;                             // unconditional: none
+    if (m->cfg.classes > 0) {
+        if (y) drop_labels(s->y, y, s->batch, m->cfg.classes, s->label_drop, rng);   // (N)
+        else for (int n = 0; n < s->batch; n++) s->y[n] = m->cfg.classes;
+        labels = s->y;
+    }
+    double loss = train_forward_backward(s, x1, s->x0, s->t, labels);
     s->grad_norm = grad_l2_norm(m);
     train_adamw_step(s);
     return loss;

@@ -1,5 +1,5 @@
-// train_step.h: one training step of flow matching: draw noise and times,
-// forward, loss, backward, AdamW. Every buffer is allocated once, up front,
+// train_step.h: one training step of flow matching: draw noise and times
+// (and, class-conditional, which labels to drop), forward, loss, backward, AdamW. Every buffer is allocated once, up front,
 // by train_state_init: the step itself allocates nothing.
 #pragma once
 #include "adamw.h"
@@ -12,6 +12,8 @@ typedef struct {
     Activations act;
     BackwardScratch bw;
     float *x0, *xt, *target, *dv, *t;  // (batch, C, S, S) and (batch)
+    int *y;                            // (batch) classes > 0: the last step's labels, after dropout
+    float label_drop;                  // classes > 0: the probability of the null label (0 until set)
     float *adam_m, *adam_v;            // (n_params) AdamW moments
     int step;                          // AdamW steps taken so far
     AdamWConfig opt;
@@ -25,14 +27,21 @@ int train_state_init(TrainState *s, Model *m, int batch, const AdamWConfig *opt)
 void train_state_free(TrainState *s);
 
 // Forward and backward of the flow-matching loss on data x1 (batch images)
-// with given noise x0 and times t; leaves gradients in model->grads.
-double train_forward_backward(TrainState *s, const float *x1, const float *x0, const float *t);
+// with given noise x0, times t and labels y (model_forward's: NULL, or
+// ignored when the model is unconditional); leaves gradients in model->grads.
+double train_forward_backward(TrainState *s, const float *x1, const float *x0, const float *t,
+                              const int *y);
 
 // AdamW on every tensor; weight decay only for tensors of two or more dims.
 void train_adamw_step(TrainState *s);
 
 // The full step: noise and times drawn from rng (x0 ~ N(0, I), t ~ U(0, 1)),
-// forward, backward, AdamW. Returns the loss.
-double train_step(TrainState *s, const float *x1, Rng *rng);
+// forward, backward, AdamW. Returns the loss. A class-conditional model
+// trains on the images' labels y (batch, each 0..classes-1), each one
+// replaced by the null label with probability s->label_drop, a uniform
+// draw per image from rng after the times (into s->y); y NULL: every
+// label null, nothing drawn. An unconditional model reads no labels and
+// draws nothing more.
+double train_step(TrainState *s, const float *x1, const int *y, Rng *rng);
 
 double grad_l2_norm(const Model *m);

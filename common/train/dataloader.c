@@ -42,19 +42,21 @@ static void build_perm(DataLoader *dl) {
     }
 }
 
-int dataloader_init(DataLoader *dl, const CifarSet *data, uint64_t seed, bool flip,
+int dataloader_init(DataLoader *dl, const CifarSet *data, uint64_t seed, bool flip, int classes,
                     char *err, size_t errlen) {
     memset(dl, 0, sizeof *dl);
     if (!data || data->n <= 0 || !data->pixels) {
         errorf(err, errlen, "dataloader: no images to load from");
         return -1;
     }
+    if (cifar_check_labels(data, classes, "the training set", err, errlen) != 0) return -1;
     dl->perm = malloc(sizeof(int) * (size_t)data->n);
     if (!dl->perm) {
         errorf(err, errlen, "dataloader: out of memory for a permutation of %d", data->n);
         return -1;
     }
     dl->data = data;
+    dl->classes = classes;
     dl->flip = flip;
     dl->seed = seed;
     dl->epoch = 0;
@@ -69,7 +71,7 @@ void dataloader_free(DataLoader *dl) {
     dl->perm = NULL;
 }
 
-void dataloader_next(DataLoader *dl, int B, float *x, int *idx, uint8_t *flipped) {
+void dataloader_next(DataLoader *dl, int B, float *x, int *y, int *idx, uint8_t *flipped) {
     int n = dl->data->n;
     for (int b = 0; b < B; b++) {
         // The epoch rolls over lazily, when its first image is asked for: a
@@ -84,6 +86,7 @@ void dataloader_next(DataLoader *dl, int B, float *x, int *idx, uint8_t *flipped
         uint8_t f = dl->flip ? (rng_uniform(&dl->rng) < 0.5f) : 0;
         cifar_image_to_float(dl->data->pixels + (size_t)i * CIFAR_PIXELS, f,
                              x + (size_t)b * CIFAR_PIXELS);
+        if (y) y[b] = dl->classes > 0 ? dl->data->labels[i] : -1;
         if (idx) idx[b] = i;
         if (flipped) flipped[b] = f;
     }

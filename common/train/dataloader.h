@@ -33,6 +33,7 @@ typedef struct {
 
 typedef struct {
     const CifarSet *data; // the images (borrowed, not freed by the loader)
+    int classes;          // > 0: each image's label is handed out too, checked below this
     bool flip;            // mirror each image with probability 1/2
     uint64_t seed;
     int epoch, pos;       // as in DataLoaderState
@@ -40,16 +41,21 @@ typedef struct {
     int *perm;            // (n) the order of the current epoch
 } DataLoader;
 
-// Sets up the loader at the start of epoch 0. Fails (-1 and a message) on an
-// empty set or no memory.
-int dataloader_init(DataLoader *dl, const CifarSet *data, uint64_t seed, bool flip,
+// Sets up the loader at the start of epoch 0. classes > 0 (a
+// class-conditional model's) hands out each image's label with its pixels:
+// the set must have labels, each below classes (cifar_check_labels); 0
+// hands out images alone. Fails (-1 and a message) on an empty set, labels
+// that do not fit, or no memory.
+int dataloader_init(DataLoader *dl, const CifarSet *data, uint64_t seed, bool flip, int classes,
                     char *err, size_t errlen);
 void dataloader_free(DataLoader *dl);
 
-// The next B images as floats, x (B, 3, 32, 32) in [-1, 1]. If idx (B) is not
-// NULL it receives each image's index in the set (for its label, or a test);
-// if flipped (B) is not NULL it receives 1 for a mirrored image, else 0.
-void dataloader_next(DataLoader *dl, int B, float *x, int *idx, uint8_t *flipped);
+// The next B images as floats, x (B, 3, 32, 32) in [-1, 1]. If y (B) is
+// not NULL it receives each image's label (a loader made with classes > 0;
+// otherwise -1); if idx (B) is not NULL each image's index in the set (for
+// a test); if flipped (B) is not NULL 1 for a mirrored image, else 0. The
+// labels draw nothing: the batches are the same with or without them.
+void dataloader_next(DataLoader *dl, int B, float *x, int *y, int *idx, uint8_t *flipped);
 
 DataLoaderState dataloader_get_state(const DataLoader *dl);
 

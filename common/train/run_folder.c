@@ -306,6 +306,7 @@ static int init_train_state(Training *t) {
         return -1;
     }
     t->have_ts = true;
+    t->ts.label_drop = t->run.label_drop;   // class-conditional: how often a label is dropped
     return 0;
 }
 
@@ -326,16 +327,26 @@ int training_start(Training *t, const Config *cfg, const CifarSet *train) {
     model_init_weights(&t->m, t->run.seed);
     if (init_train_state(t) != 0) return -1;
     rng_seed(&t->noise, noise_seed(t->run.seed));
-    if (dataloader_init(&t->dl, train, run_data_seed(&t->run), t->run.flip, err, sizeof err) != 0) {
+    if (dataloader_init(&t->dl, train, run_data_seed(&t->run), t->run.flip, t->m.cfg.classes, err, sizeof err) != 0) {
         fprintf(stderr, "error: %s\n", err);
         return -1;
     }
     return 0;
 }
 
+// A class-conditional model sits the val exam with each test image's label
+// (the training set's are checked by the data loader): 0, or -1 with a message.
+static int check_test_labels(const Run *r, int classes, char *err, size_t errlen) {
+    return cifar_check_labels(r->test, classes, "the test set", err, errlen);
+}
+
 // A fresh run: training_start, an empty loss.tsv and val.tsv.
 int start_run(Run *r, const TrainOptions *o, const RunPaths *rp, const CifarSet *train) {
     char err[ERRLEN];
+    if (check_test_labels(r, o->cfg.model.classes, err, sizeof err) != 0) {
+        fprintf(stderr, "error: %s\n", err);
+        return TRAIN_ERROR;
+    }
     if (training_start(&r->tr, &o->cfg, train) != 0) return TRAIN_ERROR;
     if (write_loss_tsv(rp->loss, 0, NULL, NULL, NULL, err, sizeof err) != 0 ||
         write_val_tsv(rp->val, 0, NULL, err, sizeof err) != 0) {
@@ -359,7 +370,7 @@ static int restore_trainer_state(Run *r, const SafeTensors *st, const char *ckpt
         && checkpoint_copy_array(st, ckpt, CHECKPOINT_ADAMW_M, &r->tr.m, r->tr.ts.adam_m, err, errlen) == 0
         && checkpoint_copy_array(st, ckpt, CHECKPOINT_ADAMW_V, &r->tr.m, r->tr.ts.adam_v, err, errlen) == 0
         && rng_from_text(st_meta(st, "train.noise_rng"), &r->tr.noise) == 0
-        && dataloader_init(&r->tr.dl, train, run_data_seed(&r->tr.run), r->tr.run.flip, err, errlen) == 0
+        && dataloader_init(&r->tr.dl, train, run_data_seed(&r->tr.run), r->tr.run.flip, r->tr.m.cfg.classes, err, errlen) == 0
         && dataloader_state_parse(st_meta(st, "train.data"), &ds, err, errlen) == 0
         && dataloader_set_state(&r->tr.dl, &ds, err, errlen) == 0;
 }
@@ -412,7 +423,9 @@ int resume_run(Run *r, const TrainOptions *o, const RunPaths *rp, const CifarSet
     r->tr.have_model = 1;
     Config saved;
     if (checkpoint_config_from(&st, rp->ckpt, &saved, err, sizeof err) != 0 ||
-        cifar_check_config(&r->tr.m.cfg, rp->ckpt, err, sizeof err) != 0) {
+        cifar_check_config(&r->tr.m.cfg, rp->ckpt, err, sizeof err) != 0 ||
+        cifar_check_labels(train, r->tr.m.cfg.classes, "the training set", err, sizeof err) != 0 ||
+        check_test_labels(r, r->tr.m.cfg.classes, err, sizeof err) != 0) {
         fprintf(stderr, "error: cannot resume: %s\n", err);
         st_free(&st);
         return TRAIN_ERROR;

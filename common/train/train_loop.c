@@ -118,9 +118,9 @@ static int save_point(Run *r, const TrainOptions *o, const RunPaths *rp, FILE *l
 }
 
 // One step of a run (trainer.h): a batch from the data order, then nn/'s train_step.
-double training_step(Training *t, float *x1) {
-    dataloader_next(&t->dl, t->run.batch, x1, NULL, NULL);
-    return train_step(&t->ts, x1, &t->noise);
+double training_step(Training *t, float *x1, int *y) {
+    dataloader_next(&t->dl, t->run.batch, x1, y, NULL, NULL);
+    return train_step(&t->ts, x1, y, &t->noise);   // an unconditional model reads no y
 }
 
 // Steps start+1 .. steps, with a checkpoint every ckpt_every steps, at the
@@ -129,12 +129,18 @@ double training_step(Training *t, float *x1) {
 static int train_steps(Run *r, const TrainOptions *o, const RunPaths *rp, FILE *lf) {
     size_t per = (size_t)r->tr.m.cfg.channels * r->tr.m.cfg.img * r->tr.m.cfg.img;
     float *x1 = malloc(sizeof(float) * per * r->tr.run.batch);
+    int *y = malloc(sizeof(int) * r->tr.run.batch);           // (batch) the images' labels
+    if (!x1 || !y) {
+        free(x1); free(y);
+        fprintf(stderr, "error: out of memory for a batch of %d images\n", r->tr.run.batch);
+        return TRAIN_ERROR;
+    }
     Progress pr;
     progress_begin(&pr, stderr, o->name, r->start, r->steps);
     int last_saved = r->start, rc = TRAIN_OK;
     for (int step = r->start + 1; step <= r->steps; step++) {
         double t0 = wall_seconds();
-        double loss = training_step(&r->tr, x1);
+        double loss = training_step(&r->tr, x1, y);
         r->train_seconds += wall_seconds() - t0;
         if (!isfinite(loss) || !isfinite(r->tr.ts.grad_norm)) {
             progress_end(&pr);
@@ -169,7 +175,7 @@ static int train_steps(Run *r, const TrainOptions *o, const RunPaths *rp, FILE *
         }
     }
     if (rc == TRAIN_OK) progress_end(&pr);
-    free(x1);
+    free(x1); free(y);
     return rc;
 }
 

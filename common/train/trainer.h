@@ -56,7 +56,7 @@ void preset_describe(FILE *f);
 
 // What a run's steps work on: the model, its training state (AdamW's
 // moments, the buffers of a step), the data order and the stream of each
-// step's noise and times. A fresh run makes it with training_start, a
+// step's noise, times and label dropout. A fresh run makes it with training_start, a
 // resumed one from its checkpoint; tools/trace_steps.c starts and steps it
 // as `train` does, to write out a run's first steps.
 typedef struct {
@@ -73,10 +73,10 @@ typedef struct {
 // seeded from cfg.run.seed. 0, or -1 after a message on stderr; either way
 // training_free frees what was made.
 int training_start(Training *t, const Config *cfg, const CifarSet *train);
-// One training step: the next batch into x1 (batch images), noise and times,
-// forward, backward, AdamW. Returns the loss; the rest of the step's numbers
-// are in t->ts.
-double training_step(Training *t, float *x1);
+// One training step: the next batch into x1 (batch images) and y (batch
+// labels), noise, times and dropped labels, forward, backward, AdamW.
+// Returns the loss; the rest of the step's numbers are in t->ts.
+double training_step(Training *t, float *x1, int *y);
 void training_free(Training *t);
 
 // Exit codes of trainer_run, which the CLI returns as they are.
