@@ -161,7 +161,7 @@ START_TEST(test_strict_numbers) {
     set_fails("guidance=-1", ">= 0");
     set_fails("guidance=nan", "guidance");
     set_fails("guidance=inf", "finite");
-    set_fails("classes=-1", ">= 0");
+    set_fails("classes=-1", "[0, 1000]");
     Config c = config_default();
     set_ok(&c, "weight_decay=0");
     set_ok(&c, "steps=0");               // evaluate only
