@@ -1,7 +1,6 @@
 // presets.c: the three presets of a run (see trainer.h).
 #include <stdio.h>
 #include <string.h>
-#include "eval/probe.h"
 #include "trainer.h"
 
 const char *preset_name(Preset p) {
@@ -34,11 +33,6 @@ void preset_apply(Preset p, Config *cfg, int *ckpt_every) {
         run->val_every = 500;
         break;
     }
-}
-
-void preset_probe_recipe(Preset p, ProbeRecipe *out) {
-    *out = probe_default_recipe();
-    if (p == PRESET_SMOKE) out->epochs = 1;
 }
 
 void preset_describe(void *file) {

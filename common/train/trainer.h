@@ -37,12 +37,6 @@ const char *preset_name(Preset p);
 int preset_parse(const char *s, Preset *out);
 // The config and checkpoint interval of a preset (before --set).
 void preset_apply(Preset p, Config *cfg, int *ckpt_every);
-// The probe classifier of a preset's scorecard (common/eval/probe.h). quick and
-// tutorial use the default recipe (4 epochs, about 61% test accuracy); smoke
-// trains a 1-epoch probe, so that a fresh checkout's tests do not spend
-// minutes on it. Smoke probe-FDs only show that the machinery works.
-struct ProbeRecipe;
-void preset_probe_recipe(Preset p, struct ProbeRecipe *out);
 // Prints what each preset is.
 void preset_describe(void *file /* FILE* */);
 
