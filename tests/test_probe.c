@@ -642,7 +642,7 @@ START_TEST(test_probe_choice) {
     free(bytes);
     setenv("TINYDIT_PROBE", damaged, 1);
     ck_assert_ptr_null(probe_for_scoring(NULL, NULL, 0, err, sizeof err));
-    ck_assert_msg(strstr(err, damaged) && strstr(err, "checksum") && strstr(err, "TINYDIT_PROBE"), "%s", err);
+    ck_assert_msg(strstr(err, damaged) && strstr(err, "CRC32") && strstr(err, "TINYDIT_PROBE"), "%s", err);
     setenv("TINYDIT_PROBE", "/nonexistent/probe.safetensors", 1);
     ck_assert_ptr_null(probe_for_scoring(NULL, NULL, 0, err, sizeof err));
     ck_assert_msg(strstr(err, "/nonexistent/probe.safetensors"), "%s", err);
