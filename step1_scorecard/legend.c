@@ -26,7 +26,8 @@ void print_legend(const RunMetrics *runs, int n) {
         for (int i = 0; i < n; i++) {
             if (!isfinite(runs[i].probe_fd) || metrics_same_probe(&runs[i], &runs[probe])) continue;
             metrics_probe_label(&runs[i], label, sizeof label);
-            printf("            other probe: %s's is by %s, not compared with these\n", runs[i].name, label);
+            printf("            %s: by another probe, not compared with these:\n              %s\n", runs[i].name,
+                   label);
         }
     }
     bool speed = false;
