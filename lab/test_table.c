@@ -521,7 +521,8 @@ START_TEST(test_other_probe_refused) {
     assert_row(over_seeds, "+ QK-norm", "1 (0)", "other probe", NULL);
     assert_row(over_seeds, "+ SwiGLU", "3 (0,1,2)", "90.0", NULL);
     assert_has(out, "probe-FD: by probe 2c20f3f74af509e0 (test accuracy 61.29%, weights not recorded).\n"
-                    "The probe-FDs of two probes are not comparable: the 3 runs scored by another probe show\n");
+                    "Two probes' FDs do not compare: the 3 runs by another show \"other probe\" (both: "
+                    "\"mixed probes\"):\n");
     assert_has(out, "  probe 2c20f3f74af509e0 (test accuracy 61.47%, weights not recorded): p11_base_s2 p11_qknorm\n"
                     "    p11_rope_s1\n");
     free(out);

@@ -302,9 +302,8 @@ void print_probe_note(FILE *f, const AblationResults *res, bool markdown) {
         snprintf(label, sizeof label, "a probe the runs do not name");
     fprintf(f, "%sprobe-FD: by %s.", markdown ? "" : "\n", label);
     if (!res->other_probe_runs) { fprintf(f, "\n"); return; }
-    fprintf(f, "%sThe probe-FDs of two probes are not comparable: the %d run%s scored by another probe show\n"
-            "\"other probe\" instead (a configuration's mean, \"mixed probes\" when two probes scored its seeds).\n%s",
-            markdown ? " " : "\n", res->other_probe_runs,
+    fprintf(f, "%sTwo probes' FDs do not compare: the %d run%s by another show \"other probe\" (both: "
+            "\"mixed probes\"):\n%s", markdown ? " " : "\n", res->other_probe_runs,
             res->other_probe_runs == 1 ? "" : "s", markdown ? "\n" : "");
     // each other probe once, with its runs
     bool *done = calloc((size_t)ABLATION_CONFIGS * ABLATION_MAX_SEEDS, sizeof *done);
