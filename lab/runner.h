@@ -8,7 +8,7 @@
 
 // The probe classifier of probe-FD (probe_for_scoring, common/eval/probe.h):
 // the ablation and the sweep load it before they start any run, so that a
-// missing or damaged probe stops them before hours of training, not after;
+// missing or damaged probe fails them before hours of training, not after;
 // with TINYDIT_PROBE=trained it is trained here once, not by two runs side
 // by side. 0, or -1 with a message on stderr.
 int prepare_probe(void);
