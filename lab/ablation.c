@@ -139,7 +139,6 @@ int ablation_parse(int argc, char **argv, AblationPlan *p, AblationMode *mode) {
         LAB_RUN_OPTIONS(p, mode, ABL_PRINT_COMMANDS, ABL_LIST),
         ARG_STRING("out", "DIR", &p->out_dir, "the runs' folder (default: the project's runs/)"),
         ARG_CALL("only", "A,B", take_only, &only, "just these runs (any seed's name, e.g. p11_rope_s2)"),
-        ARG_SWITCH("prepare", (int *)mode, ABL_PREPARE, "make sure the probe classifier is cached, then exit"),
         ARG_END,
     };
     opts[1].help = "seeds per configuration (default 1: the tutorial's nine runs; the\n"
@@ -257,7 +256,7 @@ static int run_plan(const AblationPlan *p) {
         rc = lines[i] ? run_line(p, config[i], seed[i], lines[i], 8192) : -1;
     }
     if (rc == 0 && make_dirs(runs_dir(p), err, sizeof err) != 0) { fprintf(stderr, "error: %s\n", err); rc = -1; }
-    if (rc == 0 && unfinished > 0 && prepare_probe(p->preset) != 0) rc = -1;
+    if (rc == 0 && unfinished > 0 && prepare_probe() != 0) rc = -1;
     if (rc == 0) {
         char per_run[48] = "";
         if (p->threads > 0) snprintf(per_run, sizeof per_run, ", %d thread%s each", p->threads, p->threads == 1 ? "" : "s");
@@ -298,6 +297,5 @@ int cmd_ablation(int argc, char **argv) {
         }
         return 0;
     }
-    if (mode == ABL_PREPARE) return prepare_probe(p.preset) == 0 ? 0 : 1;
     return run_plan(&p);
 }

@@ -6,7 +6,7 @@
 // a few real training steps of every configuration (the model is built, the
 // steps run on made-up images of the right shape; their speed does not
 // depend on the pixels), the baseline's val exam, sampling and probe
-// features, a few steps of the probe classifier, and reading CIFAR-10. The
+// features, and reading CIFAR-10. The
 // sums are estimate_run_seconds and estimate_job below: a run is its steps
 // times its step time, plus its val checks and scorecard as forward passes
 // of the baseline scaled by the configuration's step time. The timing takes
@@ -50,11 +50,6 @@ double estimate_run_seconds(const JobTimings *t, const RunWork *w, double factor
     return (train_ms + checks_ms + scorecard_ms) * factor / 1000.0 + t->data_seconds;
 }
 
-double estimate_probe_seconds(const JobTimings *t, const ProbeRecipe *r, int train_n, int test_n) {
-    long steps = (long)r->epochs * (train_n / (r->batch < train_n ? r->batch : train_n));
-    return (steps * t->probe_step_ms + test_n * t->probe_ms_per_image) / 1000.0 + t->data_seconds;
-}
-
 double schedule_seconds(const double *run_s, int n, int jobs) {
     double free_at[64] = {0};
     if (jobs < 1) jobs = 1;
@@ -70,21 +65,17 @@ double schedule_seconds(const double *run_s, int n, int jobs) {
     return end;
 }
 
-JobEstimate estimate_job(const JobTimings *t, const RunWork *runs, const int *phase, int n, int jobs,
-                         bool probe_cached, const ProbeRecipe *r, int train_n, int test_n) {
-    JobEstimate e = {0};
-    double factor = jobs > 1 ? t->jobs_factor : 1.0;
+double estimate_job(const JobTimings *t, const RunWork *runs, const int *phase, int n, int jobs) {
+    double total = 0, factor = jobs > 1 ? t->jobs_factor : 1.0;
     double *s = calloc((size_t)n + 1, sizeof *s);
     for (int ph = 0; ph < 2 && s; ph++) {
         int k = 0;
         for (int i = 0; i < n; i++)
             if (phase[i] == ph) s[k++] = estimate_run_seconds(t, &runs[i], factor);
-        e.runs += schedule_seconds(s, k, jobs);
+        total += schedule_seconds(s, k, jobs);
     }
     free(s);
-    e.probe = probe_cached ? 0 : estimate_probe_seconds(t, r, train_n, test_n);
-    e.total = e.probe + e.runs;
-    return e;
+    return total;
 }
 
 void format_duration(double seconds, char *out, size_t n) {
@@ -162,8 +153,7 @@ static void racer_turn(void *ctx) {
     for (int i = 0; i < r->reps; i++) train_step(&r->ts, r->x1, NULL, &r->rng);
 }
 
-// Made-up training images when CIFAR-10 is not there (or is a test's few
-// images): the probe's speed does not depend on them.
+// Made-up test images for the val exam's timing: its speed does not depend on them.
 static int fake_set(CifarSet *s, int n) {
     s->n = n;
     s->pixels = calloc((size_t)n, CIFAR_PIXELS);
@@ -222,32 +212,6 @@ static int time_eval(Preset p, int threads, JobTimings *t) {
     probe_free(probe);
     model_free(&m);
     return rc;
-}
-
-// ms of one probe training step of recipe r: five steps against one, on
-// the first images of train (the allocations are in both and cancel).
-static double time_probe_step(const CifarSet *train, const ProbeRecipe *r) {
-    ProbeRecipe one = *r;
-    one.epochs = 1;
-    CifarSet sub = *train;
-    double ms[2];
-    for (int k = 0; k < 2; k++) {
-        sub.n = (k ? 5 : 1) * r->batch;
-        if (sub.n > train->n) return NAN;
-        double t0 = wall_seconds();
-        probe_free(probe_train(&sub, NULL, &one, 0));
-        ms[k] = 1000.0 * (wall_seconds() - t0);
-    }
-    return fmax(0, ms[1] - ms[0]) / 4;
-}
-
-// The probe of recipe r cached already (for this data)?
-static bool probe_cached(const ProbeRecipe *r, const CifarSet *train, const CifarSet *test, bool have_data) {
-    if (!have_data) return false;
-    char key[17], path[2048];
-    probe_cache_key(r, train, test, key);
-    snprintf(path, sizeof path, "%s/probe-%s.safetensors", probe_cache_dir(), key);
-    return file_exists(path);
 }
 
 // ---------------------------------------------------------------------------
@@ -320,9 +284,9 @@ static int estimate_parse(int argc, char **argv, EstimateOptions *o) {
     const ArgSpec spec = {
         .program = "lab estimate", .options = opts,
         .about = "  how long `make tutorial` (lab ablation and the steps) will take on this machine: times a\n"
-                 "  few training steps of every configuration here, the scorecard's parts and the probe\n"
-                 "  classifier's steps, and adds up the job: the probe if it is not cached, then every\n"
-                 "  run's steps, val checks and scorecard, minus what DIR holds done already. Also with\n"
+                 "  few training steps of every configuration here and the scorecard's parts, and adds up\n"
+                 "  the job: every run's steps, val checks and scorecard, minus what DIR holds done\n"
+                 "  already (the scorecard's probe classifier is the shipped one: nothing to train). Also with\n"
                  "  --jobs 2 and at the other presets. Says so when other processes kept the machine\n"
                  "  busy while it timed: the job runs faster if that work stops. Writes nothing.",
     };
@@ -418,16 +382,11 @@ static int race_steps(Preset job, int all, int half_threads, JobTimings t[3]) {
 }
 
 // One line of the estimate: the job at preset p with `jobs` runs at a time.
-static JobEstimate job_line(const JobTimings *t, Preset p, int seeds, int jobs, const char *dir,
-                            const CifarSet *train, const CifarSet *test, bool have_data) {
+static double job_line(const JobTimings *t, Preset p, int seeds, int jobs, const char *dir) {
     RunWork runs[PLAN_MAX];
     int phase[PLAN_MAX];
     int n = job_runs(p, seeds, dir, runs, phase);
-    ProbeRecipe r;
-    preset_probe_recipe(p, &r);
-    return estimate_job(t, runs, phase, n, jobs, probe_cached(&r, train, test, have_data), &r,
-                        have_data ? train->n : CIFAR_TRAIN_FILES * CIFAR_RECORDS_PER_FILE,
-                        have_data ? test->n : CIFAR_RECORDS_PER_FILE);
+    return estimate_job(t, runs, phase, n, jobs);
 }
 
 static void print_per_config(const JobTimings *t, Preset p, int threads) {
@@ -446,9 +405,8 @@ static void print_per_config(const JobTimings *t, Preset p, int threads) {
     }
     table_print(&tab);
     printf("  the parts (ms): val exam %.3f and sampling %.3f an image (baseline), fresh buffers %.0f a\n"
-           "  scorecard, probe features %.3f an image, a probe training step %.1f; reading CIFAR-10 %.1f s\n",
-           t->exam_ms_per_image, t->sample_ms_per_image, t->fresh_ms, t->probe_ms_per_image, t->probe_step_ms,
-           t->data_seconds);
+           "  scorecard, probe features %.3f an image; reading CIFAR-10 %.1f s\n",
+           t->exam_ms_per_image, t->sample_ms_per_image, t->fresh_ms, t->probe_ms_per_image, t->data_seconds);
 }
 
 // --save: "estimate_seconds S\nsaved_at T\n" (T: seconds since the epoch).
@@ -491,29 +449,25 @@ int cmd_estimate(int argc, char **argv) {
     int all = omp_get_max_threads();
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     int half = cores / 2 > 1 ? (int)(cores / 2) : 1;   // a run's threads with --jobs 2 (lab ablation)
-    printf("[estimate] timing a few training steps of each configuration, the scorecard's parts and the\n"
-           "           probe classifier's steps here (%s preset, %d thread%s)...\n",
-           preset_name(o.preset), all, all == 1 ? "" : "s");
+    printf("[estimate] timing a few training steps of each configuration and the scorecard's parts\n"
+           "           here (%s preset, %d thread%s)...\n", preset_name(o.preset), all, all == 1 ? "" : "s");
     double t0 = wall_seconds(), busy0 = machine_busy_seconds(), own0 = own_cpu_seconds();
-    // the data: how long it takes to read, and the key of the cached probe
+    // the data: how long it takes to read
     char err[CIFAR_ERRLEN];
     CifarSet train = {0}, test = {0};
     double d0 = wall_seconds();
     bool have_data = cifar_load_train(NULL, &train, err, sizeof err) == 0 && cifar_load_test(NULL, &test, err, sizeof err) == 0;
-    double data_s = wall_seconds() - d0;
-    if (!have_data) {
-        printf("[estimate] no CIFAR-10 (%s): reading it is not counted, and the probe counts as not cached\n", err);
-        cifar_free(&train);
-        cifar_free(&test);
-        data_s = 0;
-        if (fake_set(&train, 5 * probe_default_recipe().batch) != 0) { fprintf(stderr, "error: out of memory\n"); return 1; }
-    }
+    double data_s = have_data ? wall_seconds() - d0 : 0;
+    if (!have_data) printf("[estimate] no CIFAR-10 (%s): reading it is not counted\n", err);
+    cifar_free(&train);
+    cifar_free(&test);
     JobTimings t[3];
     memset(t, 0, sizeof t);
     if (race_steps(o.preset, all, half, t) != 0) return 1;
     // the forward passes: the job's model (quick and tutorial share it), and smoke's
     if (time_eval(o.preset, all, &t[o.preset]) != 0) return 1;
     for (int p = 0; p < 3; p++) {
+        t[p].data_seconds = data_s;
         if (p == (int)o.preset) continue;
         Config a, b;
         config_of((Preset)p, CFG_BASE, &a);
@@ -525,44 +479,28 @@ int cmd_estimate(int argc, char **argv) {
         t[p].probe_ms_per_image = t[o.preset].probe_ms_per_image;
         t[p].fresh_ms = t[o.preset].fresh_ms;
     }
-    // the probe's step: every preset's recipe has the same batch (smoke's has fewer epochs)
-    ProbeRecipe recipe;
-    preset_probe_recipe(o.preset, &recipe);
-    omp_set_num_threads(all);
-    double probe_step_ms = time_probe_step(&train, &recipe);
-    if (!isfinite(probe_step_ms)) {   // fewer images than five of its batches (a test's small set)
-        CifarSet fake;
-        if (fake_set(&fake, 5 * recipe.batch) != 0) { fprintf(stderr, "error: out of memory\n"); return 1; }
-        probe_step_ms = time_probe_step(&fake, &recipe);
-        cifar_free(&fake);
-    }
-    for (int p = 0; p < 3; p++) {
-        t[p].data_seconds = data_s;
-        t[p].probe_step_ms = probe_step_ms;
-    }
     print_per_config(&t[o.preset], o.preset, all);
-    char d[32], dp[32], dr[32];
-    JobEstimate e = job_line(&t[o.preset], o.preset, o.seeds, o.jobs, dir, &train, &test, have_data);
-    format_duration(e.total, d, sizeof d);
-    format_duration(e.probe, dp, sizeof dp);
-    format_duration(e.runs, dr, sizeof dr);
+    char d[32];
+    double e = job_line(&t[o.preset], o.preset, o.seeds, o.jobs, dir);
+    format_duration(e, d, sizeof d);
     RunWork runs[PLAN_MAX];
     int phase[PLAN_MAX], n = job_runs(o.preset, o.seeds, dir, runs, phase), left = 0;
     for (int i = 0; i < n; i++) left += runs[i].steps_done >= 0;
-    printf("\n[estimate] the job here: about %s (%s preset, %d run%s left of %d in %s, %d at a time)\n"
-           "           the probe classifier %s, the runs %s (the step programs between them train nothing)\n",
-           d, preset_name(o.preset), left, left == 1 ? "" : "s", n, dir, o.jobs, e.probe > 0 ? dp : "cached already",
-           dr);
-    if (o.save && save_estimate(o.save, e.total) != 0) return 1;
+    printf("\n[estimate] the job here: about %s (%s preset, %d run%s left of %d in %s, %d at a time;\n"
+           "           the step programs between the runs train nothing)\n",
+           d, preset_name(o.preset), left, left == 1 ? "" : "s", n, dir, o.jobs);
+    if (!strcmp(probe_choice(), "trained"))
+        printf("[estimate] TINYDIT_PROBE=trained: training the probe classifier first, if it is not cached, is not\n"
+               "           counted (tools/train_probe trains it alone and says how long it took)\n");
+    if (o.save && save_estimate(o.save, e) != 0) return 1;
     int other_jobs = o.jobs == 1 ? 2 : 1;
-    e = job_line(&t[o.preset], o.preset, o.seeds, other_jobs, dir, &train, &test, have_data);
-    format_duration(e.total, d, sizeof d);
+    e = job_line(&t[o.preset], o.preset, o.seeds, other_jobs, dir);
+    format_duration(e, d, sizeof d);
     printf("           with JOBS=%d (%d run%s at a time, %d thread%s each): about %s\n", other_jobs, other_jobs,
            other_jobs == 1 ? "" : "s", other_jobs == 1 ? all : half, (other_jobs == 1 ? all : half) == 1 ? "" : "s", d);
     printf("           from the start, in a fresh runs folder:");
     for (int p = 0; p < 3; p++) {
-        e = job_line(&t[p], (Preset)p, o.seeds, o.jobs, NULL, &train, &test, have_data);
-        format_duration(e.total, d, sizeof d);
+        format_duration(job_line(&t[p], (Preset)p, o.seeds, o.jobs, NULL), d, sizeof d);
         printf("%s PRESET=%s %s", p ? "," : "", preset_name((Preset)p), d);
     }
     double took = wall_seconds() - t0, busy1 = machine_busy_seconds();
@@ -576,7 +514,5 @@ int cmd_estimate(int argc, char **argv) {
         printf("[estimate] note: other processes kept %.0f%% of the machine busy while this was timed; if they\n"
                "           stop before the job does, the job runs faster than this (run lab/lab estimate again then)\n",
                100 * share);
-    cifar_free(&train);
-    cifar_free(&test);
     return 0;
 }

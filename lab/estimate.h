@@ -1,13 +1,12 @@
 // estimate.h: how long the main job will take on this machine, said before
 // it starts (estimate.c). `lab estimate` times a few real steps of every
-// configuration here, then adds up the job: the probe classifier (when it is
-// not cached yet), and every run's steps, val checks and scorecard, one at a
-// time or --jobs N side by side. The timing is estimate.c's; the arithmetic
+// configuration here, then adds up the job: every run's steps, val checks and
+// scorecard, one at a time or --jobs N side by side (the probe classifier of
+// the scorecard is the shipped one: nothing to train). The timing is estimate.c's; the arithmetic
 // is these functions, on given timings, so the tests can pin it.
 #pragma once
 #include <stdbool.h>
 #include "plan.h"
-#include "eval/probe.h"
 
 // What one preset's work costs here, in milliseconds unless named otherwise.
 typedef struct {
@@ -16,8 +15,7 @@ typedef struct {
     double sample_ms_per_image;       // one Euler step of one sample, the baseline (a forward pass)
     double fresh_ms;                  // the scorecard's first passes through fresh buffers, beyond warm ones
     double probe_ms_per_image;        // the probe's features of one image
-    double probe_step_ms;             // one training step of the probe (its recipe's batch)
-    double data_seconds;              // CIFAR-10 read from disk: once per run and once for the probe
+    double data_seconds;              // CIFAR-10 read from disk: once per run
     double jobs_factor;               // a step on the threads of one of --jobs 2's runs / on all threads
 } JobTimings;
 
@@ -37,19 +35,13 @@ typedef struct {
 // (1 on all threads, t->jobs_factor for a run of --jobs 2). 0 for a finished run.
 double estimate_run_seconds(const JobTimings *t, const RunWork *w, double factor);
 
-// Seconds to train the probe of recipe r on train_n images and measure it
-// on test_n, plus reading the data.
-double estimate_probe_seconds(const JobTimings *t, const ProbeRecipe *r, int train_n, int test_n);
-
 // The wall time of runs of these durations started in this order, `jobs` at
 // a time, each in the first free place (as xargs -P does).
 double schedule_seconds(const double *run_s, int n, int jobs);
 
-// The whole job: the probe (if !probe_cached), then the baseline pair (the
-// runs of phase 0), then the others (phase 1), each phase `jobs` at a time.
-typedef struct { double probe, runs, total; } JobEstimate;
-JobEstimate estimate_job(const JobTimings *t, const RunWork *runs, const int *phase, int n, int jobs,
-                         bool probe_cached, const ProbeRecipe *r, int train_n, int test_n);
+// The whole job's seconds: the baseline pair (the runs of phase 0), then
+// the others (phase 1), each phase `jobs` at a time.
+double estimate_job(const JobTimings *t, const RunWork *runs, const int *phase, int n, int jobs);
 
 // A duration as "1:02:03" or "12:34" (minutes and seconds).
 void format_duration(double seconds, char *out, size_t n);

@@ -26,8 +26,8 @@ int ablation_plan_runs(const AblationPlan *p, int *config, int *seed, int cap);
 // Parses the options of `ablation` (argv[0] is the command's name, as for
 // every command of the lab). ARGS_OK, ARGS_HELP or ARGS_BAD
 // (common/io/args.h). Sets *mode when --print-commands / --list asked to
-// print, or --prepare to cache the probe, instead of running.
-typedef enum { ABL_RUN, ABL_PRINT_COMMANDS, ABL_LIST, ABL_PREPARE } AblationMode;
+// print instead of running.
+typedef enum { ABL_RUN, ABL_PRINT_COMMANDS, ABL_LIST } AblationMode;
 int ablation_parse(int argc, char **argv, AblationPlan *p, AblationMode *mode);
 
 // The train command of configuration c at seed k, as an argv (NULL-terminated,

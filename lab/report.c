@@ -74,6 +74,8 @@ static void report_tables(FILE *s, const AblationResults *res, const AblationRes
     fprintf(s, "## The tutorial's method: one run per configuration, one seed gap\n\n");
     fill_tutorial_table(res, &t);
     put_table(s, &t);
+    fprintf(s, "\n");
+    print_probe_note(s, res, true);
     if (res->have_gap)
         fprintf(s, "\n**Seed gap** (|val MSE seed 0 − seed 1| of the baseline): %.4f; baseline mean %.4f. "
                  "*vs baseline* is a run's val MSE minus that mean. The tutorial's verdict: within one seed "

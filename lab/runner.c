@@ -148,25 +148,19 @@ void shell_quote(const char *s, char *out, size_t outlen) {
     out[n] = 0;
 }
 
-// See runner.h: the probe trained once, before any run starts.
-int prepare_probe(Preset preset) {
-    char err[1024];
-    CifarSet train, test;
-    if (cifar_load_train(NULL, &train, err, sizeof err) != 0) {
-        fprintf(stderr, "error: %s\n", err);
-        return -1;
-    }
-    if (cifar_load_test(NULL, &test, err, sizeof err) != 0) {
+// See runner.h: the probe that will score, loaded (or, on request, trained)
+// once before any run starts.
+int prepare_probe(void) {
+    char err[4600];
+    CifarSet train = {0}, test = {0};   // the data only for a probe trained here
+    if (!strcmp(probe_choice(), "trained") && (cifar_load_train(NULL, &train, err, sizeof err) != 0 ||
+                                               cifar_load_test(NULL, &test, err, sizeof err) != 0)) {
         fprintf(stderr, "error: %s\n", err);
         cifar_free(&train);
         return -1;
     }
-    ProbeRecipe recipe;
-    preset_probe_recipe(preset, &recipe);
-    Probe *p = probe_get_or_train(NULL, &train, &test, &recipe, 1, err, sizeof err);
-    if (p) fprintf(stderr, "[runs] probe classifier %s (test accuracy %.3f), cache %s\n", p->key,
-                   p->test_acc, probe_cache_dir());
-    else fprintf(stderr, "error: probe: %s\n", err);
+    Probe *p = probe_for_scoring(&train, &test, 1, err, sizeof err);
+    if (!p) fprintf(stderr, "error: probe: %s\n", err);
     probe_free(p);
     cifar_free(&train);
     cifar_free(&test);

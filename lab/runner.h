@@ -6,11 +6,12 @@
 #include "io/metrics.h"
 #include "train/trainer.h"
 
-// The probe classifier of probe-FD is trained once and cached
-// (common/eval/probe.h); two runs started side by side on an empty cache
-// would both train it, so the ablation and the sweep make sure it is there
-// before they start any run. 0, or -1 with a message on stderr.
-int prepare_probe(Preset preset);
+// The probe classifier of probe-FD (probe_for_scoring, common/eval/probe.h):
+// the ablation and the sweep load it before they start any run, so that a
+// missing or damaged probe fails them before hours of training, not after;
+// with TINYDIT_PROBE=trained it is trained here once, not by two runs side
+// by side. 0, or -1 with a message on stderr.
+int prepare_probe(void);
 
 // The step 6 program whose `train` command every run is, by its absolute
 // path (the project's step6_ablation/step6_ablation).

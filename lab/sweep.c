@@ -470,7 +470,7 @@ static int sweep_run(const SweepPlan *p) {
     for (int i = 0; i < n; i++) printf("%s\n", lines[i]);
     double t0 = wall_seconds();
     int stop_signal = 0;
-    if (n && prepare_probe(p->preset) != 0) {
+    if (n && prepare_probe() != 0) {
         for (int i = 0; i < n; i++) free(lines[i]);
         free(lines);
         return 1;

@@ -13,12 +13,11 @@
 //                 nine metrics.json, a second start skips them all, a run
 //                 whose scorecard was lost is finished again with the same
 //                 numbers, then the table, the report and the plots of the
-//                 real runs, and scripts/results.sh on them (make results). On CIFAR-10 when it is there: a few minutes on
-//                 two busy cores, the probe classifier from the shared cache
-//                 (TINYDIT_CACHE, else the project's runs/.cache), trained
-//                 once if it is not there. Without it, on a small synthetic
-//                 set (tests/synth_cifar.h) with a probe cache of its own in
-//                 the temporary folder: the same machinery in seconds.
+//                 real runs, and scripts/results.sh on them (make results).
+//                 Every probe-FD is the shipped probe's, and no probe is
+//                 trained. On CIFAR-10 when it is there: a few minutes on
+//                 two busy cores. Without it, on a small synthetic set
+//                 (tests/synth_cifar.h): the same machinery in seconds.
 //
 // The tests run ./lab and step 6's program, whose `train` every run is
 // (both built by `make check` first; the cwd is this folder), and
@@ -32,7 +31,6 @@
 #include "io/cifar.h"
 #include "io/fileio.h"
 #include "eval/probe.h"
-#include <glob.h>
 #include <stdarg.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -417,16 +415,11 @@ START_TEST(test_smoke_ablation_end_to_end) {
     char dir[256], runs[300], log[300];
     tmpdir_make(dir, sizeof dir, "e2e");
     ck_assert_int_ge(synth_cifar_use(dir, "test_smoke_ablation_end_to_end"), 0);
-    // The probe classifier is trained once per cache; say so when this test
-    // is the one that pays for it.
-    char pattern[1100];
-    snprintf(pattern, sizeof pattern, "%s/probe-*.safetensors", probe_cache_dir());
-    glob_t g;
-    if (glob(pattern, 0, NULL, &g) != 0)
-        printf("test_smoke_ablation_end_to_end: no probe in %s yet: the ablation trains it first (minutes; "
-               "point TINYDIT_CACHE at a filled cache to skip that)\n", probe_cache_dir());
-    globfree(&g);
-    fflush(stdout);
+    unsetenv("TINYDIT_PROBE");   // the shipped probe, as a user's job has it
+    char shipped_path[4096], err[4600];
+    ck_assert_int_eq(project_path(shipped_path, sizeof shipped_path, PROBE_SHIPPED), 0);
+    Probe *shipped = probe_load(shipped_path, err, sizeof err);
+    ck_assert_msg(shipped, "%s", err);
     snprintf(runs, sizeof runs, "%s/runs", dir);
     snprintf(log, sizeof log, "%s/ablation.log", dir);
 
@@ -438,6 +431,7 @@ START_TEST(test_smoke_ablation_end_to_end) {
     ck_assert_msg(rc == 0, "ablation exit %d:\n%s", rc, tail_of(t));
     ck_assert_msg(strstr(t, "9 of 9 runs ended well"), "%s", tail_of(t));
     ck_assert_msg(strstr(t, "--set threads="), "two jobs should split the threads:\n%s", tail_of(t));
+    ck_assert_msg(!strstr(t, "probe: training"), "the job trained a probe:\n%s", tail_of(t));
     free(t);
     AblationResults *res = malloc(sizeof *res);
     results_load(runs, res);
@@ -450,6 +444,10 @@ START_TEST(test_smoke_ablation_end_to_end) {
         ck_assert_int_eq(m->steps, 60);
         ck_assert_msg(isfinite(m->m.val_mse) && m->m.val_mse > 0, "%s val MSE %g", ABLATION[r].name, m->m.val_mse);
         ck_assert_msg(isfinite(m->m.probe_fd), "%s has no probe-FD", ABLATION[r].name);
+        ck_assert_msg(!strcmp(m->m.probe_source, "shipped") && !strcmp(m->m.probe_weights, shipped->weights) &&
+                      !strcmp(m->m.probe_key, shipped->key) && !m->other_probe,
+                      "%s was scored by %s %s, not the shipped probe %s", ABLATION[r].name, m->m.probe_source,
+                      m->m.probe_weights, shipped->weights);
         ck_assert_int_eq(m->n_curve, 4);
         char tl[400];
         snprintf(tl, sizeof tl, "%s/%s/train.log", runs, ABLATION[r].name);
@@ -552,6 +550,7 @@ START_TEST(test_smoke_ablation_end_to_end) {
     }
     printf("smoke ablation: nine runs with --jobs 2 in %.0f s; started again: %.1f s\n", first, again);
     free(res);
+    probe_free(shipped);
     tmpdir_remove(dir);
 }
 END_TEST
@@ -752,7 +751,7 @@ int main(void) {
     add_tests(s, "commands", 60, TESTS(test_commands, test_started_or_not, test_print_commands_and_bad_options,
                                        test_sweep, test_sweep_curves));
     add_tests(s, "plots", 300, TESTS(test_plots_on_made_up_runs));
-    // minutes on two loaded cores; a first probe training adds a few
+    // minutes on two loaded cores
     add_tests(s, "end_to_end", 1800, TESTS(test_smoke_ablation_end_to_end));
     return run_suite(s);
 }

@@ -1,6 +1,6 @@
 // test_estimate.c: the arithmetic of `lab estimate` (estimate.c) on fixed
-// timings, worked out by hand: a run, a resumed run, the probe, runs side by
-// side, the whole job; and --since against a saved estimate. Nothing is
+// timings, worked out by hand: a run, a resumed run, runs side by side, the
+// whole job (which trains no probe: the scorecard's is the shipped one); and --since against a saved estimate. Nothing is
 // timed here: `make check` must not depend on how busy the machine is.
 #include <time.h>
 #include "testutil.h"
@@ -8,11 +8,11 @@
 #include "io/config_parse.h"
 
 // Every configuration's step 100 ms except SwiGLU's, 150; a forward pass
-// 0.01 ms an image; fresh buffers 500 ms; probe features 0.002 ms an image,
-// a probe step 50 ms; reading the data 2 s; a run of --jobs 2 1.6x slower.
+// 0.01 ms an image; fresh buffers 500 ms; probe features 0.002 ms an image;
+// reading the data 2 s; a run of --jobs 2 1.6x slower.
 static JobTimings fixed(void) {
     JobTimings t = { .exam_ms_per_image = 0.01, .sample_ms_per_image = 0.01, .fresh_ms = 500,
-                     .probe_ms_per_image = 0.002, .probe_step_ms = 50, .data_seconds = 2, .jobs_factor = 1.6 };
+                     .probe_ms_per_image = 0.002, .data_seconds = 2, .jobs_factor = 1.6 };
     for (int c = 0; c < ABLATION_CONFIGS; c++) t.step_ms[c] = c == CFG_SWIGLU ? 150 : 100;
     return t;
 }
@@ -52,13 +52,7 @@ START_TEST(test_one_run) {
 }
 END_TEST
 
-START_TEST(test_probe_and_schedule) {
-    JobTimings t = fixed();
-    ProbeRecipe r = probe_default_recipe();   // 4 epochs of 128 images
-    ck_assert_int_eq(r.epochs, 4);
-    ck_assert_int_eq(r.batch, 128);
-    // 4 x 390 steps x 50 ms, the test set's 10,000 images x 0.002 ms, the data
-    ck_assert_double_eq_tol(estimate_probe_seconds(&t, &r, 50000, 10000), (1560 * 50 + 20) / 1000.0 + 2, 1e-9);
+START_TEST(test_schedule) {
     // runs in order, each where a place is free first (xargs -P)
     double runs[4] = { 10, 20, 30, 40 };
     ck_assert_double_eq(schedule_seconds(runs, 4, 1), 100);
@@ -70,27 +64,23 @@ END_TEST
 
 START_TEST(test_whole_job) {
     JobTimings t = fixed();
-    ProbeRecipe r = probe_default_recipe();
     // the baseline pair (phase 0), then SwiGLU and a finished run (phase 1)
     RunWork runs[4] = { quick_run(CFG_BASE, 0), quick_run(CFG_BASE, 0), quick_run(CFG_SWIGLU, 0),
                         quick_run(CFG_ROPE, -1) };
     int phase[4] = { 0, 0, 1, 1 };
     double base = estimate_run_seconds(&t, &runs[0], 1.0), swiglu = estimate_run_seconds(&t, &runs[2], 1.0);
-    double probe = estimate_probe_seconds(&t, &r, 50000, 10000);
-    JobEstimate e = estimate_job(&t, runs, phase, 4, 1, false, &r, 50000, 10000);
-    ck_assert_double_eq_tol(e.probe, probe, 1e-9);
-    ck_assert_double_eq_tol(e.runs, 2 * base + swiglu, 1e-9);
-    ck_assert_double_eq_tol(e.total, probe + 2 * base + swiglu, 1e-9);
-    ck_assert_double_eq_tol(e.total, 80.02 + 2 * 103.322 + 150.0 + (4 * 2000 * 0.01 * 1.5 + 500 +
+    // one at a time: the runs and nothing else (no probe to train first)
+    double e = estimate_job(&t, runs, phase, 4, 1);
+    ck_assert_double_eq_tol(e, 2 * base + swiglu, 1e-9);
+    ck_assert_double_eq_tol(e, 2 * 103.322 + 150.0 + (4 * 2000 * 0.01 * 1.5 + 500 +
                             (2000 * 0.01 + 20000 * 0.01) * 1.5 + 500 + 22) / 1000.0 + 2, 1e-9);
-    // two at a time: the pair side by side, then SwiGLU alone, each 1.6x; the probe cached
+    // two at a time: the pair side by side, then SwiGLU alone, each 1.6x
     double base2 = estimate_run_seconds(&t, &runs[0], 1.6), swiglu2 = estimate_run_seconds(&t, &runs[2], 1.6);
-    e = estimate_job(&t, runs, phase, 4, 2, true, &r, 50000, 10000);
-    ck_assert_double_eq(e.probe, 0);
-    ck_assert_double_eq_tol(e.total, base2 + swiglu2, 1e-9);
+    e = estimate_job(&t, runs, phase, 4, 2);
+    ck_assert_double_eq_tol(e, base2 + swiglu2, 1e-9);
     // the job's line: how long, as a reader reads it
     char d[32];
-    format_duration(e.total, d, sizeof d);
+    format_duration(e, d, sizeof d);
     ck_assert_str_eq(d, "6:48");   // 1.6 x 101.322 + 2 = 164.1 s, 1.6 x 151.472 + 2 = 244.4 s
     format_duration(3725, d, sizeof d);
     ck_assert_str_eq(d, "1:02:05");
@@ -128,6 +118,6 @@ START_TEST(test_since_and_options) {
 END_TEST
 
 int main(void) {
-    return run_tests("estimate", "estimate", 0, TESTS(test_one_run, test_probe_and_schedule, test_whole_job,
+    return run_tests("estimate", "estimate", 0, TESTS(test_one_run, test_schedule, test_whole_job,
                                                       test_since_and_options));
 }

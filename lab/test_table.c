@@ -331,15 +331,17 @@ END_TEST
 // ---------------------------------------------------------------------------
 // Several seeds per configuration.
 
-// A minimal metrics.json of one seed's run, with its config's seed.
+// A minimal metrics.json of one seed's run, with its config's seed, and the
+// probe g_probe names (a "probe" object and a comma; "" for none).
+static const char *g_probe = "";
 static void write_seed_run(const char *dir, const char *name, double val, int seed, const char *preset) {
     char path[512], text[1024];
     snprintf(path, sizeof path, "%s/%s", dir, name);
     mkdir(path, 0755);
     snprintf(text, sizeof text,
              "{\"params\": 1152176, \"it_per_s\": 10.0, \"loss_spikes\": 0, \"raw\": {\"val_mse\": %.4f, "
-             "\"uncond\": {\"probe_fd\": 90.0}}, \"config\": {\"dim\": \"128\", \"seed\": \"%d\"}, "
-             "\"preset\": \"%s\"}\n", val, seed, preset);
+             "\"uncond\": {\"probe_fd\": 90.0}}, \"config\": {\"dim\": \"128\", \"seed\": \"%d\"}, %s"
+             "\"preset\": \"%s\"}\n", val, seed, g_probe, preset);
     snprintf(path, sizeof path, "%s/%s/metrics.json", dir, name);
     write_text(path, text);
 }
@@ -488,6 +490,70 @@ START_TEST(test_seeds_table) {
 }
 END_TEST
 
+
+// Probe-FDs of two probes are never shown side by side: the folder's probe
+// is the first run's (p11_base_s0's); a run that another probe scored shows
+// "other probe", a configuration of both "mixed probes", and the note under
+// the tutorial's table names both probes and the runs of the other. The
+// TSV leaves their probe-FD out.
+#define PROBE_A "\"probe\": {\"key\": \"2c20f3f74af509e0\", \"test_acc\": 0.6129000186920166}, "
+#define PROBE_B "\"probe\": {\"key\": \"2c20f3f74af509e0\", \"test_acc\": 0.6147000193595886}, "
+START_TEST(test_other_probe_refused) {
+    tmpdir_make(g_dir, sizeof g_dir, "probes");
+    g_probe = PROBE_A;
+    make_seed_runs(g_dir);
+    g_probe = PROBE_B;
+    write_seed_run(g_dir, "p11_base_s2", 0.2790, 2, "quick");
+    write_seed_run(g_dir, "p11_qknorm", 0.2795, 0, "quick");
+    write_seed_run(g_dir, "p11_rope_s1", 0.2500, 1, "quick");
+    g_probe = "";
+    AblationResults *res = load();
+    ck_assert(res->has_probe);
+    ck_assert_int_eq(res->other_probe_runs, 3);
+    ck_assert(isnan(res->cfg[CFG_BASE].probe_fd) && isnan(res->cfg[CFG_ROPE].probe_fd));
+    ck_assert_double_eq(res->cfg[CFG_RMSNORM].probe_fd, 90.0);
+    char *out = capture_stdout(print_results, res);
+    assert_row(out, "+ QK-norm", "0.2795", "other probe", NULL);
+    assert_row(out, "+ RMSNorm", "0.2845", "90.0", NULL);
+    const char *over_seeds = strstr(out, "over seeds");
+    assert_row(over_seeds, "baseline ", "3 (0,1,2)", "mixed probes", NULL);
+    assert_row(over_seeds, "+ 2D RoPE", "3 (0,1,2)", "mixed probes", NULL);
+    assert_row(over_seeds, "+ QK-norm", "1 (0)", "other probe", NULL);
+    assert_row(over_seeds, "+ SwiGLU", "3 (0,1,2)", "90.0", NULL);
+    assert_has(out, "probe-FD: by probe 2c20f3f74af509e0 (test accuracy 61.29%, weights not recorded).\n"
+                    "Two probes' FDs do not compare: the 3 runs by another show \"other probe\" (both: "
+                    "\"mixed probes\"):\n");
+    assert_has(out, "  probe 2c20f3f74af509e0 (test accuracy 61.47%, weights not recorded): p11_base_s2 p11_qknorm\n"
+                    "    p11_rope_s1\n");
+    free(out);
+    char path[512], err[256];
+    snprintf(path, sizeof path, "%s/report.md", g_dir);
+    ck_assert_int_eq(report_write(res, NULL, path, err, sizeof err), 0);
+    char *md = read_whole_file(path);
+    assert_has(md, "| + QK-norm | 1 (0) | 0.2795 | - | other probe |");
+    assert_has(md, "| baseline | 3 (0,1,2) | 0.2807 | 0.0016 | mixed probes |");
+    assert_has(md, "- probe 2c20f3f74af509e0 (test accuracy 61.47%, weights not recorded): `p11_base_s2` "
+                   "`p11_qknorm` `p11_rope_s1`\n");
+    free(md);
+    char *t = printed(results_print_tsv, res);
+    assert_has(t, "p11_qknorm\t+ QK-norm\t1\t1152176\t0.279500\tnan\t");
+    assert_has(t, "p11_rmsnorm\t+ RMSNorm\t1\t1152176\t0.284500\t90.000\t");
+    free(t);
+    // one probe for all: no refusal, no list
+    g_probe = PROBE_B;
+    make_seed_runs(g_dir);
+    g_probe = "";
+    results_load(g_dir, res);
+    ck_assert_int_eq(res->other_probe_runs, 0);
+    out = capture_stdout(print_results, res);
+    assert_has(out, "probe-FD: by probe 2c20f3f74af509e0 (test accuracy 61.47%, weights not recorded).\n");
+    ck_assert_ptr_null(strstr(out, "other probe"));
+    ck_assert_ptr_null(strstr(out, "mixed probes"));
+    free(out);
+    free(res);
+    remove_runs();
+}
+END_TEST
 
 // A configuration of one seed gets no verdict of its own; the committed
 // verdict of a folder with several seeds stands beside it, named. Smoke runs
@@ -702,6 +768,6 @@ int main(void) {
     return run_tests("step6_table", "table", 0, TESTS(test_verdict_rule, test_tutorial_numbers, test_what_a_seed_pair_is,
                                                       test_missing_and_broken_runs, test_mixed_presets_are_flagged,
                                                       test_report_and_tsv, test_seed_spread_and_compare,
-                                                      test_seeds_table, test_one_seed_and_smoke,
+                                                      test_seeds_table, test_other_probe_refused, test_one_seed_and_smoke,
                                                       test_compare_with_committed, test_curves_window_by_window));
 }

@@ -16,7 +16,6 @@ sanitize:
 	@rm -rf $(SAN_DIR)/src && mkdir -p $(SAN_DIR)/src
 	@git ls-files -z --cached --others --exclude-standard \
 	    | tar --null -T - --ignore-failed-read -cf - | tar -C $(SAN_DIR)/src -xf -
-	@if [ -d runs/.cache ]; then mkdir -p $(SAN_DIR)/src/runs && cp -r runs/.cache $(SAN_DIR)/src/runs/; fi
 	@if [ -d data ]; then ln -s $(CURDIR)/data $(SAN_DIR)/src/data; fi
 	@echo "make sanitize: make check in $(SAN_DIR)/src with $(SAN_FLAGS)"
 	$(SAN_ENV) $(MAKE) --no-print-directory -C $(SAN_DIR)/src check CHECK_SKIP=test_tutorial KEEP_GOING=yes \

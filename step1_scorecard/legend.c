@@ -12,18 +12,24 @@
 // What the numbers are. Built from the constants the scorecard uses, so the
 // words cannot drift from what was measured.
 void print_legend(const RunMetrics *runs, int n) {
-    const RunMetrics *with_probe = NULL;
-    for (int i = 0; i < n && !with_probe; i++)
-        if (runs[i].probe_key[0]) with_probe = &runs[i];
+    int probe = metrics_table_probe(runs, n);
     printf("\nwhat the numbers are:\n");
     printf("  val MSE   flow-matching loss on the first %d test images, noise and times fixed by\n"
            "            their own seed: the same exam for every model (lower is better)\n", VAL_IMAGES);
     printf("  probe-FD  Frechet distance between %d samples (%d Euler steps) and the %d test images,\n"
            "            in the features of the project's probe classifier (lower is better;\n"
-           "            comparable only within this project)\n", FD_SAMPLES, FD_EULER_STEPS, CIFAR_RECORDS_PER_FILE);
-    if (with_probe && with_probe->probe_test_acc == with_probe->probe_test_acc)
-        printf("            probe %s, test accuracy %.1f%%\n", with_probe->probe_key,
-               100.0 * with_probe->probe_test_acc);
+           "            comparable only with the same probe's)\n", FD_SAMPLES, FD_EULER_STEPS, CIFAR_RECORDS_PER_FILE);
+    if (probe >= 0) {
+        char label[160];
+        metrics_probe_label(&runs[probe], label, sizeof label);
+        printf("            by %s\n", label);
+        for (int i = 0; i < n; i++) {
+            if (!isfinite(runs[i].probe_fd) || metrics_same_probe(&runs[i], &runs[probe])) continue;
+            metrics_probe_label(&runs[i], label, sizeof label);
+            printf("            %s: by another probe, not compared with these:\n              %s\n", runs[i].name,
+                   label);
+        }
+    }
     bool speed = false;
     for (int i = 0; i < n; i++) speed |= isfinite(runs[i].ms_per_step) != 0;
     if (speed)

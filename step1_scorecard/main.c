@@ -12,8 +12,8 @@
 //   probe-FD   1,000 samples (20 Euler steps from fixed noise) against the
 //              10,000 real test images, as a Fréchet distance between two
 //              clouds of features of a small CIFAR-10 classifier that the
-//              project trains once and caches. FID's formula, our own network:
-//              compare it only within this project. Lower is better.
+//              project trained once and ships. FID's formula, our own network:
+//              compare it only with the same probe's. Lower is better.
 //              -> common/eval/probe.c (features), common/eval/frechet.c (distance)
 //   ms/step    how long a training step took, on a machine shared with other
 //              work: small differences are noise.
@@ -50,10 +50,13 @@
 #include "io/blas_kernel.h"
 
 // The table, then the seed gap of every pair that is one config at two seeds.
+// A probe-FD by another probe than the first run's is not shown beside it.
 static void print_scorecard(const RunMetrics *runs, int n) {
     printf("\n");
     metrics_print_header(stdout);
-    for (int i = 0; i < n; i++) metrics_print_row(stdout, NULL, &runs[i]);
+    int probe = metrics_table_probe(runs, n);
+    for (int i = 0; i < n; i++)
+        metrics_print_row(stdout, NULL, &runs[i], probe >= 0 && !metrics_same_probe(&runs[i], &runs[probe]));
     int pairs = 0;
     for (int i = 0; i < n; i++)
         for (int j = i + 1; j < n; j++) {

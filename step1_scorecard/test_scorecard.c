@@ -44,6 +44,11 @@ static void add_field(const char *key, const char *value, void *obj) {
 // A metrics.json in the trainer's schema with the given numbers; cfg NULL
 // leaves out the extras (a file as the tutorial's own scripts would write).
 // drop: a required field to leave out ("params", "val_mse", ...) or NULL.
+// The probe it names: key 0123456789abcdef at g_probe_acc, no fingerprint
+// (as the project's older runs recorded it), or g_probe_weights when set
+// (as the trainer records the shipped probe).
+static double g_probe_acc = 0.6131;
+static const char *g_probe_weights = NULL;
 static void write_metrics(const char *dir, const char *name, const Config *cfg, double val_mse,
                           double probe_fd, double it_per_s, int spikes, const char *drop) {
     char path[600], err[600];
@@ -67,7 +72,11 @@ static void write_metrics(const char *dir, const char *name, const Config *cfg, 
         config_foreach_field(cfg, add_field, cJSON_AddObjectToObject(root, "config"));
         cJSON *probe = cJSON_AddObjectToObject(root, "probe");
         cJSON_AddStringToObject(probe, "key", "0123456789abcdef");
-        cJSON_AddNumberToObject(probe, "test_acc", 0.6131);
+        cJSON_AddNumberToObject(probe, "test_acc", g_probe_acc);
+        if (g_probe_weights) {
+            cJSON_AddStringToObject(probe, "weights", g_probe_weights);
+            cJSON_AddStringToObject(probe, "source", "shipped");
+        }
     }
     char *text = cJSON_Print(root);
     cJSON_Delete(root);
@@ -115,6 +124,13 @@ START_TEST(test_reads_every_field) {
     ck_assert_str_eq(d1, d2);
     ck_assert_str_eq(r.probe_key, "0123456789abcdef");
     ck_assert(r.probe_test_acc == 0.6131);
+    ck_assert_str_eq(r.probe_weights, "");   // older runs recorded none
+    g_probe_weights = "0011223344556677";
+    write_metrics(g_tmp, "b", &c, 0.2833, 70.5, 6.7, 2, NULL);
+    g_probe_weights = NULL;
+    ck_assert_msg(read_run(g_tmp, "b", &r, err, sizeof err) == 0, "%s", err);
+    ck_assert_str_eq(r.probe_weights, "0011223344556677");
+    ck_assert_str_eq(r.probe_source, "shipped");
 
     // the file itself, not its folder, reads the same
     char path[600];
@@ -194,6 +210,47 @@ START_TEST(test_seed_gap) {
 }
 END_TEST
 
+// Which probe-FDs compare: one probe's only. The fingerprint of the weights
+// tells two probes apart; without one (older runs), the key and the test
+// accuracy must both agree, and a run without a fingerprint never agrees
+// with one that has it.
+START_TEST(test_same_probe) {
+    RunMetrics a, b;
+    memset(&a, 0, sizeof a);
+    snprintf(a.probe_key, sizeof a.probe_key, "2c20f3f74af509e0");
+    a.probe_test_acc = 0.6129000186920166;   // a float32 0.6129 as metrics.json keeps it
+    b = a;
+    ck_assert(metrics_same_probe(&a, &b));
+    b.probe_test_acc = 0.6147000193595886;   // the same key, another training
+    ck_assert(!metrics_same_probe(&a, &b));
+    b = a;
+    snprintf(b.probe_weights, sizeof b.probe_weights, "0011223344556677");
+    ck_assert(!metrics_same_probe(&a, &b) && !metrics_same_probe(&b, &a));
+    a = b;
+    ck_assert(metrics_same_probe(&a, &b));
+    snprintf(b.probe_weights, sizeof b.probe_weights, "0011223344556678");
+    ck_assert(!metrics_same_probe(&a, &b));
+    b = a;
+    b.probe_test_acc = NAN;
+    ck_assert(!metrics_same_probe(&a, &b));
+
+    char label[160];
+    snprintf(a.probe_source, sizeof a.probe_source, "shipped");
+    metrics_probe_label(&a, label, sizeof label);
+    ck_assert_str_eq(label, "the shipped probe (weights 0011223344556677, test accuracy 61.29%)");
+    snprintf(a.probe_source, sizeof a.probe_source, "trained");
+    metrics_probe_label(&a, label, sizeof label);
+    ck_assert_str_eq(label, "probe 2c20f3f74af509e0 (trained, weights 0011223344556677, test accuracy 61.29%)");
+    a.probe_weights[0] = 0;
+    metrics_probe_label(&a, label, sizeof label);
+    ck_assert_str_eq(label, "probe 2c20f3f74af509e0 (test accuracy 61.29%, weights not recorded)");
+    memset(&a, 0, sizeof a);
+    a.probe_test_acc = NAN;
+    metrics_probe_label(&a, label, sizeof label);
+    ck_assert_str_eq(label, "no probe recorded");
+}
+END_TEST
+
 // The table row: the tutorial's columns, with a thousands separator and a
 // dash for a missing probe-FD.
 START_TEST(test_print_row) {
@@ -209,8 +266,9 @@ START_TEST(test_print_row) {
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     metrics_print_header(f);
-    metrics_print_row(f, NULL, &r);
-    metrics_print_row(f, "label", &n);
+    metrics_print_row(f, NULL, &r, false);
+    metrics_print_row(f, "label", &n, false);
+    metrics_print_row(f, "by_another", &r, true);
     fclose(f);
     const char *want[] = { "run", "params", "val MSE", "probe-FD", "ms/step", "spikes",
                            "s0", "1,152,176", "0.2812", "72.2", "149.3", "3", "label" };
@@ -218,6 +276,9 @@ START_TEST(test_print_row) {
         ck_assert_msg(strstr(buf, want[i]), "'%s' not in:\n%s", want[i], buf);
     const char *last = strstr(buf, "label");
     ck_assert_msg(strstr(last, " - "), "no dash for a missing probe-FD:\n%s", buf);
+    // a probe-FD by another probe than the table's is not printed
+    const char *other = strstr(buf, "by_another");
+    ck_assert_msg(other && strstr(other, "other probe") && !strstr(other, "72.2"), "%s", buf);
     free(buf);
     remove_tmp();
 }
@@ -331,7 +392,8 @@ START_TEST(test_program_prints_given_runs) {
     Ran r = run(args);
     ck_assert_msg(r.code == 0, "exit %d:\n%s", r.code, r.err);
     const char *want[] = { "base_s0", "base_s1", "qknorm", "0.2812", "0.2833", "0.2790", "72.2", "70.5",
-                           "seed gap", "= 0.0021", "probe 0123456789abcdef, test accuracy 61.3%",
+                           "seed gap", "= 0.0021",
+                           "by probe 0123456789abcdef (test accuracy 61.31%, weights not recorded)",
                            "what the numbers are" };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
         ck_assert_msg(strstr(r.out, want[i]), "'%s' not in:\n%s", want[i], r.out);
@@ -345,6 +407,20 @@ START_TEST(test_program_prints_given_runs) {
     r = run(args);
     ck_assert_int_eq(r.code, 0);
     ck_assert_msg(strstr(r.out, "no seed gap"), "%s", r.out);
+    ran_free(&r);
+
+    // a run scored by another probe (the same key, another accuracy): its
+    // probe-FD is not printed beside the others, and the legend names its probe
+    g_probe_acc = 0.6147;
+    write_metrics(g_tmp, "other_probe", &s1, 0.2800, 60.0, 6.6, 0, NULL);
+    g_probe_acc = 0.6131;
+    snprintf(args, sizeof args, "'%s/base_s0' '%s/other_probe' --no-figures", g_tmp, g_tmp);
+    r = run(args);
+    ck_assert_int_eq(r.code, 0);
+    const char *row = strstr(r.out, "other_probe ");
+    ck_assert_msg(row && strstr(row, "other probe") && !strstr(r.out, "60.0"), "%s", r.out);
+    ck_assert_msg(strstr(r.out, "other_probe: by another probe, not compared with these:\n"
+                                "              probe 0123456789abcdef (test accuracy 61.47%"), "%s", r.out);
     ran_free(&r);
 
     // a file with a field missing: exit 1, naming the file and the field
@@ -476,7 +552,7 @@ END_TEST
 int main(void) {
     Suite *s = suite_create("step1_scorecard");
     add_tests(s, "metrics", 0, TESTS(test_reads_every_field, test_missing_fields_are_errors, test_seed_gap,
-                                     test_print_row));
+                                     test_same_probe, test_print_row));
     add_tests(s, "program", 60, TESTS(test_program_arguments, test_commands_where_printed_and_smoke_figures,
                                       test_program_default_is_the_committed_runs, test_program_prints_given_runs,
                                       test_program_reuses_finished_baselines, test_program_noise_and_figures));

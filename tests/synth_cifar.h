@@ -75,8 +75,8 @@ static inline int synth_cifar_write(const char *dir, int records) {
 // For a test that needs images: the real CIFAR-10 if cifar_dir() holds it
 // (nothing changes), else a synthetic set written into <tmp>/synth_cifar,
 // with CIFAR_DIR and CIFAR_RECORDS set for this process and its children,
-// and TINYDIT_CACHE set to <tmp>/cache so that a probe trained on it never
-// lands in the real cache. Returns 1 for the synthetic set, 0 for the real
+// and TINYDIT_CACHE set to <tmp>/cache so that a probe trained on it (only
+// with TINYDIT_PROBE=trained) never lands in the real cache. Returns 1 for the synthetic set, 0 for the real
 // one, -1 if the set could not be written. `who` names the test in the line
 // that says which data it uses.
 static inline int synth_cifar_use(const char *tmp, const char *who) {

@@ -1,10 +1,15 @@
 // test_probe.c: the probe classifier (common/eval/probe.h): every layer's backward
 // against finite differences, the convolution against a direct loop, the
 // whole network's gradient, a training smoke test on a tiny synthetic set,
-// determinism, and the cache.
+// determinism, the recipe pinned by the numbers of a short training, the
+// predicted classes, the cache, the shipped probe and the choice of probe.
 #include "testutil.h"
 #include "eval/probe.h"
 #include "eval/frechet.h"
+#include "io/paths.h"
+#include "io/safetensors.h"
+#include <omp.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 // ----------------------------------------------------------------------------
@@ -348,6 +353,15 @@ START_TEST(test_train_smoke) {
     ck_assert_msg(loss1 < 0.5f * loss0, "test loss %.4f -> %.4f", loss0, loss1);
     ck_assert_msg(p->test_acc > 0.9f, "test accuracy %.3f", p->test_acc);
     ck_assert(fabsf(probe_accuracy(p, &test) - p->test_acc) < 1e-6f);
+    // Predicted classes: the labels, for the images it gets right.
+    float *xt = alloc_floats((size_t)test.n * CIFAR_PIXELS);
+    uint8_t *cls = malloc((size_t)test.n);
+    cifar_range_to_float(&test, 0, test.n, xt);
+    probe_predict(p, xt, test.n, cls);
+    int right = 0;
+    for (int i = 0; i < test.n; i++) right += cls[i] == test.labels[i];
+    ck_assert_int_eq(right, (int)lroundf(p->test_acc * (float)test.n));
+    free(xt); free(cls);
     // Features: (n, 128), non-negative (ReLU, then a mean).
     float *x = alloc_floats(3 * CIFAR_PIXELS), *f = alloc_floats(3 * PROBE_FEATURES);
     cifar_range_to_float(&test, 0, 3, x);
@@ -370,6 +384,55 @@ START_TEST(test_train_smoke) {
     free(all); free(fa); free(fr);
     probe_free(p); probe_free(init); free(x); free(f);
     free_set(&train); free_set(&test);
+}
+END_TEST
+
+// The recipe, pinned. A change to any part of the training (the schedule's
+// warm-up or decay, the AdamW settings, the init, the shuffle, the flips,
+// the default recipe's lr, weight decay or seed) changes what a short run
+// ends with, so its numbers are written here: the default recipe with
+// batch 8 and 4 epochs of a 192-image colour set, 96 steps, the first 3 of
+// them the warm-up, on one thread. Pinned: the mean loss on those 192
+// images after the 96 steps, and the sum of the weights' absolute values
+// (in double). The weights' fingerprint is printed, not pinned: only one
+// BLAS kernel reproduces it bit for bit. OpenBLAS's other kernels
+// (OPENBLAS_CORETYPE=Haswell, Sandybridge, Prescott against this machine's
+// Cooperlake) moved the loss by 1.6e-6 of itself and the sum by 2e-9; an
+// off-by-one in the warm-up or the decay of lr_at (t for t + 1, t <= warm,
+// one more warm-up step, the decay a step ahead) moves the loss by 10% or
+// more and the sum by 1.9e-4 or more. The tolerances sit between the two.
+#define PIN_LOSS 9.98596875e-07
+#define PIN_LOSS_TOL 1e-4
+#define PIN_WEIGHT_ABS_SUM 5467.60151611
+#define PIN_WEIGHT_TOL 1e-6
+
+static Probe *pinned_run(CifarSet *train) {
+    *train = colour_set(192, 60);
+    ProbeRecipe r = probe_default_recipe();
+    r.batch = 8;
+    r.epochs = 4;
+    int threads = omp_get_max_threads();
+    omp_set_num_threads(1);
+    Probe *p = probe_train(train, NULL, &r, 0);
+    omp_set_num_threads(threads);
+    return p;
+}
+
+START_TEST(test_recipe_pinned) {
+    CifarSet train;
+    Probe *p = pinned_run(&train);
+    ck_assert_ptr_nonnull(p);
+    float loss = set_loss(p, &train);
+    double abs_sum = 0;
+    for (size_t i = 0; i < p->n_params; i++) abs_sum += fabs((double)p->params[i]);
+    printf("pinned probe run (96 steps, 1 thread): loss %.9g (pinned %.9g), sum |w| %.12g (pinned %.12g), "
+           "weights %s\n", (double)loss, PIN_LOSS, abs_sum, PIN_WEIGHT_ABS_SUM, p->weights);
+    ck_assert_msg(fabs(loss - PIN_LOSS) <= PIN_LOSS_TOL * PIN_LOSS, "the probe's recipe changed: loss %.9g, pinned "
+                  "%.9g", (double)loss, PIN_LOSS);
+    ck_assert_msg(fabs(abs_sum - PIN_WEIGHT_ABS_SUM) <= PIN_WEIGHT_TOL * PIN_WEIGHT_ABS_SUM,
+                  "the probe's recipe changed: sum |w| %.9g, pinned %.9g", abs_sum, PIN_WEIGHT_ABS_SUM);
+    probe_free(p);
+    free_set(&train);
 }
 END_TEST
 
@@ -450,12 +513,156 @@ START_TEST(test_cache_roundtrip) {
 }
 END_TEST
 
+// probe_predict is the arg-max of probe_forward's logits, image by image,
+// across the batches probe_forward works in (250 images): 300 images of an
+// untrained probe whose head is made large, so that its classes spread over
+// several labels.
+START_TEST(test_predict_is_argmax) {
+    enum { N = 300 };
+    Probe *p = probe_alloc();
+    probe_init(p, 11);
+    fill_normal(p->fc_w, PROBE_CLASSES * PROBE_FEATURES, 30.0f, 13);
+    float *x = alloc_floats((size_t)N * CIFAR_PIXELS), *logits = alloc_floats((size_t)N * PROBE_CLASSES);
+    fill_normal(x, (size_t)N * CIFAR_PIXELS, 0.5f, 12);
+    uint8_t cls[N];
+    memset(cls, 0xff, sizeof cls);
+    probe_predict(p, x, N, cls);
+    probe_forward(p, x, N, NULL, logits);
+    int seen[PROBE_CLASSES] = {0}, kinds = 0;
+    for (int i = 0; i < N; i++) {
+        const float *z = logits + (size_t)i * PROBE_CLASSES;
+        int best = 0;
+        for (int k = 1; k < PROBE_CLASSES; k++) if (z[k] > z[best]) best = k;
+        ck_assert_msg(cls[i] == best, "image %d: predicted %d, arg-max %d", i, cls[i], best);
+        kinds += !seen[best]++;
+    }
+    ck_assert_msg(kinds >= 2, "every image got one class: the test would not see a wrong arg-max");
+    probe_free(p); free(x); free(logits);
+}
+END_TEST
+
+// ----------------------------------------------------------------------------
+// The shipped probe, and which probe scores
+
+static void shipped_path(char *out, size_t n) {
+    ck_assert_int_eq(project_path(out, n, PROBE_SHIPPED), 0);
+    ck_assert_msg(access(out, R_OK) == 0, "%s is missing: it is part of the repository", out);
+}
+
+// The file is the committed one (its SHA-256), loads with its CRC32s, was
+// trained by today's recipe (a changed recipe needs a new shipped probe),
+// and with CIFAR-10 at hand its key and test accuracy are what it records.
+START_TEST(test_shipped_probe) {
+    char path[4096], models[4096], cmd[9000], err[4600];
+    shipped_path(path, sizeof path);
+    ck_assert_int_eq(project_path(models, sizeof models, "models"), 0);
+    snprintf(cmd, sizeof cmd, "cd '%s' && sha256sum --check --status probe_classifier.safetensors.sha256", models);
+    int st = system(cmd);
+    ck_assert_msg(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s does not match "
+                  "models/probe_classifier.safetensors.sha256 (damaged, or trained again without a new checksum)", path);
+    SafeTensors f;
+    ck_assert_msg(st_read(path, &f, err, sizeof err) == 0, "%s", err);
+    char want[512];
+    ProbeRecipe r = probe_default_recipe();
+    probe_recipe_string(&r, want, sizeof want);
+    ck_assert_msg(st_meta(&f, "recipe") && !strcmp(st_meta(&f, "recipe"), want),
+                  "the shipped probe was trained by \"%s\", the recipe now is \"%s\": train and ship it again "
+                  "(tools/train_probe.c)", st_meta(&f, "recipe"), want);
+    ck_assert_msg(st_meta(&f, "crc32.__metadata__"), "the shipped probe has no CRC32s");
+    st_free(&f);
+    Probe *p = probe_load(path, err, sizeof err);
+    ck_assert_msg(p, "%s", err);
+    printf("shipped probe: key %s, weights %s, test accuracy %.4f recorded\n", p->key, p->weights,
+           (double)p->test_acc);
+    CifarSet train, test;
+    if (cifar_load_train(NULL, &train, err, sizeof err) != 0 || cifar_load_test(NULL, &test, err, sizeof err) != 0 ||
+        test.n != CIFAR_RECORDS_PER_FILE) {
+        printf("test_shipped_probe: its key and test accuracy against CIFAR-10 SKIPPED: no CIFAR-10 at %s "
+               "(make data, or set CIFAR_DIR)\n", cifar_dir());
+    } else {
+        char key[17];
+        probe_cache_key(&r, &train, &test, key);
+        ck_assert_str_eq(p->key, key);
+        // 2 images of 10,000 of slack: another BLAS kernel rounds the logits
+        // of an image on the edge between two classes another way
+        float acc = probe_accuracy(p, &test);
+        printf("shipped probe: test accuracy measured now %.4f\n", (double)acc);
+        ck_assert_msg(fabsf(acc - p->test_acc) <= 2.5f / (float)test.n, "test accuracy %.4f, recorded %.4f",
+                      (double)acc, (double)p->test_acc);
+        cifar_free(&train);
+        cifar_free(&test);
+    }
+    probe_free(p);
+}
+END_TEST
+
+// TINYDIT_PROBE: unset, the shipped probe; "trained", the recipe's probe
+// from the cache, trained there first; a file, that file; a damaged or
+// missing file, an error that names it.
+START_TEST(test_probe_choice) {
+    char dir[256], cache[300], damaged[300], path[4096], err[4600];
+    tmpdir_make(dir, sizeof dir, "probe_choice");
+    snprintf(cache, sizeof cache, "%s/cache", dir);
+    setenv("TINYDIT_CACHE", cache, 1);
+    unsetenv("TINYDIT_PROBE");
+    Probe *shipped = probe_for_scoring(NULL, NULL, 0, err, sizeof err);
+    ck_assert_msg(shipped, "%s", err);
+    ck_assert_str_eq(shipped->source, "shipped");
+    char weights[17];
+    probe_fingerprint(shipped, weights);
+    ck_assert_str_eq(shipped->weights, weights);
+
+    // trained: the default recipe on a small set (2 steps an epoch), then from the cache
+    CifarSet train = colour_set(256, 70), test = colour_set(32, 71);
+    setenv("TINYDIT_PROBE", "trained", 1);
+    Probe *a = probe_for_scoring(&train, &test, 0, err, sizeof err);
+    ck_assert_msg(a, "%s", err);
+    ck_assert_str_eq(a->source, "trained");
+    ck_assert_str_ne(a->weights, shipped->weights);
+    snprintf(path, sizeof path, "%s/probe-%s.safetensors", cache, a->key);
+    ck_assert_msg(access(path, R_OK) == 0, "no %s", path);
+    Probe *b = probe_for_scoring(&train, &test, 0, err, sizeof err);
+    ck_assert_msg(b, "%s", err);
+    ck_assert_str_eq(b->weights, a->weights);
+
+    // a file: that probe, its fingerprint the same as when it was trained
+    setenv("TINYDIT_PROBE", path, 1);
+    Probe *c = probe_for_scoring(NULL, NULL, 0, err, sizeof err);
+    ck_assert_msg(c, "%s", err);
+    ck_assert_str_eq(c->source, "file");
+    ck_assert_str_eq(c->weights, a->weights);
+
+    // a flipped bit in its weights: refused by its CRC32s, the file named
+    size_t len;
+    char *bytes = read_file_all(path, &len, err, sizeof err);
+    ck_assert_msg(bytes, "%s", err);
+    bytes[len - 40] ^= 0x10;
+    snprintf(damaged, sizeof damaged, "%s/damaged.safetensors", dir);
+    ck_assert_int_eq(write_file_atomic(damaged, bytes, len, err, sizeof err), 0);
+    free(bytes);
+    setenv("TINYDIT_PROBE", damaged, 1);
+    ck_assert_ptr_null(probe_for_scoring(NULL, NULL, 0, err, sizeof err));
+    ck_assert_msg(strstr(err, damaged) && strstr(err, "CRC32") && strstr(err, "TINYDIT_PROBE"), "%s", err);
+    setenv("TINYDIT_PROBE", "/nonexistent/probe.safetensors", 1);
+    ck_assert_ptr_null(probe_for_scoring(NULL, NULL, 0, err, sizeof err));
+    ck_assert_msg(strstr(err, "/nonexistent/probe.safetensors"), "%s", err);
+
+    unsetenv("TINYDIT_PROBE");
+    unsetenv("TINYDIT_CACHE");
+    probe_free(shipped); probe_free(a); probe_free(b); probe_free(c);
+    free_set(&train); free_set(&test);
+    tmpdir_remove(dir);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("probe");
     // the network check: 300 forward passes, slow on a busy machine
     add_tests(s, "layers", 120, TESTS(test_conv_matches_direct_loop, test_conv_grad, test_im2col_col2im_adjoint,
                                       test_relu_grad, test_maxpool_grad, test_maxpool_ties_go_to_first,
                                       test_global_avgpool_grad, test_fc_grad, test_xent_grad, test_network_grad));
-    add_tests(s, "train", 60, TESTS(test_train_smoke, test_train_deterministic, test_cache_key, test_cache_roundtrip));
+    add_tests(s, "train", 60, TESTS(test_train_smoke, test_train_deterministic, test_recipe_pinned, test_cache_key,
+                                    test_cache_roundtrip, test_predict_is_argmax));
+    add_tests(s, "shipped", 120, TESTS(test_shipped_probe, test_probe_choice));
     return run_suite(s);
 }

@@ -11,7 +11,8 @@
 //      README's example does;
 //   3. `make tutorial PRESET=smoke` runs in the copy, with the default RUNS.
 //
-// Then: make succeeded; runs/report.md and the plots are there; step 1 read
+// Then: make succeeded; runs/report.md and the plots are there; no probe was
+// trained (the scorecard's is the shipped one); step 1 read
 // the baseline pair that step 6 trained first ("finished already") instead of
 // training its own; no step folder grew a runs/ of its own; and the original
 // project's runs/ did not change. About two minutes on two idle cores.
@@ -93,7 +94,7 @@ START_TEST(test_tutorial_in_a_copy) {
     // environment that would change where things go (MAKEFLAGS would also
     // hand over the jobserver of the make running this test)
     snprintf(cmd, sizeof cmd,
-             "cd '%s' && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u RUNS -u TINYDIT_CACHE -u TINYDIT_HOME "
+             "cd '%s' && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u RUNS -u TINYDIT_CACHE -u TINYDIT_PROBE -u TINYDIT_HOME "
              "-u GOLDEN_DIR CIFAR_DIR=../cifar CIFAR_RECORDS=%d make tutorial PRESET=smoke ESTIMATE=no > '%s' 2>&1",
              tree, SYNTH_CIFAR_RECORDS, log);
     printf("test_tutorial: in %s: CIFAR_DIR=../cifar make tutorial PRESET=smoke\n", tree);
@@ -113,6 +114,9 @@ START_TEST(test_tutorial_in_a_copy) {
         snprintf(path, sizeof path, "%s/runs/plots/%s", tree, figures[i]);
         ck_assert_msg(exists(path), "no %s:\n%s", path, tail_of(text));
     }
+
+    // no probe trained: every probe-FD is the shipped probe's
+    ck_assert_msg(!strstr(text, "probe: training"), "make tutorial trained a probe:\n%s", tail_of(text));
 
     // step 1 read step 6's baseline pair instead of training its own
     const char *step1 = strstr(text, "Step 1: the baseline");

@@ -1,67 +1,107 @@
-// train_probe.c: trains the probe classifier behind probe-FD once (or finds
-// it in the cache) and prints its test accuracy and training time.
+// train_probe.c: the probe classifier behind probe-FD (common/eval/probe.h).
 //
 //   CIFAR_DIR=/path/to/cifar-10-batches-bin ./build/tools/train_probe
-//   ./build/tools/train_probe epochs=6 lr=0.003     (another recipe, another key)
+//       the shipped probe: its key, weights and recorded test accuracy, and
+//       the test accuracy measured again here (seconds)
+//   ./build/tools/train_probe --train [--out FILE]
+//       a probe trained here by the project's recipe (probe_default_recipe),
+//       saved to FILE, else to the cache that TINYDIT_PROBE=trained reads
 //
-// The cache is $TINYDIT_CACHE, else the project's runs/.cache (see common/eval/probe.h).
-#include "io/cifar.h"
-#include "eval/probe.h"
+// The shipped probe was made by the second, on two threads, into models/:
+//   OMP_NUM_THREADS=2 ./build/tools/train_probe --train --out models/probe_classifier.safetensors
+//   cd models && sha256sum probe_classifier.safetensors > probe_classifier.safetensors.sha256
+#include "io/args.h"
 #include "io/blas_kernel.h"
+#include "io/cifar.h"
+#include "io/paths.h"
+#include "eval/probe.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static void usage(void) {
+typedef struct {
+    bool train;
+    const char *out;
+} Options;
+
+static int parse(int argc, char **argv, Options *o) {
+    *o = (Options){ false, NULL };
+    ArgOption opts[] = {
+        ARG_FLAG("train", &o->train, true, "train a probe by the project's recipe (minutes) instead"),
+        ARG_STRING("out", "FILE", &o->out, "with --train: save it to FILE (default: the cache,\n"
+                   "where TINYDIT_PROBE=trained finds it)"),
+        ARG_END,
+    };
+    const ArgSpec spec = {
+        .program = "train_probe", .options = opts,
+        .about = "  the shipped probe classifier (" PROBE_SHIPPED "): its key, weights and\n"
+                 "  test accuracy, measured again on $CIFAR_DIR's test set; or, with --train, a probe\n"
+                 "  trained here by the project's recipe. Every probe-FD is the shipped probe's unless\n"
+                 "  TINYDIT_PROBE names another (common/eval/probe.h).",
+    };
+    int rc = args_parse(&spec, argc, argv);
+    if (rc == ARGS_OK && o->out && !o->train) return args_error(NULL, "--out goes with --train");
+    return rc;
+}
+
+static void print_probe(const Probe *p, const char *what) {
+    printf("%s: key %s, weights %s, test accuracy %.2f%% (recorded), trained in %.1f s\n", what, p->key,
+           p->weights, 100.0 * p->test_acc, (double)p->train_seconds);
+}
+
+// The shipped probe, and its test accuracy measured again (when the data is there).
+static int show_shipped(void) {
+    char path[4096], err[4600];
+    if (project_path(path, sizeof path, PROBE_SHIPPED) != 0) {
+        fprintf(stderr, "error: no project around this program to find %s in\n", PROBE_SHIPPED);
+        return 1;
+    }
+    Probe *p = probe_load(path, err, sizeof err);
+    if (!p) { fprintf(stderr, "error: %s\n", err); return 1; }
+    print_probe(p, PROBE_SHIPPED);
+    CifarSet test;
+    if (cifar_load_test(NULL, &test, err, sizeof err) != 0) {
+        printf("test accuracy not measured again: %s\n", err);
+    } else {
+        printf("test accuracy measured now: %.2f%% of %d images\n", 100.0 * probe_accuracy(p, &test), test.n);
+        cifar_free(&test);
+    }
+    probe_free(p);
+    return 0;
+}
+
+static int train(const char *out) {
+    char err[4600];
+    CifarSet train, test;
+    if (cifar_load_train(NULL, &train, err, sizeof err) != 0) { fprintf(stderr, "error: %s\n", err); return 1; }
+    if (cifar_load_test(NULL, &test, err, sizeof err) != 0) {
+        fprintf(stderr, "error: %s\n", err);
+        cifar_free(&train);
+        return 1;
+    }
     ProbeRecipe r = probe_default_recipe();
-    fprintf(stderr, "usage: train_probe [key=value ...]\n"
-                    "  epochs=%d batch=%d lr=%g weight_decay=%g flip=%d seed=%llu\n"
-                    "data: $CIFAR_DIR (now %s); cache: $TINYDIT_CACHE (now %s)\n",
-            r.epochs, r.batch, (double)r.lr, (double)r.weight_decay, r.flip,
-            (unsigned long long)r.seed, cifar_dir(), probe_cache_dir());
+    Probe *p = NULL;
+    if (!out) {
+        p = probe_get_or_train(NULL, &train, &test, &r, 1, err, sizeof err);
+    } else if ((p = probe_train(&train, &test, &r, 1)) != NULL) {
+        probe_cache_key(&r, &train, &test, p->key);
+        if (probe_save(p, &r, out, err, sizeof err) != 0) { probe_free(p); p = NULL; }
+        else printf("saved %s\n", out);
+    } else {
+        snprintf(err, sizeof err, "out of memory");
+    }
+    cifar_free(&train);
+    cifar_free(&test);
+    if (!p) { fprintf(stderr, "error: %s\n", err); return 1; }
+    print_probe(p, "probe");
+    probe_free(p);
+    return 0;
 }
 
 int main(int argc, char **argv) {
     blas_use_fitting_kernel(argv);   // OpenBLAS on a CPU newer than it: io/blas_kernel.h
-    ProbeRecipe r = probe_default_recipe();
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *eq = strchr(a, '=');
-        if (!eq) { usage(); return 2; }
-        const char *v = eq + 1;
-        size_t k = (size_t)(eq - a);
-        if (k == 6 && !strncmp(a, "epochs", k)) r.epochs = atoi(v);
-        else if (k == 5 && !strncmp(a, "batch", k)) r.batch = atoi(v);
-        else if (k == 2 && !strncmp(a, "lr", k)) r.lr = strtof(v, NULL);
-        else if (k == 12 && !strncmp(a, "weight_decay", k)) r.weight_decay = strtof(v, NULL);
-        else if (k == 4 && !strncmp(a, "flip", k)) r.flip = atoi(v);
-        else if (k == 4 && !strncmp(a, "seed", k)) r.seed = strtoull(v, NULL, 10);
-        else { fprintf(stderr, "unknown key in '%s'\n", a); usage(); return 2; }
-    }
-    if (r.epochs < 1 || r.batch < 1 || !(r.lr > 0)) {
-        fprintf(stderr, "need epochs >= 1, batch >= 1, lr > 0\n");
-        return 2;
-    }
-
-    char err[CIFAR_ERRLEN];
-    CifarSet train, test;
-    if (cifar_load_train(NULL, &train, err, sizeof(err)) != 0 ||
-        cifar_load_test(NULL, &test, err, sizeof(err)) != 0) {
-        fprintf(stderr, "train_probe: %s\n", err);
-        return 1;
-    }
-    Probe *p = probe_get_or_train(NULL, &train, &test, &r, 1, err, sizeof(err));
-    if (!p) {
-        fprintf(stderr, "train_probe: %s\n", err);
-        return 1;
-    }
-    printf("probe %s: test accuracy %.2f%%, training time %.1f s\n", p->key,
-           100.0 * p->test_acc, (double)p->train_seconds);
-    // Measured again from the weights in hand: a cached file that loads but
-    // holds the wrong weights would show here.
-    printf("test accuracy measured now: %.2f%%\n", 100.0 * probe_accuracy(p, &test));
-    probe_free(p);
-    cifar_free(&train);
-    cifar_free(&test);
-    return 0;
+    Options o;
+    int rc = parse(argc, argv, &o);
+    if (rc != ARGS_OK) return args_exit_code(rc);
+    return o.train ? train(o.out) : show_shipped();
 }

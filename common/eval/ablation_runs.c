@@ -133,29 +133,38 @@ void results_load(const char *dir, AblationResults *res) {
     struct stat sb;
     res->dir_missing = stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode);
     const char *first_preset = NULL;
+    for (int c = 0; c < ABLATION_CONFIGS; c++)
+        for (int k = 0; k < ABLATION_MAX_SEEDS; k++) {
+            char name[64], path[2048];
+            ablation_run_name(c, k, name, sizeof name);
+            snprintf(path, sizeof path, "%s/%s/metrics.json", dir, name);
+            AblationRow *row = &res->cfg[c].seed[k];
+            if (ablation_row_read(path, row) != 0 || !isfinite(row->m.probe_fd)) continue;
+            if (!res->has_probe) { res->has_probe = true; res->probe = row->m; }
+            row->other_probe = !metrics_same_probe(&row->m, &res->probe);
+            res->other_probe_runs += row->other_probe;
+        }
     for (int c = 0; c < ABLATION_CONFIGS; c++) {
         ConfigResults *cr = &res->cfg[c];
         double vals[ABLATION_MAX_SEEDS], fd_sum = 0, ms_sum = 0;
         int fd_n = 0;
         for (int k = 0; k < ABLATION_MAX_SEEDS; k++) {
-            char name[64], path[2048];
-            ablation_run_name(c, k, name, sizeof name);
-            snprintf(path, sizeof path, "%s/%s/metrics.json", dir, name);
             AblationRow *row = &cr->seed[k];
-            if (ablation_row_read(path, row) != 0) continue;
+            if (!row->present) continue;
             res->n_present++;
             if (!cr->n) cr->params = row->m.params;
             vals[cr->n++] = row->m.val_mse;
             ms_sum += row->m.ms_per_step;
             cr->spikes += row->m.loss_spikes;
             if (isfinite(row->m.probe_fd)) { fd_sum += row->m.probe_fd; fd_n++; }
+            cr->other_probe |= row->other_probe;
             if (row->m.preset[0]) {
                 if (!first_preset) first_preset = row->m.preset;
                 else if (strcmp(first_preset, row->m.preset) != 0) res->mixed_presets = true;
             }
         }
         cr->val = seed_spread(vals, cr->n);
-        cr->probe_fd = fd_n ? fd_sum / fd_n : NAN;
+        cr->probe_fd = fd_n && !cr->other_probe ? fd_sum / fd_n : NAN;
         cr->ms_per_step = cr->n ? ms_sum / cr->n : NAN;
     }
     for (int r = 0; r < ABLATION_RUNS; r++) res->nine_present += results_run(res, r)->present;

@@ -62,6 +62,7 @@ typedef struct {
     bool present;             // metrics.json read and understood
     char note[METRICS_ERRLEN];// why not, when !present
     RunMetrics m;             // params, val_mse, probe_fd (NAN if null), ms_per_step, loss_spikes, preset, cfg
+    bool other_probe;         // its probe-FD is by another probe than the folder's (AblationResults.probe)
     double lr;                // config.lr, NAN if the file has no config
     int steps;                // config.steps, 0 if the file has no config
     double train_seconds;     // "train_seconds": the steps, summed over a resumed run's starts; NAN if absent
@@ -75,7 +76,8 @@ typedef struct {
     AblationRow seed[ABLATION_MAX_SEEDS];   // seed[k]: the run of seed k, present or not
     int n;                    // seeds present
     SeedSpread val;           // val MSE over the present seeds (common/io/metrics.h)
-    double probe_fd;          // mean over the seeds that have one, NAN if none
+    double probe_fd;          // mean over the seeds that have one, NAN if none or if other_probe
+    bool other_probe;         // a seed's probe-FD is by another probe than the folder's: no mean
     double ms_per_step;       // mean over the present seeds
     int spikes;               // summed over the present seeds
     long long params;         // of the first present seed
@@ -91,6 +93,13 @@ typedef struct {
     double base_mean, gap;    // mean of the two seeds' val MSE, |s0 - s1|
     bool not_seed_pair;       // the two baselines differ in more than the seed
     bool mixed_presets;       // the present runs come from different presets
+    // the probe the folder's probe-FDs are by: the first run's with one (in
+    // configuration and seed order: p11_base_s0's when it has one); a run by
+    // another probe (metrics_same_probe) is other_probe, never averaged or
+    // shown beside it
+    bool has_probe;
+    RunMetrics probe;         // that run's metrics (its probe_* fields name the probe)
+    int other_probe_runs;     // runs with a probe-FD by another probe
     bool dir_missing;         // there is no such folder at all
 } AblationResults;
 

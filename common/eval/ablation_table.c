@@ -33,8 +33,20 @@
 
 // ---------------------------------------------------------------------------
 // Formatting helpers
-static void fmt_fd(double fd, char *out, size_t n) {
-    if (isfinite(fd)) snprintf(out, n, "%.1f", fd);
+// A run's probe-FD: by the folder's probe, else not shown beside it.
+static void fmt_fd(const AblationRow *m, char *out, size_t n) {
+    if (m->other_probe) snprintf(out, n, "other probe");
+    else if (isfinite(m->m.probe_fd)) snprintf(out, n, "%.1f", m->m.probe_fd);
+    else snprintf(out, n, "-");
+}
+
+// A configuration's: the mean over its seeds when one probe scored them all.
+static void fmt_config_fd(const ConfigResults *cr, char *out, size_t n) {
+    bool by_folders_probe = false;
+    for (int k = 0; k < ABLATION_MAX_SEEDS; k++)
+        by_folders_probe |= cr->seed[k].present && isfinite(cr->seed[k].m.probe_fd) && !cr->seed[k].other_probe;
+    if (cr->other_probe) snprintf(out, n, "%s", by_folders_probe ? "mixed probes" : "other probe");
+    else if (isfinite(cr->probe_fd)) snprintf(out, n, "%.1f", cr->probe_fd);
     else snprintf(out, n, "-");
 }
 
@@ -119,7 +131,7 @@ void fill_tutorial_table(const AblationResults *res, Table *t) {
         }
         char params[32], fd[32], delta[32], v[48];
         with_commas(m->m.params, params, sizeof params);
-        fmt_fd(m->m.probe_fd, fd, sizeof fd);
+        fmt_fd(m, fd, sizeof fd);
         row_verdict(res, r, delta, sizeof delta, v, sizeof v);
         table_cell(t, "%s", params);
         table_cell(t, "%.4f", m->m.val_mse);
@@ -187,7 +199,7 @@ void fill_seeds_table(const AblationResults *res, const AblationResults *committ
         }
         fmt_seeds(cr, seeds, sizeof seeds);
         fmt_or_dash(cr->val.sd, "%.4f", sd, sizeof sd);
-        fmt_fd(cr->probe_fd, fd, sizeof fd);
+        fmt_config_fd(cr, fd, sizeof fd);
         seeds_verdict(res, committed, c, v, sizeof v);
         if (c == CFG_BASE) snprintf(diff, sizeof diff, "0");
         else if (!base->n) snprintf(diff, sizeof diff, "-");
@@ -249,7 +261,7 @@ void fill_lr_table(const AblationResults *res, Table *u) {
             continue;
         }
         char fd[32], delta[32], v[48];
-        fmt_fd(m->m.probe_fd, fd, sizeof fd);
+        fmt_fd(m, fd, sizeof fd);
         row_verdict(res, r, delta, sizeof delta, v, sizeof v);
         table_cell(u, "%.4f", m->m.val_mse);
         table_cell(u, "%s", fd);
@@ -281,6 +293,38 @@ const char *const SHARED_MACHINE_NOTE =
 const char *const SMOKE_NOTE =
     "These are smoke runs (a tiny model, a few steps): they test the machinery, not the model.\n"
     "No number below says anything about the upgrades; the quick and tutorial presets do.\n";
+
+void print_probe_note(FILE *f, const AblationResults *res, bool markdown) {
+    if (!res->has_probe) return;
+    char label[160];
+    metrics_probe_label(&res->probe, label, sizeof label);
+    if (!res->probe.probe_key[0] && !res->probe.probe_weights[0])
+        snprintf(label, sizeof label, "a probe the runs do not name");
+    fprintf(f, "%sprobe-FD: by %s.", markdown ? "" : "\n", label);
+    if (!res->other_probe_runs) { fprintf(f, "\n"); return; }
+    fprintf(f, "%sTwo probes' FDs do not compare: the %d run%s by another show \"other probe\" (both: "
+            "\"mixed probes\"):\n%s", markdown ? " " : "\n", res->other_probe_runs,
+            res->other_probe_runs == 1 ? "" : "s", markdown ? "\n" : "");
+    // each other probe once, with its runs
+    bool *done = calloc((size_t)ABLATION_CONFIGS * ABLATION_MAX_SEEDS, sizeof *done);
+    for (int i = 0; done && i < ABLATION_CONFIGS * ABLATION_MAX_SEEDS; i++) {
+        const AblationRow *a = &res->cfg[i / ABLATION_MAX_SEEDS].seed[i % ABLATION_MAX_SEEDS];
+        if (done[i] || !a->other_probe) continue;
+        metrics_probe_label(&a->m, label, sizeof label);
+        int col = fprintf(f, "%s%s:", markdown ? "- " : "  ", label);
+        for (int j = i; j < ABLATION_CONFIGS * ABLATION_MAX_SEEDS; j++) {
+            const AblationRow *b = &res->cfg[j / ABLATION_MAX_SEEDS].seed[j % ABLATION_MAX_SEEDS];
+            if (done[j] || !b->other_probe || !metrics_same_probe(&a->m, &b->m)) continue;
+            done[j] = true;
+            char name[64];
+            ablation_run_name(j / ABLATION_MAX_SEEDS, j % ABLATION_MAX_SEEDS, name, sizeof name);
+            if (!markdown && col > 90) col = fprintf(f, "\n   ");
+            col += fprintf(f, markdown ? " `%s`" : " %s", name);
+        }
+        fprintf(f, "\n");
+    }
+    free(done);
+}
 
 // The tutorial's seed gap against the spread: for two draws of the same
 // noise the expected |a - b| is 2 sd / sqrt(pi), about 1.13 sd, and one pair
@@ -387,6 +431,7 @@ void results_print(const AblationResults *res, const AblationResults *ref) {
     Table t;
     fill_tutorial_table(res, &t);
     table_print(&t);
+    print_probe_note(stdout, res, false);
     if (res->have_gap)
         printf("\nseed gap (|val MSE seed 0 - seed 1| of the baseline): %.4f; baseline mean %.4f.\n"
                "\"vs baseline\" is val MSE minus that mean; within one seed gap the tutorial's verdict is\n"
@@ -419,7 +464,7 @@ void results_print_tsv(const AblationResults *res, FILE *f) {
         const AblationRow *m = results_run(res, r);
         double nan = NAN;
         fprintf(f, "%s\t%s\t%d\t%lld\t%.6f\t%.3f\t%.3f\t%d\t%.6f\t%.6f\n", ABLATION[r].name, ABLATION[r].label,
-                m->present, m->present ? m->m.params : 0, m->present ? m->m.val_mse : nan, m->present ? m->m.probe_fd : nan,
+                m->present, m->present ? m->m.params : 0, m->present ? m->m.val_mse : nan, m->present && !m->other_probe ? m->m.probe_fd : nan,
                 m->present ? m->m.ms_per_step : nan, m->present ? m->m.loss_spikes : 0, res->have_gap ? res->base_mean : nan,
                 res->have_gap ? res->gap : nan);
     }

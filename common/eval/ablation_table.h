@@ -36,6 +36,10 @@ bool is_smoke(const AblationResults *res);
 // The preset of the first run that names one, NULL if none does.
 const char *preset_of(const AblationResults *res);
 extern const char *const SEEDS_FOOTNOTE, *const ONE_SEED_FOOTNOTE, *const SHARED_MACHINE_NOTE, *const SMOKE_NOTE;
+// Which probe the probe-FD columns are by, and the runs scored by another,
+// whose probe-FD the tables do not show ("other probe"), grouped by probe;
+// as text, or as Markdown (a paragraph and a list). Nothing without a probe-FD.
+void print_probe_note(FILE *f, const AblationResults *res, bool markdown);
 
 // Prints the tutorial's table (one run per configuration, one seed gap), the
 // table over seeds (mean, spread, difference and its standard error,

@@ -1,6 +1,7 @@
 // probe.c: the probe classifier: its parameters, forward and backward passes,
-// the training loop, and the on-disk cache (see probe.h).
+// the training loop, the shipped file and the on-disk cache (see probe.h).
 #include "probe.h"
+#include "io/checksum.h"
 #include "io/progress.h"
 #include "nn/adamw.h"
 #include "nn/rng.h"
@@ -224,21 +225,29 @@ static int argmax(const float *z, int k) {
     return best;
 }
 
+void probe_predict(const Probe *p, const float *images, int n, uint8_t *classes) {
+    if (n <= 0) return;
+    float *logits = malloc(sizeof(float) * (size_t)n * PROBE_CLASSES);
+    if (!logits) { fprintf(stderr, "probe_predict: out of memory\n"); abort(); }
+    probe_forward(p, images, n, NULL, logits);
+    for (int i = 0; i < n; i++) classes[i] = (uint8_t)argmax(logits + (size_t)i * PROBE_CLASSES, PROBE_CLASSES);
+    free(logits);
+}
+
 float probe_accuracy(const Probe *p, const CifarSet *set) {
     if (!set || set->n <= 0) return -1.0f;
     enum { CHUNK = 2000 };   // images converted to floats at a time (25 MB)
     float *x = malloc(sizeof(float) * (size_t)CHUNK * CIFAR_PIXELS);
-    float *logits = malloc(sizeof(float) * (size_t)CHUNK * PROBE_CLASSES);
-    if (!x || !logits) { free(x); free(logits); return -1.0f; }
+    uint8_t *classes = malloc(CHUNK);
+    if (!x || !classes) { free(x); free(classes); return -1.0f; }
     long correct = 0;
     for (int i = 0; i < set->n; i += CHUNK) {
         int b = (set->n - i) < CHUNK ? (set->n - i) : CHUNK;
         cifar_range_to_float(set, i, b, x);
-        probe_forward(p, x, b, NULL, logits);
-        for (int j = 0; j < b; j++)
-            correct += argmax(logits + (size_t)j * PROBE_CLASSES, PROBE_CLASSES) == set->labels[i + j];
+        probe_predict(p, x, b, classes);
+        for (int j = 0; j < b; j++) correct += classes[j] == set->labels[i + j];
     }
-    free(x); free(logits);
+    free(x); free(classes);
     return (float)correct / (float)set->n;
 }
 
@@ -337,6 +346,8 @@ Probe *probe_train(const CifarSet *train, const CifarSet *test, const ProbeRecip
     }
     p->train_seconds = (float)(wall_seconds() - t0);
     p->test_acc = test ? probe_accuracy(p, test) : -1.0f;
+    probe_fingerprint(p, p->weights);
+    p->source = "trained";
     if (verbose && test)
         fprintf(stderr, "probe: test accuracy %.2f%% (%d images), trained in %.1f s\n",
                 100.0 * p->test_acc, test->n, (double)p->train_seconds);
@@ -362,7 +373,7 @@ static uint64_t fnv1a(uint64_t h, const void *data, size_t n) {
     return h;
 }
 
-static void recipe_string(const ProbeRecipe *r, char *out, size_t len) {
+void probe_recipe_string(const ProbeRecipe *r, char *out, size_t len) {
     snprintf(out, len, "%s %s epochs=%d batch=%d lr=%.9g weight_decay=%.9g flip=%d seed=%llu",
              PROBE_RECIPE_VERSION, ARCH_STRING, r->epochs, r->batch, (double)r->lr,
              (double)r->weight_decay, r->flip, (unsigned long long)r->seed);
@@ -380,10 +391,15 @@ static uint64_t hash_set(uint64_t h, const CifarSet *s) {
 
 void probe_cache_key(const ProbeRecipe *r, const CifarSet *train, const CifarSet *test, char out[17]) {
     char rs[512];
-    recipe_string(r, rs, sizeof(rs));
+    probe_recipe_string(r, rs, sizeof(rs));
     uint64_t h = fnv1a(FNV_OFFSET, rs, strlen(rs));
     h = hash_set(h, train);
     h = hash_set(h, test);
+    snprintf(out, 17, "%016llx", (unsigned long long)h);
+}
+
+void probe_fingerprint(const Probe *p, char out[17]) {
+    uint64_t h = fnv1a(FNV_OFFSET, p->params, sizeof(float) * p->n_params);
     snprintf(out, 17, "%016llx", (unsigned long long)h);
 }
 
@@ -408,12 +424,13 @@ int probe_save(const Probe *p, const ProbeRecipe *r, const char *path, char *err
     char buf[512];
     st_writer_meta(&w, "format", "tinydit-probe");
     st_writer_meta(&w, "key", p->key);
-    recipe_string(r, buf, sizeof(buf));
+    probe_recipe_string(r, buf, sizeof(buf));
     st_writer_meta(&w, "recipe", buf);
     snprintf(buf, sizeof(buf), "%.6f", (double)p->test_acc);
     st_writer_meta(&w, "test_acc", buf);
     snprintf(buf, sizeof(buf), "%.1f", (double)p->train_seconds);
     st_writer_meta(&w, "train_seconds", buf);
+    st_writer_add_checksums(&w);   // last: it covers every tensor and metadata entry
     int rc = st_writer_save_atomic(&w, path, err, errlen);
     st_writer_free(&w);
     return rc;
@@ -422,6 +439,7 @@ int probe_save(const Probe *p, const ProbeRecipe *r, const char *path, char *err
 Probe *probe_load(const char *path, char *err, size_t errlen) {
     SafeTensors st;
     if (st_read(path, &st, err, errlen) != 0) return NULL;
+    if (st_verify_checksums(&st, path, err, errlen) != 0) { st_free(&st); return NULL; }
     Probe *p = probe_alloc();
     if (!p) { snprintf(err, errlen, "%s: out of memory", path); st_free(&st); return NULL; }
     float *v[N_TENSORS];
@@ -445,6 +463,8 @@ Probe *probe_load(const char *path, char *err, size_t errlen) {
     if (key) snprintf(p->key, sizeof(p->key), "%s", key);
     p->test_acc = acc ? strtof(acc, NULL) : -1.0f;
     p->train_seconds = secs ? strtof(secs, NULL) : 0.0f;
+    probe_fingerprint(p, p->weights);
+    p->source = "file";
     st_free(&st);
     return p;
 }
@@ -464,6 +484,7 @@ Probe *probe_get_or_train(const char *cache_dir, const CifarSet *train, const Ci
         Probe *p = probe_load(path, lerr, sizeof(lerr));
         if (p) {
             snprintf(p->key, sizeof(p->key), "%s", key);
+            p->source = "trained";
             if (verbose)
                 fprintf(stderr, "probe: cached %s (test accuracy %.2f%%)\n", path, 100.0 * p->test_acc);
             return p;
@@ -478,6 +499,7 @@ Probe *probe_get_or_train(const char *cache_dir, const CifarSet *train, const Ci
         return NULL;
     }
     snprintf(p->key, sizeof(p->key), "%s", key);
+    p->source = "trained";
     char serr[512];
     if (make_dirs(cache_dir, serr, sizeof(serr)) != 0) {
         fprintf(stderr, "probe: warning: %s (probe not cached)\n", serr);
@@ -486,5 +508,45 @@ Probe *probe_get_or_train(const char *cache_dir, const CifarSet *train, const Ci
     } else if (verbose) {
         fprintf(stderr, "probe: saved %s\n", path);
     }
+    return p;
+}
+
+// ----------------------------------------------------------------------------
+// The probe every score uses
+
+const char *probe_choice(void) {
+    const char *c = getenv("TINYDIT_PROBE");
+    return c ? c : "";
+}
+
+Probe *probe_for_scoring(const CifarSet *train, const CifarSet *test, int verbose, char *err, size_t errlen) {
+    const char *choice = probe_choice();
+    if (!strcmp(choice, "trained")) {
+        Probe *p = probe_get_or_train(NULL, train, test, NULL, verbose, err, errlen);
+        if (p) fprintf(stderr, "probe: TINYDIT_PROBE=trained: probe %s of this machine (weights %s, test accuracy "
+                       "%.2f%%), not the shipped one: its probe-FDs compare only with its own\n", p->key,
+                       p->weights, 100.0 * p->test_acc);
+        return p;
+    }
+    char path[4096];
+    if (choice[0]) snprintf(path, sizeof path, "%s", choice);
+    else if (project_path(path, sizeof path, PROBE_SHIPPED) != 0) {
+        snprintf(err, errlen, "cannot find the project's %s (is this program inside the project?)", PROBE_SHIPPED);
+        return NULL;
+    }
+    char lerr[4600];
+    Probe *p = probe_load(path, lerr, sizeof lerr);
+    if (!p) {
+        snprintf(err, errlen, "%s%s", lerr, choice[0] ? " (the probe TINYDIT_PROBE names)"
+                 : " (the shipped probe: git checkout " PROBE_SHIPPED " restores it)");
+        return NULL;
+    }
+    p->source = choice[0] ? "file" : "shipped";
+    if (choice[0])
+        fprintf(stderr, "probe: TINYDIT_PROBE=%s: probe %s (weights %s, test accuracy %.2f%%), not the shipped "
+                "one: its probe-FDs compare only with its own\n", choice, p->key, p->weights, 100.0 * p->test_acc);
+    else if (verbose)
+        fprintf(stderr, "probe: the shipped probe, %s (weights %s, test accuracy %.2f%%)\n", PROBE_SHIPPED,
+                p->weights, 100.0 * p->test_acc);
     return p;
 }

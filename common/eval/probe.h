@@ -3,7 +3,7 @@
 // FID measures generated images in the feature space of Inception-v3, a big
 // ImageNet network we neither have nor could run cheaply. Probe-FD uses the
 // same formula (common/eval/frechet.h) in the feature space of a small CIFAR-10
-// CNN that the project trains once, in a few minutes, and caches:
+// CNN that the project trained once and ships (PROBE_SHIPPED, below):
 //
 //   image (N, 3, 32, 32) in [-1, 1]
 //   conv 3x3 3->32,   ReLU, maxpool 2x2     (N, 32, 16, 16)
@@ -15,11 +15,16 @@
 // A network that has learned to tell the ten classes apart has features that
 // respond to what makes a car look like a car, so the distance between two
 // feature clouds says something about image content, not just pixel colours.
-// The number depends on this exact network: compare probe-FDs only when they
-// were computed with the same cached probe (same key, below).
+// The number depends on this exact network, down to its last bit: the same
+// recipe trained on another machine (another BLAS kernel, another rounding)
+// is another network with other probe-FDs. So every probe-FD is measured with
+// the one shipped probe, and a run's metrics.json names the probe that scored
+// it (its weights' fingerprint, probe_fingerprint below): the tables compare
+// probe-FDs of one probe only.
 //
 // This file has two halves: the layers (probe_layers.c), each forward next to
-// its backward, and the probe itself (probe.c): training, caching, features.
+// its backward, and the probe itself (probe.c): training, the shipped file and
+// the cache, features and predicted classes.
 #pragma once
 #include <stddef.h>
 #include <stdint.h>
@@ -102,8 +107,10 @@ typedef struct {
     float *conv3_w, *conv3_b;   // (128, 64, 3, 3), (128)
     float *fc_w, *fc_b;         // (10, 128), (10)
     float test_acc;             // accuracy on the test set after training, [0, 1]
-    float train_seconds;        // wall time of the training (of the run that made the cache)
+    float train_seconds;        // wall time of the training (of the run that made the file)
     char key[17];               // 16 hex digits: the cache key (recipe + data)
+    char weights[17];           // 16 hex digits: probe_fingerprint of the weights
+    const char *source;         // where it came from: "shipped", "trained" (the cache) or "file"
 } Probe;
 
 // An empty probe with its parameters allocated (zeros). NULL if out of memory.
@@ -118,6 +125,9 @@ void probe_init(Probe *p, uint64_t seed);
 void probe_forward(const Probe *p, const float *images, int n, float *features, float *logits);
 // The FD feature space: the 128 globally pooled ReLU activations of conv3.
 void probe_features(const Probe *p, const float *images, int n, float *features);
+// The class the probe sees in each image (n, 3, 32, 32): the arg-max of its
+// logits (the first on a tie), a label in [0, 10) as CIFAR-10 numbers them.
+void probe_predict(const Probe *p, const float *images, int n, uint8_t *classes);
 
 // Mean cross-entropy loss of images (n, 3, 32, 32) with labels (n); if grad
 // is not NULL (a Probe used as a gradient buffer, same layout), the gradient
@@ -132,6 +142,14 @@ float probe_accuracy(const Probe *p, const CifarSet *set);
 // Returns NULL on out-of-memory.
 Probe *probe_train(const CifarSet *train, const CifarSet *test, const ProbeRecipe *r, int verbose);
 
+// The weights' fingerprint: FNV-1a 64 of every parameter's bytes, 16 hex
+// digits. Two probes with the same fingerprint compute the same features.
+void probe_fingerprint(const Probe *p, char out[17]);
+
+// The recipe as one line: PROBE_RECIPE_VERSION, the architecture, every
+// field. A saved probe keeps it (metadata "recipe").
+void probe_recipe_string(const ProbeRecipe *r, char *out, size_t len);
+
 // The cache key: FNV-1a 64 of the recipe (architecture, every field above,
 // PROBE_RECIPE_VERSION) and of every byte of both sets' pixels and labels.
 // A changed recipe or changed data gives a new key. out: 17 chars.
@@ -141,9 +159,10 @@ void probe_cache_key(const ProbeRecipe *r, const CifarSet *train, const CifarSet
 // root's runs/.cache (project_root() of io/paths.h), wherever the program runs.
 const char *probe_cache_dir(void);
 
-// Saves p (weights + metadata: key, recipe, test_acc, train_seconds) as
-// safetensors at path, atomically. Loads it back; load checks the shapes.
-// 0 on success, -1 with a message.
+// Saves p (weights + metadata: key, recipe, test_acc, train_seconds, and
+// the CRC32s of io/checksum.h) as safetensors at path, atomically. Loads it
+// back; load checks the shapes and the CRC32s (a file without them, as an
+// older cache wrote, loads unchecked). 0 on success, -1 with a message.
 int probe_save(const Probe *p, const ProbeRecipe *r, const char *path, char *err, size_t errlen);
 Probe *probe_load(const char *path, char *err, size_t errlen);
 
@@ -154,3 +173,22 @@ Probe *probe_load(const char *path, char *err, size_t errlen);
 // (out of memory) and err says why.
 Probe *probe_get_or_train(const char *cache_dir, const CifarSet *train, const CifarSet *test,
                           const ProbeRecipe *r, int verbose, char *err, size_t errlen);
+
+// ============================================================================
+// The probe every score uses.
+// ============================================================================
+// The shipped probe, in the project: trained once by probe_default_recipe on
+// CIFAR-10 (tools/train_probe.c says how), its SHA-256 beside it.
+#define PROBE_SHIPPED "models/probe_classifier.safetensors"
+
+// The probe that scores, chosen by $TINYDIT_PROBE:
+//   unset or empty  the shipped probe (CRC32s checked); nothing is trained
+//   "trained"       the default recipe's probe on train and test: from the
+//                   cache (probe_get_or_train), else trained there first
+//   a file path     that probe file
+// Another probe than the shipped one is said on stderr, and the run's
+// metrics.json names it. NULL with err when the probe cannot be had (a
+// missing or damaged shipped probe is an error, never trained over).
+Probe *probe_for_scoring(const CifarSet *train, const CifarSet *test, int verbose, char *err, size_t errlen);
+// $TINYDIT_PROBE, or "" when unset.
+const char *probe_choice(void);

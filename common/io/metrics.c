@@ -132,6 +132,10 @@ int metrics_read(const char *path, RunMetrics *out, char *err, size_t errlen) {
         snprintf(out->probe_key, sizeof out->probe_key, "%s", j->valuestring);
     if (cJSON_IsNumber(j = cJSON_GetObjectItemCaseSensitive(probe, "test_acc")))
         out->probe_test_acc = j->valuedouble;
+    if (cJSON_IsString(j = cJSON_GetObjectItemCaseSensitive(probe, "weights")))
+        snprintf(out->probe_weights, sizeof out->probe_weights, "%s", j->valuestring);
+    if (cJSON_IsString(j = cJSON_GetObjectItemCaseSensitive(probe, "source")))
+        snprintf(out->probe_source, sizeof out->probe_source, "%s", j->valuestring);
     cJSON_Delete(root);
     return 0;
 }
@@ -176,16 +180,43 @@ void with_commas(long long v, char *out, size_t n) {
 }
 
 void metrics_print_header(FILE *f) {
-    fprintf(f, "%-20s %10s %8s %9s %8s %6s\n", "run", "params", "val MSE", "probe-FD", "ms/step", "spikes");
+    fprintf(f, "%-20s %10s %8s %11s %8s %6s\n", "run", "params", "val MSE", "probe-FD", "ms/step", "spikes");
 }
 
-void metrics_print_row(FILE *f, const char *label, const RunMetrics *r) {
+void metrics_print_row(FILE *f, const char *label, const RunMetrics *r, bool other_probe) {
     char params[48], fd[32], ms[32];
     with_commas(r->params, params, sizeof params);
-    if (isfinite(r->probe_fd)) snprintf(fd, sizeof fd, "%.1f", r->probe_fd);
+    if (isfinite(r->probe_fd) && other_probe) snprintf(fd, sizeof fd, "other probe");
+    else if (isfinite(r->probe_fd)) snprintf(fd, sizeof fd, "%.1f", r->probe_fd);
     else snprintf(fd, sizeof fd, "-");
     if (isfinite(r->ms_per_step)) snprintf(ms, sizeof ms, "%.1f", r->ms_per_step);
     else snprintf(ms, sizeof ms, "-");
-    fprintf(f, "%-20s %10s %8.4f %9s %8s %6d\n", label ? label : r->name, params, r->val_mse, fd, ms,
+    fprintf(f, "%-20s %10s %8.4f %11s %8s %6d\n", label ? label : r->name, params, r->val_mse, fd, ms,
             r->loss_spikes);
+}
+
+// ---------------------------------------------------------------------------
+// The probe behind a probe-FD
+
+bool metrics_same_probe(const RunMetrics *a, const RunMetrics *b) {
+    if (strcmp(a->probe_key, b->probe_key) != 0 || strcmp(a->probe_weights, b->probe_weights) != 0) return false;
+    // test_acc is a float32 written as a double: equal, or both absent
+    if (isnan(a->probe_test_acc) || isnan(b->probe_test_acc)) return isnan(a->probe_test_acc) && isnan(b->probe_test_acc);
+    return fabs(a->probe_test_acc - b->probe_test_acc) < 1e-6;
+}
+
+void metrics_probe_label(const RunMetrics *r, char *out, size_t n) {
+    char acc[48] = "test accuracy not recorded";
+    if (isfinite(r->probe_test_acc)) snprintf(acc, sizeof acc, "test accuracy %.2f%%", 100.0 * r->probe_test_acc);
+    if (!r->probe_key[0] && !r->probe_weights[0]) snprintf(out, n, "no probe recorded");
+    else if (!r->probe_weights[0]) snprintf(out, n, "probe %s (%s, weights not recorded)", r->probe_key, acc);
+    else if (!strcmp(r->probe_source, "shipped")) snprintf(out, n, "the shipped probe (weights %s, %s)", r->probe_weights, acc);
+    else snprintf(out, n, "probe %s (%s, weights %s, %s)", r->probe_key,
+                  r->probe_source[0] ? r->probe_source : "source not recorded", r->probe_weights, acc);
+}
+
+int metrics_table_probe(const RunMetrics *runs, int n) {
+    for (int i = 0; i < n; i++)
+        if (isfinite(runs[i].probe_fd)) return i;
+    return -1;
 }

@@ -39,6 +39,8 @@ typedef struct {
     Config cfg;
     char probe_key[17];     // probe.key, "" if absent
     double probe_test_acc;  // probe.test_acc in [0, 1], NAN if absent
+    char probe_weights[17]; // probe.weights (the fingerprint of its weights), "" if absent
+    char probe_source[16];  // probe.source: "shipped", "trained", "file"; "" if absent
 } RunMetrics;
 
 // Reads `path`, which is either a metrics.json file or a run folder holding
@@ -68,11 +70,28 @@ bool metrics_is_seed_pair(const RunMetrics *a, const RunMetrics *b);
 typedef struct { int n; double mean, sd, se; } SeedSpread;
 SeedSpread seed_spread(const double *values, int n);
 
+// The probe that scored a run. Two probe-FDs compare only when one probe
+// made both: the same weights' fingerprint, key and test accuracy. A run
+// that recorded no fingerprint (key and test accuracy only, as the project's
+// older runs did) names a probe that can be told apart from no other: its
+// probe-FD compares only with runs that recorded the same key and accuracy
+// and no fingerprint either.
+bool metrics_same_probe(const RunMetrics *a, const RunMetrics *b);
+// The probe as a reader is told it: "the shipped probe (weights 0123...,
+// test accuracy 61.47%)", "probe 2c20... (test accuracy 61.29%, weights not
+// recorded)", or "no probe recorded".
+void metrics_probe_label(const RunMetrics *r, char *out, size_t n);
+// The run whose probe a table of runs[0..n) shows probe-FDs by: the first
+// with a probe-FD; -1 when none has one.
+int metrics_table_probe(const RunMetrics *runs, int n);
+
 // The scorecard as a table, one row per run, with the columns of the
 // tutorial's table script: params, val MSE, probe-FD, ms/step, spikes.
-// label NULL means the run's name.
+// label NULL means the run's name. other_probe: the run's probe-FD is by
+// another probe than the table's (metrics_same_probe): "other probe" is
+// printed instead of the number.
 void metrics_print_header(FILE *f);
-void metrics_print_row(FILE *f, const char *label, const RunMetrics *r);
+void metrics_print_row(FILE *f, const char *label, const RunMetrics *r, bool other_probe);
 
 // 1152176 -> "1,152,176" (thousands separated by commas, as the tables print counts)
 void with_commas(long long v, char *out, size_t n);

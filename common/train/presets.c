@@ -1,7 +1,6 @@
 // presets.c: the three presets of a run (see trainer.h).
 #include <stdio.h>
 #include <string.h>
-#include "eval/probe.h"
 #include "trainer.h"
 
 const char *preset_name(Preset p) {
@@ -46,11 +45,6 @@ int preset_config(Preset p, const ArgList *sets, Config *cfg, int *ckpt_every) {
         }
     char err[1024];
     return config_apply(cfg, sets->v, sets->n, err, sizeof err) == 0 ? ARGS_OK : args_error(NULL, "%s", err);
-}
-
-void preset_probe_recipe(Preset p, ProbeRecipe *out) {
-    *out = probe_default_recipe();
-    if (p == PRESET_SMOKE) out->epochs = 1;
 }
 
 void preset_describe(FILE *f) {

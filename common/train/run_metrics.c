@@ -48,17 +48,17 @@ static int write_sample_grid(const char *path, const float *x, int n, int C, int
 typedef struct {
     double val_mse, fd, probe_acc;     // fd and probe_acc NaN without a probe
     double val_s, sample_s, fd_s;      // seconds each part took
-    char probe_key[17];
+    char probe_key[17], probe_weights[17];
+    const char *probe_source;          // Probe.source: "shipped", "trained" or "file"
 } Scorecard;
 
-// The probe-FD of the samples (32x32 RGB configs only: the probe's input).
-static void score_probe_fd(const ModelConfig *c, Preset preset, const CifarSet *train, const CifarSet *test,
+// The probe-FD of the samples (32x32 RGB configs only: the probe's input),
+// by the shipped probe unless TINYDIT_PROBE asks for another (eval/probe.h).
+static void score_probe_fd(const ModelConfig *c, const CifarSet *train, const CifarSet *test,
                            const float *samples, Scorecard *sc) {
     char err[ERRLEN];
     if (c->channels != 3 || c->img != 32) return;
-    ProbeRecipe recipe;
-    preset_probe_recipe(preset, &recipe);
-    Probe *probe = probe_get_or_train(NULL, train, test, &recipe, 1, err, sizeof err);
+    Probe *probe = probe_for_scoring(train, test, 1, err, sizeof err);
     if (!probe) {
         fprintf(stderr, "error: probe: %s\n", err);
         return;
@@ -72,15 +72,18 @@ static void score_probe_fd(const ModelConfig *c, Preset preset, const CifarSet *
     sc->fd_s = wall_seconds() - t0;
     sc->probe_acc = probe->test_acc;
     memcpy(sc->probe_key, probe->key, sizeof sc->probe_key);
+    memcpy(sc->probe_weights, probe->weights, sizeof sc->probe_weights);
+    sc->probe_source = probe->source;
     probe_free(probe);
 }
 
 // val MSE, then FD_SAMPLES samples: their probe-FD, the first 64 into samples_png.
-static void run_scorecard(Model *m, const char *name, Preset preset, const CifarSet *train,
+static void run_scorecard(Model *m, const char *name, const CifarSet *train,
                           const CifarSet *test, const char *samples_png, Scorecard *sc) {
     char err[ERRLEN];
     const ModelConfig *c = &m->cfg;
-    sc->fd = NAN; sc->probe_acc = NAN; sc->fd_s = 0; sc->probe_key[0] = '\0';
+    sc->fd = NAN; sc->probe_acc = NAN; sc->fd_s = 0; sc->probe_key[0] = sc->probe_weights[0] = '\0';
+    sc->probe_source = NULL;
     fprintf(stderr, "[%s] scorecard: val MSE on %d test images, then %d samples x %d Euler steps for probe-FD\n",
             name, VAL_IMAGES, FD_SAMPLES, FD_EULER_STEPS);
     // one progress line over the model's forward passes (an image each): the
@@ -101,7 +104,7 @@ static void run_scorecard(Model *m, const char *name, Preset preset, const Cifar
     scorecard_samples_shown(m, samples, FD_SAMPLES, FD_EULER_STEPS, &pr, VAL_IMAGES);
     progress_end(&pr);
     sc->sample_s = wall_seconds() - t0;
-    score_probe_fd(c, preset, train, test, samples, sc);
+    score_probe_fd(c, train, test, samples, sc);
     if (write_sample_grid(samples_png, samples, 64 < FD_SAMPLES ? 64 : FD_SAMPLES, c->channels, c->img,
                           err, sizeof err) != 0)
         fprintf(stderr, "warning: %s\n", err);
@@ -176,6 +179,8 @@ static cJSON *metrics_json(const Model *m, const Config *cfg, const char *name, 
     cJSON *probe = cJSON_AddObjectToObject(root, "probe");
     cJSON_AddStringToObject(probe, "key", sc->probe_key);
     if (isfinite(sc->probe_acc)) cJSON_AddNumberToObject(probe, "test_acc", sc->probe_acc);
+    if (sc->probe_weights[0]) cJSON_AddStringToObject(probe, "weights", sc->probe_weights);
+    if (sc->probe_source) cJSON_AddStringToObject(probe, "source", sc->probe_source);
     cJSON *timing = cJSON_AddObjectToObject(root, "scorecard_seconds");
     cJSON_AddNumberToObject(timing, "val_mse", sc->val_s);
     cJSON_AddNumberToObject(timing, "sampling", sc->sample_s);
@@ -231,7 +236,7 @@ int finish_run(const RunPaths *rp, const char *name, Preset preset, const CifarS
              read_val_tsv(rp->val, steps, val, err, sizeof err) < 0 ? -1 : 0;
     if (rc == 0) {
         Scorecard sc;
-        run_scorecard(&m, name, preset, train, test, rp->samples, &sc);
+        run_scorecard(&m, name, train, test, rp->samples, &sc);
         double total_wall = wall_before + (wall_seconds() - t_start);
         rc = write_json(rp->metrics, metrics_json(&m, &cfg, name, preset, &prog, loss, val, &sc, total_wall), err,
                         sizeof err);

@@ -45,12 +45,6 @@ void preset_apply(Preset p, Config *cfg, int *ckpt_every);
 // --set in order, then one check (config_apply); `--set help` prints the
 // keys instead. ARGS_OK, ARGS_HELP or ARGS_BAD after a message.
 int preset_config(Preset p, const ArgList *sets, Config *cfg, int *ckpt_every);
-// The probe classifier of a preset's scorecard (common/eval/probe.h). quick and
-// tutorial use the default recipe (4 epochs, about 61% test accuracy); smoke
-// trains a 1-epoch probe, so that a fresh checkout's tests do not spend
-// minutes on it. Smoke probe-FDs only show that the machinery works.
-struct ProbeRecipe;
-void preset_probe_recipe(Preset p, struct ProbeRecipe *out);
 // Prints what each preset is (a UsageFn of io/args.h).
 void preset_describe(FILE *f);
 
