@@ -28,6 +28,10 @@ void train_state_free(TrainState *s);
 // with given noise x0 and times t; leaves gradients in model->grads.
 double train_forward_backward(TrainState *s, const float *x1, const float *x0, const float *t);
 
+// The same loss without the backward pass (a finite-difference check calls
+// it twice per probed weight: common/nn/gradcheck.h).
+double train_loss(TrainState *s, const float *x1, const float *x0, const float *t);
+
 // AdamW on every tensor; weight decay only for tensors of two or more dims.
 void train_adamw_step(TrainState *s);
 
