@@ -57,12 +57,13 @@ rope_backward             5      -                                test_layers:ro
 
 usage() { sed -n '28,33p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
-step="" times=0 first=0 names=""
+step="" times=0 first=0 names="" job=""
 while [ $# -gt 0 ]; do
     case $1 in
         --step)  [ $# -ge 2 ] || usage; step=$2; shift 2 ;;
         --times) times=1; shift ;;
         --first) first=1; shift ;;
+        --job)   [ $# -ge 4 ] || usage; job=$2 job_x=$3 job_work=$4; shift 4 ;;   # one job of a grading (below)
         -h|--help) usage ;;
         -*) echo "grade.sh: unknown option $1" >&2; usage ;;
         *) names="$names $1"; shift ;;
@@ -81,16 +82,13 @@ done
     { echo "grade.sh: run it with make grade (which compiles what it links)" >&2; exit 2; }
 [ -d "$GRADE_DIR/obj" ] || { echo "grade.sh: no $GRADE_DIR/obj: run make grade, which compiles it" >&2; exit 2; }
 
-out=$(mktemp "${TMPDIR:-/tmp}/tinydit_grade_XXXXXX") || exit 2
-golden_dir=$out.golden   # golden:NAME[+NAME...] compares tests/golden/NAME.safetensors alone (or those few)
-trap 'rm -rf "$out" "$out.all" "$golden_dir"' EXIT
-
 # ---------------------------------------------------------------------------
 # Linking one exercise's program: the grader (tests/grade_main.c and every
 # test program it runs, GRADE_MAINS), the library's objects of the files
 # that hold no exercise (GRADE_OBJS), and two copies of each file that
 # holds exercises: yours, and the reference's (GRADE_REFERENCE).
-LISTING=$(scripts/exercises.sh list) || exit 2
+LISTING=${GRADE_LISTING:-$(scripts/exercises.sh list)} || exit 2
+export GRADE_LISTING="$LISTING"
 EX_FILES=$(echo "$LISTING" | awk '{ sub(/:[0-9]+$/, "", $2); print $2 }' | sort -u)
 OBJECTS=$GRADE_DIR/ex/objects   # the weakened copies, shared by the exercises that need the same one
 
@@ -107,19 +105,26 @@ stale() { o=$1; shift; [ -e "$o" ] || return 0; for i in "$@"; do [ "$o" -nt "$i
 weakened() {
     out=$1 in=$2; shift 2
     stale "$out" "$in" "$0" || return 0
-    objcopy $(for sym in "$@"; do printf -- '-W %s ' "$sym"; done) "$in" "$out.tmp" && mv "$out.tmp" "$out"
+    objcopy $(for sym in "$@"; do printf -- '-W %s ' "$sym"; done) "$in" "$out.$$.tmp" && mv "$out.$$.tmp" "$out"
 }
 
-# The objects of exercise X's program (X = "": the reference's functions for
-# every exercise). In each file that holds exercises, yours: every exercise
-# function but X's made weak; the reference's: every symbol made weak but
-# the exercise functions other than X's. The strong one of each pair wins.
+# The objects of exercise X's program (X = "": the reference's program,
+# which links the reference's objects as they are). In each file that holds
+# exercises, yours: every exercise function but X's made weak; the
+# reference's: every symbol made weak but the exercise functions other than
+# X's. The strong one of each pair wins.
 link_objects() {
     x=$1 list=$GRADE_DIR/ex/${1:-reference}/objects.txt
     # the list made last time, while no object it was made from has changed
     inputs=""
     for f in $EX_FILES; do rel=${f#common/}; rel=${rel%.c}.o; inputs="$inputs $GRADE_DIR/obj/$rel $GRADE_REFERENCE/$rel"; done
     stale "$list" $inputs "$0" || { cat "$list"; return 0; }
+    if [ -z "$x" ]; then   # the reference's program: its objects alone, whatever yours hold
+        objs="$GRADE_OBJS"
+        for f in $EX_FILES; do rel=${f#common/}; objs="$objs $GRADE_REFERENCE/${rel%.c}.o"; done
+        mkdir -p "$(dirname "$list")" && echo "$objs" > "$list.$$" && mv "$list.$$" "$list" && echo "$objs"
+        return
+    fi
     xfile=$(file_of "$x") xfn=$(function_of "$x")
     mkdir -p "$OBJECTS" || return 1
     objs="$GRADE_OBJS"
@@ -137,7 +142,7 @@ link_objects() {
             while read -r sym; do case $keep in *" $sym "*) ;; *) echo "$sym" ;; esac; done) || return 1
         objs="$objs $OBJECTS/mine_$tag.o $OBJECTS/ref_$tag.o"
     done
-    mkdir -p "$(dirname "$list")" && echo "$objs" > "$list" && echo "$objs"
+    mkdir -p "$(dirname "$list")" && echo "$objs" > "$list.$$" && mv "$list.$$" "$list" && echo "$objs"
 }
 
 # Exercise X's program, linked if anything it is made of is newer.
@@ -147,8 +152,9 @@ program() {
     for o in $GRADE_MAINS; do [ -f "$o" ] || { echo "grade.sh: no $o: run make grade" >&2; return 1; }; done
     objs=$(link_objects "$x") || return 1
     if stale "$dir/grader" $GRADE_MAINS $objs; then
-        $GRADE_LINK $GRADE_MAINS $objs -o "$dir/grader" ${GRADE_LIBS:-} > "$dir/link.txt" 2>&1 ||
-            { echo "grade.sh: linking $dir/grader failed:" >&2; cat "$dir/link.txt" >&2; return 1; }
+        $GRADE_LINK $GRADE_MAINS $objs -o "$dir/grader.$$" ${GRADE_LIBS:-} > "$dir/link.txt" 2>&1 &&
+            mv "$dir/grader.$$" "$dir/grader" ||
+            { echo "grade.sh: linking $dir/grader failed:" >&2; cat "$dir/link.txt" >&2; rm -f "$dir/grader.$$"; return 1; }
     fi
     echo "$dir/grader"
 }
@@ -158,7 +164,7 @@ reference_trace() {
     bin=$(program "") || return 1
     trace=$GRADE_DIR/ex/reference/$1.txt
     if stale "$trace" "$bin"; then
-        CK_RUN_CASE=$1 TINYDIT_SMOKE_RECORD=$trace.tmp "$bin" test_model > "$trace.log" 2>&1 && mv "$trace.tmp" "$trace" ||
+        CK_RUN_CASE=$1 TINYDIT_SMOKE_RECORD=$trace.$$ "$bin" test_model > "$trace.log" 2>&1 && mv "$trace.$$" "$trace" ||
             { echo "grade.sh: the reference's smoke run $1 failed (see $trace.log)" >&2; return 1; }
     fi
     echo "$trace"
@@ -186,15 +192,16 @@ first_failure() {
     echo "exit status $1: $(tail -n 1 "$out")"
 }
 
-# One check, "-", golden:NAME or program:case, run by the grader BIN.
-# Prints its verdict; 0 pass. A test case that runs no test fails: a
-# misspelt name must not pass.
+# One check, "-", golden:NAME or program:case, run by the grader BIN; its
+# output in OUT. Prints its verdict; 0 pass. A test case that runs no test
+# fails: a misspelt name must not pass.
 run_check() {
-    bin=$1 c=$2
+    bin=$1 c=$2 out=$3
     [ "$c" = - ] && { echo "-"; return 0; }
     [ -n "$bin" ] || { echo "FAIL: could not link (above)"; return 1; }
     case $c in
         golden:*)
+            golden_dir=$out.golden   # golden:NAME[+NAME...] compares tests/golden/NAME.safetensors alone (or those few)
             rm -rf "$golden_dir" && mkdir "$golden_dir" || return 1
             for g in $(echo "${c#golden:}" | tr + ' '); do
                 ln -s "$PWD/tests/golden/$g.safetensors" "$golden_dir/" || return 1
@@ -220,29 +227,83 @@ run_check() {
 }
 
 now() { date +%s.%N; }
+COLUMNS_IN_ORDER="forward backward threads parity smoke"
 
-# The checks in the order they are printed; a row without a threads column
-# has none ("-").
-echo "$EXERCISES" | while read -r name st fwd bwd par smk thr; do
+# The test of exercise X's check COL, from the table ("-": none; a row
+# without a threads column has none).
+check_of() {
+    echo "$EXERCISES" | awk -v x="$1" -v col="$2" '$1 == x {
+        k = col == "forward" ? 3 : col == "backward" ? 4 : col == "parity" ? 5 : col == "smoke" ? 6 : 7
+        print (NF >= k ? $k : "-") }'
+}
+
+# ---------------------------------------------------------------------------
+# The jobs, each run by this script again (`--job KIND X WORK`, its results
+# in the folder WORK), so that xargs can run as many at once as the machine
+# has cores (GRADE_JOBS): link X's program; make the reference's smoke run X;
+# run X's check (X = exercise:column); or run X's checks in order, stopping
+# at the first failure (--first).
+one_check() {   # exercise column
+    t0=$(now)
+    bin=$(cat "$job_work/$1.bin" 2>/dev/null)
+    verdict=$(run_check "$bin" "$(check_of "$1" "$2")" "$job_work/$1.$2.out")
+    st=$?
+    echo "$verdict" > "$job_work/$1.$2.verdict"
+    echo "$t0 $(now)" > "$job_work/$1.$2.time"
+    return $st
+}
+if [ -n "$job" ]; then
+    case $job in
+        link)  program "$job_x" > "$job_work/$job_x.bin" 2> "$job_work/$job_x.linkerr" ;;
+        trace) reference_trace "$job_x" > /dev/null ;;
+        check) one_check "${job_x%%:*}" "${job_x#*:}" ;;
+        chain) failed=0
+               for col in $COLUMNS_IN_ORDER; do
+                   if [ $failed -eq 1 ]; then echo "not run" > "$job_work/$job_x.$col.verdict"; continue; fi
+                   one_check "$job_x" "$col" || failed=1
+               done ;;
+        *) usage ;;
+    esac
+    exit 0
+fi
+
+# ---------------------------------------------------------------------------
+# The grading: the selected exercises' programs linked, the reference's
+# smoke runs they compare with made, then their checks, all as jobs; then
+# the verdicts, in the table's order.
+work=$(mktemp -d "${TMPDIR:-/tmp}/tinydit_grade_XXXXXX") || exit 2
+trap 'rm -rf "$work"' EXIT
+selected=$(echo "$EXERCISES" | while read -r name st rest; do
     [ -n "$name" ] || continue
     [ -z "$step" ] || [ "$st" = "$step" ] || continue
     [ -z "$names" ] || case " $names " in *" $name "*) ;; *) continue ;; esac
-    t0=$(now)
+    echo "$name"
+done)
+JOBS=${GRADE_JOBS:-$(nproc 2>/dev/null || echo 1)}
+for x in $selected; do echo "$x"; done | xargs -P "$JOBS" -I{} "$0" --job link {} "$work"
+for x in $selected; do cat "$work/$x.linkerr" >&2; done
+smokes=$(for x in $selected; do check_of "$x" smoke; done | grep '^test_model:smoke_' | sed 's/.*://' | sort -u)
+if [ -n "$smokes" ]; then
+    program "" > /dev/null || exit 2
+    for c in $smokes; do echo "$c"; done | xargs -P "$JOBS" -I{} "$0" --job trace {} "$work"
+fi
+if [ $first -eq 1 ]; then
+    for x in $selected; do echo "$x"; done | xargs -P "$JOBS" -I{} "$0" --job chain {} "$work"
+else
+    for x in $selected; do for col in $COLUMNS_IN_ORDER; do echo "$x:$col"; done; done |
+        xargs -P "$JOBS" -I{} "$0" --job check {} "$work"
+fi
+for x in $selected; do
+    st=$(echo "$EXERCISES" | awk -v x="$x" '$1 == x { print $2 }')
     where=$([ "$st" = model ] && echo "docs/tinydit.md" || echo "step $st")
-    echo "$name ($where)"
-    failed=0
-    bin=$(program "$name") || bin=""
-    for col in forward backward threads parity smoke; do
-        case $col in forward) c=$fwd ;; backward) c=$bwd ;; threads) c=${thr:--} ;; parity) c=$par ;; smoke) c=$smk ;; esac
-        if [ $failed -eq 1 ] && [ $first -eq 1 ]; then printf '  %-9s %s\n' "$col" "not run"; continue; fi
-        verdict=$(run_check "$bin" "$c") || failed=1
-        printf '  %-9s %s\n' "$col" "$verdict"
-    done
-    [ $times -eq 1 ] && awk -v a="$t0" -v b="$(now)" 'BEGIN { printf "  graded in %.1f s\n", b - a }'
-done > "$out.all"
-cat "$out.all"
-n=$(grep -c '^[a-z]' "$out.all")
-bad=$(awk '/^[a-z]/ { name = $1 } /^  [a-z]+ +FAIL/ && !(name in seen) { seen[name] = 1; n++ } END { print n + 0 }' "$out.all")
-rm -f "$out.all"
+    echo "$x ($where)"
+    for col in $COLUMNS_IN_ORDER; do printf '  %-9s %s\n' "$col" "$(cat "$work/$x.$col.verdict" 2>/dev/null)"; done
+    # the time from its first check's start to its last check's end
+    [ $times -eq 1 ] && cat "$work/$x".*.time 2>/dev/null |
+        awk 'NR == 1 || $1 < a { a = $1 } $2 > b { b = $2 } END { printf "  graded in %.1f s\n", b - a }'
+done > "$work/all.txt"
+cat "$work/all.txt"
+n=$(grep -c '^[a-z]' "$work/all.txt")
+bad=$(awk '/^[a-z]/ { name = $1 } /^  [a-z]+ +FAIL/ && !(name in seen) { seen[name] = 1; n++ } END { print n + 0 }' "$work/all.txt")
 echo "$((n - bad)) of $n exercises pass every check"
 [ "$bad" -eq 0 ]
