@@ -212,27 +212,10 @@ static Config build_tiny(Model *m, const char *const *sets) {
     return cfg;
 }
 
-// Weights where every gradient is alive: the norm gains start at exactly 1,
-// the point where a bug that confuses gain and 1/gain cancels, so they move
-// off it; adaLN-Zero's tensors start at 0, where the gates block every
-// branch's gradient (test_adazero_start), so they get values.
-static void every_gradient_alive(Model *m, unsigned long long seed) {
-    model_init_weights(m, seed);
-    for (int i = 0; i < m->n_tensors; i++)
-        if (strstr(m->tensors[i].name, "norm"))
-            for (size_t j = 0; j < m->tensors[i].size; j++)
-                m->params[m->tensors[i].offset + j] = 1.0f + 0.1f * (float)((int)(j % 5) - 2);
-    Rng w;
-    rng_seed(&w, 13);
-    for (int i = 0; i < m->n_tensors; i++)
-        if (m->tensors[i].init == INIT_ZERO)
-            rng_fill_uniform(&w, m->params + m->tensors[i].offset, (long)m->tensors[i].size, -0.3f, 0.3f);
-}
-
 static void check_model_grads(const char *name, const char *const *sets) {
     Model m;
     Config cfg = build_tiny(&m, sets);
-    every_gradient_alive(&m, 7);
+    grad_check_weights(&m, 7);
     int N = 2;
     size_t per = (size_t)cfg.model.channels * cfg.model.img * cfg.model.img;
     float *x1 = alloc_floats(N * per), *x0 = alloc_floats(N * per), t[2] = { 0.3f, 0.8f };
@@ -309,7 +292,7 @@ static float *grads_on_threads(const char *const *sets, int threads, Model *m) {
     apply(&cfg, det);
     apply(&cfg, sets);
     build(m, &cfg);
-    every_gradient_alive(m, 3);
+    grad_check_weights(m, 3);
     int N = 4;
     size_t per = (size_t)cfg.model.channels * cfg.model.img * cfg.model.img;
     float *x1 = alloc_floats(N * per), *x0 = alloc_floats(N * per), t[4] = { 0.1f, 0.4f, 0.6f, 0.9f };

@@ -5,6 +5,20 @@
 #include <stdlib.h>
 #include <string.h>
 #include "gradcheck.h"
+#include "rng.h"
+
+void grad_check_weights(Model *m, unsigned long long seed) {
+    model_init_weights(m, seed);
+    for (int i = 0; i < m->n_tensors; i++)
+        if (m->tensors[i].kind == PARAM_GAIN)
+            for (size_t j = 0; j < m->tensors[i].size; j++)
+                m->params[m->tensors[i].offset + j] = 1.0f + 0.1f * (float)((int)(j % 5) - 2);
+    Rng w;
+    rng_seed(&w, 13);
+    for (int i = 0; i < m->n_tensors; i++)
+        if (m->tensors[i].init == INIT_ZERO)
+            rng_fill_uniform(&w, m->params + m->tensors[i].offset, (long)m->tensors[i].size, -0.3f, 0.3f);
+}
 
 // The chunks of a block's ada output, by row (model.c's ada_chunks), and
 // of the final layer's ada_f: what each chunk's gradient is the gradient of.

@@ -9,6 +9,12 @@
 #pragma once
 #include "model.h"
 
+// Weights where every gradient is alive, for a check: the model's
+// initialisation from seed, then the norm gains moved off 1 (where a bug
+// that confuses gain and 1/gain cancels) and adaLN-Zero's zero tensors
+// given values in ±0.3 (at 0 its gates block every branch's gradient).
+void grad_check_weights(Model *m, unsigned long long seed);
+
 // A group of parameters: a tensor, or some of its rows, contiguous.
 typedef struct {
     char name[96];            // "blocks.1.mlp.fc2.weight", "blocks.1.ada.weight, rows of scale_m"
