@@ -913,7 +913,7 @@ END_TEST
 // ===========================================================================
 // The softmax of attention, forward and backward, against the formulas in
 // double, on rows of scores up to ±100: exp(89) already overflows float32
-// (and exp_fast stops at e^88), so a softmax that does not subtract the
+// (and exp_fast clamps at e^88), so a softmax that does not subtract the
 // row's max first gets the rows with a score of 100 wrong.
 
 static void softmax_rows_double(double *p, const float *s, int L) {
