@@ -66,24 +66,42 @@ replay: $(BUILD)/tools/trace_steps
 	$(TORCH_PYTHON) tools/torch_train.py replay $(TRACE)
 
 # make exercises: a workbook (WORKBOOK, default workbook/) where every
-# exercise's body in common/nn is a stub, on the pages too (docs/exercises.md).
+# exercise's body in common/nn is a stub, on the pages too (docs/exercises.md);
+# it starts with this build's objects of the files that hold no exercise.
 # make grade [EX=name]: each exercise graded on its own by the tests
-# (scripts/grade.sh), linked from the library compiled a second time,
-# position-independent (each exercise function called through its symbol,
-# never inlined), with the reference's for every other exercise.
+# (scripts/grade.sh): one program per exercise, the test programs'
+# objects (their mains renamed) and the library's, the files that hold
+# exercises compiled a second time, position-independent (each exercise
+# function called through its symbol, never inlined), so that the
+# reference's functions can stand in for every other exercise.
 WORKBOOK ?= workbook
 exercises: grade-objects
 	@mkdir -p $(BUILD)/exercises
-	scripts/exercises.sh workbook $(WORKBOOK) $(BUILD)/exercises/reference_bodies.txt $(GRADE)/obj
+	scripts/exercises.sh workbook $(WORKBOOK) $(BUILD)/exercises/reference_bodies.txt $(GRADE)/obj \
+	    $(GRADE_PLAIN) $(GRADE_MAINS) $(BUILD)/tests/grade_main.o
 GRADE := $(BUILD)/grade
+EXERCISE_SRC := $(shell grep -rl --include='*.c' 'EXERCISE([a-z0-9_]*) begin' common | LC_ALL=C sort)
+GRADE_PLAIN := $(call objects,$(filter-out $(EXERCISE_SRC),$(COMMON_SRC)))
 GRADE_MAINS := $(BUILD)/tools/golden_check.o $(patsubst %,$(BUILD)/tests/test_%.o,layers parity adamw model)
 $(GRADE)/obj/%.o: common/%.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -MMD -MP -c $< -o $@
-grade-objects: $(patsubst common/%.c,$(GRADE)/obj/%.o,$(COMMON_SRC)) $(GRADE_MAINS)
+# each test program's main renamed grade_main_<program>: tests/grade_main.c runs one by name
+$(GRADE)/mains/%.o: $(BUILD)/tests/%.o
+	@mkdir -p $(@D)
+	objcopy --redefine-sym main=grade_main_$* $< $@
+$(GRADE)/mains/golden_check.o: $(BUILD)/tools/golden_check.o
+	@mkdir -p $(@D)
+	objcopy --redefine-sym main=grade_main_golden_check $< $@
+$(BUILD)/tests/grade_main.o: private CPPFLAGS += -Itests
+grade-objects: $(patsubst common/%.c,$(GRADE)/obj/%.o,$(EXERCISE_SRC)) $(GRADE_PLAIN) \
+               $(patsubst %.o,$(GRADE)/mains/%.o,$(notdir $(GRADE_MAINS))) $(BUILD)/tests/grade_main.o
+# gold links a grading program in a third of ld's time (binutils has both)
+GRADE_LD := $(if $(shell $(CC) -fuse-ld=gold -Wl,--version 2>/dev/null | grep -i gold),-fuse-ld=gold)
 grade: grade-objects
-	@GRADE_DIR=$(GRADE) GRADE_MAINS='$(GRADE_MAINS)' GRADE_LINK='$(CC) $(LDFLAGS)' GRADE_LIBS='$(LDLIBS) $(CHECK_LIBS)' \
-	    GRADE_REFERENCE=$(if $(wildcard grade_reference),grade_reference,$(GRADE)/obj) GRADE_OBJS='$(patsubst common/%.c,%.o,$(COMMON_SRC))' \
+	@GRADE_DIR=$(GRADE) GRADE_MAINS='$(BUILD)/tests/grade_main.o $(patsubst %.o,$(GRADE)/mains/%.o,$(notdir $(GRADE_MAINS)))' \
+	    GRADE_LINK='$(CC) $(LDFLAGS) $(GRADE_LD) -rdynamic' GRADE_LIBS='$(LDLIBS) $(CHECK_LIBS) -ldl' \
+	    GRADE_REFERENCE=$(if $(wildcard grade_reference),grade_reference,$(GRADE)/obj) GRADE_OBJS='$(GRADE_PLAIN)' \
 	    scripts/grade.sh --times $(GRADE_FLAGS) $(if $(GRADE_STEP),--step $(GRADE_STEP)) $(EX)
 
 # make data: CIFAR-10 into data/cifar-10-batches-bin

@@ -14,11 +14,13 @@
 #                                              stubbed, to stdout; they are appended to BODIES
 #   scripts/exercises.sh restore FILE BODIES [NAME]  FILE with the bodies of BODIES (or only
 #                                              NAME's) put back, to stdout
-#   scripts/exercises.sh workbook DIR BODIES OBJDIR
+#   scripts/exercises.sh workbook DIR BODIES OBJDIR [OBJECT...]
 #                                              a copy of the project's files in DIR, every
 #                                              exercise stubbed there (source and pages);
 #                                              the reference bodies written to BODIES, and
-#                                              compiled (OBJDIR's objects) to DIR/grade_reference
+#                                              compiled (OBJDIR's objects) to DIR/grade_reference;
+#                                              each OBJECT (none of a file that holds an
+#                                              exercise) copied to DIR, with its .d file
 #   scripts/exercises.sh leaks DIR BODIES      every line under DIR that shows a line of a
 #                                              reference body; exit 1 if there is one
 #   scripts/exercises.sh apply FILE NAME OLD NEW  FILE with OLD changed to NEW in NAME's body
@@ -27,7 +29,7 @@
 # Run from the project root. Exit 0, or 1 with a message on stderr.
 set -eu
 
-usage() { sed -n '12,27p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 1; }
+usage() { sed -n '12,29p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 1; }
 die() { echo "exercises.sh: $*" >&2; exit 1; }
 
 # The learner mistakes that tests/test_exercises.c applies to the reference
@@ -185,9 +187,13 @@ stub_page() {
 # mistakes, which quotes the bodies), then the stubs: in the
 # source, on the pages, and the reference compiled (OBJDIR: the objects of
 # `make grade-objects`) into grade_reference/ for the grader, without debug
-# information.
+# information. The objects after OBJDIR (the build's objects of the
+# library's other files and of the test programs) go into the workbook's
+# build folder, times kept, so that its first `make grade` compiles only the
+# files that hold exercises.
 workbook() {
     dir=$1 bodies=$2 objdir=$3
+    shift 3
     [ -e "$dir" ] && die "$dir exists already (a workbook keeps your work, so it is never overwritten). To start again from the stubs: rm -rf '$dir' && make exercises WORKBOOK='$dir'; or name a new folder: make exercises WORKBOOK=other_dir"
     for f in $(exercise_files); do
         rel=${f#common/}; [ -f "$objdir/${rel%.c}.o" ] || die "no $objdir/${rel%.c}.o: make grade-objects compiles it"
@@ -200,6 +206,12 @@ workbook() {
         rel=${f#common/}; rel=${rel%.c}.o
         mkdir -p "$dir/grade_reference/$(dirname "$rel")"
         objcopy --strip-debug "$objdir/$rel" "$dir/grade_reference/$rel"
+    done
+    for o in "$@"; do
+        src=${o%.o}.c; src=${src#*/}
+        exercise_files | grep -q -x -F "$src" && die "$o is an object of $src, which holds exercises: not copied"
+        mkdir -p "$dir/$(dirname "$o")" && cp -p "$o" "$dir/$o" || die "cannot copy $o to $dir"
+        [ ! -f "${o%.o}.d" ] || cp -p "${o%.o}.d" "$dir/${o%.o}.d"
     done
     secrets "$bodies" > "$bodies.secrets"
     for page in $(cd "$dir" && grep -rl --include='*.md' -e '<!-- quote: ' . | sed 's|^\./||'); do
@@ -219,7 +231,7 @@ case $cmd in
     restore)  [ $# -eq 2 ] || [ $# -eq 3 ] || usage; [ -f "$1" ] || die "no file $1"; [ -f "$2" ] || die "no file $2"
               if [ $# -eq 3 ]; then grep -q "EXERCISE($3) begin" "$1" || die "no exercise $3 in $1"; fi
               restore "$@" ;;
-    workbook) [ $# -eq 3 ] || usage; workbook "$1" "$2" "$3" ;;
+    workbook) [ $# -ge 3 ] || usage; workbook "$@" ;;
     leaks)    [ $# -eq 2 ] || usage; [ -d "$1" ] || die "no folder $1"; [ -f "$2" ] || die "no file $2"; leaks "$1" "$2" ;;
     files)    [ $# -eq 0 ] || usage; files ;;
     apply)    [ $# -eq 4 ] || usage; [ -f "$1" ] || die "no file $1"; apply_change "$@" ;;

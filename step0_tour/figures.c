@@ -4,7 +4,8 @@
 //                       model's guess of the image at each point
 //   tinydit_euler_walk  the Euler sampler from noise to samples
 //   tinydit_samples     the first samples of three tutorial-preset runs
-// All three are grids of images, drawn by one script, plots/image_grid.gp.
+//   tinydit_gradient_sizes  the gradient's size through the blocks (backward.c)
+// The first three are grids of images, drawn by one script, plots/image_grid.gp.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -209,6 +210,7 @@ int draw_figures(Model *m, const float *x1, int have_image, const char *dir) {
     else fprintf(stderr, "step0_tour: no flow-path figure: it needs a CIFAR-10 test image\n");
     figure_tally_add(&tally, figure_euler_walk(m, dir, err, sizeof err), "step0_tour", err);
     figure_tally_add(&tally, figure_samples(m->cfg.img, dir, err, sizeof err), "step0_tour", err);
+    figure_tally_add(&tally, figure_gradient_sizes(m, dir, err, sizeof err), "step0_tour", err);
     figure_tally_report(stdout, &tally, dir);
     return tally.failed ? 1 : 0;
 }

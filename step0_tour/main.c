@@ -1,6 +1,7 @@
 // step0_tour: step 0, a trained TinyDiT looked at part by part (docs/tinydit.md).
 //
 //   step0_tour/step0_tour            the tour of the shipped model
+//   step0_tour/step0_tour backward   the backward pass against finite differences
 //   step0_tour/step0_tour --help     the rest: another model, a test image, figures
 //
 // The tour loads the shipped model (checksums checked, like any checkpoint),
@@ -116,7 +117,8 @@ static void tour(Model *m, const float *x1) {
 
 // ---------------------------------------------------------------------------
 // The Euler sampler, step by step: flow_sample's loop, written out so that
-// the images between the steps can be kept. snaps (n_snaps, n, per) gets x
+// the images between the steps can be kept (each step is flow_euler_step,
+// an exercise of docs/exercises.md). snaps (n_snaps, n, per) gets x
 // after the steps listed in at[] (0 = the noise itself).
 void euler_walk(Model *m, float *x, int n, int steps, const int *at, int n_snaps, float *snaps) {
     size_t per = (size_t)m->cfg.channels * m->cfg.img * m->cfg.img;
@@ -129,8 +131,7 @@ void euler_walk(Model *m, float *x, int n, int steps, const int *at, int n_snaps
         if (i == steps) break;
         for (int k = 0; k < n; k++) t[k] = (float)i / (float)steps;
         model_forward(m, &a, x, t, NULL);
-        float h = 1.0f / (float)steps;                    // as flow_sample: x += h·v
-        for (size_t j = 0; j < (size_t)n * per; j++) x[j] += h * a.v[j];
+        flow_euler_step(x, a.v, 1.0f / (float)steps, (size_t)n * per);   // as flow_sample
     }
     free(t);
     activations_free(&a);
@@ -169,6 +170,7 @@ int main(int argc, char **argv) {
     Options o;
     int rc = step0_parse_options(argc, argv, &o);
     if (rc != ARGS_OK) return args_exit_code(rc);
+    if (o.nwords == 1) return backward_check(&o);                    // `backward`
     if (o.nwords) return export_weights(o.words[1], o.words[2]);   // `export RUN_CKPT OUT`
     if (o.threads > 0) omp_set_num_threads(o.threads);
     Model m;

@@ -15,24 +15,29 @@ int step0_parse_options(int argc, char **argv, Options *o) {
         ARG_FLAG("val-mse", &o->val_mse, true, "also the val MSE on the first 2,000 CIFAR-10 test images (needs the data)"),
         ARG_FLAG("time", &o->timed, true, "also the wall time of loading and of the 8 samples"),
         ARG_FOLDER("figures", "DIR", &o->figures, "also draws tinydit_flow_path (needs the data), tinydit_euler_walk,\n"
-                                                    "tinydit_samples into DIR"),
+                                                    "tinydit_samples, tinydit_gradient_sizes into DIR"),
         ARG_INT("threads", "N", &o->threads, 0, 1024, "OpenMP threads, 0 for all cores"),
+        ARG_CALL("set", "key=value", args_take_list, &o->sets, "backward: a setting of the tiny model, e.g. --set ada=zero"),
         ARG_END,
     };
     opts[0].hide_default = 1;   // the shipped model, named below
     const ArgSpec spec = {
-        .program = "step0_tour", .options = opts, .words = "[export RUN_CKPT OUT]",
+        .program = "step0_tour", .options = opts, .words = "[export RUN_CKPT OUT | backward]",
         .word_v = &o->words, .word_n = &o->nwords,
         .about = "  the tour: the model's first sample through the trained model part by part, then\n"
                  "  8 samples of 20 Euler steps (the shipped model: " SHIPPED_MODEL ").\n"
-                 "  export RUN_CKPT OUT writes RUN_CKPT's weights and config without the optimizer state.",
+                 "  export RUN_CKPT OUT writes RUN_CKPT's weights and config without the optimizer state.\n"
+                 "  backward checks the backward pass of a tiny model by finite differences (docs/backward.md).",
     };
     int rc = args_parse(&spec, argc, argv);
     if (rc != ARGS_OK) return rc;
     if (o->model != shipped) o->model_name = o->model;
-    if (o->nwords == 0 || (o->nwords == 3 && strcmp(o->words[0], "export") == 0)) return ARGS_OK;
-    if (strcmp(o->words[0], "export") == 0) args_error(NULL, "export wants RUN_CKPT and OUT");
-    else args_error(NULL, "unknown argument '%s' (the one command: export RUN_CKPT OUT)", o->words[0]);
+    if (o->nwords == 0 || (o->nwords == 3 && strcmp(o->words[0], "export") == 0) ||
+        (o->nwords == 1 && strcmp(o->words[0], "backward") == 0)) {
+        if (o->sets.n == 0 || o->nwords == 1) return ARGS_OK;
+        args_error(NULL, "--set is for `backward` only");
+    } else if (strcmp(o->words[0], "export") == 0) args_error(NULL, "export wants RUN_CKPT and OUT");
+    else args_error(NULL, "unknown argument '%s' (the commands: export RUN_CKPT OUT, backward)", o->words[0]);
     args_usage(&spec, stderr);
     return ARGS_BAD;
 }

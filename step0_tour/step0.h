@@ -2,10 +2,13 @@
 //   main.c     the tour: one image through the model part by part, the sampler
 //   figures.c  the page's three pictures (--figures DIR)
 //   export.c   `export`: a run's checkpoint without its optimizer state
+//   backward.c `backward`: the backward pass against finite differences, and
+//              the picture of the gradient's size through the blocks
 //   options.c  the command line
 #pragma once
 #include <math.h>
 #include <stddef.h>
+#include "io/args.h"
 #include "io/cifar.h"
 #include "nn/model.h"
 
@@ -20,8 +23,9 @@ typedef struct {
     const char *model, *model_name, *figures;   // model_name: as printed (the shipped one relative)
     bool test_image, val_mse, timed;
     int threads;
-    char **words;                               // `export RUN_CKPT OUT`, or nothing
+    char **words;                               // `export RUN_CKPT OUT`, `backward`, or nothing
     int nwords;
+    ArgList sets;                               // --set key=value: `backward`'s model
 } Options;
 
 // ARGS_OK, ARGS_HELP or ARGS_BAD (common/io/args.h).
@@ -37,6 +41,16 @@ void euler_walk(Model *m, float *x, int n, int steps, const int *at, int n_snaps
 // The three figures into dir (x1: test image 0 when have_image), and the
 // line that says where they are. 0, or 1 when one failed.
 int draw_figures(Model *m, const float *x1, int have_image, const char *dir);
+
+// `backward`: the tiny model (with o->sets) checked by finite differences,
+// group by group, printed. 0 when every group is within 1e-2 of its scale,
+// 1 when one is not, 2 on a bad setting.
+int backward_check(const Options *o);
+
+// The figure tinydit_gradient_sizes into dir: the RMS of the gradient of
+// each part of m's configuration at its initialisation and of m itself.
+// Answers as figure_plot.
+int figure_gradient_sizes(Model *m, const char *dir, char *err, size_t errlen);
 
 // Writes the weights and config of the checkpoint in to out. 0, or 1 after
 // a message.

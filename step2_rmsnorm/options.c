@@ -5,7 +5,7 @@
 
 static const char *const ABOUT =
     "  LayerNorm vs RMSNorm: what they do to tokens, a check of rmsnorm_forward\n"
-    "  against the formula in double, and timings. Figures: step2_norm_outputs\n"
+    "  by what RMSNorm must do, and timings. Figures: step2_norm_outputs\n"
     "  (the two norms' outputs as histograms) and step2_norm_times (the timings\n"
     "  as bars), each as .tsv data, .gp script and .png.";
 

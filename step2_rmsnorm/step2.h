@@ -1,5 +1,5 @@
 // step2.h: the parts of step2_rmsnorm besides the idea, which is main.c's.
-//   main.c        the two norms: what they do, ours against the formula, timings
+//   main.c        the two norms: what they do, ours by what RMSNorm must do, timings
 //   norm_bench.c  the tokens of sections 1-2 and the four timed calls of section 3
 //   options.c     the command line
 //   figures.c     the two pictures (figures.h)

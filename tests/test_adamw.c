@@ -13,13 +13,24 @@
 //     p ← p − lr · (m / (1−β1ᵗ)) / (√(v / (1−β2ᵗ)) + ε)
 //
 // Tolerances. The weights: |p − p_ref| ≤ ADAMW_TOL · lr, ADAMW_TOL = 1e-3,
-// with lr = 1e-2 and weights of size 1..4, whose float32 rounding alone is
-// 1e-7..5e-7, i.e. up to 5e-5 of lr (measured: at most 1e-4 of lr over six
-// steps). What the test must catch is far larger: a missing weight decay (wd
-// = 0.1) leaves a weight of size ~1 off by 0.1·lr per step; a missing bias
-// correction scales the first step by 0.1 (β1 side) or 30 (β2 side). The
-// moments: within MOMENT_TOL = 1e-5 of their own scale (float32 rounding is
-// 1e-7), so a wrong β1 or β2 fails at the first step, in the moment itself.
+// with lr = 5e-2 and weights of size 1..4, whose float32 rounding alone is
+// 1e-7..5e-7, i.e. up to 1e-5 of lr. What the test must catch is far
+// larger: with wd = 0.5 a missing weight decay leaves a weight of size ~1
+// off by 0.5·lr per step, and a decay applied after the step instead of
+// before it by lr·wd·(the step) ≈ 0.025·lr; a missing bias correction scales
+// the first step by 0.1 (β1 side) or 30 (β2 side). The moments: within
+// MOMENT_TOL = 1e-5 of their own scale (float32 rounding is 1e-7), so a
+// wrong β1 or β2 fails at the first step, in the moment itself.
+//
+// The bias corrections in double. In float32, 1 − powf(β2, t) is off by up
+// to half a float32 unit of 1, 3e-8, against a number of a few 1e-4 in the
+// first steps (β2 = 0.9999: 1 − β2² is 2e-4): a relative error up to 1e-4
+// (2.5e-5 at step 2 here), half of which reaches the step. In double the
+// corrections are right to float32's rounding of the result. From weights
+// of 0 (whose rounding is then negligible) and without decay, the steps
+// must agree with the reference to BIAS_TOL = 5e-6 of lr: a correct body is
+// within 1e-6 of lr, the float32 corrections are off by 2.5e-5 of lr.
+#include <omp.h>
 #include "testutil.h"
 #include "nn/adamw.h"
 #include "io/config_parse.h"
@@ -29,6 +40,7 @@
 #define STEPS 6
 #define ADAMW_TOL 1e-3
 #define MOMENT_TOL 1e-5
+#define BIAS_TOL 5e-6
 
 // The reference: one AdamW step in double, on n values.
 static void adamw_reference(double *p, const double *g, double *m, double *v, size_t n, int t,
@@ -80,9 +92,9 @@ static double max_abs(const double *x, size_t n) {
     return s;
 }
 
-// Worst |ours − reference| of the weights, in units of lr; asserts the
-// moments too. what names the tensor in messages.
-static double compare_pair(const Pair *s, const char *what, int step, double lr) {
+// Worst |ours − reference| of the weights, in units of lr, which must be
+// at most tol; asserts the moments too. what names the tensor in messages.
+static double compare_pair(const Pair *s, const char *what, int step, double lr, double tol) {
     double worst = 0.0, mscale = max_abs(s->rm, s->n), vscale = max_abs(s->rv, s->n);
     size_t at = 0;
     for (size_t i = 0; i < s->n; i++) {
@@ -95,15 +107,15 @@ static double compare_pair(const Pair *s, const char *what, int step, double lr)
                       "%s step %d: second moment v[%zu] got %.9g, expected %.9g (off by %.3g)", what, step, i,
                       s->v[i], s->rv[i], s->v[i] - s->rv[i]);
     }
-    ck_assert_msg(worst <= ADAMW_TOL, "%s step %d: weight p[%zu] got %.9g, expected %.9g (off by %.3g·lr; "
-                  "tolerance %.0e·lr)", what, step, at, s->p[at], s->rp[at], worst, ADAMW_TOL);
+    ck_assert_msg(worst <= tol, "%s step %d: weight p[%zu] got %.9g, expected %.9g (off by %.3g·lr; "
+                  "tolerance %.0e·lr)", what, step, at, s->p[at], s->rp[at], worst, tol);
     return worst;
 }
 
 // adamw_update on its own: a 2-D-like tensor with weight decay and a 1-D-like
 // one without, STEPS steps.
 START_TEST(test_adamw_update_matches_reference) {
-    AdamWConfig c = { 1e-2f, 0.9f, 0.999f, 1e-8f, 0.1f };
+    AdamWConfig c = { 5e-2f, 0.9f, 0.999f, 1e-8f, 0.5f };
     const size_t n[2] = { 96, 40 };
     const float wd[2] = { c.weight_decay, 0.0f };
     Pair s[2];
@@ -117,15 +129,78 @@ START_TEST(test_adamw_update_matches_reference) {
     for (int t = 1; t <= STEPS; t++)
         for (int k = 0; k < 2; k++) {
             fill_gradient(s[k].g, s[k].rg, n[k], 1000 + 10 * t + k);
+            crash_context("adamw_update(p, g, m, v, n = %zu, t = %d, {lr %g, beta1 %g, beta2 %g, eps %g}, wd = %g)",
+                          n[k], t, c.lr, c.beta1, c.beta2, c.eps, wd[k]);
             adamw_update(s[k].p, s[k].g, s[k].m, s[k].v, n[k], t, &c, wd[k]);
             adamw_reference(s[k].rp, s[k].rg, s[k].rm, s[k].rv, n[k], t, c.lr, c.beta1, c.beta2, c.eps, wd[k]);
-            double e = compare_pair(&s[k], k == 0 ? "decayed tensor" : "tensor without decay", t, c.lr);
+            double e = compare_pair(&s[k], k == 0 ? "decayed tensor" : "tensor without decay", t, c.lr, ADAMW_TOL);
             if (e > worst[t - 1]) worst[t - 1] = e;
         }
     printf("adamw_update vs double reference, worst |p - ref| / lr per step:");
     for (int t = 0; t < STEPS; t++) printf(" %.1e", worst[t]);
     printf("\n");
     for (int k = 0; k < 2; k++) pair_free(&s[k]);
+}
+END_TEST
+
+// The bias corrections in double (see the top of the file): β2 = 0.9999,
+// weights from 0, no decay, STEPS steps.
+START_TEST(test_adamw_bias_corrections_in_double) {
+    AdamWConfig c = { 5e-2f, 0.9f, 0.9999f, 1e-8f, 0.0f };
+    const size_t n = 64;
+    float *p0 = alloc_floats(n);   // zeros
+    Pair s;
+    pair_init(&s, n, p0);
+    double worst = 0.0;
+    for (int t = 1; t <= STEPS; t++) {
+        fill_gradient(s.g, s.rg, n, 3000 + t);
+        crash_context("adamw_update(p, g, m, v, n = %zu, t = %d, {lr %g, beta1 %g, beta2 %g, eps %g}, wd = 0)",
+                      n, t, c.lr, c.beta1, c.beta2, c.eps);
+        adamw_update(s.p, s.g, s.m, s.v, n, t, &c, 0.0f);
+        adamw_reference(s.rp, s.rg, s.rm, s.rv, n, t, c.lr, c.beta1, c.beta2, c.eps, 0.0);
+        double e = compare_pair(&s, "beta2 = 0.9999 (1 - beta2^t is tiny: the bias corrections must be in "
+                                "double)", t, c.lr, BIAS_TOL);
+        if (e > worst) worst = e;
+    }
+    printf("adamw_update with beta2 = 0.9999 vs double reference, worst |p - ref| / lr: %.1e\n", worst);
+    pair_free(&s);
+    free(p0);
+}
+END_TEST
+
+// The same bits on 1, 2 and 3 threads: a tensor big enough for the update's
+// loop to split, three steps.
+static float *adamw_on_threads(int threads, size_t n) {
+    omp_set_num_threads(threads);
+    AdamWConfig c = { 1e-2f, 0.9f, 0.999f, 1e-8f, 0.1f };
+    float *p = alloc_floats(n), *g = alloc_floats(n), *m = alloc_floats(n), *v = alloc_floats(n);
+    double *rg = calloc(n, sizeof(double));
+    ck_assert_ptr_nonnull(rg);
+    fill_normal(p, n, 1.0f, 4000);
+    for (int t = 1; t <= 3; t++) {
+        fill_gradient(g, rg, n, 4000 + t);
+        crash_context("adamw_update(p, g, m, v, n = %zu, t = %d, ..., wd = 0.1), on %d threads", n, t, threads);
+        adamw_update(p, g, m, v, n, t, &c, 0.1f);
+    }
+    free(g); free(m); free(v); free(rg);
+    return p;
+}
+
+START_TEST(test_adamw_threads) {
+    const size_t n = 100003;   // > OMP_MIN_FLOATS, not a multiple of any vector width
+    int threads_before = omp_get_max_threads();
+    float *one = adamw_on_threads(1, n);
+    for (int k = 2; k <= 3; k++) {
+        float *p = adamw_on_threads(k, n);
+        size_t diff = 0, first = 0;
+        for (size_t i = 0; i < n; i++)
+            if (memcmp(&one[i], &p[i], sizeof(float)) != 0 && diff++ == 0) first = i;
+        ck_assert_msg(diff == 0, "adamw_update: %zu of %zu weights differ between 1 and %d threads after 3 steps, "
+                      "the first p[%zu]: %.9g on 1 thread, %.9g on %d", diff, n, k, first, one[first], p[first], k);
+        free(p);
+    }
+    omp_set_num_threads(threads_before);
+    free(one);
 }
 END_TEST
 
@@ -166,7 +241,7 @@ START_TEST(test_train_adamw_step_decays_matrices_only) {
                             opt.eps, wd);
             Pair view = { T->size, m.params + o, NULL, ts.adam_m + o, ts.adam_v + o,
                           s.rp + o, NULL, s.rm + o, s.rv + o };
-            double e = compare_pair(&view, T->name, t, opt.lr);
+            double e = compare_pair(&view, T->name, t, opt.lr, ADAMW_TOL);
             if (e > worst) worst = e;
         }
     }
@@ -214,7 +289,8 @@ END_TEST
 int main(void) {
     Suite *s = suite_create("adamw");
     // on its own for `make grade` (CK_RUN_CASE)
-    add_tests(s, "update", 0, TESTS(test_adamw_update_matches_reference));
+    add_tests(s, "update", 0, TESTS(test_adamw_update_matches_reference, test_adamw_bias_corrections_in_double));
+    add_tests(s, "threads", 0, TESTS(test_adamw_threads));
     add_tests(s, "adamw", 0, TESTS(test_train_adamw_step_decays_matrices_only, test_step_reports_the_l2_norm));
     return run_suite(s);
 }

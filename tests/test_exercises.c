@@ -19,9 +19,9 @@
 //      message names the quantity the list says.
 //   6. The tools refuse what they cannot do: an unknown exercise or step,
 //      a workbook folder that exists already (saying how to start again).
-// The workbook starts from the project's compiled objects (build/grade, and
-// the test objects of build/tests and build/tools);
-// each round then compiles one file and links one exercise's programs.
+// The workbook starts from the project's compiled objects of the files
+// that hold no exercise and of the test programs (`make exercises` copies
+// them); each round then compiles one file and links one exercise's program.
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -112,10 +112,11 @@ END_TEST
 #define ROUND_OPT "-O1 -march=native -ffp-contract=fast -fno-trapping-math"
 
 // Puts exercise `name`'s reference body back into its file in the workbook
-// `wb`, makes the changes "OLD => NEW ;; ..." (or none), grades it, and
-// puts the stub back. Returns the grade's exit status; its output in *out.
+// `wb`, makes the changes "OLD => NEW ;; ..." (or none), grades it (all its
+// checks, or with --first only up to the first that fails), and puts the
+// stub back. Returns the grade's exit status; its output in *out.
 static int grade_with_body(const char *dir, const char *wb, const char *bodies, const Exercise *e,
-                           const char *changes, char **out) {
+                           const char *changes, int all_checks, char **out) {
     char cmd[16384], log[300];
     int len = snprintf(cmd, sizeof cmd,
         "cp '%s/%s' '%s/stub.c' && scripts/exercises.sh restore '%s/stub.c' '%s' %s > '%s/body.c' || exit 3; ",
@@ -136,8 +137,9 @@ static int grade_with_body(const char *dir, const char *wb, const char *bodies, 
         c = end ? end + 4 : NULL;
     }
     len += snprintf(cmd + len, sizeof cmd - len,
-        "cp '%s/body.c' '%s/%s' && cd '%s' && " MAKE " grade EX=%s GRADE_FLAGS=--first OPT='" ROUND_OPT "'; st=$?; "
-        "cp '%s/stub.c' '%s/%s'; exit $st", dir, wb, e->file, wb, e->name, dir, wb, e->file);
+        "cp '%s/body.c' '%s/%s' && cd '%s' && " MAKE " grade EX=%s GRADE_FLAGS=%s OPT='" ROUND_OPT "'; st=$?; "
+        "cp '%s/stub.c' '%s/%s'; exit $st", dir, wb, e->file, wb, e->name, all_checks ? "" : "--first",
+        dir, wb, e->file);
     ck_assert_msg((size_t)len < sizeof cmd, "the command is too long");
     snprintf(log, sizeof log, "%s/round.txt", dir);
     return run_in(project_root(), cmd, log, out);
@@ -174,11 +176,10 @@ START_TEST(test_workbook) {
                   "docs/exercises.md was not found (exit %d):\n%s", st, out);
     free(out);
 
-    // built (from the project's objects: only the stubbed files compile), the
-    // workbook fails every exercise, each on its own stub
-    snprintf(cmd, sizeof cmd, "mkdir -p '%s/build' && cp -Rp build/grade '%s/build/' && rm -rf '%s/build/grade/ex' && "
-             "find build/tests build/tools -name '*.[od]' | tar -T - -cf - | tar -C '%s' -xf - && "
-             "cd '%s' && " MAKE " -j2 grade-objects", wb, wb, wb, wb, wb);
+    // built (from the project's objects that `make exercises` put in it: only
+    // the stubbed files compile), the workbook fails every exercise, each on
+    // its own stub
+    snprintf(cmd, sizeof cmd, "cd '%s' && " MAKE " -j2 grade-objects", wb);
     st = run_in(project_root(), cmd, log, &out);
     ck_assert_msg(st == 0, "the workbook does not build: exit %d\n%s", st, out);
     free(out);
@@ -216,7 +217,7 @@ START_TEST(test_workbook) {
 
     // 4. any order: each exercise, written alone, passes
     for (int i = 0; i < n; i++) {
-        st = grade_with_body(dir, wb, bodies, &ex[i], NULL, &out);
+        st = grade_with_body(dir, wb, bodies, &ex[i], NULL, 0, &out);
         snprintf(want, sizeof want, "1 of 1 exercises pass every check");
         ck_assert_msg(st == 0 && strstr(out, want), "%s alone (every other exercise a stub): its grade "
                       "(exit %d) does not pass:\n%s", ex[i].name, st, out);
@@ -240,11 +241,25 @@ START_TEST(test_workbook) {
         int k = 0;
         while (k < n && strcmp(ex[k].name, name) != 0) k++;
         ck_assert_msg(k < n, "tests/exercise_mistakes.txt: no exercise %s", name);
-        st = grade_with_body(dir, wb, bodies, &ex[k], changes, &out);
+        // "CHECK: quantity": that check must fail naming it (every check is run)
+        static const char *const checks[] = { "forward", "backward", "threads", "parity", "smoke" };
+        char check_line[64] = "";
+        for (int c = 0; c < 5; c++) {
+            size_t len = strlen(checks[c]);
+            if (strncmp(quantity, checks[c], len) == 0 && strncmp(quantity + len, ": ", 2) == 0) {
+                snprintf(check_line, sizeof check_line, "\n  %-9s FAIL: ", checks[c]);
+                quantity += len + 2;
+            }
+        }
+        st = grade_with_body(dir, wb, bodies, &ex[k], changes, check_line[0] != 0, &out);
         char *b = st == 2 ? grade_block(out, name) : NULL;   // 2: make's exit when grade.sh fails
-        ck_assert_msg(b && strstr(b, "FAIL: ") && !strstr(b, "not written yet") && strstr(b, quantity),
-                      "the mistake \"%s\" in %s: its grade (exit %d, want 2) does not fail naming %s:\n%s",
-                      changes, name, st, quantity, out);
+        const char *at = b ? (check_line[0] ? strstr(b, check_line) : strstr(b, "FAIL: ")) : NULL;
+        const char *eol = at ? strchr(at + 1, '\n') : NULL;
+        char line[4096] = "";
+        if (at) snprintf(line, sizeof line, "%.*s", eol ? (int)(eol - at) : (int)strlen(at), at);
+        ck_assert_msg(at && !strstr(b, "not written yet") && strstr(check_line[0] ? line : b, quantity),
+                      "the mistake \"%s\" in %s: its grade (exit %d, want 2) does not fail%s%s naming %s:\n%s",
+                      changes, name, st, check_line[0] ? " its check" : "", check_line, quantity, out);
         free(b); free(out);
         per[k]++; total++;
     }

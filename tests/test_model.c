@@ -15,6 +15,7 @@
 #include "io/config_parse.h"
 #include "io/safetensors.h"
 #include "nn/flow.h"
+#include "nn/gradcheck.h"
 #include "eval/golden.h"
 #include "nn/model.h"
 #include "nn/train_step.h"
@@ -165,21 +166,30 @@ END_TEST
 // A tiny model (img 8, patch 4: 2x2 tokens; dim 16, 2 heads, depth 2 so the
 // gradient has to cross a block boundary; freq_dim 8; batch 2). The loss is
 // the flow-matching MSE of train_forward_backward; its analytic gradients are
-// copied out, then up to PROBES elements of EVERY parameter tensor (spread
-// from its first to its last element) are moved by ±h and the loss
-// recomputed (in double, as flow_mse sums it).
+// copied out, then the parameters are taken group by group in the order the
+// backward pass reaches them (common/nn/gradcheck.h: the head first, each
+// block's ada Linear by the rows of each of its chunks, the time MLP last),
+// and up to PROBES elements of each group (spread from its first to its
+// last) are moved by ±h and the loss recomputed, forward only (in double,
+// as flow_mse sums it). The first group that is wrong is named: the one
+// nearest the mistake, every gradient the backward reached before it right.
 //
-// Tolerance: testutil.h's GRAD_TOL (1e-2) and h, but relative to each
-// tensor's own gradient scale, the largest |analytic| over the whole tensor
-// (or |numeric| over the probes, if that is larger):
+// Tolerance: testutil.h's GRAD_TOL (1e-2), relative to each group's own
+// gradient scale, the largest |analytic| over the whole group (or |numeric|
+// over the probes, if that is larger):
 //     |analytic - numeric| <= GRAD_TOL · scale.
-// grad_check's floor of max(1, ·) would make the test blind here: the
-// gradients of a mean over 384 pixels are 1e-3 .. 2e-1, so an absolute 1e-2
-// would pass a gradient that is wrong by 100%. Measured errors are 1e-7 ..
-// 3e-5 absolute (float32 rounding of the loss, ~1e-8, over 2h, plus h²
-// truncation), at most ~1e-3 of the scale: a 10x margin below the tolerance,
+// An absolute floor would make the test blind here: the gradients of a mean
+// over 384 pixels are 5e-4 .. 3e-1, so an absolute 1e-2 would pass a
+// gradient that is wrong by 100%; and a group's own scale, not its
+// tensor's, keeps a chunk of small gradients (a shift's) from hiding under
+// a neighbour's large ones. The step, MODEL_H = 3e-2: the finite difference
+// is off by the loss's float32 rounding over 2h (about 2e-6 / (h / 1e-2)
+// absolute, which is 1e-3 of a group of gradients of 6e-4 at this h) plus
+// the h² truncation (2e-3 of the patch embedding's bias, the largest):
+// measured at most 2e-3 of the scale, a 5x margin below the tolerance,
 // while a wrong term, sign or index is off by O(1) of the scale.
 #define PROBES 8
+#define MODEL_H 3e-2f
 
 typedef struct {
     TrainState ts;
@@ -189,7 +199,7 @@ typedef struct {
 
 static double model_loss(void *p) {
     LossCtx *c = p;
-    return train_forward_backward(&c->ts, c->x1, c->x0, c->t, c->y);
+    return train_loss(&c->ts, c->x1, c->x0, c->t, c->y);
 }
 
 static const char *TINY[] = { "img=8", "patch=4", "dim=16", "heads=2", "depth=2", "freq_dim=8", NULL };
@@ -207,24 +217,9 @@ static Config build_tiny(Model *m, const char *const *sets) {
 }
 
 static void check_model_grads(const char *name, const char *const *sets) {
-    // one thread: this is thousands of tiny passes, where OpenMP's fork/join
-    // costs more than the work (the thread-count question is test_determinism's)
     Model m;
     Config cfg = build_tiny(&m, sets);
-    model_init_weights(&m, 7);
-    // the norm gains start at exactly 1, the point where a bug that confuses
-    // gain and 1/gain cancels; move them off it
-    for (int i = 0; i < m.n_tensors; i++)
-        if (strstr(m.tensors[i].name, "norm"))
-            for (size_t j = 0; j < m.tensors[i].size; j++)
-                m.params[m.tensors[i].offset + j] = 1.0f + 0.1f * (float)((int)(j % 5) - 2);
-    // adaLN-Zero's tensors start at 0, where the gates block every branch's
-    // gradient (test_adazero_start): give them values, so each path is checked
-    Rng w;
-    rng_seed(&w, 13);
-    for (int i = 0; i < m.n_tensors; i++)
-        if (m.tensors[i].init == INIT_ZERO)
-            rng_fill_uniform(&w, m.params + m.tensors[i].offset, (long)m.tensors[i].size, -0.3f, 0.3f);
+    grad_check_weights(&m, 7);
     int N = 2;
     size_t per = (size_t)cfg.model.channels * cfg.model.img * cfg.model.img;
     float *x1 = alloc_floats(N * per), *x0 = alloc_floats(N * per), t[2] = { 0.3f, 0.8f };
@@ -238,62 +233,52 @@ static void check_model_grads(const char *name, const char *const *sets) {
     // class-conditional: a class's row and the null label's row each get an image
     int y[2] = { 3, cfg.model.classes };
     ctx.x1 = x1; ctx.x0 = x0; ctx.t = t; ctx.y = cfg.model.classes > 0 ? y : NULL;
-    double loss = model_loss(&ctx);
+    crash_context("train_forward_backward of the tiny '%s' model (img=8 patch=4 dim=16 heads=2 depth=2 freq_dim=8, "
+                  "2 images): model_forward, flow_mse, model_backward (block_backward for b = 1, then b = 0)", name);
+    double loss = train_forward_backward(&ctx.ts, x1, x0, t, ctx.y);
+    crash_context("train_loss (the forward pass) of the tiny '%s' model, for finite differences", name);
     ck_assert_msg(isfinite(loss) && loss > 0.0, "%s: loss %g", name, loss);
     float *g = alloc_floats(m.n_params);
     memcpy(g, m.grads, m.n_params * sizeof(float));
 
+    GradGroup *groups = malloc(sizeof *groups * 6 * m.n_tensors);   // at most six groups a tensor
+    ck_assert_ptr_nonnull(groups);
+    int n = grad_groups(&m, groups, 6 * m.n_tensors);
     double worst = 0.0;
     const char *worst_name = "";
-    // last tensor first, the order the backward pass reaches them: the first
-    // wrong gradient is the one nearest the mistake (a block's own tensors
-    // before the embedding's, which every block's error flows into)
-    for (int i = m.n_tensors - 1; i >= 0; i--) {
-        const ParamTensor *T = &m.tensors[i];
-        const float *a = g + T->offset;
-        double scale = 0.0;
-        for (size_t j = 0; j < T->size; j++) if (fabs(a[j]) > scale) scale = fabs(a[j]);
-        int np = T->size < PROBES ? (int)T->size : PROBES;
-        double num[PROBES];
-        size_t idx[PROBES];
-        for (int k = 0; k < np; k++) {
-            idx[k] = np > 1 ? (size_t)k * (T->size - 1) / (size_t)(np - 1) : 0;
-            float *x = m.params + T->offset + idx[k], keep = *x;
-            *x = keep + GRAD_H; double fp = model_loss(&ctx);
-            *x = keep - GRAD_H; double fm = model_loss(&ctx);
-            *x = keep;
-            num[k] = (fp - fm) / (2.0 * GRAD_H);
-            if (fabs(num[k]) > scale) scale = fabs(num[k]);
-        }
-        ck_assert_msg(scale > 0.0, "%s: %s has an all-zero gradient", name, T->name);
-        double err_t = 0.0;
-        for (int k = 0; k < np; k++) {
-            double e = fabs(a[idx[k]] - num[k]) / scale;
-            if (e > err_t) err_t = e;
-            ck_assert_msg(e <= GRAD_TOL, "%s: gradient of %s[%zu]: got %.6g, expected %.6g by finite differences "
-                          "(error %.3g of the tensor's scale %.3g > %g)", name, T->name, idx[k],
-                          a[idx[k]], num[k], e, scale, GRAD_TOL);
-        }
-        if (err_t > worst) { worst = err_t; worst_name = T->name; }
+    for (int i = 0; i < n; i++) {
+        GradCheck c;
+        grad_check_group(&m, &groups[i], g, model_loss, &ctx, PROBES, MODEL_H, &c);
+        ck_assert_msg(c.scale > 0.0, "%s: %s has an all-zero gradient", name, groups[i].name);
+        // the first group past a block: that block's own gradients were right, what it handed back is not
+        char hint[160] = "";
+        int b_prev = i > 0 ? groups[i - 1].tensor->block : -1, b_now = groups[i].tensor->block;
+        if (b_prev >= 0 && b_now != b_prev)
+            snprintf(hint, sizeof hint, "; block %d's own gradients are right, so what its backward handed back is "
+                     "wrong: %s", b_prev, strncmp(groups[i].name, "t_fc", 4) == 0
+                     ? "the condition's gradient, s->dc_silu (the ada Linear's input)"
+                     : "s->dresid, the gradient of the block's input");
+        ck_assert_msg(c.worst <= GRAD_TOL, "%s: the first wrong gradient, counting back from the loss, is %s "
+                      "(every one before it is right): at [%zu] %.6g, finite differences %.6g (error %.3g of the "
+                      "group's scale %.3g > %g)%s", name, groups[i].name, c.worst_at, c.backward, c.numeric, c.worst,
+                      c.scale, GRAD_TOL, hint);
+        if (c.worst > worst) { worst = c.worst; worst_name = groups[i].name; }
     }
-    printf("model grad check %-9s: %d tensors, worst error %.2e of scale (%s), tolerance %.0e: margin %.0f\n",
-           name, m.n_tensors, worst, worst_name, GRAD_TOL, worst > 0 ? GRAD_TOL / worst : INFINITY);
+    printf("model grad check %-9s: %d groups of %d tensors, worst error %.2e of scale (%s), tolerance %.0e: margin %.0f\n",
+           name, n, m.n_tensors, worst, worst_name, GRAD_TOL, worst > 0 ? GRAD_TOL / worst : INFINITY);
     fflush(stdout);
     train_state_free(&ctx.ts);
     model_free(&m);
-    free(x1); free(x0); free(g);
+    free(x1); free(x0); free(g); free(groups);
 }
 
-// The variants whose whole-model gradients are checked: each upgrade alone
-// (VARIANTS, but for all four with biases), all four without biases,
-// adaLN-Zero alone and with all four, and class labels, alone and with
+// The variants whose whole-model gradients are checked: together they take
+// every switch of the block both ways (norm, QK-norm, MLP, positions,
+// biases, adaLN, labels): the baseline, all four upgrades without biases,
+// adaLN-Zero alone and with all four, and class labels alone and with
 // adaLN-Zero.
 static const struct { const char *name, *sets[6]; } GRAD_VARIANTS[] = {
     { "baseline", { NULL } },
-    { "rmsnorm", { "norm=rmsnorm", NULL } },
-    { "qk_norm", { "qk_norm=true", NULL } },
-    { "swiglu", { "mlp=swiglu", NULL } },
-    { "rope2d", { "pos=rope2d", NULL } },
     { "all4-bias", { "norm=rmsnorm", "qk_norm=true", "mlp=swiglu", "pos=rope2d", "bias=false", NULL } },
     { "ada=zero", { "ada=zero", NULL } },
     { "zero+all4", { "ada=zero", "norm=rmsnorm", "qk_norm=true", "mlp=swiglu", "pos=rope2d", NULL } },
@@ -303,6 +288,73 @@ static const struct { const char *name, *sets[6]; } GRAD_VARIANTS[] = {
 #define N_GRAD_VARIANTS (int)(sizeof GRAD_VARIANTS / sizeof GRAD_VARIANTS[0])
 
 START_TEST(test_grads) { check_model_grads(GRAD_VARIANTS[_i].name, GRAD_VARIANTS[_i].sets); }
+END_TEST
+
+// The same gradients on 1, 2 and 3 threads, bit for bit: one training pass
+// (forward, loss, backward) of a model big enough for every loop to split
+// (test_determinism's), with every gradient alive, with all four upgrades
+// and with adaLN-Zero (the baseline's norm, MLP and positions, and the
+// gates): every path of the block. The first group that differs is named,
+// in the order the backward pass reaches them.
+static float *grads_on_threads(const char *const *sets, int threads, Model *m) {
+    omp_set_num_threads(threads);
+    Config cfg = config_default();
+    const char *det[] = { "img=16", "patch=2", "dim=64", "heads=2", "depth=2", "freq_dim=64", NULL };
+    apply(&cfg, det);
+    apply(&cfg, sets);
+    build(m, &cfg);
+    grad_check_weights(m, 3);
+    int N = 4;
+    size_t per = (size_t)cfg.model.channels * cfg.model.img * cfg.model.img;
+    float *x1 = alloc_floats(N * per), *x0 = alloc_floats(N * per), t[4] = { 0.1f, 0.4f, 0.6f, 0.9f };
+    Rng r;
+    rng_seed(&r, 5);
+    rng_fill_uniform(&r, x1, (long)(N * per), -1.0f, 1.0f);
+    rng_fill_normal(&r, x0, (long)(N * per), 1.0f);
+    TrainState ts;
+    AdamWConfig opt = adamw_default(1e-3f);
+    ck_assert_int_eq(train_state_init(&ts, m, N, &opt), 0);
+    crash_context("train_forward_backward (model_backward: block_backward for b = 1, then 0) of a model of "
+                  "img=16 patch=2 dim=64 depth=2, 4 images, on %d thread%s", threads, threads == 1 ? "" : "s");
+    train_forward_backward(&ts, x1, x0, t, NULL);
+    float *g = alloc_floats(m->n_params);
+    memcpy(g, m->grads, m->n_params * sizeof(float));
+    train_state_free(&ts);
+    free(x1); free(x0);
+    return g;
+}
+
+START_TEST(test_grads_on_any_threads) {
+    static const char *const sets[2][6] = {
+        { "norm=rmsnorm", "qk_norm=true", "mlp=swiglu", "pos=rope2d", NULL }, { "ada=zero", NULL } };
+    static const char *const names[2] = { "all four", "ada=zero" };
+    int threads_before = omp_get_max_threads();
+    for (int v = 0; v < 2; v++) {
+        Model m;
+        float *one = grads_on_threads(sets[v], 1, &m);
+        GradGroup *groups = malloc(sizeof *groups * 6 * m.n_tensors);   // at most six groups a tensor
+        ck_assert_ptr_nonnull(groups);
+        int n = grad_groups(&m, groups, 6 * m.n_tensors);
+        model_free(&m);
+        for (int k = 2; k <= 3; k++) {
+            float *other = grads_on_threads(sets[v], k, &m);
+            for (int i = 0; i < n; i++) {
+                const float *a = one + groups[i].offset, *b = other + groups[i].offset;
+                size_t diff = 0, first = 0;
+                for (size_t j = 0; j < groups[i].size; j++)
+                    if (memcmp(&a[j], &b[j], sizeof(float)) != 0 && diff++ == 0) first = j;
+                ck_assert_msg(diff == 0, "%s: the gradient of %s differs between 1 and %d threads (the first, "
+                              "counting back from the loss, that does): %zu of %zu values, the first at [%zu]: "
+                              "%.9g on 1 thread, %.9g on %d", names[v], groups[i].name, k, diff, groups[i].size,
+                              first, a[first], b[first], k);
+            }
+            model_free(&m);
+            free(other);
+        }
+        free(one); free(groups);
+    }
+    omp_set_num_threads(threads_before);
+}
 END_TEST
 
 // ===========================================================================
@@ -953,15 +1005,21 @@ END_TEST
 // gain out, or a gain's gradient that is wrong, changes the run.
 //
 // `make grade` (scripts/grade.sh) runs it with an exercise's code inside and
-// the reference's everywhere else, and compares each step's loss with the
-// reference's own run (TINYDIT_SMOKE_REFERENCE names the file that
-// TINYDIT_SMOKE_RECORD made). A body written in another order only rounds
-// differently, which stays orders of magnitude under SMOKE_TOLERANCE over
-// the 30 steps; a wrong value or gradient, even one term 1% off, crosses it
-// within a few steps (the grade prints how close each run came).
+// the reference's everywhere else, and compares each step's loss and
+// gradient norm with the reference's own run (TINYDIT_SMOKE_REFERENCE names
+// the file that TINYDIT_SMOKE_RECORD made). The gradient norm sees what the
+// loss cannot: AdamW moves a weight by about lr whatever the gradient's
+// scale, so a gradient n times too large trains nearly the same run, while
+// its norm is n times the reference's from the first step. A body written
+// in another order only rounds differently: each exercise's reference body
+// compiled at -O1 (tests/test_exercises.c) stays within 1e-7 over the 30
+// steps, an order of magnitude under SMOKE_TOLERANCE; a wrong value or
+// gradient, even one term 1% off, crosses it within a few steps (the grade
+// prints how close each run came).
 #define SMOKE_STEPS 30
 #define SMOKE_BATCH 16
-#define SMOKE_TOLERANCE 1e-5   // relative, on each step's loss
+#define SMOKE_TOLERANCE 1e-6   // relative, on each step's loss and gradient norm
+#define SMOKE_ROWS (SMOKE_STEPS + 2)
 
 // The smoke runs' settings: RMSNorm's smoke model has QK-norm too, so that
 // its row functions run with a gain as well as without.
@@ -971,12 +1029,12 @@ static const char *const SMOKE_SETS[][3] = {
 };
 static const char *const SMOKE_NAMES[] = { "baseline", "rmsnorm", "qk_norm", "swiglu", "rope2d", "ada=zero" };
 
-// The losses of a reference run, one a line; returns how many were read.
-static int read_losses(const char *path, double *loss, int max) {
+// A run's losses and gradient norms, one pair a line; returns how many lines were read.
+static int read_run(const char *path, double run[][2], int max) {
     FILE *f = fopen(path, "r");
     ck_assert_msg(f != NULL, "cannot read the reference run %s", path);
     int n = 0;
-    while (n < max && fscanf(f, "%lf", &loss[n]) == 1) n++;
+    while (n < max && fscanf(f, "%lf %lf", &run[n][0], &run[n][1]) == 2) n++;
     fclose(f);
     return n;
 }
@@ -1011,42 +1069,53 @@ static void check_smoke(const char *name, const char *const *sets) {
     TrainState ts;
     AdamWConfig opt = adamw_default(2e-3f);
     ck_assert_int_eq(train_state_init(&ts, &m, SMOKE_BATCH, &opt), 0);
-    double loss[SMOKE_STEPS + 2];
-    loss[0] = train_forward_backward(&ts, x1, x0, t, NULL);
-    for (int s = 0; s < SMOKE_STEPS; s++) loss[s + 1] = train_step(&ts, x1, NULL, &r);
-    loss[SMOKE_STEPS + 1] = train_forward_backward(&ts, x1, x0, t, NULL);
-    double before = loss[0], after = loss[SMOKE_STEPS + 1];
+    crash_context("training smoke '%s' (train_step of a model of dim=32 depth=2, 16 images): forward, loss, "
+                  "backward, AdamW", name);
+    double run[SMOKE_ROWS][2];   // loss, gradient norm: before training, each step, after
+    run[0][0] = train_forward_backward(&ts, x1, x0, t, NULL);
+    run[0][1] = grad_l2_norm(&m);
+    for (int s = 0; s < SMOKE_STEPS; s++) {
+        run[s + 1][0] = train_step(&ts, x1, NULL, &r);
+        run[s + 1][1] = ts.grad_norm;
+    }
+    run[SMOKE_ROWS - 1][0] = train_forward_backward(&ts, x1, x0, t, NULL);
+    run[SMOKE_ROWS - 1][1] = grad_l2_norm(&m);
+    double before = run[0][0], after = run[SMOKE_ROWS - 1][0];
     const char *record = getenv("TINYDIT_SMOKE_RECORD"), *reference = getenv("TINYDIT_SMOKE_REFERENCE");
     if (record && *record) {
         FILE *f = fopen(record, "w");
         ck_assert_msg(f != NULL, "cannot write %s", record);
-        for (int s = 0; s < SMOKE_STEPS + 2; s++) fprintf(f, "%.17g\n", loss[s]);
+        for (int s = 0; s < SMOKE_ROWS; s++) fprintf(f, "%.17g %.17g\n", run[s][0], run[s][1]);
         ck_assert_int_eq(fclose(f), 0);
     }
-    double want[SMOKE_STEPS + 2], worst = 0.0;
+    double want[SMOKE_ROWS][2], worst = 0.0;
     int compared = reference && *reference;
     if (compared) {   // step by step against the reference's run
-        ck_assert_int_eq(read_losses(reference, want, SMOKE_STEPS + 2), SMOKE_STEPS + 2);
-        for (int s = 0; s < SMOKE_STEPS + 2; s++) {
-            double rel = fabs(loss[s] - want[s]) / fabs(want[s]);
-            if (!(rel <= worst)) worst = rel;   // NaN sticks
-        }
+        ck_assert_int_eq(read_run(reference, want, SMOKE_ROWS), SMOKE_ROWS);
+        for (int s = 0; s < SMOKE_ROWS; s++)
+            for (int k = 0; k < 2; k++) {
+                double rel = fabs(run[s][k] - want[s][k]) / fabs(want[s][k]);
+                if (!(rel <= worst)) worst = rel;   // NaN sticks
+            }
     }
     char versus[96] = "";
     if (compared) snprintf(versus, sizeof versus, ", each step within %.1e of the reference's", worst);
     printf("training smoke %-8s: loss %.4f -> %.4f in %d steps%s\n", name, before, after, SMOKE_STEPS, versus);
     fflush(stdout);
-    for (int s = 0; compared && s < SMOKE_STEPS + 2; s++) {
-        double off = loss[s] - want[s], rel = fabs(off) / fabs(want[s]);
-        const char *what = s == 0 ? "before training (the forward pass alone)"
-                         : s == SMOKE_STEPS + 1 ? "after training, on the fixed noise" : "of training step";
-        char at[32] = "";
-        if (s > 0 && s <= SMOKE_STEPS) snprintf(at, sizeof at, " %d", s);
-        ck_assert_msg(isfinite(loss[s]) && rel <= SMOKE_TOLERANCE,
-                      "%s: the loss %s%s is %.6f, the reference's %.6f (off by %+.3g, %.3g%% of it; "
-                      "tolerance %.0e of it)%s", name, what, at, loss[s], want[s], off, 100.0 * rel,
-                      SMOKE_TOLERANCE, s == 0 ? "" : ": a gradient or the update differs from the reference's");
-    }
+    for (int s = 0; compared && s < SMOKE_ROWS; s++)
+        for (int k = 0; k < 2; k++) {
+            double off = run[s][k] - want[s][k], rel = fabs(off) / fabs(want[s][k]);
+            const char *what = s == 0 ? "before training (the first pass)"
+                             : s == SMOKE_ROWS - 1 ? "after training, on the fixed noise" : "of training step";
+            char at[32] = "";
+            if (s > 0 && s < SMOKE_ROWS - 1) snprintf(at, sizeof at, " %d", s);
+            ck_assert_msg(isfinite(run[s][k]) && rel <= SMOKE_TOLERANCE,
+                          "%s: the %s %s%s is %.6g, the reference's %.6g (off by %+.3g, %.3g%% of it; "
+                          "tolerance %.0e of it)%s", name, k ? "gradient norm" : "loss", what, at, run[s][k],
+                          want[s][k], off, 100.0 * rel, SMOKE_TOLERANCE,
+                          k ? ": a gradient differs from the reference's" : s == 0 ? ""
+                            : ": a gradient or the update differs from the reference's");
+        }
     ck_assert_msg(isfinite(after) && after < 0.9 * before,
                   "%s: the loss went from %.4f to %.4f in %d steps (%+.1f%%); it must fall by 10%% at least",
                   name, before, after, SMOKE_STEPS, 100.0 * (after - before) / before);
@@ -1133,6 +1202,7 @@ int main(void) {
     // differences: block_backward's check), golden, sampler, guided_velocity,
     // smoke_<variant>.
     loop_case(s, "grads", test_grads, 0, N_GRAD_VARIANTS);
+    add_tests(s, "threads", 60, TESTS(test_grads_on_any_threads));
     add_tests(s, "golden", 60, TESTS(test_golden));
     add_tests(s, "sampler", 60, TESTS(test_sampler_constant_baseline, test_sampler_constant_allfour));
     add_tests(s, "guided_velocity", 60, TESTS(test_guided_velocity, test_guided_sampler));

@@ -124,6 +124,29 @@ START_TEST(test_the_tour_answers) {
 }
 END_TEST
 
+// `step0_tour backward` (docs/backward.md): every group of the tiny model's
+// gradients within 1e-2 of its scale, in the backward pass's order (the head
+// first, the time MLP last), plain and with adaLN-Zero's gates; a setting
+// it cannot take is refused, and --set wants `backward`.
+START_TEST(test_backward_check_answers) {
+    char dir[512];
+    tmpdir_make(dir, sizeof dir, "backward");
+    const char *const sets[2] = { "backward", "backward --set ada=zero" };
+    for (int k = 0; k < 2; k++) {
+        ck_assert_int_eq(run_program("", "step0_tour/step0_tour", sets[k], dir), 0);
+        const char *out = read_text_in(dir, "out.txt");
+        const char *head = strstr(out, "\nhead.weight"), *time = strstr(out, "\nt_fc1.bias");
+        ck_assert_msg(head && time && head < time && strstr(out, "every one under 1e-2") &&
+                      (k == 0 || strstr(out, "rows of gate_m")), "%s", out);
+    }
+    ck_assert_int_eq(run_program("", "step0_tour/step0_tour", "backward --set dim=nope", dir), 2);
+    ck_assert_int_ne(run_program("", "step0_tour/step0_tour", "--set ada=zero", dir), 0);
+    ck_assert_msg(strstr(read_text_in(dir, "err.txt"), "--set is for `backward` only"), "%s",
+                  read_text_in(dir, "err.txt"));
+    tmpdir_remove(dir);
+}
+END_TEST
+
 // A small run checkpoint with AdamW moments, exported: weights and config
 // kept bit for bit, moments gone.
 START_TEST(test_export_drops_the_optimizer_state) {
@@ -163,5 +186,6 @@ int main(void) {
                                                                   test_samples_like_images,
                                                                   test_a_damaged_copy_is_refused,
                                                                   test_the_tour_answers,
+                                                                  test_backward_check_answers,
                                                                   test_export_drops_the_optimizer_state));
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "crash.h"
 #include "io/figure.h"
 #include "io/fileio.h"
 #include "io/paths.h"
@@ -133,7 +134,10 @@ static inline double dot_fd(const float *a, const float *b, size_t n) {
 }
 
 // Runs a suite with Check and returns the process exit code.
+// A crash inside the code under test is reported as the call it came from
+// (crash.h), before Check reports the signal.
 static inline int run_suite(Suite *s) {
+    crash_report_install();
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);

@@ -116,7 +116,7 @@ void attention_cache_init(AttentionCache *c, float *mem, int N, int L, int D, in
 // The softmax of the pair's scores, row by row in place, from the scores'
 // row max and 1/sum: the same arithmetic forward and backward, so the
 // backward's recomputed probabilities are the forward's, bit for bit.
-static void softmax_rows_with(float *att, const float *row_max, const float *row_inv, int L) {
+void softmax_rows_with(float *att, const float *row_max, const float *row_inv, int L) {
     for (int i = 0; i < L; i++) {
         float *row = att + (size_t)i * L, mx = row_max[i], inv = row_inv[i];
         for (int j = 0; j < L; j++) row[j] = exp_fast(row[j] - mx) * inv;

@@ -179,6 +179,9 @@ typedef struct {
 // (attention.c gives the formulas); attention_forward and _backward call them
 // for each (image, head).
 float softmax_forward(float *att, float *row_max, float *row_inv, int L);
+// The probabilities of the scores att (L, L), in place, from each row's max
+// and 1/Σexp, saved by softmax_forward: what the backward computes again.
+void softmax_rows_with(float *att, const float *row_max, const float *row_inv, int L);
 void softmax_backward(float *d, const float *att, int L, float scale);
 size_t attention_cache_floats(int N, int L, int D, int H, int qk_norm);
 void attention_cache_init(AttentionCache *c, float *mem, int N, int L, int D, int H, int qk_norm);

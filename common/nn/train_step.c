@@ -77,6 +77,14 @@ double train_forward_backward(TrainState *s, const float *x1, const float *x0, c
     return s->loss;
 }
 
+double train_loss(TrainState *s, const float *x1, const float *x0, const float *t, const int *y) {
+    Model *m = s->model;
+    size_t per_image = (size_t)m->cfg.channels * m->cfg.img * m->cfg.img;
+    flow_interpolate(s->xt, s->target, x1, x0, t, s->batch, per_image);
+    model_forward(m, &s->act, s->xt, t, y);
+    return flow_mse(NULL, s->act.v, s->target, (size_t)s->batch * per_image);
+}
+
 void train_adamw_step(TrainState *s) {
     Model *m = s->model;
     s->step++;

@@ -32,6 +32,10 @@ void train_state_free(TrainState *s);
 double train_forward_backward(TrainState *s, const float *x1, const float *x0, const float *t,
                               const int *y);
 
+// The same loss without the backward pass (a finite-difference check calls
+// it twice per probed weight: common/nn/gradcheck.h).
+double train_loss(TrainState *s, const float *x1, const float *x0, const float *t, const int *y);
+
 // AdamW on every tensor; weight decay only for tensors of two or more dims.
 void train_adamw_step(TrainState *s);
 
