@@ -1233,6 +1233,10 @@ static void part_flow(Record *r) {
     crash_context("flow_euler_step(x, v, h = 0.05, n = %zu), on %d threads", n, omp_get_max_threads());
     flow_euler_step(x, v, 0.05f, n);
     rec(r, "flow_euler_step x", x, n);
+    size_t half = n / 2;   // v's two halves as the null label's and the asked-for label's velocities
+    crash_context("flow_guided_velocity(dv, v, w = 2.5, n = %zu), on %d threads", half, omp_get_max_threads());
+    flow_guided_velocity(dv, v, 2.5f, half);
+    rec(r, "flow_guided_velocity v", dv, half);
     free(v); free(target); free(dv); free(x);
 }
 
