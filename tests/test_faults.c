@@ -1258,8 +1258,8 @@ START_TEST(test_config_that_does_not_fit_the_data_is_refused) {
         { { "--set", "img=48", "--set", "patch=16" }, 2, { "img=48", "img=32" } },
         { { "--set", "patch=5" }, 2, { "img=32", "patch=5" } },
         { { "--set", "classes=5" }, 1, { "classes=5 knows labels 0..4", "has label" } },   // CIFAR-10's are 0..9
-        { { "--set", "label_drop=1.5" }, 2, { "label_drop=1.5", "[0, 1]" } },
-        { { "--set", "label_drop=-0.1" }, 2, { "label_drop", ">= 0" } },
+        { { "--set", "label_drop=1.5" }, 2, { "'1.5' for label_drop", "[0, 1]" } },
+        { { "--set", "label_drop=-0.1" }, 2, { "label_drop", "[0, 1]" } },
         { { "--set", "guidance=-1" }, 2, { "guidance", ">= 0" } },
         { { "--set", "guidance=inf" }, 2, { "guidance", "finite" } },
         { { "--name", "../escape" }, 2, { "../escape", "one path component" } },
