@@ -19,12 +19,6 @@ lab/lab $(BUILD)/tests/test_faults: | step6_ablation/step6_ablation
 $(call tests_in,lab): | step1_scorecard/step1_scorecard
 $(BUILD)/tests/test_shipped_model: | step0_tour/step0_tour
 $(BUILD)/tests/test_trainer: | $(BUILD)/tools/trace_steps
-$(BUILD)/tests/test_gemm_race: | $(BUILD)/tools/gemm_race
-# gemm_race links libxsmm when it is installed (Debian's libxsmm-dev is a
-# static library only, so it cannot be loaded at run time as oneDNN and BLIS are)
-XSMM_LIBS := $(if $(wildcard /usr/lib/libxsmm.a /usr/lib/x86_64-linux-gnu/libxsmm.a),$(shell pkg-config --libs libxsmm 2>/dev/null))
-$(BUILD)/tools/gemm_race.o: private CPPFLAGS += $(if $(XSMM_LIBS),-DHAVE_LIBXSMM)
-$(BUILD)/tools/gemm_race: private LDLIBS += $(XSMM_LIBS)
 
 # make check: everything built (tests/test_tutorial.c runs `make tutorial` in
 # a copy), then every test program, each in its folder: tests/, then each
@@ -108,10 +102,9 @@ grade: grade-objects
 data:
 	@sh scripts/get_cifar.sh
 # make deps: the packages. oneDNN (libdnnl-dev) runs the model's products
-# (common/nn/matmul.c), OpenBLAS LAPACK and the probe's; libxsmm and BLIS are
-# what build/tools/gemm_race races them against. (hardening-deps: mk/hardening.mk)
+# (common/nn/matmul.c), OpenBLAS LAPACK and the probe's. (hardening-deps: mk/hardening.mk)
 deps: PACKAGES = build-essential pkg-config libopenblas-openmp-dev liblapacke-dev check libcjson-dev \
-                 libstb-dev gnuplot-nox zlib1g-dev graphviz libdnnl-dev libxsmm-dev libblis4-openmp
+                 libstb-dev gnuplot-nox zlib1g-dev graphviz libdnnl-dev
 # As root it installs; as a user with sudo, through sudo; otherwise it says
 # what to run as root and fails, so that `make deps && make tutorial` stops.
 APT_INSTALL = apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq

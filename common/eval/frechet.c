@@ -22,12 +22,10 @@
 
 // One thread for the BLAS and LAPACK calls of this file. They are small
 // (d = 128, in double), and OpenBLAS's own threads cost more to wake than
-// they save (`lab speed --eval` times the distance on 1 and 2 threads).
-// They also round
-// differently on 1 and 2 threads (the distance moved in its 15th digit), and
-// probe-FD should not depend on the thread count. The OpenMP build of
-// OpenBLAS takes its thread count from omp_get_max_threads(), so setting
-// that to 1 around the calls is enough.
+// they save. They also round differently on 1 and 2 threads (the distance
+// moved in its 15th digit), and probe-FD should not depend on the thread
+// count. The OpenMP build of OpenBLAS takes its thread count from
+// omp_get_max_threads(), so setting that to 1 around the calls is enough.
 static int one_thread_begin(void) {
     int threads = omp_get_max_threads();
     omp_set_num_threads(1);

@@ -43,7 +43,7 @@ int args_error(UsageFn *usage, const char *fmt, ...);
 // value is missing. Reported with args_error. Returns ARGS_BAD.
 int args_unknown(UsageFn *usage, char **argv);
 
-// A timing command's rounds (lab speed, tools/gemm_race): the timed ones
+// A timing command's rounds (lab speed): the timed ones
 // must outnumber the warm-up ones. ARGS_OK, or ARGS_BAD reported.
 int args_check_rounds(int rounds, int warmup);
 
