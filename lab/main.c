@@ -15,8 +15,6 @@
 //                                               step 6's tables as Markdown
 //   lab attention-maps [--runs DIR] [--out DIR] [--t T]
 //                                               where two trained models look
-//   lab noise [--against DIR] [runs-dir]
-//                                               where the spread of the seeds comes from
 //
 // One option convention: each command is cmd_NAME(argc, argv) with argv[0]
 // its name, its parser answers ARGS_OK, ARGS_HELP or ARGS_BAD
@@ -26,7 +24,6 @@
 #include <string.h>
 #include "attention_maps.h"
 #include "estimate.h"
-#include "noise.h"
 #include "plan.h"
 #include "report.h"
 #include "speed.h"
@@ -42,7 +39,6 @@ static const struct { const char *name; Command *run; const char *what; } COMMAN
     { "speed", cmd_speed, "the six variants timed in rounds in one process, with GFLOP/s and matmul's rate" },
     { "report", cmd_report, "step 6's tables as Markdown in runs-dir/report.md, with links to the plots" },
     { "attention-maps", cmd_attention_maps, "where p11_base_s0 and p11_rope look: mean attention per layer" },
-    { "noise", cmd_noise, "where the seeds' spread comes from: the same seeds trained twice, the last check's wobble" },
 };
 #define N_COMMANDS (int)(sizeof COMMANDS / sizeof COMMANDS[0])
 

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "speed.h"
-#include "eval/ablation_runs.h"
+#include "../step6_ablation/ablation_runs.h"
 #include "io/config_parse.h"
 #include "io/args.h"
 #include "io/bench.h"

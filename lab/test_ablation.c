@@ -27,7 +27,7 @@
 #include "plan.h"
 #include "runner.h"
 #include "report.h"
-#include "eval/ablation_table.h"
+#include "../step6_ablation/ablation_table.h"
 #include "io/cifar.h"
 #include "io/fileio.h"
 #include "eval/probe.h"

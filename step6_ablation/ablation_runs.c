@@ -14,7 +14,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "eval/ablation_runs.h"
+#include "ablation_runs.h"
 #include "io/fileio.h"
 #include "io/paths.h"
 #include <sys/stat.h>
