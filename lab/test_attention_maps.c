@@ -39,7 +39,7 @@ static void forward_on_noise(Model *m, Activations *a, const Config *cfg, int N,
             memset(m->p.blocks[l].qkv_w, 0, sizeof(float) * 3 * cfg->model.dim * cfg->model.dim);
             memset(m->p.blocks[l].qkv_b, 0, sizeof(float) * 3 * cfg->model.dim);
         }
-    ck_assert_int_eq(activations_alloc(a, m, N), 0);
+    ck_assert_int_eq(activations_alloc(a, m, N, true), 0);
     size_t per = (size_t)cfg->model.channels * cfg->model.img * cfg->model.img;
     float *x = alloc_floats(per * N), t[4] = { 0.5f, 0.5f, 0.5f, 0.5f };
     fill_normal(x, per * N, 1.0f, 9);

@@ -104,7 +104,7 @@ static void tour(Model *m, const float *x1) {
     rng_fill_normal(&r, x0, (long)per, 1.0f);
     noised(xt, x0, x1, TOUR_T, per);
     Activations a;
-    activations_alloc(&a, m, 1);
+    activations_alloc(&a, m, 1, false);
     float t = TOUR_T;
     model_forward(m, &a, xt, &t, NULL);
     print_embedding(m, &a, xt);
@@ -123,7 +123,7 @@ static void tour(Model *m, const float *x1) {
 void euler_walk(Model *m, float *x, int n, int steps, const int *at, int n_snaps, float *snaps) {
     size_t per = (size_t)m->cfg.channels * m->cfg.img * m->cfg.img;
     Activations a;
-    activations_alloc(&a, m, n);
+    activations_alloc(&a, m, n, false);
     float *t = malloc(sizeof(float) * n);
     for (int i = 0; i <= steps; i++) {
         for (int s = 0; s < n_snaps; s++)

@@ -49,12 +49,6 @@ const AblationRun ABLATION[ABLATION_RUNS] = {
     { "p11_qknorm_lr2e3", "+ QK-norm, lr 2e-3", CFG_QKNORM_LR2E3, 0 },
 };
 
-int ablation_index(const char *name) {
-    for (int r = 0; r < ABLATION_RUNS; r++)
-        if (strcmp(ABLATION[r].name, name) == 0) return r;
-    return -1;
-}
-
 void ablation_run_name(int config, int seed, char *out, size_t outlen) {
     if (config == CFG_BASE || seed > 0) snprintf(out, outlen, "%s_s%d", ABLATION_CONFIG[config].name, seed);
     else snprintf(out, outlen, "%s", ABLATION_CONFIG[config].name);

@@ -105,7 +105,7 @@ START_TEST(test_val_mse_is_the_formula) {
     rng_fill_normal(&r, x0, (long)(per * n), 1.0f);
     rng_fill_uniform(&r, t, n, 0.0f, 1.0f);
     Activations a;
-    ck_assert_int_eq(activations_alloc(&a, &m, 1), 0);
+    ck_assert_int_eq(activations_alloc(&a, &m, 1, false), 0);
     double total = 0.0;
     for (int i = 0; i < n; i++) {
         const uint8_t *px = test.pixels + (size_t)i * per;

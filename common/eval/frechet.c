@@ -147,13 +147,3 @@ done:
     free(A); free(T); free(M);
     return fd;
 }
-
-double frechet_distance_features(const float *f1, long n1, const float *f2, long n2, int d) {
-    FeatureStats a, b;
-    if (feature_stats_compute(&a, f1, n1, d) != 0) return NAN;
-    if (feature_stats_compute(&b, f2, n2, d) != 0) { feature_stats_free(&a); return NAN; }
-    double fd = frechet_distance(&a, &b);
-    feature_stats_free(&a);
-    feature_stats_free(&b);
-    return fd;
-}

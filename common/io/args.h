@@ -47,11 +47,6 @@ int args_unknown(UsageFn *usage, char **argv);
 // must outnumber the warm-up ones. ARGS_OK, or ARGS_BAD reported.
 int args_check_rounds(int rounds, int warmup);
 
-// For a program that takes no words besides its options: getopt_long has moved
-// any other word to argv[optind ..]; the first is reported ("unknown
-// argument"): ARGS_BAD. ARGS_OK when there is none.
-int args_no_leftovers(UsageFn *usage, int argc, char **argv);
-
 // Parses s as a whole decimal number in [lo, hi]: no sign other than '-', no
 // trailing characters, no empty string, nothing out of range. 0 with the
 // value in *out, or -1 (and *out untouched).

@@ -261,7 +261,7 @@ static float *take(Arena *a, size_t n) {
     return p;
 }
 
-static void carve_activations(Activations *a, const Model *m, Arena *ar) {
+static void carve_activations(Activations *a, const Model *m, Arena *ar, bool keep_probs) {
     const ModelConfig *c = &m->cfg;
     size_t N = a->N, L = cfg_tokens(c), D = c->dim, P = cfg_patch_dim(c), F = c->freq_dim;
     size_t H = cfg_mlp_hidden(c), NL = N * L, S = c->img;
@@ -276,8 +276,11 @@ static void carve_activations(Activations *a, const Model *m, Arena *ar) {
         a->norm1_mean[b] = take(ar, NL); a->norm1_rstd[b] = take(ar, NL);
         a->mod1[b] = take(ar, NL * D);
         a->qkv[b] = take(ar, NL * 3 * D);
-        float *cache = take(ar, attention_cache_floats(N, L, D, c->heads, qk));
+        // the softmax probabilities (N, H, L, L), last in the cache, only when kept
+        size_t probs = keep_probs ? 0 : N * c->heads * L * L;
+        float *cache = take(ar, attention_cache_floats(N, L, D, c->heads, qk) - probs);
         if (cache) attention_cache_init(&a->att[b], cache, N, L, D, c->heads, qk);
+        if (cache && !keep_probs) a->att[b].att = NULL;
         a->att_out[b] = take(ar, NL * D);
         a->branch_a[b] = gated ? take(ar, NL * D) : NULL;
         a->norm2_mean[b] = take(ar, NL); a->norm2_rstd[b] = take(ar, NL);
@@ -304,7 +307,7 @@ static void block_lists(Activations *a, float ***lists[N_BLOCK_LISTS]) {
     for (int i = 0; i < N_BLOCK_LISTS; i++) lists[i] = all[i];
 }
 
-int activations_alloc(Activations *a, const Model *m, int N) {
+int activations_alloc(Activations *a, const Model *m, int N, bool keep_probs) {
     memset(a, 0, sizeof *a);
     a->N = N;
     int depth = m->cfg.depth;
@@ -318,12 +321,12 @@ int activations_alloc(Activations *a, const Model *m, int N) {
     if (!a->att) return -1;
     if (m->cfg.classes > 0 && !(a->labels = calloc(N, sizeof(int)))) return -1;
     Arena ar = { NULL, 0 };
-    carve_activations(a, m, &ar);          // first pass: count
+    carve_activations(a, m, &ar, keep_probs);   // first pass: count
     a->floats = ar.used;
     a->mem = calloc(a->floats, sizeof(float));
     if (!a->mem) return -1;
     ar.base = a->mem; ar.used = 0;
-    carve_activations(a, m, &ar);          // second pass: hand out
+    carve_activations(a, m, &ar, keep_probs);   // second pass: hand out
     return 0;
 }
 

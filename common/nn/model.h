@@ -111,8 +111,10 @@ void model_init_weights(Model *m, unsigned long long seed);
 const ParamTensor *model_find(const Model *m, const char *name);
 size_t model_count_params(const ModelConfig *cfg);  // without allocating weights
 
-// Activations for batch N.
-int activations_alloc(Activations *a, const Model *m, int N);
+// Activations for batch N. keep_probs: attention's softmax probabilities
+// kept (a->att[b].att) for a reader of the maps; a training step computes
+// them again in the backward and needs none.
+int activations_alloc(Activations *a, const Model *m, int N, bool keep_probs);
 void activations_free(Activations *a);
 
 // v = model(x, t, y). x (N, C, S, S), t (N), y (N) the labels, each in
