@@ -412,18 +412,9 @@ static void embed_forward(const Model *m, Activations *a, Dims d, const float *x
     silu_forward(a->c_silu, a->c, (size_t)d.N * d.D);
 }
 
-// A block's ada output by name: per image one row of `stride` floats,
-// [shift_a | scale_a | shift_m | scale_m], each D wide (a for the attention
-// half, m for the MLP half); with ada=zero the row is six chunks,
-// [shift_a | scale_a | gate_a | shift_m | scale_m | gate_m]. The same view
-// names the activation a->ada[b] and its gradient s->dada.
-typedef struct {
-    float *shift_a, *scale_a, *gate_a;   // (N, D) each, rows `stride` apart
-    float *shift_m, *scale_m, *gate_m;   // gate_a, gate_m: NULL when plain
-    int stride;
-} AdaChunks;
-
-static AdaChunks ada_chunks(const ModelConfig *c, float *ada) {
+// A block's ada output by name (model.h): the one place that knows its
+// layout. The same view names the activation a->ada[b] and its gradient s->dada.
+AdaChunks ada_chunks(const ModelConfig *c, float *ada) {
     int D = c->dim;
     if (c->ada == ADA_ZERO)
         return (AdaChunks){ ada, ada + D, ada + 2 * D, ada + 3 * D, ada + 4 * D, ada + 5 * D, 6 * D };
