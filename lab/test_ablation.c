@@ -342,7 +342,7 @@ END_TEST
 
 START_TEST(test_plots_on_made_up_runs) {
     if (!have_gnuplot()) {
-        printf("test_plots_on_made_up_runs: SKIPPED, gnuplot is not installed (make deps)\n");
+        test_skip("gnuplot", 1, "test_plots_on_made_up_runs", "gnuplot is not installed (make deps)");
         return;
     }
     ck_assert_msg(access(PROG, X_OK) == 0, "%s not built", PROG);
@@ -515,7 +515,7 @@ START_TEST(test_smoke_ablation_end_to_end) {
         ck_assert_msg(strstr(t, "(plots/val_mse.png)") && strstr(t, "(plots/samples.png)"), "%s", t);
         free(t);
     } else {
-        printf("test_smoke_ablation_end_to_end: plots SKIPPED, gnuplot is not installed\n");
+        test_skip("gnuplot", 0, "test_smoke_ablation_end_to_end", "the plots: gnuplot is not installed (make deps)");
     }
     // 6. the runs as committed results (make results): the small files of
     // every run and no checkpoint, the table, step 1's noise, the report,

@@ -135,7 +135,7 @@ START_TEST(test_command) {
         if (figure_gnuplot_available()) ck_assert_msg(figure_png_valid(path), "%s is not a PNG:\n%s", path, t);
     }
     if (figure_gnuplot_available()) ck_assert_msg(strstr(t, "figures: 2 PNGs in"), "%s", t);
-    else printf("test_command: PNGs not checked, gnuplot is not installed\n");
+    else test_skip("gnuplot", 0, "test_command", "the PNGs: gnuplot is not installed (make deps)");
     free(t);
 
     // without gnuplot: the data, no picture, and how to get it

@@ -36,7 +36,7 @@
 // The runs train on CIFAR-10 when it is there (CIFAR_DIR, or the project's
 // data/), else on a small synthetic set of the same layout (tests/synth_cifar.h):
 // they test the trainer, not the data. Only the bad CIFAR files need the real
-// ones; without them that test says SKIPPED and passes. The child's output goes through a pipe into
+// ones; without them that test is skipped (test_skip). The child's output goes through a pipe into
 // <tmp>/<name>.log, so RLIMIT_FSIZE cannot eat the messages, and a failing
 // assertion prints the tail of that log. Under `make sanitize` the program
 // is sanitized too, and a sanitizer report in its output fails the test.
@@ -308,8 +308,7 @@ static char g_cifar[4096];
 static int have_real_cifar(const char *test) {
     const char *dir = cifar_dir();
     if (getenv("CIFAR_RECORDS") || !realpath(dir, g_cifar)) {
-        printf("%s: SKIPPED, it needs the real CIFAR-10 and there is none at %s (make data, or set CIFAR_DIR)\n",
-               test, dir);
+        test_skip("cifar", 1, test, "no CIFAR-10 at %s (make data, or set CIFAR_DIR)", dir);
         return 0;
     }
     for (int i = 0; i < 6; i++) {
@@ -317,7 +316,7 @@ static int have_real_cifar(const char *test) {
         struct stat sb;
         if (stat(path_in(p, sizeof p, g_cifar, CIFAR_FILES[i]), &sb) != 0 ||
             (size_t)sb.st_size != CIFAR_FILE_BYTES) {
-            printf("%s: SKIPPED, it needs the real CIFAR-10: %s missing or not 30,730,000 bytes\n", test, p);
+            test_skip("cifar", 1, test, "%s missing or not 30,730,000 bytes", p);
             return 0;
         }
     }
@@ -667,7 +666,7 @@ START_TEST(test_full_disk_keeps_last_checkpoint) {
     snprintf(mnt, sizeof mnt, "%s/mnt", g_tmp);
     ck_assert_int_eq(mkdir(mnt, 0755), 0);
     if (geteuid() != 0 || mount("tmpfs", mnt, "tmpfs", 0, "size=1m") != 0) {
-        printf("full disk: skipped: cannot mount a tmpfs here (%s)\n", strerror(errno));
+        test_skip("tmpfs", 1, "full disk", "cannot mount a tmpfs here (%s)", strerror(errno));
         tmp_end();
         return;
     }

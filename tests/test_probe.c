@@ -588,8 +588,8 @@ START_TEST(test_shipped_probe) {
     CifarSet train, test;
     if (cifar_load_train(NULL, &train, err, sizeof err) != 0 || cifar_load_test(NULL, &test, err, sizeof err) != 0 ||
         test.n != CIFAR_RECORDS_PER_FILE) {
-        printf("test_shipped_probe: its key and test accuracy against CIFAR-10 SKIPPED: no CIFAR-10 at %s "
-               "(make data, or set CIFAR_DIR)\n", cifar_dir());
+        test_skip("cifar", 0, "test_shipped_probe", "its key and test accuracy against CIFAR-10: no CIFAR-10 "
+                  "at %s (make data, or set CIFAR_DIR)", cifar_dir());
     } else {
         char key[17];
         probe_cache_key(&r, &train, &test, key);
