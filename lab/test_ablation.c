@@ -15,9 +15,8 @@
 //                 numbers, then the table, the report and the plots of the
 //                 real runs, and scripts/results.sh on them (make results).
 //                 Every probe-FD is the shipped probe's, and no probe is
-//                 trained. On CIFAR-10 when it is there: a few minutes on
-//                 two busy cores. Without it, on a small synthetic set
-//                 (tests/synth_cifar.h): the same machinery in seconds.
+//                 trained. On a small synthetic set (tests/synth_cifar.h):
+//                 the machinery, not the data, in seconds.
 //
 // The tests run ./lab and step 6's program, whose `train` every run is
 // (both built by `make check` first; the cwd is this folder), and

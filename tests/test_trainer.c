@@ -8,8 +8,7 @@
 //     overwritten without --resume;
 //   - a smoke run on real CIFAR-10 learns (its loss falls).
 // Resume and the finished run test the machinery, not the data: they train on
-// CIFAR-10 when it is there (CIFAR_DIR, or the project's data/) and on a small
-// synthetic set of the same layout otherwise (tests/synth_cifar.h). Only the
+// a small synthetic set in CIFAR-10's layout (tests/synth_cifar.h). Only the
 // last one needs the real images; without them it is skipped (test_skip).
 // Training runs use one thread: on a busy machine that is the fastest, and it
 // keeps the runs comparable bit for bit.
