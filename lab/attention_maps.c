@@ -140,7 +140,7 @@ static int run_maps(const char *dir, const char *name, const float *xt, const fl
         return errorf(err, errlen, "%s: a %dx%d grid of depth %d is not a CIFAR-10 model this command can map",
                       path, cfg_grid(cfg), cfg_grid(cfg), cfg->depth);
     }
-    if (activations_alloc(&a, &m, n) != 0) { model_free(&m); return errorf(err, errlen, "out of memory"); }
+    if (activations_alloc(&a, &m, n, true) != 0) { model_free(&m); return errorf(err, errlen, "out of memory"); }
     model_forward(&m, &a, xt, tvec, NULL);
     attention_maps_compute(&m, &a, maps);
     activations_free(&a);

@@ -9,14 +9,12 @@
 //                [--print-commands | --list]     the eight configurations, N seeds each
 //   lab sweep --key K --values V1,V2,... [--configs C,...] [--seeds N] [--table]
 //                                               one config key over a list of values
-//   lab speed [--batch 64] [--threads 2] [--rounds 12] [--json]
+//   lab speed [--batch 64] [--threads 2] [--rounds 12]
 //                                               the six variants timed in rounds
 //   lab report [-o FILE] [--compare DIR] [runs-dir]
 //                                               step 6's tables as Markdown
 //   lab attention-maps [--runs DIR] [--out DIR] [--t T]
 //                                               where two trained models look
-//   lab noise [--against DIR] [runs-dir]
-//                                               where the spread of the seeds comes from
 //
 // One option convention: each command is cmd_NAME(argc, argv) with argv[0]
 // its name, its parser answers ARGS_OK, ARGS_HELP or ARGS_BAD
@@ -26,7 +24,6 @@
 #include <string.h>
 #include "attention_maps.h"
 #include "estimate.h"
-#include "noise.h"
 #include "plan.h"
 #include "report.h"
 #include "speed.h"
@@ -39,10 +36,9 @@ static const struct { const char *name; Command *run; const char *what; } COMMAN
     { "estimate", cmd_estimate, "how long the main job (make tutorial) will take here: a few steps of each configuration timed" },
     { "ablation", cmd_ablation, "every configuration with N seeds, each run one `train --resume`, N side by side" },
     { "sweep", cmd_sweep, "one config key over a list of values (e.g. the lr), per configuration and seed" },
-    { "speed", cmd_speed, "the six variants timed in rounds in one process, with GFLOP/s and the fraction of the FMA peak" },
+    { "speed", cmd_speed, "the six variants timed in rounds in one process, with GFLOP/s and matmul's rate" },
     { "report", cmd_report, "step 6's tables as Markdown in runs-dir/report.md, with links to the plots" },
     { "attention-maps", cmd_attention_maps, "where p11_base_s0 and p11_rope look: mean attention per layer" },
-    { "noise", cmd_noise, "where the seeds' spread comes from: the same seeds trained twice, the last check's wobble" },
 };
 #define N_COMMANDS (int)(sizeof COMMANDS / sizeof COMMANDS[0])
 

@@ -3,7 +3,7 @@
 #pragma once
 #include <stdbool.h>
 #include <stddef.h>
-#include "eval/ablation_runs.h"
+#include "../step6_ablation/ablation_runs.h"
 #include "train/trainer.h"
 
 typedef struct {

@@ -1,7 +1,7 @@
 // report.h: runs/report.md, the tables of step 6 as Markdown (report.c).
 #pragma once
 #include <stddef.h>
-#include "eval/ablation_runs.h"
+#include "../step6_ablation/ablation_runs.h"
 
 // DIR/report.md: the same content in Markdown, with links to DIR/plots/*.png
 // that exist. 0, or -1 with a message.

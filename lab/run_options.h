@@ -6,7 +6,7 @@
 // the command's own.
 #pragma once
 #include "io/args.h"
-#include "eval/ablation_runs.h"
+#include "../step6_ablation/ablation_runs.h"
 #include "train/trainer.h"
 
 // What runs, for every command that plans them (ablation, sweep, estimate).

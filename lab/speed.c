@@ -1,6 +1,5 @@
-// speed.c: a fair speed comparison of the six variants, and how far a
-// training step is from the machine's limit: the cores' FMA peak
-// (common/io/peak.h), measured in the same rounds on as many threads.
+// speed.c: a fair speed comparison of the six variants, and matmul's rate
+// on a product of the model's shape, measured in the same rounds.
 //
 // The ms/step of the table was measured while other runs shared the cores,
 // under a load that changed while they ran, so it cannot rank the
@@ -13,18 +12,16 @@
 //
 // One timed call is exactly one training step of the trainer, train_step():
 // noise and times, forward, loss, backward, AdamW.
-#include <cJSON.h>
 #include <math.h>
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 #include "speed.h"
-#include "eval/ablation_runs.h"
+#include "../step6_ablation/ablation_runs.h"
 #include "io/config_parse.h"
 #include "io/args.h"
 #include "io/bench.h"
 #include "io/blas_kernel.h"
-#include "io/peak.h"
 #include "nn/matmul.h"
 #include "nn/model.h"
 #include "nn/rng.h"
@@ -103,21 +100,6 @@ static void racer_step(void *ctx) {
     train_step(&r->ts, r->x1, NULL, &r->rng);
 }
 
-// --schedules: the same racer under a given OpenMP schedule for the loops
-// with schedule(runtime) (common/nn/linear.c, attention.c): their blocks
-// handed out statically (each thread a fixed share) or dynamically (one at a
-// time to whichever thread is free). The numbers are the same either way.
-typedef struct {
-    Racer *racer;
-    omp_sched_t schedule;
-} ScheduledRacer;
-
-static void scheduled_step(void *ctx) {
-    ScheduledRacer *s = ctx;
-    omp_set_schedule(s->schedule, s->schedule == omp_sched_static ? 0 : 1);
-    racer_step(s->racer);
-}
-
 typedef struct {
     int M, N, K;
     int trans_b;        // B stored (N, K) and used transposed, as linear_forward does
@@ -147,7 +129,6 @@ static void gemm_free(Gemm *g) { free(g->A); free(g->B); free(g->C); }
 
 typedef struct {
     int batch, threads, rounds, warmup, square;
-    bool json, schedules, eval;
     Config base;
 } SpeedOptions;
 
@@ -160,7 +141,7 @@ static int take_set(const char *value, void *base) {
 // The options. ARGS_OK, ARGS_HELP or ARGS_BAD (common/io/args.h; argv[0] is
 // the command).
 static int parse_speed_options(int argc, char **argv, SpeedOptions *o) {
-    *o = (SpeedOptions){ 64, 2, 12, 2, 1024, false, false, false, config_default() };
+    *o = (SpeedOptions){ 64, 2, 12, 2, 1024, config_default() };
     const ArgOption opts[] = {
         ARG_INT("batch", "N", &o->batch, 1, 1 << 20, "images per training step"),
         ARG_INT("threads", "N", &o->threads, 1, 1024, "OpenMP threads"),
@@ -169,13 +150,6 @@ static int parse_speed_options(int argc, char **argv, SpeedOptions *o) {
         ARG_INT("square", "N", &o->square, 16, 8192, "side of the large square product"),
         ARG_CALL("set", "key=value", take_set, &o->base, "changes every variant's model (default: the tutorial's,\n"
                                                           "dim 128, depth 4)"),
-        ARG_FLAG("json", &o->json, true, "the results as JSON"),
-        ARG_FLAG("schedules", &o->schedules, true, "every variant twice in the same rounds: the blocks of the\n"
-                 "products and the attention's (image, head) pairs handed out statically and\n"
-                 "dynamically (OpenMP's schedule(runtime), dynamic unless OMP_SCHEDULE says\n"
-                 "otherwise). Try it with another process busy on one core."),
-        ARG_FLAG("eval", &o->eval, true, "instead, the scoring (val exam, sampling, probe features, Frechet\n"
-                 "distance) beside the training step, each on 1 and on 2 threads"),
         ARG_END,
     };
     const ArgSpec spec = {
@@ -184,15 +158,12 @@ static int parse_speed_options(int argc, char **argv, SpeedOptions *o) {
             "  the six variants (baseline, + RMSNorm, + QK-norm, + SwiGLU, + 2D RoPE, all four)\n"
             "  built in one process and timed in turns, one training step each per round; the\n"
             "  first --warmup rounds are not timed; the median ms per step, its ratio to the\n"
-            "  baseline, GFLOP/s, and the fraction of the machine's FMA peak (measured in the\n"
-            "  same rounds on as many threads) with the step's products' floor in ms at that\n"
-            "  peak; matmul's rate (common/nn/matmul.c) in the same rounds on a model-shaped product\n"
-            "  (N*L, D)x(D, 4D) and a large square (--square), and which kernels it runs.",
+            "  baseline, GFLOP/s; matmul's rate (common/nn/matmul.c) in the same rounds on a\n"
+            "  model-shaped product (N*L, D)x(D, 4D) and a large square (--square), and which\n"
+            "  kernels it runs.",
     };
     int rc = args_parse(&spec, argc, argv);
     if (rc != ARGS_OK) return rc;
-    if (o->eval && (o->schedules || o->json))
-        return args_error(NULL, "--eval is a table of its own: without --schedules and --json");
     return args_check_rounds(o->rounds, o->warmup);
 }
 
@@ -238,109 +209,41 @@ static int build_gemms(const SpeedOptions *o, Gemm *g, char shapes[2][64], Bench
 
 static double gemm_flops(const Gemm *g) { return 2.0 * g->M * g->N * (double)g->K; }
 
-// The machine's limit: the FMA peak of as many threads, in the same rounds.
-static double peak_gflops(const FmaPeakRun *peak, double ms) { return peak->flop * 1e-6 / ms; }
-
-static void print_speed_json(const SpeedOptions *o, const Racer *racers, const Gemm *g, const double *ms,
-                             const double *ms_gemm, double peak) {
-    cJSON *root = cJSON_CreateObject();
-    cJSON_AddNumberToObject(root, "batch", o->batch);
-    cJSON_AddNumberToObject(root, "threads", o->threads);
-    cJSON_AddNumberToObject(root, "rounds", o->rounds);
-    cJSON_AddNumberToObject(root, "warmup", o->warmup);
-    char blas[256];
-    blas_kernel_describe(blas, sizeof blas);
-    cJSON_AddStringToObject(root, "blas", blas);
-    cJSON_AddStringToObject(root, "matmul", matmul_about());
-    cJSON_AddNumberToObject(root, "fma_peak_gflops", peak);
-    cJSON *vs = cJSON_AddArrayToObject(root, "variants");
-    for (int v = 0; v < 6; v++) {
-        cJSON *j = cJSON_CreateObject();
-        cJSON_AddStringToObject(j, "name", SPEED_LABELS[v]);
-        cJSON_AddNumberToObject(j, "ms_per_step", ms[v]);
-        cJSON_AddNumberToObject(j, "vs_baseline", ms[v] / ms[0]);
-        cJSON_AddNumberToObject(j, "gflop_per_step", racers[v].flops * 1e-9);
-        cJSON_AddNumberToObject(j, "gflops", racers[v].flops * 1e-6 / ms[v]);
-        cJSON_AddNumberToObject(j, "floor_ms", racers[v].flops * 1e-6 / peak);
-        cJSON_AddNumberToObject(j, "of_peak", racers[v].flops * 1e-6 / ms[v] / peak);
-        cJSON_AddItemToArray(vs, j);
-    }
-    cJSON *gs = cJSON_AddArrayToObject(root, "matmul");
-    for (int k = 0; k < 2; k++) {
-        cJSON *j = cJSON_CreateObject();
-        cJSON_AddStringToObject(j, "shape", g[k].what);
-        cJSON_AddNumberToObject(j, "ms", ms_gemm[k]);
-        cJSON_AddNumberToObject(j, "gflops", gemm_flops(&g[k]) * 1e-6 / ms_gemm[k]);
-        cJSON_AddNumberToObject(j, "of_peak", gemm_flops(&g[k]) * 1e-6 / ms_gemm[k] / peak);
-        cJSON_AddItemToArray(gs, j);
-    }
-    char *text = cJSON_Print(root);
-    printf("%s\n", text);
-    free(text);
-    cJSON_Delete(root);
-}
-
-// "floor ms" is the step's products at the peak rate, the time no code can
-// beat; "of peak" is the step's GFLOP/s over the peak's.
-static void print_speed_tables(const SpeedOptions *o, const Racer *racers, const Gemm *g, const double *ms,
-                               const double *ms_gemm, double peak) {
+static void print_speed_tables(const Racer *racers, const Gemm *g, const double *ms,
+                               const double *ms_gemm) {
     Table t;
-    table_init(&t, 7, "variant", "ms/step", "vs baseline", "GFLOP/step", "GFLOP/s", "floor ms", "of peak");
+    table_init(&t, 5, "variant", "ms/step", "vs baseline", "GFLOP/step", "GFLOP/s");
     for (int v = 0; v < 6; v++) {
-        double gflops = racers[v].flops * 1e-6 / ms[v];
         table_cell(&t, "%s", SPEED_LABELS[v]);
         table_cell(&t, "%.1f", ms[v]);
         table_cell(&t, "%.2fx", ms[v] / ms[0]);
         table_cell(&t, "%.2f", racers[v].flops * 1e-9);
-        table_cell(&t, "%.1f", gflops);
-        table_cell(&t, "%.1f", racers[v].flops * 1e-6 / peak);
-        table_cell(&t, "%.2f", gflops / peak);
+        table_cell(&t, "%.1f", racers[v].flops * 1e-6 / ms[v]);
     }
     table_print(&t);
     char blas[256];
     blas_kernel_describe(blas, sizeof blas);
-    printf("\nthe machine's limit, timed in the same rounds: the FMA peak of %d thread%s, %.1f GFLOP/s\n"
-           "(%d independent chains of %s FMAs per thread, common/io/peak.h)\n"
-           "the products (common/nn/matmul.c): %s\n"
-           "OpenBLAS (LAPACK, the probe network): %s\n",
-           o->threads, o->threads == 1 ? "" : "s", peak, FMA_PEAK_CHAINS, fma_peak_isa(), matmul_about(), blas);
+    printf("\nthe products (common/nn/matmul.c): %s\n"
+           "OpenBLAS (LAPACK, the probe network): %s\n", matmul_about(), blas);
     Table u;
-    table_init(&u, 5, "product", "GFLOP", "ms", "GFLOP/s", "of peak");
+    table_init(&u, 4, "product", "GFLOP", "ms", "GFLOP/s");
     for (int k = 0; k < 2; k++) {
-        double gflops = gemm_flops(&g[k]) * 1e-6 / ms_gemm[k];
         table_cell(&u, "%s%s", g[k].what, k == 0 ? " = MLP fc1" : "");
         table_cell(&u, "%.2f", gemm_flops(&g[k]) * 1e-9);
         table_cell(&u, "%.2f", ms_gemm[k]);
-        table_cell(&u, "%.1f", gflops);
-        table_cell(&u, "%.2f", gflops / peak);
+        table_cell(&u, "%.1f", gemm_flops(&g[k]) * 1e-6 / ms_gemm[k]);
     }
     table_print(&u);
-    printf("\nthe baseline's step does its matrix work at %.2f of the peak; one matmul of fc1's shape\n"
-           "reaches %.2f, and the rest of the step's time goes to what the count leaves out\n"
+    printf("\nthe baseline's step does its matrix work at %.1f GFLOP/s; one matmul of fc1's shape\n"
+           "reaches %.1f, and the rest of the step's time goes to what the count leaves out\n"
            "(elementwise passes, small products, threads waiting for each other)\n",
-           racers[0].flops * 1e-6 / ms[0] / peak, gemm_flops(&g[0]) * 1e-6 / ms_gemm[0] / peak);
-}
-
-// --schedules: each variant under both schedules, timed in the same rounds.
-static void print_schedule_table(const double *ms_static, const double *ms_dynamic) {
-    Table t;
-    table_init(&t, 4, "variant", "static ms/step", "dynamic ms/step", "dynamic / static");
-    for (int v = 0; v < 6; v++) {
-        table_cell(&t, "%s", SPEED_LABELS[v]);
-        table_cell(&t, "%.1f", ms_static[v]);
-        table_cell(&t, "%.1f", ms_dynamic[v]);
-        table_cell(&t, "%.3f", ms_dynamic[v] / ms_static[v]);
-    }
-    printf("\nthe loops over blocks (products, attention pairs) under two OpenMP schedules, same rounds:\n");
-    table_print(&t);
-    printf("(below 1: handing blocks to whichever thread is free wins; the tables above are the dynamic ones)\n");
+           racers[0].flops * 1e-6 / ms[0], gemm_flops(&g[0]) * 1e-6 / ms_gemm[0]);
 }
 
 int cmd_speed(int argc, char **argv) {
     SpeedOptions o;
     int rc = parse_speed_options(argc, argv, &o);
     if (rc != ARGS_OK) return args_exit_code(rc);
-    if (o.eval) return speed_eval(&o.base, o.batch, o.warmup, o.rounds - o.warmup);
     omp_set_num_threads(o.threads);
 
     Racer *racers = calloc(6, sizeof(Racer));
@@ -350,39 +253,20 @@ int cmd_speed(int argc, char **argv) {
     Rng data;
     rng_seed(&data, 0);
     rng_fill_normal(&data, x1, (long)(per * o.batch), 1.0f);   // like the tutorial's torch.randn images
-    // the race: the six variants (twice with --schedules: statically, then
-    // dynamically scheduled), then the two products and the FMA peak
-    BenchFn fns[15];
-    ScheduledRacer sched[12];
+    // the race: the six variants, then the two products
+    BenchFn fns[8];
     Gemm g[2];
     char shapes[2][64];
-    int nv = o.schedules ? 12 : 6;
     if ((rc = build_racers(&o, racers, x1, fns)) != 0) return rc;
-    for (int k = 0; o.schedules && k < 12; k++) {
-        sched[k] = (ScheduledRacer){ &racers[k % 6], k < 6 ? omp_sched_static : omp_sched_dynamic };
-        fns[k] = (BenchFn){ SPEED_LABELS[k % 6], scheduled_step, &sched[k] };
-    }
-    if (build_gemms(&o, g, shapes, fns + nv) != 0) { fprintf(stderr, "error: out of memory\n"); return 1; }
-    FmaPeakRun peak = { .threads = o.threads, .iters = FMA_PEAK_ITERS };
-    fns[nv + 2] = (BenchFn){ "FMA peak", fma_peak_run, &peak };
-
-    if (!o.json) {
-        printf("fair speed comparison: 6 variants in one process, taking turns one training step at a time\n"
-               "(train_step: noise and times, forward, loss, backward, AdamW), batch %d, %d thread%s,\n"
-               "%d rounds of which %d warm-up: the median of %d%s\n\n",
-               o.batch, o.threads, o.threads == 1 ? "" : "s", o.rounds, o.warmup, o.rounds - o.warmup,
-               o.schedules ? "; each variant twice a round, static and dynamic schedule" : "");
-        fflush(stdout);
-    }
-    double ms[15];
-    bench_interleaved(fns, nv + 3, o.warmup, o.rounds - o.warmup, 1, ms);
-    const double *ms_variants = o.schedules ? ms + 6 : ms, *ms_gemm = ms + nv;
-    double peak_rate = peak_gflops(&peak, ms[nv + 2]);
-    if (o.json) print_speed_json(&o, racers, g, ms_variants, ms_gemm, peak_rate);
-    else {
-        print_speed_tables(&o, racers, g, ms_variants, ms_gemm, peak_rate);
-        if (o.schedules) print_schedule_table(ms, ms + 6);
-    }
+    if (build_gemms(&o, g, shapes, fns + 6) != 0) { fprintf(stderr, "error: out of memory\n"); return 1; }
+    printf("fair speed comparison: 6 variants in one process, taking turns one training step at a time\n"
+           "(train_step: noise and times, forward, loss, backward, AdamW), batch %d, %d thread%s,\n"
+           "%d rounds of which %d warm-up: the median of %d\n\n",
+           o.batch, o.threads, o.threads == 1 ? "" : "s", o.rounds, o.warmup, o.rounds - o.warmup);
+    fflush(stdout);
+    double ms[8];
+    bench_interleaved(fns, 8, o.warmup, o.rounds - o.warmup, 1, ms);
+    print_speed_tables(racers, g, ms, ms + 6);
 
     for (int v = 0; v < 6; v++) { train_state_free(&racers[v].ts); model_free(&racers[v].m); }
     gemm_free(&g[0]); gemm_free(&g[1]);

@@ -1,5 +1,5 @@
 // speed.h: the fair speed race and the floating-point work of a step
-// (speed.c), and speed --eval (speed_eval.c).
+// (speed.c).
 #pragma once
 #include "io/config_parse.h"
 
@@ -13,7 +13,3 @@ typedef struct { double linear, attention, forward, step; } StepFlops;
 StepFlops train_step_flops_detail(const ModelConfig *c, int N);
 
 int cmd_speed(int argc, char **argv);
-// speed --eval (speed_eval.c): the training step and the scoring parts (val
-// exam, sampling, probe features, Frechet distance), each on 1 and on 2
-// threads in the same rounds, and each one's speed-up. 0, or an exit code.
-int speed_eval(const Config *base, int batch, int warmup, int rounds);

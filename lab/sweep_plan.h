@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
-#include "eval/ablation_runs.h"
+#include "../step6_ablation/ablation_runs.h"
 #include "train/trainer.h"
 
 #define SWEEP_MAX_VALUES 16

@@ -39,7 +39,7 @@ static void forward_on_noise(Model *m, Activations *a, const Config *cfg, int N,
             memset(m->p.blocks[l].qkv_w, 0, sizeof(float) * 3 * cfg->model.dim * cfg->model.dim);
             memset(m->p.blocks[l].qkv_b, 0, sizeof(float) * 3 * cfg->model.dim);
         }
-    ck_assert_int_eq(activations_alloc(a, m, N), 0);
+    ck_assert_int_eq(activations_alloc(a, m, N, true), 0);
     size_t per = (size_t)cfg->model.channels * cfg->model.img * cfg->model.img;
     float *x = alloc_floats(per * N), t[4] = { 0.5f, 0.5f, 0.5f, 0.5f };
     fill_normal(x, per * N, 1.0f, 9);
@@ -135,7 +135,7 @@ START_TEST(test_command) {
         if (figure_gnuplot_available()) ck_assert_msg(figure_png_valid(path), "%s is not a PNG:\n%s", path, t);
     }
     if (figure_gnuplot_available()) ck_assert_msg(strstr(t, "figures: 2 PNGs in"), "%s", t);
-    else printf("test_command: PNGs not checked, gnuplot is not installed\n");
+    else test_skip("gnuplot", 0, "test_command", "the PNGs: gnuplot is not installed (make deps)");
     free(t);
 
     // without gnuplot: the data, no picture, and how to get it

@@ -9,7 +9,7 @@
 // RMSNorm and SwiGLU "same".
 #include "testutil.h"
 #include "report.h"
-#include "eval/ablation_table.h"
+#include "../step6_ablation/ablation_table.h"
 #include "io/fileio.h"
 #include <fcntl.h>
 #include <stdarg.h>

@@ -26,9 +26,15 @@ export OMP_WAIT_POLICY ?= passive
 COMMON_SRC := $(sort $(shell find common -name '*.c'))
 objects = $(patsubst %.c,$(BUILD)/%.o,$(1))
 LIB := $(BUILD)/libtinydit.a
-$(LIB): $(call objects,$(COMMON_SRC))
+$(LIB): $(call objects,$(COMMON_SRC)) $(BUILD)/libtinydit.members
 	@rm -f $@
-	ar rcs $@ $^
+	ar rcs $@ $(filter %.o,$^)
+# the library's list of sources, rewritten when one comes or goes, so that
+# the library is made again without the object of a file that left common/
+$(BUILD)/libtinydit.members: FORCE
+	@mkdir -p $(@D)
+	@echo '$(COMMON_SRC)' | cmp -s - $@ || echo '$(COMMON_SRC)' > $@
+.PHONY: FORCE
 $(BUILD)/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@

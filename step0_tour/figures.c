@@ -102,7 +102,7 @@ static int figure_flow_path(Model *m, const float *x1, const char *dir, char *er
     rng_fill_normal(&r, x0, (long)per, 1.0f);
     Canvas cv = canvas_make(2, cols, c->img);
     Activations a;
-    activations_alloc(&a, m, 1);
+    activations_alloc(&a, m, 1, false);
     for (int k = 0; k < cols; k++) {
         float t = 0.25f * k;
         noised(xt, x0, x1, t, per);

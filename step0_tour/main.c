@@ -49,17 +49,31 @@ static void print_embedding(const Model *m, const Activations *a, const float *x
            TOUR_T, c->freq_dim, D, rms(a->c, (size_t)D));
 }
 
+// A block's ada row as ada_chunks names it (common/nn/model.h), in the
+// row's order: the chunks the model has (the gates only with ada=zero).
+static int ada_parts(const ModelConfig *c, float *ada, const float *part[6], const char *name[6]) {
+    AdaChunks ch = ada_chunks(c, ada);
+    const float *all[6] = { ch.shift_a, ch.scale_a, ch.gate_a, ch.shift_m, ch.scale_m, ch.gate_m };
+    static const char *const names[6] = { "shift_a", "scale_a", "gate_a", "shift_m", "scale_m", "gate_m" };
+    int n = 0;
+    for (int k = 0; k < 6; k++)
+        if (all[k]) { part[n] = all[k]; name[n++] = names[k]; }
+    return n;
+}
+
 static void print_blocks(const Model *m, const Activations *a) {
     const ModelConfig *c = &m->cfg;
     int L = cfg_tokens(c), D = c->dim;
     size_t LD = (size_t)L * D;
-    int chunks = cfg_ada_chunks(c);   // 6 with ada=zero: a gate for each half too
-    printf("5. adaLN: each block's ada Linear turns SiLU(c) (1, %d) into (1, %d):\n"
-           "   %s; mean |value| of each\n", D, chunks * D, c->ada == ADA_ZERO ?
-           "shift_a, scale_a, gate_a, shift_m, scale_m, gate_m" : "shift_a, scale_a, shift_m, scale_m");
+    const float *part[6];
+    const char *name[6];
+    int chunks = ada_parts(c, a->ada[0], part, name);
+    printf("5. adaLN: each block's ada Linear turns SiLU(c) (1, %d) into (1, %d):\n   ", D, chunks * D);
+    for (int k = 0; k < chunks; k++) printf("%s%s", name[k], k + 1 < chunks ? ", " : "; mean |value| of each\n");
     for (int b = 0; b < c->depth; b++) {
         printf("   block %d:", b);
-        for (int k = 0; k < chunks; k++) printf(" %.3f", mean_abs(a->ada[b] + (size_t)k * D, D));
+        ada_parts(c, a->ada[b], part, name);
+        for (int k = 0; k < chunks; k++) printf(" %.3f", mean_abs(part[k], D));
         printf("\n");
     }
     printf("6. blocks: the residual stream (1, %d, %d), rms after each half\n", L, D);
@@ -104,7 +118,7 @@ static void tour(Model *m, const float *x1) {
     rng_fill_normal(&r, x0, (long)per, 1.0f);
     noised(xt, x0, x1, TOUR_T, per);
     Activations a;
-    activations_alloc(&a, m, 1);
+    activations_alloc(&a, m, 1, false);
     float t = TOUR_T;
     model_forward(m, &a, xt, &t, NULL);
     print_embedding(m, &a, xt);
@@ -123,7 +137,7 @@ static void tour(Model *m, const float *x1) {
 void euler_walk(Model *m, float *x, int n, int steps, const int *at, int n_snaps, float *snaps) {
     size_t per = (size_t)m->cfg.channels * m->cfg.img * m->cfg.img;
     Activations a;
-    activations_alloc(&a, m, n);
+    activations_alloc(&a, m, n, false);
     float *t = malloc(sizeof(float) * n);
     for (int i = 0; i <= steps; i++) {
         for (int s = 0; s < n_snaps; s++)

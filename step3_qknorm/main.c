@@ -78,7 +78,7 @@ static void logit_table(OneHead *h, AttentionMaps *maps) {
 // ---------------------------------------------------------------------------
 // 2. The x10 weights check, on TinyDiT's attention size: x (2, 64, 128), 4
 //    heads of 32. Weights as the model initialises them (uniform in ±1/√D,
-//    init_params in common/nn/model.c). Then the query and key projections
+//    model_init_weights in common/nn/model.c). Then the query and key projections
 //    (rows [0, D) and [D, 2D) of the qkv weight) are multiplied by 10, the
 //    values left alone.
 //

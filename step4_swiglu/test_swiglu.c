@@ -184,7 +184,7 @@ static void ffn_equals_block0_mlp(const char *mlp) {
     ck_assert_msg(model_build(&m, &c.model, err, sizeof err) == 0, "%s", err);
     model_init_weights(&m, 7);
     int N = 2, L = cfg_tokens(&c.model), D = c.model.dim, H = cfg_mlp_hidden(&c.model), R = N * L;
-    ck_assert_int_eq(activations_alloc(&a, &m, N), 0);
+    ck_assert_int_eq(activations_alloc(&a, &m, N, false), 0);
     float *x = alloc_floats((size_t)N * c.model.channels * c.model.img * c.model.img), t[2] = { 0.25f, 0.75f };
     fill_normal(x, (size_t)N * c.model.channels * c.model.img * c.model.img, 1.0f, 21);
     model_forward(&m, &a, x, t, NULL);

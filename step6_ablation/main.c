@@ -11,15 +11,15 @@
 //                                                      the model as a tree, like print(model)
 //   step6_ablation                                     the committed results' tables
 //
-// `train` is common/train's trainer_run; `table` is common/eval's
-// ablation_table.c (and ablation_curves.c for --curves), reading the runs
-// through common/eval/ablation_runs.h. The
+// `train` is common/train's trainer_run; `table` is ablation_table.c beside
+// this file (and ablation_curves.c for --curves), reading the runs through
+// ablation_runs.h. The
 // experiments that start many runs (the ablation, the sweeps, the speed
 // race, the report, the attention maps) are the lab's: lab/lab --help.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "eval/ablation_table.h"
+#include "ablation_table.h"
 #include "io/args.h"
 #include "io/config_parse.h"
 #include "io/paths.h"

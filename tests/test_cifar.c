@@ -4,7 +4,7 @@
 // The loader is tested on small batch files made here, in a fresh temporary
 // directory: good ones (every byte checked), and each way a file can be bad.
 // The real data is checked too when it is there (CIFAR_DIR, or the project's
-// data/ from `make data`); without it that test prints SKIPPED:
+// data/ from `make data`); without it that test is skipped (test_skip):
 //     CIFAR_DIR=/path/to/cifar-10-batches-bin build/tests/test_cifar
 #include "testutil.h"
 #include "io/cifar.h"
@@ -306,8 +306,7 @@ static int real_data_available(void) {
     char p[4096];
     snprintf(p, sizeof p, "%s/test_batch.bin", cifar_dir());
     if (getenv("CIFAR_RECORDS") || access(p, R_OK) != 0) {
-        printf("test_real_data: SKIPPED, it needs the real CIFAR-10 and there is none at %s "
-               "(make data, or set CIFAR_DIR)\n", cifar_dir());
+        test_skip("cifar", 1, "test_real_data", "no CIFAR-10 at %s (make data, or set CIFAR_DIR)", cifar_dir());
         return 0;
     }
     return 1;

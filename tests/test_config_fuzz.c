@@ -129,8 +129,8 @@ static void train_save_load(const Config *c, const char *desc, const char *dir, 
     st_free(&st);
     // the loaded model computes what the saved one did
     Activations a1, a2;
-    ck_assert_int_eq(activations_alloc(&a1, &m, c->run.batch), 0);
-    ck_assert_int_eq(activations_alloc(&a2, &back, c->run.batch), 0);
+    ck_assert_int_eq(activations_alloc(&a1, &m, c->run.batch, false), 0);
+    ck_assert_int_eq(activations_alloc(&a2, &back, c->run.batch, false), 0);
     float *t = alloc_floats(c->run.batch);
     rng_fill_uniform(r, t, c->run.batch, 0.0f, 1.0f);
     model_forward(&m, &a1, x1, t, NULL);

@@ -33,10 +33,10 @@
 // root too: the child sets it before exec (and ignores SIGXFSZ), so every
 // write past the limit fails with EFBIG, like a quota.
 //
-// The runs train on CIFAR-10 when it is there (CIFAR_DIR, or the project's
-// data/), else on a small synthetic set of the same layout (tests/synth_cifar.h):
-// they test the trainer, not the data. Only the bad CIFAR files need the real
-// ones; without them that test says SKIPPED and passes. The child's output goes through a pipe into
+// The runs train on a small synthetic set in CIFAR-10's layout
+// (tests/synth_cifar.h): they test the trainer, not the data. Only the bad
+// CIFAR files need the real ones; without them that test is skipped
+// (test_skip). The child's output goes through a pipe into
 // <tmp>/<name>.log, so RLIMIT_FSIZE cannot eat the messages, and a failing
 // assertion prints the tail of that log. Under `make sanitize` the program
 // is sanitized too, and a sanitizer report in its output fails the test.
@@ -299,7 +299,7 @@ static void assert_log_has(const char *log, const char *needle) {
 
 // ---------------------------------------------------------------------------
 // CIFAR-10: the real files for the test of bad files; the runs take the
-// synthetic set when the real one is not there.
+// synthetic set.
 
 static const char *CIFAR_FILES[6] = { "data_batch_1.bin", "data_batch_2.bin", "data_batch_3.bin",
                                       "data_batch_4.bin", "data_batch_5.bin", "test_batch.bin" };
@@ -308,8 +308,7 @@ static char g_cifar[4096];
 static int have_real_cifar(const char *test) {
     const char *dir = cifar_dir();
     if (getenv("CIFAR_RECORDS") || !realpath(dir, g_cifar)) {
-        printf("%s: SKIPPED, it needs the real CIFAR-10 and there is none at %s (make data, or set CIFAR_DIR)\n",
-               test, dir);
+        test_skip("cifar", 1, test, "no CIFAR-10 at %s (make data, or set CIFAR_DIR)", dir);
         return 0;
     }
     for (int i = 0; i < 6; i++) {
@@ -317,7 +316,7 @@ static int have_real_cifar(const char *test) {
         struct stat sb;
         if (stat(path_in(p, sizeof p, g_cifar, CIFAR_FILES[i]), &sb) != 0 ||
             (size_t)sb.st_size != CIFAR_FILE_BYTES) {
-            printf("%s: SKIPPED, it needs the real CIFAR-10: %s missing or not 30,730,000 bytes\n", test, p);
+            test_skip("cifar", 1, test, "%s missing or not 30,730,000 bytes", p);
             return 0;
         }
     }
@@ -327,7 +326,7 @@ static int have_real_cifar(const char *test) {
     return 1;
 }
 
-// Data for the runs: CIFAR-10 if it is there, else a synthetic set in its own
+// Data for the runs: a synthetic set in its own
 // temporary folder (removed by tmp_end), which the children inherit through
 // CIFAR_DIR and CIFAR_RECORDS. Always 1: the runs never skip.
 static int have_cifar(const char *test) {
@@ -335,10 +334,8 @@ static int have_cifar(const char *test) {
     char dir[256];
     snprintf(dir, sizeof dir, "/tmp/test_faults_data.XXXXXX");
     ck_assert_ptr_nonnull(mkdtemp(dir));
-    int synthetic = synth_cifar_use(dir, test);
-    ck_assert_msg(synthetic >= 0, "could not write a synthetic data set into %s", dir);
-    if (synthetic) snprintf(g_synth, sizeof g_synth, "%s", dir);
-    else rmdir(dir);
+    ck_assert_msg(synth_cifar_use(dir, test) == 1, "could not write a synthetic data set into %s", dir);
+    snprintf(g_synth, sizeof g_synth, "%s", dir);
     if (access(PROG, X_OK) != 0) ck_abort_msg("%s not built (make all builds it first)", PROG);
     return 1;
 }
@@ -667,7 +664,7 @@ START_TEST(test_full_disk_keeps_last_checkpoint) {
     snprintf(mnt, sizeof mnt, "%s/mnt", g_tmp);
     ck_assert_int_eq(mkdir(mnt, 0755), 0);
     if (geteuid() != 0 || mount("tmpfs", mnt, "tmpfs", 0, "size=1m") != 0) {
-        printf("full disk: skipped: cannot mount a tmpfs here (%s)\n", strerror(errno));
+        test_skip("tmpfs", 1, "full disk", "cannot mount a tmpfs here (%s)", strerror(errno));
         tmp_end();
         return;
     }
@@ -1259,9 +1256,9 @@ START_TEST(test_config_that_does_not_fit_the_data_is_refused) {
         { { "--set", "patch=5" }, 2, { "img=32", "patch=5" } },
         { { "--set", "classes=5" }, 1, { "classes=5 knows labels 0..4", "has label" } },   // CIFAR-10's are 0..9
         { { "--set", "label_drop=1.5" }, 2, { "'1.5' for label_drop", "[0, 1]" } },
-        { { "--set", "label_drop=-0.1" }, 2, { "label_drop", "[0, 1]" } },
-        { { "--set", "guidance=-1" }, 2, { "guidance", ">= 0" } },
-        { { "--set", "guidance=inf" }, 2, { "guidance", "finite" } },
+        { { "--set", "label_drop=-0.1" }, 2, { "'-0.1' for label_drop", "[0, 1]" } },
+        { { "--set", "guidance=-1" }, 2, { "'-1' for guidance", ">= 0" } },
+        { { "--set", "guidance=inf" }, 2, { "'inf' for guidance", "finite" } },
         { { "--name", "../escape" }, 2, { "../escape", "one path component" } },
         { { "--name", "" }, 2, { "--name is empty", "" } },
         { { "--name", "a/b" }, 2, { "a/b", "one path component" } },

@@ -75,16 +75,27 @@ END_TEST
 START_TEST(test_replay_config) { replay_target("config", fuzz_config_one); }
 END_TEST
 
-// The harness itself: an input that breaks nothing passes, and the edge
-// cases that need no file (empty input, one byte) are handled.
+// The edge cases that need no file: an empty or one-byte safetensors file
+// is refused with a message, a good config is taken as written, and the
+// harness runs through each (it aborts on a broken invariant).
 START_TEST(test_harness_edges) {
     static const uint8_t none[1] = { 0 };
-    fuzz_safetensors_one(none, 0);
-    fuzz_safetensors_one(none, 1);
-    fuzz_cifar_one(none, 0);
-    fuzz_cifar_one(none, 1);
-    fuzz_config_one(none, 0);
-    fuzz_config_one(none, 1);
+    for (size_t n = 0; n <= 1; n++) {
+        SafeTensors st;
+        char err[256] = "";
+        ck_assert_int_eq(st_parse(none, n, &st, err, sizeof err), -1);
+        ck_assert_msg(err[0] != '\0', "st_parse of %zu bytes: refused without a message", n);
+        fuzz_safetensors_one(none, n);
+        fuzz_cifar_one(none, n);
+        fuzz_config_one(none, n);
+    }
+    const char *sets[] = { "modern", "dim=64", "heads=4", "pos=rope2d" };
+    Config c = config_default();
+    char err[512];
+    ck_assert_msg(config_apply(&c, sets, 4, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(c.model.dim, 64);
+    ck_assert_int_eq(c.model.heads, 4);
+    ck_assert_int_eq(c.model.pos, POS_ROPE2D);
     const char *line = "modern\ndim=64\nheads=4\npos=rope2d";
     fuzz_config_one((const uint8_t *)line, strlen(line));
 }

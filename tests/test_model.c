@@ -864,7 +864,7 @@ static void check_sampler(const char *const *sets) {
     int N = 3;
     size_t n = (size_t)N * cfg.model.channels * cfg.model.img * cfg.model.img;
     Activations a;
-    ck_assert_int_eq(activations_alloc(&a, &m, N), 0);
+    ck_assert_int_eq(activations_alloc(&a, &m, N, false), 0);
     float *x0 = alloc_floats(n), *x = alloc_floats(n);
     Rng r;
     rng_seed(&r, 13);
@@ -947,7 +947,7 @@ START_TEST(test_guided_sampler) {
     // each label's velocity, from one forward pass (any x, any t)
     float *v_of = alloc_floats((size_t)(classes + 1) * per), *x0 = alloc_floats(n), *x = alloc_floats(n);
     Activations one, a;
-    ck_assert_int_eq(activations_alloc(&one, &m, 1), 0);
+    ck_assert_int_eq(activations_alloc(&one, &m, 1, false), 0);
     for (int y = 0; y <= classes; y++) {
         float t = 0.3f;
         model_forward(&m, &one, x0, &t, &y);
@@ -957,7 +957,7 @@ START_TEST(test_guided_sampler) {
     fill_normal(x0, n, 1.0f, 90);
     const float ws[3] = { 1.0f, 0.0f, 3.0f };
     for (int k = 0; k < 3; k++) {
-        ck_assert_int_eq(activations_alloc(&a, &m, flow_guided_rows(N, ws[k])), 0);
+        ck_assert_int_eq(activations_alloc(&a, &m, flow_guided_rows(N, ws[k]), false), 0);
         memcpy(x, x0, n * sizeof(float));
         ck_assert_msg(flow_sample_guided(&m, &a, x, labels, N, ws[k], 4, err, sizeof err) == 0, "%s", err);
         ck_assert_int_eq(a.N, flow_guided_rows(N, ws[k]));   // put back
@@ -973,7 +973,7 @@ START_TEST(test_guided_sampler) {
     }
     // what it refuses: activations too small for the 2N rows, a label past the
     // null label, a negative or infinite w, an unconditional model
-    ck_assert_int_eq(activations_alloc(&a, &m, N), 0);
+    ck_assert_int_eq(activations_alloc(&a, &m, N, false), 0);
     ck_assert_int_eq(flow_sample_guided(&m, &a, x, labels, N, 2.0f, 4, err, sizeof err), -1);
     ck_assert_msg(strstr(err, "need activations for 6"), "%s", err);
     const int bad[3] = { 4, 11, 0 };
@@ -985,7 +985,7 @@ START_TEST(test_guided_sampler) {
     activations_free(&a);
     Model plain;
     build_tiny(&plain, NULL);
-    ck_assert_int_eq(activations_alloc(&a, &plain, N), 0);
+    ck_assert_int_eq(activations_alloc(&a, &plain, N, false), 0);
     ck_assert_int_eq(flow_sample_guided(&plain, &a, x, labels, N, 1.0f, 4, err, sizeof err), -1);
     ck_assert_msg(strstr(err, "class-conditional"), "%s", err);
     activations_free(&a);

@@ -12,6 +12,17 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+// The Fréchet distance between two sets of features (n, d): stats of both, then their FD.
+static double fd_of_features(const float *f1, long n1, const float *f2, long n2, int d) {
+    FeatureStats a, b;
+    ck_assert_int_eq(feature_stats_compute(&a, f1, n1, d), 0);
+    ck_assert_int_eq(feature_stats_compute(&b, f2, n2, d), 0);
+    double fd = frechet_distance(&a, &b);
+    feature_stats_free(&a);
+    feature_stats_free(&b);
+    return fd;
+}
+
 // ----------------------------------------------------------------------------
 // Layer gradient checks. Each wraps a layer as f = Σ out·w (see grad_check).
 
@@ -377,8 +388,8 @@ START_TEST(test_train_smoke) {
     for (int i = 0; i < test.n; i++)
         if (test.labels[i] == 0)
             memcpy(fr + (size_t)nred++ * PROBE_FEATURES, fa + (size_t)i * PROBE_FEATURES, sizeof(float) * PROBE_FEATURES);
-    double self = frechet_distance_features(fa, test.n, fa, test.n, PROBE_FEATURES);
-    double red = frechet_distance_features(fr, nred, fa, test.n, PROBE_FEATURES);
+    double self = fd_of_features(fa, test.n, fa, test.n, PROBE_FEATURES);
+    double red = fd_of_features(fr, nred, fa, test.n, PROBE_FEATURES);
     ck_assert_msg(fabs(self) < 1e-6 * red, "probe-FD of the set with itself: %g", self);
     ck_assert_msg(red > 1e-3, "probe-FD of one class vs all: %g", red);
     free(all); free(fa); free(fr);
@@ -577,8 +588,8 @@ START_TEST(test_shipped_probe) {
     CifarSet train, test;
     if (cifar_load_train(NULL, &train, err, sizeof err) != 0 || cifar_load_test(NULL, &test, err, sizeof err) != 0 ||
         test.n != CIFAR_RECORDS_PER_FILE) {
-        printf("test_shipped_probe: its key and test accuracy against CIFAR-10 SKIPPED: no CIFAR-10 at %s "
-               "(make data, or set CIFAR_DIR)\n", cifar_dir());
+        test_skip("cifar", 0, "test_shipped_probe", "its key and test accuracy against CIFAR-10: no CIFAR-10 "
+                  "at %s (make data, or set CIFAR_DIR)", cifar_dir());
     } else {
         char key[17];
         probe_cache_key(&r, &train, &test, key);

@@ -8,9 +8,8 @@
 //     overwritten without --resume;
 //   - a smoke run on real CIFAR-10 learns (its loss falls).
 // Resume and the finished run test the machinery, not the data: they train on
-// CIFAR-10 when it is there (CIFAR_DIR, or the project's data/) and on a small
-// synthetic set of the same layout otherwise (tests/synth_cifar.h). Only the
-// last one needs the real images; without them it prints SKIPPED and passes.
+// a small synthetic set in CIFAR-10's layout (tests/synth_cifar.h). Only the
+// last one needs the real images; without them it is skipped (test_skip).
 // Training runs use one thread: on a busy machine that is the fastest, and it
 // keeps the runs comparable bit for bit.
 #include <math.h>
@@ -105,7 +104,7 @@ START_TEST(test_val_mse_is_the_formula) {
     rng_fill_normal(&r, x0, (long)(per * n), 1.0f);
     rng_fill_uniform(&r, t, n, 0.0f, 1.0f);
     Activations a;
-    ck_assert_int_eq(activations_alloc(&a, &m, 1), 0);
+    ck_assert_int_eq(activations_alloc(&a, &m, 1, false), 0);
     double total = 0.0;
     for (int i = 0; i < n; i++) {
         const uint8_t *px = test.pixels + (size_t)i * per;
@@ -140,8 +139,7 @@ static bool have_data(const char *test_name) {
     snprintf(p1, sizeof p1, "%s/data_batch_1.bin", cifar_dir());
     snprintf(p2, sizeof p2, "%s/test_batch.bin", cifar_dir());
     if (file_exists(p1) && file_exists(p2)) return true;
-    printf("%s: SKIPPED, it needs the real CIFAR-10 and there is none at %s "
-           "(make data, or set CIFAR_DIR)\n", test_name, cifar_dir());
+    test_skip("cifar", 1, test_name, "no CIFAR-10 at %s (make data, or set CIFAR_DIR)", cifar_dir());
     return false;
 }
 
@@ -516,8 +514,9 @@ START_TEST(test_trace_is_the_run) {
     ck_assert_str_eq(dt, dr);
 
     if (system("/usr/bin/python3 -c 'import torch' 2>/dev/null") != 0) {
-        printf("test_trace_is_the_run: %d steps agree with loss.tsv; PyTorch replay SKIPPED "
-               "(no python3-torch: apt-get install python3-torch)\n", K);
+        printf("test_trace_is_the_run: %d steps agree with loss.tsv\n", K);
+        test_skip("torch", 0, "test_trace_is_the_run", "the PyTorch replay: no python3-torch "
+                  "(apt-get install python3-torch)");
     } else {
         char cmd[2400];
         snprintf(cmd, sizeof cmd, "/usr/bin/python3 '%s/tools/torch_train.py' replay '%s' >'%s/out.txt' 2>&1",

@@ -1,7 +1,9 @@
 // testutil.h: small helpers shared by the Check test programs.
 #pragma once
 #include <check.h>
+#include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,14 +135,53 @@ static inline double dot_fd(const float *a, const float *b, size_t n) {
     double s = 0; for (size_t i = 0; i < n; i++) s += (double)a[i] * b[i]; return s;
 }
 
-// Runs a suite with Check and returns the process exit code.
-// A crash inside the code under test is reported as the call it came from
-// (crash.h), before Check reports the signal.
+// A line appended to $TINYDIT_CHECK_LOG, the file `make check` sums up at
+// its end (nothing when the variable is not set: a test run by hand).
+// Only the program make check started writes (TINYDIT_CHECK_WHO), not the
+// programs a test starts in turn.
+static inline void check_log(const char *fmt, ...) {
+    const char *path = getenv("TINYDIT_CHECK_LOG"), *who = getenv("TINYDIT_CHECK_WHO");
+    if (!who || strcmp(who, program_invocation_short_name) != 0) return;
+    FILE *f = path && *path ? fopen(path, "a") : NULL;
+    if (!f) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(f, fmt, ap);
+    va_end(ap);
+    fclose(f);
+}
+
+// A check that cannot run here: what it needs ("cifar", "gnuplot", "torch",
+// "tmpfs") is missing. whole: the test returns right after (it is counted
+// as skipped), else only a part of it is left out. Says SKIPPED and why,
+// and `make check` lists it; when TINYDIT_NO_SKIPS is "1" or names what it
+// needs (a comma-separated list: CI, which has them), it fails instead.
+static inline void test_skip(const char *needs, int whole, const char *what, const char *fmt, ...) {
+    char why[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    const char *no = getenv("TINYDIT_NO_SKIPS");
+    size_t n = strlen(needs);
+    for (const char *p = no; p && *p; p += strcspn(p, ",") + (p[strcspn(p, ",")] == ',')) {
+        if (!strcmp(no, "1") || (!strncmp(p, needs, n) && (p[n] == ',' || !p[n])))
+            ck_abort_msg("%s: needs %s, which TINYDIT_NO_SKIPS=%s says is here: %s", what, needs, no, why);
+    }
+    printf("%s: %sSKIPPED (needs %s): %s\n", what, whole ? "" : "part ", needs, why);
+    check_log("skipped %s %s (needs %s): %s\n", whole ? "test" : "part", what, needs, why);
+}
+
+// Runs a suite with Check and returns the process exit code; the number of
+// tests it ran and failed goes to make check's log. A crash inside the code
+// under test is reported as the call it came from (crash.h), before Check
+// reports the signal.
 static inline int run_suite(Suite *s) {
     crash_report_install();
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
+    int failed = srunner_ntests_failed(sr), ran = srunner_ntests_run(sr);
+    check_log("ran %d failed %d\n", ran, failed);
     srunner_free(sr);
     return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }
@@ -261,10 +302,10 @@ static inline int run_program(const char *env, const char *program, const char *
 // The checks every step's figures share. names are the figures' NAMEs
 // (e.g. "step2_norm_times"), n of them.
 
-// True when gnuplot runs; otherwise says that test is skipped and why.
+// True when gnuplot runs; otherwise that test is skipped (test_skip).
 static inline int gnuplot_or_skip(const char *test) {
     if (figure_gnuplot_available()) return 1;
-    printf("%s: SKIPPED, %s is not installed (make deps)\n", test, figure_gnuplot_command());
+    test_skip("gnuplot", 1, test, "%s is not installed (make deps)", figure_gnuplot_command());
     return 0;
 }
 

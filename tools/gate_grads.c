@@ -34,9 +34,17 @@ static int group_of(const char *name) {
     return G_EMBED;   // patch_embed, pos_row, pos_col (a block's ada is split by the caller)
 }
 
+// Whether output row r of a block's ada Linear belongs to a gate: the
+// layout is ada_chunks' (common/nn/model.h), laid over any row of floats.
+static bool is_gate_row(const ModelConfig *c, float *row, size_t r) {
+    AdaChunks ch = ada_chunks(c, row);
+    const float *at = row + r;
+    return (ch.gate_a && at >= ch.gate_a && at < ch.gate_a + c->dim) ||
+           (ch.gate_m && at >= ch.gate_m && at < ch.gate_m + c->dim);
+}
+
 // Sum of squares and count of each group's gradients.
 static void group_sums(const Model *m, double sq[N_GROUPS], size_t n[N_GROUPS]) {
-    int D = m->cfg.dim;
     memset(sq, 0, sizeof(double) * N_GROUPS);
     memset(n, 0, sizeof(size_t) * N_GROUPS);
     for (int i = 0; i < m->n_tensors; i++) {
@@ -45,10 +53,9 @@ static void group_sums(const Model *m, double sq[N_GROUPS], size_t n[N_GROUPS]) 
         for (size_t j = 0; j < t->size; j++) {
             int k = group_of(t->name);
             if (t->block >= 0 && strstr(t->name, ".ada.")) {
-                // row r of (6D, D) or of the bias (6D): chunk r / D, the gates are chunks 2 and 5
+                // row r of the weight (6D, D) or of the bias (6D)
                 size_t row = t->ndim == 2 ? j / (size_t)t->shape[1] : j;
-                int chunk = (int)(row / (size_t)D);
-                k = chunk == 2 || chunk == 5 ? G_GATES : G_SHIFT_SCALE;
+                k = is_gate_row(&m->cfg, m->grads, row) ? G_GATES : G_SHIFT_SCALE;
             }
             sq[k] += (double)g[j] * g[j];
             n[k]++;

@@ -9,7 +9,6 @@ reproduce by hand. Needs Debian's python3-torch (1.13), CPU only.
     python3 tools/tinydit_ref.py golden [DIR]     the golden files (default tests/golden)
     python3 tools/tinydit_ref.py layers [DIR]     one file per layer a step teaches
                                                   (default tests/golden/layers)
-    python3 tools/tinydit_ref.py bench [--threads 1] [--batch 128] [--steps 12] [--json]
 
 A golden file is a safetensors file computed in float64 and stored as F32:
   metadata    the config (img, dim, norm, ... as --set would write them),
@@ -36,7 +35,6 @@ import math
 import os
 import struct
 import sys
-import time
 
 import torch
 import torch.nn.functional as F
@@ -498,53 +496,16 @@ def cmd_layers(a):
         print(f"{path}: {len(tensors)} tensors, {os.path.getsize(path)} bytes")
 
 
-# ---------------------------------------------------------------------------
-# The training-step race (scripts/speed_vs_torch.py): the six variants of the
-# tutorial at the default size, float32, one AdamW step per turn, turns
-# interleaved so that a change in the machine's load hits every variant.
-
-VARIANTS = {"baseline": {}, "+ RMSNorm": dict(norm="rmsnorm"), "+ QK-norm": dict(qk_norm=True),
-            "+ SwiGLU": dict(mlp="swiglu"), "+ 2D RoPE": dict(pos="rope2d"),
-            "all four": dict(norm="rmsnorm", qk_norm=True, mlp="swiglu", pos="rope2d")}
-
-
-def cmd_bench(a):
-    torch.manual_seed(0)
-    torch.set_num_threads(a.threads)
-    x1 = torch.rand(a.batch, 3, 32, 32) * 2 - 1
-    models = {name: TinyDiT(dict(DEFAULTS, **v)) for name, v in VARIANTS.items()}
-    opts = {name: torch.optim.AdamW(m.parameters(), lr=3e-4) for name, m in models.items()}
-    times = {name: [] for name in models}
-    for rnd in range(a.steps):
-        for name, model in models.items():
-            start = time.perf_counter()
-            opts[name].zero_grad()
-            flow_loss(model, x1, torch.randn_like(x1), torch.rand(a.batch))[0].backward()
-            opts[name].step()
-            if rnd >= 2:   # the first two rounds warm up
-                times[name].append(time.perf_counter() - start)
-    median = {name: 1000 * sorted(ts)[len(ts) // 2] for name, ts in times.items()}
-    for name, ms in median.items():
-        print(f"{name:10s} {ms:7.1f} ms/step (median of {len(times[name])}, {a.threads} threads, batch {a.batch})")
-    if a.json:
-        print(json.dumps(median))
-
-
 def main():
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    ap = argparse.ArgumentParser(description="TinyDiT in PyTorch: golden files and the speed race")
+    ap = argparse.ArgumentParser(description="TinyDiT in PyTorch: golden files")
     sub = ap.add_subparsers(dest="cmd", required=True)
     g = sub.add_parser("golden", help="write the golden files")
     g.add_argument("dir", nargs="?", default=os.path.join(root, "tests", "golden"))
     y = sub.add_parser("layers", help="write the per-layer reference files")
     y.add_argument("dir", nargs="?", default=os.path.join(root, "tests", "golden", "layers"))
-    b = sub.add_parser("bench", help="training-step time of the six variants")
-    b.add_argument("--threads", type=int, default=1)
-    b.add_argument("--batch", type=int, default=128)
-    b.add_argument("--steps", type=int, default=12)
-    b.add_argument("--json", action="store_true")
     a = ap.parse_args()
-    {"golden": cmd_golden, "layers": cmd_layers, "bench": cmd_bench}[a.cmd](a)
+    {"golden": cmd_golden, "layers": cmd_layers}[a.cmd](a)
 
 
 if __name__ == "__main__":

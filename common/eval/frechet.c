@@ -22,12 +22,10 @@
 
 // One thread for the BLAS and LAPACK calls of this file. They are small
 // (d = 128, in double), and OpenBLAS's own threads cost more to wake than
-// they save (`lab speed --eval` times the distance on 1 and 2 threads).
-// They also round
-// differently on 1 and 2 threads (the distance moved in its 15th digit), and
-// probe-FD should not depend on the thread count. The OpenMP build of
-// OpenBLAS takes its thread count from omp_get_max_threads(), so setting
-// that to 1 around the calls is enough.
+// they save. They also round differently on 1 and 2 threads (the distance
+// moved in its 15th digit), and probe-FD should not depend on the thread
+// count. The OpenMP build of OpenBLAS takes its thread count from
+// omp_get_max_threads(), so setting that to 1 around the calls is enough.
 static int one_thread_begin(void) {
     int threads = omp_get_max_threads();
     omp_set_num_threads(1);
@@ -147,15 +145,5 @@ double frechet_distance(const FeatureStats *a, const FeatureStats *b) {
 done:
     one_thread_end(threads);
     free(A); free(T); free(M);
-    return fd;
-}
-
-double frechet_distance_features(const float *f1, long n1, const float *f2, long n2, int d) {
-    FeatureStats a, b;
-    if (feature_stats_compute(&a, f1, n1, d) != 0) return NAN;
-    if (feature_stats_compute(&b, f2, n2, d) != 0) { feature_stats_free(&a); return NAN; }
-    double fd = frechet_distance(&a, &b);
-    feature_stats_free(&a);
-    feature_stats_free(&b);
     return fd;
 }

@@ -29,9 +29,6 @@ void feature_stats_free(FeatureStats *s);
 // come out as a tiny negative number (about 1e-12 of the traces).
 double frechet_distance(const FeatureStats *a, const FeatureStats *b);
 
-// Convenience: stats of both sets, then their FD.
-double frechet_distance_features(const float *f1, long n1, const float *f2, long n2, int d);
-
 // Tr(A^½) of a symmetric positive semi-definite matrix A (d, d), through its
 // eigenvalues (negative ones, from rounding, count as 0). Exposed for tests.
 // Returns NAN if LAPACK fails.

@@ -256,7 +256,7 @@ static int check_sample(Golden *g, GoldenReport *rep) {
     if (g->m.cfg.classes > 0 && !y) return -1;
     Activations sa;
     float *x = malloc(noise->numel * sizeof(float));
-    if (!x || activations_alloc(&sa, &g->m, y ? flow_guided_rows(SN, w) : SN) != 0) {
+    if (!x || activations_alloc(&sa, &g->m, y ? flow_guided_rows(SN, w) : SN, false) != 0) {
         free(x); free(y);
         snprintf(g->err, g->errlen, "out of memory");
         return -1;

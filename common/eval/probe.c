@@ -205,6 +205,9 @@ void probe_features(const Probe *p, const float *images, int n, float *features)
     probe_forward(p, images, n, features, NULL);
 }
 
+// probe_train runs forward and backward on buffers it keeps for the whole
+// run; this allocates its own, for the probe's gradient check (test_probe.c)
+// and a loss over a whole set.
 float probe_loss_and_grad(const Probe *p, const float *images, const uint8_t *labels, int n, Probe *grad) {
     Acts a, d;
     if (acts_alloc(&a, n) != 0) return NAN;

@@ -36,7 +36,7 @@ int val_exam_init(ValExam *e, const Model *m, const CifarSet *test, int n_images
     e->target = malloc(sizeof(float) * e->per * EVAL_BATCH);
     if (c->classes > 0) e->y = malloc(sizeof(int) * EVAL_BATCH);
     if (!e->x0 || !e->t || !e->x1 || !e->xt || !e->target || (c->classes > 0 && !e->y) ||
-        activations_alloc(&e->a, m, EVAL_BATCH) != 0) {
+        activations_alloc(&e->a, m, EVAL_BATCH, false) != 0) {
         val_exam_free(e);
         return -1;
     }
@@ -84,7 +84,7 @@ void scorecard_samples_shown(Model *m, float *out, int n, int steps, Progress *p
     rng_seed(&r, FD_SEED);
     rng_fill_normal(&r, out, (long)(per * n), 1.0f);
     Activations a;
-    activations_alloc(&a, m, EVAL_BATCH);
+    activations_alloc(&a, m, EVAL_BATCH, false);
     for (int i = 0; i < n; i += EVAL_BATCH) {
         a.N = n - i < EVAL_BATCH ? n - i : EVAL_BATCH;
         flow_sample(m, &a, out + per * i, steps);

@@ -33,7 +33,7 @@ double scorecard_val_mse(Model *m, const CifarSet *test, int n_images);
 // The same exam with its buffers kept between calls, for a run that examines
 // itself every val_every steps: fresh buffers for a batch of 250 images
 // (750 MB of activations at the default size) cost more to fault in than
-// the forward passes through them (measured by lab speed --eval).
+// the forward passes through them.
 // val_exam_run gives exactly scorecard_val_mse's number.
 typedef struct {
     Activations a;              // for EVAL_BATCH images

@@ -33,11 +33,6 @@ int args_unknown(UsageFn *usage, char **argv) {
     return args_error(usage, "unknown or incomplete option '%s'", word);
 }
 
-int args_no_leftovers(UsageFn *usage, int argc, char **argv) {
-    if (optind < argc) return args_error(usage, "unknown argument '%s'", argv[optind]);
-    return ARGS_OK;
-}
-
 int parse_int_in(const char *s, long lo, long hi, int *out) {
     if (!s || !*s) return -1;
     if (lo < INT_MIN) lo = INT_MIN;

@@ -43,14 +43,9 @@ int args_error(UsageFn *usage, const char *fmt, ...);
 // value is missing. Reported with args_error. Returns ARGS_BAD.
 int args_unknown(UsageFn *usage, char **argv);
 
-// A timing command's rounds (lab speed, tools/gemm_race): the timed ones
+// A timing command's rounds (lab speed): the timed ones
 // must outnumber the warm-up ones. ARGS_OK, or ARGS_BAD reported.
 int args_check_rounds(int rounds, int warmup);
-
-// For a program that takes no words besides its options: getopt_long has moved
-// any other word to argv[optind ..]; the first is reported ("unknown
-// argument"): ARGS_BAD. ARGS_OK when there is none.
-int args_no_leftovers(UsageFn *usage, int argc, char **argv);
 
 // Parses s as a whole decimal number in [lo, hi]: no sign other than '-', no
 // trailing characters, no empty string, nothing out of range. 0 with the

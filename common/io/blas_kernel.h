@@ -14,7 +14,7 @@
 // eigenvalues (eval/frechet.c), that is the scorecard's probe-FD and the
 // probe's training. So the programs that train or score call
 // blas_use_fitting_kernel first: step1_scorecard, step6_ablation, lab,
-// tools/train_probe, and tools/gemm_race, which races OpenBLAS itself. The
+// and tools/train_probe. The
 // tour (step 0), steps 2 to 5 and the other tools never reach it.
 #pragma once
 #include <stddef.h>

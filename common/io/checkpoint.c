@@ -221,11 +221,3 @@ int checkpoint_load(const char *path, Model *m, SafeTensors *st_out, char *err, 
     else st_free(&st);
     return rc;
 }
-
-int checkpoint_load_params(const char *path, Model *m, char *err, size_t errlen) {
-    SafeTensors st;
-    if (read_checked(path, &st, err, errlen) != 0) return -1;
-    int rc = checkpoint_copy_params(&st, path, "", m, err, errlen);
-    st_free(&st);
-    return rc;
-}

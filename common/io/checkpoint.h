@@ -76,7 +76,3 @@ int checkpoint_copy_array(const SafeTensors *st, const char *src, const char *pr
 // file is handed back in *st for extras and trainer metadata (st_free it);
 // otherwise it is freed here.
 int checkpoint_load(const char *path, Model *m, SafeTensors *st, char *err, size_t errlen);
-
-// Just the parameters of path into an already built m (whose config must
-// match the file's shapes).
-int checkpoint_load_params(const char *path, Model *m, char *err, size_t errlen);

@@ -91,10 +91,10 @@ static int team_size(const AttentionCache *c) {
 size_t attention_cache_floats(int N, int L, int D, int H, int qk_norm) {
     size_t per = (size_t)N * L * D;             // one (N, H, L, hd) tensor
     size_t rows = (size_t)N * H * L;            // one number per (image, head, query)
-    size_t n = 2 * per + 2 * rows + (size_t)N * H * L * L;   // q, k, row max and 1/sum, att
+    size_t n = 2 * per + 2 * rows;              // q, k, row max and 1/sum
     n += (size_t)work_slots() * work_floats_per_thread(L, D / H);
     if (qk_norm) n += 2 * rows;                 // q_rstd, k_rstd
-    return n;
+    return n + (size_t)N * H * L * L;           // att, last: a cache without it stops before
 }
 
 void attention_cache_init(AttentionCache *c, float *mem, int N, int L, int D, int H, int qk_norm) {
@@ -104,13 +104,13 @@ void attention_cache_init(AttentionCache *c, float *mem, int N, int L, int D, in
     c->k = mem; mem += per;
     c->row_max = mem; mem += rows;
     c->row_inv = mem; mem += rows;
-    c->att = mem; mem += (size_t)N * H * L * L;
     c->work_slots = work_slots();
     c->work = mem; mem += (size_t)c->work_slots * work_floats_per_thread(L, D / H);
     if (qk_norm) {
         c->q_rstd = mem; mem += rows;
-        c->k_rstd = mem;
+        c->k_rstd = mem; mem += rows;
     }
+    c->att = mem;
 }
 
 // The softmax of the pair's scores, row by row in place, from the scores'

@@ -192,9 +192,9 @@ int model_config_check(const ModelConfig *c, char *err, size_t errlen) {
         return errorf(err, errlen, "freq_dim=%d must be even (cos and sin halves)", c->freq_dim);
     // Guard the products the model allocates with: they must fit in an int.
     // Checked by division, so that the check itself cannot overflow: img *
-    // img * channels overflows even a long long for img near 2^31 (found by
-    // `make fuzz`: --set img=1999199992 passed). With img^2 * channels in an
-    // int, patch_dim = channels * patch^2 (patch <= img) fits one too.
+    // img * channels overflows even a long long for img near 2^31. With
+    // img^2 * channels in an int, patch_dim = channels * patch^2 (patch <=
+    // img) fits one too.
     if (c->dim > INT_MAX / 6 || c->img > INT_MAX / c->img || c->img * c->img > INT_MAX / c->channels ||
         (long long)cfg_patch_dim(c) * c->dim > INT_MAX)
         return errorf(err, errlen, "sizes too large (dim=%d img=%d channels=%d)", c->dim, c->img, c->channels);

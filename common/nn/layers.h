@@ -62,6 +62,7 @@ void rmsnorm_row_backward(float *dx, const float *dy, const float *x, const floa
 // adaLN modulation: out[n,l,:] = x[n,l,:] · (1 + scale[n,:]) + shift[n,:].
 // x, out (N, L, D); shift and scale are rows of a per-image tensor whose row
 // stride is `stride` floats (they are slices of the ada linear's output).
+// The tests' reference for norm_modulate_* (the model runs those; norms.c).
 void modulate_forward(float *out, const float *x, const float *shift, const float *scale,
                       int N, int L, int D, int stride);
 void modulate_backward(float *dx, float *dshift, float *dscale, const float *dout,

@@ -4,7 +4,8 @@
 // LAPACK and the probe network): raced on this model's own products, one
 // single-threaded call per block as the model makes them, oneDNN's sgemm was
 // the faster on every Linear (docs/performance.md, "The libraries on the
-// model's products"; build/tools/gemm_race re-runs the race).
+// model's products"; results/performance/README.md names the commit of the
+// race's tool).
 //
 // Called inside an OpenMP parallel region, dnnl_sgemm runs on the calling
 // thread alone (oneDNN, built on OpenMP, does not nest), which is what the

@@ -261,7 +261,7 @@ static float *take(Arena *a, size_t n) {
     return p;
 }
 
-static void carve_activations(Activations *a, const Model *m, Arena *ar) {
+static void carve_activations(Activations *a, const Model *m, Arena *ar, bool keep_probs) {
     const ModelConfig *c = &m->cfg;
     size_t N = a->N, L = cfg_tokens(c), D = c->dim, P = cfg_patch_dim(c), F = c->freq_dim;
     size_t H = cfg_mlp_hidden(c), NL = N * L, S = c->img;
@@ -276,8 +276,11 @@ static void carve_activations(Activations *a, const Model *m, Arena *ar) {
         a->norm1_mean[b] = take(ar, NL); a->norm1_rstd[b] = take(ar, NL);
         a->mod1[b] = take(ar, NL * D);
         a->qkv[b] = take(ar, NL * 3 * D);
-        float *cache = take(ar, attention_cache_floats(N, L, D, c->heads, qk));
+        // the softmax probabilities (N, H, L, L), last in the cache, only when kept
+        size_t probs = keep_probs ? 0 : N * c->heads * L * L;
+        float *cache = take(ar, attention_cache_floats(N, L, D, c->heads, qk) - probs);
         if (cache) attention_cache_init(&a->att[b], cache, N, L, D, c->heads, qk);
+        if (cache && !keep_probs) a->att[b].att = NULL;
         a->att_out[b] = take(ar, NL * D);
         a->branch_a[b] = gated ? take(ar, NL * D) : NULL;
         a->norm2_mean[b] = take(ar, NL); a->norm2_rstd[b] = take(ar, NL);
@@ -304,7 +307,7 @@ static void block_lists(Activations *a, float ***lists[N_BLOCK_LISTS]) {
     for (int i = 0; i < N_BLOCK_LISTS; i++) lists[i] = all[i];
 }
 
-int activations_alloc(Activations *a, const Model *m, int N) {
+int activations_alloc(Activations *a, const Model *m, int N, bool keep_probs) {
     memset(a, 0, sizeof *a);
     a->N = N;
     int depth = m->cfg.depth;
@@ -318,12 +321,12 @@ int activations_alloc(Activations *a, const Model *m, int N) {
     if (!a->att) return -1;
     if (m->cfg.classes > 0 && !(a->labels = calloc(N, sizeof(int)))) return -1;
     Arena ar = { NULL, 0 };
-    carve_activations(a, m, &ar);          // first pass: count
+    carve_activations(a, m, &ar, keep_probs);   // first pass: count
     a->floats = ar.used;
     a->mem = calloc(a->floats, sizeof(float));
     if (!a->mem) return -1;
     ar.base = a->mem; ar.used = 0;
-    carve_activations(a, m, &ar);          // second pass: hand out
+    carve_activations(a, m, &ar, keep_probs);   // second pass: hand out
     return 0;
 }
 
@@ -409,18 +412,9 @@ static void embed_forward(const Model *m, Activations *a, Dims d, const float *x
     silu_forward(a->c_silu, a->c, (size_t)d.N * d.D);
 }
 
-// A block's ada output by name: per image one row of `stride` floats,
-// [shift_a | scale_a | shift_m | scale_m], each D wide (a for the attention
-// half, m for the MLP half); with ada=zero the row is six chunks,
-// [shift_a | scale_a | gate_a | shift_m | scale_m | gate_m]. The same view
-// names the activation a->ada[b] and its gradient s->dada.
-typedef struct {
-    float *shift_a, *scale_a, *gate_a;   // (N, D) each, rows `stride` apart
-    float *shift_m, *scale_m, *gate_m;   // gate_a, gate_m: NULL when plain
-    int stride;
-} AdaChunks;
-
-static AdaChunks ada_chunks(const ModelConfig *c, float *ada) {
+// A block's ada output by name (model.h): the one place that knows its
+// layout. The same view names the activation a->ada[b] and its gradient s->dada.
+AdaChunks ada_chunks(const ModelConfig *c, float *ada) {
     int D = c->dim;
     if (c->ada == ADA_ZERO)
         return (AdaChunks){ ada, ada + D, ada + 2 * D, ada + 3 * D, ada + 4 * D, ada + 5 * D, 6 * D };

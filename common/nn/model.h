@@ -111,8 +111,21 @@ void model_init_weights(Model *m, unsigned long long seed);
 const ParamTensor *model_find(const Model *m, const char *name);
 size_t model_count_params(const ModelConfig *cfg);  // without allocating weights
 
-// Activations for batch N.
-int activations_alloc(Activations *a, const Model *m, int N);
+// A block's ada output by name: per image one row of `stride` floats,
+// [shift_a | scale_a | shift_m | scale_m], each D wide (a for the attention
+// half, m for the MLP half); with ada=zero the row is six chunks,
+// [shift_a | scale_a | gate_a | shift_m | scale_m | gate_m].
+typedef struct {
+    float *shift_a, *scale_a, *gate_a;   // (N, D) each, rows `stride` apart
+    float *shift_m, *scale_m, *gate_m;   // gate_a, gate_m: NULL when plain
+    int stride;
+} AdaChunks;
+AdaChunks ada_chunks(const ModelConfig *c, float *ada);
+
+// Activations for batch N. keep_probs: attention's softmax probabilities
+// kept (a->att[b].att) for a reader of the maps; a training step computes
+// them again in the backward and needs none.
+int activations_alloc(Activations *a, const Model *m, int N, bool keep_probs);
 void activations_free(Activations *a);
 
 // v = model(x, t, y). x (N, C, S, S), t (N), y (N) the labels, each in

@@ -137,6 +137,10 @@ void rmsnorm_backward(float *dinp, float *dgain, const float *dout, const float 
 
 // ---------------------------------------------------------------------------
 // adaLN modulation: out = x · (1 + scale) + shift, scale and shift per image.
+// The model never calls this pair: it runs norm_modulate_forward/backward
+// (below), which modulate each row while the norm has it in cache. The pair
+// is kept as the reference the tests hold the fused layers to
+// (test_layers.c), and as the modulation on its own for docs/tinydit.md.
 void modulate_forward(float *out, const float *x, const float *shift, const float *scale,
                       int N, int L, int D, int stride) {
     #pragma omp parallel for collapse(2) schedule(static)

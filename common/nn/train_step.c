@@ -11,10 +11,7 @@ int train_state_init(TrainState *s, Model *m, int batch, const AdamWConfig *opt)
     s->batch = batch;
     s->opt = *opt;
     size_t per = (size_t)batch * m->cfg.channels * m->cfg.img * m->cfg.img;  // N·C·S·S
-    if (activations_alloc(&s->act, m, batch) != 0) return -1;
-    // A training step does not keep the attention probabilities: the
-    // backward computes them again in cache (common/nn/attention.c).
-    for (int b = 0; b < m->cfg.depth; b++) s->act.att[b].att = NULL;
+    if (activations_alloc(&s->act, m, batch, false) != 0) return -1;
     if (backward_scratch_alloc(&s->bw, m, batch) != 0) return -1;
     s->x0 = calloc(per, sizeof(float));
     s->xt = calloc(per, sizeof(float));

@@ -42,8 +42,6 @@ typedef struct {
 extern const AblationRun ABLATION[ABLATION_RUNS];
 enum { RUN_BASE_S0, RUN_BASE_S1, RUN_RMSNORM, RUN_QKNORM, RUN_SWIGLU, RUN_ROPE, RUN_ALL,
        RUN_BASE_LR2E3, RUN_QKNORM_LR2E3 };
-// Index of one of the nine by name, -1 if it is not one of them.
-int ablation_index(const char *name);
 
 // The folder name of configuration c at seed k.
 void ablation_run_name(int config, int seed, char *out, size_t outlen);

@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
-#include "eval/ablation_runs.h"
+#include "ablation_runs.h"
 #include "io/bench.h"
 
 

@@ -16,7 +16,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include "eval/ablation_table.h"
+#include "ablation_table.h"
 #include "io/bench.h"
 
 static const int CURVE_CONFIGS[] = { CFG_RMSNORM, CFG_QKNORM, CFG_SWIGLU, CFG_ROPE, CFG_ALL };

@@ -14,7 +14,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "eval/ablation_runs.h"
+#include "ablation_runs.h"
 #include "io/fileio.h"
 #include "io/paths.h"
 #include <sys/stat.h>
@@ -48,12 +48,6 @@ const AblationRun ABLATION[ABLATION_RUNS] = {
     { "p11_base_lr2e3",   "baseline, lr 2e-3",  CFG_BASE_LR2E3, 0 },
     { "p11_qknorm_lr2e3", "+ QK-norm, lr 2e-3", CFG_QKNORM_LR2E3, 0 },
 };
-
-int ablation_index(const char *name) {
-    for (int r = 0; r < ABLATION_RUNS; r++)
-        if (strcmp(ABLATION[r].name, name) == 0) return r;
-    return -1;
-}
 
 void ablation_run_name(int config, int seed, char *out, size_t outlen) {
     if (config == CFG_BASE || seed > 0) snprintf(out, outlen, "%s_s%d", ABLATION_CONFIG[config].name, seed);

@@ -1,5 +1,5 @@
 // ablation_table.c: the tutorial's table and ours, printed as text from the runs
-// that common/eval/ablation_runs.c read (the lab's Markdown report,
+// that ablation_runs.c read (the lab's Markdown report,
 // lab/report.c, fills the same tables).
 //
 // Two ways to read a row, side by side:
@@ -26,7 +26,7 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
-#include "eval/ablation_table.h"
+#include "ablation_table.h"
 #include "io/bench.h"
 #include "io/paths.h"
 #include "io/args.h"
