@@ -84,6 +84,40 @@ StepFlops train_step_flops_detail(const ModelConfig *c, int N) {
 double train_step_flops(const ModelConfig *c, int N) { return train_step_flops_detail(c, N).step; }
 
 // ---------------------------------------------------------------------------
+// The bytes the step's elementwise passes move: what the products do not
+// count, and what memory bandwidth, not arithmetic, limits. Each pass reads
+// its tensors and writes its result once (floats of 4 bytes), with R = N·L,
+// Hm the MLP's hidden size, S = N·H·L² the attention's scores:
+//
+//   each block, forward              backward
+//     norm + modulate, twice  2·2RD    3·2RD   (x and dout in, dx out)
+//     residual adds, twice    2·3RD    ada=zero's gates: 2·3RD
+//     softmax                 2S       3S      (att and datt in, dS out)
+//     QK-norm (q and k)       4RD      6RD
+//     2D RoPE (q and k)       4RD      4RD
+//     GELU / SwiGLU           2RHm/3RHm  3RHm/5RHm
+//     bias gradients                   the outputs' gradients of qkv, proj
+//                                      and the MLP's products, read once
+//   the final norm + modulate 2RD      3RD
+//   AdamW: each parameter's weight, gradient and two moments read, three
+//   written (7 floats), and its gradient zeroed (1).
+//
+// Not counted: the small (N, D) passes of the condition, patchify and
+// unpatchify (2·R·P each way), the loss; a few percent.
+double train_step_bytes(const ModelConfig *c, int N, size_t n_params) {
+    double D = c->dim, R = (double)N * cfg_tokens(c), Hm = cfg_mlp_hidden(c), RD = R * D;
+    double S = (double)N * c->heads * cfg_tokens(c) * cfg_tokens(c);
+    bool swiglu = c->mlp == MLP_SWIGLU;
+    double fwd = 4 * RD + 6 * RD + 2 * S + (swiglu ? 3 : 2) * R * Hm;
+    double back = 6 * RD + (c->ada == ADA_ZERO ? 6 * RD : 0) + 3 * S + (swiglu ? 5 : 3) * R * Hm;
+    if (c->qk_norm) { fwd += 4 * RD; back += 6 * RD; }
+    if (c->pos == POS_ROPE2D) { fwd += 4 * RD; back += 4 * RD; }
+    if (c->bias) back += 3 * RD + RD + (swiglu ? 2 * R * Hm + RD : R * Hm + RD);
+    double floats = c->depth * (fwd + back) + 2 * RD + 3 * RD + 8.0 * n_params;
+    return 4 * floats;
+}
+
+// ---------------------------------------------------------------------------
 // The six variants are the first six configurations of the ablation: the
 // same --set switches, so the race times exactly the models that the table
 // scores.
@@ -95,7 +129,7 @@ typedef struct {
     TrainState ts;
     Rng rng;
     const float *x1;
-    double flops;
+    double flops, bytes;   // the step's products, its elementwise passes' traffic
 } Racer;
 
 static void racer_step(void *ctx) {
@@ -217,6 +251,7 @@ static int build_racers(const SpeedOptions *o, Racer *racers, const float *x1, B
         rng_seed(&r->rng, 1 + v);
         r->x1 = x1;
         r->flops = train_step_flops(&c.model, o->batch);
+        r->bytes = train_step_bytes(&c.model, o->batch, r->m.n_params);
         fns[v] = (BenchFn){ SPEED_LABELS[v], racer_step, r };
     }
     return 0;
@@ -238,11 +273,31 @@ static int build_gemms(const SpeedOptions *o, Gemm *g, char shapes[2][64], Bench
 
 static double gemm_flops(const Gemm *g) { return 2.0 * g->M * g->N * (double)g->K; }
 
+// The elementwise passes' rate: one pass over a tensor of the MLP's hidden
+// size (R, Hm), one read and one written, on the same threads as the step.
+typedef struct { float *x, *y; size_t n; } Pass;
+
+static void pass_call(void *ctx) {
+    Pass *p = ctx;
+    #pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < p->n; i++) p->y[i] = 1.0001f * p->x[i];
+}
+
+static double pass_bytes(const Pass *p) { return 8.0 * p->n; }
+
+// The roofline of a step: its products at the rate of the model-shaped
+// product (fc1's, measured in the same rounds) plus its elementwise passes at
+// the pass's bandwidth: the time the step would take if nothing else cost.
+static double roofline_ms(const Racer *r, double gemm_gflops, double pass_gbs) {
+    return r->flops * 1e-6 / gemm_gflops + r->bytes * 1e-6 / pass_gbs;
+}
+
 // The machine's limit: the FMA peak of as many threads, in the same rounds.
 static double peak_gflops(const FmaPeakRun *peak, double ms) { return peak->flop * 1e-6 / ms; }
 
 static void print_speed_json(const SpeedOptions *o, const Racer *racers, const Gemm *g, const double *ms,
-                             const double *ms_gemm, double peak) {
+                             const double *ms_gemm, double peak, double pass_gbs) {
+    double gemm_gflops = gemm_flops(&g[0]) * 1e-6 / ms_gemm[0];
     cJSON *root = cJSON_CreateObject();
     cJSON_AddNumberToObject(root, "batch", o->batch);
     cJSON_AddNumberToObject(root, "threads", o->threads);
@@ -253,6 +308,7 @@ static void print_speed_json(const SpeedOptions *o, const Racer *racers, const G
     cJSON_AddStringToObject(root, "blas", blas);
     cJSON_AddStringToObject(root, "matmul", matmul_about());
     cJSON_AddNumberToObject(root, "fma_peak_gflops", peak);
+    cJSON_AddNumberToObject(root, "elementwise_gb_per_s", pass_gbs);
     cJSON *vs = cJSON_AddArrayToObject(root, "variants");
     for (int v = 0; v < 6; v++) {
         cJSON *j = cJSON_CreateObject();
@@ -263,6 +319,9 @@ static void print_speed_json(const SpeedOptions *o, const Racer *racers, const G
         cJSON_AddNumberToObject(j, "gflops", racers[v].flops * 1e-6 / ms[v]);
         cJSON_AddNumberToObject(j, "floor_ms", racers[v].flops * 1e-6 / peak);
         cJSON_AddNumberToObject(j, "of_peak", racers[v].flops * 1e-6 / ms[v] / peak);
+        cJSON_AddNumberToObject(j, "elementwise_mb_per_step", racers[v].bytes * 1e-6);
+        cJSON_AddNumberToObject(j, "roofline_ms", roofline_ms(&racers[v], gemm_gflops, pass_gbs));
+        cJSON_AddNumberToObject(j, "vs_roofline", ms[v] / roofline_ms(&racers[v], gemm_gflops, pass_gbs));
         cJSON_AddItemToArray(vs, j);
     }
     cJSON *gs = cJSON_AddArrayToObject(root, "matmul");
@@ -283,9 +342,11 @@ static void print_speed_json(const SpeedOptions *o, const Racer *racers, const G
 // "floor ms" is the step's products at the peak rate, the time no code can
 // beat; "of peak" is the step's GFLOP/s over the peak's.
 static void print_speed_tables(const SpeedOptions *o, const Racer *racers, const Gemm *g, const double *ms,
-                               const double *ms_gemm, double peak) {
+                               const double *ms_gemm, double peak, double pass_gbs) {
+    double gemm_gflops = gemm_flops(&g[0]) * 1e-6 / ms_gemm[0];
     Table t;
-    table_init(&t, 7, "variant", "ms/step", "vs baseline", "GFLOP/step", "GFLOP/s", "floor ms", "of peak");
+    table_init(&t, 9, "variant", "ms/step", "vs baseline", "GFLOP/step", "GFLOP/s", "floor ms", "of peak",
+               "roofline ms", "vs roofline");
     for (int v = 0; v < 6; v++) {
         double gflops = racers[v].flops * 1e-6 / ms[v];
         table_cell(&t, "%s", SPEED_LABELS[v]);
@@ -295,8 +356,14 @@ static void print_speed_tables(const SpeedOptions *o, const Racer *racers, const
         table_cell(&t, "%.1f", gflops);
         table_cell(&t, "%.1f", racers[v].flops * 1e-6 / peak);
         table_cell(&t, "%.2f", gflops / peak);
+        table_cell(&t, "%.1f", roofline_ms(&racers[v], gemm_gflops, pass_gbs));
+        table_cell(&t, "%.2fx", ms[v] / roofline_ms(&racers[v], gemm_gflops, pass_gbs));
     }
     table_print(&t);
+    printf("\nroofline: the step's products at the model-shaped product's rate below (%.1f GFLOP/s), plus\n"
+           "its elementwise passes (%.0f MB for the baseline, lab/speed.c counts them) at %.1f GB/s, one\n"
+           "pass over a (%d, %d) tensor in the same rounds\n", gemm_gflops, racers[0].bytes * 1e-6, pass_gbs,
+           o->batch * cfg_tokens(&racers[0].m.cfg), cfg_mlp_hidden(&racers[0].m.cfg));
     char blas[256];
     blas_kernel_describe(blas, sizeof blas);
     printf("\nthe machine's limit, timed in the same rounds: the FMA peak of %d thread%s, %.1f GFLOP/s\n"
@@ -352,7 +419,7 @@ int cmd_speed(int argc, char **argv) {
     rng_fill_normal(&data, x1, (long)(per * o.batch), 1.0f);   // like the tutorial's torch.randn images
     // the race: the six variants (twice with --schedules: statically, then
     // dynamically scheduled), then the two products and the FMA peak
-    BenchFn fns[15];
+    BenchFn fns[16];
     ScheduledRacer sched[12];
     Gemm g[2];
     char shapes[2][64];
@@ -365,6 +432,11 @@ int cmd_speed(int argc, char **argv) {
     if (build_gemms(&o, g, shapes, fns + nv) != 0) { fprintf(stderr, "error: out of memory\n"); return 1; }
     FmaPeakRun peak = { .threads = o.threads, .iters = FMA_PEAK_ITERS };
     fns[nv + 2] = (BenchFn){ "FMA peak", fma_peak_run, &peak };
+    Pass pass = { .n = (size_t)o.batch * cfg_tokens(&o.base.model) * cfg_mlp_hidden(&o.base.model) };
+    pass.x = calloc(pass.n, sizeof(float));
+    pass.y = calloc(pass.n, sizeof(float));
+    if (!pass.x || !pass.y) { fprintf(stderr, "error: out of memory\n"); return 1; }
+    fns[nv + 3] = (BenchFn){ "elementwise pass", pass_call, &pass };
 
     if (!o.json) {
         printf("fair speed comparison: 6 variants in one process, taking turns one training step at a time\n"
@@ -374,18 +446,19 @@ int cmd_speed(int argc, char **argv) {
                o.schedules ? "; each variant twice a round, static and dynamic schedule" : "");
         fflush(stdout);
     }
-    double ms[15];
-    bench_interleaved(fns, nv + 3, o.warmup, o.rounds - o.warmup, 1, ms);
+    double ms[16];
+    bench_interleaved(fns, nv + 4, o.warmup, o.rounds - o.warmup, 1, ms);
     const double *ms_variants = o.schedules ? ms + 6 : ms, *ms_gemm = ms + nv;
-    double peak_rate = peak_gflops(&peak, ms[nv + 2]);
-    if (o.json) print_speed_json(&o, racers, g, ms_variants, ms_gemm, peak_rate);
+    double peak_rate = peak_gflops(&peak, ms[nv + 2]), pass_gbs = pass_bytes(&pass) * 1e-6 / ms[nv + 3];
+    if (o.json) print_speed_json(&o, racers, g, ms_variants, ms_gemm, peak_rate, pass_gbs);
     else {
-        print_speed_tables(&o, racers, g, ms_variants, ms_gemm, peak_rate);
+        print_speed_tables(&o, racers, g, ms_variants, ms_gemm, peak_rate, pass_gbs);
         if (o.schedules) print_schedule_table(ms, ms + 6);
     }
 
     for (int v = 0; v < 6; v++) { train_state_free(&racers[v].ts); model_free(&racers[v].m); }
     gemm_free(&g[0]); gemm_free(&g[1]);
+    free(pass.x); free(pass.y);
     free(racers); free(x1);
     return 0;
 }
