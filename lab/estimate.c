@@ -78,6 +78,10 @@ double estimate_job(const JobTimings *t, const RunWork *runs, const int *phase, 
     return total;
 }
 
+int estimate_faster_jobs(const JobTimings *t, const RunWork *runs, const int *phase, int n) {
+    return estimate_job(t, runs, phase, n, 2) < estimate_job(t, runs, phase, n, 1) ? 2 : 1;
+}
+
 void format_duration(double seconds, char *out, size_t n) {
     long s = (long)(seconds + 0.5);
     if (s >= 3600) snprintf(out, n, "%ld:%02ld:%02ld", s / 3600, (s / 60) % 60, s % 60);
@@ -262,13 +266,14 @@ static int job_runs(Preset p, int seeds, const char *dir, RunWork *runs, int *ph
 typedef struct {
     Preset preset;
     int seeds, jobs;
+    bool choose_jobs;           // --choose-jobs: jobs is the faster of 1 and 2, here and now
     const char *out_dir;
     const char *save;           // --save FILE: the estimate in seconds and when it was made
     const char *since;          // --since FILE: the time since, against that estimate
 } EstimateOptions;
 
 static int estimate_parse(int argc, char **argv, EstimateOptions *o) {
-    *o = (EstimateOptions){ PRESET_QUICK, 1, 1, NULL, NULL, NULL };
+    *o = (EstimateOptions){ PRESET_QUICK, 1, 1, false, NULL, NULL, NULL };
     ArgOption opts[] = {
         LAB_PLAN_OPTIONS(o),
         ARG_STRING("out", "DIR", &o->out_dir, "the runs' folder (default: the project's runs/)"),
@@ -276,6 +281,8 @@ static int estimate_parse(int argc, char **argv, EstimateOptions *o) {
                    "now, for `lab estimate --since FILE`, which prints the time since\n"
                    "against it (make tutorial does, at its end)"),
         ARG_STRING("since", "FILE", &o->since, "the time since the estimate saved in FILE, against it"),
+        ARG_FLAG("choose-jobs", &o->choose_jobs, true, "instead of --jobs: 1 or 2, whichever the estimate says is\n"
+                 "faster here now (make tutorial takes it from --save's file when JOBS is not set)"),
         ARG_END,
     };
     opts[0].help = "the job's preset (default quick)";
@@ -409,10 +416,12 @@ static void print_per_config(const JobTimings *t, Preset p, int threads) {
            t->exam_ms_per_image, t->sample_ms_per_image, t->fresh_ms, t->probe_ms_per_image, t->data_seconds);
 }
 
-// --save: "estimate_seconds S\nsaved_at T\n" (T: seconds since the epoch).
-static int save_estimate(const char *path, double seconds) {
+// --save: "estimate_seconds S\nsaved_at T\njobs J\n" (T: seconds since the
+// epoch; J: the runs side by side the estimate is for).
+static int save_estimate(const char *path, double seconds, int jobs) {
     char text[128], err[1024];
-    snprintf(text, sizeof text, "estimate_seconds %.0f\nsaved_at %lld\n", seconds, (long long)time(NULL));
+    snprintf(text, sizeof text, "estimate_seconds %.0f\nsaved_at %lld\njobs %d\n", seconds, (long long)time(NULL),
+             jobs);
     if (write_file_atomic(path, text, strlen(text), err, sizeof err) == 0) return 0;
     fprintf(stderr, "error: %s\n", err);
     return -1;
@@ -481,6 +490,13 @@ int cmd_estimate(int argc, char **argv) {
     }
     print_per_config(&t[o.preset], o.preset, all);
     char d[32];
+    int other_jobs = o.jobs == 1 ? 2 : 1;
+    if (o.choose_jobs && cores >= 2) {   // the faster of one run at a time and two side by side
+        RunWork runs[PLAN_MAX];
+        int phase[PLAN_MAX], n = job_runs(o.preset, o.seeds, dir, runs, phase);
+        o.jobs = estimate_faster_jobs(&t[o.preset], runs, phase, n);
+        other_jobs = 3 - o.jobs;
+    }
     double e = job_line(&t[o.preset], o.preset, o.seeds, o.jobs, dir);
     format_duration(e, d, sizeof d);
     RunWork runs[PLAN_MAX];
@@ -492,12 +508,16 @@ int cmd_estimate(int argc, char **argv) {
     if (!strcmp(probe_choice(), "trained"))
         printf("[estimate] TINYDIT_PROBE=trained: training the probe classifier first, if it is not cached, is not\n"
                "           counted (tools/train_probe trains it alone and says how long it took)\n");
-    if (o.save && save_estimate(o.save, e) != 0) return 1;
-    int other_jobs = o.jobs == 1 ? 2 : 1;
+    if (o.save && save_estimate(o.save, e, o.jobs) != 0) return 1;
     e = job_line(&t[o.preset], o.preset, o.seeds, other_jobs, dir);
     format_duration(e, d, sizeof d);
     printf("           with JOBS=%d (%d run%s at a time, %d thread%s each): about %s\n", other_jobs, other_jobs,
            other_jobs == 1 ? "" : "s", other_jobs == 1 ? all : half, (other_jobs == 1 ? all : half) == 1 ? "" : "s", d);
+    if (o.choose_jobs && cores < 2) printf("[estimate] so the job runs one run at a time (JOBS=1): one core\n");
+    else if (o.choose_jobs)
+        printf("[estimate] so the job runs %s (JOBS=%d), the faster here now; JOBS=%d makes it run %s\n",
+               o.jobs == 1 ? "one run at a time on all threads" : "two runs side by side", o.jobs, other_jobs,
+               other_jobs == 1 ? "one at a time" : "two side by side");
     printf("           from the start, in a fresh runs folder:");
     for (int p = 0; p < 3; p++) {
         format_duration(job_line(&t[p], (Preset)p, o.seeds, o.jobs, NULL), d, sizeof d);

@@ -43,6 +43,10 @@ double schedule_seconds(const double *run_s, int n, int jobs);
 // the others (phase 1), each phase `jobs` at a time.
 double estimate_job(const JobTimings *t, const RunWork *runs, const int *phase, int n, int jobs);
 
+// The faster arrangement of the job by estimate_job: 2 (two runs side by
+// side) if it is faster than 1 (one at a time), else 1.
+int estimate_faster_jobs(const JobTimings *t, const RunWork *runs, const int *phase, int n);
+
 // A duration as "1:02:03" or "12:34" (minutes and seconds).
 void format_duration(double seconds, char *out, size_t n);
 

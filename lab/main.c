@@ -49,7 +49,7 @@ static void usage(FILE *f) {
 }
 
 int main(int argc, char **argv) {
-    blas_use_fitting_kernel(argv);   // OpenBLAS on a CPU newer than it: io/blas_kernel.h
+    restart_fitted(argv);   // OpenBLAS's kernel and OpenMP's waiting: io/blas_kernel.h
     // line by line even into a file or a pipe, so that stdout and stderr keep their order
     setvbuf(stdout, NULL, _IOLBF, 0);
     // no command is a question, not a mistake: the list of commands, exit 0

@@ -81,6 +81,40 @@ StepFlops train_step_flops_detail(const ModelConfig *c, int N) {
 double train_step_flops(const ModelConfig *c, int N) { return train_step_flops_detail(c, N).step; }
 
 // ---------------------------------------------------------------------------
+// The bytes the step's elementwise passes move: what the products do not
+// count, and what memory bandwidth, not arithmetic, limits. Each pass reads
+// its tensors and writes its result once (floats of 4 bytes), with R = N·L,
+// Hm the MLP's hidden size, S = N·H·L² the attention's scores:
+//
+//   each block, forward              backward
+//     norm + modulate, twice  2·2RD    3·2RD   (x and dout in, dx out)
+//     residual adds, twice    2·3RD    ada=zero's gates: 2·3RD
+//     softmax                 2S       3S      (att and datt in, dS out)
+//     QK-norm (q and k)       4RD      6RD
+//     2D RoPE (q and k)       4RD      4RD
+//     GELU / SwiGLU           2RHm/3RHm  3RHm/5RHm
+//     bias gradients                   the outputs' gradients of qkv, proj
+//                                      and the MLP's products, read once
+//   the final norm + modulate 2RD      3RD
+//   AdamW: each parameter's weight, gradient and two moments read, three
+//   written (7 floats), and its gradient zeroed (1).
+//
+// Not counted: the small (N, D) passes of the condition, patchify and
+// unpatchify (2·R·P each way), the loss; a few percent.
+double train_step_bytes(const ModelConfig *c, int N, size_t n_params) {
+    double D = c->dim, R = (double)N * cfg_tokens(c), Hm = cfg_mlp_hidden(c), RD = R * D;
+    double S = (double)N * c->heads * cfg_tokens(c) * cfg_tokens(c);
+    bool swiglu = c->mlp == MLP_SWIGLU;
+    double fwd = 4 * RD + 6 * RD + 2 * S + (swiglu ? 3 : 2) * R * Hm;
+    double back = 6 * RD + (c->ada == ADA_ZERO ? 6 * RD : 0) + 3 * S + (swiglu ? 5 : 3) * R * Hm;
+    if (c->qk_norm) { fwd += 4 * RD; back += 6 * RD; }
+    if (c->pos == POS_ROPE2D) { fwd += 4 * RD; back += 4 * RD; }
+    if (c->bias) back += 3 * RD + RD + (swiglu ? 2 * R * Hm + RD : R * Hm + RD);
+    double floats = c->depth * (fwd + back) + 2 * RD + 3 * RD + 8.0 * n_params;
+    return 4 * floats;
+}
+
+// ---------------------------------------------------------------------------
 // The six variants are the first six configurations of the ablation: the
 // same --set switches, so the race times exactly the models that the table
 // scores.
@@ -92,7 +126,7 @@ typedef struct {
     TrainState ts;
     Rng rng;
     const float *x1;
-    double flops;
+    double flops, bytes;   // the step's products, its elementwise passes' traffic
 } Racer;
 
 static void racer_step(void *ctx) {
@@ -188,6 +222,7 @@ static int build_racers(const SpeedOptions *o, Racer *racers, const float *x1, B
         rng_seed(&r->rng, 1 + v);
         r->x1 = x1;
         r->flops = train_step_flops(&c.model, o->batch);
+        r->bytes = train_step_bytes(&c.model, o->batch, r->m.n_params);
         fns[v] = (BenchFn){ SPEED_LABELS[v], racer_step, r };
     }
     return 0;
@@ -209,18 +244,44 @@ static int build_gemms(const SpeedOptions *o, Gemm *g, char shapes[2][64], Bench
 
 static double gemm_flops(const Gemm *g) { return 2.0 * g->M * g->N * (double)g->K; }
 
-static void print_speed_tables(const Racer *racers, const Gemm *g, const double *ms,
-                               const double *ms_gemm) {
+// The elementwise passes' rate: one pass over a tensor of the MLP's hidden
+// size (R, Hm), one read and one written, on the same threads as the step.
+typedef struct { float *x, *y; size_t n; } Pass;
+
+static void pass_call(void *ctx) {
+    Pass *p = ctx;
+    #pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < p->n; i++) p->y[i] = 1.0001f * p->x[i];
+}
+
+static double pass_bytes(const Pass *p) { return 8.0 * p->n; }
+
+// The roofline of a step: its products at the rate of the model-shaped
+// product (fc1's, measured in the same rounds) plus its elementwise passes at
+// the pass's bandwidth: the time the step would take if nothing else cost.
+static double roofline_ms(const Racer *r, double gemm_gflops, double pass_gbs) {
+    return r->flops * 1e-6 / gemm_gflops + r->bytes * 1e-6 / pass_gbs;
+}
+
+static void print_speed_tables(const SpeedOptions *o, const Racer *racers, const Gemm *g, const double *ms,
+                               const double *ms_gemm, double pass_gbs) {
+    double gemm_gflops = gemm_flops(&g[0]) * 1e-6 / ms_gemm[0];
     Table t;
-    table_init(&t, 5, "variant", "ms/step", "vs baseline", "GFLOP/step", "GFLOP/s");
+    table_init(&t, 7, "variant", "ms/step", "vs baseline", "GFLOP/step", "GFLOP/s", "roofline ms", "vs roofline");
     for (int v = 0; v < 6; v++) {
         table_cell(&t, "%s", SPEED_LABELS[v]);
         table_cell(&t, "%.1f", ms[v]);
         table_cell(&t, "%.2fx", ms[v] / ms[0]);
         table_cell(&t, "%.2f", racers[v].flops * 1e-9);
         table_cell(&t, "%.1f", racers[v].flops * 1e-6 / ms[v]);
+        table_cell(&t, "%.1f", roofline_ms(&racers[v], gemm_gflops, pass_gbs));
+        table_cell(&t, "%.2fx", ms[v] / roofline_ms(&racers[v], gemm_gflops, pass_gbs));
     }
     table_print(&t);
+    printf("\nroofline: the step's products at the model-shaped product's rate below (%.1f GFLOP/s), plus\n"
+           "its elementwise passes (%.0f MB for the baseline, lab/speed.c counts them) at %.1f GB/s, one\n"
+           "pass over a (%d, %d) tensor in the same rounds\n", gemm_gflops, racers[0].bytes * 1e-6, pass_gbs,
+           o->batch * cfg_tokens(&racers[0].m.cfg), cfg_mlp_hidden(&racers[0].m.cfg));
     char blas[256];
     blas_kernel_describe(blas, sizeof blas);
     printf("\nthe products (common/nn/matmul.c): %s\n"
@@ -253,23 +314,29 @@ int cmd_speed(int argc, char **argv) {
     Rng data;
     rng_seed(&data, 0);
     rng_fill_normal(&data, x1, (long)(per * o.batch), 1.0f);   // like the tutorial's torch.randn images
-    // the race: the six variants, then the two products
-    BenchFn fns[8];
+    // the race: the six variants, the two products, one elementwise pass
+    BenchFn fns[9];
     Gemm g[2];
     char shapes[2][64];
     if ((rc = build_racers(&o, racers, x1, fns)) != 0) return rc;
     if (build_gemms(&o, g, shapes, fns + 6) != 0) { fprintf(stderr, "error: out of memory\n"); return 1; }
+    Pass pass = { .n = (size_t)o.batch * cfg_tokens(&o.base.model) * cfg_mlp_hidden(&o.base.model) };
+    pass.x = calloc(pass.n, sizeof(float));
+    pass.y = calloc(pass.n, sizeof(float));
+    if (!pass.x || !pass.y) { fprintf(stderr, "error: out of memory\n"); return 1; }
+    fns[8] = (BenchFn){ "elementwise pass", pass_call, &pass };
     printf("fair speed comparison: 6 variants in one process, taking turns one training step at a time\n"
            "(train_step: noise and times, forward, loss, backward, AdamW), batch %d, %d thread%s,\n"
            "%d rounds of which %d warm-up: the median of %d\n\n",
            o.batch, o.threads, o.threads == 1 ? "" : "s", o.rounds, o.warmup, o.rounds - o.warmup);
     fflush(stdout);
-    double ms[8];
-    bench_interleaved(fns, 8, o.warmup, o.rounds - o.warmup, 1, ms);
-    print_speed_tables(racers, g, ms, ms + 6);
+    double ms[9];
+    bench_interleaved(fns, 9, o.warmup, o.rounds - o.warmup, 1, ms);
+    print_speed_tables(&o, racers, g, ms, ms + 6, pass_bytes(&pass) * 1e-6 / ms[8]);
 
     for (int v = 0; v < 6; v++) { train_state_free(&racers[v].ts); model_free(&racers[v].m); }
     gemm_free(&g[0]); gemm_free(&g[1]);
+    free(pass.x); free(pass.y);
     free(racers); free(x1);
     return 0;
 }

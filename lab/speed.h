@@ -12,4 +12,8 @@ double train_step_flops(const ModelConfig *c, int N);
 typedef struct { double linear, attention, forward, step; } StepFlops;
 StepFlops train_step_flops_detail(const ModelConfig *c, int N);
 
+// Bytes the elementwise passes of that step move (norms, residuals,
+// softmax, activations, AdamW; speed.c lists them), for the roofline.
+double train_step_bytes(const ModelConfig *c, int N, size_t n_params);
+
 int cmd_speed(int argc, char **argv);

@@ -202,6 +202,36 @@ START_TEST(test_commands) {
 }
 END_TEST
 
+// The programs that train set OpenMP's wait policy themselves: started
+// without OMP_WAIT_POLICY, each starts again with it passive (libgomp's
+// OMP_DISPLAY_ENV shows the spin count of each start: 0 is passive); a
+// policy the user set is kept, and nothing starts twice.
+START_TEST(test_wait_policy) {
+    char dir[256], log[300];
+    tmpdir_make(dir, sizeof dir, "wait");
+    snprintf(log, sizeof log, "%s/out.txt", dir);
+    const char *progs[] = { PROG, STEP6, STEP1 };
+    for (int k = 0; k < 3; k++) {
+        ck_assert_int_eq(sh(log, "env -u OMP_WAIT_POLICY OMP_DISPLAY_ENV=verbose %s --help", progs[k]), 0);
+        char *t = read_whole_file(log), *last = strrchr(t, '\0');
+        int starts = 0;
+        for (char *p = t; (p = strstr(p, "GOMP_SPINCOUNT = ")); p++) { starts++; last = p; }
+        ck_assert_msg(starts == 2 && !strncmp(last, "GOMP_SPINCOUNT = '0'", 20), "%s without OMP_WAIT_POLICY: "
+                      "%d starts, the last one's %.24s (want two, the second passive, spin count 0):\n%s",
+                      progs[k], starts, last, tail_of(t));
+        free(t);
+        ck_assert_int_eq(sh(log, "OMP_WAIT_POLICY=active OMP_DISPLAY_ENV=true %s --help", progs[k]), 0);
+        t = read_whole_file(log);
+        char *first = strstr(t, "OMP_WAIT_POLICY = ");
+        ck_assert_msg(first && !strncmp(first, "OMP_WAIT_POLICY = 'ACTIVE'", 26) &&
+                      !strstr(first + 1, "OMP_WAIT_POLICY = "),
+                      "%s with OMP_WAIT_POLICY=active: not one start, active:\n%s", progs[k], tail_of(t));
+        free(t);
+    }
+    tmpdir_remove(dir);
+}
+END_TEST
+
 START_TEST(test_print_commands_and_bad_options) {
     ck_assert_msg(access(PROG, X_OK) == 0, "%s not built", PROG);
     char dir[256], log[300];
@@ -745,7 +775,7 @@ END_TEST
 
 int main(void) {
     Suite *s = suite_create("lab");
-    add_tests(s, "commands", 60, TESTS(test_commands, test_started_or_not, test_print_commands_and_bad_options,
+    add_tests(s, "commands", 60, TESTS(test_commands, test_started_or_not, test_wait_policy, test_print_commands_and_bad_options,
                                        test_sweep, test_sweep_curves));
     add_tests(s, "plots", 300, TESTS(test_plots_on_made_up_runs));
     // minutes on two loaded cores

@@ -78,6 +78,12 @@ START_TEST(test_whole_job) {
     double base2 = estimate_run_seconds(&t, &runs[0], 1.6), swiglu2 = estimate_run_seconds(&t, &runs[2], 1.6);
     e = estimate_job(&t, runs, phase, 4, 2);
     ck_assert_double_eq_tol(e, base2 + swiglu2, 1e-9);
+    // make tutorial's choice: one at a time is faster here; with runs side
+    // by side only 1.1x slower each, two at a time
+    ck_assert_int_eq(estimate_faster_jobs(&t, runs, phase, 4), 1);
+    JobTimings t2 = t;
+    t2.jobs_factor = 1.1;
+    ck_assert_int_eq(estimate_faster_jobs(&t2, runs, phase, 4), 2);
     // the job's line: how long, as a reader reads it
     char d[32];
     format_duration(e, d, sizeof d);

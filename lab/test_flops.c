@@ -62,6 +62,31 @@ START_TEST(test_tutorial_model) {
 }
 END_TEST
 
+// The elementwise passes' bytes (the roofline's other half), on the tiny
+// config by hand: R = 8, D = 8 (RD = 64), Hm = 16, S = N·H·L² = 64.
+START_TEST(test_tiny_bytes_by_hand) {
+    Config c = tiny();
+    double fwd = 4 * 64 + 6 * 64 + 2 * 64 + 2 * 8 * 16;   // norms, residuals, softmax, GELU: 1,024
+    double back = 6 * 64 + 3 * 64 + 3 * 8 * 16             // norms, softmax, GELU: 960
+                + 3 * 64 + 64 + 8 * 16 + 64;               // the bias gradients' reads: qkv, proj, fc1, fc2: 448
+    double final = 2 * 64 + 3 * 64, adamw = 8 * 1000.0;    // 1,000 parameters
+    ck_assert_double_eq(train_step_bytes(&c.model, 2, 1000), 4 * (fwd + back + final + adamw));
+    // QK-norm: q and k read and written, and 6RD back; RoPE 4RD each way
+    c.model.qk_norm = true;
+    ck_assert_double_eq(train_step_bytes(&c.model, 2, 1000), 4 * (fwd + back + final + adamw + 10 * 64));
+    c.model.pos = POS_ROPE2D;
+    ck_assert_double_eq(train_step_bytes(&c.model, 2, 1000), 4 * (fwd + back + final + adamw + 18 * 64));
+    // no biases: no bias gradients; SwiGLU: 3RHm forward, 5RHm back, hidden 10
+    c = tiny();
+    c.model.bias = false;
+    ck_assert_double_eq(train_step_bytes(&c.model, 2, 1000), 4 * (fwd + back - 448 + final + adamw));
+    c.model.mlp = MLP_SWIGLU;
+    ck_assert_double_eq(train_step_bytes(&c.model, 2, 1000),
+                        4 * (fwd - 2 * 8 * 16 + 3 * 8 * 10 + back - 448 - 3 * 8 * 16 + 5 * 8 * 10 + final + adamw));
+}
+END_TEST
+
 int main(void) {
-    return run_tests("lab_flops", "flops", 0, TESTS(test_tiny_config_by_hand, test_tutorial_model));
+    return run_tests("lab_flops", "flops", 0, TESTS(test_tiny_config_by_hand, test_tutorial_model,
+                                                    test_tiny_bytes_by_hand));
 }

@@ -19,8 +19,9 @@ LDLIBS  += -ldnnl -lopenblas -llapacke -lcjson -lz -lm
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lpthread -lm)
 
 # Idle OpenMP threads sleep instead of spinning: on a shared machine a spinning
-# thread steals the core its partner needs, slowing a step several times. Every program
-# make starts gets it; export it yourself to run them by hand on a busy machine.
+# thread steals the core its partner needs, slowing a step several times. The
+# programs that train set it themselves (restart_fitted, common/io/blas_kernel.h);
+# here, for the tests and tools make starts.
 export OMP_WAIT_POLICY ?= passive
 # common/: the library, every .c of every folder in it (a new one needs no edit).
 COMMON_SRC := $(sort $(shell find common -name '*.c'))

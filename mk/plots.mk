@@ -6,18 +6,23 @@
         model-figures sweep-lr sweep-lr-edge sweep-figures budget-swiglu budget-figures
 PRESET ?= quick
 SEEDS ?= 1
-JOBS ?= 1
+# JOBS: runs side by side; unset, make tutorial takes what lab estimate
+# finds faster here and now (1, or 2 on half the threads each), else 1
+JOBS ?=
 ESTIMATE ?= yes
 S6 := step6_ablation/step6_ablation
 LAB := lab/lab
 # make tutorial: steps 1 to 6 at PRESET (tutorial: full size; smoke: minutes),
 # SEEDS seeds a configuration, JOBS runs side by side. `lab estimate` first
-# says how long it will take (ESTIMATE=no skips it). Step 6's baseline pair
-# trains first, for step 1 to read. Every run resumes where it stopped.
-ABLATION_OPTS = --preset $(PRESET) --seeds $(SEEDS) --jobs $(JOBS) --out $(RUNS)
+# says how long it will take and, without JOBS, which arrangement is faster
+# (ESTIMATE=no skips it). Step 6's baseline pair trains first, for step 1 to
+# read. Every run resumes where it stopped.
+PLAN_OPTS = --preset $(PRESET) --seeds $(SEEDS) --out $(RUNS)
+TUTORIAL_JOBS = $(or $(JOBS),$(if $(filter yes,$(ESTIMATE)),$$(sed -n 's/^jobs //p' $(RUNS)/estimate.txt),1))
+ABLATION_OPTS = $(PLAN_OPTS) --jobs $(TUTORIAL_JOBS)
 tutorial: all $(if $(CIFAR_DIR),,data)
 	@mkdir -p $(RUNS)
-	$(if $(filter yes,$(ESTIMATE)),$(LAB) estimate $(ABLATION_OPTS) --save $(RUNS)/estimate.txt)
+	$(if $(filter yes,$(ESTIMATE)),$(LAB) estimate $(PLAN_OPTS) $(if $(JOBS),--jobs $(JOBS),--choose-jobs) --save $(RUNS)/estimate.txt)
 	$(LAB) ablation $(ABLATION_OPTS) --only p11_base_s0,p11_base_s1
 	cd step1_scorecard && ./step1_scorecard --preset $(PRESET) --out $(RUNS) --figures $(RUNS)/figures
 	$(call figures_2_to_5,$(RUNS)/figures)
@@ -86,7 +91,7 @@ SWEEP_LR := $(SWEEP_LR_POINTS) --seeds 2
 SWEEP_LR_EDGE := --key lr --values 1.6e-2 --configs base,qknorm,all --seeds 4
 SWEEP_BUDGET := --key steps --values 16000 --configs base,swiglu --seeds 2 --set val_every=500
 define sweep
-$(LAB) sweep $(1) --preset quick --out $(RUNS)/$(2) --jobs $(JOBS) --log
+$(LAB) sweep $(1) --preset quick --out $(RUNS)/$(2) --jobs $(or $(JOBS),1) --log
 $(LAB) sweep $(1) --out $(RUNS)/$(2) $(3)
 endef
 sweep-lr: lab

@@ -193,7 +193,7 @@ static int committed_runs(const char *figures) {
 
 // ---------------------------------------------------------------------------
 int main(int argc, char **argv) {
-    blas_use_fitting_kernel(argv);   // OpenBLAS on a CPU newer than it: io/blas_kernel.h
+    restart_fitted(argv);   // OpenBLAS's kernel and OpenMP's waiting: io/blas_kernel.h
     Step1Options o;
     int rc = step1_parse_options(argc, argv, &o);
     if (rc != ARGS_OK) return args_exit_code(rc);

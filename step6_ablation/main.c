@@ -135,7 +135,7 @@ static int show_committed_results(void) {
 }
 
 int main(int argc, char **argv) {
-    blas_use_fitting_kernel(argv);   // OpenBLAS on a CPU newer than it: io/blas_kernel.h
+    restart_fitted(argv);   // OpenBLAS's kernel and OpenMP's waiting: io/blas_kernel.h
     // Line by line even into a file or a pipe: with the runs' logs, stdout and
     // stderr then keep their order (stderr is never buffered).
     setvbuf(stdout, NULL, _IOLBF, 0);

@@ -272,6 +272,39 @@ static void check_model_grads(const char *name, const char *const *sets) {
     free(x1); free(x0); free(g); free(groups);
 }
 
+// A NaN in the backward's gradient at the first probe fails the group's
+// check, whatever the later probes find (a later finite error must not
+// replace it).
+START_TEST(test_grad_check_nan) {
+    Model m;
+    Config cfg = build_tiny(&m, (const char *const[]){ NULL });
+    grad_check_weights(&m, 7);
+    int N = 2;
+    size_t per = (size_t)cfg.model.channels * cfg.model.img * cfg.model.img;
+    float *x1 = alloc_floats(N * per), *x0 = alloc_floats(N * per), t[2] = { 0.3f, 0.8f };
+    Rng r;
+    rng_seed(&r, 11);
+    rng_fill_uniform(&r, x1, (long)(N * per), -1.0f, 1.0f);
+    rng_fill_normal(&r, x0, (long)(N * per), 1.0f);
+    LossCtx ctx = { .x1 = x1, .x0 = x0, .t = t };
+    AdamWConfig opt = adamw_default(1e-3f);
+    ck_assert_int_eq(train_state_init(&ctx.ts, &m, N, &opt), 0);
+    train_forward_backward(&ctx.ts, x1, x0, t, NULL);
+    GradGroup g[1];
+    ck_assert_int_eq(grad_groups(&m, g, 1), 1);
+    float *grads = alloc_floats(m.n_params);
+    memcpy(grads, m.grads, m.n_params * sizeof(float));
+    grads[g[0].offset] = NAN;   // the first probe's element
+    GradCheck c;
+    grad_check_group(&m, &g[0], grads, model_loss, &ctx, PROBES, MODEL_H, &c);
+    ck_assert_msg(!(c.worst <= GRAD_TOL) && c.worst_at == 0, "%s with a NaN at [0]: worst error %g at [%zu]",
+                  g[0].name, c.worst, c.worst_at);
+    train_state_free(&ctx.ts);
+    model_free(&m);
+    free(x1); free(x0); free(grads);
+}
+END_TEST
+
 // The variants whose whole-model gradients are checked: together they take
 // every switch of the block both ways (norm, QK-norm, MLP, positions,
 // biases, adaLN, labels): the baseline, all four upgrades without biases,
@@ -688,6 +721,26 @@ START_TEST(test_golden) {
     }
     fflush(stdout);
     ck_assert_msg(failed == 0, "%d of %d golden files over a tolerance:%s", failed, n, failures);
+}
+END_TEST
+
+// A miss names each quantity over its tolerance, the step, the error, the
+// tolerance and the tensor; a NaN error is a miss too; a pass names none.
+START_TEST(test_golden_failures) {
+    GoldenReport rep;
+    memset(&rep, 0, sizeof rep);
+    rep.n_checks = 3;
+    rep.check[0] = (GoldenCheck){ "loss", 0, 2e-6, GOLDEN_TOL_LOSS, "" };
+    rep.check[1] = (GoldenCheck){ "grads", 2, 3e-3, GOLDEN_TOL_GRAD, "blocks.1.attn.q_norm.weight" };
+    rep.check[2] = (GoldenCheck){ "e2e/lr", 3, NAN, GOLDEN_TOL_ADAMW, "final.weight" };
+    char what[512];
+    golden_failures(&rep, what, sizeof what);
+    ck_assert_str_eq(what, "grads at step 2 3.00e-03 > 1e-03 (blocks.1.attn.q_norm.weight); "
+                           "e2e/lr at step 3 nan > 5e-02 (final.weight)");
+    rep.check[1].err = 1e-4;
+    rep.check[2].err = 1e-3;
+    golden_failures(&rep, what, sizeof what);
+    ck_assert_str_eq(what, "");
 }
 END_TEST
 
@@ -1196,14 +1249,14 @@ int main(void) {
                                     test_grad_norm_on_any_threads, test_determinism_baseline, test_determinism_allfour,
                                     test_determinism_adazero, test_determinism_classes, test_label_embed,
                                     test_label_dropout,
-                                    test_classes_from_metadata, test_summary));
+                                    test_classes_from_metadata, test_summary, test_grad_check_nan));
     // One case per check that `make grade` runs on its own (scripts/grade.sh,
     // by CK_RUN_CASE): grads (every gradient of the whole model, by finite
     // differences: block_backward's check), golden, sampler, guided_velocity,
     // smoke_<variant>.
     loop_case(s, "grads", test_grads, 0, N_GRAD_VARIANTS);
     add_tests(s, "threads", 60, TESTS(test_grads_on_any_threads));
-    add_tests(s, "golden", 60, TESTS(test_golden));
+    add_tests(s, "golden", 60, TESTS(test_golden, test_golden_failures));
     add_tests(s, "sampler", 60, TESTS(test_sampler_constant_baseline, test_sampler_constant_allfour));
     add_tests(s, "guided_velocity", 60, TESTS(test_guided_velocity, test_guided_sampler));
     const char *smoke[] = { "smoke_baseline", "smoke_rmsnorm", "smoke_qknorm", "smoke_swiglu", "smoke_rope2d",

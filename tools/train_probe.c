@@ -99,7 +99,7 @@ static int train(const char *out) {
 }
 
 int main(int argc, char **argv) {
-    blas_use_fitting_kernel(argv);   // OpenBLAS on a CPU newer than it: io/blas_kernel.h
+    restart_fitted(argv);   // OpenBLAS's kernel and OpenMP's waiting: io/blas_kernel.h
     Options o;
     int rc = parse(argc, argv, &o);
     if (rc != ARGS_OK) return args_exit_code(rc);

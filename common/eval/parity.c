@@ -16,7 +16,7 @@ static double rel_err(const float *ours, const StTensor *ref, size_t *at) {
     *at = 0;
     for (size_t i = 0; i < ref->numel; i++) {
         double d = fabs((double)ours[i] - ref->data[i]);
-        if (!(d <= diff)) { diff = d; *at = i; }   // NaN sticks
+        if (!(d <= diff) && !isnan(diff)) { diff = d; *at = i; }   // the first NaN sticks
         big = fmax(big, fabs((double)ref->data[i]));
     }
     return big > 0.0 ? diff / big : diff;
@@ -28,7 +28,7 @@ static void judge(Parity *p, int backward, const float *ours, const StTensor *re
     size_t at;
     double e = rel_err(ours, ref, &at);
     double *worst = backward ? &p->backward : &p->forward;
-    if (e <= *worst) return;
+    if (e <= *worst || isnan(*worst)) return;   // a NaN sticks
     *worst = e;
     snprintf(backward ? p->backward_worst : p->forward_worst, sizeof p->forward_worst,
              "%s[%zu]: got %.6g, expected %.6g (off by %.3g)", ref->name, at, ours[at], ref->data[at],

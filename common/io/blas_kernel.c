@@ -58,3 +58,11 @@ void blas_use_fitting_kernel(char **argv) {
     execv("/proc/self/exe", argv);
     // no /proc: go on with the slow kernel, which computes the same products
 }
+
+void restart_fitted(char **argv) {
+    int set_policy = !getenv("OMP_WAIT_POLICY");
+    if (set_policy) setenv("OMP_WAIT_POLICY", "passive", 1);
+    blas_use_fitting_kernel(argv);   // restarts if the kernel needs it, with the policy set
+    if (set_policy) execv("/proc/self/exe", argv);
+    // no /proc: go on as started, which computes the same numbers
+}

@@ -13,7 +13,7 @@
 // (eval/probe_layers.c) and the Fréchet distance's products and
 // eigenvalues (eval/frechet.c), that is the scorecard's probe-FD and the
 // probe's training. So the programs that train or score call
-// blas_use_fitting_kernel first: step1_scorecard, step6_ablation, lab,
+// restart_fitted first (below): step1_scorecard, step6_ablation, lab,
 // and tools/train_probe. The
 // tour (step 0), steps 2 to 5 and the other tools never reach it.
 #pragma once
@@ -26,6 +26,17 @@
 // start), or if the kernel is a fitting one. The arithmetic of the two
 // kernels differs in rounding only; each is deterministic on its own.
 void blas_use_fitting_kernel(char **argv);
+
+// The same, and OpenMP's idle threads sleeping instead of spinning: call
+// first thing in main() of a program that trains or times. libgomp reads
+// OMP_WAIT_POLICY once, when it is loaded, and by default a thread that
+// reaches a barrier first spins there; on a machine with other work, the
+// spinning thread takes the core its partner needs to reach the barrier,
+// and a step takes several times as long. So if OMP_WAIT_POLICY is not set
+// (your choice is kept), it runs this program again with it set to passive
+// (and OPENBLAS_CORETYPE as above, in the same restart). Neither changes a
+// number the program computes.
+void restart_fitted(char **argv);
 
 // One line that says which kernels cblas_sgemm runs, for a benchmark's
 // output: "OpenBLAS 0.3.21, its Cooperlake kernels (its own choice)". When

@@ -112,7 +112,7 @@ void grad_check_group(Model *m, const GradGroup *g, const float *grads, double (
     r->probes = np;
     for (int k = 0; k < np && r->scale > 0.0; k++) {
         double e = fabs(a[idx[k]] - num[k]) / r->scale;
-        if (!(e <= r->worst)) {   // NaN sticks
+        if (!(e <= r->worst) && !isnan(r->worst)) {   // the first NaN sticks
             r->worst = e;
             r->worst_at = idx[k];
             r->backward = a[idx[k]];
