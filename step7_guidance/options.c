@@ -56,7 +56,7 @@ int step7_parse_options(int argc, char **argv, Options *o) {
                  "  sweep --model CKPT --out F.tsv: CKPT's guided scorecard at every w of --w, from the\n"
                  "  same noise (probe-FD against the CIFAR-10 test set, class accuracy; needs the data).\n"
                  "  curves RUN/guidance.tsv...: step7_curves, probe-FD and class accuracy against w, each\n"
-                 "  configuration (a run's folder less _sN) its mean and spread over seeds.",
+                 "  configuration (a run's folder less _sN) its mean, lowest and highest seed.",
     };
     int rc = args_parse(&spec, argc, argv);
     if (rc != ARGS_OK) return rc;

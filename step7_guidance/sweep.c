@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "step7.h"
 #include "eval/scorecard.h"
 #include "io/bench.h"
@@ -83,6 +84,13 @@ int cmd_sweep(const Options *o) {
     float w[SWEEP_MAX_W];
     int nw = parse_w_list(o->w_list, w, SWEEP_MAX_W, err, sizeof err);
     if (nw < 0) return fprintf(stderr, "error: %s\n", err), 2;
+    // the .tsv is written at the end: its folder must be there before minutes of sampling
+    char folder[4096];
+    snprintf(folder, sizeof folder, "%s", o->out);
+    char *slash = strrchr(folder, '/');
+    if (slash) *slash = '\0';
+    if (access(slash ? (folder[0] ? folder : "/") : ".", W_OK) != 0)
+        return fprintf(stderr, "error: --out %s: its folder is not there or not writable\n", o->out), 1;
     Sweep s;
     memset(&s, 0, sizeof s);
     if (sweep_load(&s, o, err, sizeof err) != 0) {

@@ -319,6 +319,10 @@ START_TEST(test_bad_input_is_refused) {
         ck_assert_msg(st == 2, "%s: exit %d, not 2", bad[i], st);
         ck_assert_msg(!file_in(dir, "x.tsv"), "%s wrote x.tsv", bad[i]);
     }
+    // an --out whose folder is missing: refused before any sampling
+    snprintf(opts, sizeof opts, "sweep --out '%s/no/such/x.tsv'", dir);
+    ck_assert_int_eq(run_program("", PROGRAM, opts, dir), 1);
+    ck_assert_msg(strstr(read_text_in(dir, "err.txt"), "not writable"), "%s", read_text_in(dir, "err.txt"));
     // an unconditional model is no model to guide: a message, nothing written
     ck_assert_int_eq(project_path(rope, sizeof rope, "models/tinydit_rope_tutorial.safetensors"), 0);
     snprintf(opts, sizeof opts, "sweep --model '%s' --out '%s/x.tsv'", rope, dir);
