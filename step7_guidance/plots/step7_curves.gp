@@ -17,8 +17,8 @@ plot for [c = 0:n_configs - 1] 'step7_curves.tsv' index c using 1:2:3:4 with yer
      title name(c + 1)
 set title 'class accuracy (the share the probe puts in the class asked for)'
 set ylabel 'class accuracy'
-set yrange [0:1]
-set key bottom right
+set yrange [0:*]
+set key top left
 plot for [c = 0:n_configs - 1] 'step7_curves.tsv' index c using 1:5:6:7 with yerrorlines lw 2 pt 7 ps 0.7 \
      title name(c + 1), 0.1 dt 2 lc rgb '#999999' title 'chance (1 in 10)'
 unset multiplot
