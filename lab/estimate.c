@@ -23,6 +23,7 @@
 #include <unistd.h>
 #include "estimate.h"
 #include "run_options.h"
+#include "nn/flow.h"
 #include "nn/model.h"
 #include "nn/rng.h"
 #include "nn/train_step.h"
@@ -45,8 +46,11 @@ double estimate_run_seconds(const JobTimings *t, const RunWork *w, double factor
     double train_ms = (c->run.steps - w->steps_done) * t->step_ms[w->config];
     int checks = c->run.val_every > 0 ? c->run.steps / c->run.val_every - w->steps_done / c->run.val_every : 0;
     double checks_ms = checks * VAL_IMAGES * t->exam_ms_per_image * scale + (checks > 0 ? t->fresh_ms : 0);
-    double scorecard_ms = (VAL_IMAGES * t->exam_ms_per_image + (double)FD_SAMPLES * FD_EULER_STEPS * t->sample_ms_per_image)
-                          * scale + t->fresh_ms + (CIFAR_RECORDS_PER_FILE + FD_SAMPLES) * t->probe_ms_per_image;
+    // a class-conditional run samples as many again at its guidance: two forward passes a step at w != 1
+    int guided = c->model.classes > 0 ? flow_guided_rows(FD_SAMPLES, c->run.guidance) : 0;
+    double scorecard_ms = (VAL_IMAGES * t->exam_ms_per_image
+                           + (double)(FD_SAMPLES + guided) * FD_EULER_STEPS * t->sample_ms_per_image) * scale
+                          + t->fresh_ms + (CIFAR_RECORDS_PER_FILE + FD_SAMPLES + (guided ? FD_SAMPLES : 0)) * t->probe_ms_per_image;
     return (train_ms + checks_ms + scorecard_ms) * factor / 1000.0 + t->data_seconds;
 }
 

@@ -29,7 +29,9 @@ typedef struct {
 
 // Seconds of one run: its steps, its val checks (every cfg.val_every steps,
 // VAL_IMAGES images) and its scorecard (val MSE, FD_SAMPLES samples of
-// FD_EULER_STEPS, the probe's features of the test set and of the samples),
+// FD_EULER_STEPS, the probe's features of the test set and of the samples;
+// a class-conditional run's as many more at its guidance, flow_guided_rows
+// forward passes a step),
 // plus reading the data. The other configurations' forward passes cost the
 // baseline's times the ratio of their steps. factor multiplies the compute
 // (1 on all threads, t->jobs_factor for a run of --jobs 2). 0 for a finished run.

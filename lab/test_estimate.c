@@ -52,6 +52,22 @@ START_TEST(test_one_run) {
 }
 END_TEST
 
+START_TEST(test_class_conditional_run) {
+    JobTimings t = fixed();
+    // classes=10: the scorecard samples 1,000 more, 100 a class, and the
+    // probe sees them too (1,000 x 0.002 = 2 ms). At guidance 1 one forward
+    // pass a step: 1,000 x 20 x 0.01 = 200 ms more; at any other w the null
+    // label's pass too: 400 ms more
+    RunWork w = quick_run(CFG_BASE, 0);
+    ck_assert_int_eq(config_set(&w.cfg, "classes=10", NULL, 0), 0);
+    ck_assert_double_eq_tol(estimate_run_seconds(&t, &w, 1.0), (100000 + 580 + 742 + 200 + 2) / 1000.0 + 2, 1e-9);
+    ck_assert_int_eq(config_set(&w.cfg, "guidance=3", NULL, 0), 0);
+    ck_assert_double_eq_tol(estimate_run_seconds(&t, &w, 1.0), (100000 + 580 + 742 + 400 + 2) / 1000.0 + 2, 1e-9);
+    ck_assert_int_eq(config_set(&w.cfg, "guidance=0", NULL, 0), 0);
+    ck_assert_double_eq_tol(estimate_run_seconds(&t, &w, 1.0), (100000 + 580 + 742 + 400 + 2) / 1000.0 + 2, 1e-9);
+}
+END_TEST
+
 START_TEST(test_schedule) {
     // runs in order, each where a place is free first (xargs -P)
     double runs[4] = { 10, 20, 30, 40 };
@@ -124,6 +140,6 @@ START_TEST(test_since_and_options) {
 END_TEST
 
 int main(void) {
-    return run_tests("estimate", "estimate", 0, TESTS(test_one_run, test_schedule, test_whole_job,
+    return run_tests("estimate", "estimate", 0, TESTS(test_one_run, test_class_conditional_run, test_schedule, test_whole_job,
                                                       test_since_and_options));
 }

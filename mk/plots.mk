@@ -1,9 +1,9 @@
 # mk/plots.mk: the runs, from the root, into RUNS (default runs/): the
 # tutorial's job, the ablation, their figures and report (plots, runs-plots
-# without the steps' figures, report), committed results folders (results,
+# without the steps' figures, report), step 7's guidance sweeps, committed results folders (results,
 # results-pytorch), the docs' figures and docs/beyond.md's sweeps.
 .PHONY: tutorial ablation plots runs-plots report results results-pytorch docs-figures \
-        model-figures sweep-lr sweep-lr-edge sweep-figures budget-swiglu budget-figures
+        guidance-sweeps model-figures sweep-lr sweep-lr-edge sweep-figures budget-swiglu budget-figures
 PRESET ?= quick
 SEEDS ?= 1
 # JOBS: runs side by side; unset, make tutorial takes what lab estimate
@@ -26,6 +26,7 @@ tutorial: all $(if $(CIFAR_DIR),,data)
 	$(LAB) ablation $(ABLATION_OPTS) --only p11_base_s0,p11_base_s1
 	cd step1_scorecard && ./step1_scorecard --preset $(PRESET) --out $(RUNS) --figures $(RUNS)/figures
 	$(call figures_2_to_5,$(RUNS)/figures)
+	$(call figures_7,$(RUNS)/figures,$(RUNS))
 	$(LAB) ablation $(ABLATION_OPTS)
 	$(S6) table $(RUNS)
 	$(MAKE) --no-print-directory runs-plots
@@ -49,11 +50,28 @@ report: lab
 # Each step's figures into $(1); step 1's from the baseline's seeds in $(2).
 figures_2_to_5 = @for s in step2_rmsnorm step3_qknorm step4_swiglu step5_rope2d; do \
 	    echo "cd $$s && ./$$s --figures $(1)"; (cd $$s && ./$$s --figures $(1)) || exit 1; done
+# Step 7's into $(1): its grid from the shipped class-conditional model, and
+# the curves against w of the sweeps in $(2) (make guidance-sweeps), if any.
+define figures_7
+cd step7_guidance && ./step7_guidance --figures $(1) > /dev/null
+@set -- $(2)/c10_*_s*/guidance.tsv; if [ -e "$$1" ]; then step7_guidance/step7_guidance curves "$$@" --figures $(1); \
+    else echo "plots: no step 7 curves: $(2) has no c10_*_s*/guidance.tsv (make guidance-sweeps)"; fi
+endef
 define step_figures
 @set -- $(2)/p11_base_s*; if [ -e "$$1" ] && [ $$# -ge 2 ]; then echo "step1_scorecard $$* --figures $(1)"; \
     step1_scorecard/step1_scorecard "$$@" --figures $(1); else echo "plots: no step 1 figures: $(2) has fewer than two p11_base_s* runs"; fi
 $(call figures_2_to_5,$(1))
+$(call figures_7,$(1),$(2))
 endef
+
+# make guidance-sweeps: every class-conditional run of RUNS (c10_*) scored
+# from its checkpoint at each w of GUIDANCE_W, into RUN/guidance.tsv (a
+# sweep already there is kept); make plots draws them (step7_curves).
+GUIDANCE_W ?= 0,1,2,3,4,5,6
+guidance-sweeps: step7
+	@for c in $(RUNS)/c10_*/ckpt.safetensors; do [ -e "$$c" ] || continue; d=$${c%/*}; \
+	    [ -e $$d/guidance.tsv ] && continue; echo "step7_guidance sweep --model $$c --w $(GUIDANCE_W) --out $$d/guidance.tsv"; \
+	    step7_guidance/step7_guidance sweep --model $$c --w $(GUIDANCE_W) --out $$d/guidance.tsv || exit 1; done
 
 # make results PRESET=quick RUNS=dir [RUNNER=how]: RUNS, without checkpoints,
 # with its table, report, plots and README, into results/PRESET.
@@ -73,7 +91,7 @@ docs-figures: $(STEP_TARGETS) lab model-figures sweep-figures
 	$(LAB) attention-maps --runs $(RUNS) --out $(DOCS_FIG)
 	STEP6=$(S6) sh scripts/plots.sh $(RESULTS) $(DOCS_FIG)/plots
 	for p in val_mse_seeds loss lr2e3; do [ ! -f $(DOCS_FIG)/plots/$$p.png ] || cp $(DOCS_FIG)/plots/$$p.png $(DOCS_FIG)/step6_$$p.png; done
-	cp $(DOCS_FIG)/step[1-6]_*.png docs/figures/
+	cp $(DOCS_FIG)/step[1-7]_*.png docs/figures/
 	@ls -l docs/figures/
 # The model page's: the block diagram (Graphviz), and step0_tour's three
 # from the shipped model (the flow path needs CIFAR-10's test set).

@@ -1414,7 +1414,7 @@ END_TEST
 // The pages' lengths: a lesson, not a log. The two pages that grew by
 // accretion have a ceiling each, and docs/ as a whole has one, so that a
 // page cut here cannot grow back there.
-#define DOCS_MOST_LINES 4340
+#define DOCS_MOST_LINES 4504
 START_TEST(test_page_lengths) {
     static const struct { const char *page; int most; } limits[] = {
         { "docs/performance.md", 300 }, { "docs/step6_ablation.md", 500 },

@@ -1,6 +1,7 @@
 // scorecard.c: val MSE and probe-FD (see scorecard.h).
 #include <math.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include "nn/flow.h"
 #include "nn/rng.h"
@@ -77,12 +78,18 @@ double scorecard_val_mse(Model *m, const CifarSet *test, int n_images) {
 
 void scorecard_samples(Model *m, float *out, int n, int steps) { scorecard_samples_shown(m, out, n, steps, NULL, 0); }
 
-void scorecard_samples_shown(Model *m, float *out, int n, int steps, Progress *pr, long done_before) {
+// The samples' starting noise, drawn from FD_SEED: every model, every w, the same.
+static size_t fd_noise(const Model *m, float *out, int n) {
     const ModelConfig *c = &m->cfg;
     size_t per = (size_t)c->channels * c->img * c->img;
     Rng r;
     rng_seed(&r, FD_SEED);
     rng_fill_normal(&r, out, (long)(per * n), 1.0f);
+    return per;
+}
+
+void scorecard_samples_shown(Model *m, float *out, int n, int steps, Progress *pr, long done_before) {
+    size_t per = fd_noise(m, out, n);
     Activations a;
     activations_alloc(&a, m, EVAL_BATCH, false);
     for (int i = 0; i < n; i += EVAL_BATCH) {
@@ -92,6 +99,48 @@ void scorecard_samples_shown(Model *m, float *out, int n, int steps, Progress *p
     }
     a.N = EVAL_BATCH;
     activations_free(&a);
+}
+
+void scorecard_labels(int *y, int n) {
+    for (int i = 0; i < n; i++) y[i] = i % PROBE_CLASSES;
+}
+
+int scorecard_guided_samples(Model *m, float *out, const int *y, int n, float w, int steps, Progress *pr,
+                             long done_before, char *err, size_t errlen) {
+    size_t per = fd_noise(m, out, n);
+    Activations a;   // two rows an image at w != 1: the null label's and the asked-for one's
+    if (activations_alloc(&a, m, flow_guided_rows(EVAL_BATCH, w)) != 0) {
+        snprintf(err, errlen, "out of memory for the guided samples' activations");
+        return -1;
+    }
+    int rc = 0;
+    for (int i = 0; i < n && rc == 0; i += EVAL_BATCH) {
+        int nb = n - i < EVAL_BATCH ? n - i : EVAL_BATCH;
+        rc = flow_sample_guided(m, &a, out + per * i, y + i, nb, w, steps, err, errlen);
+        if (pr) progress_update(pr, done_before + (long)flow_guided_rows(i + nb, w) * steps, "guided sampling");
+    }
+    activations_free(&a);
+    return rc;
+}
+
+double scorecard_class_accuracy(const Probe *p, const float *samples, const int *y, int n,
+                                double *per_class, int *asked) {
+    uint8_t *seen = malloc((size_t)n);
+    if (!seen) return NAN;
+    probe_predict(p, samples, n, seen);
+    int right = 0, right_of[PROBE_CLASSES] = {0}, asked_of[PROBE_CLASSES] = {0};
+    for (int i = 0; i < n; i++) {
+        right += seen[i] == y[i];
+        if (y[i] < 0 || y[i] >= PROBE_CLASSES) continue;   // the null label, or beyond CIFAR-10's
+        asked_of[y[i]]++;
+        right_of[y[i]] += seen[i] == y[i];
+    }
+    for (int k = 0; k < PROBE_CLASSES; k++) {
+        if (per_class) per_class[k] = asked_of[k] ? (double)right_of[k] / asked_of[k] : NAN;
+        if (asked) asked[k] = asked_of[k];
+    }
+    free(seen);
+    return n > 0 ? (double)right / n : NAN;
 }
 
 int scorecard_real_stats(const Probe *p, const CifarSet *test, FeatureStats *out) {

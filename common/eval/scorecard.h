@@ -7,6 +7,10 @@
 //              from FD_SEED) and the 10,000 test images, in the features of
 //              the cached probe classifier (common/eval/probe.h).
 //   ms/step    training speed (measured by the trainer).
+//   a class-conditional model's: FD_SAMPLES more samples from the same
+//              noise, 100 asking for each class, at the run's guidance: their
+//              probe-FD, and the class accuracy (the share the probe puts
+//              in the class asked for), overall and per class.
 //   spikes     steps whose loss exceeds 1.5x the median of the previous 100
 //              (common/eval/spikes.h).
 #pragma once
@@ -58,6 +62,24 @@ void scorecard_samples(Model *m, float *out, int n, int steps);
 // The same, with a line on pr after each batch of samples: pr counts image
 // forward passes, done_before of them before these n x steps.
 void scorecard_samples_shown(Model *m, float *out, int n, int steps, Progress *pr, long done_before);
+
+// The class sample i asks for, in the class-conditional scorecard: i % 10,
+// so that every batch and every first 64 hold each class.
+void scorecard_labels(int *y, int n);
+
+// The class-conditional samples: the FD noise above (the same for every w,
+// so that two guidance scales differ by w only), image i asked for y[i], at
+// guidance w, `steps` Euler steps, into out (n, C, S, S). pr as above,
+// counting the forward passes of flow_guided_rows. 0, or -1 with a message
+// (flow_sample_guided's refusals, out of memory).
+int scorecard_guided_samples(Model *m, float *out, const int *y, int n, float w, int steps, Progress *pr,
+                             long done_before, char *err, size_t errlen);
+
+// The share of samples (n) whose probe class is the one asked for (y), and
+// the same over each class's samples into per_class (PROBE_CLASSES; NAN
+// for a class none asked for) with their count in asked (may be NULL).
+double scorecard_class_accuracy(const Probe *p, const float *samples, const int *y, int n,
+                                double *per_class, int *asked);
 
 // Feature statistics of the real test images (computed once per process and
 // reused: 10,000 probe forward passes).

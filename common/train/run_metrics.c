@@ -11,6 +11,7 @@
 #define STBI_WRITE_NO_STDIO
 #include <stb_image_write.h>
 #include "eval/probe.h"
+#include "nn/flow.h"
 #include "eval/spikes.h"
 #include "io/checkpoint.h"
 #include "io/fileio.h"
@@ -48,6 +49,9 @@ static int write_sample_grid(const char *path, const float *x, int n, int C, int
 typedef struct {
     double val_mse, fd, probe_acc;     // fd and probe_acc NaN without a probe
     double val_s, sample_s, fd_s;      // seconds each part took
+    // a class-conditional model's samples at the run's guidance (classes > 0)
+    float guidance;
+    double cond_fd, class_acc, class_acc_of[PROBE_CLASSES], guided_s;
     char probe_key[17], probe_weights[17];
     const char *probe_source;          // Probe.source: "shipped", "trained" or "file"
 } Scorecard;
@@ -55,7 +59,7 @@ typedef struct {
 // The probe-FD of the samples (32x32 RGB configs only: the probe's input),
 // by the shipped probe unless TINYDIT_PROBE asks for another (eval/probe.h).
 static void score_probe_fd(const ModelConfig *c, const CifarSet *train, const CifarSet *test,
-                           const float *samples, Scorecard *sc) {
+                           const float *samples, const float *guided, const int *y, Scorecard *sc) {
     char err[ERRLEN];
     if (c->channels != 3 || c->img != 32) return;
     Probe *probe = probe_for_scoring(train, test, 1, err, sizeof err);
@@ -67,6 +71,10 @@ static void score_probe_fd(const ModelConfig *c, const CifarSet *train, const Ci
     FeatureStats real;
     if (scorecard_real_stats(probe, test, &real) == 0) {
         sc->fd = scorecard_probe_fd(probe, &real, samples, FD_SAMPLES);
+        if (guided) {
+            sc->cond_fd = scorecard_probe_fd(probe, &real, guided, FD_SAMPLES);
+            sc->class_acc = scorecard_class_accuracy(probe, guided, y, FD_SAMPLES, sc->class_acc_of, NULL);
+        }
         feature_stats_free(&real);
     }
     sc->fd_s = wall_seconds() - t0;
@@ -77,21 +85,30 @@ static void score_probe_fd(const ModelConfig *c, const CifarSet *train, const Ci
     probe_free(probe);
 }
 
-// val MSE, then FD_SAMPLES samples: their probe-FD, the first 64 into samples_png.
+// val MSE, then FD_SAMPLES samples: their probe-FD, the first 64 into
+// samples_png; a class-conditional model's (classes > 0) as many again, 100
+// a class at guidance w, scored too, and they are the first 64.
 static void run_scorecard(Model *m, const char *name, const CifarSet *train,
-                          const CifarSet *test, const char *samples_png, Scorecard *sc) {
+                          const CifarSet *test, float w, const char *samples_png, Scorecard *sc) {
     char err[ERRLEN];
     const ModelConfig *c = &m->cfg;
     sc->fd = NAN; sc->probe_acc = NAN; sc->fd_s = 0; sc->probe_key[0] = sc->probe_weights[0] = '\0';
     sc->probe_source = NULL;
+    sc->guidance = w; sc->cond_fd = sc->class_acc = NAN; sc->guided_s = 0;
+    for (int k = 0; k < PROBE_CLASSES; k++) sc->class_acc_of[k] = NAN;
+    long guided_passes = c->classes > 0 ? (long)flow_guided_rows(FD_SAMPLES, w) * FD_EULER_STEPS : 0;
     fprintf(stderr, "[%s] scorecard: val MSE on %d test images, then %d samples x %d Euler steps for probe-FD\n",
             name, VAL_IMAGES, FD_SAMPLES, FD_EULER_STEPS);
+    if (guided_passes)
+        fprintf(stderr, "[%s] and %d samples, %d a class, at guidance %g (%d forward pass%s a step)\n", name,
+                FD_SAMPLES, FD_SAMPLES / PROBE_CLASSES, w, flow_guided_rows(1, w), flow_guided_rows(1, w) > 1 ? "es" : "");
     // one progress line over the model's forward passes (an image each): the
     // val exam's first, whose time gives the ETA of the sampling, ten times more
     Progress pr;
     char label[48];
     snprintf(label, sizeof label, "[%.20s] scorecard", name);
-    progress_begin(&pr, stderr, label, 0, VAL_IMAGES + (long)FD_SAMPLES * FD_EULER_STEPS);
+    long unguided_passes = VAL_IMAGES + (long)FD_SAMPLES * FD_EULER_STEPS;
+    progress_begin(&pr, stderr, label, 0, unguided_passes + guided_passes);
     pr.unit = "images";
     double t0 = wall_seconds();
     sc->val_mse = scorecard_val_mse(m, test, VAL_IMAGES);
@@ -102,13 +119,40 @@ static void run_scorecard(Model *m, const char *name, const CifarSet *train,
     size_t per = (size_t)c->channels * c->img * c->img;
     float *samples = malloc(sizeof(float) * per * FD_SAMPLES);
     scorecard_samples_shown(m, samples, FD_SAMPLES, FD_EULER_STEPS, &pr, VAL_IMAGES);
-    progress_end(&pr);
     sc->sample_s = wall_seconds() - t0;
-    score_probe_fd(c, train, test, samples, sc);
-    if (write_sample_grid(samples_png, samples, 64 < FD_SAMPLES ? 64 : FD_SAMPLES, c->channels, c->img,
-                          err, sizeof err) != 0)
+    float *guided = NULL;
+    int *y = NULL;
+    if (guided_passes) {
+        t0 = wall_seconds();
+        guided = malloc(sizeof(float) * per * FD_SAMPLES);
+        y = malloc(sizeof(int) * FD_SAMPLES);
+        if (guided && y) scorecard_labels(y, FD_SAMPLES);
+        if (!guided || !y || scorecard_guided_samples(m, guided, y, FD_SAMPLES, w, FD_EULER_STEPS, &pr,
+                                                      unguided_passes, err, sizeof err) != 0) {
+            fprintf(stderr, "error: guided samples: %s\n", guided && y ? err : "out of memory");
+            free(guided); guided = NULL;
+        }
+        sc->guided_s = wall_seconds() - t0;
+    }
+    progress_end(&pr);
+    score_probe_fd(c, train, test, samples, guided, y, sc);
+    if (write_sample_grid(samples_png, guided ? guided : samples, 64 < FD_SAMPLES ? 64 : FD_SAMPLES, c->channels,
+                          c->img, err, sizeof err) != 0)
         fprintf(stderr, "warning: %s\n", err);
-    free(samples);
+    free(samples); free(guided); free(y);
+}
+
+// raw.cond of a class-conditional model: its guided samples' scores.
+static void add_cond_scores(cJSON *raw, const Scorecard *sc) {
+    cJSON *cond = cJSON_AddObjectToObject(raw, "cond");
+    cJSON_AddNumberToObject(cond, "guidance", sc->guidance);
+    if (isfinite(sc->cond_fd)) cJSON_AddNumberToObject(cond, "probe_fd", sc->cond_fd);
+    else cJSON_AddNullToObject(cond, "probe_fd");
+    if (isfinite(sc->class_acc)) cJSON_AddNumberToObject(cond, "class_acc", sc->class_acc);
+    else cJSON_AddNullToObject(cond, "class_acc");
+    cJSON *of = cJSON_AddArrayToObject(cond, "class_acc_per_class");
+    for (int k = 0; k < PROBE_CLASSES; k++)
+        cJSON_AddItemToArray(of, isfinite(sc->class_acc_of[k]) ? cJSON_CreateNumber(sc->class_acc_of[k]) : cJSON_CreateNull());
 }
 
 static void add_config_field(const char *key, const char *value, void *obj) {
@@ -162,6 +206,7 @@ static cJSON *metrics_json(const Model *m, const Config *cfg, const char *name, 
     cJSON *uncond = cJSON_AddObjectToObject(raw, "uncond");
     if (isfinite(sc->fd)) cJSON_AddNumberToObject(uncond, "probe_fd", sc->fd);
     else cJSON_AddNullToObject(uncond, "probe_fd");
+    if (m->cfg.classes > 0) add_cond_scores(raw, sc);
     add_loss_curve(root, loss, steps);
     add_val_curve(root, val, steps);
     cJSON *cfgj = cJSON_AddObjectToObject(root, "config");
@@ -185,6 +230,7 @@ static cJSON *metrics_json(const Model *m, const Config *cfg, const char *name, 
     cJSON_AddNumberToObject(timing, "val_mse", sc->val_s);
     cJSON_AddNumberToObject(timing, "sampling", sc->sample_s);
     cJSON_AddNumberToObject(timing, "probe_fd", sc->fd_s);
+    if (m->cfg.classes > 0) cJSON_AddNumberToObject(timing, "guided_sampling", sc->guided_s);
     // the clock time of the start that finished the run, steps and scorecard;
     // a resumed run's earlier starts are in train_seconds, not here
     cJSON_AddNumberToObject(root, "wall_seconds", total_wall);
@@ -236,7 +282,7 @@ int finish_run(const RunPaths *rp, const char *name, Preset preset, const CifarS
              read_val_tsv(rp->val, steps, val, err, sizeof err) < 0 ? -1 : 0;
     if (rc == 0) {
         Scorecard sc;
-        run_scorecard(&m, name, train, test, rp->samples, &sc);
+        run_scorecard(&m, name, train, test, cfg.run.guidance, rp->samples, &sc);
         double total_wall = wall_before + (wall_seconds() - t_start);
         rc = write_json(rp->metrics, metrics_json(&m, &cfg, name, preset, &prog, loss, val, &sc, total_wall), err,
                         sizeof err);
@@ -244,6 +290,9 @@ int finish_run(const RunPaths *rp, const char *name, Preset preset, const CifarS
         if (rc == 0)
             printf("[%s] val MSE %.4f | probe-FD %.1f | %.1f ms/step | %d loss spikes | %s\n", name, sc.val_mse,
                    sc.fd, it_per_s > 0 ? 1000.0 / it_per_s : 0, count_loss_spikes(loss, steps), rp->metrics);
+        if (rc == 0 && m.cfg.classes > 0)
+            printf("[%s] at guidance %g: probe-FD %.1f | class accuracy %.3f\n", name, sc.guidance, sc.cond_fd,
+                   sc.class_acc);
     }
     if (rc != 0) fprintf(stderr, "error: %s\n", err);
     free(loss); free(gn); free(ml); free(val);
