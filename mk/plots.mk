@@ -50,13 +50,13 @@ define step_figures
 $(call figures_2_to_5,$(1))
 endef
 
-# make results PRESET=quick RUNS=dir [RUNNER=how]: RUNS, without checkpoints,
+# make results PRESET=quick RUNS=dir: RUNS, without checkpoints,
 # with its table, report, plots and README, into results/PRESET.
 results: step1 step6 lab
 	@test -n "$(PRESET)" || { echo "make results PRESET=quick RUNS=dir"; exit 2; }
-	RUNNER="$(RUNNER)" sh scripts/results.sh $(PRESET) $(RUNS)
+	sh scripts/results.sh $(PRESET) $(RUNS)
 results-pytorch: step6
-	RUNNER="$(RUNNER)" sh scripts/results_torch.sh $(PRESET) $(RUNS)
+	sh scripts/results_torch.sh $(PRESET) $(RUNS)
 
 # The docs' figures: steps 1 and 6 from the committed RESULTS, the attention
 # maps from RUNS (they need checkpoints), steps 2 to 5 computed on the spot.
