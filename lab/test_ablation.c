@@ -554,7 +554,7 @@ START_TEST(test_smoke_ablation_end_to_end) {
         char cwd[256], dest[400], path[500];
         ck_assert_ptr_nonnull(getcwd(cwd, sizeof cwd));
         snprintf(dest, sizeof dest, "%s/results/smoke", dir);
-        rc = sh(log, "STEP6=%s/%s LAB=%s/%s STEP1=%s/%s RUNNER='side by side' sh %s smoke %s %s", cwd, STEP6, cwd,
+        rc = sh(log, "STEP6=%s/%s LAB=%s/%s STEP1=%s/%s sh %s smoke %s %s", cwd, STEP6, cwd,
                 PROG, cwd, STEP1, RESULTS, runs, dest);
         t = read_whole_file(log);
         ck_assert_msg(rc == 0, "results.sh exit %d:\n%s", rc, tail_of(t));
@@ -569,7 +569,8 @@ START_TEST(test_smoke_ablation_end_to_end) {
         assert_file_has(dest, "table.txt", "runs in results/smoke (smoke preset): 9 of 9");
         assert_file_has(dest, "curves.txt", "ahead or behind for good");
         assert_file_has(dest, "step1.txt", "seed gap");
-        assert_file_has(dest, "README.md", "- runs scheduled: side by side");
+        assert_file_has(dest, "README.md", " train --name p11_qknorm_lr2e3 ");   // each run's own record
+        assert_file_has(dest, "README.md", " cores (every run)");
         assert_file_has(dest, "README.md", "| p11_qknorm_lr2e3 | 0 | ");
         assert_file_has(dest, "README.md", "In all: 9 runs");
         snprintf(path, sizeof path, "%s/plots/val_mse.png", dest);

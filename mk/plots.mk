@@ -73,13 +73,13 @@ guidance-sweeps: step7
 	    [ -e $$d/guidance.tsv ] && continue; echo "step7_guidance sweep --model $$c --w $(GUIDANCE_W) --out $$d/guidance.tsv"; \
 	    step7_guidance/step7_guidance sweep --model $$c --w $(GUIDANCE_W) --out $$d/guidance.tsv || exit 1; done
 
-# make results PRESET=quick RUNS=dir [RUNNER=how]: RUNS, without checkpoints,
+# make results PRESET=quick RUNS=dir: RUNS, without checkpoints,
 # with its table, report, plots and README, into results/PRESET.
 results: step1 step6 lab
 	@test -n "$(PRESET)" || { echo "make results PRESET=quick RUNS=dir"; exit 2; }
-	RUNNER="$(RUNNER)" sh scripts/results.sh $(PRESET) $(RUNS)
+	sh scripts/results.sh $(PRESET) $(RUNS)
 results-pytorch: step6
-	RUNNER="$(RUNNER)" sh scripts/results_torch.sh $(PRESET) $(RUNS)
+	sh scripts/results_torch.sh $(PRESET) $(RUNS)
 
 # The docs' figures: steps 1 and 6 from the committed RESULTS, the attention
 # maps from RUNS (they need checkpoints), steps 2 to 5 computed on the spot.

@@ -12,9 +12,8 @@
 #   plots/      scripts/plots.sh, step 1's figures, and the attention maps
 #               (these read the checkpoints, so they come from RUNS_DIR)
 #   report.md   lab report
-#   README.md   the machine, the commit, the commands, the wall time of the runs
-# RUNNER (optional) says how the runs were scheduled, e.g.
-#   RUNNER="two at a time (xargs -P 2), one thread each, under nice"
+#   README.md   scripts/results_readme.sh: what the runs recorded of
+#               themselves (machine, probe, command, date) and their wall time
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -25,7 +24,6 @@ DEST=${3:-$root/results/$PRESET}
 STEP6=${STEP6:-$root/step6_ablation/step6_ablation}
 LAB=${LAB:-$root/lab/lab}
 STEP1=${STEP1:-$root/step1_scorecard/step1_scorecard}
-RUNNER=${RUNNER:-}
 
 for prog in "$STEP6" "$LAB" "$STEP1"; do
     [ -x "$prog" ] || { echo "results.sh: $prog is not built (make all)" >&2; exit 1; }
@@ -74,48 +72,6 @@ rm -f "$DEST"/plots/*.gp "$DEST"/plots/*.log     # the PNGs and their data stay
 "$LAB" report "$DEST" > /dev/null
 sed -i "s|$DEST|$rel|g" "$DEST/report.md"
 
-# 5. README.md: where, when, with what
-"$STEP6" table --tsv-seeds "$DEST" > "$DEST/.seeds.tsv"
-# the seeds of the upgrades (the baseline always has two or more)
-seeds=$(awk -F'\t' '$1 == "mean" && $2 > 0 && $4 > m { m = $4 } END { print m + 0 }' "$DEST/.seeds.tsv")
-seeds_opt=""
-[ "$seeds" -le 1 ] || seeds_opt=" --seeds $seeds"
-cpu=$(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null || true)
-commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
-dirty=$(git -C "$root" status --porcelain 2>/dev/null | grep -v '^??' | head -1 || true)
-{
-    # the record of the runs and nothing else (tests/test_results_readmes.c
-    # holds it to this shape); results/README.md says what the files are
-    echo "# $rel: the $PRESET preset"
-    echo
-    echo "## Machine"
-    echo
-    echo "- CPU: ${cpu:-unknown}, $(nproc) cores; $(uname -sr)"
-    echo
-    echo "## Code"
-    echo
-    echo "- commit \`$commit\`${dirty:+ (with uncommitted changes)}"
-    echo
-    echo "## Commands"
-    echo
-    [ -z "$RUNNER" ] || { echo "- runs scheduled: $RUNNER"; echo; }
-    echo '```sh'
-    echo "make -j2 all"
-    echo "lab/lab ablation --preset $PRESET$seeds_opt --out RUNS"
-    echo "make results PRESET=$PRESET RUNS=RUNS"
-    echo '```'
-    echo
-    echo "## Date"
-    echo
-    echo "- copied from \`$(basename "$RUNS")\` by \`scripts/results.sh\` on $(date -u '+%Y-%m-%d')"
-    echo
-    echo "## Wall time"
-    echo
-    echo "| run | seed | training steps (min, \`train_seconds\`) | scorecard (min, \`scorecard_seconds\`) |"
-    echo "|---|---:|---:|---:|"
-    awk -F'\t' '$1 == "run" { printf "| %s | %d | %.1f | %.1f |\n", $8, $4, $6 / 60, $7 / 60 }' "$DEST/.seeds.tsv"
-    awk -F'\t' '$1 == "run" { t += $6; s += $7; n++ }
-        END { printf "\n- In all: %d runs, %.0f min of training steps and %.0f min of scorecards, summed run by run\n", n, t / 60, s / 60 }' "$DEST/.seeds.tsv"
-} > "$DEST/README.md"
-rm -f "$DEST/.seeds.tsv"
+# 5. README.md: the runs' own records (machine, probe, command, date, wall time)
+sh "$here/results_readme.sh" "$DEST"
 echo "results.sh: wrote $DEST/{table.txt,curves.txt,step1.txt,report.md,README.md,plots/}"

@@ -34,14 +34,12 @@
 // above all: on every line, in the page and in the output alike, what its
 // first group matches (the whole match if it has no group) becomes "#".
 // Output that no command re-runs in seconds (a training run, a timing as
-// such) is a file of a results folder, whose README records the run
-// (machine, commit, command, date), and the page quotes that file with a
-// quote marker like any other. (The old marker "measured:" is refused.)
+// such) is a file of a results folder, whose README records the run, and
+// the page quotes that file with a quote marker like any other.
 //
-// And the prose of every page is held to one rule: a measured number is
-// shown only in such a generated block; the section "Prose" below says
-// what the test flags, how a derived fact is proved (<!-- fact: CMD -->),
-// and how the commands and links of the pages are checked.
+// The section "Prose" below says how a fact in prose is proved
+// (<!-- fact: CMD -->), and how the commands, the links and the glossary's
+// terms of the pages are checked; "Lengths" caps the pages.
 //
 // Pages scanned: README.md, common/README.md and docs/*.md. The checker is
 // tested on made-up pages too: a quote that matches, one that drifted, one of
@@ -105,7 +103,7 @@ static int lines_read(Lines *t, const char *path) {
     return 0;
 }
 
-// "<!-- TAG: TEXT -->" (TAG "quote", "output", "mask" or "measured") ->
+// "<!-- TAG: TEXT -->" (TAG "quote", "output", "mask", "fact" or "run") ->
 // TEXT into out; 1 if the line is such a marker.
 static int marker(const char *line, const char *tag, char *out, size_t outlen) {
     while (isspace((unsigned char)*line)) line++;
@@ -180,7 +178,7 @@ static int check_block(const char *root, const char *doc, int line_no, const cha
 // Quoted output: run the command, compare.
 
 // What was checked, for the summary line.
-typedef struct { int quotes, outputs, measured; } Counts;
+typedef struct { int quotes, outputs; } Counts;
 
 // Each command runs once per check, however many blocks quote it.
 #define MAX_COMMANDS 64
@@ -316,7 +314,6 @@ static int check_page(const char *root, const char *doc, FILE *report, Counts *c
             continue;
         }
         char cmd[1024], mask_text[8][512];
-        if (marker(page.line[i], "measured", cmd, sizeof cmd)) { c->measured++; continue; }
         bool is_output = marker(page.line[i], "output", cmd, sizeof cmd);
         if (!is_output && !quote_marker(page.line[i], src_rel, sizeof src_rel)) continue;
         int at = i, n_masks = 0;       // an output marker may have mask lines below it
@@ -413,273 +410,39 @@ static int check_all(const char *root, FILE *report, Counts *c, int *pages) {
 
 
 // ---------------------------------------------------------------------------
-// Facts the pages state that the code or the committed files decide.
+// Prose: facts, commands, links and the glossary's terms.
 //
-// 1. The presets' sizes, against preset_apply's table (common/train/presets.c).
-//    A page states a preset's size in its prose as "batch B, S steps" (also
-//    "batch B x S steps", "batch B × S steps" or "S steps at batch B"), and
-//    its val_every, in a paragraph that names `val_every`, as "quick 250" or
-//    "tutorial preset 500". The preset is the one the paragraph names last
-//    before the statement ("quick preset", "--preset quick", "PRESET=quick",
-//    "`quick`"), else the one its section's heading names; a statement with
-//    no preset named is about some other run and not checked. "An eighth of
-//    the work" and "eight times the work" must be the tutorial preset's
-//    batch × steps over the quick preset's.
-// 2. Every measured block (<!-- measured: ... -->) names a commit (7 hex
-//    digits) and a machine with its cores ("machine: ... cores").
-// Fenced blocks are not prose: commands and program output are left out.
-
-typedef struct { const char *name; int batch, steps, val_every; } PresetFacts;
-#define N_PRESETS 3
-
-static void preset_facts(PresetFacts f[N_PRESETS]) {
-    static const char *names[N_PRESETS] = { "smoke", "quick", "tutorial" };
-    static const Preset presets[N_PRESETS] = { PRESET_SMOKE, PRESET_QUICK, PRESET_TUTORIAL };
-    for (int i = 0; i < N_PRESETS; i++) {
-        Config c;
-        int ckpt_every;
-        preset_apply(presets[i], &c, &ckpt_every);
-        f[i] = (PresetFacts){ names[i], c.run.batch, c.run.steps, c.run.val_every };
-    }
-}
-
-// The preset a matched name means (its first non-empty group), or -1.
-static int preset_of_match(const char *text, const regmatch_t *g, int n_groups, const PresetFacts *f) {
-    for (int k = 1; k <= n_groups; k++) {
-        if (g[k].rm_so < 0) continue;
-        for (int i = 0; i < N_PRESETS; i++)
-            if ((size_t)(g[k].rm_eo - g[k].rm_so) == strlen(f[i].name) &&
-                strncasecmp(text + g[k].rm_so, f[i].name, strlen(f[i].name)) == 0)
-                return i;
-    }
-    return -1;
-}
-
-// "1,000" -> 1000
-static int parse_number(const char *s, int len) {
-    int v = 0;
-    for (int i = 0; i < len; i++)
-        if (isdigit((unsigned char)s[i])) v = 10 * v + (s[i] - '0');
-    return v;
-}
-
-typedef struct { regex_t name, size_bs, size_sb, val, measured_commit, measured_machine; } FactRules;
-
-static void fact_rules_make(FactRules *r) {
-    const int fl = REG_EXTENDED | REG_ICASE;
-    ck_assert_int_eq(regcomp(&r->name, "(smoke|quick|tutorial)[ -]preset|--preset (smoke|quick|tutorial)"
-                                       "|PRESET=(smoke|quick|tutorial)|`(smoke|quick|tutorial)`", fl), 0);
-    ck_assert_int_eq(regcomp(&r->size_bs, "batch ([0-9][0-9,]*)(,| x| ×) ([0-9][0-9,]*) steps", fl), 0);
-    ck_assert_int_eq(regcomp(&r->size_sb, "([0-9][0-9,]*) steps (each )?at batch ([0-9][0-9,]*)", fl), 0);
-    ck_assert_int_eq(regcomp(&r->val, "(smoke|quick|tutorial)( preset)? ([0-9]([0-9,]*[0-9])?)", fl), 0);
-    ck_assert_int_eq(regcomp(&r->measured_commit, "commit [0-9a-f]{7}", REG_EXTENDED | REG_NOSUB), 0);
-    ck_assert_int_eq(regcomp(&r->measured_machine, "machine:.*cores?", REG_EXTENDED | REG_NOSUB), 0);
-}
-
-static void fact_rules_free(FactRules *r) {
-    regfree(&r->name); regfree(&r->size_bs); regfree(&r->size_sb); regfree(&r->val);
-    regfree(&r->measured_commit); regfree(&r->measured_machine);
-}
-
-// The preset named last in text before offset `before`, or `fallback`.
-static int preset_before(FactRules *r, const char *text, size_t before, int fallback, const PresetFacts *f) {
-    int found = fallback;
-    regmatch_t g[5];
-    for (size_t from = 0; from < before && regexec(&r->name, text + from, 5, g, from ? REG_NOTBOL : 0) == 0;) {
-        if (from + (size_t)g[0].rm_so >= before) break;
-        for (int k = 0; k < 5; k++)
-            if (g[k].rm_so >= 0) { g[k].rm_so += (regoff_t)from; g[k].rm_eo += (regoff_t)from; }
-        int p = preset_of_match(text, g, 4, f);
-        if (p >= 0) found = p;
-        from = (size_t)g[0].rm_eo;
-    }
-    return found;
-}
-
-// Checks the size statements of one paragraph (text, its first line at
-// line_no); returns the failures, counts the statements in *checked.
-static int check_sizes(FactRules *r, const char *doc, int line_no, const char *text, int heading_preset,
-                       const PresetFacts *f, int *checked, FILE *report) {
-    int failures = 0;
-    regex_t *forms[2] = { &r->size_bs, &r->size_sb };
-    for (int form = 0; form < 2; form++) {
-        regmatch_t g[4];
-        for (size_t from = 0; regexec(forms[form], text + from, 4, g, from ? REG_NOTBOL : 0) == 0;
-             from += (size_t)g[0].rm_eo) {
-            const char *t = text + from;
-            int batch = form == 0 ? parse_number(t + g[1].rm_so, g[1].rm_eo - g[1].rm_so)
-                                  : parse_number(t + g[3].rm_so, g[3].rm_eo - g[3].rm_so);
-            int steps = form == 0 ? parse_number(t + g[3].rm_so, g[3].rm_eo - g[3].rm_so)
-                                  : parse_number(t + g[1].rm_so, g[1].rm_eo - g[1].rm_so);
-            int p = preset_before(r, text, from + (size_t)g[0].rm_so, heading_preset, f);
-            if (p < 0) continue;
-            (*checked)++;
-            if (batch != f[p].batch || steps != f[p].steps) {
-                fprintf(report, "%s:%d: says the %s preset is batch %d, %d steps; the code's preset table "
-                        "has batch %d, %d steps\n", doc, line_no, f[p].name, batch, steps, f[p].batch, f[p].steps);
-                failures++;
-            }
-        }
-    }
-    return failures;
-}
-
-// The val_every statements and the eighth of the work, in one paragraph.
-static int check_val_every_and_ratio(FactRules *r, const char *doc, int line_no, const char *text,
-                                     const PresetFacts *f, int *checked, FILE *report) {
-    int failures = 0;
-    if (strstr(text, "val_every")) {
-        regmatch_t g[5];
-        for (size_t from = 0; regexec(&r->val, text + from, 5, g, from ? REG_NOTBOL : 0) == 0;
-             from += (size_t)g[3].rm_eo) {
-            const char *t = text + from;
-            int p = preset_of_match(t, g, 1, f), every = parse_number(t + g[3].rm_so, g[3].rm_eo - g[3].rm_so);
-            (*checked)++;
-            if (p >= 0 && every != f[p].val_every) {
-                fprintf(report, "%s:%d: says the %s preset's val_every is %d; the code's preset table has %d\n",
-                        doc, line_no, f[p].name, every, f[p].val_every);
-                failures++;
-            }
-        }
-    }
-    if (strcasestr(text, "eighth of the work") || strcasestr(text, "eight times the work")) {
-        (*checked)++;
-        double ratio = (double)f[2].batch * f[2].steps / ((double)f[1].batch * f[1].steps);
-        if (ratio != 8.0) {
-            fprintf(report, "%s:%d: says the tutorial preset is eight times the quick preset's work; "
-                    "the code's preset table makes it %.3gx\n", doc, line_no, ratio);
-            failures++;
-        }
-    }
-    return failures;
-}
-
-// One page: its paragraphs and headings outside fenced blocks, and its
-// measured markers. Returns the failures; counts the statements in *checked.
-static int check_page_facts(FactRules *r, const char *root, const char *doc, const PresetFacts *f,
-                            int *checked, FILE *report) {
-    char path[2048];
-    snprintf(path, sizeof path, "%s/%s", root, doc);
-    Lines page;
-    if (lines_read(&page, path) != 0) return 0;
-    int failures = 0, heading_preset = -1, start = 0;
-    size_t cap = 1, len = 0;
-    for (int i = 0; i < page.n; i++) cap += strlen(page.line[i]) + 1;
-    char *para = malloc(cap);
-    ck_assert_ptr_nonnull(para);
-    para[0] = '\0';
-    for (int i = 0; i <= page.n; i++) {
-        const char *line = i < page.n ? page.line[i] : "";
-        int indent, flen, end_indent;
-        char ch, end_ch, text[1024];
-        bool is_fence = (flen = fence(line, &indent, &ch)) > 0, is_heading = line[0] == '#';
-        if (marker(line, "measured", text, sizeof text)) {
-            (*checked)++;
-            if (regexec(&r->measured_commit, text, 0, NULL, 0) || regexec(&r->measured_machine, text, 0, NULL, 0)) {
-                fprintf(report, "%s:%d: a measurement without its commit (7 hex digits) or its machine "
-                        "(\"machine: ... cores\")\n", doc, i + 1);
-                failures++;
-            }
-        }
-        if (!*line || is_fence || is_heading || i == page.n) {   // the paragraph ends
-            if (len > 0) {
-                failures += check_sizes(r, doc, start + 1, para, heading_preset, f, checked, report);
-                failures += check_val_every_and_ratio(r, doc, start + 1, para, f, checked, report);
-            }
-            len = 0;
-            para[0] = '\0';
-            start = i + 1;
-        }
-        if (is_heading) heading_preset = preset_before(r, line, strlen(line), -1, f);
-        if (is_fence) {                          // skip the block
-            i++;
-            while (i < page.n && !(fence(page.line[i], &end_indent, &end_ch) >= flen && end_ch == ch)) i++;
-            start = i + 1;
-            continue;
-        }
-        if (*line && !is_heading) {
-            len += (size_t)snprintf(para + len, cap - len, "%s%s", len ? " " : "", line);
-        }
-    }
-    free(para);
-    lines_free(&page);
-    return failures;
-}
-
-static int check_all_facts(const char *root, FILE *report, int *checked) {
-    PresetFacts f[N_PRESETS];
-    preset_facts(f);
-    FactRules r;
-    fact_rules_make(&r);
-    Lines docs;
-    list_pages(root, &docs);
-    int failures = 0;
-    *checked = 0;
-    for (int i = 0; i < docs.n; i++) failures += check_page_facts(&r, root, docs.line[i], f, checked, report);
-    lines_free(&docs);
-    fact_rules_free(&r);
-    return failures;
-}
-
-// ---------------------------------------------------------------------------
-// Prose: a measured number lives only where a command prints it.
-//
-// The rule. A measurement (a time, a speed, a ratio, a val MSE, a probe-FD,
-// a count of runs or spikes, a logit) is shown only in a generated block: an
-// <!-- output: CMD --> block, which this test re-runs, or a <!-- quote: FILE -->
-// block of a file (a table or a log under results/, whose README records the
-// run: machine, commit, command, date). Everything else on a page is prose,
-// and prose points at a generated block instead of restating it. The test
-// reads the prose (paragraphs, headings, lists, tables, untagged fenced
-// blocks and the comments of ```sh blocks; not code spans, link targets,
-// HTML comments, ```c/```python blocks or generated blocks) and reports, as
-// file:line, every number that
-//   - has a decimal part and three significant digits or more (33.2,
-//     0.2812, 21.37: the digits of a measurement; 0.5, 0.02 or 1.5 read as
-//     settings and round constants, 0.3.21 as a version), its sign
-//     included (-0.0266, −0.0271),
-//   - is written as printf writes it, 1.5e-06 or 2.2e+00 (2e-3 or 1.6e-2,
-//     a one-digit exponent, is a setting written by hand),
-//   - is a decimal count of standard errors (0.9 se),
-//   - carries a unit of time, speed, size of work or ratio: %, ms, s, sec,
-//     seconds, min, minutes, h, hours, ms/step, GFLOP/s, GB/s, "×" or "x"
-//     alone (2×; 3 × 32 is a shape), "times faster/slower",
-//   - counts runs or spikes ("48 runs", "forty-two runs", "3 spikes"; a
-//     count in words from ten up: "the two runs of a pair" names a design),
-//   - or follows one of val MSE, MSE, probe-FD, FD, logit(s), spike(s),
-//     accuracy, GFLOP within a few words ("logits reach 55").
-// It reports as well, anywhere outside code and generated blocks, what
-// makes a page a log: a date (2026-12-04, or a month and a day), a time of
-// day (14:32), a build (a commit: 7 to 40 hex digits, letters and digits),
-// and the <!-- measured: ... --> marker of an earlier convention (move the
-// output into a results folder, whose README records the run, and quote it).
-//
-// Derived facts (shapes, parameter counts, bounds, preset sizes) are no
-// measurements, but some read like one (a bound of 5.66). They stay in prose
-// when a command proves them: a line
+// Facts. A page states a fact about the code (a count, a default, a bound)
+// in prose only below a line
 //     <!-- fact: CMD -->
-// before a paragraph makes every number the rule flags in that paragraph
-// one that must appear in CMD's standard output (CMD is run like an output
-// block's command, from the project root). The presets' sizes are checked
-// against the code by the facts test below.
+// that computes it: every number in the paragraph under that line (its
+// prose: not code spans, link targets or comments) must appear in CMD's
+// standard output (CMD is run like an output block's command, from the
+// project root). Prose elsewhere is not read for numbers.
 //
 // Commands. Every line of a ```sh block is a command that must run as
 // written. A `cd DIR` moves the lines after it; `VAR=value` prefixes are
 // the command's environment. `make ARGS` must pass `make -n ARGS` (the
 // target exists, its recipe expands); a program (a path: lab/lab,
-// ./step3_qknorm, build/tools/gemm_race) must exist and answer
-// `PROG [COMMAND] --help` with exit 0, and each --option the line gives it
-// must appear in that help; a script (.py, .sh) must exist. A block after
-// <!-- run --> is run as written instead (it must finish in seconds, exit 0).
-// Inline code spans that are a make command (`make plots`) are checked
-// like ```sh lines when they hold no placeholder ([...] or a lowercase
-// VAR=value meant to be filled in).
+// ./step3_qknorm) must exist and answer `PROG [COMMAND] --help` with exit
+// 0, and each --option the line gives it must appear in that help; a
+// script (.py, .sh) must exist. A block after <!-- run --> is run as
+// written instead (it must finish in seconds, exit 0). Inline code spans
+// that are a make command (`make plots`) are checked like ```sh lines when
+// they hold no placeholder ([...] or a lowercase VAR=value meant to be
+// filled in).
 //
 // Links. Every relative link [text](path#anchor) of a page must name a file
 // or folder that exists, and an anchor into a .md page must be one of its
 // headings (GitHub's slugs: lowercase, punctuation dropped, spaces to '-').
+//
+// The glossary (the section "## Glossary" of docs/tinydit.md: one
+// "- **term, term** (alias, alias): ..." line each) keeps what the pages
+// promise of it: the text of a link to it, [flow matching](tinydit.md#glossary),
+// is one of its terms (or "glossary"), and so is each term a sentence
+// names after "glossary defines" ("the glossary defines A, B and C").
 
-typedef struct { int numbers, facts, commands, links; } ProseCounts;
+typedef struct { int numbers, facts, commands, links, terms; } ProseCounts;
 
 static bool is_word(char c) { return isalnum((unsigned char)c) || c == '_'; }
 
@@ -713,206 +476,11 @@ static void prose_only(char *s) {
     *o = '\0';
 }
 
-// Counts in words from ten up: "the two runs of a seed pair" names a design,
-// "forty-two runs" a tally.
-static const char *const NUMBER_WORDS[] = {
-    "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty",
-    "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety", "hundred", "dozen",
-};
-
-// The word (letters, '-', '/') starting at s, lowercased into w; its length.
-static int word_at(const char *s, char *w, size_t wlen) {
-    size_t n = 0;
-    while ((isalpha((unsigned char)s[n]) || s[n] == '/' || s[n] == '-' || (unsigned char)s[n] >= 0x80) &&
-           n + 1 < wlen) {
-        w[n] = (char)tolower((unsigned char)s[n]);
-        n++;
-    }
-    w[n] = '\0';
-    return (int)n;
-}
 
 static bool word_in(const char *w, const char *const *list, size_t n) {
     for (size_t i = 0; i < n; i++)
         if (strcmp(w, list[i]) == 0) return true;
     return false;
-}
-
-// The measured-looking numbers of one line of prose (already prose_only):
-// for each, its text into found[k] (at most max), and why into why[k].
-static int measured_numbers(const char *s, char found[][48], const char **why, int max) {
-    static const char *const UNITS[] = {
-        "%", "ms", "s", "sec", "secs", "second", "seconds", "min", "mins", "minute", "minutes", "h",
-        "hour", "hours", "µs", "us", "ns", "ms/step", "gflop/s", "gflops", "tflop/s", "gb/s", "mb/s",
-        "steps/s", "images/s", "runs", "spikes",
-    };
-    static const char *const KEYWORDS[] = {
-        "val mse", "mse", "probe-fd", "fd", "logit", "spike", "accuracy", "gflop",
-    };
-    int n = 0;
-    size_t len = strlen(s);
-    for (size_t i = 0; i < len && n < max; i++) {
-        // a number word before "runs" or "spikes" (forty-two runs)
-        if (isalpha((unsigned char)s[i]) && (i == 0 || !is_word(s[i - 1]) )) {
-            char w[64];
-            int k = word_at(s + i, w, sizeof w);
-            char first[64];
-            snprintf(first, sizeof first, "%s", w);
-            char *dash = strchr(first, '-');
-            if (dash) *dash = '\0';
-            if (word_in(first, NUMBER_WORDS, sizeof NUMBER_WORDS / sizeof *NUMBER_WORDS) && s[i + k] == ' ') {
-                char next[64];
-                word_at(s + i + k + 1, next, sizeof next);
-                if (!strcmp(next, "runs") || !strcmp(next, "spikes")) {
-                    snprintf(found[n], 48, "%.*s %s", k, s + i, next);
-                    why[n++] = "a count of runs or spikes";
-                }
-            }
-            i += (size_t)(k > 0 ? k - 1 : 0);
-            continue;
-        }
-        if (!isdigit((unsigned char)s[i])) continue;
-        // a sign is part of the number: -0.0266, +0.0082, −0.0271 (U+2212)
-        bool sign = i > 0 && (s[i - 1] == '-' || s[i - 1] == '+') &&
-                    (i == 1 || s[i - 2] == ' ' || s[i - 2] == '(' || s[i - 2] == ',');
-        if (i >= 3 && !strncmp(s + i - 3, "−", strlen("−"))) sign = true;
-        if (!sign && i > 0 && (is_word(s[i - 1]) || strchr("./#=-+", s[i - 1]) ||
-                               (unsigned char)s[i - 1] >= 0x80)) {
-            // part of a name, a path, an option, a negative setting: skip the digits
-            while (i + 1 < len && (isalnum((unsigned char)s[i + 1]) || s[i + 1] == '.')) i++;
-            continue;
-        }
-        size_t a = i, b = i;
-        while (isdigit((unsigned char)s[b])) b++;
-        while (s[b] == ',' && isdigit((unsigned char)s[b + 1]) && isdigit((unsigned char)s[b + 2]) &&
-               isdigit((unsigned char)s[b + 3]) && !isdigit((unsigned char)s[b + 4]))
-            b += 4;
-        bool decimal = false;
-        if (s[b] == '.' && isdigit((unsigned char)s[b + 1])) {
-            decimal = true;
-            b++;
-            while (isdigit((unsigned char)s[b])) b++;
-        }
-        i = b;
-        if ((s[b] == 'e' || s[b] == 'E') && (isdigit((unsigned char)s[b + 1]) || s[b + 1] == '-' ||
-                                             s[b + 1] == '+')) {
-            // 2e-3, 1.6e-2: a setting; printf's form, 1.5e-06 or 2.2e+00, a program's output
-            size_t e = b + 1;
-            if (s[e] == '-' || s[e] == '+') e++;
-            size_t digits = 0;
-            while (isdigit((unsigned char)s[e + digits])) digits++;
-            i = e + digits;
-            if (decimal && digits == 2) {
-                snprintf(found[n], 48, "%.*s", (int)(e + digits - a), s + a);
-                why[n++] = "a number as a program prints it (d.de-dd)";
-            }
-            continue;
-        }
-        if (s[b] == '.' && isalpha((unsigned char)s[b + 1])) continue;   // a file name, 1.bin
-        if (s[b] == '.' && isdigit((unsigned char)s[b + 1])) {           // a version, 0.3.21
-            while (isdigit((unsigned char)s[b + 1]) || s[b + 1] == '.') b++;
-            i = b;
-            continue;
-        }
-        const char *reason = NULL;
-        int significant = 0;                                // 0.0271 has 3, 33.2 has 3, 0.02 has 1
-        for (size_t k = a; k < b; k++)
-            if (isdigit((unsigned char)s[k]) && (significant || s[k] != '0')) significant++;
-        if (decimal && significant >= 3) reason = "a number with three or more significant digits";
-        // its unit: right after it, or after one space
-        const char *u = s + b;
-        if (*u == ' ') u++;
-        char w[64];
-        int wl = word_at(u, w, sizeof w);
-        if (!reason && *u == '%') reason = "a percentage";
-        if (!reason && decimal && !strcmp(w, "se")) reason = "a count of standard errors";
-        if (!reason && wl > 0 && word_in(w, UNITS, sizeof UNITS / sizeof *UNITS)) {
-            reason = (!strcmp(w, "runs") || !strcmp(w, "spikes")) ? "a count of runs or spikes" : "a time or a speed";
-        } else if (!reason && strncmp(u, "×", strlen("×")) == 0) {
-            const char *after = u + strlen("×");     // 0.9×; not 3 × 32, 2 × D
-            while (*after == ' ') after++;
-            bool shape = isdigit((unsigned char)*after) ||
-                         (isupper((unsigned char)*after) && !isalpha((unsigned char)after[1]));
-            if (!shape) reason = "a ratio";
-        } else if (!reason && !strcmp(w, "x") && !is_word(u[1])) {
-            const char *after = u + 1;               // 2x faster; not 4 x 4, 2 x D
-            while (*after == ' ') after++;
-            bool shape = isdigit((unsigned char)*after) ||
-                         (isupper((unsigned char)*after) && !isalpha((unsigned char)after[1]));
-            if (!shape) reason = "a ratio";
-        } else if (!reason && !strcmp(w, "times")) {
-            char next[64];
-            word_at(u + wl + 1, next, sizeof next);
-            if (!strcmp(next, "faster") || !strcmp(next, "slower")) reason = "a ratio";
-        }
-        if (!reason && (a == 0 || s[a - 1] == ' ' || s[a - 1] == '(')) {
-            // a metric named just before it ("logits reach 55", "val MSE of 0.28")
-            size_t from = a > 28 ? a - 28 : 0;
-            for (size_t j = a; j > from; j--)          // the same clause only
-                if (strchr(",;:()", s[j - 1])) { from = j; break; }
-            char window[64];
-            size_t k = 0;
-            for (size_t j = from; j < a && k + 1 < sizeof window; j++) window[k++] = (char)tolower((unsigned char)s[j]);
-            window[k] = '\0';
-            for (size_t m = 0; m < sizeof KEYWORDS / sizeof *KEYWORDS && !reason; m++) {
-                const char *hit = strstr(window, KEYWORDS[m]);
-                while (hit) {
-                    size_t e = (size_t)(hit - window) + strlen(KEYWORDS[m]);
-                    bool starts = hit == window || !isalpha((unsigned char)hit[-1]);
-                    if (starts) { reason = "a number next to a metric"; break; }
-                    (void)e;
-                    hit = strstr(hit + 1, KEYWORDS[m]);
-                }
-            }
-        }
-        if (reason) {
-            snprintf(found[n], 48, "%.*s", (int)(b - a), s + a);
-            why[n++] = reason;
-        }
-    }
-    return n;
-}
-
-// A date, a time of day or a commit in a line (raw): what, into out; 1 if any.
-static int log_marks(const char *line, char *out, size_t outlen) {
-    static regex_t date, month, clock, commit;
-    static bool made = false;
-    if (!made) {
-        ck_assert_int_eq(regcomp(&date, "(^|[^0-9])((19|20)[0-9][0-9]-[01][0-9]-[0-3][0-9])", REG_EXTENDED), 0);
-        ck_assert_int_eq(regcomp(&month, "(^|[^a-z])((january|february|march|april|may|june|july|august|"
-                                         "september|october|november|december) [0-3]?[0-9]([^0-9]|$))",
-                                 REG_EXTENDED | REG_ICASE), 0);
-        ck_assert_int_eq(regcomp(&clock, "(^|[^0-9:])([0-2]?[0-9]:[0-5][0-9])([^0-9:]|$)", REG_EXTENDED), 0);
-        ck_assert_int_eq(regcomp(&commit, "(^|[^0-9a-zA-Z_x])([0-9a-f]{7,40})([^0-9a-zA-Z_]|$)", REG_EXTENDED), 0);
-        made = true;
-    }
-    regmatch_t g[3];
-    if (regexec(&date, line, 3, g, 0) == 0) {
-        snprintf(out, outlen, "a date, %.*s", (int)(g[2].rm_eo - g[2].rm_so), line + g[2].rm_so);
-        return 1;
-    }
-    if (regexec(&month, line, 3, g, 0) == 0) {
-        snprintf(out, outlen, "a date, %.*s", (int)(g[2].rm_eo - g[2].rm_so), line + g[2].rm_so);
-        return 1;
-    }
-    if (regexec(&clock, line, 3, g, 0) == 0) {
-        snprintf(out, outlen, "a time of day, %.*s", (int)(g[2].rm_eo - g[2].rm_so), line + g[2].rm_so);
-        return 1;
-    }
-    for (size_t from = 0; regexec(&commit, line + from, 3, g, from ? REG_NOTBOL : 0) == 0;
-         from += (size_t)g[2].rm_eo) {
-        const char *h = line + from + g[2].rm_so;
-        int hl = g[2].rm_eo - g[2].rm_so;
-        bool letter = false, digit = false;
-        for (int k = 0; k < hl; k++) {
-            if (isdigit((unsigned char)h[k])) digit = true; else letter = true;
-        }
-        if (letter && digit) {
-            snprintf(out, outlen, "a build (commit %.*s)", hl, h);
-            return 1;
-        }
-    }
-    return 0;
 }
 
 // GitHub's anchor for a heading: lowercase, punctuation dropped, spaces '-'.
@@ -1181,43 +749,132 @@ static int check_command_line(const char *root, char *cwd, size_t cwdlen, const 
     return failures;
 }
 
-// One number the rule flags, against the fact command's output (if any).
-static int judge_number(const char *doc, int line_no, const char *line, const char *num, const char *why,
-                        const RanCommand *fact, const char *fact_cmd, ProseCounts *pc, FILE *report) {
-    if (fact) {
-        char bare[48];
-        size_t k = 0;
-        for (const char *p = num; *p && k + 1 < sizeof bare; p++) if (*p != ',') bare[k++] = *p;
-        bare[k] = '\0';
-        for (int i = 0; i < fact->out.n; i++)
-            if (strstr(fact->out.line[i], num) || strstr(fact->out.line[i], bare)) { pc->facts++; return 0; }
-        fprintf(report, "%s:%d: %s is not in the output of `%s`, the fact line above it\n    %s\n",
-                doc, line_no, num, fact_cmd, line);
-        return 1;
+// The numbers of a line of prose (already prose_only): digits, with
+// thousands' commas and a decimal part, not part of a word, path or option.
+static int prose_numbers(const char *s, char found[][48], int max) {
+    int n = 0;
+    for (size_t i = 0; s[i] && n < max; i++) {
+        if (!isdigit((unsigned char)s[i])) continue;
+        if (i > 0 && (is_word(s[i - 1]) || strchr("./#=-", s[i - 1]))) {
+            while (isalnum((unsigned char)s[i + 1]) || s[i + 1] == '.') i++;   // a name, a path, a setting
+            continue;
+        }
+        size_t b = i;
+        while (isdigit((unsigned char)s[b]) || ((s[b] == ',' || s[b] == '.') && isdigit((unsigned char)s[b + 1]))) b++;
+        if (is_word(s[b])) { i = b; continue; }                                // 4x4, 2e-3, 1st
+        snprintf(found[n++], 48, "%.*s", (int)(b - i), s + i);
+        i = b;
     }
-    fprintf(report, "%s:%d: a measured quantity in prose (%s: %s): show it in a generated block, or\n"
-            "    prove it with a <!-- fact: CMD --> line\n    %s\n", doc, line_no, why, num, line);
+    return n;
+}
+
+// One number of a fact paragraph, against the fact command's output.
+static int judge_number(const char *doc, int line_no, const char *line, const char *num,
+                        const RanCommand *fact, const char *fact_cmd, ProseCounts *pc, FILE *report) {
+    char bare[48];
+    size_t k = 0;
+    for (const char *p = num; *p && k + 1 < sizeof bare; p++) if (*p != ',') bare[k++] = *p;
+    bare[k] = '\0';
+    for (int i = 0; i < fact->out.n; i++)
+        if (strstr(fact->out.line[i], num) || strstr(fact->out.line[i], bare)) { pc->facts++; return 0; }
+    fprintf(report, "%s:%d: %s is not in the output of `%s`, the fact line above it\n    %s\n",
+            doc, line_no, num, fact_cmd, line);
     return 1;
 }
 
-// One line of prose: the numbers, the log marks, the links.
+// The glossary's terms, lowercased: read by check_all_prose.
+static Lines g_terms;
+
+// "- **a, b** (c, d): ..." -> a, b, c, d into terms.
+static void glossary_terms(const char *root, Lines *terms) {
+    memset(terms, 0, sizeof *terms);
+    char path[2048];
+    snprintf(path, sizeof path, "%s/docs/tinydit.md", root);
+    Lines t;
+    if (lines_read(&t, path) != 0) return;
+    bool in = false;
+    for (int i = 0; i < t.n; i++) {
+        if (t.line[i][0] == '#') { in = !strcmp(t.line[i], "## Glossary"); continue; }
+        if (!in || strncmp(t.line[i], "- **", 4) != 0) continue;
+        char buf[512];
+        const char *a = t.line[i] + 4, *b = strstr(a, "**");
+        if (!b) continue;
+        snprintf(buf, sizeof buf, "%.*s", (int)(b - a), a);
+        if (b[2] == ' ' && b[3] == '(' && strchr(b + 3, ')')) {        // the aliases in brackets
+            size_t l = strlen(buf);
+            snprintf(buf + l, sizeof buf - l, ", %.*s", (int)(strchr(b + 3, ')') - b - 4), b + 4);
+        }
+        for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+            while (*tok == ' ') tok++;
+            for (char *c = tok; *c; c++) *c = (char)tolower((unsigned char)*c);
+            if (*tok) lines_push(terms, tok);
+        }
+    }
+    lines_free(&t);
+}
+
+static bool is_term(const char *name) {
+    char w[256];
+    size_t k = 0;
+    while (*name == ' ' || *name == '*' || *name == '_') name++;
+    for (; *name && k + 1 < sizeof w; name++) w[k++] = (char)tolower((unsigned char)*name);
+    while (k > 0 && strchr(" *_.", w[k - 1])) k--;
+    w[k] = '\0';
+    if (!strncmp(w, "the ", 4)) memmove(w, w + 4, k - 3);
+    if (!strcmp(w, "glossary")) return true;
+    for (int i = 0; i < g_terms.n; i++)
+        if (!strcmp(g_terms.line[i], w)) return true;
+    return false;
+}
+
+// What one line promises of the glossary: 1 per term it does not have.
+static int check_glossary_promises(const char *doc, int line_no, const char *raw, ProseCounts *pc,
+                                   FILE *report) {
+    int failures = 0;
+    char name[512];
+    for (const char *p = strchr(raw, '['); p; p = strchr(p + 1, '[')) {    // [term](...#glossary)
+        const char *close = strstr(p, "](");
+        if (!close || !strchr(close, ')')) break;
+        const char *target = close + 2, *end = strchr(target, ')');
+        if (!(end - target >= 9 && !strncmp(end - 9, "#glossary", 9))) continue;
+        snprintf(name, sizeof name, "%.*s", (int)(close - p - 1), p + 1);
+        pc->terms++;
+        if (!is_term(name)) {
+            fprintf(report, "%s:%d: a link to the glossary as \"%s\", a term it does not define\n", doc, line_no, name);
+            failures++;
+        }
+    }
+    const char *d = strcasestr(raw, "glossary defines ");
+    if (d) {                                                               // A, B and C.
+        char list[1024];
+        snprintf(list, sizeof list, "%s", d + strlen("glossary defines "));
+        list[strcspn(list, ".;:")] = '\0';
+        for (char *a = strstr(list, " and "); a; a = strstr(a, " and ")) memcpy(a, ",   ", 4);
+        for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
+            while (*tok == ' ') tok++;
+            pc->terms++;
+            if (!is_term(tok)) {
+                fprintf(report, "%s:%d: says the glossary defines \"%s\"; it does not\n", doc, line_no, tok);
+                failures++;
+            }
+        }
+    }
+    return failures;
+}
+
+// One line of prose: its links and glossary promises, and below a fact
+// line, its numbers.
 static int check_prose_line(const char *root, const char *doc, int line_no, const char *raw,
                             const RanCommand *fact, const char *fact_cmd, ProseCounts *pc, FILE *report) {
     int failures = check_links(root, doc, line_no, raw, pc, report);
-    char what[128];
-    if (log_marks(raw, what, sizeof what)) {
-        fprintf(report, "%s:%d: a page is a lesson, not a log: %s (a run's record lives in its results "
-                "folder's README)\n    %s\n", doc, line_no, what, raw);
-        failures++;
-    }
-    char text[4096], found[16][48];
-    const char *why[16];
+    failures += check_glossary_promises(doc, line_no, raw, pc, report);
+    if (!fact) return failures;
+    char text[4096], found[32][48];
     snprintf(text, sizeof text, "%s", raw);
     prose_only(text);
-    int n = measured_numbers(text, found, why, 16);
+    int n = prose_numbers(text, found, 32);
     pc->numbers += n;
-    for (int k = 0; k < n; k++)
-        failures += judge_number(doc, line_no, raw, found[k], why[k], fact, fact_cmd, pc, report);
+    for (int k = 0; k < n; k++) failures += judge_number(doc, line_no, raw, found[k], fact, fact_cmd, pc, report);
     return failures;
 }
 
@@ -1266,13 +923,6 @@ static int check_page_prose(const char *root, const char *doc, FILE *report, Pro
     for (int i = 0; i < page.n; i++) {
         const char *line = page.line[i];
         if (!*line) { fact = NULL; continue; }
-        if (marker(line, "measured", text, sizeof text)) {
-            fprintf(report, "%s:%d: a measured block: put its output in a results folder (its README "
-                    "records the run) and quote it there, <!-- quote: results/... -->\n", doc, i + 1);
-            failures++;
-            generated_next = true;
-            continue;
-        }
         if (marker(line, "output", text, sizeof text) || marker(line, "quote", text, sizeof text)) {
             generated_next = true;
             continue;
@@ -1359,10 +1009,12 @@ static int check_all_prose(const char *root, FILE *report, ProseCounts *pc) {
     Lines docs;
     list_pages(root, &docs);
     memset(pc, 0, sizeof *pc);
+    glossary_terms(root, &g_terms);
     CommandCache *cache = calloc(1, sizeof *cache);
     ck_assert_ptr_nonnull(cache);
     int failures = 0;
     for (int i = 0; i < docs.n; i++) failures += check_page_prose(root, docs.line[i], report, pc, cache);
+    lines_free(&g_terms);
     cache_free(cache);
     free(cache);
     lines_free(&docs);
@@ -1377,23 +1029,11 @@ START_TEST(test_repository_docs) {
     Counts c;
     int pages = 0;
     int failures = check_all(root, stderr, &c, &pages);
-    printf("docs quotes: %d quoted blocks of code and %d of program output in %d pages checked,\n"
-           "%d marked as measurements (not re-run); %d drifted\n",
-           c.quotes, c.outputs, pages, c.measured, failures);
+    printf("docs quotes: %d quoted blocks of code and %d of program output in %d pages checked; "
+           "%d drifted\n", c.quotes, c.outputs, pages, failures);
     fflush(stdout);
     ck_assert_msg(failures == 0, "%d quoted block(s) no longer match their source (listed above)",
                   failures);
-}
-END_TEST
-
-START_TEST(test_repository_facts) {
-    int checked = 0;
-    int failures = check_all_facts(project_root(), stderr, &checked);
-    printf("docs facts: %d statements of the presets' sizes, val_every and measurements checked; "
-           "%d wrong\n", checked, failures);
-    fflush(stdout);
-    ck_assert_int_ge(checked, 10);
-    ck_assert_msg(failures == 0, "%d statement(s) disagree with the code (listed above)", failures);
 }
 END_TEST
 
@@ -1402,34 +1042,35 @@ END_TEST
 START_TEST(test_repository_prose) {
     ProseCounts pc;
     int failures = check_all_prose(project_root(), stderr, &pc);
-    printf("docs prose: %d numbers the rule flags (%d proved by a fact command), %d commands checked, "
-           "%d links; %d failures\n", pc.numbers, pc.facts, pc.commands, pc.links, failures);
+    printf("docs prose: %d numbers of fact paragraphs (%d in their command's output), %d commands, "
+           "%d links, %d glossary terms checked; %d failures\n", pc.numbers, pc.facts, pc.commands, pc.links,
+           pc.terms, failures);
     fflush(stdout);
     ck_assert_int_gt(pc.commands, 10);
-    ck_assert_msg(failures == 0, "%d measured quantities in prose, log marks, failing commands or broken "
-                  "links (listed above)", failures);
+    ck_assert_int_gt(pc.terms, 2);
+    ck_assert_msg(failures == 0, "%d facts not in their command's output, failing commands, broken links "
+                  "or glossary terms missing (listed above)", failures);
 }
 END_TEST
 
-// The pages' lengths: a lesson, not a log. The two pages that grew by
-// accretion have a ceiling each, and docs/ as a whole has one, so that a
-// page cut here cannot grow back there.
-#define DOCS_MOST_LINES 4504
+// Lengths: a lesson, not a log. The pages that grew by accretion have a
+// ceiling each, and docs/ as a whole has one, so that a page cut here
+// cannot grow back there.
+#define DOCS_MOST_LINES 3200
 START_TEST(test_page_lengths) {
     static const struct { const char *page; int most; } limits[] = {
-        { "docs/performance.md", 300 }, { "docs/step6_ablation.md", 500 },
+        { "README.md", 150 }, { "docs/performance.md", 300 }, { "docs/step6_ablation.md", 300 },
     };
     const char *root = project_root();
     Lines docs;
     list_pages(root, &docs);
     int total = 0, over = 0;
     for (int i = 0; i < docs.n; i++) {
-        if (strncmp(docs.line[i], "docs/", 5) != 0) continue;
         char path[2048];
         snprintf(path, sizeof path, "%s/%s", root, docs.line[i]);
         Lines t;
         ck_assert_int_eq(lines_read(&t, path), 0);
-        total += t.n;
+        if (!strncmp(docs.line[i], "docs/", 5)) total += t.n;
         for (size_t k = 0; k < sizeof limits / sizeof *limits; k++)
             if (!strcmp(docs.line[i], limits[k].page) && t.n > limits[k].most) {
                 fprintf(stderr, "%s: %d lines, more than its %d\n", docs.line[i], t.n, limits[k].most);
@@ -1665,10 +1306,7 @@ START_TEST(test_checker_reruns_outputs) {
                "base       0.9999   1.0\n"
                "rope       0.1   9999.9\n"
                "```\n"
-               "<!-- measured: sh src/train; commit abc1234; machine: 2 cores -->\n"
-               "```\n"
-               "whatever a training run printed\n"
-               "```\n");
+               );
     const char *report = check_fake(0, 2);
     ck_assert_str_eq(report, "");
 }
@@ -1708,79 +1346,41 @@ START_TEST(test_checker_finds_output_drift) {
 }
 END_TEST
 
-// The facts checker on a made-up page, against the real preset table.
-START_TEST(test_facts_checker) {
-    write_text("docs/page.md",
-               "# A page\n\n"
-               "The quick preset (batch 64, 1,000 steps) and PRESET=tutorial, 4,000 steps at batch 128.\n\n"
-               "Some run of batch 32, 500 steps names no preset.\n\n"
-               "The quick preset trains batch 128, 4,000 steps.\n\n"          // line 7: wrong
-               "## The tutorial preset\n\n"
-               "Batch 64, 1,000 steps.\n\n"                                   // line 11: wrong (heading)
-               "The config key `val_every` (quick preset 250, tutorial 250).\n\n"   // line 13: tutorial wrong
-               "A quick-preset run is an eighth of the work.\n\n"
-               "```\n"
-               "quick preset: batch 1, 2 steps (a block: not prose)\n"
-               "```\n"
-               "<!-- measured: a command; commit abc1234; machine: AMD EPYC, 2 cores -->\n"
-               "<!-- measured: a command; on some machine -->\n");            // line 21: no commit
-    char report[4096] = "";
-    FILE *r = fmemopen(report, sizeof report, "w");
-    ck_assert_ptr_nonnull(r);
-    int checked = 0;
-    int failures = check_all_facts(g_dir, r, &checked);
-    fclose(r);
-    ck_assert_msg(failures == 4, "%s", report);
-    ck_assert_int_eq(checked, 9);   // 4 sizes, 2 val_every, the eighth, 2 measurements
-    ck_assert_msg(strstr(report, "docs/page.md:7: says the quick preset is batch 128, 4000 steps"), "%s", report);
-    ck_assert_msg(strstr(report, "docs/page.md:11: says the tutorial preset is batch 64, 1000 steps"), "%s", report);
-    ck_assert_msg(strstr(report, "docs/page.md:13: says the tutorial preset's val_every is 250"), "%s", report);
-    ck_assert_msg(strstr(report, "docs/page.md:21: a measurement without its commit"), "%s", report);
-}
-END_TEST
-
-// The prose rule on a made-up page: what it flags, with file:line, and what
-// it lets through.
+// The prose checks on a made-up page: what they flag, with file:line, and
+// what they let through.
 START_TEST(test_prose_checker) {
     write_text("src/prog", PROG);
     char path[512];
     snprintf(path, sizeof path, "%s/src/prog", g_dir);
     ck_assert_int_eq(chmod(path, 0700), 0);
     write_text("Makefile", "hello:\n\t@echo hello\n");
-    write_text("docs/other.md", "# Other\n\n## The part\n");
+    write_text("docs/tinydit.md", "# Model\n\n## Glossary\n\n"
+                                  "- **flow matching**: a path.\n"
+                                  "- **MLP** (feed-forward network, FFN): a layer.\n"
+                                  "- **patch, patchify**: a square.\n");
     write_text("docs/page.md",
                "# A page\n\n"
-               "The run took 33.2 min and its val MSE is 0.2812.\n"              // 3: two
-               "All 48 runs finished; forty-two runs were fast, logits reach 55.\n"   // 4: three
-               "It is 2x faster, 3× the work, at 85% of the peak, on 2026-12-04.\n"  // 5: ratios, %, date
-               "Built at commit 4a074ba.\n"                                      // 6: a build
-               "Shapes (N, 64, 128), batch 64, 1,000 steps, lr 2e-3, t = 0.5, OpenBLAS 0.3.21,\n"
-               "`0.2812 in code`, a 3 × 32 × 32 image, [a link](other.md#the-part), the two runs.\n"
-               "[gone](missing.md) and [no anchor](other.md#nowhere).\n"         // 9: two links
+               "The run took 33.2 min and its val MSE is 0.2812 (prose: not read).\n"   // 3: fine
+               "[gone](missing.md) and [no anchor](tinydit.md#nowhere).\n"              // 4: two links
                "<!-- fact: sh src/prog -->\n"
-               "The baseline's 0.2812 and rope's 2476.5 are derived.\n"          // 11: fine
+               "The baseline's 0.2812 and rope's 2476.5 are derived, at lr 2e-3, in `0.5`.\n"   // 6: fine
                "\n"
                "<!-- fact: sh src/prog -->\n"
-               "But 0.3333 is not in its output.\n"                              // 14: not in output
+               "But 0.3333 is not in its output.\n"                                     // 9: not in output
                "\n"
+               "[Flow matching](tinydit.md#glossary), [FFN](tinydit.md#glossary), the [glossary](tinydit.md#glossary).\n"
+               "[loss spikes](tinydit.md#glossary) are not there.\n"                     // 12: no such term
+               "The glossary defines patchify, the MLP and the seed's standard error.\n"   // 13: one missing
                "<!-- output: sh src/prog -->\n"
                "```\n"
                "base       0.2812    905.1\n"
                "```\n"
-               "<!-- measured: sh src/train; commit abc1234; machine: 2 cores -->\n"  // 20: retired
-               "```\n"
-               "0.9999\n"
-               "```\n"
                "```sh\n"
                "make hello                 # fine\n"
-               "make nosuch                # 26: no such target\n"
-               "src/prog --rounds 3        # 27: not in its help\n"
-               "src/gone                   # 28: missing, took 5 s\n"
-               "```\n"
-               "```\n"
-               "an untagged block is prose: 12.5 ms\n"                           // 31
-               "```\n"
-               "Signed, −0.0271 and -0.0266; printed, 1.5e-06; lr 1.6e-2 is a setting.\n");   // 33
+               "make nosuch                # 20: no such target\n"
+               "src/prog --rounds 3        # 21: not in its help\n"
+               "src/gone                   # 22: missing\n"
+               "```\n");
     char report[8192] = "";
     FILE *r = fmemopen(report, sizeof report, "w");
     ck_assert_ptr_nonnull(r);
@@ -1788,47 +1388,33 @@ START_TEST(test_prose_checker) {
     int failures = check_all_prose(g_dir, r, &pc);
     fclose(r);
     static const char *const want[] = {
-        "docs/page.md:3: a measured quantity in prose (a number with three or more significant digits: 33.2)",
-        "docs/page.md:3: a measured quantity in prose (a number with three or more significant digits: 0.2812)",
-        "docs/page.md:4: a measured quantity in prose (a count of runs or spikes: 48)",
-        "docs/page.md:4: a measured quantity in prose (a count of runs or spikes: forty-two runs)",
-        "docs/page.md:4: a measured quantity in prose (a number next to a metric: 55)",
-        "docs/page.md:5: a measured quantity in prose (a ratio: 2)",
-        "docs/page.md:5: a measured quantity in prose (a ratio: 3)",
-        "docs/page.md:5: a measured quantity in prose (a percentage: 85)",
-        "docs/page.md:5: a page is a lesson, not a log: a date, 2026-12-04",
-        "docs/page.md:6: a page is a lesson, not a log: a build (commit 4a074ba)",
-        "docs/page.md:9: a link to missing.md, which is missing",
-        "docs/page.md:9: a link to other.md#nowhere: no heading there has that anchor",
-        "docs/page.md:14: 0.3333 is not in the output of `sh src/prog`",
-        "docs/page.md:20: a measured block",
-        "docs/page.md:26: `env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -n 'nosuch'` fails",
-        "docs/page.md:27: `'src/prog'  --help` does not list --rounds",
-        "docs/page.md:28: runs src/gone, which is missing",
-        "docs/page.md:28: a measured quantity in prose (a time or a speed: 5)",
-        "docs/page.md:31: a measured quantity in prose (a number with three or more significant digits: 12.5)",
-        "docs/page.md:33: a measured quantity in prose (a number with three or more significant digits: 0.0271)",
-        "docs/page.md:33: a measured quantity in prose (a number with three or more significant digits: 0.0266)",
-        "docs/page.md:33: a measured quantity in prose (a number as a program prints it (d.de-dd): 1.5e-06)",
+        "docs/page.md:4: a link to missing.md, which is missing",
+        "docs/page.md:4: a link to tinydit.md#nowhere: no heading there has that anchor",
+        "docs/page.md:9: 0.3333 is not in the output of `sh src/prog`",
+        "docs/page.md:12: a link to the glossary as \"loss spikes\", a term it does not define",
+        "docs/page.md:13: says the glossary defines \"the seed's standard error\"; it does not",
+        "docs/page.md:20: `env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -n 'nosuch'` fails",
+        "docs/page.md:21: `'src/prog'  --help` does not list --rounds",
+        "docs/page.md:22: runs src/gone, which is missing",
     };
     for (size_t k = 0; k < sizeof want / sizeof *want; k++)
         ck_assert_msg(strstr(report, want[k]) != NULL, "missing \"%s\" in:\n%s", want[k], report);
     ck_assert_msg(failures == (int)(sizeof want / sizeof *want), "%d failures:\n%s", failures, report);
     ck_assert_int_eq(pc.facts, 2);
+    ck_assert_int_eq(pc.terms, 7);
 }
 END_TEST
 
 static Suite *docs_suite(void) {
     Suite *s = suite_create("docs");
     // the docs' commands run: step 4's timings take seconds
-    add_tests(s, "repository", 600, TESTS(test_repository_docs, test_layering, test_repository_facts,
-                                          test_repository_prose, test_page_lengths));
+    add_tests(s, "repository", 600, TESTS(test_repository_docs, test_layering, test_repository_prose, test_page_lengths));
     TCase *checker = add_tests(s, "checker", 0, TESTS(test_checker_accepts_a_true_quote, test_checker_finds_drift,
                                                       test_checker_finds_a_missing_file,
                                                       test_checker_wants_consecutive_lines,
                                                       test_checker_wants_a_fence, test_checker_reads_python,
                                                       test_checker_reruns_outputs, test_checker_finds_output_drift,
-                                                      test_facts_checker, test_prose_checker));
+                                                      test_prose_checker));
     tcase_add_checked_fixture(checker, fake_setup, fake_teardown);
     return s;
 }

@@ -218,6 +218,20 @@ def val_mse(model, test, cfg):
     return total / n
 
 
+def run_record():
+    """Where, when and how the run was made, as the C trainer records it
+    (scripts/results_readme.sh writes a results folder's README from it)."""
+    cpu = "unknown CPU"
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name") and ":" in line:
+                cpu = line.split(":", 1)[1].strip()
+                break
+    return {"machine": f"{cpu}, {os.cpu_count()} cores",
+            "date": time.strftime("%Y-%m-%d", time.gmtime()),
+            "command": " ".join(["python3"] + sys.argv)}
+
+
 def loss_spikes(losses):   # common/eval/spikes.h: above 1.5x the median of the previous 100
     return sum(1 for i in range(100, len(losses)) if losses[i] > 1.5 * float(np.median(losses[i - 100:i])))
 
@@ -288,7 +302,7 @@ def cmd_train(a):
                "curve": curve, "curve_window": CURVE_WINDOW, "config": config_strings(cfg, a.threads),
                "preset": a.preset, "seed": cfg["seed"], "steps": steps, "batch": B, "threads": a.threads,
                "draw": a.draw,
-               "train_seconds": seconds, "final_loss": losses[-1]}
+               "train_seconds": seconds, "final_loss": losses[-1], "record": run_record()}
     write_atomic(os.path.join(run_dir, "loss.tsv"),
                  "step\tloss\n" + "".join(f"{i + 1}\t{v:.6f}\n" for i, v in enumerate(losses)))
     write_atomic(os.path.join(run_dir, "metrics.json"), json.dumps(metrics, indent=1) + "\n")

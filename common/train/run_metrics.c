@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 #define STB_IMAGE_WRITE_IMPLEMENTATION
 #define STBI_WRITE_NO_STDIO
 #include <stb_image_write.h>
@@ -190,6 +192,35 @@ static void add_val_curve(cJSON *root, const float *val, int steps) {
 
 // metrics.json's content: the scorecard in the tutorial's schema, then the
 // run's config, timings, loss and val curves, and probe.
+// The run's own record of where, when and how it was made, which the
+// results folders' READMEs are written from (scripts/results_readme.sh):
+// the CPU and its cores, the date (UTC) and the command line that finished
+// the run (a resumed run's earlier starts are not in it).
+static void add_run_record(cJSON *root) {
+    cJSON *rec = cJSON_AddObjectToObject(root, "record");
+    char line[512], cpu[256] = "unknown CPU";
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, "model name", 10) && strchr(line, ':')) {
+            snprintf(cpu, sizeof cpu, "%s", strchr(line, ':') + 2);
+            cpu[strcspn(cpu, "\n")] = '\0';
+            break;
+        }
+    if (f) fclose(f);
+    snprintf(line, sizeof line, "%s, %ld cores", cpu, sysconf(_SC_NPROCESSORS_ONLN));
+    cJSON_AddStringToObject(rec, "machine", line);
+    time_t now = time(NULL);
+    strftime(line, sizeof line, "%Y-%m-%d", gmtime(&now));
+    cJSON_AddStringToObject(rec, "date", line);
+    char cmd[2048] = "";
+    f = fopen("/proc/self/cmdline", "r");                 // NUL-separated words
+    size_t n = f ? fread(cmd, 1, sizeof cmd - 1, f) : 0;
+    if (f) fclose(f);
+    for (size_t i = 0; i + 1 < n; i++) if (cmd[i] == '\0') cmd[i] = ' ';
+    cmd[n] = '\0';
+    if (n) cJSON_AddStringToObject(rec, "command", cmd);
+}
+
 static cJSON *metrics_json(const Model *m, const Config *cfg, const char *name, Preset preset,
                            const SavedProgress *p, const float *loss, const float *val, const Scorecard *sc,
                            double total_wall) {
@@ -234,6 +265,7 @@ static cJSON *metrics_json(const Model *m, const Config *cfg, const char *name, 
     // the clock time of the start that finished the run, steps and scorecard;
     // a resumed run's earlier starts are in train_seconds, not here
     cJSON_AddNumberToObject(root, "wall_seconds", total_wall);
+    add_run_record(root);
     return root;
 }
 
