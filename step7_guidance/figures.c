@@ -25,7 +25,7 @@ int grid_samples(Model *m, float *grid, char *err, size_t errlen) {
     int y[K];
     for (int k = 0; k < K; k++) y[k] = k;
     Activations a;
-    if (!noise || !x || activations_alloc(&a, m, 2 * K) != 0) {
+    if (!noise || !x || activations_alloc(&a, m, 2 * K, false) != 0) {
         free(noise); free(x);
         return errorf(err, errlen, "out of memory for the grid's samples");
     }

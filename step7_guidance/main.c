@@ -76,7 +76,7 @@ static void the_condition(Model *m) {
     rng_fill_normal(&r, x, (long)per, 1.0f);
     for (int n = 1; n < N; n++) memcpy(x + per * n, x, sizeof(float) * per);
     Activations a;
-    activations_alloc(&a, m, N);
+    activations_alloc(&a, m, N, false);
     model_forward(m, &a, x, t, y);
     printf("2. The condition: c = time embedding(t) + y_embed[y], for one x at t = 0.5 and three labels\n\n");
     Table tab;
@@ -160,7 +160,7 @@ static void the_guided_velocity(Model *m) {
     memcpy(x + per, x, sizeof(float) * per);
     const int labels[2] = { K, y };
     Activations a;
-    activations_alloc(&a, m, 2);
+    activations_alloc(&a, m, 2, false);
     model_forward(m, &a, x, t, labels);   // a.v: v(null), then v(cat)
     for (size_t i = 0; i < per; i++) push[i] = a.v[per + i] - a.v[i];
     double step = rms(push, per);

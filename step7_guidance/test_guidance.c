@@ -122,7 +122,7 @@ END_TEST
 static void euler_by_hand(Model *m, float *x, const int *y, int N, float w, int steps) {
     size_t per = (size_t)m->cfg.channels * m->cfg.img * m->cfg.img, n = per * N;
     Activations a;
-    ck_assert_int_eq(activations_alloc(&a, m, N), 0);
+    ck_assert_int_eq(activations_alloc(&a, m, N, false), 0);
     float *t = alloc_floats(N), *v_null = alloc_floats(n), *v = alloc_floats(n);
     int *null = malloc(sizeof(int) * N);
     for (int i = 0; i < N; i++) null[i] = m->cfg.classes;

@@ -109,7 +109,7 @@ int scorecard_guided_samples(Model *m, float *out, const int *y, int n, float w,
                              long done_before, char *err, size_t errlen) {
     size_t per = fd_noise(m, out, n);
     Activations a;   // two rows an image at w != 1: the null label's and the asked-for one's
-    if (activations_alloc(&a, m, flow_guided_rows(EVAL_BATCH, w)) != 0) {
+    if (activations_alloc(&a, m, flow_guided_rows(EVAL_BATCH, w), false) != 0) {
         snprintf(err, errlen, "out of memory for the guided samples' activations");
         return -1;
     }
