@@ -39,7 +39,7 @@ ablation: lab
 	$(LAB) ablation --preset $(PRESET) --out $(RUNS) --jobs $(ABL_JOBS) --log --seeds $(SEEDS)
 	$(S6) table $(RUNS)
 plots: runs-plots
-	$(call step_figures,$(RUNS)/figures,$(RUNS))
+	$(call step_figures,$(RUNS)/figures,$(RUNS),$(RUNS))
 runs-plots: $(STEP_TARGETS) lab
 	sh scripts/plots.sh $(RUNS) $(RUNS)/plots
 	$(LAB) attention-maps --runs $(RUNS) || \
@@ -61,7 +61,7 @@ define step_figures
 @set -- $(2)/p11_base_s*; if [ -e "$$1" ] && [ $$# -ge 2 ]; then echo "step1_scorecard $$* --figures $(1)"; \
     step1_scorecard/step1_scorecard "$$@" --figures $(1); else echo "plots: no step 1 figures: $(2) has fewer than two p11_base_s* runs"; fi
 $(call figures_2_to_5,$(1))
-$(call figures_7,$(1),$(2))
+$(call figures_7,$(1),$(3))
 endef
 
 # make guidance-sweeps: every class-conditional run of RUNS (c10_*) scored
@@ -81,13 +81,15 @@ results: step1 step6 lab
 results-pytorch: step6
 	sh scripts/results_torch.sh $(PRESET) $(RUNS)
 
-# The docs' figures: steps 1 and 6 from the committed RESULTS, the attention
-# maps from RUNS (they need checkpoints), steps 2 to 5 computed on the spot.
+# The docs' figures: steps 1 and 6 from the committed RESULTS, step 7's
+# curves from COND_RESULTS, the attention maps from RUNS (they need
+# checkpoints), steps 2 to 5 computed on the spot.
 RESULTS ?= results/quick
+COND_RESULTS ?= results/c10_quick
 DOCS_FIG := $(CURDIR)/$(BUILD)/docs-figures
 docs-figures: $(STEP_TARGETS) lab model-figures sweep-figures
 	rm -rf $(DOCS_FIG) && mkdir -p $(DOCS_FIG) docs/figures
-	$(call step_figures,$(DOCS_FIG),$(abspath $(RESULTS)))
+	$(call step_figures,$(DOCS_FIG),$(abspath $(RESULTS)),$(abspath $(COND_RESULTS)))
 	$(LAB) attention-maps --runs $(RUNS) --out $(DOCS_FIG)
 	STEP6=$(S6) sh scripts/plots.sh $(RESULTS) $(DOCS_FIG)/plots
 	for p in val_mse_seeds loss lr2e3; do [ ! -f $(DOCS_FIG)/plots/$$p.png ] || cp $(DOCS_FIG)/plots/$$p.png $(DOCS_FIG)/step6_$$p.png; done

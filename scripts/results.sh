@@ -4,7 +4,8 @@
 #   sh scripts/results.sh PRESET RUNS_DIR [DEST]      (or: make results PRESET=quick RUNS=dir)
 #
 # DEST defaults to results/PRESET. For every run of RUNS_DIR that has a
-# metrics.json it copies metrics.json, loss.tsv and samples.png (the
+# metrics.json it copies metrics.json, loss.tsv, samples.png and a guidance
+# sweep's guidance.tsv (the
 # checkpoints stay behind: megabytes each), then renders, from the copies:
 #   table.txt   step6_ablation table
 #   curves.txt  step6_ablation table --curves: the loss window by window
@@ -40,7 +41,7 @@ for dir in "$RUNS"/*/; do
     name=$(basename "$dir")
     [ -f "$dir/metrics.json" ] || continue
     mkdir -p "$DEST/$name"
-    for f in metrics.json loss.tsv val.tsv samples.png; do
+    for f in metrics.json loss.tsv val.tsv samples.png guidance.tsv; do
         [ -f "$dir/$f" ] && cp "$dir/$f" "$DEST/$name/$f"
     done
     n=$((n + 1))

@@ -10,11 +10,14 @@
 #include <stb_image_write.h>   // its implementation: common/train/run_metrics.c
 #include "step7.h"
 #include "eval/scorecard.h"
+#include "io/bench.h"
 #include "io/figure.h"
+#include "io/metrics.h"
 #include "io/fileio.h"
 #include "nn/errors.h"
 #include "nn/flow.h"
 #include "nn/rng.h"
+#include "../step6_ablation/ablation_runs.h"   // step 6's verdict: compare_means
 
 #define PLOTS "step7_guidance/plots"
 
@@ -159,6 +162,76 @@ static void mean_min_max(const double v[][SWEEP_MAX_W], int seeds, int i, double
     }
 }
 
+// One measure of a configuration at sweep column i, over its seeds.
+static SeedSpread spread_at(const double v[][SWEEP_MAX_W], int seeds, int i) {
+    double x[MAX_SEEDS];
+    for (int s = 0; s < seeds; s++) x[s] = v[s][i];
+    return seed_spread(x, seeds);
+}
+
+static int column_of(const Curve *c, float w) {
+    for (int i = 0; i < c->n_w; i++)
+        if (c->w[i] == w) return i;
+    return -1;
+}
+
+// The verdict of one configuration against the baseline at column i (the
+// same w in both): probe-FD lower is a gain; class accuracy higher is, so
+// its means go in the other way round.
+static void verdict_cells(Table *t, const Curve *c, const Curve *base, int i) {
+    int j = column_of(base, c->w[i]);
+    if (c == base || j < 0) { table_cell(t, "-"); table_cell(t, "-"); return; }
+    Comparison fd, acc;
+    compare_means(spread_at(c->fd, c->n_seeds, i), spread_at(base->fd, base->n_seeds, j), &fd);
+    compare_means(spread_at(base->acc, base->n_seeds, j), spread_at(c->acc, c->n_seeds, i), &acc);
+    table_cell(t, "%+.2f %s", fd.diff, fd.verdict);
+    table_cell(t, "%+.3f %s", -acc.diff, acc.verdict);
+}
+
+// Each configuration at w = 1, at the w of its lowest probe-FD and at the w
+// of its highest class accuracy, with step 6's verdict against the baseline
+// (the configuration named *_base, else the first) at the same w.
+static void print_sweep_table(const Curve *curves, int n) {
+    const Curve *base = &curves[0];
+    for (int c = 0; c < n; c++) {
+        size_t len = strlen(curves[c].name);
+        if (len >= 5 && !strcmp(curves[c].name + len - 5, "_base")) base = &curves[c];
+    }
+    Table t;
+    table_init(&t, 8, "configuration", "seeds", "w", "why this w", "probe-FD", "class accuracy",
+               "probe-FD vs base", "class accuracy vs base");
+    for (int c = 0; c < n; c++) {
+        const Curve *k = &curves[c];
+        int one = column_of(k, 1.0f), low_fd = 0, high_acc = 0;
+        SeedSpread fd[SWEEP_MAX_W], acc[SWEEP_MAX_W];
+        for (int i = 0; i < k->n_w; i++) {
+            fd[i] = spread_at(k->fd, k->n_seeds, i);
+            acc[i] = spread_at(k->acc, k->n_seeds, i);
+            if (fd[i].mean < fd[low_fd].mean) low_fd = i;
+            if (acc[i].mean > acc[high_acc].mean) high_acc = i;
+        }
+        int cols[3] = { one, low_fd, high_acc };
+        const char *why[3] = { "the run's", "lowest probe-FD", "highest accuracy" };
+        for (int r = 0; r < 3; r++) {
+            int i = cols[r];
+            if (i < 0 || (r > 0 && i == cols[0]) || (r == 2 && i == cols[1])) continue;
+            table_cell(&t, "%s", r == 0 || (r == 1 && one < 0) ? k->name : "");
+            table_cell(&t, "%d", k->n_seeds);
+            table_cell(&t, "%g", k->w[i]);
+            table_cell(&t, "%s%s%s", why[r], r == 1 && i == high_acc ? ", highest accuracy" : "",
+                       r == 0 && i == low_fd ? ", lowest probe-FD" : "");
+            table_cell(&t, "%.2f +- %.2f", fd[i].mean, fd[i].sd);
+            table_cell(&t, "%.3f +- %.3f", acc[i].mean, acc[i].sd);
+            verdict_cells(&t, k, base, i);
+        }
+    }
+    printf("guidance sweeps: each configuration's mean over its seeds +- their spread; its verdict against\n"
+           "%s at the same w (step 6's rule: a gain or a loss beyond %.0f standard errors)\n\n", base->name,
+           COMPARE_SE);
+    table_print(&t);
+    printf("\n");
+}
+
 int cmd_curves(const Options *o) {
     char err[ERRLEN];
     Curve *curves = calloc(MAX_CONFIGS, sizeof *curves);
@@ -172,6 +245,7 @@ int cmd_curves(const Options *o) {
         if (c == n) snprintf(curves[n++].name, sizeof curves->name, "%s", name);
         rc = read_sweep(o->words[i], &curves[c], err, sizeof err);
     }
+    if (rc == 0) print_sweep_table(curves, n);
     FILE *f = rc == 0 ? figure_data_open(o->figures, "step7_curves", err, sizeof err) : NULL;
     if (f) {
         fprintf(f, "# each configuration a block: w, then probe-FD and class accuracy, each as the mean over the\n"

@@ -309,6 +309,38 @@ START_TEST(test_curves_average_the_seeds) {
 }
 END_TEST
 
+// The sweeps' table: each configuration at the run's w and at its best w,
+// with step 6's verdict against *_base at the same w. Made-up sweeps, three
+// seeds a side, spread 1 (probe-FD) and 0.01 (accuracy): se = sqrt(2/3) and
+// sqrt(2/3)/100, so a probe-FD 2 lower is a gain of 2.4 se and one 1 lower
+// is not resolved; accuracy 0.1 higher, 12.2 se.
+START_TEST(test_curves_table_gives_step6s_verdicts) {
+    char dir[256], path[512], opts[4096] = "curves";
+    tmpdir_make(dir, sizeof dir, "verdicts");
+    const char *cfg[2] = { "x_base", "x_up" };
+    double fd1[2] = { 11, 9 }, fd4[2] = { 11, 10 }, acc1[2] = { 0.11, 0.21 }, acc4[2] = { 0.11, 0.31 };
+    for (int c = 0; c < 2; c++)
+        for (int s = 0; s < 3; s++) {
+            snprintf(path, sizeof path, "%s/%s_s%d", dir, cfg[c], s);
+            mkdir(path, 0755);
+            snprintf(path, sizeof path, "%s/%s_s%d/guidance.tsv", dir, cfg[c], s);
+            FILE *f = fopen(path, "w");
+            fprintf(f, "# w\tprobe_fd\tclass_acc\n1\t%g\t%g\n4\t%g\t%g\n", fd1[c] + s - 1, acc1[c] + 0.01 * (s - 1),
+                    fd4[c] + s - 1, acc4[c] + 0.01 * (s - 1));
+            fclose(f);
+            snprintf(opts + strlen(opts), sizeof opts - strlen(opts), " '%s'", path);
+        }
+    snprintf(opts + strlen(opts), sizeof opts - strlen(opts), " --figures '%s/f'", dir);
+    ck_assert_int_eq(run_program("TINYDIT_GNUPLOT=/nonexistent/gnuplot", PROGRAM, opts, dir), 0);
+    const char *want[] = { "against\nx_base at the same w", "x_up", "3  1  the run's, lowest probe-FD   9.00 +- 1.00",
+                           "0.210 +- 0.010          -2.00 gain (2.4 se)   +0.100 gain (12.2 se)",
+                           "3  4            highest accuracy  10.00 +- 1.00  0.310 +- 0.010",
+                           "-1.00 not resolved (1.2 se)   +0.200 gain (24.5 se)" };
+    assert_contains_all(read_text_in(dir, "out.txt"), want, sizeof want / sizeof *want);
+    tmpdir_remove(dir);
+}
+END_TEST
+
 START_TEST(test_bad_input_is_refused) {
     char dir[256], opts[8192], rope[4096];
     tmpdir_make(dir, sizeof dir, "step7_bad");
@@ -361,6 +393,7 @@ int main(void) {
                      TESTS(test_a_hundred_of_each_class, test_class_accuracy_counts_the_asked_for_class,
                            test_class_accuracy_of_a_tiny_model, test_guided_scorecard_at_w1_is_one_forward_a_step,
                            test_metrics_of_a_conditional_run, test_the_program_answers, test_the_grid_picture,
-                           test_sweep_a_line_per_w, test_curves_average_the_seeds, test_bad_input_is_refused,
+                           test_sweep_a_line_per_w, test_curves_average_the_seeds,
+                           test_curves_table_gives_step6s_verdicts, test_bad_input_is_refused,
                            test_the_shipped_model_is_the_committed_one));
 }
