@@ -883,9 +883,11 @@ START_TEST(test_flow_loss_values) {
     want /= n;
     for (int i = 0; i < n; i++) dv[i] = 1e6f;   // what was there before is overwritten
     double got = flow_mse(dv, v, target, n);
+    // 1e-9 of the loss: a sum in double is right to ~1e-15 of it, a sum in
+    // float32 is off by ~7e-8 of it here
     ck_assert_msg(fabs(got - want) <= 1e-9 * want, "flow_mse: the loss of %d values: got %.9g, expected "
-                  "%.9g, the mean of (v - target)^2 (off by %.3g, %.2g of it)", n, got, want, got - want,
-                  (got - want) / want);
+                  "%.9g, the mean of (v - target)^2 (off by %.3g, %.2g of it; tolerance 1e-9 of it: a float32 "
+                  "sum is off by more, sum in double)", n, got, want, got - want, (got - want) / want);
     for (int i = 0; i < n; i++) {
         double g = 2.0 * ((double)v[i] - target[i]) / n;
         ck_assert_msg(fabs(dv[i] - g) <= 1e-6 * fabs(g) + 1e-12, "flow_mse: dv[%d]: got %.6g, expected %.6g, "
