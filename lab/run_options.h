@@ -11,7 +11,7 @@
 
 // What runs, for every command that plans them (ablation, sweep, estimate).
 #define LAB_PLAN_OPTIONS(plan)                                                                                  \
-    ARG_CALL("preset", "P", preset_take, &(plan)->preset, "smoke | quick | tutorial (default quick)"),     \
+    ARG_PRESET(&(plan)->preset),                                                                                \
     ARG_INT("seeds", "N", &(plan)->seeds, 1, ABLATION_MAX_SEEDS, "seeds per configuration"),                 \
     ARG_INT("jobs", "N", &(plan)->jobs, 1, 64, "runs side by side; each run's output then goes to\n"         \
                                                "DIR/NAME/train.log")

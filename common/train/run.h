@@ -64,8 +64,6 @@ void read_progress(const SafeTensors *st, int depth, SavedProgress *p);
 void remove_stale_temp_files(const char *dir);
 // The folder's lock: a descriptor to close when done, or -1 after a message.
 int lock_run_dir(const char *dir);
-// CIFAR-10's train and test sets. 0, or -1 after a message.
-int load_data(CifarSet *train, CifarSet *test);
 // TRAIN_USAGE or TRAIN_OK to end before training, -1 to go on.
 int check_existing_run(const TrainOptions *o, const RunPaths *rp, int have_ckpt, int steps);
 // A fresh run, or one resumed from its checkpoint: TRAIN_OK or TRAIN_ERROR.

@@ -240,7 +240,6 @@ int lock_run_dir(const char *dir) {
     return fd;
 }
 
-// ---------------------------------------------------------------------------
 int load_data(CifarSet *train, CifarSet *test) {
     char err[CIFAR_ERRLEN];
     if (cifar_load_train(NULL, train, err, sizeof err) != 0 || cifar_load_test(NULL, test, err, sizeof err) != 0) {
