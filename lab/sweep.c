@@ -483,7 +483,7 @@ int cmd_sweep(int argc, char **argv) {
     SweepMode mode;
     int rc = sweep_parse(argc, argv, &p, &mode);
     if (rc != ARGS_OK) return args_exit_code(rc);
-    if (!p.exe) p.exe = lab_train_program();
+    p.exe = lab_train_program();
     switch (mode) {
     case SWEEP_TABLE: sweep_table(&p); return 0;
     case SWEEP_TSV: sweep_tsv(&p); return 0;

@@ -52,7 +52,8 @@ void run_paths(RunPaths *p, const char *dir);
 // "the last good checkpoint (step N) is kept in PATH", or that there is none yet.
 void last_checkpoint_text(char *out, size_t n, int last_saved, const char *path);
 // loss.tsv (step, loss, grad_norm, max_logit) and val.tsv (step, val MSE):
-// the rows with step <= upto into arrays indexed step - 1. Rows read, or -1.
+// the rows with step <= upto into arrays indexed step - 1. The last step
+// read (loss.tsv) or the rows read (val.tsv), or -1.
 int read_loss_tsv(const char *path, int upto, float *loss, float *gnorm, float *logit, char *err, size_t errlen);
 int read_val_tsv(const char *path, int upto, float *val, char *err, size_t errlen);
 // val.tsv rewritten whole from the checks among the first n steps.
