@@ -86,13 +86,15 @@ static int parse_maps_options(int argc, char **argv, MapsOptions *o) {
     const ArgOption opts[] = {
         ARG_FOLDER("runs", "DIR", &o->runs, "the folder of the runs"),
         ARG_FOLDER("out", "DIR", &o->out, "where the figures go (default DIR/plots)"),
+        ARG_STRING("learned", "NAME", &o->names[0], "the learned-position run"),
+        ARG_STRING("rope", "NAME", &o->names[1], "the 2D RoPE run"),
         ARG_INT("batch", "N", &o->batch, 1, 1024, "test images"),
         ARG_CALL("t", "T", take_time, &o->t, "the time they are noised to, from 0 to 1 (default 0.5)"),
         ARG_END,
     };
     const ArgSpec spec = {
         .program = "lab attention-maps", .options = opts,
-        .about = "  loads the ckpt.safetensors of DIR/p11_base_s0 (learned positions) and DIR/p11_rope, runs\n"
+        .about = "  loads DIR/NAME/ckpt.safetensors of a learned-position run and a 2D RoPE run, runs\n"
                  "  each on the first N test images noised to time T (noise from a fixed seed), and\n"
                  "  writes the mean attention of every layer: step6_attention_offsets (a query's\n"
                  "  attention by row and column offset, over all queries) and step6_attention_centre\n"
