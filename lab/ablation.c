@@ -285,7 +285,7 @@ int cmd_ablation(int argc, char **argv) {
     AblationMode mode;
     int rc = ablation_parse(argc, argv, &p, &mode);
     if (rc != ARGS_OK) return args_exit_code(rc);
-    if (!p.exe) p.exe = lab_train_program();
+    p.exe = lab_train_program();
     if (mode == ABL_LIST || mode == ABL_PRINT_COMMANDS) {
         int config[PLAN_CAP], seed[PLAN_CAP];
         int n = ablation_plan_runs(&p, config, seed, PLAN_CAP);

@@ -148,8 +148,6 @@ void shell_quote(const char *s, char *out, size_t outlen) {
     out[n] = 0;
 }
 
-// See runner.h: the probe that will score, loaded (or, on request, trained)
-// once before any run starts.
 int prepare_probe(void) {
     char err[4600];
     CifarSet train = {0}, test = {0};   // the data only for a probe trained here
@@ -167,9 +165,7 @@ int prepare_probe(void) {
     return p ? 0 : -1;
 }
 
-// The program each run is, by its absolute path so that the commands work
-// from any folder: step 6's own (`step6_ablation train`), beside the lab in
-// the project. The ablation and the sweep both ask here.
+// By its absolute path, so that the commands work from any folder.
 const char *lab_train_program(void) {
     static char exe[PATH_MAX];
     if (!exe[0] && project_path(exe, sizeof exe, "step6_ablation/step6_ablation") != 0)

@@ -181,7 +181,6 @@ static int parse_speed_options(int argc, char **argv, SpeedOptions *o) {
         ARG_INT("threads", "N", &o->threads, 1, 1024, "OpenMP threads"),
         ARG_INT("rounds", "N", &o->rounds, 1, 1000, "rounds, each variant one step per round"),
         ARG_INT("warmup", "N", &o->warmup, 0, 1000, "first rounds not timed"),
-        ARG_INT("square", "N", &o->square, 16, 8192, "side of the large square product"),
         ARG_CALL("set", "key=value", take_set, &o->base, "changes every variant's model (default: the tutorial's,\n"
                                                           "dim 128, depth 4)"),
         ARG_END,
@@ -193,7 +192,7 @@ static int parse_speed_options(int argc, char **argv, SpeedOptions *o) {
             "  built in one process and timed in turns, one training step each per round; the\n"
             "  first --warmup rounds are not timed; the median ms per step, its ratio to the\n"
             "  baseline, GFLOP/s; matmul's rate (common/nn/matmul.c) in the same rounds on a\n"
-            "  model-shaped product (N*L, D)x(D, 4D) and a large square (--square), and which\n"
+            "  model-shaped product (N*L, D)x(D, 4D) and a large square (1024), and which\n"
             "  kernels it runs.",
     };
     int rc = args_parse(&spec, argc, argv);

@@ -115,48 +115,43 @@ static int add_set(const char *arg, SweepPlan *p) {
     return ARGS_OK;
 }
 
-// The --set settings: each one `train --set` accepts, and none that the
-// sweep sets itself (its key, the seed, the threads).
-static int check_sets(const SweepPlan *p) {
-    for (int i = 0; i < p->n_sets; i++) {
-        size_t klen = strcspn(p->sets[i], "=");
-        if ((strlen(p->key) == klen && strncmp(p->sets[i], p->key, klen) == 0) ||
-            strncmp(p->sets[i], "seed=", 5) == 0 || strncmp(p->sets[i], "threads=", 8) == 0)
-            return usage_error("--set %s: the sweep sets this itself (--key and --values, --seeds, --threads)",
-                               p->sets[i]);
-        Config c;
-        TrainOptions o;
-        char err[512];
-        memset(&o, 0, sizeof o);
-        preset_apply(p->preset, &c, &o.ckpt_every);
-        if (config_set(&c, p->sets[i], err, sizeof err) != 0) {
-            fprintf(stderr, "error: --set %s: %s\n(the keys: step6_ablation train --set help)\n", p->sets[i], err);
-            return ARGS_BAD;
-        }
-    }
-    return ARGS_OK;
+// One setting on top of the sweep's preset, as every run would take it:
+// `train --set` must accept it, or the sweep stops before any run starts.
+// what names it in the message. ARGS_OK, or ARGS_BAD after a message.
+static int check_setting(const SweepPlan *p, const char *kv, const char *what) {
+    Config c;
+    int ckpt_every;
+    char err[512];
+    preset_apply(p->preset, &c, &ckpt_every);
+    if (config_set(&c, kv, err, sizeof err) == 0) return ARGS_OK;
+    fprintf(stderr, "error: %s: %s\n(the keys: step6_ablation train --set help)\n", what, err);
+    return ARGS_BAD;
 }
 
-static int check_key_values(const SweepPlan *p) {
-    // a key whose values make seed pairs (the seeds) or one run (threads,
-    // val_every) draws no curve: its row says which
+// The key (a key whose values make seed pairs or one run draws no curve:
+// its row says which) at each of its values, then the --set settings: none
+// that the sweep sets itself (its key, the seed, the threads).
+static int check_plan_settings(const SweepPlan *p) {
+    char what[128], kv[64];
     const ConfigKey *k = config_find_key(p->key);
     if (k && k->differs != NEW_CONFIG)
         return usage_error(k->differs == SEED_PAIR ? "--key %s: runs that differ in it are seed pairs: a sweep's "
                                                      "seeds are set by --seeds"
                                                    : "--key %s: runs that differ in it are one run (a sweep's threads: "
                                                      "--threads)", p->key);
+    snprintf(what, sizeof what, "--key %s --values", p->key);
     for (int v = 0; v < p->n_values; v++) {
-        Config c;
-        TrainOptions o;
-        char kv[64], err[512];
-        memset(&o, 0, sizeof o);
-        preset_apply(p->preset, &c, &o.ckpt_every);
         snprintf(kv, sizeof kv, "%s=%s", p->key, p->values[v]);
-        if (config_set(&c, kv, err, sizeof err) != 0) {
-            fprintf(stderr, "error: --key %s --values: %s\n(the keys: step6_ablation train --set help)\n", p->key, err);
-            return ARGS_BAD;
-        }
+        if (check_setting(p, kv, what) != ARGS_OK) return ARGS_BAD;
+    }
+    for (int i = 0; i < p->n_sets; i++) {
+        size_t klen = strcspn(p->sets[i], "=");
+        if ((strlen(p->key) == klen && strncmp(p->sets[i], p->key, klen) == 0) ||
+            strncmp(p->sets[i], "seed=", 5) == 0 || strncmp(p->sets[i], "threads=", 8) == 0)
+            return usage_error("--set %s: the sweep sets this itself (--key and --values, --seeds, --threads)",
+                               p->sets[i]);
+        snprintf(what, sizeof what, "--set %s", p->sets[i]);
+        if (check_setting(p, p->sets[i], what) != ARGS_OK) return ARGS_BAD;
     }
     return ARGS_OK;
 }
@@ -202,7 +197,7 @@ static int sweep_parse(int argc, char **argv, SweepPlan *p, SweepMode *mode) {
     if (out) snprintf(p->out_dir, sizeof p->out_dir, "%s", out);
     if (!p->key[0] || !p->n_values) return usage_error("%s", "a sweep needs --key and --values");
     if (!p->out_dir[0]) snprintf(p->out_dir, sizeof p->out_dir, "%s/sweep_%s", default_runs_dir(), p->key);
-    return check_key_values(p) != ARGS_OK ? ARGS_BAD : check_sets(p);
+    return check_plan_settings(p);
 }
 
 // ---------------------------------------------------------------------------
@@ -488,7 +483,7 @@ int cmd_sweep(int argc, char **argv) {
     SweepMode mode;
     int rc = sweep_parse(argc, argv, &p, &mode);
     if (rc != ARGS_OK) return args_exit_code(rc);
-    if (!p.exe) p.exe = lab_train_program();
+    p.exe = lab_train_program();
     switch (mode) {
     case SWEEP_TABLE: sweep_table(&p); return 0;
     case SWEEP_TSV: sweep_tsv(&p); return 0;

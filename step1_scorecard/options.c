@@ -9,7 +9,7 @@ int step1_parse_options(int argc, char **argv, Step1Options *o) {
     *o = (Step1Options){ .plan = { PRESET_QUICK, 2, 0, default_runs_dir(), figure_default_dir() } };
     bool trains[4] = { false };   // --preset, --seeds, --threads, --out: train the baseline
     ArgOption opts[] = {
-        ARG_CALL("preset", "P", preset_take, &o->plan.preset, "smoke | quick | tutorial (default quick)"),
+        ARG_PRESET(&o->plan.preset),
         ARG_INT("seeds", "N", &o->plan.seeds, 2, STEP1_MAX_SEEDS, "baseline seeds to train"),
         ARG_INT("threads", "N", &o->plan.threads, 0, 4096, "OpenMP threads for training, 0 for all cores"),
         ARG_FOLDER("out", "DIR", &o->plan.out_dir, "where the baseline runs live"),

@@ -62,8 +62,8 @@ static int parse_run_options(int argc, char **argv, TrainOptions *o) {
     *o = (TrainOptions){ .preset = PRESET_QUICK, .out_dir = default_runs_dir(), .scorecard = true };
     ArgOption opts[] = {
         ARG_STRING("name", "NAME", &o->name, "the run's folder under --out (train)"),
-        ARG_CALL("preset", "P", preset_take, &o->preset, "smoke | quick | tutorial (default quick)"),
-        ARG_CALL("set", "key=value", args_take_list, &sets, "any config field, e.g. --set qk_norm=true (list: --set help)"),
+        ARG_PRESET(&o->preset),
+        ARG_SETS(&sets),
         ARG_CALL("modern", NULL, take_modern, &sets, "RMSNorm, SwiGLU, QK-norm and no biases (a modern block in one switch)"),
         ARG_FOLDER("out", "DIR", &o->out_dir, "where the run's folder goes"),
         ARG_FLAG("resume", &o->resume, true, "continue the run from its checkpoint"),

@@ -44,8 +44,8 @@ static int parse_options(int argc, char **argv, TraceOptions *o) {
     int nwords = 0, ckpt_every;
     *o = (TraceOptions){ .K = 100 };
     const ArgOption opts[] = {
-        ARG_CALL("preset", "P", preset_take, &preset, "smoke | quick | tutorial (default quick)"),
-        ARG_CALL("set", "key=value", args_take_list, &sets, "any config key, as `step6_ablation train --set` (list: --set help)"),
+        ARG_PRESET(&preset),
+        ARG_SETS(&sets),
         ARG_INT("steps", "K", &o->K, 1, 100000, "steps to trace"),
         ARG_END,
     };
@@ -144,9 +144,9 @@ int main(int argc, char **argv) {
     char err[4608];
     if (cifar_check_config(&cfg->model, "--set", err, sizeof err) != 0) { fprintf(stderr, "error: %s\n", err); return 2; }
     CifarSet train, test;
-    if (cifar_load_train(cifar_dir(), &train, err, sizeof err) != 0) { fprintf(stderr, "error: %s\n", err); return 1; }
+    if (load_data(&train, &test) != 0) return 1;
     Training run;
-    if (training_start(&run, cfg, &train) != 0) { training_free(&run); cifar_free(&train); return 1; }
+    if (training_start(&run, cfg, &train) != 0) { training_free(&run); cifar_free(&train); cifar_free(&test); return 1; }
     Trace tr = { .K = K, .B = cfg->run.batch, .per = (size_t)cfg->model.channels * cfg->model.img * cfg->model.img };
     size_t batch_floats = (size_t)K * tr.B * tr.per;
     tr.x1 = malloc(sizeof(float) * batch_floats);
@@ -166,7 +166,6 @@ int main(int argc, char **argv) {
     memcpy(tr.weights0, run.m.params, sizeof(float) * run.m.n_params);
 
     take_steps(&tr, &run);
-    if (cifar_load_test(cifar_dir(), &test, err, sizeof err) != 0) { fprintf(stderr, "error: %s\n", err); return 1; }
     float val = (float)scorecard_val_mse(&run.m, &test, VAL_IMAGES);
     rc = save_trace(o.out, &tr, &run.m, cfg, val);
     if (rc == 0)

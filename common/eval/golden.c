@@ -299,8 +299,9 @@ int golden_compare(const char *path, GoldenReport *rep, char *err, size_t errlen
 
 // ---------------------------------------------------------------------------
 // Reporting
-
-double golden_margin(const GoldenReport *rep, int *which) {
+// The smallest tolerance / error over the checks (how far from failing the
+// file is; below 1 it fails) and, in *which, the check that has it.
+static double golden_margin(const GoldenReport *rep, int *which) {
     double margin = INFINITY;
     if (which) *which = 0;
     for (int i = 0; i < rep->n_checks; i++) {

@@ -65,10 +65,6 @@ typedef struct {
 // could not be read or does not describe a model we can build.
 int golden_compare(const char *path, GoldenReport *rep, char *err, size_t errlen);
 
-// The smallest tolerance / error over the checks (how far from failing the
-// file is; below 1 it fails) and, in *which, the check that has it.
-double golden_margin(const GoldenReport *rep, int *which);
-
 // The checks over their tolerance, e.g. "grads at step 2 2.1e-03 > 1e-03
 // (blocks.1.attn.q_norm.weight)", separated by "; "; "" when none is.
 void golden_failures(const GoldenReport *rep, char *out, size_t cap);

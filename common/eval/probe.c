@@ -406,10 +406,11 @@ void probe_fingerprint(const Probe *p, char out[17]) {
     snprintf(out, 17, "%016llx", (unsigned long long)h);
 }
 
-// The project root is found at run time (io/paths.h), so that a program
-// started from a step folder finds the same cache as one started from the
-// root, rather than training a probe of its own.
-const char *probe_cache_dir(void) {
+// The cache's folder: $TINYDIT_CACHE if set and not empty, else the
+// project root's runs/.cache, found at run time (io/paths.h), so that a
+// program started from a step folder finds the same cache as one started
+// from the root, rather than training a probe of its own.
+static const char *probe_cache_dir(void) {
     static char dir[1024];   // what make_dirs and probe_get_or_train take
     const char *d = getenv("TINYDIT_CACHE");
     if (d && d[0]) return d;

@@ -155,10 +155,6 @@ void probe_recipe_string(const ProbeRecipe *r, char *out, size_t len);
 // A changed recipe or changed data gives a new key. out: 17 chars.
 void probe_cache_key(const ProbeRecipe *r, const CifarSet *train, const CifarSet *test, char out[17]);
 
-// Cache directory: $TINYDIT_CACHE if set and not empty, else the project
-// root's runs/.cache (project_root() of io/paths.h), wherever the program runs.
-const char *probe_cache_dir(void);
-
 // Saves p (weights + metadata: key, recipe, test_acc, train_seconds, and
 // the CRC32s of io/checksum.h) as safetensors at path, atomically. Loads it
 // back; load checks the shapes and the CRC32s (a file without them, as an

@@ -16,9 +16,10 @@ static int cmp_loss(const void *pa, const void *pb) {
     return (a > b) - (a < b);
 }
 
-int count_loss_spikes_ex(const float *loss, int n, int window, float factor, unsigned char *flags) {
-    if (flags && n > 0) memset(flags, 0, (size_t)n);
-    if (!loss || n <= window || window < 1) return 0;
+int count_loss_spikes(const float *loss, int n) {
+    const int window = SPIKE_WINDOW;
+    const float factor = SPIKE_FACTOR;
+    if (!loss || n <= window) return 0;
     float *buf = malloc(sizeof(float) * (size_t)window);
     if (!buf) return -1;
     int spikes = 0;
@@ -37,15 +38,8 @@ int count_loss_spikes_ex(const float *loss, int n, int window, float factor, uns
             // the finite loss after it is not called a spike.
             is_spike = (double)loss[i] > (double)factor * med;
         }
-        if (is_spike) {
-            spikes++;
-            if (flags) flags[i] = 1;
-        }
+        spikes += is_spike;
     }
     free(buf);
     return spikes;
-}
-
-int count_loss_spikes(const float *loss, int n) {
-    return count_loss_spikes_ex(loss, n, SPIKE_WINDOW, SPIKE_FACTOR, NULL);
 }

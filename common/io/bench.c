@@ -10,7 +10,8 @@ static int cmp_double(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-double bench_median(const double *x, int n) {
+// Median of x (n values). Sorts a copy; x is left as it was.
+static double bench_median(const double *x, int n) {
     if (n <= 0) return 0.0;
     double *s = malloc(sizeof(double) * n);
     memcpy(s, x, sizeof(double) * n);

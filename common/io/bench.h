@@ -25,9 +25,6 @@
 #pragma once
 #include "clock.h"   // now_ms
 
-// Median of x (n values). Sorts a copy; x is left as it was.
-double bench_median(const double *x, int n);
-
 typedef struct {
     const char *name;        // for the caller's tables; bench_interleaved ignores it
     void (*fn)(void *ctx);   // one call of the code being timed

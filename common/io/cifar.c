@@ -94,8 +94,11 @@ int cifar_parse_batch(const uint8_t *buf, size_t len, int records, const char *n
     return 0;
 }
 
-int cifar_read_file(const char *path, int records, uint8_t *pixels, uint8_t *labels,
-                    char *err, size_t errlen) {
+// One batch file of exactly `records` records into pixels/labels (the
+// caller's, as above). Fails on a missing or unreadable file, a wrong
+// size, a short read or a bad label.
+static int cifar_read_file(const char *path, int records, uint8_t *pixels, uint8_t *labels,
+                           char *err, size_t errlen) {
     if (records <= 0) {
         errorf(err, errlen, "%s: asked for %d records; the count must be positive", path, records);
         return -1;

@@ -56,12 +56,6 @@ const char *cifar_dir(void);
 int cifar_parse_batch(const uint8_t *buf, size_t len, int records, const char *name,
                       uint8_t *pixels, uint8_t *labels, char *err, size_t errlen);
 
-// Reads one batch file of exactly `records` records into pixels/labels
-// (allocated by the caller, as above). Fails on a missing or unreadable file,
-// a wrong size, a short read or a bad label.
-int cifar_read_file(const char *path, int records, uint8_t *pixels, uint8_t *labels,
-                    char *err, size_t errlen);
-
 // Loads the files `names` (nfiles of them, in order) from directory `dir`
 // into one set of nfiles * records_per_file images. The general loader:
 // the tests use it with small generated files. On failure *out is left empty

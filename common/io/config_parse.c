@@ -24,7 +24,9 @@
 static const ConfigKey *const TABLES[] = { MODEL_KEYS, RUN_KEYS };
 #define N_TABLES 2
 
-static const char *MODERN_HELP = "shorthand for norm=rmsnorm mlp=swiglu qk_norm=true bias=false";
+// The shorthand `modern`: these settings, in this order. The one list of
+// them: its help and its messages are made from it (modern_help).
+static const char *const MODERN[] = { "norm=rmsnorm", "mlp=swiglu", "qk_norm=true", "bias=false", NULL };
 
 // The struct a key's field lives in: the model's rows are a ModelConfig's,
 // the run's and the sampling's a RunConfig's. The const is cast away once,
@@ -108,19 +110,23 @@ static int parse_bool(const char *s, bool *out) {
 // ---------------------------------------------------------------------------
 // config_set
 
+static const char *modern_help(void) {
+    static char help[128];
+    size_t used = (size_t)snprintf(help, sizeof help, "shorthand for");
+    for (int i = 0; MODERN[i]; i++) used += (size_t)snprintf(help + used, sizeof help - used, " %s", MODERN[i]);
+    return help;
+}
+
 static int set_modern(Config *c, const char *value, char *err, size_t errlen) {
     bool on = true;
     if (value && parse_bool(value, &on) != 0)
-        return errorf(err, errlen, "bad value '%s' for modern: allowed: true | 1 (%s)", value, MODERN_HELP);
+        return errorf(err, errlen, "bad value '%s' for modern: allowed: true | 1 (%s)", value, modern_help());
     // modern=false is an error, not a no-op: it could only mean "undo the
-    // shorthand", which is ambiguous once the four fields were set one by one.
+    // shorthand", which is ambiguous once its keys were set one by one.
     if (!on)
         return errorf(err, errlen, "modern=%s is not supported: modern only switches on (%s); "
-                    "set norm, mlp, qk_norm and bias individually instead", value, MODERN_HELP);
-    c->model.norm = NORM_RMSNORM;
-    c->model.mlp = MLP_SWIGLU;
-    c->model.qk_norm = true;
-    c->model.bias = false;
+                    "set those keys one by one instead", value, modern_help());
+    for (int i = 0; MODERN[i]; i++) config_set(c, MODERN[i], NULL, 0);   // each a value its row allows
     return 0;
 }
 
@@ -307,7 +313,7 @@ void config_print_keys(const Config *c, void *file) {
             config_key_allowed(k, allowed, sizeof allowed);
             fprintf(f, "  %-16s = %-10s  %s; %s\n", name, value, k->help, allowed);
         }
-    fprintf(f, "  %-16s   %-10s  %s\n", "modern", "", MODERN_HELP);
+    fprintf(f, "  %-16s   %-10s  %s\n", "modern", "", modern_help());
 }
 
 // Appends "key=value" to a description (DescribeText), space-separated;

@@ -164,7 +164,6 @@ SeedSpread seed_spread(const double *values, int n) {
     return s;
 }
 
-// 1152176 -> "1,152,176"
 void with_commas(long long v, char *out, size_t n) {
     char digits[32];
     snprintf(digits, sizeof digits, "%lld", v < 0 ? -v : v);

@@ -52,7 +52,8 @@ void run_paths(RunPaths *p, const char *dir);
 // "the last good checkpoint (step N) is kept in PATH", or that there is none yet.
 void last_checkpoint_text(char *out, size_t n, int last_saved, const char *path);
 // loss.tsv (step, loss, grad_norm, max_logit) and val.tsv (step, val MSE):
-// the rows with step <= upto into arrays indexed step - 1. Rows read, or -1.
+// the rows with step <= upto into arrays indexed step - 1. The last step
+// read (loss.tsv) or the rows read (val.tsv), or -1.
 int read_loss_tsv(const char *path, int upto, float *loss, float *gnorm, float *logit, char *err, size_t errlen);
 int read_val_tsv(const char *path, int upto, float *val, char *err, size_t errlen);
 // val.tsv rewritten whole from the checks among the first n steps.
@@ -64,8 +65,6 @@ void read_progress(const SafeTensors *st, int depth, SavedProgress *p);
 void remove_stale_temp_files(const char *dir);
 // The folder's lock: a descriptor to close when done, or -1 after a message.
 int lock_run_dir(const char *dir);
-// CIFAR-10's train and test sets. 0, or -1 after a message.
-int load_data(CifarSet *train, CifarSet *test);
 // TRAIN_USAGE or TRAIN_OK to end before training, -1 to go on.
 int check_existing_run(const TrainOptions *o, const RunPaths *rp, int have_ckpt, int steps);
 // A fresh run, or one resumed from its checkpoint: TRAIN_OK or TRAIN_ERROR.

@@ -30,8 +30,6 @@ static int parse_step(const char *s) {
     return s && parse_int_in(s, 0, 100000000, &step) == 0 ? step : -1;
 }
 
-// Where the last good checkpoint is, for the messages of a run that stops on
-// an error: a fresh run has none until its first save.
 void last_checkpoint_text(char *out, size_t n, int last_saved, const char *path) {
     if (last_saved > 0) snprintf(out, n, "the last good checkpoint (step %d) is kept in %s", last_saved, path);
     else snprintf(out, n, "no checkpoint was written yet");
@@ -45,7 +43,6 @@ static int rng_from_text(const char *s, Rng *r) {
 }
 
 
-// The files of the run in folder dir.
 void run_paths(RunPaths *p, const char *dir) {
     snprintf(p->dir, sizeof p->dir, "%s", dir);
     snprintf(p->ckpt, sizeof p->ckpt, "%s/ckpt.safetensors", p->dir);
@@ -87,9 +84,6 @@ static int read_step_rows(const char *path, int upto, int ncols, float *const *c
     return rows;
 }
 
-// loss.tsv rows: step, loss, grad_norm, max_logit. Reads the rows with
-// step <= upto into the arrays (indexed step-1). Returns the last step read,
-// -1 on error.
 int read_loss_tsv(const char *path, int upto, float *loss, float *gnorm, float *logit,
                   char *err, size_t errlen) {
     float *const cols[3] = { loss, gnorm, logit };
@@ -137,7 +131,6 @@ int read_val_tsv(const char *path, int upto, float *val, char *err, size_t errle
     return read_step_rows(path, upto, 1, cols, &last, err, errlen);
 }
 
-// Rewrites val.tsv with the points among steps 1..n.
 int write_val_tsv(const char *path, int n, const float *val, char *err, size_t errlen) {
     char *buf = NULL;
     size_t len = 0;
@@ -240,7 +233,6 @@ int lock_run_dir(const char *dir) {
     return fd;
 }
 
-// ---------------------------------------------------------------------------
 int load_data(CifarSet *train, CifarSet *test) {
     char err[CIFAR_ERRLEN];
     if (cifar_load_train(NULL, train, err, sizeof err) != 0 || cifar_load_test(NULL, test, err, sizeof err) != 0) {

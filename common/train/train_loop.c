@@ -117,7 +117,6 @@ static int save_point(Run *r, const TrainOptions *o, const RunPaths *rp, FILE *l
     return TRAIN_OK;
 }
 
-// One step of a run (trainer.h): a batch from the data order, then nn/'s train_step.
 double training_step(Training *t, float *x1, int *y) {
     dataloader_next(&t->dl, t->run.batch, x1, y, NULL, NULL);
     return train_step(&t->ts, x1, y, &t->noise);   // an unconditional model reads no y

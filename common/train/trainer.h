@@ -39,6 +39,12 @@ typedef struct {
 const char *preset_name(Preset p);
 // --preset P of a program's options (an ArgCallFn of io/args.h): P into *preset.
 int preset_take(const char *value, void *preset);
+// The options that say which run a program starts, the same in every
+// program that starts one: --preset into *preset, each --set into the
+// ArgList *sets; preset_config then makes the config of them.
+#define ARG_PRESET(preset) ARG_CALL("preset", "P", preset_take, preset, "smoke | quick | tutorial (default quick)")
+#define ARG_SETS(sets) ARG_CALL("set", "key=value", args_take_list, sets, "any config key, e.g. --set qk_norm=true " \
+                                "(list: --set help)")
 // The config and checkpoint interval of a preset (before --set).
 void preset_apply(Preset p, Config *cfg, int *ckpt_every);
 // A program's config as its options give it: the preset's, then every
@@ -61,6 +67,9 @@ typedef struct {
     Rng noise;
 } Training;
 
+// CIFAR-10's train and test sets, where every run reads them. 0, or -1
+// after a message.
+int load_data(CifarSet *train, CifarSet *test);
 // A fresh run of cfg on the images of train, on cfg.run.threads threads.
 // Three streams: the weights from cfg.run.seed, the data order and flips
 // from run_data_seed, each step's noise and times from a stream of its own
