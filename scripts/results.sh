@@ -12,6 +12,9 @@
 #   step1.txt   step1_scorecard on the baseline's seeds (the noise)
 #   plots/      scripts/plots.sh, step 1's figures, and the attention maps
 #               (these read the checkpoints, so they come from RUNS_DIR)
+#   guidance.txt  step7_guidance curves, when runs have a guidance sweep
+#               (its figure, step7_curves.png, in plots/)
+# The first four only when step 6's runs (p11_*) are among them.
 #   report.md   lab report
 #   README.md   scripts/results_readme.sh: what the runs recorded of
 #               themselves (machine, probe, command, date) and their wall time
@@ -25,6 +28,7 @@ DEST=${3:-$root/results/$PRESET}
 STEP6=${STEP6:-$root/step6_ablation/step6_ablation}
 LAB=${LAB:-$root/lab/lab}
 STEP1=${STEP1:-$root/step1_scorecard/step1_scorecard}
+STEP7=${STEP7:-$root/step7_guidance/step7_guidance}
 
 for prog in "$STEP6" "$LAB" "$STEP1"; do
     [ -x "$prog" ] || { echo "results.sh: $prog is not built (make all)" >&2; exit 1; }
@@ -49,30 +53,38 @@ done
 [ "$n" -gt 0 ] || { echo "results.sh: no run in $RUNS has a metrics.json" >&2; exit 1; }
 echo "results.sh: $n runs copied into $DEST"
 
-# 2. the table and step 1's noise, read from the copies (run from DEST's
-# parent, so the text names the folder as a reader of the repository sees it)
+# 2. step 6's runs (p11_*): the table and step 1's noise, read from the
+# copies (run from DEST's parent, so the text names the folder as a reader of
+# the repository sees it); the plots; the attention maps need the
+# checkpoints of RUNS_DIR; the report, with its links to the plots
 cd "$DEST/.."
 rel="$(basename "$(pwd)")/$(basename "$DEST")"
-"$STEP6" table "$(basename "$DEST")" | sed "s|runs in $(basename "$DEST")|runs in $rel|" > "$DEST/table.txt"
-"$STEP6" table --curves "$(basename "$DEST")" > "$DEST/curves.txt"
-set -- "$DEST"/p11_base_s*
 mkdir -p "$DEST/plots"
-if [ -e "$1" ] && [ $# -ge 2 ]; then
-    "$STEP1" "$@" --figures "$DEST/plots" | sed "s|$DEST/|$rel/|g" > "$DEST/step1.txt"
+set -- "$DEST"/p11_*
+if [ -e "$1" ]; then
+    "$STEP6" table "$(basename "$DEST")" | sed "s|runs in $(basename "$DEST")|runs in $rel|" > "$DEST/table.txt"
+    "$STEP6" table --curves "$(basename "$DEST")" > "$DEST/curves.txt"
+    set -- "$DEST"/p11_base_s*
+    if [ -e "$1" ] && [ $# -ge 2 ]; then
+        "$STEP1" "$@" --figures "$DEST/plots" | sed "s|$DEST/|$rel/|g" > "$DEST/step1.txt"
+    fi
+    STEP6="$STEP6" sh "$here/plots.sh" "$DEST" "$DEST/plots"
+    "$LAB" attention-maps --runs "$RUNS" --out "$DEST/plots" > "$DEST/plots/attention_maps.txt" 2>&1 || {
+        rm -f "$DEST/plots/attention_maps.txt"   # no maps: no file, rather than an error naming this machine's folders
+        echo "results.sh: no attention maps (they need $RUNS/p11_base_s0 and p11_rope with their checkpoints)"
+    }
+    "$LAB" report "$DEST" > /dev/null
+    sed -i "s|$DEST|$rel|g" "$DEST/report.md"
 fi
 
-# 3. the plots; the attention maps need the checkpoints of RUNS_DIR
-STEP6="$STEP6" sh "$here/plots.sh" "$DEST" "$DEST/plots"
-"$LAB" attention-maps --runs "$RUNS" --out "$DEST/plots" > "$DEST/plots/attention_maps.txt" 2>&1 || {
-    rm -f "$DEST/plots/attention_maps.txt"   # no maps: no file, rather than an error naming this machine's folders
-    echo "results.sh: no attention maps (they need $RUNS/p11_base_s0 and p11_rope with their checkpoints)"
-}
+# 3. step 7's guidance sweeps: their table and curves
+set -- "$DEST"/*_s*/guidance.tsv
+if [ -e "$1" ]; then
+    "$STEP7" curves $(for f in "$@"; do echo "${f#"$(pwd)"/}"; done) --figures "$DEST/plots" |
+        sed '/^figures:/d' > "$DEST/guidance.txt"
+fi
 rm -f "$DEST"/plots/*.gp "$DEST"/plots/*.log     # the PNGs and their data stay
 
-# 4. the report, with its links to the plots
-"$LAB" report "$DEST" > /dev/null
-sed -i "s|$DEST|$rel|g" "$DEST/report.md"
-
-# 5. README.md: the runs' own records (machine, probe, command, date, wall time)
+# 4. README.md: the runs' own records (machine, probe, command, date, wall time)
 sh "$here/results_readme.sh" "$DEST"
-echo "results.sh: wrote $DEST/{table.txt,curves.txt,step1.txt,report.md,README.md,plots/}"
+echo "results.sh: wrote $DEST: $(cd "$DEST" && ls -d -- *.txt *.md plots | tr '\n' ' ')"

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <stb_image_write.h>   // its implementation: common/train/run_metrics.c
 #include "step7.h"
 #include "eval/scorecard.h"
@@ -101,6 +102,8 @@ typedef struct {
     int n_seeds, n_w;
     float w[SWEEP_MAX_W];
     double fd[MAX_SEEDS][SWEEP_MAX_W], acc[MAX_SEEDS][SWEEP_MAX_W];
+    double val[MAX_SEEDS];                   // val MSE of the seeds whose folder has a metrics.json
+    int n_val;
 } Curve;
 
 // The configuration a sweep belongs to: its folder's name (RUN/guidance.tsv),
@@ -150,6 +153,16 @@ static int read_sweep(const char *path, Curve *c, char *err, size_t errlen) {
     if (n == 0 || (s > 0 && n != c->n_w)) return errorf(err, errlen, "%s: %s", path, n ? "fewer w than the other seeds'" : "no lines");
     c->n_w = n;
     c->n_seeds++;
+    // the run's own scorecard beside its sweep (RUN/metrics.json): its val MSE
+    size_t len = strlen(path);
+    if (len >= 12 && !strcmp(path + len - 12, "guidance.tsv")) {
+        char metrics[1024];
+        snprintf(metrics, sizeof metrics, "%.*smetrics.json", (int)(len - 12), path);
+        AblationRow *row = malloc(sizeof *row);
+        if (row && access(metrics, F_OK) == 0 && ablation_row_read(metrics, row) == 0 && isfinite(row->m.val_mse))
+            c->val[c->n_val++] = row->m.val_mse;
+        free(row);
+    }
     return 0;
 }
 
@@ -188,6 +201,18 @@ static void verdict_cells(Table *t, const Curve *c, const Curve *base, int i) {
     table_cell(t, "%+.3f %s", -acc.diff, acc.verdict);
 }
 
+// The val MSE (it does not depend on w: on a configuration's first row
+// only), or its verdict against the baseline's.
+static void val_cell(Table *t, const Curve *c, const Curve *base, bool first_row, bool verdict) {
+    if (!first_row || c->n_val == 0) { table_cell(t, first_row ? "-" : ""); return; }
+    SeedSpread v = seed_spread(c->val, c->n_val);
+    if (!verdict) { table_cell(t, "%.4f +- %.4f", v.mean, v.sd); return; }
+    if (c == base || base->n_val == 0) { table_cell(t, "-"); return; }
+    Comparison cmp;
+    compare_means(v, seed_spread(base->val, base->n_val), &cmp);
+    table_cell(t, "%+.4f %s", cmp.diff, cmp.verdict);
+}
+
 // Each configuration at w = 1, at the w of its lowest probe-FD and at the w
 // of its highest class accuracy, with step 6's verdict against the baseline
 // (the configuration named *_base, else the first) at the same w.
@@ -198,8 +223,8 @@ static void print_sweep_table(const Curve *curves, int n) {
         if (len >= 5 && !strcmp(curves[c].name + len - 5, "_base")) base = &curves[c];
     }
     Table t;
-    table_init(&t, 8, "configuration", "seeds", "w", "why this w", "probe-FD", "class accuracy",
-               "probe-FD vs base", "class accuracy vs base");
+    table_init(&t, 10, "configuration", "seeds", "w", "why this w", "val MSE", "probe-FD", "class accuracy",
+               "val MSE vs base", "probe-FD vs base", "class accuracy vs base");
     for (int c = 0; c < n; c++) {
         const Curve *k = &curves[c];
         int one = column_of(k, 1.0f), low_fd = 0, high_acc = 0;
@@ -220,8 +245,10 @@ static void print_sweep_table(const Curve *curves, int n) {
             table_cell(&t, "%g", k->w[i]);
             table_cell(&t, "%s%s%s", why[r], r == 1 && i == high_acc ? ", highest accuracy" : "",
                        r == 0 && i == low_fd ? ", lowest probe-FD" : "");
+            val_cell(&t, k, base, r == 0 || (r == 1 && one < 0), false);
             table_cell(&t, "%.2f +- %.2f", fd[i].mean, fd[i].sd);
             table_cell(&t, "%.3f +- %.3f", acc[i].mean, acc[i].sd);
+            val_cell(&t, k, base, r == 0 || (r == 1 && one < 0), true);
             verdict_cells(&t, k, base, i);
         }
     }

@@ -332,9 +332,9 @@ START_TEST(test_curves_table_gives_step6s_verdicts) {
         }
     snprintf(opts + strlen(opts), sizeof opts - strlen(opts), " --figures '%s/f'", dir);
     ck_assert_int_eq(run_program("TINYDIT_GNUPLOT=/nonexistent/gnuplot", PROGRAM, opts, dir), 0);
-    const char *want[] = { "against\nx_base at the same w", "x_up", "3  1  the run's, lowest probe-FD   9.00 +- 1.00",
-                           "0.210 +- 0.010          -2.00 gain (2.4 se)   +0.100 gain (12.2 se)",
-                           "3  4            highest accuracy  10.00 +- 1.00  0.310 +- 0.010",
+    const char *want[] = { "against\nx_base at the same w", "x_up               3  1  the run's, lowest probe-FD",
+                           "9.00 +- 1.00  0.210 +- 0.010                -          -2.00 gain (2.4 se)   +0.100 gain (12.2 se)",
+                           "3  4            highest accuracy           10.00 +- 1.00  0.310 +- 0.010",
                            "-1.00 not resolved (1.2 se)   +0.200 gain (24.5 se)" };
     assert_contains_all(read_text_in(dir, "out.txt"), want, sizeof want / sizeof *want);
     tmpdir_remove(dir);
