@@ -78,14 +78,10 @@ int ablation_argv(const AblationPlan *p, int config, int seed, char **argv, int 
 }
 
 void ablation_command_line(const AblationPlan *p, int config, int seed, char *out, size_t outlen) {
-    char *argv[32], buf[4096], q[2048];
+    char *argv[32], buf[4096];
     int n = ablation_argv(p, config, seed, argv, 32, buf, sizeof buf);
-    size_t len = 0;
     out[0] = 0;
-    for (int i = 0; i < n && len < outlen; i++) {
-        shell_quote(argv[i], q, sizeof q);
-        len += snprintf(out + len, outlen - len, "%s%s", i ? " " : "", q);
-    }
+    for (int i = 0; i < n; i++) line_add(out, outlen, argv[i]);
 }
 
 // ---------------------------------------------------------------------------
@@ -189,16 +185,13 @@ static bool run_finished(const AblationPlan *p, const char *name) {
 // to DIR/NAME/train.log when runs go side by side (their progress lines would
 // interleave) or --log asks. 0, or -1 with a message.
 static int run_line(const AblationPlan *p, int config, int seed, char *line, size_t len) {
-    char name[64], dir[2048], log[2100], quoted[4300], err[1024];
+    char name[64], dir[2048], err[1024];
     ablation_command_line(p, config, seed, line, len);
     if (p->jobs == 1 && !p->log_to_file) return 0;
     ablation_run_name(config, seed, name, sizeof name);
     snprintf(dir, sizeof dir, "%s/%s", runs_dir(p), name);
     if (make_dirs(dir, err, sizeof err) != 0) { fprintf(stderr, "error: %s\n", err); return -1; }
-    snprintf(log, sizeof log, "%s/train.log", dir);
-    shell_quote(log, quoted, sizeof quoted);
-    size_t used = strlen(line);
-    snprintf(line + used, len - used, " >> %s 2>&1", quoted);
+    line_add_log(line, len, runs_dir(p), name);
     return 0;
 }
 
@@ -256,28 +249,24 @@ static int run_plan(const AblationPlan *p) {
         rc = lines[i] ? run_line(p, config[i], seed[i], lines[i], 8192) : -1;
     }
     if (rc == 0 && make_dirs(runs_dir(p), err, sizeof err) != 0) { fprintf(stderr, "error: %s\n", err); rc = -1; }
-    if (rc == 0 && unfinished > 0 && prepare_probe() != 0) rc = -1;
-    if (rc == 0) {
-        char per_run[48] = "";
-        if (p->threads > 0) snprintf(per_run, sizeof per_run, ", %d thread%s each", p->threads, p->threads == 1 ? "" : "s");
-        printf("[ablation] %d run%s, %s preset, %d at a time%s (xargs -P %d), into %s\n", n, n == 1 ? "" : "s",
-               preset_name(p->preset), p->jobs, per_run, p->jobs, runs_dir(p));
-        for (int i = 0; i < n; i++) printf("%s\n", lines[i]);
-        double t_start = wall_seconds();
-        int stop_signal;
-        run_lines(lines, n, p->jobs, &stop_signal);
-        int not_started, well = report_runs(p, config, seed, was_finished, n, &not_started);
-        printf("[ablation] %d of %d runs ended well in %.1f min", well, n, (wall_seconds() - t_start) / 60.0);
-        if (well + not_started < n) printf(", %d did not", n - well - not_started);
-        if (not_started) printf(", %d not started", not_started);
-        printf(". The table: step6_ablation table%s%s\n", p->out_dir ? " " : "", p->out_dir ? p->out_dir : "");
-        rc = stop_signal ? 128 + stop_signal : well < n ? 1 : 0;
-    } else {
-        rc = 1;
+    if (rc != 0) {
+        for (int i = 0; lines && i < n; i++) free(lines[i]);
+        free(lines);
+        return 1;
     }
-    for (int i = 0; lines && i < n; i++) free(lines[i]);
-    free(lines);
-    return rc;
+    char per_run[48] = "";
+    if (p->threads > 0) snprintf(per_run, sizeof per_run, ", %d thread%s each", p->threads, p->threads == 1 ? "" : "s");
+    printf("[ablation] %d run%s, %s preset, %d at a time%s (xargs -P %d), into %s\n", n, n == 1 ? "" : "s",
+           preset_name(p->preset), p->jobs, per_run, p->jobs, runs_dir(p));
+    double t_start = wall_seconds();
+    int stop_signal;
+    if (launch_lines(lines, n, p->jobs, unfinished > 0, &stop_signal) < 0) return 1;
+    int not_started, well = report_runs(p, config, seed, was_finished, n, &not_started);
+    printf("[ablation] %d of %d runs ended well in %.1f min", well, n, (wall_seconds() - t_start) / 60.0);
+    if (well + not_started < n) printf(", %d did not", n - well - not_started);
+    if (not_started) printf(", %d not started", not_started);
+    printf(". The table: step6_ablation table%s%s\n", p->out_dir ? " " : "", p->out_dir ? p->out_dir : "");
+    return stop_signal ? 128 + stop_signal : well < n ? 1 : 0;
 }
 
 int cmd_ablation(int argc, char **argv) {

@@ -165,6 +165,30 @@ int prepare_probe(void) {
     return p ? 0 : -1;
 }
 
+void line_add(char *line, size_t len, const char *word) {
+    char q[PATH_MAX + 256];
+    shell_quote(word, q, sizeof q);
+    size_t used = strlen(line);
+    snprintf(line + used, len - used, "%s%s", used ? " " : "", q);
+}
+
+void line_add_log(char *line, size_t len, const char *runs_dir, const char *name) {
+    char log[PATH_MAX + 200], q[PATH_MAX + 256];
+    snprintf(log, sizeof log, "%s/%s/train.log", runs_dir, name);
+    shell_quote(log, q, sizeof q);
+    size_t used = strlen(line);
+    snprintf(line + used, len - used, " >> %s 2>&1", q);
+}
+
+int launch_lines(char **lines, int n, int jobs, bool need_probe, int *stop_signal) {
+    *stop_signal = 0;
+    for (int i = 0; i < n; i++) printf("%s\n", lines[i]);
+    int rc = need_probe && prepare_probe() != 0 ? -1 : run_lines(lines, n, jobs, stop_signal);
+    for (int i = 0; i < n; i++) free(lines[i]);
+    free(lines);
+    return rc;
+}
+
 // By its absolute path, so that the commands work from any folder.
 const char *lab_train_program(void) {
     static char exe[PATH_MAX];

@@ -27,6 +27,15 @@ void shell_quote(const char *s, char *out, size_t outlen);
 // failed; -1 when xargs could not be started.
 int run_lines(char *const *lines, int n, int jobs, int *stop_signal);
 
+// Appends word to a shell line (empty to begin with), quoted if it needs it.
+void line_add(char *line, size_t len, const char *word);
+// Appends ` >> DIR/NAME/train.log 2>&1` (quoted if it needs it).
+void line_add_log(char *line, size_t len, const char *runs_dir, const char *name);
+
+// Prints the lines, loads the probe if need_probe, runs them (run_lines) and
+// frees them and their array. run_lines' status, or -1 when the probe failed.
+int launch_lines(char **lines, int n, int jobs, bool need_probe, int *stop_signal);
+
 // How the run DIR/NAME ended: finished (its metrics.json, read into *m),
 // diverged (its diverged.json, the step in *diverged_step), or neither yet.
 typedef enum { RUN_UNFINISHED, RUN_FINISHED, RUN_DIVERGED } RunOutcome;

@@ -204,31 +204,24 @@ static int sweep_parse(int argc, char **argv, SweepPlan *p, SweepMode *mode) {
 // Commands
 
 static int sweep_command_line(const SweepPlan *p, int c, int v, int seed, char *out, size_t n) {
-    char name[128], q[PATH_MAX + 8], setting[64];
+    char name[128], setting[64], seed_set[32], threads_set[32];
     sweep_run_name(p, c, v, seed, name, sizeof name);
-    shell_quote(p->out_dir, q, sizeof q);
-    size_t len = 0;
-    char exe[PATH_MAX + 8];
-    shell_quote(p->exe, exe, sizeof exe);
-    len += snprintf(out + len, n - len, "%s train --name %s --preset %s --resume --out %s", exe, name,
-                    preset_name(p->preset), q);
-    for (int i = 0; ABLATION_CONFIG[p->config[c]].sets[i] && len < n; i++)
-        len += snprintf(out + len, n - len, " --set %s", ABLATION_CONFIG[p->config[c]].sets[i]);
-    for (int i = 0; i < p->n_sets && len < n; i++) {
-        shell_quote(p->sets[i], q, sizeof q);
-        len += snprintf(out + len, n - len, " --set %s", q);
+    const char *head[] = { p->exe, "train", "--name", name, "--preset", preset_name(p->preset), "--resume",
+                           "--out", p->out_dir };
+    out[0] = 0;
+    for (size_t i = 0; i < sizeof head / sizeof *head; i++) line_add(out, n, head[i]);
+    for (int i = 0; ABLATION_CONFIG[p->config[c]].sets[i]; i++) {
+        line_add(out, n, "--set");
+        line_add(out, n, ABLATION_CONFIG[p->config[c]].sets[i]);
     }
+    for (int i = 0; i < p->n_sets; i++) { line_add(out, n, "--set"); line_add(out, n, p->sets[i]); }
     snprintf(setting, sizeof setting, "%s=%s", p->key, p->values[v]);
-    shell_quote(setting, q, sizeof q);
-    if (len < n) len += snprintf(out + len, n - len, " --set %s --set seed=%d", q, seed);
-    if (p->threads > 0 && len < n) len += snprintf(out + len, n - len, " --set threads=%d", p->threads);
-    if ((p->jobs > 1 || p->log_to_file) && len < n) {
-        char log[PATH_MAX + 200];
-        snprintf(log, sizeof log, "%s/%s/train.log", p->out_dir, name);
-        shell_quote(log, q, sizeof q);
-        len += snprintf(out + len, n - len, " >> %s 2>&1", q);
-    }
-    return len < n ? 0 : -1;
+    snprintf(seed_set, sizeof seed_set, "seed=%d", seed);
+    snprintf(threads_set, sizeof threads_set, "threads=%d", p->threads);
+    const char *tail[] = { "--set", setting, "--set", seed_set, "--set", threads_set };
+    for (int i = 0; i < (p->threads > 0 ? 6 : 4); i++) line_add(out, n, tail[i]);
+    if (p->jobs > 1 || p->log_to_file) line_add_log(out, n, p->out_dir, name);
+    return strlen(out) + 1 < n ? 0 : -1;
 }
 
 // ---------------------------------------------------------------------------
@@ -462,17 +455,9 @@ static int sweep_run(const SweepPlan *p) {
             }
     printf("[sweep] %s over %d values x %d configurations x %d seeds: %d runs ended already, %d to run, "
            "%d at a time, into %s\n", p->key, p->n_values, p->n_configs, p->seeds, done, n, p->jobs, p->out_dir);
-    for (int i = 0; i < n; i++) printf("%s\n", lines[i]);
     double t0 = wall_seconds();
-    int stop_signal = 0;
-    if (n && prepare_probe() != 0) {
-        for (int i = 0; i < n; i++) free(lines[i]);
-        free(lines);
-        return 1;
-    }
-    if (n) run_lines(lines, n, p->jobs, &stop_signal);
-    for (int i = 0; i < n; i++) free(lines[i]);
-    free(lines);
+    int stop_signal;
+    if (launch_lines(lines, n, p->jobs, n > 0, &stop_signal) < 0) return 1;
     printf("[sweep] %.1f min\n\n", (wall_seconds() - t0) / 60.0);
     sweep_table(p);
     return stop_signal ? 128 + stop_signal : 0;
