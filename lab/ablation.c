@@ -8,19 +8,15 @@
 // metrics.json is there and its checkpoint has every step). The same commands
 // can be printed (--print-commands) and handed to GNU parallel or xargs, on
 // one machine or spread over several.
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <limits.h>
 #include <unistd.h>
 #include "plan.h"
 #include "run_options.h"
 #include "runner.h"
-#include "io/cifar.h"
 #include "io/args.h"
 #include "io/fileio.h"
 #include "io/paths.h"
-#include "eval/probe.h"
 #include "io/progress.h"
 
 // The round in which a run starts: the tutorial's nine are round 0 (with the

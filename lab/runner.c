@@ -20,7 +20,6 @@
 #include "runner.h"
 #include "eval/probe.h"
 #include "io/cifar.h"
-#include "io/metrics.h"
 #include "io/paths.h"
 #include "io/fileio.h"
 
