@@ -162,10 +162,8 @@ int ablation_parse(int argc, char **argv, AblationPlan *p, AblationMode *mode) {
     return ARGS_OK;
 }
 
-
 // ---------------------------------------------------------------------------
 // Running
-
 
 static const char *runs_dir(const AblationPlan *p) { return p->out_dir ? p->out_dir : default_runs_dir(); }
 

@@ -84,7 +84,6 @@ static int *labels_from(const Golden *g, const char *name, int n) {
     return y;
 }
 
-
 // The file's config and weights into a model, its AdamW settings and batch.
 static int golden_open(Golden *g, GoldenReport *rep) {
     Config cfg;

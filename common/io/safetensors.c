@@ -28,7 +28,6 @@
 // longer exact integers, so anything larger is rejected as corrupt.
 #define ST_MAX_JSON_INT 9007199254740992.0
 
-
 static char *dup_string(const char *s) {
     size_t n = strlen(s) + 1;
     char *p = malloc(n);

@@ -15,7 +15,6 @@
 #define SALT_FLIP 0x464C495000000000ULL   // "FLIP"
 #define SALT_PERM 0x5045524D00000000ULL   // "PERM"
 
-
 // A seed for stream k of kind `salt`, scrambled from the run's seed with two
 // SplitMix64 outputs so that nearby seeds or nearby k give unrelated streams.
 static uint64_t derive_seed(uint64_t seed, uint64_t salt, uint64_t k) {

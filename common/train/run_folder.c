@@ -42,7 +42,6 @@ static int rng_from_text(const char *s, Rng *r) {
     return 0;
 }
 
-
 void run_paths(RunPaths *p, const char *dir) {
     snprintf(p->dir, sizeof p->dir, "%s", dir);
     snprintf(p->ckpt, sizeof p->ckpt, "%s/ckpt.safetensors", p->dir);
@@ -165,7 +164,6 @@ int save_checkpoint(const RunPaths *rp, const Model *m, const RunConfig *run, co
                                { "train.max_logit", logits }, { "train.preset", preset_name(preset) } };
     return checkpoint_save(rp->ckpt, m, run, extra, 2, meta, 6, err, errlen);
 }
-
 
 void read_progress(const SafeTensors *st, int depth, SavedProgress *p) {
     const char *v;

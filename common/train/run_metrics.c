@@ -332,7 +332,6 @@ int finish_run(const RunPaths *rp, const char *name, Preset preset, const CifarS
     return rc == 0 ? TRAIN_OK : TRAIN_ERROR;
 }
 
-
 // A diverged run is a result too (an lr sweep looks for where runs break):
 // diverged.json records the step whose loss or gradient was not finite, and
 // the run's config. A resume trains from the last checkpoint again and, the
