@@ -161,6 +161,19 @@ static void racer_turn(void *ctx) {
     for (int i = 0; i < r->reps; i++) train_step(&r->ts, r->x1, NULL, &r->rng);
 }
 
+// The two runs of --jobs 2 share more than the cores: the memory bus, the
+// last-level cache and, behind the virtual cores of many machines, the
+// physical ones. A run's step timed alone sees none of that, so the pair
+// is timed side by side, each on its own threads.
+static void pair_turn(void *ctx) {
+    StepRacer *pair = ctx;
+    int levels = omp_get_max_active_levels();
+    omp_set_max_active_levels(2);   // each run keeps its own threads inside its half
+    #pragma omp parallel num_threads(2)
+    racer_turn(&pair[omp_get_thread_num()]);
+    omp_set_max_active_levels(levels);
+}
+
 // Made-up test images for the val exam's timing: its speed does not depend on them.
 static int fake_set(CifarSet *s, int n) {
     s->n = n;
@@ -327,15 +340,15 @@ static double own_cpu_seconds(void) {
 
 // What is raced: every configuration of the job's preset (one of the same
 // cost as an earlier one, the lr variants, is not raced again), the job's
-// baseline on the threads of a run of --jobs 2, and the other presets'
+// baseline as the two runs of --jobs 2, side by side, and the other presets'
 // baselines. All in turns, in the same rounds (bench_interleaved): a burst
 // of other work then slows every one of them alike, and the ratios hold.
-#define MAX_RACERS (ABLATION_CONFIGS + 3)
+#define MAX_RACERS (ABLATION_CONFIGS + 2)
 typedef struct {
     StepRacer racer[MAX_RACERS];
     int n;
     int of_config[ABLATION_CONFIGS];   // the racer of each configuration of the job's preset
-    int half;                          // the baseline on a --jobs 2 run's threads, -1 if all threads
+    StepRacer pair[2];                 // the baseline as --jobs 2's two runs (unused if they are one)
     int preset_base[3];                // each preset's baseline (the job's: of_config[CFG_BASE])
 } Race;
 
@@ -363,8 +376,9 @@ static int race_steps(Preset job, int all, int half_threads, JobTimings t[3]) {
     }
     Config base;
     config_of(job, CFG_BASE, &base);
-    race->half = -1;
-    if (rc == 0 && half_threads != all && (race->half = race_add(race, &base, half_threads)) < 0) rc = -1;
+    bool paired = half_threads != all;
+    for (int i = 0; i < 2 && rc == 0 && paired; i++)
+        if (racer_init(&race->pair[i], &base, half_threads) != 0) rc = -1;
     for (int p = 0; p < 3 && rc == 0; p++) {
         Config b;
         config_of((Preset)p, CFG_BASE, &b);
@@ -372,21 +386,23 @@ static int race_steps(Preset job, int all, int half_threads, JobTimings t[3]) {
         if (race->preset_base[p] < 0) rc = -1;
     }
     if (rc == 0) {
-        BenchFn fns[MAX_RACERS];
-        double ms[MAX_RACERS];
+        BenchFn fns[MAX_RACERS + 1];
+        double ms[MAX_RACERS + 1];
         for (int i = 0; i < race->n; i++) fns[i] = (BenchFn){ "step", racer_turn, &race->racer[i] };
-        bench_interleaved(fns, race->n, 1, 3, 1, ms);   // a warm-up round, the median of three
+        fns[race->n] = (BenchFn){ "pair", pair_turn, race->pair };
+        bench_interleaved(fns, race->n + paired, 1, 3, 1, ms);   // a warm-up round, the median of three
         for (int i = 0; i < race->n; i++) ms[i] /= race->racer[i].reps;
         double job_base = ms[race->of_config[CFG_BASE]];
         for (int p = 0; p < 3; p++)
             for (int c = 0; c < ABLATION_CONFIGS; c++)
                 t[p].step_ms[c] = ms[race->preset_base[p]] * ms[race->of_config[c]] / job_base;
-        double factor = race->half < 0 ? 1.0 : ms[race->half] / job_base;
+        double factor = paired ? ms[race->n] / race->pair[0].reps / job_base : 1.0;
         long cores = sysconf(_SC_NPROCESSORS_ONLN);
         if (2L * half_threads > cores) factor *= 2.0 * half_threads / cores;   // two runs share the cores
         for (int p = 0; p < 3; p++) t[p].jobs_factor = factor;
     }
     for (int i = 0; i < race->n; i++) racer_free(&race->racer[i]);
+    for (int i = 0; i < 2; i++) racer_free(&race->pair[i]);
     omp_set_num_threads(all);
     free(race);
     return rc;
