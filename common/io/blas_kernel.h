@@ -19,23 +19,18 @@
 #pragma once
 #include <stddef.h>
 
-// Call first thing in main(). If OpenBLAS chose Prescott on a CPU that has
-// AVX-512 (or AVX2), runs this program again, same arguments, with
-// OPENBLAS_CORETYPE=SkylakeX (or Haswell); it does not return then. Does
-// nothing if OPENBLAS_CORETYPE is set already (your choice, or the second
-// start), or if the kernel is a fitting one. The arithmetic of the two
-// kernels differs in rounding only; each is deterministic on its own.
-void blas_use_fitting_kernel(char **argv);
-
-// The same, and OpenMP's idle threads sleeping instead of spinning: call
-// first thing in main() of a program that trains or times. libgomp reads
-// OMP_WAIT_POLICY once, when it is loaded, and by default a thread that
-// reaches a barrier first spins there; on a machine with other work, the
-// spinning thread takes the core its partner needs to reach the barrier,
-// and a step takes several times as long. So if OMP_WAIT_POLICY is not set
-// (your choice is kept), it runs this program again with it set to passive
-// (and OPENBLAS_CORETYPE as above, in the same restart). Neither changes a
-// number the program computes.
+// Call first thing in main() of a program that trains or times. Two
+// settings are read once, when their library is loaded, before main() runs,
+// so the only cure from inside a program is to start it again with them set
+// (your own setting of either is kept; neither changes a number the program
+// computes):
+//   - OPENBLAS_CORETYPE=SkylakeX (or Haswell) when OpenBLAS chose Prescott
+//     on a CPU with AVX-512 (or AVX2); the two kernels differ in rounding
+//     only, each deterministic on its own;
+//   - OMP_WAIT_POLICY=passive: by default a libgomp thread that reaches a
+//     barrier first spins there, and on a machine with other work the
+//     spinning thread takes the core its partner needs to reach the
+//     barrier, so a step takes several times as long.
 void restart_fitted(char **argv);
 
 // One line that says which kernels cblas_sgemm runs, for a benchmark's

@@ -94,15 +94,11 @@ int cifar_parse_batch(const uint8_t *buf, size_t len, int records, const char *n
     return 0;
 }
 
-// One batch file of exactly `records` records into pixels/labels (the
+// One batch file of exactly `records` records (> 0) into pixels/labels (the
 // caller's, as above). Fails on a missing or unreadable file, a wrong
 // size, a short read or a bad label.
 static int cifar_read_file(const char *path, int records, uint8_t *pixels, uint8_t *labels,
                            char *err, size_t errlen) {
-    if (records <= 0) {
-        errorf(err, errlen, "%s: asked for %d records; the count must be positive", path, records);
-        return -1;
-    }
     size_t want = (size_t)records * CIFAR_RECORD_BYTES;
     // Only a regular file: a FIFO in its place would block the read forever,
     // a device would never end.
@@ -151,16 +147,13 @@ void cifar_free(CifarSet *s) {
     if (!s) return;
     free(s->pixels);
     free(s->labels);
-    s->pixels = NULL;
-    s->labels = NULL;
-    s->n = 0;
+    *s = (CifarSet){ 0 };
 }
 
 int cifar_load_files(const char *dir, const char *const *names, int nfiles,
                      int records_per_file, CifarSet *out, char *err, size_t errlen) {
-    out->n = 0;
-    out->pixels = NULL;
-    out->labels = NULL;
+    *out = (CifarSet){ 0 };
+    uint8_t *pixels = NULL, *labels = NULL;
     if (!dir) dir = cifar_dir();
     struct stat st;
     if (stat(dir, &st) != 0) {
@@ -182,50 +175,47 @@ int cifar_load_files(const char *dir, const char *const *names, int nfiles,
         errorf(err, errlen, "%s: %zu images do not fit an int", dir, n);
         return -1;
     }
-    uint8_t *pixels = malloc(n * CIFAR_PIXELS);
-    uint8_t *labels = malloc(n);
+    pixels = malloc(n * CIFAR_PIXELS);
+    labels = malloc(n);
     if (!pixels || !labels) {
-        errorf(err, errlen, "%s: out of memory for %zu images (%zu MB)", dir, n,
-                n * CIFAR_PIXELS >> 20);
-        free(pixels);
-        free(labels);
-        return -1;
+        errorf(err, errlen, "%s: out of memory for %zu images (%zu MB)", dir, n, n * CIFAR_PIXELS >> 20);
+        goto fail;
     }
     for (int i = 0; i < nfiles; i++) {
         char path[4096];
         int len = snprintf(path, sizeof path, "%s/%s", dir, names[i]);
         if (len < 0 || (size_t)len >= sizeof path) {
             errorf(err, errlen, "%s/%s: path too long", dir, names[i]);
-            free(pixels);
-            free(labels);
-            return -1;
+            goto fail;
         }
         size_t first = (size_t)i * (size_t)records_per_file;
         if (cifar_read_file(path, records_per_file, pixels + first * CIFAR_PIXELS,
-                            labels + first, err, errlen) != 0) {
-            free(pixels);
-            free(labels);
-            return -1;
-        }
+                            labels + first, err, errlen) != 0)
+            goto fail;
     }
-    out->n = (int)n;
-    out->pixels = pixels;
-    out->labels = labels;
+    *out = (CifarSet){ (int)n, pixels, labels };
     return 0;
+fail:
+    free(pixels);
+    free(labels);
+    return -1;
+}
+
+// The named files, each of CIFAR-10's 10,000 records or CIFAR_RECORDS.
+static int load_set(const char *dir, const char *const *names, int nfiles, CifarSet *out,
+                    char *err, size_t errlen) {
+    int records;
+    *out = (CifarSet){ 0 };
+    if (records_per_file(dir, &records, err, errlen) != 0) return -1;
+    return cifar_load_files(dir, names, nfiles, records, out, err, errlen);
 }
 
 int cifar_load_train(const char *dir, CifarSet *out, char *err, size_t errlen) {
-    int records;
-    out->n = 0; out->pixels = NULL; out->labels = NULL;
-    if (records_per_file(dir, &records, err, errlen) != 0) return -1;
-    return cifar_load_files(dir, TRAIN_FILES, CIFAR_TRAIN_FILES, records, out, err, errlen);
+    return load_set(dir, TRAIN_FILES, CIFAR_TRAIN_FILES, out, err, errlen);
 }
 
 int cifar_load_test(const char *dir, CifarSet *out, char *err, size_t errlen) {
-    int records;
-    out->n = 0; out->pixels = NULL; out->labels = NULL;
-    if (records_per_file(dir, &records, err, errlen) != 0) return -1;
-    return cifar_load_files(dir, TEST_FILES, 1, records, out, err, errlen);
+    return load_set(dir, TEST_FILES, 1, out, err, errlen);
 }
 
 int cifar_check_config(const ModelConfig *c, const char *what, char *err, size_t errlen) {

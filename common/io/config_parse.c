@@ -7,6 +7,7 @@
 // cannot be settable but forgotten in checkpoints, nor bounded here and
 // otherwise in its part's check.
 #include "config_parse.h"
+#include "args.h"
 #include "nn/errors.h"
 
 #include <ctype.h>
@@ -69,13 +70,7 @@ Config config_default(void) {
 // 2^64-1; a typo in a run's config must fail loudly instead.
 
 static int parse_int(const char *s, int *out) {
-    if (!*s || isspace((unsigned char)*s)) return -1;
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || *end || v < INT_MIN || v > INT_MAX) return -1;
-    *out = (int)v;
-    return 0;
+    return isspace((unsigned char)*s) ? -1 : parse_int_in(s, INT_MIN, INT_MAX, out);
 }
 
 static int parse_u64(const char *s, unsigned long long *out) {
