@@ -324,16 +324,12 @@ int training_start(Training *t, const Config *cfg, const CifarSet *train) {
     return 0;
 }
 
-// A class-conditional model sits the val exam with each test image's label
-// (the training set's are checked by the data loader): 0, or -1 with a message.
-static int check_test_labels(const Run *r, int classes, char *err, size_t errlen) {
-    return cifar_check_labels(r->test, classes, "the test set", err, errlen);
-}
-
 // A fresh run: training_start, an empty loss.tsv and val.tsv.
 int start_run(Run *r, const TrainOptions *o, const RunPaths *rp, const CifarSet *train) {
     char err[ERRLEN];
-    if (check_test_labels(r, o->cfg.model.classes, err, sizeof err) != 0) {
+    // a class-conditional model sits the val exam with each test image's
+    // label (the training set's are checked by the data loader)
+    if (cifar_check_labels(r->test, o->cfg.model.classes, "the test set", err, sizeof err) != 0) {
         fprintf(stderr, "error: %s\n", err);
         return TRAIN_ERROR;
     }
@@ -415,7 +411,7 @@ int resume_run(Run *r, const TrainOptions *o, const RunPaths *rp, const CifarSet
     if (checkpoint_config_from(&st, rp->ckpt, &saved, err, sizeof err) != 0 ||
         cifar_check_config(&r->tr.m.cfg, rp->ckpt, err, sizeof err) != 0 ||
         cifar_check_labels(train, r->tr.m.cfg.classes, "the training set", err, sizeof err) != 0 ||
-        check_test_labels(r, r->tr.m.cfg.classes, err, sizeof err) != 0) {
+        cifar_check_labels(r->test, r->tr.m.cfg.classes, "the test set", err, sizeof err) != 0) {
         fprintf(stderr, "error: cannot resume: %s\n", err);
         st_free(&st);
         return TRAIN_ERROR;
