@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "nn/errors.h"
 #include "io/args.h"
 #include "io/checkpoint.h"
 #include "nn/flow.h"
@@ -107,19 +108,15 @@ static int golden_open(Golden *g, GoldenReport *rep) {
     g->opt = opt;
     g->K = 1;
     const char *steps = st_meta(st, "adamw.steps");
-    if (steps && parse_int_in(steps, 1, GOLDEN_MAX_STEPS, &g->K) != 0) {
-        snprintf(g->err, g->errlen, "%s: adamw.steps is '%s', not 1..%d", g->path, steps, GOLDEN_MAX_STEPS);
-        return -1;
-    }
+    if (steps && parse_int_in(steps, 1, GOLDEN_MAX_STEPS, &g->K) != 0)
+        return errorf(g->err, g->errlen, "%s: adamw.steps is '%s', not 1..%d", g->path, steps, GOLDEN_MAX_STEPS);
     rep->steps = g->K;
     size_t bytes = g->m.n_params * sizeof(float);
     g->chain = malloc(bytes);
     g->keep_m = malloc(bytes);
     g->keep_v = malloc(bytes);
-    if (!g->chain || !g->keep_m || !g->keep_v || train_state_init(&g->ts, &g->m, g->N, &g->opt) != 0) {
-        snprintf(g->err, g->errlen, "out of memory");
-        return -1;
-    }
+    if (!g->chain || !g->keep_m || !g->keep_v || train_state_init(&g->ts, &g->m, g->N, &g->opt) != 0)
+        return errorf(g->err, g->errlen, "out of memory");
     g->have_ts = 1;
     memcpy(g->chain, g->m.params, bytes);
     return 0;

@@ -1,5 +1,6 @@
 // parity.c: our layers against PyTorch's reference files (see parity.h).
 #include "parity.h"
+#include "nn/errors.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -134,10 +135,8 @@ int parity_attention(const SafeTensors *st, int qk_norm, Parity *p, char *err, s
     snprintf(key, sizeof key, "%s.weights", v);
     const StTensor *qkv = need(st, "input.qkv", 0, err, errlen), *w = need(st, key, 0, err, errlen);
     if (!qkv || !w) return -1;
-    if (qkv->ndim != 3 || w->ndim != 4 || qkv->shape[2] % 3) {
-        snprintf(err, errlen, "input.qkv is not (N, L, 3D) or %s not (N, H, L, L)", key);
-        return -1;
-    }
+    if (qkv->ndim != 3 || w->ndim != 4 || qkv->shape[2] % 3)
+        return errorf(err, errlen, "input.qkv is not (N, L, 3D) or %s not (N, H, L, L)", key);
     int N = (int)qkv->shape[0], L = (int)qkv->shape[1], D = (int)qkv->shape[2] / 3, H = (int)w->shape[1];
     int hd = D / H;
     size_t n_out = (size_t)N * L * D;
@@ -201,17 +200,13 @@ int parity_ffn(const SafeTensors *st, MlpKind kind, Parity *p, char *err, size_t
     }
     const StTensor *x = need(st, "input.x", 0, err, errlen);
     if (!x) return -1;
-    if (x->ndim != 2 || weight[0]->ndim != 2 || weight[0]->shape[1] != x->shape[1]) {
-        snprintf(err, errlen, "input.x is not (R, D) or %s.%s not (H, D)", v, names[0].name);
-        return -1;
-    }
+    if (x->ndim != 2 || weight[0]->ndim != 2 || weight[0]->shape[1] != x->shape[1])
+        return errorf(err, errlen, "input.x is not (R, D) or %s.%s not (H, D)", v, names[0].name);
     int R = (int)x->shape[0], D = (int)x->shape[1], H = (int)weight[0]->shape[0];
     ModelConfig c = model_config_default();
     c.dim = D; c.mlp = kind;
-    if (cfg_mlp_hidden(&c) != H) {
-        snprintf(err, errlen, "%s is %d wide; the model's at D = %d is %d", v, H, D, cfg_mlp_hidden(&c));
-        return -1;
-    }
+    if (cfg_mlp_hidden(&c) != H)
+        return errorf(err, errlen, "%s is %d wide; the model's at D = %d is %d", v, H, D, cfg_mlp_hidden(&c));
     size_t RD = (size_t)R * D, RH = (size_t)R * H;
     const StTensor *dout = need(st, "upstream.dout", RD, err, errlen), *ref_out, *ref_dx;
     snprintf(name, sizeof name, "%s.out", v);
@@ -254,15 +249,11 @@ int parity_rope2d(const SafeTensors *st, Parity *p, char *err, size_t errlen) {
     const char *grid_s = st_meta(st, "grid"), *base_s = st_meta(st, "base");
     const StTensor *x = need(st, "input.x", 0, err, errlen);
     if (!x) return -1;
-    if (!grid_s || !base_s || x->ndim != 3) {
-        snprintf(err, errlen, "the reference file lacks grid or base, or input.x is not (B, L, hd)");
-        return -1;
-    }
+    if (!grid_s || !base_s || x->ndim != 3)
+        return errorf(err, errlen, "the reference file lacks grid or base, or input.x is not (B, L, hd)");
     int grid = atoi(grid_s), B = (int)x->shape[0], L = (int)x->shape[1], hd = (int)x->shape[2];
-    if (grid * grid != L || hd % 4) {
-        snprintf(err, errlen, "input.x has %d tokens of %d, not a %dx%d grid of heads of 4k", L, hd, grid, grid);
-        return -1;
-    }
+    if (grid * grid != L || hd % 4)
+        return errorf(err, errlen, "input.x has %d tokens of %d, not a %dx%d grid of heads of 4k", L, hd, grid, grid);
     size_t n = x->numel, nt = (size_t)L * hd;
     const StTensor *dout = need(st, "upstream.dout", n, err, errlen);
     const StTensor *ref_cos = dout ? need(st, "rope.cos", nt, err, errlen) : NULL;

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include "nn/errors.h"
 #include "nn/flow.h"
 #include "nn/rng.h"
 #include "scorecard.h"
@@ -109,10 +110,8 @@ int scorecard_guided_samples(Model *m, float *out, const int *y, int n, float w,
                              long done_before, char *err, size_t errlen) {
     size_t per = fd_noise(m, out, n);
     Activations a;   // two rows an image at w != 1: the null label's and the asked-for one's
-    if (activations_alloc(&a, m, flow_guided_rows(EVAL_BATCH, w), false) != 0) {
-        snprintf(err, errlen, "out of memory for the guided samples' activations");
-        return -1;
-    }
+    if (activations_alloc(&a, m, flow_guided_rows(EVAL_BATCH, w), false) != 0)
+        return errorf(err, errlen, "out of memory for the guided samples' activations");
     int rc = 0;
     for (int i = 0; i < n && rc == 0; i += EVAL_BATCH) {
         int nb = n - i < EVAL_BATCH ? n - i : EVAL_BATCH;

@@ -6,16 +6,15 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "nn/errors.h"
 #include "fileio.h"
 
 int write_parts_atomic(const char *path, const FilePart *parts, int n, char *err, size_t errlen) {
     char tmp[4096];
     snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());   // per process: no two writers share it
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd < 0) {
-        snprintf(err, errlen, "cannot create %s: %s", tmp, strerror(errno));
-        return -1;
-    }
+    if (fd < 0)
+        return errorf(err, errlen, "cannot create %s: %s", tmp, strerror(errno));
     for (int i = 0; i < n; i++) {
         const char *p = parts[i].data;
         size_t left = parts[i].len;
@@ -64,10 +63,8 @@ int make_dirs(const char *path, char *err, size_t errlen) {
         if (*q == '/' || *q == 0) {
             char keep = *q;
             *q = 0;
-            if (mkdir(buf, 0755) != 0 && errno != EEXIST) {
-                snprintf(err, errlen, "cannot create folder %s: %s", buf, strerror(errno));
-                return -1;
-            }
+            if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+                return errorf(err, errlen, "cannot create folder %s: %s", buf, strerror(errno));
             *q = keep;
             if (!keep) break;
         }

@@ -12,6 +12,7 @@
 #define STB_IMAGE_WRITE_IMPLEMENTATION
 #define STBI_WRITE_NO_STDIO
 #include <stb_image_write.h>
+#include "nn/errors.h"
 #include "eval/probe.h"
 #include "nn/flow.h"
 #include "eval/spikes.h"
@@ -40,7 +41,7 @@ static int write_sample_grid(const char *path, const float *x, int n, int C, int
     int len = 0;
     unsigned char *png = stbi_write_png_to_mem(img, W * 3, W, H, 3, &len);
     free(img);
-    if (!png) { snprintf(err, errlen, "cannot encode %s", path); return -1; }
+    if (!png) return errorf(err, errlen, "cannot encode %s", path);
     int rc = write_file_atomic(path, png, (size_t)len, err, errlen);
     STBIW_FREE(png);
     return rc;
