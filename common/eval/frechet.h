@@ -19,17 +19,14 @@ typedef struct {
     double *cov;    // (d, d)  covariance, unbiased (divides by n − 1, like numpy.cov)
 } FeatureStats;
 
-// Mean and covariance of features (n, d), row-major float32. n must be >= 2.
-// Returns 0, or -1 (bad sizes, out of memory) leaving s empty.
+// Mean and covariance of features (n >= 2, d); 0, or -1 leaving s empty.
 int feature_stats_compute(FeatureStats *s, const float *features, long n, int d);
 void feature_stats_free(FeatureStats *s);
 
-// FD between two summaries of the same dimension. Returns NAN if the
-// dimensions differ or LAPACK fails. Not clamped: rounding can make a true 0
-// come out as a tiny negative number (about 1e-12 of the traces).
+// FD between two summaries of the same dimension, NAN if LAPACK fails. Not
+// clamped: rounding can make a true 0 a tiny negative number.
 double frechet_distance(const FeatureStats *a, const FeatureStats *b);
 
-// Tr(A^½) of a symmetric positive semi-definite matrix A (d, d), through its
-// eigenvalues (negative ones, from rounding, count as 0). Exposed for tests.
-// Returns NAN if LAPACK fails.
+// Tr(A^½) of a symmetric PSD matrix A (d, d) from its eigenvalues (negative
+// ones, from rounding, count as 0). Exposed for the tests.
 double trace_sqrt_psd(const double *A, int d);

@@ -72,7 +72,7 @@ int scorecard_guided_samples(Model *m, float *out, const int *y, int n, float w,
 double scorecard_class_accuracy(const Probe *p, const float *samples, const int *y, int n,
                                 double *per_class, int *asked);
 
-// Feature statistics of the real test images (computed once per process).
+// Feature statistics of the real test images (10,000 probe forward passes).
 int scorecard_real_stats(const Probe *p, const CifarSet *test, FeatureStats *out);
 
 // probe-FD of samples (n images) against the real statistics.

@@ -28,6 +28,5 @@ void progress_begin(Progress *p, FILE *out, const char *label, long start, long 
 // step = steps done so far; extra is a short text shown after the rate.
 void progress_update(Progress *p, long step, const char *extra);
 void progress_end(Progress *p);
-// Whether a plain (not a terminal) line is due at step, now seconds: the
-// rule above. For the tests.
+// Whether a plain line is due at step, now seconds (exposed for the tests).
 int progress_plain_due(const Progress *p, long step, double now);

@@ -24,17 +24,15 @@ typedef struct {
     char dir[2048], ckpt[2100], loss[2100], val[2100], metrics[2100], samples[2100], diverged[2100];
 } RunPaths;
 
-// The trainer's state in a checkpoint's metadata that both a resume and the
-// scorecard read: the step, the training time so far, and the largest
-// attention logit of each block.
+// The trainer's state in a checkpoint's metadata that a resume and the
+// scorecard read.
 typedef struct {
     int step;                       // -1 when missing or not a whole number
     double train_seconds;
     float max_logit_layers[TINYDIT_MAX_DEPTH];
 } SavedProgress;
 
-// Everything a run holds while it trains. The model's config is the
-// model's own (tr.m.cfg); the run's is tr.run.
+// Everything a run holds while it trains.
 typedef struct {
     Training tr;                   // the model, its training state, data order and noise
     double train_seconds;
