@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 // The architecture, in one place. (N, C, H, W) shapes along the way:
 //   x  (N, 3, 32, 32) -conv1-> (N, 32, 32, 32) -relu, pool-> (N, 32, 16, 16)
@@ -205,9 +204,6 @@ void probe_features(const Probe *p, const float *images, int n, float *features)
     probe_forward(p, images, n, features, NULL);
 }
 
-// probe_train runs forward and backward on buffers it keeps for the whole
-// run; this allocates its own, for the probe's gradient check (test_probe.c)
-// and a loss over a whole set.
 float probe_loss_and_grad(const Probe *p, const float *images, const uint8_t *labels, int n, Probe *grad) {
     Acts a, d;
     if (acts_alloc(&a, n) != 0) return NAN;
@@ -482,8 +478,7 @@ Probe *probe_get_or_train(const char *cache_dir, const CifarSet *train, const Ci
     probe_cache_key(r, train, test, key);
     snprintf(path, sizeof(path), "%s/probe-%s.safetensors", cache_dir, key);
 
-    struct stat sb;
-    if (stat(path, &sb) == 0) {
+    if (file_exists(path)) {
         char lerr[512];
         Probe *p = probe_load(path, lerr, sizeof(lerr));
         if (p) {

@@ -57,6 +57,16 @@ const StTensor *st_find(const SafeTensors *st, const char *name) {
     return NULL;
 }
 
+const StTensor *st_need(const SafeTensors *st, const char *src, const char *name, size_t numel,
+                        char *err, size_t errlen) {
+    const StTensor *t = st_find(st, name);
+    if (!t) errorf(err, errlen, "%s: no tensor '%s'", src, name);
+    else if (numel && t->numel != numel)
+        errorf(err, errlen, "%s: tensor '%s' has %zu values, expected %zu", src, name, t->numel, numel);
+    else return t;
+    return NULL;
+}
+
 const char *st_meta(const SafeTensors *st, const char *key) {
     for (int i = 0; i < st->n_meta; i++)
         if (strcmp(st->meta_keys[i], key) == 0) return st->meta_values[i];

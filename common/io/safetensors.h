@@ -39,8 +39,11 @@ typedef struct {
 int st_read(const char *path, SafeTensors *out, char *err, size_t errlen);
 int st_parse(const uint8_t *buf, size_t len, SafeTensors *out, char *err, size_t errlen);
 
-// NULL when absent.
+// NULL when absent; st_need also when it has not numel values (numel 0:
+// any), with a message naming src.
 const StTensor *st_find(const SafeTensors *st, const char *name);
+const StTensor *st_need(const SafeTensors *st, const char *src, const char *name, size_t numel,
+                        char *err, size_t errlen);
 const char *st_meta(const SafeTensors *st, const char *key);
 
 void st_free(SafeTensors *st);

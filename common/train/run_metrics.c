@@ -271,10 +271,9 @@ static cJSON *metrics_json(const Model *m, const Config *cfg, const char *name, 
 static int write_json(const char *path, cJSON *root, char *err, size_t errlen) {
     char *json = cJSON_Print(root);
     cJSON_Delete(root);
-    size_t jl = strlen(json);
-    json = realloc(json, jl + 2);
-    json[jl] = '\n'; json[jl + 1] = 0;
-    int rc = write_file_atomic(path, json, jl + 1, err, errlen);
+    if (!json) return errorf(err, errlen, "%s: out of memory", path);
+    const FilePart parts[2] = { { json, strlen(json) }, { "\n", 1 } };
+    int rc = write_parts_atomic(path, parts, 2, err, errlen);
     free(json);
     return rc;
 }
