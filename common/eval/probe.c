@@ -100,14 +100,7 @@ void probe_init(Probe *p, uint64_t seed) {
 }
 
 ProbeRecipe probe_default_recipe(void) {
-    ProbeRecipe r;
-    r.epochs = 4;
-    r.batch = 128;
-    r.lr = 2e-3f;
-    r.weight_decay = 5e-4f;
-    r.flip = 1;
-    r.seed = 1234;
-    return r;
+    return (ProbeRecipe){ .epochs = 4, .batch = 128, .lr = 2e-3f, .weight_decay = 5e-4f, .flip = 1, .seed = 1234 };
 }
 
 // ----------------------------------------------------------------------------

@@ -322,16 +322,17 @@ static void describe_field(const char *key, const char *value, void *ctx) {
     else d->used += (size_t)n;
 }
 
-void config_describe(const Config *c, char *out, size_t outlen) {
+// The fields of tables[0..n) as one line.
+static void describe(const Config *c, const ConfigKey *const *tables, int n, char *out, size_t outlen) {
     if (!out || !outlen) return;
     out[0] = '\0';
     DescribeText d = { out, outlen, 0 };
-    config_foreach_field(c, describe_field, &d);
+    for (int t = 0; t < n; t++) foreach_field(c, tables[t], describe_field, &d);
 }
 
+void config_describe(const Config *c, char *out, size_t outlen) { describe(c, TABLES, N_TABLES, out, outlen); }
+
 void model_config_describe(const ModelConfig *m, char *out, size_t outlen) {
-    if (!out || !outlen) return;
-    out[0] = '\0';
-    DescribeText d = { out, outlen, 0 };
-    model_config_foreach_field(m, describe_field, &d);
+    Config c = { .model = *m };
+    describe(&c, TABLES, 1, out, outlen);   // TABLES[0] is MODEL_KEYS
 }

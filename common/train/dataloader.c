@@ -50,12 +50,10 @@ int dataloader_init(DataLoader *dl, const CifarSet *data, uint64_t seed, bool fl
     dl->perm = malloc(sizeof(int) * (size_t)data->n);
     if (!dl->perm)
         return errorf(err, errlen, "dataloader: out of memory for a permutation of %d", data->n);
-    dl->data = data;
+    dl->data = data;   // epoch 0, position 0
     dl->classes = classes;
     dl->flip = flip;
     dl->seed = seed;
-    dl->epoch = 0;
-    dl->pos = 0;
     rng_seed(&dl->rng, derive_seed(seed, SALT_FLIP, 0));
     build_perm(dl);
     return 0;
@@ -88,14 +86,7 @@ void dataloader_next(DataLoader *dl, int B, float *x, int *y, int *idx, uint8_t 
 }
 
 DataLoaderState dataloader_get_state(const DataLoader *dl) {
-    DataLoaderState s;
-    s.seed = dl->seed;
-    s.epoch = dl->epoch;
-    s.pos = dl->pos;
-    s.rng_state = dl->rng.state;
-    s.rng_has_spare = dl->rng.has_spare;
-    s.rng_spare = dl->rng.spare;
-    return s;
+    return (DataLoaderState){ dl->seed, dl->epoch, dl->pos, dl->rng.state, dl->rng.has_spare, dl->rng.spare };
 }
 
 int dataloader_set_state(DataLoader *dl, const DataLoaderState *s, char *err, size_t errlen) {
@@ -106,9 +97,7 @@ int dataloader_set_state(DataLoader *dl, const DataLoaderState *s, char *err, si
     dl->seed = s->seed;
     dl->epoch = s->epoch;
     dl->pos = s->pos;
-    dl->rng.state = s->rng_state;
-    dl->rng.has_spare = s->rng_has_spare;
-    dl->rng.spare = s->rng_spare;
+    dl->rng = (Rng){ s->rng_state, s->rng_has_spare, s->rng_spare };
     build_perm(dl);
     return 0;
 }
@@ -134,11 +123,7 @@ int dataloader_state_parse(const char *text, DataLoaderState *s, char *err, size
     if (got != 6 || text[consumed] != '\0' || (has_spare != 0 && has_spare != 1))
         return errorf(err, errlen, "dataloader: cannot parse state \"%s\"; expected e.g. "
                        "\"seed=0 epoch=3 pos=1280 rng=0x9e3779b97f4a7c15 spare=0:0x00000000\"", text);
-    s->seed = seed;
-    s->epoch = epoch;
-    s->pos = pos;
-    s->rng_state = rng_state;
-    s->rng_has_spare = has_spare;
+    *s = (DataLoaderState){ seed, epoch, pos, rng_state, has_spare, 0.0f };
     memcpy(&s->rng_spare, &spare_bits, sizeof spare_bits);
     return 0;
 }

@@ -61,9 +61,7 @@ int save_checkpoint(const RunPaths *rp, const Model *m, const RunConfig *run, co
                     Preset preset, char *err, size_t errlen);
 void read_progress(const SafeTensors *st, int depth, SavedProgress *p);
 void remove_stale_temp_files(const char *dir);
-// The folder's lock: a descriptor to close when done, or -1 after a message.
 int lock_run_dir(const char *dir);
-// TRAIN_USAGE or TRAIN_OK to end before training, -1 to go on.
 int check_existing_run(const TrainOptions *o, const RunPaths *rp, int have_ckpt, int steps);
 // A fresh run, or one resumed from its checkpoint: TRAIN_OK or TRAIN_ERROR.
 int start_run(Run *r, const TrainOptions *o, const RunPaths *rp, const CifarSet *train);

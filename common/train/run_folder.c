@@ -118,10 +118,7 @@ static int write_loss_tsv(const char *path, int n, const float *loss, const floa
     return write_memstream(f, &buf, &len, path, err, errlen);
 }
 
-// val.tsv rows: step, val MSE, one every cfg.val_every steps. Reads the rows
-// with step <= upto into val (indexed step-1, NaN where there is none).
-// A missing file is an empty curve (runs made before the curve existed).
-// Returns the number of rows read, -1 on a read error.
+// A missing val.tsv is an empty curve (runs made before the curve existed).
 int read_val_tsv(const char *path, int upto, float *val, char *err, size_t errlen) {
     for (int i = 0; i < upto; i++) val[i] = NAN;
     if (!file_exists(path)) return 0;
