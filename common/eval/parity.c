@@ -40,9 +40,8 @@ static void judge(Parity *p, int backward, const float *ours, const StTensor *re
 
 static float *zeros(size_t n) { return calloc(n ? n : 1, sizeof(float)); }
 
-// What PyTorch computed it with (metadata "V.torch"), its version and the
-// note on it if any ("V.note").
-// Names what PyTorch computed with, and starts the comparison at zero error.
+// Names what PyTorch computed with (metadata "V.torch", "torch.version",
+// "V.note"), and starts the comparison at zero error.
 static void describe(Parity *p, const SafeTensors *st, const char *variant) {
     p->forward = p->backward = 0.0;
     p->forward_worst[0] = p->backward_worst[0] = '\0';

@@ -151,10 +151,8 @@ Probe *probe_get_or_train(const char *cache_dir, const CifarSet *train, const Ci
                           const ProbeRecipe *r, int verbose, char *err, size_t errlen);
 
 // ============================================================================
-// The probe every score uses.
-// ============================================================================
-// The shipped probe, in the project: trained once by probe_default_recipe on
-// CIFAR-10 (tools/train_probe.c says how), its SHA-256 beside it.
+// The probe every score uses: the shipped one, trained once by
+// probe_default_recipe (tools/train_probe.c says how), its SHA-256 beside it.
 #define PROBE_SHIPPED "models/probe_classifier.safetensors"
 
 // The probe that scores, chosen by $TINYDIT_PROBE:
@@ -162,9 +160,8 @@ Probe *probe_get_or_train(const char *cache_dir, const CifarSet *train, const Ci
 //   "trained"       the default recipe's probe on train and test: from the
 //                   cache (probe_get_or_train), else trained there first
 //   a file path     that probe file
-// Another probe than the shipped one is said on stderr, and the run's
-// metrics.json names it. NULL with err when the probe cannot be had (a
-// missing or damaged shipped probe is an error, never trained over).
+// Another probe than the shipped one is said on stderr. NULL with err when
+// the probe cannot be had (a damaged shipped probe is never trained over).
 Probe *probe_for_scoring(const CifarSet *train, const CifarSet *test, int verbose, char *err, size_t errlen);
 // $TINYDIT_PROBE, or "" when unset.
 const char *probe_choice(void);

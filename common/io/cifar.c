@@ -36,13 +36,10 @@ const char *cifar_dir(void) {
     return project_data;
 }
 
-// Records per file: CIFAR-10's 10,000, or CIFAR_RECORDS when it is set. The
-// tests write small data sets in the same layout (tests/synth_cifar.h: a few
-// dozen records per file) to drive the trainer without the real images, and
-// set CIFAR_RECORDS to their size. Asking for it keeps the size check exact:
-// a real file cut short at a record boundary is still an error, and a small
-// set is never taken for CIFAR-10 by accident. Said once on stderr, because
-// numbers measured on such a set mean nothing.
+// Records per file: CIFAR-10's 10,000, or CIFAR_RECORDS, the size of the
+// tests' small sets (tests/synth_cifar.h). Asking for it keeps the size check
+// exact (a real file cut short at a record boundary is still an error), and
+// it is said once on stderr, because numbers measured on such a set mean nothing.
 static int records_per_file(const char *dir, int *out, char *err, size_t errlen) {
     static int told;
     const char *env = getenv("CIFAR_RECORDS");

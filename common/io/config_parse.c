@@ -1,11 +1,8 @@
-// config_parse.c: the `--set key=value` parser and the printing of a Config
-// (the model's fields and the run's). Every key is a row of one of two
-// tables in one format (nn/config.h): MODEL_KEYS (nn/config.c) and RUN_KEYS
-// (run_config.c). Parsing, printing, checkpoint metadata
-// (config_foreach_field), what a resume takes (config_for_resume) and what
-// two runs may differ in (configs_agree) all walk those rows, so a key
-// cannot be settable but forgotten in checkpoints, nor bounded here and
-// otherwise in its part's check.
+// config_parse.c: the `--set key=value` parser and the printing of a Config.
+// Parsing, printing, checkpoint metadata, what a resume takes and what two
+// runs may differ in all walk the rows of MODEL_KEYS (nn/config.c) and
+// RUN_KEYS (run_config.c), so a key cannot be settable but forgotten in
+// checkpoints, nor bounded here and otherwise in its part's check.
 #include "config_parse.h"
 #include "args.h"
 #include "nn/errors.h"

@@ -20,10 +20,7 @@ char *read_file_all(const char *path, size_t *len, char *err, size_t errlen);
 
 int file_exists(const char *path);
 
-// Opens path for reading, as data: only a regular file. A FIFO, a device, a
-// socket or a directory is refused at once with a message naming what it is
-// (opened with O_NONBLOCK, so a FIFO with no writer cannot block the open;
-// the flag is cleared before the first read). NULL with a message on failure;
-// errno is left as the failing call set it (ENOENT for a missing file), or
-// EINVAL for a file that is not regular.
+// Opens path for reading, as data: only a regular file (a FIFO with no
+// writer would block, a device never end); anything else is refused at once
+// with a message naming what it is, errno EINVAL.
 FILE *fopen_regular(const char *path, char *err, size_t errlen);

@@ -95,9 +95,7 @@ static void run_scorecard(Model *m, const char *name, const CifarSet *train,
                           const CifarSet *test, float w, const char *samples_png, Scorecard *sc) {
     char err[ERRLEN];
     const ModelConfig *c = &m->cfg;
-    sc->fd = NAN; sc->probe_acc = NAN; sc->fd_s = 0; sc->probe_key[0] = sc->probe_weights[0] = '\0';
-    sc->probe_source = NULL;
-    sc->guidance = w; sc->cond_fd = sc->class_acc = NAN; sc->guided_s = 0;
+    *sc = (Scorecard){ .fd = NAN, .probe_acc = NAN, .guidance = w, .cond_fd = NAN, .class_acc = NAN };
     for (int k = 0; k < PROBE_CLASSES; k++) sc->class_acc_of[k] = NAN;
     long guided_passes = c->classes > 0 ? (long)flow_guided_rows(FD_SAMPLES, w) * FD_EULER_STEPS : 0;
     fprintf(stderr, "[%s] scorecard: val MSE on %d test images, then %d samples x %d Euler steps for probe-FD\n",
