@@ -4,12 +4,9 @@
 // Each set is summarised by a Gaussian: its mean μ and covariance Σ. The
 // Fréchet (2-Wasserstein) distance between two Gaussians is
 //     FD = ‖μ₁ − μ₂‖² + Tr(Σ₁) + Tr(Σ₂) − 2·Tr((Σ₁Σ₂)^½).
-// It is FID's formula; what makes our number "probe-FD" is only the feature
-// space (common/eval/probe.h), so it is comparable within this project only.
-//
-// Everything here is double precision: the trace term is a difference of
-// large, nearly equal numbers, and float32 would leave noise of the order of
-// the distances we want to compare.
+// It is FID's formula in another feature space (common/eval/probe.h), so it
+// compares within this project only. Everything here is double precision:
+// the trace term is a difference of large, nearly equal numbers.
 #pragma once
 
 typedef struct {

@@ -194,13 +194,11 @@ static int check_weights(Golden *g, GoldenReport *rep, const StepNames *s, int k
 }
 
 // Step k, two ways, each from the reference's own numbers:
-//  1. end to end: our gradient at the reference's weights before step k
-//     (judged against the reference's gradient there), then our AdamW step
-//     with it, from those weights and the moments of (2), against the
-//     reference's weights after step k where the gradient is resolved;
-//  2. the optimizer alone: our AdamW on the reference's gradient of step
-//     k, continuing our own chain of such steps, against the reference's
-//     weights after step k, every weight.
+//  1. end to end: our gradient at the reference's weights before step k,
+//     then our AdamW step with it (from the moments of 2), judged where the
+//     gradient is resolved;
+//  2. the optimizer alone: our AdamW on the reference's gradient, continuing
+//     our own chain of such steps, every weight judged.
 // Step 1 also judges the loss and the output of the forward pass.
 static int check_step(Golden *g, GoldenReport *rep, int k, double *bound) {
     StepNames s = step_names(g, k);

@@ -2,13 +2,11 @@
 // reference: forward output, loss, every gradient, AdamW steps and an Euler
 // sample, each at a tolerance.
 //
-// A file with K optimizer steps has the metadata "adamw.steps" = K and, for
-// k = 1..K, the reference's gradient at step k ("adamw<k>.grad.<param>",
-// taken at the weights after step k-1, on the file's one batch) and its
-// weights after step k ("adamw<k>.<param>"). A file without it has one step:
-// "grad.<param>" and "adamw.<param>". A first AdamW step from zero moments
-// is lr·g/(|g|+ε) whatever β1 and β2 are; from the second step on the
-// moments' recurrences and bias corrections decide it.
+// A file of K AdamW steps ("adamw.steps" = K) holds, for each step k, the
+// reference's gradient ("adamw<k>.grad.<param>") and weights after it
+// ("adamw<k>.<param>"); a file without it one step ("grad.", "adamw.").
+// Several steps, because a first step from zero moments is lr·g/(|g|+ε)
+// whatever β1 and β2 are.
 //
 // Step k is judged from the reference's weights of step k-1, never from a
 // path of ours that has drifted: what is measured is the code, not the order

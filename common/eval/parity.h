@@ -1,7 +1,6 @@
-// parity.h: our C layers beside PyTorch's, one layer at a time. The
-// reference files in tests/golden/layers are written by the project's
-// PyTorch reference (python3 tools/tinydit_ref.py layers, or make
-// layer-files) and committed, so the checks run without PyTorch.
+// parity.h: our C layers beside PyTorch's, one layer at a time, from the
+// committed reference files in tests/golden/layers (make layer-files), so
+// the checks run without PyTorch.
 //
 // Each check feeds the file's inputs to the function the model runs (and
 // its backward) and compares every result with PyTorch's: max |ours − torch|

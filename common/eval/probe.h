@@ -27,10 +27,8 @@
 #include "io/cifar.h"
 
 // ============================================================================
-// Layers. Conventions as in layers.h: dense row-major float32, images in
-// (N, C, H, W) layout; every backward ACCUMULATES (+=) into the gradients it
-// writes (the caller zeroes them once per step); a NULL gradient pointer means
-// "not needed" (e.g. no gradient into the input images).
+// Layers. Conventions as in layers.h: images (N, C, H, W); every backward
+// ACCUMULATES (+=) into its gradients; a NULL gradient means "not needed".
 // ============================================================================
 
 // conv2d 3x3, stride 1, zero padding 1 (H, W kept), by im2col and one SGEMM

@@ -10,9 +10,8 @@
 
 #define EVAL_BATCH 250
 
-// The exam: noise for every image, then a time for every image, drawn once
-// from VAL_SEED in this fixed order, so it depends neither on the run nor on
-// the evaluation batch size.
+// Noise for every image, then a time for every image, from VAL_SEED in this
+// order: the exam depends neither on the run nor on the batch size.
 void scorecard_exam(float *x0, float *t, size_t per_image, int n_images) {
     Rng r;
     rng_seed(&r, VAL_SEED);

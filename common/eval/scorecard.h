@@ -1,18 +1,15 @@
 // scorecard.h: the four numbers every run reports, computed the
 // same way for every model so that runs can be compared:
-//   val MSE    the flow-matching loss on the first 2,000 test images, with
-//              noise and times drawn from VAL_SEED, not from the run's seed:
-//              every model sits the same exam.
+//   val MSE    the flow-matching loss on the first 2,000 test images, noise
+//              and times from VAL_SEED: every model sits the same exam.
 //   probe-FD   Fréchet distance between 1,000 samples (20 Euler steps, noise
 //              from FD_SEED) and the 10,000 test images, in the features of
-//              the cached probe classifier (common/eval/probe.h).
+//              the shipped probe classifier (common/eval/probe.h).
 //   ms/step    training speed (measured by the trainer).
-//   a class-conditional model's: FD_SAMPLES more samples from the same
-//              noise, 100 asking for each class, at the run's guidance: their
-//              probe-FD, and the class accuracy (the share the probe puts
-//              in the class asked for), overall and per class.
-//   spikes     steps whose loss exceeds 1.5x the median of the previous 100
-//              (common/eval/spikes.h).
+//   spikes     steps whose loss exceeds 1.5x the median of the previous 100.
+// A class-conditional model's too: FD_SAMPLES more samples from the same
+// noise, 100 a class, at the run's guidance: their probe-FD, and the share
+// the probe puts in the class asked for.
 #pragma once
 #include "io/cifar.h"
 #include "frechet.h"

@@ -9,13 +9,8 @@
 //     static void run_a(void *ctx) { ... one call ... }
 //     BenchFn fns[2] = { { "A", run_a, &ctx }, { "B", run_b, &ctx } };
 //     double ms[2];
-//     bench_interleaved(fns, 2, 2, 31, 10, ms);  // 2 warm-up rounds, 31 timed
-//                                                // rounds of 10 calls per turn
-//     // ms[i] = median milliseconds per call of fns[i]
-//
-// Tables. Columns sized to their widest cell, the first column left-aligned
-// (names), the others right-aligned (numbers):
-//
+//     bench_interleaved(fns, 2, 2, 31, 10, ms);  // ms[i]: median ms per call
+// Tables: columns sized to their widest cell, names left, numbers right.
 //     Table t; table_init(&t, 3, "norm", "mean", "rms");
 //     table_cell(&t, "%s", "LayerNorm"); table_cell(&t, "%.3f", m); table_cell(&t, "%.3f", r);
 //     table_print(&t);   // cells fill rows left to right, a new row every ncols cells

@@ -1,8 +1,7 @@
 // checksum.h: CRC32 checksums that let a safetensors file notice damage.
 //
-// safetensors itself has no checksum: a bit flipped in the data section loads
-// as a slightly different weight. A checkpoint therefore carries, in its
-// __metadata__ (plain string entries that any safetensors reader keeps):
+// safetensors has none: a flipped bit loads as a slightly different weight.
+// So a checkpoint carries, in its __metadata__ (that any reader keeps):
 //     "crc32.<tensor name>"   the CRC32 (zlib's crc32) of the tensor's float32
 //                             data as stored, 8 hex digits
 //     "crc32.__metadata__"    the CRC32 of every other metadata entry (key,

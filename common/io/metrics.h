@@ -1,14 +1,10 @@
 // metrics.h: reading a run's metrics.json back, and printing scorecards.
 //
-// The trainer (common/train/run_metrics.c) writes runs/<name>/metrics.json in the
-// tutorial's schema:
+// A run's metrics.json is in the tutorial's schema, plus fields of its own:
 //   {"params": 1152176, "it_per_s": 6.7, "loss_spikes": 0,
 //    "raw": {"val_mse": 0.2562, "uncond": {"probe_fd": 72.2}}, ...}
-// plus more fields of its own (ms_per_step, preset, seed, config, probe, ...).
-// Every number a program prints about a run is the number the run saved.
-// The five fields above are required (probe_fd may be null, read as NAN and
-// printed as "-"); everything else is optional, so the tutorial's own
-// scripts' files read too.
+// These five are required (probe_fd may be null: NAN, printed "-"); every
+// number a program prints about a run is the number the run saved.
 #pragma once
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,10 +1,9 @@
 // progress.h: a one-line progress bar on a terminal, plain lines otherwise.
 //
 // Either way the first line comes within seconds, so that a long phase says
-// how long it will take before it has done much: on a terminal the bar is
-// redrawn from the first update on; in a file or a pipe a plain line is
-// printed every plain_every steps, and also as soon as PROGRESS_FIRST_LINE_S
-// seconds have passed without one (then every PROGRESS_PLAIN_EVERY_S).
+// how long it will take: in a file or a pipe a plain line is printed every
+// plain_every steps, and also once PROGRESS_FIRST_LINE_S seconds have passed
+// without one (then every PROGRESS_PLAIN_EVERY_S).
 #pragma once
 #include <stdio.h>
 #include "clock.h"   // wall_seconds

@@ -1,9 +1,7 @@
 // run_config.h: the settings of a training run, apart from the model it
-// trains (nn/config.h): the seed, AdamW's lr and weight decay, the batch,
-// how many steps, the flips, the threads and how often to check val MSE.
-// A checkpoint stores both; a resume takes the model and what the run
-// computes from the checkpoint, and how far and how it runs from its own
-// options (config_for_resume, config_parse.h).
+// trains (nn/config.h). A checkpoint stores both; a resume takes the model
+// and what the run computes from it, and how far and how it runs from its
+// own options (config_for_resume, config_parse.h).
 //
 // They live here, beside their parser, and not in train/: io/ reads a run's
 // record back too (checkpoints, metrics.json), and may not include train/.

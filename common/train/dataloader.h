@@ -7,14 +7,10 @@
 // takes the last 80 images of epoch 0 and the first 48 of epoch 1. No image
 // is dropped or repeated within an epoch, and every batch has exactly B.
 //
-// Resuming: the whole state is a handful of integers (DataLoaderState).
-// Restoring it into a loader over the same images gives exactly the batches
-// the original run would have had. That works because
-//   - the permutation of epoch e is drawn from its own Rng, seeded from
-//     (seed, e) alone, so it can be rebuilt without replaying the epoch;
-//   - the flips come from one Rng stream whose state is saved as is.
-// Everything is drawn on one thread in a fixed order: the batches do not
-// depend on the OpenMP thread count.
+// Resuming: the whole state is a handful of integers (DataLoaderState), and
+// restored it gives exactly the batches the original run would have had: the
+// permutation of epoch e is drawn from an Rng seeded from (seed, e) alone,
+// and the flips' Rng state is saved as is. All is drawn on one thread.
 #pragma once
 #include <stdbool.h>
 #include <stddef.h>

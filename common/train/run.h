@@ -1,6 +1,4 @@
-// run.h: the parts of a training run that the files of common/train share
-// (not for programs: they call trainer.h). A run is split by what a reader
-// looks for:
+// run.h: what the files of common/train share (programs call trainer.h):
 //   train_loop.c   the loop: a step, its numbers, the val checks, the
 //                  checkpoints, Ctrl-C; trainer_run. Read this one first.
 //   run_folder.c   the run's folder: its files, its lock, loss.tsv and

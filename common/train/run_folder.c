@@ -194,11 +194,10 @@ void remove_stale_temp_files(const char *dir) {
 
 // ---------------------------------------------------------------------------
 // The run folder's lock: <run>/.lock, held with flock(2) while a train (or a
-// scorecard) writes the folder, with the holder's PID inside for the message
-// a second one prints. The kernel drops the lock when its process ends,
-// however it ends, so a killed run never blocks the next --resume; the file
-// stays (deleting it would let two processes lock two different files).
-// Returns the descriptor to close when done, or -1 after a message.
+// scorecard) writes the folder, the holder's PID inside for the message a
+// second one prints. The kernel drops it when its process ends, however it
+// ends; the file stays (deleting it would let two processes lock two files).
+// The descriptor to close when done, or -1 after a message.
 int lock_run_dir(const char *dir) {
     char path[2100];
     snprintf(path, sizeof path, "%s/.lock", dir);
@@ -365,11 +364,9 @@ static void collect_field(const char *key, const char *value, void *ctx) {
     if (l->n < 64) snprintf(l->kv[l->n++], sizeof l->kv[0], "%s=%s", key, value);
 }
 
-// A resume takes some keys from the options (steps, threads, ...: their
-// rows say FROM_OPTIONS) and the rest from the checkpoint (config_for_resume). Each option that
-// differs from the checkpoint says so, on a line of its own: those it
-// ignores, then those it takes (steps=1000 of --preset quick on a smoke
-// run's checkpoint, say).
+// A resume takes the FROM_OPTIONS keys (steps, threads, ...) from the
+// options and the rest from the checkpoint: the options that differ from the
+// checkpoint are said, those it ignores on one line, those it takes on another.
 static void say_resume_differences(const Config *saved, const Config *given) {
     FieldList a = {0}, b = {0};
     config_foreach_field(saved, collect_field, &a);

@@ -1,8 +1,5 @@
-// trainer.h: a whole training run on CIFAR-10: data order,
-// AdamW steps, a progress bar, atomic checkpoints, exact resume, and at the
-// end the scorecard, metrics.json, loss.tsv and a grid of samples.
-//
-// A run lives in <out>/<name>/:
+// trainer.h: a whole training run on CIFAR-10, with atomic checkpoints and
+// an exact resume. A run lives in <out>/<name>/:
 //   ckpt.safetensors  weights, AdamW moments, config, and the trainer state
 //                     (step, RNG states, data order, time so far)
 //   loss.tsv          one line per step: step, loss, gradient norm, largest
