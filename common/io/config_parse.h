@@ -1,11 +1,8 @@
 // config_parse.h: the `--set key=value` parser that every program shares,
-// and the printing of a config (checkpoint metadata, --set help). A program
-// is configured by two things, each defined and checked in one place: the
-// model (ModelConfig, nn/config.h) and the run that trains it (RunConfig,
-// run_config.h). One key names a field of one of them, and is one row of
-// their tables of keys (MODEL_KEYS, RUN_KEYS; the format: nn/config.h);
-// config_set fills either, config_validate checks both, once, after the
-// last key.
+// and the printing of a config (checkpoint metadata, --set help). A key is
+// one row of the model's table (MODEL_KEYS, nn/config.h) or the run's
+// (RUN_KEYS, run_config.h); config_set fills either, config_validate checks
+// both, once, after the last key.
 #pragma once
 #include <stdbool.h>
 #include <stddef.h>
