@@ -55,22 +55,24 @@ void linear_forward(float *out, const float *inp, const float *weight, const flo
 void linear_backward(float *dinp, float *dweight, float *dbias,
                      const float *dout, const float *inp, const float *weight,
                      int R, int IC, int OC) {
-    // dinp (R, IC) += dout (R, OC) · weight (OC, IC), by blocks of rows
-    if (dinp) {
-        int nblocks = (R + ROW_BLOCK - 1) / ROW_BLOCK;
-        #pragma omp parallel for schedule(runtime)
-        for (int b = 0; b < nblocks; b++) {
+    int row_blocks = dinp ? (R + ROW_BLOCK - 1) / ROW_BLOCK : 0;
+    int col_blocks = dweight || dbias ? (OC + COL_BLOCK - 1) / COL_BLOCK : 0;
+    // One parallel region for both products: they write different arrays, so
+    // a thread done with its blocks of dinp goes on to those of dweight
+    // (nowait) instead of waiting for the other at the end of the first loop.
+    #pragma omp parallel
+    {
+        // dinp (R, IC) += dout (R, OC) · weight (OC, IC), by blocks of rows
+        #pragma omp for schedule(runtime) nowait
+        for (int b = 0; b < row_blocks; b++) {
             int r0 = b * ROW_BLOCK, rows = R - r0 < ROW_BLOCK ? R - r0 : ROW_BLOCK;
             matmul(0, 0, rows, IC, OC, 1.0f, dout + (size_t)r0 * OC, OC, weight, IC,
                    1.0f, dinp + (size_t)r0 * IC, IC);
         }
-    }
-    // dweight (OC, IC) += doutᵀ (OC, R) · inp (R, IC), and dbias (OC) += Σ_r dout[r, :],
-    // by blocks of output features: each block sums over all R rows in order.
-    if (dweight || dbias) {
-        int nblocks = (OC + COL_BLOCK - 1) / COL_BLOCK;
-        #pragma omp parallel for schedule(runtime)
-        for (int b = 0; b < nblocks; b++) {
+        // dweight (OC, IC) += doutᵀ (OC, R) · inp (R, IC), and dbias (OC) += Σ_r dout[r, :],
+        // by blocks of output features: each block sums over all R rows in order.
+        #pragma omp for schedule(runtime) nowait
+        for (int b = 0; b < col_blocks; b++) {
             int o0 = b * COL_BLOCK, cols = OC - o0 < COL_BLOCK ? OC - o0 : COL_BLOCK;
             if (dweight)
                 matmul(1, 0, cols, IC, R, 1.0f, dout + o0, OC, inp, IC, 1.0f, dweight + (size_t)o0 * IC, IC);

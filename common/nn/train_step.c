@@ -82,15 +82,31 @@ double train_loss(TrainState *s, const float *x1, const float *x0, const float *
     return flow_mse(NULL, s->act.v, s->target, (size_t)s->batch * per_image);
 }
 
+// The update is elementwise, so a tensor can be updated piece by piece and
+// come out the same bits. All the tensors' pieces are handed out in one
+// parallel region: most tensors (biases, gains, the smaller weights) are
+// too small for a region of their own, and one region per tensor, each
+// waking the threads and waiting for them, cost more than the update itself.
+// A piece is at most OMP_MIN_FLOATS, so adamw_update runs it on its thread.
+#define ADAMW_PIECE 16384   // floats per task
+_Static_assert(ADAMW_PIECE <= OMP_MIN_FLOATS, "a piece must not start a region of its own");
 void train_adamw_step(TrainState *s) {
     Model *m = s->model;
     s->step++;
+    #pragma omp parallel
     for (int i = 0; i < m->n_tensors; i++) {
         const ParamTensor *t = &m->tensors[i];
         // decay pulls weight matrices toward zero; biases and gains are left alone
         float wd = t->ndim >= 2 ? s->opt.weight_decay : 0.0f;
-        adamw_update(m->params + t->offset, m->grads + t->offset, s->adam_m + t->offset,
-                     s->adam_v + t->offset, t->size, s->step, &s->opt, wd);
+        long pieces = (long)((t->size + ADAMW_PIECE - 1) / ADAMW_PIECE);
+        #pragma omp for schedule(dynamic) nowait   // no wait: the next tensor's pieces are independent
+        for (long k = 0; k < pieces; k++) {
+            size_t off = t->offset + (size_t)k * ADAMW_PIECE;
+            size_t n = t->size - (size_t)k * ADAMW_PIECE < ADAMW_PIECE ? t->size - (size_t)k * ADAMW_PIECE
+                                                                        : ADAMW_PIECE;
+            adamw_update(m->params + off, m->grads + off, s->adam_m + off, s->adam_v + off, n,
+                         s->step, &s->opt, wd);
+        }
     }
 }
 
