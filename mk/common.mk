@@ -11,7 +11,9 @@ CC := $(if $(filter default,$(origin CC)),gcc,$(CC))
 # -fno-trapping-math: nothing reads floating-point exception flags; without it
 # gcc keeps every `a < b ? c : d` in fastmath.h a branch (a comparison might
 # trap), so the GELU, SiLU and softmax loops stay scalar (docs/performance.md).
-OPT     ?= -O3 -march=native -ffp-contract=fast -fno-trapping-math
+# -fno-math-errno: nothing reads errno after sqrtf; without it AdamW's loop
+# stays scalar (sqrtf may set errno). The square root rounds the same.
+OPT     ?= -O3 -march=native -ffp-contract=fast -fno-trapping-math -fno-math-errno
 CFLAGS  ?= $(OPT) -g -std=c11 -Wall -Wextra -Wno-unused-parameter -Werror=incompatible-pointer-types -fopenmp
 CPPFLAGS += -D_GNU_SOURCE -Icommon -I/usr/include/stb -I/usr/include/cjson
 LDFLAGS ?= -fopenmp
