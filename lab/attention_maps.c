@@ -65,40 +65,28 @@ void attention_maps_compute(const Model *m, const Activations *a, AttentionMaps 
 }
 
 // ---------------------------------------------------------------------------
-typedef struct {
-    const char *runs, *out;
-    const char *names[2];      // the learned-position run and the RoPE run
-    double t;
-    int batch;
-} MapsOptions;
-
-static int take_time(const char *value, void *t) {
-    char *end;
-    double v = strtod(value, &end);
-    if (*end || end == value || !(v >= 0 && v <= 1)) return args_error(NULL, "--t wants a time from 0 to 1, not '%s'", value);
-    *(double *)t = v;
-    return ARGS_OK;
-}
+// The two runs compared, the images and their time: fixed, so that every
+// picture of them (docs/figures, results/*/plots) shows the same thing.
+static const char *const MAPPED_RUNS[2] = { "p11_base_s0", "p11_rope" };   // learned positions, 2D RoPE
+#define MAPS_IMAGES 64
+#define MAPS_TIME 0.5
 
 // ARGS_OK, ARGS_HELP or ARGS_BAD (common/io/args.h; argv[0] is the command).
-static int parse_maps_options(int argc, char **argv, MapsOptions *o) {
-    *o = (MapsOptions){ default_runs_dir(), NULL, { "p11_base_s0", "p11_rope" }, 0.5, 64 };
+static int parse_maps_options(int argc, char **argv, const char **runs, const char **out) {
+    *runs = default_runs_dir();
+    *out = NULL;
     const ArgOption opts[] = {
-        ARG_FOLDER("runs", "DIR", &o->runs, "the folder of the runs"),
-        ARG_FOLDER("out", "DIR", &o->out, "where the figures go (default DIR/plots)"),
-        ARG_STRING("learned", "NAME", &o->names[0], "the learned-position run"),
-        ARG_STRING("rope", "NAME", &o->names[1], "the 2D RoPE run"),
-        ARG_INT("batch", "N", &o->batch, 1, 1024, "test images"),
-        ARG_CALL("t", "T", take_time, &o->t, "the time they are noised to, from 0 to 1 (default 0.5)"),
+        ARG_FOLDER("runs", "DIR", runs, "the folder of the runs"),
+        ARG_FOLDER("out", "DIR", out, "where the figures go (default DIR/plots)"),
         ARG_END,
     };
     const ArgSpec spec = {
         .program = "lab attention-maps", .options = opts,
-        .about = "  loads DIR/NAME/ckpt.safetensors of a learned-position run and a 2D RoPE run, runs\n"
-                 "  each on the first N test images noised to time T (noise from a fixed seed), and\n"
-                 "  writes the mean attention of every layer: step6_attention_offsets (a query's\n"
-                 "  attention by row and column offset, over all queries) and step6_attention_centre\n"
-                 "  (the centre patch's attention over the grid), .tsv, .gp and .png",
+        .about = "  loads DIR/NAME/ckpt.safetensors of p11_base_s0 (learned positions) and p11_rope\n"
+                 "  (2D RoPE), runs each on the first 64 test images noised to t = 0.5 (noise from a\n"
+                 "  fixed seed), and writes the mean attention of every layer: step6_attention_offsets\n"
+                 "  (a query's attention by row and column offset, over all queries) and\n"
+                 "  step6_attention_centre (the centre patch's attention over the grid), .tsv, .gp and .png",
     };
     return args_parse(&spec, argc, argv);
 }
@@ -246,38 +234,38 @@ static int draw_maps(const char *dir, const char *name, const char *labels[2], c
 }
 
 int cmd_attention_maps(int argc, char **argv) {
-    MapsOptions o;
-    int rc = parse_maps_options(argc, argv, &o);
+    const char *runs, *out_option;
+    int rc = parse_maps_options(argc, argv, &runs, &out_option);
     if (rc != ARGS_OK) return args_exit_code(rc);
     char out[2100], err[2400];
-    if (o.out) snprintf(out, sizeof out, "%s", o.out);
-    else snprintf(out, sizeof out, "%s/plots", o.runs);
+    if (out_option) snprintf(out, sizeof out, "%s", out_option);
+    else snprintf(out, sizeof out, "%s/plots", runs);
     size_t per = 3 * 32 * 32;
-    float *xt = malloc(sizeof(float) * per * o.batch), *tvec = malloc(sizeof(float) * o.batch);
+    float *xt = malloc(sizeof(float) * per * MAPS_IMAGES), *tvec = malloc(sizeof(float) * MAPS_IMAGES);
     AttentionMaps *maps = calloc(2, sizeof *maps);
     ModelConfig cfgs[2];
     char label_text[2][160];
     const char *labels[2] = { label_text[0], label_text[1] };
     rc = 1;
     if (!xt || !tvec || !maps) { fprintf(stderr, "error: out of memory\n"); goto done; }
-    if (noised_images(o.batch, o.t, xt, tvec, err, sizeof err) != 0) { fprintf(stderr, "error: %s\n", err); goto done; }
+    if (noised_images(MAPS_IMAGES, MAPS_TIME, xt, tvec, err, sizeof err) != 0) { fprintf(stderr, "error: %s\n", err); goto done; }
     for (int k = 0; k < 2; k++)
-        if (run_maps(o.runs, o.names[k], xt, tvec, o.batch, &maps[k], &cfgs[k], err, sizeof err) != 0) {
+        if (run_maps(runs, MAPPED_RUNS[k], xt, tvec, MAPS_IMAGES, &maps[k], &cfgs[k], err, sizeof err) != 0) {
             fprintf(stderr, "error: %s\n(attention-maps needs the finished runs %s and %s; "
                             "lab ablation --only %s,%s trains them)\n",
-                    err, o.names[0], o.names[1], o.names[0], o.names[1]);
+                    err, MAPPED_RUNS[0], MAPPED_RUNS[1], MAPPED_RUNS[0], MAPPED_RUNS[1]);
             goto done;
         }
     // each model's label says what its config is, not what it was asked for
     for (int k = 0; k < 2; k++)
-        snprintf(label_text[k], sizeof label_text[k], "%s (%s)", o.names[k],
+        snprintf(label_text[k], sizeof label_text[k], "%s (%s)", MAPPED_RUNS[k],
                  cfgs[k].pos == POS_ROPE2D ? "2D RoPE" : "learned positions");
-    printf("attention of %s and %s, %d test images noised to t = %.2f\n\n", labels[0], labels[1], o.batch, o.t);
+    printf("attention of %s and %s, %d test images noised to t = %.2f\n\n", labels[0], labels[1], MAPS_IMAGES, MAPS_TIME);
     print_maps_table(labels, maps, cfgs);
     FigureTally tally = { 0 };
     for (int offsets = 1; offsets >= 0; offsets--) {
         int status = draw_maps(out, offsets ? "step6_attention_offsets" : "step6_attention_centre", labels, maps,
-                               offsets, o.t, err, sizeof err);
+                               offsets, MAPS_TIME, err, sizeof err);
         if (figure_tally_add(&tally, status, "error", err) < 0) goto done;
     }
     printf("\n");
