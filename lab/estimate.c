@@ -242,8 +242,8 @@ static int steps_done(const char *dir, const char *name) {
 
 #define PLAN_MAX (ABLATION_CONFIGS * ABLATION_MAX_SEEDS)
 
-// The job's runs at preset p: phase 0 the baseline pair, phase 1 the rest;
-// with dir, what is done of each (else none is). The count.
+// The job's runs at preset p: phase 0 the baseline pair, phase 1 the rest,
+// and what dir holds done of each. The count.
 static int job_runs(Preset p, int seeds, const char *dir, RunWork *runs, int *phase) {
     AblationPlan plan;
     memset(&plan, 0, sizeof plan);
@@ -257,7 +257,7 @@ static int job_runs(Preset p, int seeds, const char *dir, RunWork *runs, int *ph
         ablation_run_name(config[i], seed[i], name, sizeof name);
         runs[i].config = config[i];
         config_of(p, config[i], &runs[i].cfg);
-        runs[i].steps_done = dir ? steps_done(dir, name) : 0;
+        runs[i].steps_done = steps_done(dir, name);
         if (runs[i].steps_done > runs[i].cfg.run.steps) runs[i].steps_done = runs[i].cfg.run.steps;
         phase[i] = config[i] == CFG_BASE && seed[i] < 2 ? 0 : 1;
     }
@@ -298,7 +298,7 @@ static int estimate_parse(int argc, char **argv, EstimateOptions *o) {
                  "  few training steps of every configuration here and the scorecard's parts, and adds up\n"
                  "  the job: every run's steps, val checks and scorecard, minus what DIR holds done\n"
                  "  already (the scorecard's probe classifier is the shipped one: nothing to train). Also with\n"
-                 "  --jobs 2 and at the other presets. Says so when other processes kept the machine\n"
+                 "  the other --jobs. Says so when other processes kept the machine\n"
                  "  busy while it timed: the job runs faster if that work stops. Writes nothing.",
     };
     return args_parse(&spec, argc, argv);
@@ -326,17 +326,16 @@ static double own_cpu_seconds(void) {
 }
 
 // What is raced: every configuration of the job's preset (one of the same
-// cost as an earlier one, the lr variants, is not raced again), the job's
-// baseline on the threads of a run of --jobs 2, and the other presets'
-// baselines. All in turns, in the same rounds (bench_interleaved): a burst
-// of other work then slows every one of them alike, and the ratios hold.
-#define MAX_RACERS (ABLATION_CONFIGS + 3)
+// cost as an earlier one, the lr variants, is not raced again) and the
+// baseline on the threads of a run of --jobs 2. All in turns, in the same
+// rounds (bench_interleaved): a burst of other work then slows every one of
+// them alike, and the ratios hold.
+#define MAX_RACERS (ABLATION_CONFIGS + 1)
 typedef struct {
     StepRacer racer[MAX_RACERS];
     int n;
-    int of_config[ABLATION_CONFIGS];   // the racer of each configuration of the job's preset
+    int of_config[ABLATION_CONFIGS];   // the racer of each configuration
     int half;                          // the baseline on a --jobs 2 run's threads, -1 if all threads
-    int preset_base[3];                // each preset's baseline (the job's: of_config[CFG_BASE])
 } Race;
 
 static int race_add(Race *race, const Config *cfg, int threads) {
@@ -344,9 +343,8 @@ static int race_add(Race *race, const Config *cfg, int threads) {
     return race->n++;
 }
 
-// The steps' ms of every preset into t[0..2] (the others scaled by the job's
-// ratios of each configuration to its baseline). 0, or -1 after a message.
-static int race_steps(Preset job, int all, int half_threads, JobTimings t[3]) {
+// The steps' ms of every configuration into t. 0, or -1 after a message.
+static int race_steps(Preset job, int all, int half_threads, JobTimings *t) {
     Race *race = calloc(1, sizeof *race);
     if (!race) { fprintf(stderr, "error: out of memory\n"); return -1; }
     int rc = 0;
@@ -365,39 +363,22 @@ static int race_steps(Preset job, int all, int half_threads, JobTimings t[3]) {
     config_of(job, CFG_BASE, &base);
     race->half = -1;
     if (rc == 0 && half_threads != all && (race->half = race_add(race, &base, half_threads)) < 0) rc = -1;
-    for (int p = 0; p < 3 && rc == 0; p++) {
-        Config b;
-        config_of((Preset)p, CFG_BASE, &b);
-        race->preset_base[p] = p == (int)job ? race->of_config[CFG_BASE] : race_add(race, &b, all);
-        if (race->preset_base[p] < 0) rc = -1;
-    }
     if (rc == 0) {
         BenchFn fns[MAX_RACERS];
         double ms[MAX_RACERS];
         for (int i = 0; i < race->n; i++) fns[i] = (BenchFn){ "step", racer_turn, &race->racer[i] };
         bench_interleaved(fns, race->n, 1, 3, 1, ms);   // a warm-up round, the median of three
         for (int i = 0; i < race->n; i++) ms[i] /= race->racer[i].reps;
-        double job_base = ms[race->of_config[CFG_BASE]];
-        for (int p = 0; p < 3; p++)
-            for (int c = 0; c < ABLATION_CONFIGS; c++)
-                t[p].step_ms[c] = ms[race->preset_base[p]] * ms[race->of_config[c]] / job_base;
-        double factor = race->half < 0 ? 1.0 : ms[race->half] / job_base;
+        for (int c = 0; c < ABLATION_CONFIGS; c++) t->step_ms[c] = ms[race->of_config[c]];
+        double factor = race->half < 0 ? 1.0 : ms[race->half] / t->step_ms[CFG_BASE];
         long cores = sysconf(_SC_NPROCESSORS_ONLN);
         if (2L * half_threads > cores) factor *= 2.0 * half_threads / cores;   // two runs share the cores
-        for (int p = 0; p < 3; p++) t[p].jobs_factor = factor;
+        t->jobs_factor = factor;
     }
     for (int i = 0; i < race->n; i++) racer_free(&race->racer[i]);
     omp_set_num_threads(all);
     free(race);
     return rc;
-}
-
-// One line of the estimate: the job at preset p with `jobs` runs at a time.
-static double job_line(const JobTimings *t, Preset p, int seeds, int jobs, const char *dir) {
-    RunWork runs[PLAN_MAX];
-    int phase[PLAN_MAX];
-    int n = job_runs(p, seeds, dir, runs, phase);
-    return estimate_job(t, runs, phase, n, jobs);
 }
 
 static void print_per_config(const JobTimings *t, Preset p, int threads) {
@@ -474,38 +455,18 @@ int cmd_estimate(int argc, char **argv) {
     if (!have_data) printf("[estimate] no CIFAR-10 (%s): reading it is not counted\n", err);
     cifar_free(&train);
     cifar_free(&test);
-    JobTimings t[3];
-    memset(t, 0, sizeof t);
-    if (race_steps(o.preset, all, half, t) != 0) return 1;
-    // the forward passes: the job's model (quick and tutorial share it), and smoke's
-    if (time_eval(o.preset, all, &t[o.preset]) != 0) return 1;
-    for (int p = 0; p < 3; p++) {
-        t[p].data_seconds = data_s;
-        if (p == (int)o.preset) continue;
-        Config a, b;
-        config_of((Preset)p, CFG_BASE, &a);
-        config_of(o.preset, CFG_BASE, &b);
-        b.run.batch = a.run.batch; b.run.steps = a.run.steps; b.run.val_every = a.run.val_every;
-        if (!same_cost(&a, &b)) { if (time_eval((Preset)p, all, &t[p]) != 0) return 1; continue; }
-        t[p].exam_ms_per_image = t[o.preset].exam_ms_per_image;
-        t[p].sample_ms_per_image = t[o.preset].sample_ms_per_image;
-        t[p].probe_ms_per_image = t[o.preset].probe_ms_per_image;
-        t[p].fresh_ms = t[o.preset].fresh_ms;
-    }
-    print_per_config(&t[o.preset], o.preset, all);
-    char d[32];
-    int other_jobs = o.jobs == 1 ? 2 : 1;
-    if (o.choose_jobs && cores >= 2) {   // the faster of one run at a time and two side by side
-        RunWork runs[PLAN_MAX];
-        int phase[PLAN_MAX], n = job_runs(o.preset, o.seeds, dir, runs, phase);
-        o.jobs = estimate_faster_jobs(&t[o.preset], runs, phase, n);
-        other_jobs = 3 - o.jobs;
-    }
-    double e = job_line(&t[o.preset], o.preset, o.seeds, o.jobs, dir);
-    format_duration(e, d, sizeof d);
+    JobTimings t = { .data_seconds = data_s };
+    if (race_steps(o.preset, all, half, &t) != 0 || time_eval(o.preset, all, &t) != 0) return 1;
+    print_per_config(&t, o.preset, all);
     RunWork runs[PLAN_MAX];
     int phase[PLAN_MAX], n = job_runs(o.preset, o.seeds, dir, runs, phase), left = 0;
     for (int i = 0; i < n; i++) left += runs[i].steps_done >= 0;
+    // --choose-jobs: the faster of one run at a time and two side by side
+    if (o.choose_jobs && cores >= 2) o.jobs = estimate_faster_jobs(&t, runs, phase, n);
+    int other_jobs = o.jobs == 1 ? 2 : 1;
+    double e = estimate_job(&t, runs, phase, n, o.jobs);
+    char d[32];
+    format_duration(e, d, sizeof d);
     printf("\n[estimate] the job here: about %s (%s preset, %d run%s left of %d in %s, %d at a time;\n"
            "           the step programs between the runs train nothing)\n",
            d, preset_name(o.preset), left, left == 1 ? "" : "s", n, dir, o.jobs);
@@ -513,8 +474,7 @@ int cmd_estimate(int argc, char **argv) {
         printf("[estimate] TINYDIT_PROBE=trained: training the probe classifier first, if it is not cached, is not\n"
                "           counted (tools/train_probe trains it alone and says how long it took)\n");
     if (o.save && save_estimate(o.save, e, o.jobs) != 0) return 1;
-    e = job_line(&t[o.preset], o.preset, o.seeds, other_jobs, dir);
-    format_duration(e, d, sizeof d);
+    format_duration(estimate_job(&t, runs, phase, n, other_jobs), d, sizeof d);
     printf("           with JOBS=%d (%d run%s at a time, %d thread%s each): about %s\n", other_jobs, other_jobs,
            other_jobs == 1 ? "" : "s", other_jobs == 1 ? all : half, (other_jobs == 1 ? all : half) == 1 ? "" : "s", d);
     if (o.choose_jobs && cores < 2) printf("[estimate] so the job runs one run at a time (JOBS=1): one core\n");
@@ -522,13 +482,8 @@ int cmd_estimate(int argc, char **argv) {
         printf("[estimate] so the job runs %s (JOBS=%d), the faster here now; JOBS=%d makes it run %s\n",
                o.jobs == 1 ? "one run at a time on all threads" : "two runs side by side", o.jobs, other_jobs,
                other_jobs == 1 ? "one at a time" : "two side by side");
-    printf("           from the start, in a fresh runs folder:");
-    for (int p = 0; p < 3; p++) {
-        format_duration(job_line(&t[p], (Preset)p, o.seeds, o.jobs, NULL), d, sizeof d);
-        printf("%s PRESET=%s %s", p ? "," : "", preset_name((Preset)p), d);
-    }
     double took = wall_seconds() - t0, busy1 = machine_busy_seconds();
-    printf("\n           (measured in %.0f s on this machine as loaded now; other work started beside the\n"
+    printf("           (measured in %.0f s on this machine as loaded now; other work started beside the\n"
            "           job slows it; lab estimate --help says what is timed)\n", took);
     // Other work while timing, even at nice 19, stalls the steps' threads at
     // every barrier: the steps come out slower than they will run once it stops.
