@@ -11,7 +11,7 @@
 //                                               one config key over a list of values
 //   lab speed [--batch 64] [--threads 2] [--rounds 12]
 //                                               the six variants timed in rounds
-//   lab report [-o FILE] [--compare DIR] [runs-dir]
+//   lab report [runs-dir]
 //                                               step 6's tables as Markdown
 //   lab attention-maps [--runs DIR] [--out DIR] [--t T]
 //                                               where two trained models look

@@ -2,7 +2,6 @@
 // plots that exist, written by `lab report`. The text is built
 // in an open_memstream buffer and written with write_file_atomic.
 #include <stdio.h>
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include "report.h"
@@ -69,7 +68,7 @@ static const struct { const char *file, *what; } PLOTS[] = {
     { "samples.png",   "Samples of every run (20 Euler steps, the same noise for all)" },
 };
 
-static void report_tables(FILE *s, const AblationResults *res, const AblationResults *ref) {
+static void report_tables(FILE *s, const AblationResults *res) {
     Table t;
     fprintf(s, "## The tutorial's method: one run per configuration, one seed gap\n\n");
     fill_tutorial_table(res, &t);
@@ -98,13 +97,6 @@ static void report_tables(FILE *s, const AblationResults *res, const AblationRes
         fprintf(s, "The tutorial's one pair against the baseline's %d seeds: the pair's gap is %.4f, the spread "
                 "%.4f. Two draws of the same noise differ by 1.13 spreads on average (2 sd / √π), so one "
                 "pair is one noisy draw of the noise, not a measure of it.\n\n", base->n, res->gap, base->val.sd);
-    if (ref && ref->n_present) {
-        fprintf(s, "## These runs against `%s`\n\n", ref->dir);
-        fill_compare_table(res, ref, &t);
-        put_table(s, &t);
-        fprintf(s, "\n*Inside the noise*: the mean is within 2 standard errors of the other's (the rule of the "
-                "verdicts); \\* marks a side with one seed, whose spread is taken from the other.\n\n");
-    }
 }
 
 static void report_lr_pair(FILE *s, const AblationResults *res) {
@@ -161,8 +153,7 @@ static void report_plots_and_notes(FILE *s, const AblationResults *res, const ch
     }
 }
 
-int report_write(const AblationResults *res, const AblationResults *ref, const char *path, char *err,
-                 size_t errlen) {
+int report_write(const AblationResults *res, const char *path, char *err, size_t errlen) {
     // the report is written into memory first and then to its file in one
     // go (temporary file, rename), so a failure leaves the old report whole
     char *text = NULL;
@@ -176,7 +167,7 @@ int report_write(const AblationResults *res, const AblationResults *ref, const c
                "and %d runs in all have a `metrics.json`, and every number below is read from them.\n\n",
             res->dir, preset ? " (" : "", preset ? preset : "", preset ? " preset)" : "", res->nine_present,
             ABLATION_RUNS, res->n_present);
-    report_tables(s, res, ref);
+    report_tables(s, res);
     report_lr_pair(s, res);
     report_plots_and_notes(s, res, path);
     if (fclose(s) != 0 || !text) { free(text); snprintf(err, errlen, "out of memory"); return -1; }
@@ -185,36 +176,21 @@ int report_write(const AblationResults *res, const AblationResults *ref, const c
     return rc;
 }
 
-static void report_usage(FILE *f) {
-    fprintf(f, "usage: lab report [-o FILE] [--compare DIR] [runs-dir]\n");
-}
-
-// argv[0] is the command; getopt_long reads the rest (common/io/args.h).
+// argv[0] is the command; the one argument, if any, is the runs' folder.
 int cmd_report(int argc, char **argv) {
-    static const struct option opts[] = {
-        { "compare", required_argument, 0, 'C' }, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
-    };
-    const char *dir = default_runs_dir(), *out = NULL, *ref_dir = NULL;
-    optind = 0;
-    opterr = 0;
-    for (int c; (c = getopt_long(argc, argv, "ho:", opts, NULL)) != -1;) {
-        switch (c) {
-        case 'o': out = optarg; break;
-        case 'C': ref_dir = optarg; break;
-        case 'h': report_usage(stdout); return 0;
-        default: return args_unknown(report_usage, argv);
-        }
+    if (argc > 1 && is_help_option(argv[1])) { printf("usage: lab report [runs-dir]\n"); return 0; }
+    if (argc > 2 || (argc == 2 && argv[1][0] == '-')) {
+        fprintf(stderr, "usage: lab report [runs-dir]\n");
+        return 2;
     }
-    for (; optind < argc; optind++) dir = argv[optind];   // the runs' folder: the last one named
+    const char *dir = argc == 2 ? argv[1] : default_runs_dir();
     char path[2048], err[2400];
-    if (out) snprintf(path, sizeof path, "%s", out);
-    else snprintf(path, sizeof path, "%s/report.md", dir);
-    AblationResults *ref, *res = results_load_pair(dir, ref_dir, &ref);
+    snprintf(path, sizeof path, "%s/report.md", dir);
+    AblationResults *no_ref, *res = results_load_pair(dir, NULL, &no_ref);
     if (!res) return 1;
-    int rc = report_write(res, ref, path, err, sizeof err);
+    int rc = report_write(res, path, err, sizeof err);
     if (rc == 0) printf("wrote %s (%d runs)\n", path, res->n_present);
     else fprintf(stderr, "error: %s\n", err);
     free(res);
-    free(ref);
     return rc == 0 ? 0 : 1;
 }

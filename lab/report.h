@@ -5,7 +5,6 @@
 
 // DIR/report.md: the same content in Markdown, with links to DIR/plots/*.png
 // that exist. 0, or -1 with a message.
-int report_write(const AblationResults *res, const AblationResults *ref, const char *path, char *err,
-                 size_t errlen);
+int report_write(const AblationResults *res, const char *path, char *err, size_t errlen);
 
 int cmd_report(int argc, char **argv);

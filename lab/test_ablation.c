@@ -375,10 +375,10 @@ START_TEST(test_plots_on_made_up_runs) {
         return;
     }
     ck_assert_msg(access(PROG, X_OK) == 0, "%s not built", PROG);
-    char dir[256], log[300], runs[300], plots[300], png[400];
+    char dir[256], log[300], runs[300], plots[320], png[400];
     tmpdir_make(dir, sizeof dir, "plots");
     snprintf(runs, sizeof runs, "%s/runs", dir);
-    snprintf(plots, sizeof plots, "%s/plots", dir);
+    snprintf(plots, sizeof plots, "%s/plots", runs);   // where make plots draws them
     snprintf(log, sizeof log, "%s/plots.log", dir);
     mkdir(runs, 0755);
     for (int r = 0; r < ABLATION_RUNS; r++) fake_run(runs, r, 400);
@@ -394,8 +394,8 @@ START_TEST(test_plots_on_made_up_runs) {
     printf("plots.sh on nine made-up runs: %zu PNGs in %.1f s\n", sizeof FIGURES / sizeof FIGURES[0], now_s() - t0);
     // the report beside the plots links every one of them
     char md[400];
-    snprintf(md, sizeof md, "%s/report.md", dir);
-    ck_assert_int_eq(sh(log, "%s report -o %s %s", PROG, md, runs), 0);
+    snprintf(md, sizeof md, "%s/report.md", runs);
+    ck_assert_int_eq(sh(log, "%s report %s", PROG, runs), 0);
     t = read_whole_file(md);
     for (size_t i = 0; i < sizeof FIGURES / sizeof FIGURES[0]; i++) {
         char link[64];
@@ -406,8 +406,7 @@ START_TEST(test_plots_on_made_up_runs) {
 
     // Only three runs, none at lr 2e-3, one of them without its samples:
     // notes, no lr2e3.png, and the rest still drawn.
-    tmpdir_remove(runs);
-    tmpdir_remove(plots);
+    tmpdir_remove(runs);   // and the plots in it
     mkdir(runs, 0755);
     fake_run(runs, RUN_BASE_S0, 50);
     fake_run(runs, RUN_QKNORM, 50);
