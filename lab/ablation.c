@@ -39,45 +39,20 @@ int ablation_plan_runs(const AblationPlan *p, int *config, int *seed, int cap) {
 // ---------------------------------------------------------------------------
 // Commands
 
-int ablation_argv(const AblationPlan *p, int config, int seed, char **argv, int cap, char *buf, size_t buflen) {
+int ablation_command_line(const AblationPlan *p, int config, int seed, char *line, size_t len) {
     const AblationConfig *cf = &ABLATION_CONFIG[config];
-    char name[64], seed_set[32];
+    char name[64], seed_set[32], threads_set[32];
     ablation_run_name(config, seed, name, sizeof name);
     snprintf(seed_set, sizeof seed_set, "seed=%d", seed);
-    int n = 0;
-    size_t used = 0;
-    // every string is copied into buf, so the argv outlives nothing it points to
-#define ARG(s) do { \
-        size_t len_ = strlen(s) + 1; \
-        if (n + 1 >= cap || used + len_ > buflen) return -1; \
-        memcpy(buf + used, (s), len_); argv[n++] = buf + used; used += len_; \
-    } while (0)
-    ARG(p->exe);
-    ARG("train");
-    ARG("--name"); ARG(name);
-    ARG("--preset"); ARG(preset_name(p->preset));
-    ARG("--resume");   // continues an interrupted run, and does nothing for a finished one
-    if (p->out_dir) { ARG("--out"); ARG(p->out_dir); }
+    snprintf(threads_set, sizeof threads_set, "threads=%d", p->threads);
+    train_line_start(line, len, p->exe, name, p->preset, p->out_dir);
     // the seed: always for the baseline (its runs are its seeds), else from
     // seed 1 on (seed 0 is the config's default, as in the tutorial's runs)
-    if (config == CFG_BASE) { ARG("--set"); ARG(seed_set); }
-    for (int i = 0; cf->sets[i]; i++) { ARG("--set"); ARG(cf->sets[i]); }
-    if (config != CFG_BASE && seed > 0) { ARG("--set"); ARG(seed_set); }
-    if (p->threads > 0) {
-        char t[32];
-        snprintf(t, sizeof t, "threads=%d", p->threads);
-        ARG("--set"); ARG(t);
-    }
-#undef ARG
-    argv[n] = NULL;
-    return n;
-}
-
-void ablation_command_line(const AblationPlan *p, int config, int seed, char *out, size_t outlen) {
-    char *argv[32], buf[4096];
-    int n = ablation_argv(p, config, seed, argv, 32, buf, sizeof buf);
-    out[0] = 0;
-    for (int i = 0; i < n; i++) line_add(out, outlen, argv[i]);
+    if (config == CFG_BASE) line_add_set(line, len, seed_set);
+    for (int i = 0; cf->sets[i]; i++) line_add_set(line, len, cf->sets[i]);
+    if (config != CFG_BASE && seed > 0) line_add_set(line, len, seed_set);
+    if (p->threads > 0) line_add_set(line, len, threads_set);
+    return strlen(line) + 1 < len ? 0 : -1;
 }
 
 // ---------------------------------------------------------------------------
@@ -180,7 +155,10 @@ static bool run_finished(const AblationPlan *p, const char *name) {
 // interleave) or --log asks. 0, or -1 with a message.
 static int run_line(const AblationPlan *p, int config, int seed, char *line, size_t len) {
     char name[64], dir[2048], err[1024];
-    ablation_command_line(p, config, seed, line, len);
+    if (ablation_command_line(p, config, seed, line, len) != 0) {
+        fprintf(stderr, "error: a train command is longer than its line (%zu bytes)\n", len);
+        return -1;
+    }
     if (p->jobs == 1 && !p->log_to_file) return 0;
     ablation_run_name(config, seed, name, sizeof name);
     snprintf(dir, sizeof dir, "%s/%s", runs_dir(p), name);

@@ -30,13 +30,10 @@ int ablation_plan_runs(const AblationPlan *p, int *config, int *seed, int cap);
 typedef enum { ABL_RUN, ABL_PRINT_COMMANDS, ABL_LIST } AblationMode;
 int ablation_parse(int argc, char **argv, AblationPlan *p, AblationMode *mode);
 
-// The train command of configuration c at seed k, as an argv (NULL-terminated,
-// at most cap entries; the strings live in buf): its --set values, and
-// --set seed=k for the baseline and for every seed k >= 1. Returns the number
-// of arguments, -1 if cap or buflen are too small.
-int ablation_argv(const AblationPlan *p, int config, int seed, char **argv, int cap, char *buf, size_t buflen);
-// The same command as one shell line (arguments quoted where needed).
-void ablation_command_line(const AblationPlan *p, int config, int seed, char *out, size_t outlen);
+// The train command of configuration c at seed k as one shell line
+// (arguments quoted where needed): its --set values, and --set seed=k for
+// the baseline and for every seed k >= 1. 0, or -1 if it did not fit in len.
+int ablation_command_line(const AblationPlan *p, int config, int seed, char *line, size_t len);
 
 // `lab ablation` (argv[0] is the command's name).
 int cmd_ablation(int argc, char **argv);

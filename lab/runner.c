@@ -171,6 +171,18 @@ void line_add(char *line, size_t len, const char *word) {
     snprintf(line + used, len - used, "%s%s", used ? " " : "", q);
 }
 
+void line_add_set(char *line, size_t len, const char *setting) {
+    line_add(line, len, "--set");
+    line_add(line, len, setting);
+}
+
+void train_line_start(char *line, size_t len, const char *exe, const char *name, Preset preset, const char *out_dir) {
+    line[0] = 0;
+    // --resume continues an interrupted run, and does nothing for a finished one
+    const char *words[] = { exe, "train", "--name", name, "--preset", preset_name(preset), "--resume", "--out", out_dir };
+    for (int i = 0; i < (out_dir ? 9 : 7); i++) line_add(line, len, words[i]);
+}
+
 void line_add_log(char *line, size_t len, const char *runs_dir, const char *name) {
     char log[PATH_MAX + 200], q[PATH_MAX + 256];
     snprintf(log, sizeof log, "%s/%s/train.log", runs_dir, name);

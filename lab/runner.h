@@ -29,6 +29,11 @@ int run_lines(char *const *lines, int n, int jobs, int *stop_signal);
 
 // Appends word to a shell line (empty to begin with), quoted if it needs it.
 void line_add(char *line, size_t len, const char *word);
+// Appends `--set key=value`.
+void line_add_set(char *line, size_t len, const char *setting);
+// Begins the line of one run: `EXE train --name NAME --preset P --resume`,
+// and `--out DIR` unless out_dir is NULL (the train command's default).
+void train_line_start(char *line, size_t len, const char *exe, const char *name, Preset preset, const char *out_dir);
 // Appends ` >> DIR/NAME/train.log 2>&1` (quoted if it needs it).
 void line_add_log(char *line, size_t len, const char *runs_dir, const char *name);
 

@@ -200,25 +200,20 @@ static int sweep_parse(int argc, char **argv, SweepPlan *p, SweepMode *mode) {
 // ---------------------------------------------------------------------------
 // Commands
 
-static int sweep_command_line(const SweepPlan *p, int c, int v, int seed, char *out, size_t n) {
+static int sweep_command_line(const SweepPlan *p, int c, int v, int seed, char *line, size_t len) {
     char name[128], setting[64], seed_set[32], threads_set[32];
     sweep_run_name(p, c, v, seed, name, sizeof name);
-    const char *head[] = { p->exe, "train", "--name", name, "--preset", preset_name(p->preset), "--resume",
-                           "--out", p->out_dir };
-    out[0] = 0;
-    for (size_t i = 0; i < sizeof head / sizeof *head; i++) line_add(out, n, head[i]);
-    for (int i = 0; ABLATION_CONFIG[p->config[c]].sets[i]; i++) {
-        line_add(out, n, "--set");
-        line_add(out, n, ABLATION_CONFIG[p->config[c]].sets[i]);
-    }
-    for (int i = 0; i < p->n_sets; i++) { line_add(out, n, "--set"); line_add(out, n, p->sets[i]); }
     snprintf(setting, sizeof setting, "%s=%s", p->key, p->values[v]);
     snprintf(seed_set, sizeof seed_set, "seed=%d", seed);
     snprintf(threads_set, sizeof threads_set, "threads=%d", p->threads);
-    const char *tail[] = { "--set", setting, "--set", seed_set, "--set", threads_set };
-    for (int i = 0; i < (p->threads > 0 ? 6 : 4); i++) line_add(out, n, tail[i]);
-    if (p->jobs > 1 || p->log_to_file) line_add_log(out, n, p->out_dir, name);
-    return strlen(out) + 1 < n ? 0 : -1;
+    train_line_start(line, len, p->exe, name, p->preset, p->out_dir);
+    for (int i = 0; ABLATION_CONFIG[p->config[c]].sets[i]; i++) line_add_set(line, len, ABLATION_CONFIG[p->config[c]].sets[i]);
+    for (int i = 0; i < p->n_sets; i++) line_add_set(line, len, p->sets[i]);
+    line_add_set(line, len, setting);
+    line_add_set(line, len, seed_set);
+    if (p->threads > 0) line_add_set(line, len, threads_set);
+    if (p->jobs > 1 || p->log_to_file) line_add_log(line, len, p->out_dir, name);
+    return strlen(line) + 1 < len ? 0 : -1;
 }
 
 // ---------------------------------------------------------------------------
