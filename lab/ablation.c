@@ -9,12 +9,8 @@
 // can be printed (--print-commands) and handed to GNU parallel or xargs, on
 // one machine or spread over several.
 #include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
-#include "plan.h"
-#include "run_options.h"
-#include "runner.h"
-#include "io/args.h"
+#include "lab.h"
 #include "io/fileio.h"
 #include "io/paths.h"
 #include "io/progress.h"

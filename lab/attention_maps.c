@@ -13,10 +13,7 @@
 // for itself and the mean distance to what it attends to.
 #include <math.h>
 #include <stdlib.h>
-#include <string.h>
-#include <stdbool.h>
-#include "attention_maps.h"
-#include "io/args.h"
+#include "lab.h"
 #include "io/checkpoint.h"
 #include "nn/errors.h"
 #include "io/cifar.h"

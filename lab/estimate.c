@@ -15,24 +15,18 @@
 // every part of it.
 #include <math.h>
 #include <omp.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <time.h>
 #include <sys/resource.h>
 #include <unistd.h>
-#include "estimate.h"
-#include "run_options.h"
+#include "lab.h"
 #include "nn/flow.h"
-#include "nn/model.h"
 #include "nn/rng.h"
 #include "nn/train_step.h"
 #include "eval/scorecard.h"
-#include "io/args.h"
 #include "io/bench.h"
 #include "io/cifar.h"
 #include "io/clock.h"
-#include "io/config_parse.h"
 #include "io/fileio.h"
 #include "io/paths.h"
 

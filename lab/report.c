@@ -1,15 +1,12 @@
 // report.c: runs/report.md, the tables of step6_ablation/ablation_table.c in Markdown with the
 // plots that exist, written by `lab report`. The text is built
 // in an open_memstream buffer and written with write_file_atomic.
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include "report.h"
+#include "lab.h"
 #include "../step6_ablation/ablation_table.h"
 #include "io/bench.h"
 #include "io/fileio.h"
 #include "io/paths.h"
-#include "io/args.h"
 
 // ---------------------------------------------------------------------------
 // runs/report.md

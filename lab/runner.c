@@ -9,15 +9,12 @@
 // SIGINT or SIGTERM that reaches us is passed on to that whole group (the
 // group also keeps a terminal's Ctrl-C from reaching the runs twice).
 #include <errno.h>
-#include <limits.h>
 #include <signal.h>
 #include <spawn.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "runner.h"
+#include "lab.h"
 #include "eval/probe.h"
 #include "io/cifar.h"
 #include "io/paths.h"

@@ -15,15 +15,10 @@
 #include <math.h>
 #include <omp.h>
 #include <stdlib.h>
-#include <string.h>
-#include "speed.h"
-#include "../step6_ablation/ablation_runs.h"
-#include "io/config_parse.h"
-#include "io/args.h"
+#include "lab.h"
 #include "io/bench.h"
 #include "io/blas_kernel.h"
 #include "nn/matmul.h"
-#include "nn/model.h"
 #include "nn/rng.h"
 #include "nn/train_step.h"
 

@@ -10,17 +10,10 @@
 // resumes, a finished run is skipped. A run whose loss or gradient stops
 // being finite writes diverged.json (the step) and is a result of the sweep,
 // shown in its table, not an error; it is not started again.
-#include <limits.h>
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include "sweep_curves.h"
-#include "sweep_plan.h"
-#include "runner.h"
-#include "run_options.h"
+#include "lab.h"
 #include "io/bench.h"
-#include "io/args.h"
 #include "io/progress.h"
 #include "io/fileio.h"
 #include "io/paths.h"

@@ -12,9 +12,7 @@
 //     lab sweep --key steps --values 16000 --configs base,swiglu
 //                          --seeds 2 --set val_every=500 --curves
 #include <math.h>
-#include <stdio.h>
-#include <string.h>
-#include "sweep_curves.h"
+#include "lab.h"
 #include "io/bench.h"
 
 #define MAX_CHECKS 512

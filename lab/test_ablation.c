@@ -23,9 +23,7 @@
 // ../scripts/plots.sh.
 #include "testutil.h"
 #include "synth_cifar.h"
-#include "plan.h"
-#include "runner.h"
-#include "report.h"
+#include "lab.h"
 #include "../step6_ablation/ablation_table.h"
 #include "io/cifar.h"
 #include "io/fileio.h"

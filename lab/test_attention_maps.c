@@ -11,7 +11,7 @@
 //                 (skipped with a note without it).
 #include "synth_cifar.h"
 #include "testutil.h"
-#include "attention_maps.h"
+#include "lab.h"
 #include "train/trainer.h"
 #include "io/checkpoint.h"
 #include "io/cifar.h"
