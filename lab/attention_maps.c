@@ -21,7 +21,6 @@
 #include "io/bench.h"
 #include "io/paths.h"
 #include "nn/flow.h"
-#include "nn/rng.h"
 
 // Per layer, from a forward pass: the maps (in units of 1/L) and two numbers.
 void attention_maps_compute(const Model *m, const Activations *a, AttentionMaps *out) {

@@ -21,8 +21,6 @@
 #include <unistd.h>
 #include "lab.h"
 #include "nn/flow.h"
-#include "nn/rng.h"
-#include "nn/train_step.h"
 #include "eval/scorecard.h"
 #include "io/bench.h"
 #include "io/cifar.h"
@@ -105,54 +103,6 @@ static bool same_cost(const Config *a, const Config *b) {
     config_describe(&x, da, sizeof da);
     config_describe(&y, db, sizeof db);
     return strcmp(da, db) == 0 && x.run.batch == y.run.batch;
-}
-
-// One training step of a configuration, ready to be timed: its model, its
-// optimizer state and a batch of made-up images (a step's speed does not
-// depend on the pixels). `reps` steps each time it runs (a smoke step lasts a few
-// milliseconds), on `threads` threads.
-typedef struct {
-    Model m;
-    TrainState ts;
-    Rng rng;
-    float *x1;
-    int reps, threads, ready;
-} StepRacer;
-
-static int racer_init(StepRacer *r, const Config *cfg, int threads) {
-    memset(r, 0, sizeof *r);
-    char err[512];
-    if (model_build(&r->m, &cfg->model, err, sizeof err) != 0) { fprintf(stderr, "error: %s\n", err); return -1; }
-    model_init_weights(&r->m, 0);
-    AdamWConfig opt = adamw_default(cfg->run.lr);
-    size_t n = (size_t)cfg->run.batch * cfg->model.channels * cfg->model.img * cfg->model.img;
-    r->x1 = malloc(sizeof(float) * n);
-    if (!r->x1 || train_state_init(&r->ts, &r->m, cfg->run.batch, &opt) != 0) {
-        fprintf(stderr, "error: out of memory\n");
-        free(r->x1);
-        model_free(&r->m);
-        return -1;
-    }
-    rng_seed(&r->rng, 1);
-    rng_fill_uniform(&r->rng, r->x1, (long)n, -1.0f, 1.0f);
-    r->reps = cfg->model.dim * cfg->run.batch < 128 * 64 ? 8 : 1;
-    r->threads = threads;
-    r->ready = 1;
-    return 0;
-}
-
-static void racer_free(StepRacer *r) {
-    if (!r->ready) return;
-    train_state_free(&r->ts);
-    model_free(&r->m);
-    free(r->x1);
-    r->ready = 0;
-}
-
-static void racer_turn(void *ctx) {
-    StepRacer *r = ctx;
-    omp_set_num_threads(r->threads);
-    for (int i = 0; i < r->reps; i++) train_step(&r->ts, r->x1, NULL, &r->rng);
 }
 
 // Made-up test images for the val exam's timing: its speed does not depend on them.
@@ -326,21 +276,32 @@ static double own_cpu_seconds(void) {
 // them alike, and the ratios hold.
 #define MAX_RACERS (ABLATION_CONFIGS + 1)
 typedef struct {
-    StepRacer racer[MAX_RACERS];
+    Racer racer[MAX_RACERS];
+    float *x1;                         // the made-up images all of them train on
     int n;
     int of_config[ABLATION_CONFIGS];   // the racer of each configuration
     int half;                          // the baseline on a --jobs 2 run's threads, -1 if all threads
 } Race;
 
 static int race_add(Race *race, const Config *cfg, int threads) {
-    if (race->n >= MAX_RACERS || racer_init(&race->racer[race->n], cfg, threads) != 0) return -1;
+    if (race->n >= MAX_RACERS || racer_init(&race->racer[race->n], cfg, race->x1) != 0) return -1;
+    race->racer[race->n].reps = cfg->model.dim * cfg->run.batch < 128 * 64 ? 8 : 1;
+    race->racer[race->n].threads = threads;
     return race->n++;
 }
 
 // The steps' ms of every configuration into t. 0, or -1 after a message.
 static int race_steps(Preset job, int all, int half_threads, JobTimings *t) {
+    Config base;
+    config_of(job, CFG_BASE, &base);
+    long n = (long)base.run.batch * base.model.channels * base.model.img * base.model.img;
     Race *race = calloc(1, sizeof *race);
-    if (!race) { fprintf(stderr, "error: out of memory\n"); return -1; }
+    float *x1 = malloc(sizeof(float) * n);
+    if (!race || !x1) { fprintf(stderr, "error: out of memory\n"); free(race); free(x1); return -1; }
+    Rng rng;
+    rng_seed(&rng, 1);
+    rng_fill_uniform(&rng, x1, n, -1.0f, 1.0f);
+    race->x1 = x1;
     int rc = 0;
     for (int c = 0; c < ABLATION_CONFIGS && rc == 0; c++) {
         Config cfg;
@@ -353,8 +314,6 @@ static int race_steps(Preset job, int all, int half_threads, JobTimings *t) {
         }
         if (race->of_config[c] < 0 && (race->of_config[c] = race_add(race, &cfg, all)) < 0) rc = -1;
     }
-    Config base;
-    config_of(job, CFG_BASE, &base);
     race->half = -1;
     if (rc == 0 && half_threads != all && (race->half = race_add(race, &base, half_threads)) < 0) rc = -1;
     if (rc == 0) {
@@ -372,6 +331,7 @@ static int race_steps(Preset job, int all, int half_threads, JobTimings *t) {
     for (int i = 0; i < race->n; i++) racer_free(&race->racer[i]);
     omp_set_num_threads(all);
     free(race);
+    free(x1);
     return rc;
 }
 

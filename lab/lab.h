@@ -12,6 +12,8 @@
 #include "io/config_parse.h"
 #include "io/metrics.h"
 #include "nn/model.h"
+#include "nn/rng.h"
+#include "nn/train_step.h"
 #include "train/trainer.h"
 
 // The commands (argv[0] is the command's name): each answers 0 when it did
@@ -209,7 +211,26 @@ int estimate_faster_jobs(const JobTimings *t, const RunWork *runs, const int *ph
 void format_duration(double seconds, char *out, size_t n);
 
 // ---------------------------------------------------------------------------
-// The speed race (speed.c): the floating-point work of a step.
+// The speed race (speed.c), and the steps lab estimate times.
+
+// One training step of a configuration, ready to be timed in turns
+// (bench_interleaved, common/io/bench.h): its model, its optimizer state and
+// a batch of made-up images x1 (a step's speed does not depend on the pixels).
+typedef struct {
+    Model m;
+    TrainState ts;
+    Rng rng;
+    const float *x1;
+    int reps, threads;     // steps a turn (1; a smoke step lasts a few ms); threads, 0: as they are
+    double flops, bytes;   // the step's products, its elementwise passes' traffic
+} Racer;
+// Builds cfg's model and optimizer state at cfg->run.batch. 0, or -1 with a message.
+int racer_init(Racer *r, const Config *cfg, const float *x1);
+void racer_free(Racer *r);
+// A turn: reps training steps (a BenchFn's function; ctx is the Racer).
+void racer_turn(void *ctx);
+
+// The floating-point work of a step.
 // Floating-point operations of one training step (forward, backward, AdamW)
 // of config c at batch N: matrix products only, see speed.c for the count.
 double train_step_flops(const ModelConfig *c, int N);

@@ -19,8 +19,6 @@
 #include "io/bench.h"
 #include "io/blas_kernel.h"
 #include "nn/matmul.h"
-#include "nn/rng.h"
-#include "nn/train_step.h"
 
 // ---------------------------------------------------------------------------
 // The floating-point work of a training step, counted from the config.
@@ -116,17 +114,34 @@ double train_step_bytes(const ModelConfig *c, int N, size_t n_params) {
 static const int SPEED_RUNS[6] = { CFG_BASE, CFG_RMSNORM, CFG_QKNORM, CFG_SWIGLU, CFG_ROPE, CFG_ALL };
 static const char *SPEED_LABELS[6] = { "baseline", "+ RMSNorm", "+ QK-norm", "+ SwiGLU", "+ 2D RoPE", "all four" };
 
-typedef struct {
-    Model m;
-    TrainState ts;
-    Rng rng;
-    const float *x1;
-    double flops, bytes;   // the step's products, its elementwise passes' traffic
-} Racer;
+int racer_init(Racer *r, const Config *cfg, const float *x1) {
+    char err[512];
+    memset(r, 0, sizeof *r);
+    if (model_build(&r->m, &cfg->model, err, sizeof err) != 0) { fprintf(stderr, "error: %s\n", err); return -1; }
+    model_init_weights(&r->m, 0);
+    AdamWConfig opt = adamw_default(cfg->run.lr);
+    if (train_state_init(&r->ts, &r->m, cfg->run.batch, &opt) != 0) {
+        fprintf(stderr, "error: out of memory\n");
+        model_free(&r->m);
+        return -1;
+    }
+    rng_seed(&r->rng, 1);
+    r->x1 = x1;
+    r->reps = 1;
+    r->flops = train_step_flops(&cfg->model, cfg->run.batch);
+    r->bytes = train_step_bytes(&cfg->model, cfg->run.batch, r->m.n_params);
+    return 0;
+}
 
-static void racer_step(void *ctx) {
+void racer_free(Racer *r) {
+    train_state_free(&r->ts);
+    model_free(&r->m);
+}
+
+void racer_turn(void *ctx) {
     Racer *r = ctx;
-    train_step(&r->ts, r->x1, NULL, &r->rng);
+    if (r->threads > 0) omp_set_num_threads(r->threads);
+    for (int i = 0; i < r->reps; i++) train_step(&r->ts, r->x1, NULL, &r->rng);
 }
 
 typedef struct {
@@ -205,19 +220,12 @@ static int build_racers(const SpeedOptions *o, Racer *racers, const float *x1, B
         int n = 0;
         while (cf->sets[n]) n++;
         c.run.batch = o->batch;
-        Racer *r = &racers[v];
-        if (config_apply(&c, cf->sets, n, err, sizeof err) != 0 || model_build(&r->m, &c.model, err, sizeof err) != 0) {
+        if (config_apply(&c, cf->sets, n, err, sizeof err) != 0) {
             fprintf(stderr, "error: %s: %s\n", SPEED_LABELS[v], err);
             return 2;
         }
-        model_init_weights(&r->m, 0);
-        AdamWConfig opt = { 3e-4f, 0.9f, 0.999f, 1e-8f, 0.0f };
-        if (train_state_init(&r->ts, &r->m, o->batch, &opt) != 0) { fprintf(stderr, "error: out of memory\n"); return 1; }
-        rng_seed(&r->rng, 1 + v);
-        r->x1 = x1;
-        r->flops = train_step_flops(&c.model, o->batch);
-        r->bytes = train_step_bytes(&c.model, o->batch, r->m.n_params);
-        fns[v] = (BenchFn){ SPEED_LABELS[v], racer_step, r };
+        if (racer_init(&racers[v], &c, x1) != 0) return 1;
+        fns[v] = (BenchFn){ SPEED_LABELS[v], racer_turn, &racers[v] };
     }
     return 0;
 }
@@ -328,7 +336,7 @@ int cmd_speed(int argc, char **argv) {
     bench_interleaved(fns, 9, o.warmup, o.rounds - o.warmup, 1, ms);
     print_speed_tables(&o, racers, g, ms, ms + 6, pass_bytes(&pass) * 1e-6 / ms[8]);
 
-    for (int v = 0; v < 6; v++) { train_state_free(&racers[v].ts); model_free(&racers[v].m); }
+    for (int v = 0; v < 6; v++) racer_free(&racers[v]);
     gemm_free(&g[0]); gemm_free(&g[1]);
     free(pass.x); free(pass.y);
     free(racers); free(x1);
