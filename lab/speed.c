@@ -173,14 +173,8 @@ static void gemm_free(Gemm *g) { free(g->A); free(g->B); free(g->C); }
 
 typedef struct {
     int batch, threads, rounds, warmup, square;
-    Config base;
+    Config base;           // the tutorial's model (dim 128, depth 4), which each variant changes
 } SpeedOptions;
-
-// --set key=value changes every variant's model.
-static int take_set(const char *value, void *base) {
-    char err[512];
-    return config_set(base, value, err, sizeof err) == 0 ? ARGS_OK : args_error(NULL, "%s", err);
-}
 
 // The options. ARGS_OK, ARGS_HELP or ARGS_BAD (common/io/args.h; argv[0] is
 // the command).
@@ -191,8 +185,6 @@ static int parse_speed_options(int argc, char **argv, SpeedOptions *o) {
         ARG_INT("threads", "N", &o->threads, 1, 1024, "OpenMP threads"),
         ARG_INT("rounds", "N", &o->rounds, 1, 1000, "rounds, each variant one step per round"),
         ARG_INT("warmup", "N", &o->warmup, 0, 1000, "first rounds not timed"),
-        ARG_CALL("set", "key=value", take_set, &o->base, "changes every variant's model (default: the tutorial's,\n"
-                                                          "dim 128, depth 4)"),
         ARG_END,
     };
     const ArgSpec spec = {

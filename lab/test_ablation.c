@@ -266,7 +266,7 @@ START_TEST(test_print_commands_and_bad_options) {
     // speed: rounds that leave nothing to time, bad values
     const char *bad_speed[][2] = {
         { "--rounds 2 --warmup 2", "--rounds" },
-        { "--threads 0", "--threads" }, { "--set dim=x", "dim" },
+        { "--threads 0", "--threads" },
     };
     for (size_t k = 0; k < sizeof bad_speed / sizeof bad_speed[0]; k++) {
         ck_assert_int_eq(sh(log, "%s speed %s", PROG, bad_speed[k][0]), 2);
