@@ -99,7 +99,7 @@ int ablation_parse(int argc, char **argv, AblationPlan *p, AblationMode *mode) {
     const char *only = NULL;
     bool any_only = false, threads_given = false;
     ArgOption opts[] = {
-        LAB_RUN_OPTIONS(p, mode, ABL_PRINT_COMMANDS, ABL_LIST),
+        LAB_RUN_OPTIONS(p, mode, ABL_PRINT_COMMANDS),
         ARG_STRING("out", "DIR", &p->out_dir, "the runs' folder (default: the project's runs/)"),
         ARG_CALL("only", "A,B", take_only, &only, "just these runs (any seed's name, e.g. p11_rope_s2)"),
         ARG_END,
@@ -243,13 +243,12 @@ int cmd_ablation(int argc, char **argv) {
     int rc = ablation_parse(argc, argv, &p, &mode);
     if (rc != ARGS_OK) return args_exit_code(rc);
     p.exe = lab_train_program();
-    if (mode == ABL_LIST || mode == ABL_PRINT_COMMANDS) {
+    if (mode == ABL_PRINT_COMMANDS) {
         int config[PLAN_CAP], seed[PLAN_CAP];
         int n = ablation_plan_runs(&p, config, seed, PLAN_CAP);
         for (int i = 0; i < n; i++) {
             char line[4096];
-            if (mode == ABL_LIST) ablation_run_name(config[i], seed[i], line, sizeof line);
-            else ablation_command_line(&p, config[i], seed[i], line, sizeof line);
+            ablation_command_line(&p, config[i], seed[i], line, sizeof line);
             printf("%s\n", line);
         }
         return 0;

@@ -29,7 +29,7 @@ int cmd_attention_maps(int argc, char **argv);
 // The options of the commands that plan training runs (ablation, sweep,
 // estimate), declared once: each plan has the fields these name (preset,
 // seeds, jobs; to start them also threads, log_to_file, and a mode of its
-// own for --print-commands and --list).
+// own for --print-commands).
 
 // What runs, for every command that plans them.
 #define LAB_PLAN_OPTIONS(plan)                                                                                  \
@@ -39,14 +39,13 @@ int cmd_attention_maps(int argc, char **argv);
                                                "DIR/NAME/train.log")
 
 // How they run, for the commands that start them (ablation, sweep).
-#define LAB_RUN_OPTIONS(plan, mode, commands_mode, list_mode)                                                  \
+#define LAB_RUN_OPTIONS(plan, mode, commands_mode)                                                             \
     LAB_PLAN_OPTIONS(plan),                                                                                     \
     { "threads", "T", ARG_KIND_INT, &(plan)->threads, 1, 4096, NULL,                                          \
       "threads per run (default: the run's own, all cores)", 1, NULL },                                        \
     ARG_FLAG("log", &(plan)->log_to_file, true, "each run's output to DIR/NAME/train.log, also with --jobs 1"), \
     ARG_SWITCH("print-commands", (int *)(mode), commands_mode, "print the train commands, one a line, and run\n" \
-                                                               "nothing (for GNU parallel, xargs, make -j)"),   \
-    ARG_SWITCH("list", (int *)(mode), list_mode, "print the run names, one a line")
+                                                               "nothing (for GNU parallel, xargs, make -j)")
 
 // ---------------------------------------------------------------------------
 // The ablation (ablation.c): which configurations and seeds run, and the
@@ -69,8 +68,8 @@ typedef struct {
 int ablation_plan_runs(const AblationPlan *p, int *config, int *seed, int cap);
 
 // Parses the options of `ablation`: ARGS_OK, ARGS_HELP or ARGS_BAD. Sets
-// *mode when --print-commands / --list asked to print instead of running.
-typedef enum { ABL_RUN, ABL_PRINT_COMMANDS, ABL_LIST } AblationMode;
+// *mode when --print-commands asked to print instead of running.
+typedef enum { ABL_RUN, ABL_PRINT_COMMANDS } AblationMode;
 int ablation_parse(int argc, char **argv, AblationPlan *p, AblationMode *mode);
 
 // The train command of configuration c at seed k as one shell line
@@ -117,26 +116,12 @@ void sweep_curves(const SweepPlan *p, bool tsv);
 // The one launcher (runner.c): the ablation and the sweep turn their runs
 // into shell command lines and hand them here.
 
-// The probe classifier of probe-FD (probe_for_scoring, common/eval/probe.h):
-// the ablation and the sweep load it before they start any run, so that a
-// missing or damaged probe fails them before hours of training, not after;
-// with TINYDIT_PROBE=trained it is trained here once, not by two runs side
-// by side. 0, or -1 with a message on stderr.
-int prepare_probe(void);
-
 // The step 6 program whose `train` command every run is, by its absolute
 // path (the project's step6_ablation/step6_ablation).
 const char *lab_train_program(void);
 
 // Quotes s for a POSIX shell if it needs it ('...'), else copies it.
 void shell_quote(const char *s, char *out, size_t outlen);
-
-// Runs each shell command line, `jobs` at a time, by `xargs -0 -n 1 -P jobs
-// sh -c`, and waits for all. A SIGINT or SIGTERM meanwhile is passed on to
-// the commands (each run saves its checkpoint) and returned in *stop_signal.
-// xargs' exit status: 0 when every command exited 0, 123 when one or more
-// failed; -1 when xargs could not be started.
-int run_lines(char *const *lines, int n, int jobs, int *stop_signal);
 
 // Appends word to a shell line (empty to begin with), quoted if it needs it.
 void line_add(char *line, size_t len, const char *word);
@@ -148,8 +133,12 @@ void train_line_start(char *line, size_t len, const char *exe, const char *name,
 // Appends ` >> DIR/NAME/train.log 2>&1` (quoted if it needs it).
 void line_add_log(char *line, size_t len, const char *runs_dir, const char *name);
 
-// Prints the lines, loads the probe if need_probe, runs them (run_lines) and
-// frees them and their array. run_lines' status, or -1 when the probe failed.
+// Prints the shell command lines, loads the probe if need_probe, runs them
+// `jobs` at a time by `xargs -0 -n 1 -P jobs sh -c`, waits for all, and frees
+// them and their array. A SIGINT or SIGTERM meanwhile is passed on to the
+// commands (each run saves its checkpoint) and returned in *stop_signal.
+// xargs' exit status: 0 when every command exited 0, 123 when one or more
+// failed; -1 when the probe failed or xargs could not be started.
 int launch_lines(char **lines, int n, int jobs, bool need_probe, int *stop_signal);
 
 // How the run DIR/NAME ended: finished (its metrics.json, read into *m),

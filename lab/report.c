@@ -11,30 +11,9 @@
 // ---------------------------------------------------------------------------
 // runs/report.md
 
-// Text as Markdown shows it: a '*' (the mark of an assumed spread) escaped,
-// so that it is not read as emphasis or a list.
-static void put_literal(FILE *s, const char *text) {
-    for (const char *c = text; *c; c++) {
-        if (*c == '*') fputs("\\*", s);
-        else fputc(*c, s);
-    }
-}
-
-// A table as Markdown: the first column left-aligned, the others right.
-static void put_table(FILE *s, const Table *t) {
-    for (int r = 0; r <= t->nrows; r++) {
-        fprintf(s, "|");
-        for (int c = 0; c < t->ncols; c++) { fprintf(s, " "); put_literal(s, t->cell[r][c]); fprintf(s, " |"); }
-        fprintf(s, "\n");
-        if (r == 0) {
-            fprintf(s, "|");
-            for (int c = 0; c < t->ncols; c++) fprintf(s, "%s|", c ? "---:" : "---");
-            fprintf(s, "\n");
-        }
-    }
-}
-
-// A footnote of the text as one Markdown paragraph: its lines joined.
+// Text as Markdown shows it: its lines joined into one paragraph, and a '*'
+// (the mark of an assumed spread) escaped, so that it is not read as
+// emphasis or a list.
 static void put_joined(FILE *s, const char *text) {
     for (const char *c = text; *c; c++) {
         if (*c == '\n') {
@@ -49,6 +28,20 @@ static void put_joined(FILE *s, const char *text) {
 static void put_paragraph(FILE *s, const char *text) {
     put_joined(s, text);
     fputs("\n\n", s);
+}
+
+// A table as Markdown: the first column left-aligned, the others right.
+static void put_table(FILE *s, const Table *t) {
+    for (int r = 0; r <= t->nrows; r++) {
+        fprintf(s, "|");
+        for (int c = 0; c < t->ncols; c++) { fprintf(s, " "); put_joined(s, t->cell[r][c]); fprintf(s, " |"); }
+        fprintf(s, "\n");
+        if (r == 0) {
+            fprintf(s, "|");
+            for (int c = 0; c < t->ncols; c++) fprintf(s, "%s|", c ? "---:" : "---");
+            fprintf(s, "\n");
+        }
+    }
 }
 
 // The plots that `make plots` draws (scripts/plots.sh and the attention

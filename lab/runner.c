@@ -67,9 +67,8 @@ static int feed_lines(int fd, char *const *lines, int n) {
     return 0;
 }
 
-int run_lines(char *const *lines, int n, int jobs, int *stop_signal) {
-    *stop_signal = 0;
-    if (n == 0) return 0;
+// The lines run by xargs, as launch_lines (lab.h) says.
+static int run_xargs(char *const *lines, int n, int jobs, int *stop_signal) {
     fflush(stdout);
     fflush(stderr);
     struct sigaction sa, old_int, old_term;
@@ -105,6 +104,36 @@ int run_lines(char *const *lines, int n, int jobs, int *stop_signal) {
     *stop_signal = (int)g_stop;
     // xargs: 0 when every command exited 0, 123 when some exited 1 to 125
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// The probe classifier of probe-FD (common/eval/probe.h), loaded before any
+// run starts, so that a missing or damaged probe fails the runs before hours
+// of training, not after; with TINYDIT_PROBE=trained it is trained here
+// once, not by two runs side by side. 0, or -1 with a message on stderr.
+static int prepare_probe(void) {
+    char err[4600];
+    CifarSet train = {0}, test = {0};   // the data only for a probe trained here
+    if (!strcmp(probe_choice(), "trained") && (cifar_load_train(NULL, &train, err, sizeof err) != 0 ||
+                                               cifar_load_test(NULL, &test, err, sizeof err) != 0)) {
+        fprintf(stderr, "error: %s\n", err);
+        cifar_free(&train);
+        return -1;
+    }
+    Probe *p = probe_for_scoring(&train, &test, 1, err, sizeof err);
+    if (!p) fprintf(stderr, "error: probe: %s\n", err);
+    probe_free(p);
+    cifar_free(&train);
+    cifar_free(&test);
+    return p ? 0 : -1;
+}
+
+int launch_lines(char **lines, int n, int jobs, bool need_probe, int *stop_signal) {
+    *stop_signal = 0;
+    for (int i = 0; i < n; i++) printf("%s\n", lines[i]);
+    int rc = n == 0 ? 0 : need_probe && prepare_probe() != 0 ? -1 : run_xargs(lines, n, jobs, stop_signal);
+    for (int i = 0; i < n; i++) free(lines[i]);
+    free(lines);
+    return rc;
 }
 
 RunOutcome run_outcome(const char *runs_dir, const char *name, RunMetrics *m, int *diverged_step) {
@@ -144,23 +173,6 @@ void shell_quote(const char *s, char *out, size_t outlen) {
     out[n] = 0;
 }
 
-int prepare_probe(void) {
-    char err[4600];
-    CifarSet train = {0}, test = {0};   // the data only for a probe trained here
-    if (!strcmp(probe_choice(), "trained") && (cifar_load_train(NULL, &train, err, sizeof err) != 0 ||
-                                               cifar_load_test(NULL, &test, err, sizeof err) != 0)) {
-        fprintf(stderr, "error: %s\n", err);
-        cifar_free(&train);
-        return -1;
-    }
-    Probe *p = probe_for_scoring(&train, &test, 1, err, sizeof err);
-    if (!p) fprintf(stderr, "error: probe: %s\n", err);
-    probe_free(p);
-    cifar_free(&train);
-    cifar_free(&test);
-    return p ? 0 : -1;
-}
-
 void line_add(char *line, size_t len, const char *word) {
     char q[PATH_MAX + 256];
     shell_quote(word, q, sizeof q);
@@ -186,15 +198,6 @@ void line_add_log(char *line, size_t len, const char *runs_dir, const char *name
     shell_quote(log, q, sizeof q);
     size_t used = strlen(line);
     snprintf(line + used, len - used, " >> %s 2>&1", q);
-}
-
-int launch_lines(char **lines, int n, int jobs, bool need_probe, int *stop_signal) {
-    *stop_signal = 0;
-    for (int i = 0; i < n; i++) printf("%s\n", lines[i]);
-    int rc = need_probe && prepare_probe() != 0 ? -1 : run_lines(lines, n, jobs, stop_signal);
-    for (int i = 0; i < n; i++) free(lines[i]);
-    free(lines);
-    return rc;
 }
 
 // By its absolute path, so that the commands work from any folder.

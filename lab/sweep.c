@@ -34,7 +34,7 @@ static void sweep_examples(FILE *f) {
         "                       --set val_every=500 --curves\n");
 }
 
-typedef enum { SWEEP_RUN, SWEEP_COMMANDS, SWEEP_LIST, SWEEP_TABLE, SWEEP_TSV, SWEEP_CURVES, SWEEP_CURVES_TSV } SweepMode;
+typedef enum { SWEEP_RUN, SWEEP_COMMANDS, SWEEP_TABLE, SWEEP_TSV, SWEEP_CURVES, SWEEP_CURVES_TSV } SweepMode;
 
 // ARGS_BAD, with the message and where the options are listed.
 static int usage_error(const char *fmt, const char *arg) {
@@ -163,7 +163,7 @@ static int sweep_parse(int argc, char **argv, SweepPlan *p, SweepMode *mode) {
                                                    "and shown in increasing order)"),
         ARG_CALL("configs", "LIST", take_configs, p, "of base, rmsnorm, qknorm, swiglu, rope, all (default base)"),
         ARG_CALL("set", "key=value", take_set, p, "a setting every run of the sweep shares, e.g. --set val_every=500"),
-        LAB_RUN_OPTIONS(p, mode, SWEEP_COMMANDS, SWEEP_LIST),
+        LAB_RUN_OPTIONS(p, mode, SWEEP_COMMANDS),
         ARG_STRING("out", "DIR", &out, "the sweep's folder (default: the project's runs/sweep_KEY)"),
         ARG_SWITCH("table", (int *)mode, SWEEP_TABLE, "the results so far: val MSE (mean +- se), divergences, loss\n"
                    "spikes, the largest attention logit, the stable range of each configuration"),
@@ -459,14 +459,12 @@ int cmd_sweep(int argc, char **argv) {
     case SWEEP_TSV: sweep_tsv(&p); return 0;
     case SWEEP_CURVES: sweep_curves(&p, false); return 0;
     case SWEEP_CURVES_TSV: sweep_curves(&p, true); return 0;
-    case SWEEP_LIST:
     case SWEEP_COMMANDS:
         for (int k = 0; k < p.seeds; k++)
             for (int v = 0; v < p.n_values; v++)
                 for (int c = 0; c < p.n_configs; c++) {
                     char line[8192];
-                    if (mode == SWEEP_LIST) sweep_run_name(&p, c, v, k, line, sizeof line);
-                    else sweep_command_line(&p, c, v, k, line, sizeof line);
+                    sweep_command_line(&p, c, v, k, line, sizeof line);
                     printf("%s\n", line);
                 }
         return 0;
