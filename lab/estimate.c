@@ -17,7 +17,6 @@
 #include <omp.h>
 #include <stdlib.h>
 #include <time.h>
-#include <sys/resource.h>
 #include <unistd.h>
 #include "lab.h"
 #include "nn/flow.h"
@@ -241,32 +240,10 @@ static int estimate_parse(int argc, char **argv, EstimateOptions *o) {
         .about = "  how long `make tutorial` (lab ablation and the steps) will take on this machine: times a\n"
                  "  few training steps of every configuration here and the scorecard's parts, and adds up\n"
                  "  the job: every run's steps, val checks and scorecard, minus what DIR holds done\n"
-                 "  already (the scorecard's probe classifier is the shipped one: nothing to train). Also with\n"
-                 "  the other --jobs. Says so when other processes kept the machine\n"
-                 "  busy while it timed: the job runs faster if that work stops. Writes nothing.",
+                 "  already (the scorecard's probe classifier is the shipped one: nothing to train), also\n"
+                 "  with the other --jobs. Other work while it times slows what it measures. Writes nothing.",
     };
     return args_parse(&spec, argc, argv);
-}
-
-// The CPU seconds the whole machine has been busy (all cores, /proc/stat's
-// first line) and this process's own: their difference over the timing is
-// the other work that shared the machine while it was measured. -1 when
-// /proc/stat cannot be read.
-static double machine_busy_seconds(void) {
-    FILE *f = fopen("/proc/stat", "r");
-    unsigned long long v[8] = {0};
-    int got = f ? fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
-                         &v[4], &v[5], &v[6], &v[7]) : 0;
-    if (f) fclose(f);
-    if (got < 4) return -1;
-    unsigned long long busy = v[0] + v[1] + v[2] + v[5] + v[6] + v[7];   // all but idle and iowait
-    return (double)busy / (double)sysconf(_SC_CLK_TCK);
-}
-
-static double own_cpu_seconds(void) {
-    struct rusage u;
-    getrusage(RUSAGE_SELF, &u);
-    return u.ru_utime.tv_sec + u.ru_utime.tv_usec * 1e-6 + u.ru_stime.tv_sec + u.ru_stime.tv_usec * 1e-6;
 }
 
 // What is raced: every configuration of the job's preset (one of the same
@@ -399,7 +376,7 @@ int cmd_estimate(int argc, char **argv) {
     int half = cores / 2 > 1 ? (int)(cores / 2) : 1;   // a run's threads with --jobs 2 (lab ablation)
     printf("[estimate] timing a few training steps of each configuration and the scorecard's parts\n"
            "           here (%s preset, %d thread%s)...\n", preset_name(o.preset), all, all == 1 ? "" : "s");
-    double t0 = wall_seconds(), busy0 = machine_busy_seconds(), own0 = own_cpu_seconds();
+    double t0 = wall_seconds();
     // the data: how long it takes to read
     char err[CIFAR_ERRLEN];
     CifarSet train = {0}, test = {0};
@@ -436,16 +413,9 @@ int cmd_estimate(int argc, char **argv) {
         printf("[estimate] so the job runs %s (JOBS=%d), the faster here now; JOBS=%d makes it run %s\n",
                o.jobs == 1 ? "one run at a time on all threads" : "two runs side by side", o.jobs, other_jobs,
                other_jobs == 1 ? "one at a time" : "two side by side");
-    double took = wall_seconds() - t0, busy1 = machine_busy_seconds();
-    printf("           (measured in %.0f s on this machine as loaded now; other work started beside the\n"
-           "           job slows it; lab estimate --help says what is timed)\n", took);
     // Other work while timing, even at nice 19, stalls the steps' threads at
     // every barrier: the steps come out slower than they will run once it stops.
-    double others = busy0 < 0 || busy1 < 0 ? 0 : (busy1 - busy0) - (own_cpu_seconds() - own0);
-    double share = cores > 0 && took > 0 ? others / (took * (double)cores) : 0;
-    if (share > 0.05)
-        printf("[estimate] note: other processes kept %.0f%% of the machine busy while this was timed; if they\n"
-               "           stop before the job does, the job runs faster than this (run lab/lab estimate again then)\n",
-               100 * share);
+    printf("           (measured in %.0f s on this machine as loaded now: work beside the job, now or\n"
+           "           later, slows it; lab estimate --help says what is timed)\n", wall_seconds() - t0);
     return 0;
 }
