@@ -73,16 +73,9 @@ static int parse_only(const char *arg, AblationPlan *p, bool *any_only) {
     char *save = NULL;
     for (char *name = strtok_r(list, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
         int c, k;
-        if (ablation_run_parse(name, &c, &k) != 0) {
-            fprintf(stderr, "error: --only: no run named '%s'; the runs are", name);
-            for (int r = 0; r < ABLATION_CONFIGS; r++) {
-                char n0[64];
-                ablation_run_name(r, 0, n0, sizeof n0);
-                fprintf(stderr, "%s %s", r ? "," : "", n0);
-            }
-            fprintf(stderr, " and their seeds NAME_s1, NAME_s2, ... (the baseline: p11_base_s0, _s1, ...)\n");
-            return ARGS_BAD;
-        }
+        if (ablation_run_parse(name, &c, &k) != 0)
+            return args_error(NULL, "--only: no run named '%s'; lab ablation --help lists the configurations, and\n"
+                              "seed k >= 1 of each is NAME_s<k> (the baseline's: p11_base_s0, p11_base_s1, ...)", name);
         p->selected[c][k] = true;
         *any_only = true;
     }
@@ -137,14 +130,6 @@ int ablation_parse(int argc, char **argv, AblationPlan *p, AblationMode *mode) {
 // Running
 
 static const char *runs_dir(const AblationPlan *p) { return p->out_dir ? p->out_dir : default_runs_dir(); }
-
-static bool run_finished(const AblationPlan *p, const char *name) {
-    // only a hint for the messages and for skipping the probe; whether a run
-    // is complete is decided by `train --resume` itself
-    char path[2048];
-    snprintf(path, sizeof path, "%s/%s/metrics.json", runs_dir(p), name);
-    return file_exists(path);
-}
 
 // A run's line for the runner: its train command, with the output appended
 // to DIR/NAME/train.log when runs go side by side (their progress lines would
@@ -211,7 +196,10 @@ static int run_plan(const AblationPlan *p) {
     for (int i = 0; i < n && rc == 0; i++) {
         char name[64];
         ablation_run_name(config[i], seed[i], name, sizeof name);
-        was_finished[i] = run_finished(p, name);
+        RunMetrics m;
+        int at;
+        // only a hint for the messages and for skipping the probe: `train --resume` decides
+        was_finished[i] = run_outcome(runs_dir(p), name, &m, &at) == RUN_FINISHED;
         unfinished += !was_finished[i];
         lines[i] = malloc(8192);
         rc = lines[i] ? run_line(p, config[i], seed[i], lines[i], 8192) : -1;

@@ -21,28 +21,13 @@
 // ---------------------------------------------------------------------------
 // Options
 
-// After the options of --help: two examples.
+// After the options of --help: where the sweeps that were run are.
 static void sweep_examples(FILE *f) {
-    fprintf(f,
-        "example (the lr sweep of docs/beyond.md; how long a run takes here: lab estimate, and what\n"
-        "the committed runs took: results/sweep_lr/README.md):\n"
-        "  lab sweep --key lr --values 3e-4,1e-3,2e-3,4e-3,8e-3,1.6e-2,3.2e-2 \\\n"
-        "                       --configs base,qknorm,all --seeds 2\n"
-        "and its SwiGLU-against-the-budget question (16 times a quick run's steps;\n"
-        "results/budget_swiglu/README.md):\n"
-        "  lab sweep --key steps --values 16000 --configs base,swiglu --seeds 2 \\\n"
-        "                       --set val_every=500 --curves\n");
+    fprintf(f, "examples: docs/beyond.md's sweeps, the lr (make sweep-lr) and SwiGLU against the budget\n"
+               "(make budget-swiglu); what their runs took: results/sweep_lr, results/budget_swiglu\n");
 }
 
 typedef enum { SWEEP_RUN, SWEEP_COMMANDS, SWEEP_TABLE, SWEEP_TSV, SWEEP_CURVES, SWEEP_CURVES_TSV } SweepMode;
-
-// ARGS_BAD, with the message and where the options are listed.
-static int usage_error(const char *fmt, const char *arg) {
-    fprintf(stderr, "error: ");
-    fprintf(stderr, fmt, arg);
-    fprintf(stderr, "\n(lab sweep --help lists the options)\n");
-    return ARGS_BAD;
-}
 
 static int parse_configs(const char *arg, SweepPlan *p) {
     char list[256];
@@ -53,30 +38,27 @@ static int parse_configs(const char *arg, SweepPlan *p) {
         int found = -1;
         for (int c = 0; c < SWEEP_CONFIGS; c++)
             if (strcmp(name, config_short(c)) == 0) found = c;
-        if (found < 0) return usage_error("--configs: no configuration '%s' (base, rmsnorm, qknorm, swiglu, rope, all)", name);
-        if (p->n_configs == SWEEP_CONFIGS) return usage_error("--configs: %s names one twice", arg);
+        if (found < 0) return args_error(NULL, "--configs: no configuration '%s' (base, rmsnorm, qknorm, swiglu, rope, all)", name);
+        if (p->n_configs == SWEEP_CONFIGS) return args_error(NULL, "--configs: %s names one twice", arg);
         p->config[p->n_configs++] = found;
     }
-    return p->n_configs ? ARGS_OK : usage_error("--configs wants names, not '%s'", arg);
+    return p->n_configs ? ARGS_OK : args_error(NULL, "--configs wants names, not '%s'", arg);
 }
 
 // Numbers are kept in increasing order (so a range of them is a range of
 // rows), whatever order they were given in; other values as given.
+static int by_number(const void *a, const void *b) {
+    double x = strtod(a, NULL), y = strtod(b, NULL);
+    return (x > y) - (x < y);
+}
+
 static void sort_if_numbers(SweepPlan *p) {
-    double x[SWEEP_MAX_VALUES];
     for (int v = 0; v < p->n_values; v++) {
         char *end;
-        x[v] = strtod(p->values[v], &end);
+        strtod(p->values[v], &end);
         if (*end || end == p->values[v]) return;
     }
-    for (int i = 1; i < p->n_values; i++)          // insertion sort: at most 16 values
-        for (int j = i; j > 0 && x[j - 1] > x[j]; j--) {
-            double tx = x[j]; x[j] = x[j - 1]; x[j - 1] = tx;
-            char tv[sizeof p->values[0]];
-            memcpy(tv, p->values[j], sizeof tv);
-            memcpy(p->values[j], p->values[j - 1], sizeof tv);
-            memcpy(p->values[j - 1], tv, sizeof tv);
-        }
+    qsort(p->values, (size_t)p->n_values, sizeof p->values[0], by_number);
 }
 
 // Every value must be one that `--set KEY=value` accepts, and safe in a
@@ -87,20 +69,20 @@ static int parse_values(const char *arg, SweepPlan *p) {
     p->n_values = 0;
     char *save = NULL;
     for (char *v = strtok_r(list, ",", &save); v; v = strtok_r(NULL, ",", &save)) {
-        if (p->n_values == SWEEP_MAX_VALUES) return usage_error("--values: at most 16 values, in %s", arg);
+        if (p->n_values == SWEEP_MAX_VALUES) return args_error(NULL, "--values: at most 16 values, in %s", arg);
         if (strlen(v) >= sizeof p->values[0] || strspn(v, "0123456789.eE+-abcdefghijklmnopqrstuvwxyz_") != strlen(v))
-            return usage_error("--values: '%s' cannot be part of a folder name", v);
+            return args_error(NULL, "--values: '%s' cannot be part of a folder name", v);
         snprintf(p->values[p->n_values++], sizeof p->values[0], "%s", v);
     }
-    if (!p->n_values) return usage_error("--values wants a list, not '%s'", arg);
+    if (!p->n_values) return args_error(NULL, "--values wants a list, not '%s'", arg);
     sort_if_numbers(p);
     return ARGS_OK;
 }
 
 static int add_set(const char *arg, SweepPlan *p) {
-    if (p->n_sets == SWEEP_MAX_SETS) return usage_error("--set: at most 8 of them, not '%s' too", arg);
+    if (p->n_sets == SWEEP_MAX_SETS) return args_error(NULL, "--set: at most 8 of them, not '%s' too", arg);
     if (strlen(arg) >= sizeof p->sets[0] || !strchr(arg, '='))
-        return usage_error("--set wants key=value, not '%s'", arg);
+        return args_error(NULL, "--set wants key=value, not '%s'", arg);
     snprintf(p->sets[p->n_sets++], sizeof p->sets[0], "%s", arg);
     return ARGS_OK;
 }
@@ -125,7 +107,7 @@ static int check_plan_settings(const SweepPlan *p) {
     char what[128], kv[64];
     const ConfigKey *k = config_find_key(p->key);
     if (k && k->differs != NEW_CONFIG)
-        return usage_error(k->differs == SEED_PAIR ? "--key %s: runs that differ in it are seed pairs: a sweep's "
+        return args_error(NULL, k->differs == SEED_PAIR ? "--key %s: runs that differ in it are seed pairs: a sweep's "
                                                      "seeds are set by --seeds"
                                                    : "--key %s: runs that differ in it are one run (a sweep's threads: "
                                                      "--threads)", p->key);
@@ -138,7 +120,7 @@ static int check_plan_settings(const SweepPlan *p) {
         size_t klen = strcspn(p->sets[i], "=");
         if ((strlen(p->key) == klen && strncmp(p->sets[i], p->key, klen) == 0) ||
             strncmp(p->sets[i], "seed=", 5) == 0 || strncmp(p->sets[i], "threads=", 8) == 0)
-            return usage_error("--set %s: the sweep sets this itself (--key and --values, --seeds, --threads)",
+            return args_error(NULL, "--set %s: the sweep sets this itself (--key and --values, --seeds, --threads)",
                                p->sets[i]);
         snprintf(what, sizeof what, "--set %s", p->sets[i]);
         if (check_setting(p, p->sets[i], what) != ARGS_OK) return ARGS_BAD;
@@ -185,7 +167,7 @@ static int sweep_parse(int argc, char **argv, SweepPlan *p, SweepMode *mode) {
     if (rc != ARGS_OK) return rc;
     if (key) snprintf(p->key, sizeof p->key, "%s", key);
     if (out) snprintf(p->out_dir, sizeof p->out_dir, "%s", out);
-    if (!p->key[0] || !p->n_values) return usage_error("%s", "a sweep needs --key and --values");
+    if (!p->key[0] || !p->n_values) return args_error(NULL, "a sweep needs --key and --values");
     if (!p->out_dir[0]) snprintf(p->out_dir, sizeof p->out_dir, "%s/sweep_%s", default_runs_dir(), p->key);
     return check_plan_settings(p);
 }
