@@ -178,55 +178,20 @@ static int write_maps_data(const char *dir, const char *name, const AttentionMap
     return figure_data_close(f, dir, name, err, errlen);
 }
 
-// Writes the maps' data and draws them: figure_draw's answers (0 drawn,
-// FIGURE_NO_GNUPLOT, or -1 with a message in err).
+// Writes the maps' data and draws them with lab/plots/step6_attention_maps.gp:
+// figure_plot's answers (0 drawn, FIGURE_NO_GNUPLOT, or -1 with a message in err).
 static int draw_maps(const char *dir, const char *name, const char *labels[2], const AttentionMaps maps[2],
                      bool offsets, double t, char *err, size_t errlen) {
     float lo, hi;
     if (write_maps_data(dir, name, maps, offsets, &lo, &hi, err, errlen) != 0) return -1;
     if (!(lo > 0)) lo = 1e-3f;
-    int depth = maps[0].depth > maps[1].depth ? maps[0].depth : maps[1].depth, g = maps[0].grid;
-    char centre_words[96];
-    snprintf(centre_words, sizeof centre_words, "the query at row %d, column %d (from 0)", g / 2, g / 2);
-    char script[16384];
-    size_t len = (size_t)snprintf(script, sizeof script,
-        "set multiplot layout 2,%d title \"%s\\n{/*0.85 %s}\\n{/*0.85 mean over the images (noised to t = %.2f) "
-        "and the heads; 1 = even attention (1/L); log colour scale}\"\n"
-        "set palette defined (0 '#000004', 1 '#3b0f70', 2 '#8c2981', 3 '#de4968', 4 '#fe9f6d', 5 '#fcfdbf')\n"
-        "set logscale cb\nset cbrange [%.4g:%.4g]\nset size ratio -1\nset tics out nomirror scale 0.5\n"
-        "set xlabel '%s'\nset ylabel '%s'\n",
-        depth, offsets ? "Where a patch looks, by offset" : "Where the centre patch looks",
-        offsets ? "every query's attention to the key dx columns right and dy rows down" : centre_words, t, lo, hi,
-        offsets ? "dx (columns)" : "key column", offsets ? "dy (rows)" : "key row");
-    // offsets run from -(g - 1) to g - 1, grid positions from 0 to g - 1;
-    // the rows go down the page, as in the image
-    double from = offsets ? -(g - 0.5) : -0.5, to = g - 0.5;
-    len += (size_t)snprintf(script + len, sizeof script - len, "set xrange [%g:%g]\nset yrange [%g:%g]\n",
-                            from, to, to, from);
-    // colour-bar labels at round numbers inside the range: fine steps when
-    // the range is under a decade (a log axis would show only one label),
-    // 1-2-5 steps when it spans several (fine ones would overlap)
-    static const double FINE[] = { 0.5, 0.7, 0.8, 0.9, 1, 1.1, 1.2, 1.5, 2, 3, 5, 7, 10 };
-    static const double COARSE[] = { 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50, 100 };
-    bool fine = hi < 10 * lo;
-    const double *tics = fine ? FINE : COARSE;
-    size_t n_tics = fine ? sizeof FINE / sizeof FINE[0] : sizeof COARSE / sizeof COARSE[0];
-    len += (size_t)snprintf(script + len, sizeof script - len, "set cbtics (");
-    int ntics = 0;
-    for (size_t i = 0; i < n_tics; i++)
-        if (tics[i] >= lo && tics[i] <= hi)
-            len += (size_t)snprintf(script + len, sizeof script - len, "%s'%g' %g", ntics++ ? ", " : "", tics[i], tics[i]);
-    len += (size_t)snprintf(script + len, sizeof script - len, ntics ? ")\n" : "'1' 1)\n");
-    for (int k = 0; k < 2; k++)
-        for (int l = 0; l < depth; l++) {
-            if (l >= maps[k].depth) { len += (size_t)snprintf(script + len, sizeof script - len, "set multiplot next\n"); continue; }
-            len += (size_t)snprintf(script + len, sizeof script - len,
-                "set title '%s, layer %d' noenhanced\nplot '%s.tsv' index %d using 1:2:3 with image notitle\n",
-                labels[k], l + 1, name, k * maps[0].depth + l);
-        }
-    len += (size_t)snprintf(script + len, sizeof script - len, "unset multiplot\n");
+    int depth = maps[0].depth > maps[1].depth ? maps[0].depth : maps[1].depth;
+    char vars[1024];
+    snprintf(vars, sizeof vars, "tsv = '%s'\noffsets = %d\ng = %d\ndepth1 = %d\ndepth2 = %d\nt = %.2f\n"
+             "lo = %.4g\nhi = %.4g\nlabel1 = '%s'\nlabel2 = '%s'", name, offsets, maps[0].grid, maps[0].depth,
+             maps[1].depth, t, lo, hi, labels[0], labels[1]);
     int width = 360 * depth + 120 > 900 ? 360 * depth + 120 : 900;
-    return figure_draw(dir, name, width, 800, script, err, errlen);
+    return figure_plot_script(dir, "lab/plots/step6_attention_maps.gp", name, width, 800, vars, err, errlen);
 }
 
 int cmd_attention_maps(int argc, char **argv) {
