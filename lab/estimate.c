@@ -93,17 +93,6 @@ static void config_of(Preset p, int c, Config *cfg) {
     for (int i = 0; ABLATION_CONFIG[c].sets[i]; i++) config_set_or_exit(cfg, ABLATION_CONFIG[c].sets[i]);
 }
 
-// What a step costs does not depend on the lr or the seed.
-static bool same_cost(const Config *a, const Config *b) {
-    Config x = *a, y = *b;
-    x.run.lr = y.run.lr = 0;
-    x.run.seed = y.run.seed = 0;
-    char da[512], db[512];
-    config_describe(&x, da, sizeof da);
-    config_describe(&y, db, sizeof db);
-    return strcmp(da, db) == 0 && x.run.batch == y.run.batch;
-}
-
 // Made-up test images for the val exam's timing: its speed does not depend on them.
 static int fake_set(CifarSet *s, int n) {
     s->n = n;
@@ -246,90 +235,44 @@ static int estimate_parse(int argc, char **argv, EstimateOptions *o) {
     return args_parse(&spec, argc, argv);
 }
 
-// What is raced: every configuration of the job's preset (one of the same
-// cost as an earlier one, the lr variants, is not raced again) and the
-// baseline on the threads of a run of --jobs 2. All in turns, in the same
-// rounds (bench_interleaved): a burst of other work then slows every one of
-// them alike, and the ratios hold.
-#define MAX_RACERS (ABLATION_CONFIGS + 1)
-typedef struct {
-    Racer racer[MAX_RACERS];
-    float *x1;                         // the made-up images all of them train on
-    int n;
-    int of_config[ABLATION_CONFIGS];   // the racer of each configuration
-    int half;                          // the baseline on a --jobs 2 run's threads, -1 if all threads
-} Race;
-
-static int race_add(Race *race, const Config *cfg, int threads) {
-    if (race->n >= MAX_RACERS || racer_init(&race->racer[race->n], cfg, race->x1) != 0) return -1;
-    race->racer[race->n].reps = cfg->model.dim * cfg->run.batch < 128 * 64 ? 8 : 1;
-    race->racer[race->n].threads = threads;
-    return race->n++;
-}
-
-// The steps' ms of every configuration into t. 0, or -1 after a message.
+// Every configuration of the job's preset, and its baseline on the threads
+// of a run of --jobs 2, raced in turns in the same rounds (bench_interleaved):
+// a burst of other work then slows every one of them alike, and the ratios
+// hold. Their step times into t. 0, or -1 after a message.
 static int race_steps(Preset job, int all, int half_threads, JobTimings *t) {
-    Config base;
-    config_of(job, CFG_BASE, &base);
-    long n = (long)base.run.batch * base.model.channels * base.model.img * base.model.img;
-    Race *race = calloc(1, sizeof *race);
+    enum { HALF = ABLATION_CONFIGS, RACERS };
+    Config cfg[RACERS];
+    for (int c = 0; c < RACERS; c++) config_of(job, c == HALF ? CFG_BASE : c, &cfg[c]);
+    long n = (long)cfg[0].run.batch * cfg[0].model.channels * cfg[0].model.img * cfg[0].model.img;
+    Racer *racer = calloc(RACERS, sizeof *racer);
     float *x1 = malloc(sizeof(float) * n);
-    if (!race || !x1) { fprintf(stderr, "error: out of memory\n"); free(race); free(x1); return -1; }
-    Rng rng;
-    rng_seed(&rng, 1);
-    rng_fill_uniform(&rng, x1, n, -1.0f, 1.0f);
-    race->x1 = x1;
-    int rc = 0;
-    for (int c = 0; c < ABLATION_CONFIGS && rc == 0; c++) {
-        Config cfg;
-        config_of(job, c, &cfg);
-        race->of_config[c] = -1;
-        for (int d = 0; d < c && race->of_config[c] < 0; d++) {
-            Config other;
-            config_of(job, d, &other);
-            if (same_cost(&cfg, &other)) race->of_config[c] = race->of_config[d];
-        }
-        if (race->of_config[c] < 0 && (race->of_config[c] = race_add(race, &cfg, all)) < 0) rc = -1;
+    int ready = 0, rc = racer && x1 ? 0 : -1;
+    if (rc != 0) fprintf(stderr, "error: out of memory\n");
+    else {
+        Rng rng;
+        rng_seed(&rng, 1);
+        rng_fill_uniform(&rng, x1, n, -1.0f, 1.0f);
     }
-    race->half = -1;
-    if (rc == 0 && half_threads != all && (race->half = race_add(race, &base, half_threads)) < 0) rc = -1;
+    for (; rc == 0 && ready < RACERS; ready++) {
+        if (racer_init(&racer[ready], &cfg[ready], x1) != 0) { rc = -1; break; }
+        racer[ready].reps = cfg[ready].model.dim * cfg[ready].run.batch < 128 * 64 ? 8 : 1;
+        racer[ready].threads = ready == HALF ? half_threads : all;
+    }
     if (rc == 0) {
-        BenchFn fns[MAX_RACERS];
-        double ms[MAX_RACERS];
-        for (int i = 0; i < race->n; i++) fns[i] = (BenchFn){ "step", racer_turn, &race->racer[i] };
-        bench_interleaved(fns, race->n, 1, 3, 1, ms);   // a warm-up round, the median of three
-        for (int i = 0; i < race->n; i++) ms[i] /= race->racer[i].reps;
-        for (int c = 0; c < ABLATION_CONFIGS; c++) t->step_ms[c] = ms[race->of_config[c]];
-        double factor = race->half < 0 ? 1.0 : ms[race->half] / t->step_ms[CFG_BASE];
+        BenchFn fns[RACERS];
+        double ms[RACERS];
+        for (int i = 0; i < RACERS; i++) fns[i] = (BenchFn){ "step", racer_turn, &racer[i] };
+        bench_interleaved(fns, RACERS, 1, 3, 1, ms);   // a warm-up round, the median of three
+        for (int c = 0; c < ABLATION_CONFIGS; c++) t->step_ms[c] = ms[c] / racer[c].reps;
+        t->jobs_factor = ms[HALF] / ms[CFG_BASE];
         long cores = sysconf(_SC_NPROCESSORS_ONLN);
-        if (2L * half_threads > cores) factor *= 2.0 * half_threads / cores;   // two runs share the cores
-        t->jobs_factor = factor;
+        if (2L * half_threads > cores) t->jobs_factor *= 2.0 * half_threads / cores;   // two runs share the cores
     }
-    for (int i = 0; i < race->n; i++) racer_free(&race->racer[i]);
+    for (int i = 0; i < ready; i++) racer_free(&racer[i]);
     omp_set_num_threads(all);
-    free(race);
+    free(racer);
     free(x1);
     return rc;
-}
-
-static void print_per_config(const JobTimings *t, Preset p, int threads) {
-    printf("\n[estimate] one run of each configuration at the %s preset, one at a time on %d thread%s:\n",
-           preset_name(p), threads, threads == 1 ? "" : "s");
-    Table tab;
-    table_init(&tab, 3, "configuration", "ms/step here", "a run (steps, val checks, scorecard)");
-    for (int c = 0; c < ABLATION_CONFIGS; c++) {
-        RunWork w = { c, config_default(), 0 };
-        config_of(p, c, &w.cfg);
-        char d[32];
-        format_duration(estimate_run_seconds(t, &w, 1.0), d, sizeof d);
-        table_cell(&tab, "%s", ABLATION_CONFIG[c].label);
-        table_cell(&tab, "%.1f", t->step_ms[c]);
-        table_cell(&tab, "%s", d);
-    }
-    table_print(&tab);
-    printf("  the parts (ms): val exam %.3f and sampling %.3f an image (baseline), fresh buffers %.0f a\n"
-           "  scorecard, probe features %.3f an image; reading CIFAR-10 %.1f s\n",
-           t->exam_ms_per_image, t->sample_ms_per_image, t->fresh_ms, t->probe_ms_per_image, t->data_seconds);
 }
 
 // --save: "estimate_seconds S\nsaved_at T\njobs J\n" (T: seconds since the
@@ -388,7 +331,6 @@ int cmd_estimate(int argc, char **argv) {
     cifar_free(&test);
     JobTimings t = { .data_seconds = data_s };
     if (race_steps(o.preset, all, half, &t) != 0 || time_eval(o.preset, all, &t) != 0) return 1;
-    print_per_config(&t, o.preset, all);
     RunWork runs[PLAN_MAX];
     int phase[PLAN_MAX], n = job_runs(o.preset, o.seeds, dir, runs, phase), left = 0;
     for (int i = 0; i < n; i++) left += runs[i].steps_done >= 0;
@@ -398,7 +340,7 @@ int cmd_estimate(int argc, char **argv) {
     double e = estimate_job(&t, runs, phase, n, o.jobs);
     char d[32];
     format_duration(e, d, sizeof d);
-    printf("\n[estimate] the job here: about %s (%s preset, %d run%s left of %d in %s, %d at a time;\n"
+    printf("[estimate] the job here: about %s (%s preset, %d run%s left of %d in %s, %d at a time;\n"
            "           the step programs between the runs train nothing)\n",
            d, preset_name(o.preset), left, left == 1 ? "" : "s", n, dir, o.jobs);
     if (!strcmp(probe_choice(), "trained"))
