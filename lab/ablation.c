@@ -19,6 +19,11 @@
 // baseline's seed 1), then round k holds every configuration's seed k.
 static int start_round(int config, int seed) { return config == CFG_BASE && seed == 1 ? 0 : seed; }
 
+void ablation_select_seeds(AblationPlan *p) {
+    for (int c = 0; c < ABLATION_CONFIGS; c++)
+        for (int k = 0; k < ablation_config_seeds(c, p->seeds); k++) p->selected[c][k] = true;
+}
+
 int ablation_plan_runs(const AblationPlan *p, int *config, int *seed, int cap) {
     int n = 0;
     for (int round = 0; round < ABLATION_MAX_SEEDS; round++)
@@ -112,9 +117,7 @@ int ablation_parse(int argc, char **argv, AblationPlan *p, AblationMode *mode) {
     int rc = args_parse(&spec, argc, argv);
     if (rc == ARGS_OK && only) rc = parse_only(only, p, &any_only);
     if (rc != ARGS_OK) return rc;
-    if (!any_only)
-        for (int c = 0; c < ABLATION_CONFIGS; c++)
-            for (int k = 0; k < ablation_config_seeds(c, p->seeds); k++) p->selected[c][k] = true;
+    if (!any_only) ablation_select_seeds(p);
     // Two runs on two cores with two threads each would fight over the
     // cores (and OpenMP threads spin while they wait): split them instead.
     // Printed commands keep the run's default unless --threads says otherwise,
@@ -184,15 +187,14 @@ static int report_runs(const AblationPlan *p, const int *config, const int *seed
     return well;
 }
 
-#define PLAN_CAP (ABLATION_CONFIGS * ABLATION_MAX_SEEDS)
-
 static int run_plan(const AblationPlan *p) {
-    int config[PLAN_CAP], seed[PLAN_CAP];
-    bool was_finished[PLAN_CAP];
-    int n = ablation_plan_runs(p, config, seed, PLAN_CAP), unfinished = 0;
-    char **lines = calloc((size_t)n + 1, sizeof *lines);
-    char err[1024] = "";
-    int rc = lines ? 0 : -1;
+    int config[ABLATION_PLAN_MAX], seed[ABLATION_PLAN_MAX];
+    bool was_finished[ABLATION_PLAN_MAX];
+    int n = ablation_plan_runs(p, config, seed, ABLATION_PLAN_MAX), unfinished = 0;
+    CommandLine *lines = calloc((size_t)n + 1, sizeof *lines);
+    char err[1024];
+    if (!lines) { fprintf(stderr, "error: out of memory\n"); return 1; }
+    int rc = 0;
     for (int i = 0; i < n && rc == 0; i++) {
         char name[64];
         ablation_run_name(config[i], seed[i], name, sizeof name);
@@ -201,15 +203,10 @@ static int run_plan(const AblationPlan *p) {
         // only a hint for the messages and for skipping the probe: `train --resume` decides
         was_finished[i] = run_outcome(runs_dir(p), name, &m, &at) == RUN_FINISHED;
         unfinished += !was_finished[i];
-        lines[i] = malloc(8192);
-        rc = lines[i] ? run_line(p, config[i], seed[i], lines[i], 8192) : -1;
+        rc = run_line(p, config[i], seed[i], lines[i], sizeof lines[i]);
     }
     if (rc == 0 && make_dirs(runs_dir(p), err, sizeof err) != 0) { fprintf(stderr, "error: %s\n", err); rc = -1; }
-    if (rc != 0) {
-        for (int i = 0; lines && i < n; i++) free(lines[i]);
-        free(lines);
-        return 1;
-    }
+    if (rc != 0) { free(lines); return 1; }
     char per_run[48] = "";
     if (p->threads > 0) snprintf(per_run, sizeof per_run, ", %d thread%s each", p->threads, p->threads == 1 ? "" : "s");
     printf("[ablation] %d run%s, %s preset, %d at a time%s (xargs -P %d), into %s\n", n, n == 1 ? "" : "s",
@@ -232,8 +229,8 @@ int cmd_ablation(int argc, char **argv) {
     if (rc != ARGS_OK) return args_exit_code(rc);
     p.exe = lab_train_program();
     if (mode == ABL_PRINT_COMMANDS) {
-        int config[PLAN_CAP], seed[PLAN_CAP];
-        int n = ablation_plan_runs(&p, config, seed, PLAN_CAP);
+        int config[ABLATION_PLAN_MAX], seed[ABLATION_PLAN_MAX];
+        int n = ablation_plan_runs(&p, config, seed, ABLATION_PLAN_MAX);
         for (int i = 0; i < n; i++) {
             char line[4096];
             ablation_command_line(&p, config[i], seed[i], line, sizeof line);

@@ -93,14 +93,6 @@ static void config_of(Preset p, int c, Config *cfg) {
     for (int i = 0; ABLATION_CONFIG[c].sets[i]; i++) config_set_or_exit(cfg, ABLATION_CONFIG[c].sets[i]);
 }
 
-// Made-up test images for the val exam's timing: its speed does not depend on them.
-static int fake_set(CifarSet *s, int n) {
-    s->n = n;
-    s->pixels = calloc((size_t)n, CIFAR_PIXELS);
-    s->labels = calloc((size_t)n, 1);
-    return s->pixels && s->labels ? 0 : -1;
-}
-
 // The scorecard's batch (common/eval/scorecard.c): its val exam and its
 // sampling run the model on this many images at a time.
 #define SCORECARD_BATCH 250
@@ -122,8 +114,9 @@ static int time_eval(Preset p, int threads, JobTimings *t) {
     float *samples = malloc(sizeof(float) * per * SCORECARD_BATCH);
     float *features = malloc(sizeof(float) * PROBE_FEATURES * SCORECARD_BATCH);
     Probe *probe = probe_alloc();
-    CifarSet test = { 0 };
-    int rc = samples && features && probe && fake_set(&test, SCORECARD_BATCH) == 0 ? 0 : -1;
+    // made-up test images for the val exam: its speed does not depend on them
+    CifarSet test = { SCORECARD_BATCH, calloc(SCORECARD_BATCH, CIFAR_PIXELS), calloc(SCORECARD_BATCH, 1) };
+    int rc = samples && features && probe && test.pixels && test.labels ? 0 : -1;
     if (rc == 0) {
         Rng rng;
         rng_seed(&rng, 2);
@@ -172,18 +165,13 @@ static int steps_done(const char *dir, const char *name) {
     return lines;
 }
 
-#define PLAN_MAX (ABLATION_CONFIGS * ABLATION_MAX_SEEDS)
-
 // The job's runs at preset p: phase 0 the baseline pair, phase 1 the rest,
 // and what dir holds done of each. The count.
 static int job_runs(Preset p, int seeds, const char *dir, RunWork *runs, int *phase) {
-    AblationPlan plan;
-    memset(&plan, 0, sizeof plan);
-    plan.preset = p;
-    for (int c = 0; c < ABLATION_CONFIGS; c++)
-        for (int k = 0; k < ablation_config_seeds(c, seeds); k++) plan.selected[c][k] = true;
-    int config[PLAN_MAX], seed[PLAN_MAX];
-    int n = ablation_plan_runs(&plan, config, seed, PLAN_MAX);
+    AblationPlan plan = { .preset = p, .seeds = seeds };
+    ablation_select_seeds(&plan);
+    int config[ABLATION_PLAN_MAX], seed[ABLATION_PLAN_MAX];
+    int n = ablation_plan_runs(&plan, config, seed, ABLATION_PLAN_MAX);
     for (int i = 0; i < n; i++) {
         char name[64];
         ablation_run_name(config[i], seed[i], name, sizeof name);
@@ -331,8 +319,8 @@ int cmd_estimate(int argc, char **argv) {
     cifar_free(&test);
     JobTimings t = { .data_seconds = data_s };
     if (race_steps(o.preset, all, half, &t) != 0 || time_eval(o.preset, all, &t) != 0) return 1;
-    RunWork runs[PLAN_MAX];
-    int phase[PLAN_MAX], n = job_runs(o.preset, o.seeds, dir, runs, phase), left = 0;
+    RunWork runs[ABLATION_PLAN_MAX];
+    int phase[ABLATION_PLAN_MAX], n = job_runs(o.preset, o.seeds, dir, runs, phase), left = 0;
     for (int i = 0; i < n; i++) left += runs[i].steps_done >= 0;
     // --choose-jobs: the faster of one run at a time and two side by side
     if (o.choose_jobs && cores >= 2) o.jobs = estimate_faster_jobs(&t, runs, phase, n);

@@ -61,6 +61,12 @@ typedef struct {
     bool selected[ABLATION_CONFIGS][ABLATION_MAX_SEEDS];   // [config][seed]: run it
 } AblationPlan;
 
+// Selects the runs of --seeds p->seeds: seeds 0 to ablation_config_seeds - 1
+// of each configuration (step6_ablation/ablation_runs.h).
+void ablation_select_seeds(AblationPlan *p);
+
+// The most runs a plan holds.
+#define ABLATION_PLAN_MAX (ABLATION_CONFIGS * ABLATION_MAX_SEEDS)
 // The selected runs in the order they are started: the tutorial's nine
 // first, then every configuration's seed 1, then seed 2, ... so that a plan
 // interrupted part-way leaves whole rounds of seeds. Returns the count (at most
@@ -135,11 +141,12 @@ void line_add_log(char *line, size_t len, const char *runs_dir, const char *name
 
 // Prints the shell command lines, loads the probe if need_probe, runs them
 // `jobs` at a time by `xargs -0 -n 1 -P jobs sh -c`, waits for all, and frees
-// them and their array. A SIGINT or SIGTERM meanwhile is passed on to the
+// their array. A SIGINT or SIGTERM meanwhile is passed on to the
 // commands (each run saves its checkpoint) and returned in *stop_signal.
 // xargs' exit status: 0 when every command exited 0, 123 when one or more
 // failed; -1 when the probe failed or xargs could not be started.
-int launch_lines(char **lines, int n, int jobs, bool need_probe, int *stop_signal);
+typedef char CommandLine[8192];
+int launch_lines(CommandLine *lines, int n, int jobs, bool need_probe, int *stop_signal);
 
 // How the run DIR/NAME ended: finished (its metrics.json, read into *m),
 // diverged (its diverged.json, the step in *diverged_step), or neither yet.
@@ -219,7 +226,6 @@ void racer_free(Racer *r);
 // A turn: reps training steps (a BenchFn's function; ctx is the Racer).
 void racer_turn(void *ctx);
 
-// The floating-point work of a step.
 // Floating-point operations of one training step (forward, backward, AdamW)
 // of config c at batch N: matrix products only, see speed.c for the count.
 double train_step_flops(const ModelConfig *c, int N);

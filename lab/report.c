@@ -127,20 +127,12 @@ static void report_plots_and_notes(FILE *s, const AblationResults *res, const ch
         shown++;
     }
     if (!shown) fprintf(s, "No plots yet: `make plots` draws them into `plots/` next to this report.\n\n");
-    int notes = 0;
+    if (res->nine_present < ABLATION_RUNS || res->not_seed_pair || res->mixed_presets) fprintf(s, "## Notes\n\n");
     for (int r = 0; r < ABLATION_RUNS; r++)
-        if (!results_run(res, r)->present) {
-            if (!notes++) fprintf(s, "## Notes\n\n");
-            fprintf(s, "- `%s`: %s\n", ABLATION[r].name, results_run(res, r)->note);
-        }
-    if (res->not_seed_pair) {
-        if (!notes++) fprintf(s, "## Notes\n\n");
+        if (!results_run(res, r)->present) fprintf(s, "- `%s`: %s\n", ABLATION[r].name, results_run(res, r)->note);
+    if (res->not_seed_pair)
         fprintf(s, "- `p11_base_s0` and `p11_base_s1` differ in more than their seed: their gap is not a seed gap.\n");
-    }
-    if (res->mixed_presets) {
-        if (!notes++) fprintf(s, "## Notes\n\n");
-        fprintf(s, "- The runs come from different presets, so their numbers are not comparable.\n");
-    }
+    if (res->mixed_presets) fprintf(s, "- The runs come from different presets, so their numbers are not comparable.\n");
 }
 
 int report_write(const AblationResults *res, const char *path, char *err, size_t errlen) {

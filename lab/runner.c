@@ -54,7 +54,7 @@ static pid_t spawn_xargs(int jobs, int *to_xargs) {
 
 // Writes every line, each ended by a NUL (xargs -0: one line, one command,
 // whatever quotes and spaces it holds). 0, or -1 when xargs quit reading.
-static int feed_lines(int fd, char *const *lines, int n) {
+static int feed_lines(int fd, const CommandLine *lines, int n) {
     for (int i = 0; i < n; i++) {
         size_t len = strlen(lines[i]) + 1, done = 0;
         while (done < len) {
@@ -68,7 +68,7 @@ static int feed_lines(int fd, char *const *lines, int n) {
 }
 
 // The lines run by xargs, as launch_lines (lab.h) says.
-static int run_xargs(char *const *lines, int n, int jobs, int *stop_signal) {
+static int run_xargs(const CommandLine *lines, int n, int jobs, int *stop_signal) {
     fflush(stdout);
     fflush(stderr);
     struct sigaction sa, old_int, old_term;
@@ -127,11 +127,10 @@ static int prepare_probe(void) {
     return p ? 0 : -1;
 }
 
-int launch_lines(char **lines, int n, int jobs, bool need_probe, int *stop_signal) {
+int launch_lines(CommandLine *lines, int n, int jobs, bool need_probe, int *stop_signal) {
     *stop_signal = 0;
     for (int i = 0; i < n; i++) printf("%s\n", lines[i]);
     int rc = n == 0 ? 0 : need_probe && prepare_probe() != 0 ? -1 : run_xargs(lines, n, jobs, stop_signal);
-    for (int i = 0; i < n; i++) free(lines[i]);
     free(lines);
     return rc;
 }

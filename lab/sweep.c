@@ -401,7 +401,7 @@ static void sweep_tsv(const SweepPlan *p) {
 
 static int sweep_run(const SweepPlan *p) {
     int cap = p->n_configs * p->n_values * p->seeds, n = 0, done = 0;
-    char **lines = calloc((size_t)cap + 1, sizeof *lines);
+    CommandLine *lines = calloc((size_t)cap + 1, sizeof *lines);
     char err[1024];
     if (!lines) { fprintf(stderr, "error: out of memory\n"); return 1; }
     if (make_dirs(p->out_dir, err, sizeof err) != 0) { fprintf(stderr, "error: %s\n", err); free(lines); return 1; }
@@ -416,9 +416,7 @@ static int sweep_run(const SweepPlan *p) {
                 if (run_outcome(p->out_dir, name, &m, &at) != RUN_UNFINISHED) { done++; continue; }
                 snprintf(dir, sizeof dir, "%s/%s", p->out_dir, name);
                 if (make_dirs(dir, err, sizeof err) != 0) { fprintf(stderr, "error: %s\n", err); continue; }
-                lines[n] = malloc(8192);
-                if (lines[n] && sweep_command_line(p, c, v, k, lines[n], 8192) == 0) n++;
-                else free(lines[n]);
+                if (sweep_command_line(p, c, v, k, lines[n], sizeof lines[n]) == 0) n++;
             }
     printf("[sweep] %s over %d values x %d configurations x %d seeds: %d runs ended already, %d to run, "
            "%d at a time, into %s\n", p->key, p->n_values, p->n_configs, p->seeds, done, n, p->jobs, p->out_dir);
