@@ -157,12 +157,9 @@ RunOutcome run_outcome(const char *runs_dir, const char *name, RunMetrics *m, in
 bool run_started(const char *runs_dir, const char *name);
 
 // ---------------------------------------------------------------------------
-// The main job's time (estimate.c): `lab estimate` times a few real steps of
-// every configuration here, then adds up the job: every run's steps, val checks
-// and scorecard, one at a time or --jobs N side by side. The timing is
-// estimate.c's; the arithmetic is these functions, on given timings, so the
-// tests can pin it.
-// What one preset's work costs here, in milliseconds unless named otherwise.
+// The main job's time (estimate.c): the arithmetic, on given timings, so that
+// the tests can pin it. What the job's work costs here, in milliseconds
+// unless named otherwise:
 typedef struct {
     double step_ms[ABLATION_CONFIGS]; // one training step of each configuration, on all threads
     double exam_ms_per_image;         // the val exam, one image, the baseline (a forward pass)
@@ -185,8 +182,7 @@ typedef struct {
 // VAL_IMAGES images) and its scorecard (val MSE, FD_SAMPLES samples of
 // FD_EULER_STEPS, the probe's features of the test set and of the samples;
 // a class-conditional run's as many more at its guidance, flow_guided_rows
-// forward passes a step),
-// plus reading the data. The other configurations' forward passes cost the
+// forward passes a step), plus reading the data. The other configurations' forward passes cost the
 // baseline's times the ratio of their steps. factor multiplies the compute
 // (1 on all threads, t->jobs_factor for a run of --jobs 2). 0 for a finished run.
 double estimate_run_seconds(const JobTimings *t, const RunWork *w, double factor);

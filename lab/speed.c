@@ -170,7 +170,6 @@ static int gemm_init(Gemm *g, int M, int N, int K, int trans_b, const char *what
 
 static void gemm_free(Gemm *g) { free(g->A); free(g->B); free(g->C); }
 
-
 typedef struct {
     int batch, threads, rounds, warmup, square;
     Config base;           // the tutorial's model (dim 128, depth 4), which each variant changes
@@ -203,19 +202,13 @@ static int parse_speed_options(int argc, char **argv, SpeedOptions *o) {
 }
 
 // Builds the six models, each with its optimizer state, on the same images
-// x1, and their entries fns[0..6). 0, or the exit code with a message.
+// x1, and their entries fns[0..6). 0, or 1 with a message.
 static int build_racers(const SpeedOptions *o, Racer *racers, const float *x1, BenchFn *fns) {
     for (int v = 0; v < 6; v++) {
         Config c = o->base;
-        char err[512];
-        const AblationConfig *cf = &ABLATION_CONFIG[SPEED_RUNS[v]];
-        int n = 0;
-        while (cf->sets[n]) n++;
         c.run.batch = o->batch;
-        if (config_apply(&c, cf->sets, n, err, sizeof err) != 0) {
-            fprintf(stderr, "error: %s: %s\n", SPEED_LABELS[v], err);
-            return 2;
-        }
+        const char *const *sets = ABLATION_CONFIG[SPEED_RUNS[v]].sets;
+        for (int i = 0; sets[i]; i++) config_set_or_exit(&c, sets[i]);
         if (racer_init(&racers[v], &c, x1) != 0) return 1;
         fns[v] = (BenchFn){ SPEED_LABELS[v], racer_turn, &racers[v] };
     }
