@@ -241,8 +241,6 @@ static void pass_call(void *ctx) {
     for (size_t i = 0; i < p->n; i++) p->y[i] = 1.0001f * p->x[i];
 }
 
-static double pass_bytes(const Pass *p) { return 8.0 * p->n; }
-
 // The roofline of a step: its products at the rate of the model-shaped
 // product (fc1's, measured in the same rounds) plus its elementwise passes at
 // the pass's bandwidth: the time the step would take if nothing else cost.
@@ -319,7 +317,8 @@ int cmd_speed(int argc, char **argv) {
     fflush(stdout);
     double ms[9];
     bench_interleaved(fns, 9, o.warmup, o.rounds - o.warmup, 1, ms);
-    print_speed_tables(&o, racers, g, ms, ms + 6, pass_bytes(&pass) * 1e-6 / ms[8]);
+    // the pass's GB/s: one float read and one written an element
+    print_speed_tables(&o, racers, g, ms, ms + 6, 8.0 * pass.n * 1e-6 / ms[8]);
 
     for (int v = 0; v < 6; v++) racer_free(&racers[v]);
     gemm_free(&g[0]); gemm_free(&g[1]);

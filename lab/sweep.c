@@ -29,7 +29,8 @@ static void sweep_examples(FILE *f) {
 
 typedef enum { SWEEP_RUN, SWEEP_COMMANDS, SWEEP_TABLE, SWEEP_TSV, SWEEP_CURVES, SWEEP_CURVES_TSV } SweepMode;
 
-static int parse_configs(const char *arg, SweepPlan *p) {
+static int parse_configs(const char *arg, void *plan) {
+    SweepPlan *p = plan;
     char list[256];
     snprintf(list, sizeof list, "%s", arg);
     p->n_configs = 0;
@@ -63,7 +64,8 @@ static void sort_if_numbers(SweepPlan *p) {
 
 // Every value must be one that `--set KEY=value` accepts, and safe in a
 // folder name: checked now, so a typo fails before any run starts.
-static int parse_values(const char *arg, SweepPlan *p) {
+static int parse_values(const char *arg, void *plan) {
+    SweepPlan *p = plan;
     char list[1024];
     snprintf(list, sizeof list, "%s", arg);
     p->n_values = 0;
@@ -79,7 +81,8 @@ static int parse_values(const char *arg, SweepPlan *p) {
     return ARGS_OK;
 }
 
-static int add_set(const char *arg, SweepPlan *p) {
+static int add_set(const char *arg, void *plan) {
+    SweepPlan *p = plan;
     if (p->n_sets == SWEEP_MAX_SETS) return args_error(NULL, "--set: at most 8 of them, not '%s' too", arg);
     if (strlen(arg) >= sizeof p->sets[0] || !strchr(arg, '='))
         return args_error(NULL, "--set wants key=value, not '%s'", arg);
@@ -128,11 +131,6 @@ static int check_plan_settings(const SweepPlan *p) {
     return ARGS_OK;
 }
 
-// The list options, each read into the plan by its own parser.
-static int take_values(const char *value, void *p) { return parse_values(value, p); }
-static int take_configs(const char *value, void *p) { return parse_configs(value, p); }
-static int take_set(const char *value, void *p) { return add_set(value, p); }
-
 // The options. ARGS_OK, ARGS_HELP or ARGS_BAD (common/io/args.h; argv[0] is
 // the command's name).
 static int sweep_parse(int argc, char **argv, SweepPlan *p, SweepMode *mode) {
@@ -141,10 +139,10 @@ static int sweep_parse(int argc, char **argv, SweepPlan *p, SweepMode *mode) {
     const char *key = NULL, *out = NULL;
     ArgOption opts[] = {
         ARG_STRING("key", "KEY", &key, "the config key to vary, e.g. lr (list: step6_ablation train --set help)"),
-        ARG_CALL("values", "LIST", take_values, p, "its values, comma-separated, e.g. 3e-4,1e-3,2e-3 (numbers: run\n"
+        ARG_CALL("values", "LIST", parse_values, p, "its values, comma-separated, e.g. 3e-4,1e-3,2e-3 (numbers: run\n"
                                                    "and shown in increasing order)"),
-        ARG_CALL("configs", "LIST", take_configs, p, "of base, rmsnorm, qknorm, swiglu, rope, all (default base)"),
-        ARG_CALL("set", "key=value", take_set, p, "a setting every run of the sweep shares, e.g. --set val_every=500"),
+        ARG_CALL("configs", "LIST", parse_configs, p, "of base, rmsnorm, qknorm, swiglu, rope, all (default base)"),
+        ARG_CALL("set", "key=value", add_set, p, "a setting every run of the sweep shares, e.g. --set val_every=500"),
         LAB_RUN_OPTIONS(p, mode, SWEEP_COMMANDS),
         ARG_STRING("out", "DIR", &out, "the sweep's folder (default: the project's runs/sweep_KEY)"),
         ARG_SWITCH("table", (int *)mode, SWEEP_TABLE, "the results so far: val MSE (mean +- se), divergences, loss\n"
@@ -265,13 +263,9 @@ static int seeds_trained(const SweepPlan *p, int c, const SweepPoint *pt) {
     return n;
 }
 
-static bool point_trained(const SweepPlan *p, int c, const SweepPoint *pt) {
-    return pt->finished && seeds_trained(p, c, pt) == pt->finished;
-}
-
-// Stable: every seed finished, none diverged, not one loss spike, trained.
+// Stable: every seed finished, none diverged, not one loss spike, every one trained.
 static bool point_stable(const SweepPlan *p, int c, const SweepPoint *pt) {
-    return pt->finished == p->seeds && pt->spikes == 0 && point_trained(p, c, pt);
+    return pt->finished == p->seeds && pt->spikes == 0 && pt->finished && seeds_trained(p, c, pt) == pt->finished;
 }
 
 static double best_run_val(const SweepPlan *p, int c) {
