@@ -129,8 +129,6 @@ const char *lab_train_program(void);
 // Quotes s for a POSIX shell if it needs it ('...'), else copies it.
 void shell_quote(const char *s, char *out, size_t outlen);
 
-// Appends word to a shell line (empty to begin with), quoted if it needs it.
-void line_add(char *line, size_t len, const char *word);
 // Appends `--set key=value`.
 void line_add_set(char *line, size_t len, const char *setting);
 // Begins the line of one run: `EXE train --name NAME --preset P --resume`,
@@ -259,6 +257,6 @@ typedef struct {
 void attention_maps_compute(const Model *m, const Activations *a, AttentionMaps *out);
 
 // ---------------------------------------------------------------------------
-// RUNS/report.md (report.c): step 6's tables in Markdown, with links to
-// RUNS/plots/*.png that exist. 0, or -1 with a message.
-int report_write(const AblationResults *res, const char *path, char *err, size_t errlen);
+// dir/report.md (report.c): step 6's tables in Markdown, with links to
+// dir/plots/*.png that exist. 0, or -1 with a message.
+int report_write(const AblationResults *res, const char *dir, char *err, size_t errlen);

@@ -112,16 +112,12 @@ static void report_lr_pair(FILE *s, const AblationResults *res) {
 }
 
 // Links to the plots that exist, relative to the report's folder; then notes.
-static void report_plots_and_notes(FILE *s, const AblationResults *res, const char *path) {
-    char dir[2048];
-    snprintf(dir, sizeof dir, "%s", path);
-    char *slash = strrchr(dir, '/');
-    if (slash) slash[1] = 0; else dir[0] = 0;
+static void report_plots_and_notes(FILE *s, const AblationResults *res, const char *dir) {
     fprintf(s, "## Plots\n\n");
     int shown = 0;
     for (size_t i = 0; i < sizeof PLOTS / sizeof PLOTS[0]; i++) {
         char p[2200];
-        snprintf(p, sizeof p, "%splots/%s", dir, PLOTS[i].file);
+        snprintf(p, sizeof p, "%s/plots/%s", dir, PLOTS[i].file);
         if (!file_exists(p)) continue;
         fprintf(s, "%s\n\n![%s](plots/%s)\n\n", PLOTS[i].what, PLOTS[i].what, PLOTS[i].file);
         shown++;
@@ -135,7 +131,7 @@ static void report_plots_and_notes(FILE *s, const AblationResults *res, const ch
     if (res->mixed_presets) fprintf(s, "- The runs come from different presets, so their numbers are not comparable.\n");
 }
 
-int report_write(const AblationResults *res, const char *path, char *err, size_t errlen) {
+int report_write(const AblationResults *res, const char *dir, char *err, size_t errlen) {
     // the report is written into memory first and then to its file in one
     // go (temporary file, rename), so a failure leaves the old report whole
     char *text = NULL;
@@ -151,8 +147,10 @@ int report_write(const AblationResults *res, const char *path, char *err, size_t
             ABLATION_RUNS, res->n_present);
     report_tables(s, res);
     report_lr_pair(s, res);
-    report_plots_and_notes(s, res, path);
+    report_plots_and_notes(s, res, dir);
     if (fclose(s) != 0 || !text) { free(text); snprintf(err, errlen, "out of memory"); return -1; }
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/report.md", dir);
     int rc = write_file_atomic(path, text, len, err, errlen);
     free(text);
     return rc;
@@ -166,12 +164,11 @@ int cmd_report(int argc, char **argv) {
         return 2;
     }
     const char *dir = argc == 2 ? argv[1] : default_runs_dir();
-    char path[2048], err[2400];
-    snprintf(path, sizeof path, "%s/report.md", dir);
+    char err[2400];
     AblationResults *no_ref, *res = results_load_pair(dir, NULL, &no_ref);
     if (!res) return 1;
-    int rc = report_write(res, path, err, sizeof err);
-    if (rc == 0) printf("wrote %s (%d runs)\n", path, res->n_present);
+    int rc = report_write(res, dir, err, sizeof err);
+    if (rc == 0) printf("wrote %s/report.md (%d runs)\n", dir, res->n_present);
     else fprintf(stderr, "error: %s\n", err);
     free(res);
     return rc == 0 ? 0 : 1;

@@ -172,7 +172,8 @@ void shell_quote(const char *s, char *out, size_t outlen) {
     out[n] = 0;
 }
 
-void line_add(char *line, size_t len, const char *word) {
+// Appends word to a shell line (empty to begin with), quoted if it needs it.
+static void line_add(char *line, size_t len, const char *word) {
     char q[PATH_MAX + 256];
     shell_quote(word, q, sizeof q);
     size_t used = strlen(line);

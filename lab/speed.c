@@ -108,11 +108,9 @@ double train_step_bytes(const ModelConfig *c, int N, size_t n_params) {
 }
 
 // ---------------------------------------------------------------------------
-// The six variants are the first six configurations of the ablation: the
-// same --set switches, so the race times exactly the models that the table
-// scores.
-static const int SPEED_RUNS[6] = { CFG_BASE, CFG_RMSNORM, CFG_QKNORM, CFG_SWIGLU, CFG_ROPE, CFG_ALL };
-static const char *SPEED_LABELS[6] = { "baseline", "+ RMSNorm", "+ QK-norm", "+ SwiGLU", "+ 2D RoPE", "all four" };
+// The six variants are the ablation's configurations CFG_BASE to CFG_ALL:
+// the same --set switches, so the race times exactly the models that the
+// table scores.
 
 int racer_init(Racer *r, const Config *cfg, const float *x1) {
     char err[512];
@@ -148,7 +146,7 @@ typedef struct {
     int M, N, K;
     int trans_b;        // B stored (N, K) and used transposed, as linear_forward does
     float *A, *B, *C;
-    const char *what;
+    char what[64];      // its shape
 } Gemm;
 
 static void gemm_call(void *ctx) {
@@ -156,9 +154,10 @@ static void gemm_call(void *ctx) {
     matmul(0, g->trans_b, g->M, g->N, g->K, 1.0f, g->A, g->K, g->B, g->trans_b ? g->K : g->N, 0.0f, g->C, g->N);
 }
 
-static int gemm_init(Gemm *g, int M, int N, int K, int trans_b, const char *what) {
+static int gemm_init(Gemm *g, int M, int N, int K, int trans_b) {
     *g = (Gemm){ M, N, K, trans_b, malloc(sizeof(float) * M * K), malloc(sizeof(float) * K * N),
-                 malloc(sizeof(float) * M * N), what };
+                 malloc(sizeof(float) * M * N), "" };
+    snprintf(g->what, sizeof g->what, "(%dx%d)x(%dx%d)", M, K, K, N);
     if (!g->A || !g->B || !g->C) return -1;
     Rng r;
     rng_seed(&r, 7);
@@ -207,10 +206,10 @@ static int build_racers(const SpeedOptions *o, Racer *racers, const float *x1, B
     for (int v = 0; v < 6; v++) {
         Config c = o->base;
         c.run.batch = o->batch;
-        const char *const *sets = ABLATION_CONFIG[SPEED_RUNS[v]].sets;
+        const char *const *sets = ABLATION_CONFIG[v].sets;
         for (int i = 0; sets[i]; i++) config_set_or_exit(&c, sets[i]);
         if (racer_init(&racers[v], &c, x1) != 0) return 1;
-        fns[v] = (BenchFn){ SPEED_LABELS[v], racer_turn, &racers[v] };
+        fns[v] = (BenchFn){ ABLATION_CONFIG[v].label, racer_turn, &racers[v] };
     }
     return 0;
 }
@@ -218,11 +217,9 @@ static int build_racers(const SpeedOptions *o, Racer *racers, const float *x1, B
 // The machine's side: the product the linear layers call (matmul), once,
 // threaded by the library, on the shape of the MLP's first product, and on
 // a square big enough for the library to reach its best rate. Their entries are fns[0], fns[1]. 0, or -1.
-static int build_gemms(const SpeedOptions *o, Gemm *g, char shapes[2][64], BenchFn *fns) {
+static int build_gemms(const SpeedOptions *o, Gemm *g, BenchFn *fns) {
     int R = o->batch * cfg_tokens(&o->base.model), D = o->base.model.dim, sq = o->square;
-    snprintf(shapes[0], 64, "(%dx%d)x(%dx%d)", R, D, D, 4 * D);
-    snprintf(shapes[1], 64, "(%dx%d)x(%dx%d)", sq, sq, sq, sq);
-    if (gemm_init(&g[0], R, 4 * D, D, 1, shapes[0]) != 0 || gemm_init(&g[1], sq, sq, sq, 0, shapes[1]) != 0)
+    if (gemm_init(&g[0], R, 4 * D, D, 1) != 0 || gemm_init(&g[1], sq, sq, sq, 0) != 0)
         return -1;
     fns[0] = (BenchFn){ "matmul model-shaped", gemm_call, &g[0] };
     fns[1] = (BenchFn){ "matmul square", gemm_call, &g[1] };
@@ -254,7 +251,7 @@ static void print_speed_tables(const SpeedOptions *o, const Racer *racers, const
     Table t;
     table_init(&t, 7, "variant", "ms/step", "vs baseline", "GFLOP/step", "GFLOP/s", "roofline ms", "vs roofline");
     for (int v = 0; v < 6; v++) {
-        table_cell(&t, "%s", SPEED_LABELS[v]);
+        table_cell(&t, "%s", ABLATION_CONFIG[v].label);
         table_cell(&t, "%.1f", ms[v]);
         table_cell(&t, "%.2fx", ms[v] / ms[0]);
         table_cell(&t, "%.2f", racers[v].flops * 1e-9);
@@ -302,9 +299,8 @@ int cmd_speed(int argc, char **argv) {
     // the race: the six variants, the two products, one elementwise pass
     BenchFn fns[9];
     Gemm g[2];
-    char shapes[2][64];
     if ((rc = build_racers(&o, racers, x1, fns)) != 0) return rc;
-    if (build_gemms(&o, g, shapes, fns + 6) != 0) { fprintf(stderr, "error: out of memory\n"); return 1; }
+    if (build_gemms(&o, g, fns + 6) != 0) { fprintf(stderr, "error: out of memory\n"); return 1; }
     Pass pass = { .n = (size_t)o.batch * cfg_tokens(&o.base.model) * cfg_mlp_hidden(&o.base.model) };
     pass.x = calloc(pass.n, sizeof(float));
     pass.y = calloc(pass.n, sizeof(float));

@@ -304,7 +304,7 @@ START_TEST(test_report_and_tsv) {
     snprintf(path, sizeof path, "%s/plots/loss.png", g_dir);
     write_text(path, "png");
     snprintf(path, sizeof path, "%s/report.md", g_dir);
-    ck_assert_int_eq(report_write(res, path, err, sizeof err), 0);
+    ck_assert_int_eq(report_write(res, g_dir, err, sizeof err), 0);
     char *md = read_whole_file(path);
     assert_has(md, "| run | params | val MSE | probe-FD | spikes | vs baseline | the tutorial's verdict |");
     assert_has(md, "| + 2D RoPE | 1,150,128 | 0.2289 | 63.9 | 0 | -0.0255 | gain, 7.3 gaps |");
@@ -470,7 +470,7 @@ START_TEST(test_seeds_table) {
     // the report holds the same tables
     char path[512], err[256];
     snprintf(path, sizeof path, "%s/report.md", g_dir);
-    ck_assert_int_eq(report_write(res, path, err, sizeof err), 0);
+    ck_assert_int_eq(report_write(res, g_dir, err, sizeof err), 0);
     char *md = read_whole_file(path);
     assert_has(md, "| configuration | seeds | val MSE | spread | probe-FD | vs baseline | +- se | verdict |");
     assert_has(md, "| + 2D RoPE | 3 (0,1,2) | 0.2552 | 0.0053 | 90.0 | -0.0255 | 0.0032 | gain (8.0 se) |");
@@ -528,7 +528,7 @@ START_TEST(test_other_probe_refused) {
     free(out);
     char path[512], err[256];
     snprintf(path, sizeof path, "%s/report.md", g_dir);
-    ck_assert_int_eq(report_write(res, path, err, sizeof err), 0);
+    ck_assert_int_eq(report_write(res, g_dir, err, sizeof err), 0);
     char *md = read_whole_file(path);
     assert_has(md, "| + QK-norm | 1 (0) | 0.2795 | - | other probe |");
     assert_has(md, "| baseline | 3 (0,1,2) | 0.2807 | 0.0016 | mixed probes |");
@@ -620,7 +620,7 @@ START_TEST(test_one_seed_and_smoke) {
     write_text(path, "png");
     char err[256];
     snprintf(path, sizeof path, "%s/report.md", yours);
-    ck_assert_int_eq(report_write(res, path, err, sizeof err), 0);
+    ck_assert_int_eq(report_write(res, yours, err, sizeof err), 0);
     char *md = read_whole_file(path);
     const char *title_end = strstr(md, "\n\n");
     ck_assert_ptr_nonnull(title_end);
