@@ -71,8 +71,11 @@ static void list_configurations(FILE *f) {
     }
 }
 
-// --only A,B,...: marks the named runs. ARGS_OK, or ARGS_BAD with a message.
-static int parse_only(const char *arg, AblationPlan *p, bool *any_only) {
+// --only A,B,...: marks the named runs (without it, all of --seeds are).
+// ARGS_OK, or ARGS_BAD with a message.
+static int parse_only(const char *arg, void *plan) {
+    AblationPlan *p = plan;
+    int named = 0;
     char list[1024];
     snprintf(list, sizeof list, "%s", arg);
     char *save = NULL;
@@ -82,24 +85,19 @@ static int parse_only(const char *arg, AblationPlan *p, bool *any_only) {
             return args_error(NULL, "--only: no run named '%s'; lab ablation --help lists the configurations, and\n"
                               "seed k >= 1 of each is NAME_s<k> (the baseline's: p11_base_s0, p11_base_s1, ...)", name);
         p->selected[c][k] = true;
-        *any_only = true;
+        named++;
     }
-    if (!*any_only) return args_error(NULL, "--only wants run names");
-    return ARGS_OK;
+    return named ? ARGS_OK : args_error(NULL, "--only wants run names");
 }
-
-// --only's list, read after the parse (all runs are chosen without it).
-static int take_only(const char *value, void *only) { *(const char **)only = value; return ARGS_OK; }
 
 int ablation_parse(int argc, char **argv, AblationPlan *p, AblationMode *mode) {
     *p = (AblationPlan){ .preset = PRESET_QUICK, .jobs = 1, .seeds = 1 };
     *mode = ABL_RUN;
-    const char *only = NULL;
-    bool any_only = false, threads_given = false;
+    bool threads_given = false, only_given = false;
     ArgOption opts[] = {
         LAB_RUN_OPTIONS(p, mode, ABL_PRINT_COMMANDS),
         ARG_STRING("out", "DIR", &p->out_dir, "the runs' folder (default: the project's runs/)"),
-        ARG_CALL("only", "A,B", take_only, &only, "just these runs (any seed's name, e.g. p11_rope_s2)"),
+        ARG_CALL("only", "A,B", parse_only, p, "just these runs (any seed's name, e.g. p11_rope_s2)"),
         ARG_END,
     };
     opts[1].help = "seeds per configuration (default 1: the tutorial's nine runs; the\n"
@@ -108,6 +106,7 @@ int ablation_parse(int argc, char **argv, AblationPlan *p, AblationMode *mode) {
     opts[3].help = "threads per run (default: the cores divided by N when --jobs N > 1,\n"
                    "else the run's own default, all cores)";
     opts[3].seen = &threads_given;
+    opts[7].seen = &only_given;
     opts[1].hide_default = 1;   // said in the help
     const ArgSpec spec = {
         .program = "lab ablation", .options = opts, .more = list_configurations,
@@ -115,9 +114,8 @@ int ablation_parse(int argc, char **argv, AblationPlan *p, AblationMode *mode) {
                  "  finished runs are skipped, interrupted ones continue from their checkpoint",
     };
     int rc = args_parse(&spec, argc, argv);
-    if (rc == ARGS_OK && only) rc = parse_only(only, p, &any_only);
     if (rc != ARGS_OK) return rc;
-    if (!any_only) ablation_select_seeds(p);
+    if (!only_given) ablation_select_seeds(p);
     // Two runs on two cores with two threads each would fight over the
     // cores (and OpenMP threads spin while they wait): split them instead.
     // Printed commands keep the run's default unless --threads says otherwise,

@@ -91,7 +91,7 @@ int ablation_command_line(const AblationPlan *p, int config, int seed, char *lin
 
 typedef struct {
     Preset preset;
-    char key[32];
+    const char *key;                    // --key
     int n_values;
     char values[SWEEP_MAX_VALUES][24];
     int n_configs, config[SWEEP_CONFIGS];

@@ -99,8 +99,7 @@ static int check_setting(const SweepPlan *p, const char *kv, const char *what) {
     char err[512];
     preset_apply(p->preset, &c, &ckpt_every);
     if (config_set(&c, kv, err, sizeof err) == 0) return ARGS_OK;
-    fprintf(stderr, "error: %s: %s\n(the keys: step6_ablation train --set help)\n", what, err);
-    return ARGS_BAD;
+    return args_error(NULL, "%s: %s\n(the keys: step6_ablation train --set help)", what, err);
 }
 
 // The key (a key whose values make seed pairs or one run draws no curve:
@@ -136,9 +135,9 @@ static int check_plan_settings(const SweepPlan *p) {
 static int sweep_parse(int argc, char **argv, SweepPlan *p, SweepMode *mode) {
     *p = (SweepPlan){ .preset = PRESET_QUICK, .seeds = 2, .jobs = 1, .n_configs = 1 };   // config 0: the baseline
     *mode = SWEEP_RUN;
-    const char *key = NULL, *out = NULL;
+    const char *out = NULL;
     ArgOption opts[] = {
-        ARG_STRING("key", "KEY", &key, "the config key to vary, e.g. lr (list: step6_ablation train --set help)"),
+        ARG_STRING("key", "KEY", &p->key, "the config key to vary, e.g. lr (list: step6_ablation train --set help)"),
         ARG_CALL("values", "LIST", parse_values, p, "its values, comma-separated, e.g. 3e-4,1e-3,2e-3 (numbers: run\n"
                                                    "and shown in increasing order)"),
         ARG_CALL("configs", "LIST", parse_configs, p, "of base, rmsnorm, qknorm, swiglu, rope, all (default base)"),
@@ -163,9 +162,8 @@ static int sweep_parse(int argc, char **argv, SweepPlan *p, SweepMode *mode) {
     };
     int rc = args_parse(&spec, argc, argv);
     if (rc != ARGS_OK) return rc;
-    if (key) snprintf(p->key, sizeof p->key, "%s", key);
     if (out) snprintf(p->out_dir, sizeof p->out_dir, "%s", out);
-    if (!p->key[0] || !p->n_values) return args_error(NULL, "a sweep needs --key and --values");
+    if (!p->key || !p->n_values) return args_error(NULL, "a sweep needs --key and --values");
     if (!p->out_dir[0]) snprintf(p->out_dir, sizeof p->out_dir, "%s/sweep_%s", default_runs_dir(), p->key);
     return check_plan_settings(p);
 }
