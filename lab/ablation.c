@@ -136,17 +136,14 @@ static const char *runs_dir(const AblationPlan *p) { return p->out_dir ? p->out_
 // to DIR/NAME/train.log when runs go side by side (their progress lines would
 // interleave) or --log asks. 0, or -1 with a message.
 static int run_line(const AblationPlan *p, int config, int seed, char *line, size_t len) {
-    char name[64], dir[2048], err[1024];
+    char name[64];
     if (ablation_command_line(p, config, seed, line, len) != 0) {
         fprintf(stderr, "error: a train command is longer than its line (%zu bytes)\n", len);
         return -1;
     }
     if (p->jobs == 1 && !p->log_to_file) return 0;
     ablation_run_name(config, seed, name, sizeof name);
-    snprintf(dir, sizeof dir, "%s/%s", runs_dir(p), name);
-    if (make_dirs(dir, err, sizeof err) != 0) { fprintf(stderr, "error: %s\n", err); return -1; }
-    line_add_log(line, len, runs_dir(p), name);
-    return 0;
+    return line_add_log(line, len, runs_dir(p), name);
 }
 
 // What each run's folder says now. Returns how many ended well; *not_started

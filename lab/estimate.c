@@ -1,18 +1,16 @@
 // estimate.c: the main job's time, measured here before it starts.
 //
-// A number from another machine says little: the committed runs' step
-// times vary severalfold with the machine and with what else ran on it. So
-// the job times itself where it will run:
-// a few real training steps of every configuration (the model is built, the
-// steps run on made-up images of the right shape; their speed does not
-// depend on the pixels), the baseline's val exam, sampling and probe
-// features, and reading CIFAR-10. The
-// sums are estimate_run_seconds and estimate_job below: a run is its steps
-// times its step time, plus its val checks and scorecard as forward passes
-// of the baseline scaled by the configuration's step time. The timing takes
-// seconds on an idle machine (more on a busy one), and the estimate is as
-// good as the machine is steady: work started beside the job later slows
-// every part of it.
+// A number from another machine says little: the committed runs' step times
+// vary severalfold with the machine and with what else ran on it. So the job
+// times itself where it will run: a few real training steps of every
+// configuration (the model is built, the steps run on made-up images of the
+// right shape; their speed does not depend on the pixels), the baseline's val
+// exam, sampling and probe features, and reading CIFAR-10. The sums are
+// estimate_run_seconds and estimate_job below: a run is its steps times its
+// step time, plus its val checks and scorecard as forward passes of the
+// baseline scaled by the configuration's step time. The timing takes seconds
+// on an idle machine (more on a busy one), and the estimate is as good as the
+// machine is steady: work started beside the job later slows every part of it.
 #include <math.h>
 #include <omp.h>
 #include <stdlib.h>
@@ -117,6 +115,7 @@ static int time_eval(Preset p, int threads, JobTimings *t) {
     // made-up test images for the val exam: its speed does not depend on them
     CifarSet test = { SCORECARD_BATCH, calloc(SCORECARD_BATCH, CIFAR_PIXELS), calloc(SCORECARD_BATCH, 1) };
     int rc = samples && features && probe && test.pixels && test.labels ? 0 : -1;
+    if (rc != 0) fprintf(stderr, "error: out of memory\n");
     if (rc == 0) {
         Rng rng;
         rng_seed(&rng, 2);
@@ -137,8 +136,6 @@ static int time_eval(Preset p, int threads, JobTimings *t) {
         t->exam_ms_per_image = fmax(pass_ms, 1000.0 * (t3 - t2) - fresh_ms) / SCORECARD_BATCH;
         t->fresh_ms = 2 * fresh_ms;   // the val exam's buffers and the sampler's
         t->probe_ms_per_image = 1000.0 * (t4 - t3) / SCORECARD_BATCH;
-    } else {
-        fprintf(stderr, "error: out of memory\n");
     }
     cifar_free(&test);
     free(samples); free(features);
@@ -209,7 +206,6 @@ static int estimate_parse(int argc, char **argv, EstimateOptions *o) {
                  "faster here now (make tutorial takes it from --save's file when JOBS is not set)"),
         ARG_END,
     };
-    opts[0].help = "the job's preset (default quick)";
     opts[1].help = "seeds per configuration (1: the tutorial's nine runs)";
     opts[2].help = "runs side by side";
     const ArgSpec spec = {
@@ -311,9 +307,8 @@ int cmd_estimate(int argc, char **argv) {
     // the data: how long it takes to read
     char err[CIFAR_ERRLEN];
     CifarSet train = {0}, test = {0};
-    double d0 = wall_seconds();
     bool have_data = cifar_load_train(NULL, &train, err, sizeof err) == 0 && cifar_load_test(NULL, &test, err, sizeof err) == 0;
-    double data_s = have_data ? wall_seconds() - d0 : 0;
+    double data_s = have_data ? wall_seconds() - t0 : 0;
     if (!have_data) printf("[estimate] no CIFAR-10 (%s): reading it is not counted\n", err);
     cifar_free(&train);
     cifar_free(&test);
@@ -338,8 +333,7 @@ int cmd_estimate(int argc, char **argv) {
     format_duration(estimate_job(&t, runs, phase, n, other_jobs), d, sizeof d);
     printf("           with JOBS=%d (%d run%s at a time, %d thread%s each): about %s\n", other_jobs, other_jobs,
            other_jobs == 1 ? "" : "s", other_jobs == 1 ? all : half, (other_jobs == 1 ? all : half) == 1 ? "" : "s", d);
-    if (o.choose_jobs && cores < 2) printf("[estimate] so the job runs one run at a time (JOBS=1): one core\n");
-    else if (o.choose_jobs)
+    if (o.choose_jobs)
         printf("[estimate] so the job runs %s (JOBS=%d), the faster here now; JOBS=%d makes it run %s\n",
                o.jobs == 1 ? "one run at a time on all threads" : "two runs side by side", o.jobs, other_jobs,
                other_jobs == 1 ? "one at a time" : "two side by side");

@@ -4,7 +4,6 @@
 #pragma once
 #include <limits.h>
 #include <stdbool.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include "../step6_ablation/ablation_runs.h"
@@ -134,8 +133,9 @@ void line_add_set(char *line, size_t len, const char *setting);
 // Begins the line of one run: `EXE train --name NAME --preset P --resume`,
 // and `--out DIR` unless out_dir is NULL (the train command's default).
 void train_line_start(char *line, size_t len, const char *exe, const char *name, Preset preset, const char *out_dir);
-// Appends ` >> DIR/NAME/train.log 2>&1` (quoted if it needs it).
-void line_add_log(char *line, size_t len, const char *runs_dir, const char *name);
+// Appends ` >> DIR/NAME/train.log 2>&1` (quoted if it needs it), making the
+// folder DIR/NAME for it. 0, or -1 when that failed (a message) or the line is full.
+int line_add_log(char *line, size_t len, const char *runs_dir, const char *name);
 
 // Prints the shell command lines, loads the probe if need_probe, runs them
 // `jobs` at a time by `xargs -0 -n 1 -P jobs sh -c`, waits for all, and frees

@@ -158,10 +158,10 @@ int report_write(const AblationResults *res, const char *dir, char *err, size_t 
 
 // argv[0] is the command; the one argument, if any, is the runs' folder.
 int cmd_report(int argc, char **argv) {
-    if (argc > 1 && is_help_option(argv[1])) { printf("usage: lab report [runs-dir]\n"); return 0; }
-    if (argc > 2 || (argc == 2 && argv[1][0] == '-')) {
-        fprintf(stderr, "usage: lab report [runs-dir]\n");
-        return 2;
+    if (argc > 2 || (argc == 2 && argv[1][0] == '-')) {   // --help, or a mistake
+        bool help = argc == 2 && is_help_option(argv[1]);
+        fprintf(help ? stdout : stderr, "usage: lab report [runs-dir]\n");
+        return help ? 0 : 2;
     }
     const char *dir = argc == 2 ? argv[1] : default_runs_dir();
     char err[2400];

@@ -154,11 +154,8 @@ bool run_started(const char *runs_dir, const char *name) {
 void shell_quote(const char *s, char *out, size_t outlen) {
     // Letters, digits and a few punctuation marks are safe as they are; any
     // other string goes in single quotes, with ' written as '\''.
-    int plain = *s != 0;
-    for (const char *c = s; *c; c++)
-        if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-+=./,:@%", *c))
-            plain = 0;
-    if (plain) { snprintf(out, outlen, "%s", s); return; }
+    const char *safe = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-+=./,:@%";
+    if (*s && strspn(s, safe) == strlen(s)) { snprintf(out, outlen, "%s", s); return; }
     size_t n = 0;
     if (outlen == 0) return;
 #define PUT(ch) do { if (n + 1 < outlen) out[n++] = (ch); } while (0)
@@ -192,12 +189,15 @@ void train_line_start(char *line, size_t len, const char *exe, const char *name,
     for (int i = 0; i < (out_dir ? 9 : 7); i++) line_add(line, len, words[i]);
 }
 
-void line_add_log(char *line, size_t len, const char *runs_dir, const char *name) {
-    char log[PATH_MAX + 200], q[PATH_MAX + 256];
-    snprintf(log, sizeof log, "%s/%s/train.log", runs_dir, name);
+int line_add_log(char *line, size_t len, const char *runs_dir, const char *name) {
+    char log[PATH_MAX + 200], q[PATH_MAX + 256], err[1024];
+    snprintf(log, sizeof log, "%s/%s", runs_dir, name);
+    if (make_dirs(log, err, sizeof err) != 0) { fprintf(stderr, "error: %s\n", err); return -1; }
+    strcat(log, "/train.log");
     shell_quote(log, q, sizeof q);
     size_t used = strlen(line);
     snprintf(line + used, len - used, " >> %s 2>&1", q);
+    return strlen(line) + 1 < len ? 0 : -1;
 }
 
 // By its absolute path, so that the commands work from any folder.

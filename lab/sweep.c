@@ -21,12 +21,6 @@
 // ---------------------------------------------------------------------------
 // Options
 
-// After the options of --help: where the sweeps that were run are.
-static void sweep_examples(FILE *f) {
-    fprintf(f, "examples: docs/beyond.md's sweeps, the lr (make sweep-lr) and SwiGLU against the budget\n"
-               "(make budget-swiglu); what their runs took: results/sweep_lr, results/budget_swiglu\n");
-}
-
 typedef enum { SWEEP_RUN, SWEEP_COMMANDS, SWEEP_TABLE, SWEEP_TSV, SWEEP_CURVES, SWEEP_CURVES_TSV } SweepMode;
 
 static int parse_configs(const char *arg, void *plan) {
@@ -155,10 +149,11 @@ static int sweep_parse(int argc, char **argv, SweepPlan *p, SweepMode *mode) {
     };
     opts[5].help = "seeds 0 to N-1 of every point";
     const ArgSpec spec = {
-        .program = "lab sweep", .options = opts, .more = sweep_examples,
+        .program = "lab sweep", .options = opts,
         .about = "  one config key (any --set key) over a list of values, for each configuration and\n"
                  "  seed: one run each, DIR/<config>_<KEY><value>_s<seed>, by `train --resume`.\n"
-                 "  A run that diverges records diverged.json and is a result, not an error.",
+                 "  A run that diverges records diverged.json and is a result, not an error. Examples:\n"
+                 "  docs/beyond.md's sweeps (make sweep-lr, make budget-swiglu; results/sweep_lr, budget_swiglu)",
     };
     int rc = args_parse(&spec, argc, argv);
     if (rc != ARGS_OK) return rc;
@@ -183,7 +178,6 @@ static int sweep_command_line(const SweepPlan *p, int c, int v, int seed, char *
     line_add_set(line, len, setting);
     line_add_set(line, len, seed_set);
     if (p->threads > 0) line_add_set(line, len, threads_set);
-    if (p->jobs > 1 || p->log_to_file) line_add_log(line, len, p->out_dir, name);
     return strlen(line) + 1 < len ? 0 : -1;
 }
 
@@ -401,14 +395,13 @@ static int sweep_run(const SweepPlan *p) {
     for (int k = 0; k < p->seeds; k++)
         for (int v = 0; v < p->n_values; v++)
             for (int c = 0; c < p->n_configs; c++) {
-                char name[128], dir[PATH_MAX + 200];
+                char name[128];
                 RunMetrics m;
                 int at;
                 sweep_run_name(p, c, v, k, name, sizeof name);
                 if (run_outcome(p->out_dir, name, &m, &at) != RUN_UNFINISHED) { done++; continue; }
-                snprintf(dir, sizeof dir, "%s/%s", p->out_dir, name);
-                if (make_dirs(dir, err, sizeof err) != 0) { fprintf(stderr, "error: %s\n", err); continue; }
-                if (sweep_command_line(p, c, v, k, lines[n], sizeof lines[n]) == 0) n++;
+                if (sweep_command_line(p, c, v, k, lines[n], sizeof lines[n]) != 0) continue;
+                if ((p->jobs == 1 && !p->log_to_file) || line_add_log(lines[n], sizeof lines[n], p->out_dir, name) == 0) n++;
             }
     printf("[sweep] %s over %d values x %d configurations x %d seeds: %d runs ended already, %d to run, "
            "%d at a time, into %s\n", p->key, p->n_values, p->n_configs, p->seeds, done, n, p->jobs, p->out_dir);
