@@ -16,7 +16,8 @@
 #include "train/trainer.h"
 
 // The commands (argv[0] is the command's name): each answers 0 when it did
-// its work, 2 for a bad command line (common/io/args.h), 1 otherwise.
+// its work, 2 for a bad command line (common/io/args.h), 128 + N when signal
+// N stopped the runs it started, 1 otherwise.
 int cmd_estimate(int argc, char **argv);
 int cmd_ablation(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
