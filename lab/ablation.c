@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <unistd.h>
 #include "lab.h"
+#include "io/clock.h"
 #include "io/fileio.h"
 #include "io/paths.h"
-#include "io/progress.h"
 
 // The round in which a run starts: the tutorial's nine are round 0 (with the
 // baseline's seed 1), then round k holds every configuration's seed k.

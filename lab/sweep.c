@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include "lab.h"
 #include "io/bench.h"
-#include "io/progress.h"
+#include "io/clock.h"
 #include "io/fileio.h"
 #include "io/paths.h"
 
