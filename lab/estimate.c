@@ -219,18 +219,33 @@ static int estimate_parse(int argc, char **argv, EstimateOptions *o) {
     return args_parse(&spec, argc, argv);
 }
 
-// Every configuration of the job's preset, and its baseline on the threads
-// of a run of --jobs 2, raced in turns in the same rounds (bench_interleaved):
-// a burst of other work then slows every one of them alike, and the ratios
-// hold. Their step times into t. 0, or -1 after a message.
+// The two runs of --jobs 2 share more than the cores: the memory bus, the
+// last-level cache and, behind the virtual cores of many machines, the
+// physical ones. A run's step timed alone sees none of that, so the pair
+// is timed side by side, each on its own threads.
+static void pair_turn(void *ctx) {
+    Racer *pair = ctx;
+    int levels = omp_get_max_active_levels();
+    omp_set_max_active_levels(2);   // each run keeps its own threads inside its half
+    #pragma omp parallel num_threads(2)
+    racer_turn(&pair[omp_get_thread_num()]);
+    omp_set_max_active_levels(levels);
+}
+
+// Every configuration of the job's preset, and its baseline as the two runs
+// of --jobs 2 side by side (unless they would be one), raced in turns in the
+// same rounds (bench_interleaved): a burst of other work then slows every
+// one of them alike, and the ratios hold. Their step times into t. 0, or -1
+// after a message.
 static int race_steps(Preset job, int all, int half_threads, JobTimings *t) {
-    enum { HALF = ABLATION_CONFIGS, RACERS };
+    enum { PAIR = ABLATION_CONFIGS, RACERS = PAIR + 2 };
     Config cfg[RACERS];
-    for (int c = 0; c < RACERS; c++) config_of(job, c == HALF ? CFG_BASE : c, &cfg[c]);
+    for (int c = 0; c < RACERS; c++) config_of(job, c >= PAIR ? CFG_BASE : c, &cfg[c]);
     long n = (long)cfg[0].run.batch * cfg[0].model.channels * cfg[0].model.img * cfg[0].model.img;
     Racer *racer = calloc(RACERS, sizeof *racer);
     float *x1 = malloc(sizeof(float) * n);
     int ready = 0, rc = racer && x1 ? 0 : -1;
+    bool paired = half_threads != all;
     if (rc != 0) fprintf(stderr, "error: out of memory\n");
     else {
         Rng rng;
@@ -240,15 +255,16 @@ static int race_steps(Preset job, int all, int half_threads, JobTimings *t) {
     for (; rc == 0 && ready < RACERS; ready++) {
         if (racer_init(&racer[ready], &cfg[ready], x1) != 0) { rc = -1; break; }
         racer[ready].reps = cfg[ready].model.dim * cfg[ready].run.batch < 128 * 64 ? 8 : 1;
-        racer[ready].threads = ready == HALF ? half_threads : all;
+        racer[ready].threads = ready >= PAIR ? half_threads : all;
     }
     if (rc == 0) {
-        BenchFn fns[RACERS];
-        double ms[RACERS];
-        for (int i = 0; i < RACERS; i++) fns[i] = (BenchFn){ "step", racer_turn, &racer[i] };
-        bench_interleaved(fns, RACERS, 1, 3, 1, ms);   // a warm-up round, the median of three
+        BenchFn fns[PAIR + 1];
+        double ms[PAIR + 1];
+        for (int i = 0; i < PAIR; i++) fns[i] = (BenchFn){ "step", racer_turn, &racer[i] };
+        fns[PAIR] = (BenchFn){ "pair", pair_turn, &racer[PAIR] };
+        bench_interleaved(fns, PAIR + paired, 1, 3, 1, ms);   // a warm-up round, the median of three
         for (int c = 0; c < ABLATION_CONFIGS; c++) t->step_ms[c] = ms[c] / racer[c].reps;
-        t->jobs_factor = ms[HALF] / ms[CFG_BASE];
+        t->jobs_factor = paired ? ms[PAIR] / racer[PAIR].reps / t->step_ms[CFG_BASE] : 1.0;
         long cores = sysconf(_SC_NPROCESSORS_ONLN);
         if (2L * half_threads > cores) t->jobs_factor *= 2.0 * half_threads / cores;   // two runs share the cores
     }

@@ -166,7 +166,7 @@ typedef struct {
     double fresh_ms;                  // the scorecard's first passes through fresh buffers, beyond warm ones
     double probe_ms_per_image;        // the probe's features of one image
     double data_seconds;              // CIFAR-10 read from disk: once per run
-    double jobs_factor;               // a step on the threads of one of --jobs 2's runs / on all threads
+    double jobs_factor;               // a step of one of --jobs 2's runs, the other beside it / on all threads
 } JobTimings;
 
 // The work left in one run of configuration c, whose config is cfg, of which

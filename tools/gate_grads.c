@@ -1,12 +1,9 @@
 // gate_grads.c: what adaLN-Zero's zero start does to the gradients. A model
-// of the default size with --set ada=zero (every block's ada, ada_f and head
-// at 0), one batch of random images, three training steps; for each step,
-// the RMS of the gradient over each group of tensors, before AdamW moves
-// them. A group printed as 0 got exactly 0.
+// of the default size with --set ada=zero, one batch of random images, three
+// training steps; for each step, the RMS of the gradient over each group of
+// tensors before AdamW moves them (0: exactly 0). docs/tinydit.md reads it.
 //
 //   build/tools/gate_grads [--set key=value]...
-//
-// docs/tinydit.md (adaLN-Zero) runs it and reads the table.
 #include <math.h>
 #include <omp.h>
 #include <stdio.h>

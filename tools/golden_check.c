@@ -11,8 +11,9 @@
 #include "io/blas_kernel.h"
 #include "nn/matmul.h"
 
-static int by_name(const void *a, const void *b) {
-    return strcmp(*(char *const *)a, *(char *const *)b);
+static int is_golden_file(const struct dirent *e) {
+    size_t len = strlen(e->d_name);
+    return len > 12 && strcmp(e->d_name + len - 12, ".safetensors") == 0;
 }
 
 int main(int argc, char **argv) {
@@ -20,39 +21,34 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: %s GOLDEN_DIR\n", argv[0]);
         return 2;
     }
-    DIR *d = opendir(argv[1]);
-    if (!d) {
+    struct dirent **files;
+    int n = scandir(argv[1], &files, is_golden_file, alphasort);   // the C locale: byte order
+    if (n < 0) {
         fprintf(stderr, "golden_check: cannot open %s (the golden files are in tests/golden; "
                         "`make golden-files` writes them with tools/tinydit_ref.py)\n", argv[1]);
         return 2;
     }
-    char *names[512]; int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) && n < 512) {
-        size_t len = strlen(e->d_name);
-        if (len > 12 && strcmp(e->d_name + len - 12, ".safetensors") == 0) names[n++] = strdup(e->d_name);
-    }
-    closedir(d);
     if (n == 0) { fprintf(stderr, "golden_check: no *.safetensors in %s\n", argv[1]); return 2; }
-    qsort(names, n, sizeof names[0], by_name);
     char blas[256];
     blas_kernel_describe(blas, sizeof blas);
     printf("kernels: %s; %s\n", matmul_about(), blas);
     golden_print_header(stdout);
     int failed = 0;
     for (int i = 0; i < n; i++) {
+        const char *name = files[i]->d_name;
         char path[4096], err[512];
-        snprintf(path, sizeof path, "%s/%s", argv[1], names[i]);
+        snprintf(path, sizeof path, "%s/%s", argv[1], name);
         GoldenReport r;
         if (golden_compare(path, &r, err, sizeof err) != 0) {
-            printf("%-24s ERROR: %s\n", names[i], err);
+            printf("%-24s ERROR: %s\n", name, err);
             failed++;
         } else {
-            golden_print(stdout, names[i], &r);
+            golden_print(stdout, name, &r);
             failed += !r.pass;
         }
-        free(names[i]);
+        free(files[i]);
     }
+    free(files);
     printf("%d passed, %d failed\n", n - failed, failed);
     return failed ? 1 : 0;
 }

@@ -4,12 +4,9 @@
 // Each set is summarised by a Gaussian: its mean μ and covariance Σ. The
 // Fréchet (2-Wasserstein) distance between two Gaussians is
 //     FD = ‖μ₁ − μ₂‖² + Tr(Σ₁) + Tr(Σ₂) − 2·Tr((Σ₁Σ₂)^½).
-// It is FID's formula; what makes our number "probe-FD" is only the feature
-// space (common/eval/probe.h), so it is comparable within this project only.
-//
-// Everything here is double precision: the trace term is a difference of
-// large, nearly equal numbers, and float32 would leave noise of the order of
-// the distances we want to compare.
+// It is FID's formula in another feature space (common/eval/probe.h), so it
+// compares within this project only. Everything here is double precision:
+// the trace term is a difference of large, nearly equal numbers.
 #pragma once
 
 typedef struct {
@@ -19,17 +16,14 @@ typedef struct {
     double *cov;    // (d, d)  covariance, unbiased (divides by n − 1, like numpy.cov)
 } FeatureStats;
 
-// Mean and covariance of features (n, d), row-major float32. n must be >= 2.
-// Returns 0, or -1 (bad sizes, out of memory) leaving s empty.
+// Mean and covariance of features (n >= 2, d); 0, or -1 leaving s empty.
 int feature_stats_compute(FeatureStats *s, const float *features, long n, int d);
 void feature_stats_free(FeatureStats *s);
 
-// FD between two summaries of the same dimension. Returns NAN if the
-// dimensions differ or LAPACK fails. Not clamped: rounding can make a true 0
-// come out as a tiny negative number (about 1e-12 of the traces).
+// FD between two summaries of the same dimension, NAN if LAPACK fails. Not
+// clamped: rounding can make a true 0 a tiny negative number.
 double frechet_distance(const FeatureStats *a, const FeatureStats *b);
 
-// Tr(A^½) of a symmetric positive semi-definite matrix A (d, d), through its
-// eigenvalues (negative ones, from rounding, count as 0). Exposed for tests.
-// Returns NAN if LAPACK fails.
+// Tr(A^½) of a symmetric PSD matrix A (d, d) from its eigenvalues (negative
+// ones, from rounding, count as 0). Exposed for the tests.
 double trace_sqrt_psd(const double *A, int d);

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "nn/errors.h"
 #include "io/args.h"
 #include "io/checkpoint.h"
 #include "nn/flow.h"
@@ -28,17 +29,6 @@ static double meta_num(const SafeTensors *st, const char *key, double dflt) {
     return v ? atof(v) : dflt;
 }
 
-static const StTensor *need(const SafeTensors *st, const char *name, size_t numel,
-                            const char *path, char *err, size_t errlen) {
-    const StTensor *t = st_find(st, name);
-    if (!t) snprintf(err, errlen, "%s: no tensor '%s'", path, name);
-    else if (numel && t->numel != numel) {
-        snprintf(err, errlen, "%s: tensor '%s' has %zu values, expected %zu", path, name, t->numel, numel);
-        t = NULL;
-    }
-    return t;
-}
-
 // One golden file, read, with the model it describes built from it.
 typedef struct {
     const char *path;
@@ -61,14 +51,14 @@ typedef struct {
 static const StTensor *need_param(const Golden *g, const char *prefix, int i) {
     char name[160];
     snprintf(name, sizeof name, "%s%s", prefix, g->m.tensors[i].name);
-    return need(&g->st, name, g->m.tensors[i].size, g->path, g->err, g->errlen);
+    return st_need(&g->st, g->path, name, g->m.tensors[i].size, g->err, g->errlen);
 }
 
 // Labels stored as floats holding integers ("input.y", "sample.y"): n of
 // them, each a class 0..classes-1 or the null label, classes. A new array,
 // or NULL with a message.
 static int *labels_from(const Golden *g, const char *name, int n) {
-    const StTensor *t = need(&g->st, name, (size_t)n, g->path, g->err, g->errlen);
+    const StTensor *t = st_need(&g->st, g->path, name, (size_t)n, g->err, g->errlen);
     int classes = g->m.cfg.classes, *y = t ? malloc(sizeof(int) * n) : NULL;
     if (!t) return NULL;
     if (!y) { snprintf(g->err, g->errlen, "out of memory"); return NULL; }
@@ -92,12 +82,12 @@ static int golden_open(Golden *g, GoldenReport *rep) {
     if (model_build(&g->m, &cfg.model, g->err, g->errlen) != 0) return -1;
     g->have_model = 1;
     if (checkpoint_copy_params(&g->st, g->path, "param.", &g->m, g->err, g->errlen) != 0) return -1;
-    g->t = need(&g->st, "input.t", 0, g->path, g->err, g->errlen);
+    g->t = st_need(&g->st, g->path, "input.t", 0, g->err, g->errlen);
     if (!g->t) return -1;
     g->N = (int)g->t->numel;
     g->per = (size_t)cfg.model.channels * cfg.model.img * cfg.model.img;
-    g->x1 = need(&g->st, "input.x1", g->N * g->per, g->path, g->err, g->errlen);
-    g->x0 = need(&g->st, "input.x0", g->N * g->per, g->path, g->err, g->errlen);
+    g->x1 = st_need(&g->st, g->path, "input.x1", g->N * g->per, g->err, g->errlen);
+    g->x0 = st_need(&g->st, g->path, "input.x0", g->N * g->per, g->err, g->errlen);
     if (!g->x1 || !g->x0) return -1;
     if (cfg.model.classes > 0 && !(g->y = labels_from(g, "input.y", g->N))) return -1;
     const SafeTensors *st = &g->st;
@@ -107,19 +97,15 @@ static int golden_open(Golden *g, GoldenReport *rep) {
     g->opt = opt;
     g->K = 1;
     const char *steps = st_meta(st, "adamw.steps");
-    if (steps && parse_int_in(steps, 1, GOLDEN_MAX_STEPS, &g->K) != 0) {
-        snprintf(g->err, g->errlen, "%s: adamw.steps is '%s', not 1..%d", g->path, steps, GOLDEN_MAX_STEPS);
-        return -1;
-    }
+    if (steps && parse_int_in(steps, 1, GOLDEN_MAX_STEPS, &g->K) != 0)
+        return errorf(g->err, g->errlen, "%s: adamw.steps is '%s', not 1..%d", g->path, steps, GOLDEN_MAX_STEPS);
     rep->steps = g->K;
     size_t bytes = g->m.n_params * sizeof(float);
     g->chain = malloc(bytes);
     g->keep_m = malloc(bytes);
     g->keep_v = malloc(bytes);
-    if (!g->chain || !g->keep_m || !g->keep_v || train_state_init(&g->ts, &g->m, g->N, &g->opt) != 0) {
-        snprintf(g->err, g->errlen, "out of memory");
-        return -1;
-    }
+    if (!g->chain || !g->keep_m || !g->keep_v || train_state_init(&g->ts, &g->m, g->N, &g->opt) != 0)
+        return errorf(g->err, g->errlen, "out of memory");
     g->have_ts = 1;
     memcpy(g->chain, g->m.params, bytes);
     return 0;
@@ -208,13 +194,11 @@ static int check_weights(Golden *g, GoldenReport *rep, const StepNames *s, int k
 }
 
 // Step k, two ways, each from the reference's own numbers:
-//  1. end to end: our gradient at the reference's weights before step k
-//     (judged against the reference's gradient there), then our AdamW step
-//     with it, from those weights and the moments of (2), against the
-//     reference's weights after step k where the gradient is resolved;
-//  2. the optimizer alone: our AdamW on the reference's gradient of step
-//     k, continuing our own chain of such steps, against the reference's
-//     weights after step k, every weight.
+//  1. end to end: our gradient at the reference's weights before step k,
+//     then our AdamW step with it (from the moments of 2), judged where the
+//     gradient is resolved;
+//  2. the optimizer alone: our AdamW on the reference's gradient, continuing
+//     our own chain of such steps, every weight judged.
 // Step 1 also judges the loss and the output of the forward pass.
 static int check_step(Golden *g, GoldenReport *rep, int k, double *bound) {
     StepNames s = step_names(g, k);
@@ -224,8 +208,8 @@ static int check_step(Golden *g, GoldenReport *rep, int k, double *bound) {
     if (copy_tensors(g, s.before, g->m.params) != 0) return -1;
     double loss = train_forward_backward(&g->ts, g->x1->data, g->x0->data, g->t->data, g->y);
     if (k == 1) {
-        const StTensor *vref = need(&g->st, "output.v", g->N * g->per, g->path, g->err, g->errlen);
-        const StTensor *lref = need(&g->st, "output.loss", 1, g->path, g->err, g->errlen);
+        const StTensor *vref = st_need(&g->st, g->path, "output.v", g->N * g->per, g->err, g->errlen);
+        const StTensor *lref = st_need(&g->st, g->path, "output.loss", 1, g->err, g->errlen);
         if (!vref || !lref) return -1;
         worse(add_check(rep, "loss", 0, GOLDEN_TOL_LOSS), fabs(loss - lref->data[0]) / fabs(lref->data[0]), "");
         worse(add_check(rep, "output", 0, GOLDEN_TOL_OUT), scaled_err(g->ts.act.v, vref->data, g->N * g->per), "");
@@ -247,8 +231,8 @@ static int check_step(Golden *g, GoldenReport *rep, int k, double *bound) {
 // An Euler sample with the reference's weights after the first step; a
 // class-conditional file's for the labels "sample.y" at its guidance.
 static int check_sample(Golden *g, GoldenReport *rep) {
-    const StTensor *noise = need(&g->st, "sample.noise", 0, g->path, g->err, g->errlen);
-    const StTensor *sref = need(&g->st, "sample.out", noise ? noise->numel : 0, g->path, g->err, g->errlen);
+    const StTensor *noise = st_need(&g->st, g->path, "sample.noise", 0, g->err, g->errlen);
+    const StTensor *sref = st_need(&g->st, g->path, "sample.out", noise ? noise->numel : 0, g->err, g->errlen);
     StepNames s = step_names(g, 1);
     if (!noise || !sref || copy_tensors(g, s.after, g->m.params) != 0) return -1;
     int SN = (int)(noise->numel / g->per);

@@ -2,18 +2,15 @@
 // reference: forward output, loss, every gradient, AdamW steps and an Euler
 // sample, each at a tolerance.
 //
-// A file with K optimizer steps has the metadata "adamw.steps" = K and, for
-// k = 1..K, the reference's gradient at step k ("adamw<k>.grad.<param>",
-// taken at the weights after step k-1, on the file's one batch) and its
-// weights after step k ("adamw<k>.<param>"). A file without it has one step:
-// "grad.<param>" and "adamw.<param>". A first AdamW step from zero moments
-// is lr·g/(|g|+ε) whatever β1 and β2 are; from the second step on the
-// moments' recurrences and bias corrections decide it.
+// A file of K AdamW steps ("adamw.steps" = K) holds, for each step k, the
+// reference's gradient ("adamw<k>.grad.<param>") and weights after it
+// ("adamw<k>.<param>"); a file without it one step ("grad.", "adamw.").
+// Several steps, because a first step from zero moments is lr·g/(|g|+ε)
+// whatever β1 and β2 are.
 //
-// Every comparison starts from the reference's own numbers (its weights,
-// its gradients), never from a path of ours that has drifted: step k is
-// judged at the reference's weights of step k-1, so what is measured is the
-// code, not the order in which this CPU happens to add floats.
+// Step k is judged from the reference's weights of step k-1, never from a
+// path of ours that has drifted: what is measured is the code, not the order
+// in which this CPU adds floats.
 #pragma once
 #include <stddef.h>
 #include <stdio.h>
@@ -42,8 +39,7 @@
 #define GOLDEN_MAX_STEPS 8
 #define GOLDEN_MAX_CHECKS (3 + 3 * GOLDEN_MAX_STEPS)
 
-// One comparison: a quantity (at one AdamW step, or none), its worst error
-// and where, and the tolerance it is held to.
+// One comparison: its worst error and where, and its tolerance.
 typedef struct {
     const char *quantity;   // "loss", "output", "grads", "adamw/lr", "e2e/lr", "sample"
     int step;               // 1..K for the per-step checks, 0 otherwise
@@ -61,17 +57,14 @@ typedef struct {
     int pass;               // every check within its tolerance
 } GoldenReport;
 
-// 0 when the comparison ran (see rep->pass), -1 with a message if the file
-// could not be read or does not describe a model we can build.
+// 0 when the comparison ran (see rep->pass), -1 with a message.
 int golden_compare(const char *path, GoldenReport *rep, char *err, size_t errlen);
 
 // The checks over their tolerance, e.g. "grads at step 2 2.1e-03 > 1e-03
-// (blocks.1.attn.q_norm.weight)", separated by "; "; "" when none is.
+// (blocks.1.attn.q_norm.weight)", separated by "; ".
 void golden_failures(const GoldenReport *rep, char *out, size_t cap);
 
-// The header of golden_print's table (the tolerances, the columns).
+// The table's header, then a file's lines: each quantity's worst error, the
+// smallest margin, the verdict; a K-step file's per-step errors; the misses.
 void golden_print_header(FILE *f);
-// A file's lines: each quantity's worst error (over the steps), the smallest
-// margin, the verdict (ok or MISS); the per-step errors of a K-step file;
-// for a miss, "  over the tolerance: " and golden_failures.
 void golden_print(FILE *f, const char *name, const GoldenReport *rep);

@@ -1,5 +1,6 @@
 // parity.c: our layers against PyTorch's reference files (see parity.h).
 #include "parity.h"
+#include "nn/errors.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -35,22 +36,12 @@ static void judge(Parity *p, int backward, const float *ours, const StTensor *re
              ours[at] - ref->data[at]);
 }
 
-// The tensor `name` with `numel` elements (0: any), or NULL and a message.
-static const StTensor *need(const SafeTensors *st, const char *name, size_t numel,
-                            char *err, size_t errlen) {
-    const StTensor *t = st_find(st, name);
-    if (!t) snprintf(err, errlen, "the reference file has no tensor %s", name);
-    else if (numel && t->numel != numel)
-        snprintf(err, errlen, "%s has %zu values, not %zu", name, t->numel, numel);
-    else return t;
-    return NULL;
-}
+#define REF "the reference file"   // how a message names it
 
 static float *zeros(size_t n) { return calloc(n ? n : 1, sizeof(float)); }
 
-// What PyTorch computed it with (metadata "V.torch"), its version and the
-// note on it if any ("V.note").
-// Names what PyTorch computed with, and starts the comparison at zero error.
+// Names what PyTorch computed with (metadata "V.torch", "torch.version",
+// "V.note"), and starts the comparison at zero error.
 static void describe(Parity *p, const SafeTensors *st, const char *variant) {
     p->forward = p->backward = 0.0;
     p->forward_worst[0] = p->backward_worst[0] = '\0';
@@ -71,18 +62,18 @@ static void describe(Parity *p, const SafeTensors *st, const char *variant) {
 int parity_norm(const SafeTensors *st, NormKind kind, Parity *p, char *err, size_t errlen) {
     const char *name = NORM_NAMES[kind];   // the reference file's prefix: "rmsnorm.", "layernorm."
     char key[64];
-    const StTensor *x = need(st, "input.x", 0, err, errlen);
+    const StTensor *x = st_need(st, REF, "input.x", 0, err, errlen);
     if (!x || x->ndim != 2) { if (x) snprintf(err, errlen, "input.x is not (R, D)"); return -1; }
     int R = (int)x->shape[0], D = (int)x->shape[1];
     size_t n = x->numel;
     const StTensor *gain = NULL, *dout, *ref_out, *ref_dx, *ref_dgain = NULL;   // LayerNorm has no gain
-    if (kind == NORM_RMSNORM && !(gain = need(st, "input.gain", D, err, errlen))) return -1;
-    if (!(dout = need(st, "upstream.dout", n, err, errlen))) return -1;
+    if (kind == NORM_RMSNORM && !(gain = st_need(st, REF, "input.gain", D, err, errlen))) return -1;
+    if (!(dout = st_need(st, REF, "upstream.dout", n, err, errlen))) return -1;
     snprintf(key, sizeof key, "%s.out", name);
-    if (!(ref_out = need(st, key, n, err, errlen))) return -1;
+    if (!(ref_out = st_need(st, REF, key, n, err, errlen))) return -1;
     snprintf(key, sizeof key, "%s.dx", name);
-    if (!(ref_dx = need(st, key, n, err, errlen))) return -1;
-    if (kind == NORM_RMSNORM && !(ref_dgain = need(st, "rmsnorm.dgain", D, err, errlen))) return -1;
+    if (!(ref_dx = st_need(st, REF, key, n, err, errlen))) return -1;
+    if (kind == NORM_RMSNORM && !(ref_dgain = st_need(st, REF, "rmsnorm.dgain", D, err, errlen))) return -1;
     float *out = zeros(n), *dx = zeros(n), *dgain = zeros(D), *mean = zeros(R), *rstd = zeros(R);
     if (kind == NORM_RMSNORM) {
         rmsnorm_forward(out, rstd, x->data, gain->data, R, D, NORM_EPS);
@@ -111,13 +102,13 @@ static int attention_refs(const SafeTensors *st, const char *v, int qk, size_t n
                           size_t n_qkv, int hd, AttentionRef *r, char *err, size_t errlen) {
     char name[64];
     memset(r, 0, sizeof *r);
-    snprintf(name, sizeof name, "%s.scores", v);  if (!(r->scores = need(st, name, n_att, err, errlen))) return -1;
-    snprintf(name, sizeof name, "%s.weights", v); if (!(r->weights = need(st, name, n_att, err, errlen))) return -1;
-    snprintf(name, sizeof name, "%s.out", v);     if (!(r->out = need(st, name, n_out, err, errlen))) return -1;
-    snprintf(name, sizeof name, "%s.dqkv", v);    if (!(r->dqkv = need(st, name, n_qkv, err, errlen))) return -1;
+    snprintf(name, sizeof name, "%s.scores", v);  if (!(r->scores = st_need(st, REF, name, n_att, err, errlen))) return -1;
+    snprintf(name, sizeof name, "%s.weights", v); if (!(r->weights = st_need(st, REF, name, n_att, err, errlen))) return -1;
+    snprintf(name, sizeof name, "%s.out", v);     if (!(r->out = st_need(st, REF, name, n_out, err, errlen))) return -1;
+    snprintf(name, sizeof name, "%s.dqkv", v);    if (!(r->dqkv = st_need(st, REF, name, n_qkv, err, errlen))) return -1;
     if (!qk) return 0;
-    snprintf(name, sizeof name, "%s.dq_gain", v); if (!(r->dq_gain = need(st, name, hd, err, errlen))) return -1;
-    snprintf(name, sizeof name, "%s.dk_gain", v); if (!(r->dk_gain = need(st, name, hd, err, errlen))) return -1;
+    snprintf(name, sizeof name, "%s.dq_gain", v); if (!(r->dq_gain = st_need(st, REF, name, hd, err, errlen))) return -1;
+    snprintf(name, sizeof name, "%s.dk_gain", v); if (!(r->dk_gain = st_need(st, REF, name, hd, err, errlen))) return -1;
     return 0;
 }
 
@@ -132,21 +123,19 @@ int parity_attention(const SafeTensors *st, int qk_norm, Parity *p, char *err, s
     const char *v = qk_norm ? "qknorm" : "plain";
     char key[32];
     snprintf(key, sizeof key, "%s.weights", v);
-    const StTensor *qkv = need(st, "input.qkv", 0, err, errlen), *w = need(st, key, 0, err, errlen);
+    const StTensor *qkv = st_need(st, REF, "input.qkv", 0, err, errlen), *w = st_need(st, REF, key, 0, err, errlen);
     if (!qkv || !w) return -1;
-    if (qkv->ndim != 3 || w->ndim != 4 || qkv->shape[2] % 3) {
-        snprintf(err, errlen, "input.qkv is not (N, L, 3D) or %s not (N, H, L, L)", key);
-        return -1;
-    }
+    if (qkv->ndim != 3 || w->ndim != 4 || qkv->shape[2] % 3)
+        return errorf(err, errlen, "input.qkv is not (N, L, 3D) or %s not (N, H, L, L)", key);
     int N = (int)qkv->shape[0], L = (int)qkv->shape[1], D = (int)qkv->shape[2] / 3, H = (int)w->shape[1];
     int hd = D / H;
     size_t n_out = (size_t)N * L * D;
     AttentionRef r;
-    const StTensor *dout = need(st, "upstream.dout", n_out, err, errlen), *gq = NULL, *gk = NULL;
+    const StTensor *dout = st_need(st, REF, "upstream.dout", n_out, err, errlen), *gq = NULL, *gk = NULL;
     if (!dout || attention_refs(st, v, qk_norm, (size_t)N * H * L * L, n_out, qkv->numel, hd,
                                 &r, err, errlen) != 0) return -1;
-    if (qk_norm && (!(gq = need(st, "input.q_gain", hd, err, errlen)) ||
-                    !(gk = need(st, "input.k_gain", hd, err, errlen)))) return -1;
+    if (qk_norm && (!(gq = st_need(st, REF, "input.q_gain", hd, err, errlen)) ||
+                    !(gk = st_need(st, REF, "input.k_gain", hd, err, errlen)))) return -1;
     const float *q_gain = gq ? gq->data : NULL, *k_gain = gk ? gk->data : NULL;
     float *mem = zeros(attention_cache_floats(N, L, D, H, qk_norm));
     float *scratch = zeros(attention_backward_scratch_floats(N, L, D, H));
@@ -195,29 +184,25 @@ int parity_ffn(const SafeTensors *st, MlpKind kind, Parity *p, char *err, size_t
     char name[64];
     for (int i = 0; i < n_names; i++) {
         snprintf(name, sizeof name, "%s.%s", v, names[i].name);
-        if (!(weight[i] = need(st, name, 0, err, errlen))) return -1;
+        if (!(weight[i] = st_need(st, REF, name, 0, err, errlen))) return -1;
         snprintf(name, sizeof name, "%s.d%s", v, names[i].name);
-        if (!(ref_grad[i] = need(st, name, weight[i]->numel, err, errlen))) return -1;
+        if (!(ref_grad[i] = st_need(st, REF, name, weight[i]->numel, err, errlen))) return -1;
     }
-    const StTensor *x = need(st, "input.x", 0, err, errlen);
+    const StTensor *x = st_need(st, REF, "input.x", 0, err, errlen);
     if (!x) return -1;
-    if (x->ndim != 2 || weight[0]->ndim != 2 || weight[0]->shape[1] != x->shape[1]) {
-        snprintf(err, errlen, "input.x is not (R, D) or %s.%s not (H, D)", v, names[0].name);
-        return -1;
-    }
+    if (x->ndim != 2 || weight[0]->ndim != 2 || weight[0]->shape[1] != x->shape[1])
+        return errorf(err, errlen, "input.x is not (R, D) or %s.%s not (H, D)", v, names[0].name);
     int R = (int)x->shape[0], D = (int)x->shape[1], H = (int)weight[0]->shape[0];
     ModelConfig c = model_config_default();
     c.dim = D; c.mlp = kind;
-    if (cfg_mlp_hidden(&c) != H) {
-        snprintf(err, errlen, "%s is %d wide; the model's at D = %d is %d", v, H, D, cfg_mlp_hidden(&c));
-        return -1;
-    }
+    if (cfg_mlp_hidden(&c) != H)
+        return errorf(err, errlen, "%s is %d wide; the model's at D = %d is %d", v, H, D, cfg_mlp_hidden(&c));
     size_t RD = (size_t)R * D, RH = (size_t)R * H;
-    const StTensor *dout = need(st, "upstream.dout", RD, err, errlen), *ref_out, *ref_dx;
+    const StTensor *dout = st_need(st, REF, "upstream.dout", RD, err, errlen), *ref_out, *ref_dx;
     snprintf(name, sizeof name, "%s.out", v);
-    if (!dout || !(ref_out = need(st, name, RD, err, errlen))) return -1;
+    if (!dout || !(ref_out = st_need(st, REF, name, RD, err, errlen))) return -1;
     snprintf(name, sizeof name, "%s.dx", v);
-    if (!(ref_dx = need(st, name, RD, err, errlen))) return -1;
+    if (!(ref_dx = st_need(st, REF, name, RD, err, errlen))) return -1;
 
     BlockParams w = { 0 }, g = { 0 };          // the file's weights, our gradients
     for (int i = 0; i < n_names; i++) {
@@ -252,23 +237,19 @@ int parity_ffn(const SafeTensors *st, MlpKind kind, Parity *p, char *err, size_t
 
 int parity_rope2d(const SafeTensors *st, Parity *p, char *err, size_t errlen) {
     const char *grid_s = st_meta(st, "grid"), *base_s = st_meta(st, "base");
-    const StTensor *x = need(st, "input.x", 0, err, errlen);
+    const StTensor *x = st_need(st, REF, "input.x", 0, err, errlen);
     if (!x) return -1;
-    if (!grid_s || !base_s || x->ndim != 3) {
-        snprintf(err, errlen, "the reference file lacks grid or base, or input.x is not (B, L, hd)");
-        return -1;
-    }
+    if (!grid_s || !base_s || x->ndim != 3)
+        return errorf(err, errlen, "the reference file lacks grid or base, or input.x is not (B, L, hd)");
     int grid = atoi(grid_s), B = (int)x->shape[0], L = (int)x->shape[1], hd = (int)x->shape[2];
-    if (grid * grid != L || hd % 4) {
-        snprintf(err, errlen, "input.x has %d tokens of %d, not a %dx%d grid of heads of 4k", L, hd, grid, grid);
-        return -1;
-    }
+    if (grid * grid != L || hd % 4)
+        return errorf(err, errlen, "input.x has %d tokens of %d, not a %dx%d grid of heads of 4k", L, hd, grid, grid);
     size_t n = x->numel, nt = (size_t)L * hd;
-    const StTensor *dout = need(st, "upstream.dout", n, err, errlen);
-    const StTensor *ref_cos = dout ? need(st, "rope.cos", nt, err, errlen) : NULL;
-    const StTensor *ref_sin = ref_cos ? need(st, "rope.sin", nt, err, errlen) : NULL;
-    const StTensor *ref_out = ref_sin ? need(st, "rope.out", n, err, errlen) : NULL;
-    const StTensor *ref_dx = ref_out ? need(st, "rope.dx", n, err, errlen) : NULL;
+    const StTensor *dout = st_need(st, REF, "upstream.dout", n, err, errlen);
+    const StTensor *ref_cos = dout ? st_need(st, REF, "rope.cos", nt, err, errlen) : NULL;
+    const StTensor *ref_sin = ref_cos ? st_need(st, REF, "rope.sin", nt, err, errlen) : NULL;
+    const StTensor *ref_out = ref_sin ? st_need(st, REF, "rope.out", n, err, errlen) : NULL;
+    const StTensor *ref_dx = ref_out ? st_need(st, REF, "rope.dx", n, err, errlen) : NULL;
     if (!ref_dx) return -1;
     float *cos_t = zeros(nt), *sin_t = zeros(nt), *out = zeros(n), *dx = zeros(n);
     rope2d_tables(cos_t, sin_t, grid, hd, (float)atof(base_s), 0);

@@ -1,14 +1,10 @@
-// parity.h: our C layers beside PyTorch's, one layer at a time. The
-// reference files in tests/golden/layers are written by the project's
-// PyTorch reference (python3 tools/tinydit_ref.py layers, or make
-// layer-files) and committed, so the checks run without PyTorch.
+// parity.h: our C layers beside PyTorch's, one layer at a time, from the
+// committed reference files in tests/golden/layers (make layer-files), so
+// the checks run without PyTorch.
 //
-// Each check feeds the file's inputs to the function the model runs
-// (layernorm_forward, rmsnorm_forward, attention_forward, gelu_mlp_forward,
-// swiglu_mlp_forward, rope_forward and their backwards) with the model's eps (NORM_EPS), and
-// compares every result with PyTorch's: the largest difference relative to
-// the largest value, max |ours − torch| / max |torch|, worst tensor of the
-// forward pass and of the backward pass.
+// Each check feeds the file's inputs to the function the model runs (and
+// its backward) and compares every result with PyTorch's: max |ours − torch|
+// / max |torch|, worst tensor of the forward pass and of the backward pass.
 #pragma once
 #include <stdio.h>
 #include "io/safetensors.h"
@@ -27,7 +23,7 @@ typedef struct {
     char forward_worst[160], backward_worst[160];   // where: "tensor[i]: got x, expected y"
 } Parity;
 
-// Each: 0, or -1 with a message in err (a tensor missing or of a wrong shape).
+// Each: 0, or -1 with a message (a tensor missing or of a wrong shape).
 int parity_norm(const SafeTensors *st, NormKind kind, Parity *p, char *err, size_t errlen);
 int parity_attention(const SafeTensors *st, int qk_norm, Parity *p, char *err, size_t errlen);
 int parity_ffn(const SafeTensors *st, MlpKind kind, Parity *p, char *err, size_t errlen);
@@ -36,9 +32,8 @@ int parity_rope2d(const SafeTensors *st, Parity *p, char *err, size_t errlen);
 // The reference file of step 2..5 ("norms", "attention", "ffn", "rope2d").
 const char *parity_file(int step);
 
-// Prints step's parity lines, one per layer, e.g.
+// Prints step's parity lines from dir/<file>.safetensors (dir NULL: the
+// project's tests/golden/layers), one per layer, e.g.
 //   ours vs torch.nn.LayerNorm (torch 1.13.0): forward 2.4e-07, backward 3.1e-07 (float32 rounding)
-// reading dir/<file>.safetensors (dir NULL: the project's tests/golden/layers).
-// Returns the number of layers above PARITY_TOLERANCE; -1 after a message
-// saying how to make the file when it is missing or unreadable.
+// The number of layers above PARITY_TOLERANCE, or -1 after a message.
 int parity_print(FILE *f, int step, const char *dir);

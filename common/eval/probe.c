@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 // The architecture, in one place. (N, C, H, W) shapes along the way:
 //   x  (N, 3, 32, 32) -conv1-> (N, 32, 32, 32) -relu, pool-> (N, 32, 16, 16)
@@ -101,14 +100,7 @@ void probe_init(Probe *p, uint64_t seed) {
 }
 
 ProbeRecipe probe_default_recipe(void) {
-    ProbeRecipe r;
-    r.epochs = 4;
-    r.batch = 128;
-    r.lr = 2e-3f;
-    r.weight_decay = 5e-4f;
-    r.flip = 1;
-    r.seed = 1234;
-    return r;
+    return (ProbeRecipe){ .epochs = 4, .batch = 128, .lr = 2e-3f, .weight_decay = 5e-4f, .flip = 1, .seed = 1234 };
 }
 
 // ----------------------------------------------------------------------------
@@ -205,9 +197,6 @@ void probe_features(const Probe *p, const float *images, int n, float *features)
     probe_forward(p, images, n, features, NULL);
 }
 
-// probe_train runs forward and backward on buffers it keeps for the whole
-// run; this allocates its own, for the probe's gradient check (test_probe.c)
-// and a loss over a whole set.
 float probe_loss_and_grad(const Probe *p, const float *images, const uint8_t *labels, int n, Probe *grad) {
     Acts a, d;
     if (acts_alloc(&a, n) != 0) return NAN;
@@ -482,8 +471,7 @@ Probe *probe_get_or_train(const char *cache_dir, const CifarSet *train, const Ci
     probe_cache_key(r, train, test, key);
     snprintf(path, sizeof(path), "%s/probe-%s.safetensors", cache_dir, key);
 
-    struct stat sb;
-    if (stat(path, &sb) == 0) {
+    if (file_exists(path)) {
         char lerr[512];
         Probe *p = probe_load(path, lerr, sizeof(lerr));
         if (p) {

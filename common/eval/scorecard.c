@@ -3,15 +3,15 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include "nn/errors.h"
 #include "nn/flow.h"
 #include "nn/rng.h"
 #include "scorecard.h"
 
 #define EVAL_BATCH 250
 
-// The exam: noise for every image, then a time for every image, drawn once
-// from VAL_SEED in this fixed order, so it depends neither on the run nor on
-// the evaluation batch size.
+// Noise for every image, then a time for every image, from VAL_SEED in this
+// order: the exam depends neither on the run nor on the batch size.
 void scorecard_exam(float *x0, float *t, size_t per_image, int n_images) {
     Rng r;
     rng_seed(&r, VAL_SEED);
@@ -109,10 +109,8 @@ int scorecard_guided_samples(Model *m, float *out, const int *y, int n, float w,
                              long done_before, char *err, size_t errlen) {
     size_t per = fd_noise(m, out, n);
     Activations a;   // two rows an image at w != 1: the null label's and the asked-for one's
-    if (activations_alloc(&a, m, flow_guided_rows(EVAL_BATCH, w), false) != 0) {
-        snprintf(err, errlen, "out of memory for the guided samples' activations");
-        return -1;
-    }
+    if (activations_alloc(&a, m, flow_guided_rows(EVAL_BATCH, w), false) != 0)
+        return errorf(err, errlen, "out of memory for the guided samples' activations");
     int rc = 0;
     for (int i = 0; i < n && rc == 0; i += EVAL_BATCH) {
         int nb = n - i < EVAL_BATCH ? n - i : EVAL_BATCH;

@@ -1,18 +1,15 @@
 // scorecard.h: the four numbers every run reports, computed the
 // same way for every model so that runs can be compared:
-//   val MSE    the flow-matching loss on the first 2,000 test images, with
-//              noise and times drawn from VAL_SEED, not from the run's seed:
-//              every model sits the same exam.
+//   val MSE    the flow-matching loss on the first 2,000 test images, noise
+//              and times from VAL_SEED: every model sits the same exam.
 //   probe-FD   Fréchet distance between 1,000 samples (20 Euler steps, noise
 //              from FD_SEED) and the 10,000 test images, in the features of
-//              the cached probe classifier (common/eval/probe.h).
+//              the shipped probe classifier (common/eval/probe.h).
 //   ms/step    training speed (measured by the trainer).
-//   a class-conditional model's: FD_SAMPLES more samples from the same
-//              noise, 100 asking for each class, at the run's guidance: their
-//              probe-FD, and the class accuracy (the share the probe puts
-//              in the class asked for), overall and per class.
-//   spikes     steps whose loss exceeds 1.5x the median of the previous 100
-//              (common/eval/spikes.h).
+//   spikes     steps whose loss exceeds 1.5x the median of the previous 100.
+// A class-conditional model's too: FD_SAMPLES more samples from the same
+// noise, 100 a class, at the run's guidance: their probe-FD, and the share
+// the probe puts in the class asked for.
 #pragma once
 #include "io/cifar.h"
 #include "frechet.h"
@@ -26,8 +23,7 @@
 #define FD_SAMPLES 1000
 #define FD_EULER_STEPS 20
 
-// The val-MSE exam's noise x0 (n_images, per_image) and times t (n_images),
-// the same for every run (the caller allocates both).
+// The val-MSE exam's noise x0 (n_images, per_image) and times t (n_images).
 void scorecard_exam(float *x0, float *t, size_t per_image, int n_images);
 
 // val MSE of m on the first n_images of test (at most test->n); NAN if
@@ -36,9 +32,7 @@ double scorecard_val_mse(Model *m, const CifarSet *test, int n_images);
 
 // The same exam with its buffers kept between calls, for a run that examines
 // itself every val_every steps: fresh buffers for a batch of 250 images
-// (750 MB of activations at the default size) cost more to fault in than
-// the forward passes through them.
-// val_exam_run gives exactly scorecard_val_mse's number.
+// (750 MB at the default size) cost more to fault in than the forward passes.
 typedef struct {
     Activations a;              // for EVAL_BATCH images
     float *x0, *t;              // the exam's noise (n_images, per) and times (n_images)
@@ -47,42 +41,35 @@ typedef struct {
     int n_images;
     size_t per;                 // floats per image
 } ValExam;
-// The exam of the first n_images of test (at most test->n); a
-// class-conditional model sits it with each image's true label. 0, or -1
-// when out of memory, when m's img and channels are not CIFAR-10's, or when
-// m is class-conditional and test has no labels, or one not below classes.
+// The exam of the first n_images of test, a class-conditional model's with
+// each image's label. -1 when out of memory or m and test do not fit.
 int val_exam_init(ValExam *e, const Model *m, const CifarSet *test, int n_images);
 // val MSE of m on that exam; test must be the set given to val_exam_init.
 double val_exam_run(ValExam *e, Model *m, const CifarSet *test);
 void val_exam_free(ValExam *e);
 
-// Draws n samples with `steps` Euler steps from the fixed FD noise into
-// out (n, C, S, S) (caller allocates).
+// n samples, `steps` Euler steps from the fixed FD noise, into out (n, C, S, S).
 void scorecard_samples(Model *m, float *out, int n, int steps);
-// The same, with a line on pr after each batch of samples: pr counts image
-// forward passes, done_before of them before these n x steps.
+// The same, updating pr (counting image forward passes, done_before of them
+// before these) after each batch.
 void scorecard_samples_shown(Model *m, float *out, int n, int steps, Progress *pr, long done_before);
 
 // The class sample i asks for, in the class-conditional scorecard: i % 10,
 // so that every batch and every first 64 hold each class.
 void scorecard_labels(int *y, int n);
 
-// The class-conditional samples: the FD noise above (the same for every w,
-// so that two guidance scales differ by w only), image i asked for y[i], at
-// guidance w, `steps` Euler steps, into out (n, C, S, S). pr as above,
-// counting the forward passes of flow_guided_rows. 0, or -1 with a message
-// (flow_sample_guided's refusals, out of memory).
+// The class-conditional samples from the same FD noise (two guidance scales
+// differ by w only), image i asked for y[i]. pr as above. 0, or -1 with a
+// message.
 int scorecard_guided_samples(Model *m, float *out, const int *y, int n, float w, int steps, Progress *pr,
                              long done_before, char *err, size_t errlen);
 
-// The share of samples (n) whose probe class is the one asked for (y), and
-// the same over each class's samples into per_class (PROBE_CLASSES; NAN
-// for a class none asked for) with their count in asked (may be NULL).
+// The share of samples whose probe class is the one asked for (y), overall
+// and per class into per_class (NAN for a class none asked for) and asked.
 double scorecard_class_accuracy(const Probe *p, const float *samples, const int *y, int n,
                                 double *per_class, int *asked);
 
-// Feature statistics of the real test images (computed once per process and
-// reused: 10,000 probe forward passes).
+// Feature statistics of the real test images (10,000 probe forward passes).
 int scorecard_real_stats(const Probe *p, const CifarSet *test, FeatureStats *out);
 
 // probe-FD of samples (n images) against the real statistics.

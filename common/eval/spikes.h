@@ -19,9 +19,5 @@
 #define SPIKE_WINDOW 100
 #define SPIKE_FACTOR 1.5f
 
-// Counts spikes in loss (n) with the rule above, for any window >= 1 and
-// factor. flags (n), if not NULL, receives 1 at each spike and 0 elsewhere.
-int count_loss_spikes_ex(const float *loss, int n, int window, float factor, unsigned char *flags);
-
-// The scorecard's count: window 100, factor 1.5.
+// The spikes in loss (n) by the rule above; -1 when out of memory.
 int count_loss_spikes(const float *loss, int n);

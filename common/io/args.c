@@ -9,29 +9,48 @@
 #include <stdlib.h>
 #include <string.h>
 
-int args_error(UsageFn *usage, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
+// "error: MESSAGE" on stderr, then, with a usage, a blank line and it.
+static int report(const ArgSpec *spec, UsageFn *usage, const char *fmt, va_list ap) {
     fprintf(stderr, "error: ");
     vfprintf(stderr, fmt, ap);
     fprintf(stderr, "\n");
-    va_end(ap);
-    if (usage) {
-        fprintf(stderr, "\n");
-        usage(stderr);
-    }
+    if (spec || usage) fprintf(stderr, "\n");
+    if (spec) args_usage(spec, stderr);
+    else if (usage) usage(stderr);
     return ARGS_BAD;
 }
 
-int args_unknown(UsageFn *usage, char **argv) {
-    // The word just read: a long option getopt does not know, or one whose
-    // value is missing. A short one it does not know may sit inside a
-    // cluster such as -xv, so that one is named by its letter, optopt.
-    const char *word = argv[optind - 1];
-    if (strncmp(word, "--", 2) != 0 && optopt > 0 && optopt < 128)
-        return args_error(usage, "unknown or incomplete option '-%c'", optopt);
-    return args_error(usage, "unknown or incomplete option '%s'", word);
+int args_error(UsageFn *usage, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = report(NULL, usage, fmt, ap);
+    va_end(ap);
+    return rc;
 }
+
+// Reports a problem with the command line: the message, then the usage.
+__attribute__((format(printf, 2, 3)))
+static int bad_input(const ArgSpec *spec, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = report(spec, NULL, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+// What getopt_long's '?' means: the word just read is a long option getopt
+// does not know, or one whose value is missing. A short one it does not know
+// may sit inside a cluster such as -xv, so that one is named by its letter,
+// optopt.
+static int unknown_option(const ArgSpec *spec, UsageFn *usage, char **argv) {
+    const char *word = argv[optind - 1];
+    char letter[3] = { '-', (char)optopt, 0 };
+    if (strncmp(word, "--", 2) != 0 && optopt > 0 && optopt < 128) word = letter;
+    return spec ? bad_input(spec, "unknown or incomplete option '%s'", word)
+                : args_error(usage, "unknown or incomplete option '%s'", word);
+}
+
+int args_unknown(UsageFn *usage, char **argv) { return unknown_option(NULL, usage, argv); }
 
 int parse_int_in(const char *s, long lo, long hi, int *out) {
     if (!s || !*s) return -1;
@@ -146,19 +165,6 @@ void args_usage(const ArgSpec *spec, FILE *f) {
     }
 }
 
-// Reports a problem with the command line: the message, then the usage.
-__attribute__((format(printf, 2, 3)))
-static int bad_input(const ArgSpec *spec, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "error: ");
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, "\n\n");
-    va_end(ap);
-    args_usage(spec, stderr);
-    return ARGS_BAD;
-}
-
 // One option's value into its target. ARGS_OK, or ARGS_BAD reported.
 static int take_value(const ArgSpec *spec, const ArgOption *o, const char *value) {
     if (o->seen) *o->seen = true;
@@ -202,12 +208,7 @@ int args_parse(const ArgSpec *spec, int argc, char **argv) {
     opterr = 0;    // our messages, not getopt's
     for (int c; (c = getopt_long(argc, argv, "h", table, NULL)) != -1;) {
         if (c == 'h') { args_usage(spec, stdout); return ARGS_HELP; }
-        if (c < 1000 || c >= 1000 + n) {
-            const char *word = argv[optind - 1];   // a short option may sit in a cluster: -xv
-            if (strncmp(word, "--", 2) != 0 && optopt > 0 && optopt < 128)
-                return bad_input(spec, "unknown or incomplete option '-%c'", optopt);
-            return bad_input(spec, "unknown or incomplete option '%s'", word);
-        }
+        if (c < 1000 || c >= 1000 + n) return unknown_option(spec, NULL, argv);
         int rc = take_value(spec, &spec->options[c - 1000], optarg);
         if (rc != ARGS_OK) return rc;
     }

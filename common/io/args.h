@@ -8,21 +8,11 @@
 // It returns one of three answers, and main exits with args_exit_code(rc):
 //   ARGS_OK    go on
 //   ARGS_HELP  --help (or -h) printed the usage on stdout: exit 0
-//   ARGS_BAD   bad input, already reported on stderr with what to do instead
-//              (args_error: the problem, then the usage where it helps; a
-//              wrong value needs only the message that names it): exit 2
+//   ARGS_BAD   bad input, already reported on stderr with what to do
+//              instead (args_error): exit 2
 // A parser never calls exit(), so a test can call it and look at the answer.
-// Before its loop it sets optind = 0, which makes glibc start afresh (a test
-// may parse two command lines in one process), and opterr = 0: the messages
-// are ours, not getopt's. getopt_long also accepts --opt=value, and any
-// unambiguous prefix of a long option's name.
-//
 // A program whose options are plain values declares them as data instead,
-// an ArgOption table (below): args_parse reads argv once by it, and
-// args_usage writes the usage from the same table.
-//
-// Plus the checked reading of a whole number, used for every integer option
-// and for the step number kept in a checkpoint.
+// an ArgOption table (below), which gives both the parse and the usage.
 #pragma once
 #include <getopt.h>
 #include <stdbool.h>
@@ -33,22 +23,20 @@ enum { ARGS_OK = 0, ARGS_HELP = -1, ARGS_BAD = 2 };
 // The exit code of a parser's answer: 0 after --help, else the answer.
 static inline int args_exit_code(int rc) { return rc == ARGS_HELP ? 0 : rc; }
 
-// Prints "error: MESSAGE" (printf-style), a blank line and usage(stderr) on
-// stderr; usage may be NULL. Returns ARGS_BAD.
+// "error: MESSAGE" (printf-style), then a blank line and usage(stderr)
+// (usage may be NULL), on stderr. Returns ARGS_BAD.
 typedef void UsageFn(FILE *f);
 __attribute__((format(printf, 2, 3)))
 int args_error(UsageFn *usage, const char *fmt, ...);
 
-// What getopt_long's '?' means: an option it does not know, or one whose
-// value is missing. Reported with args_error. Returns ARGS_BAD.
+// Reports what getopt_long's '?' means: an unknown option, or one whose
+// value is missing. Returns ARGS_BAD.
 int args_unknown(UsageFn *usage, char **argv);
 
-// A timing command's rounds (lab speed): the timed ones
-// must outnumber the warm-up ones. ARGS_OK, or ARGS_BAD reported.
+// A timing command's rounds (lab speed) must outnumber its warm-up ones.
 int args_check_rounds(int rounds, int warmup);
 
-// Parses s as a whole decimal number in [lo, hi]: no sign other than '-', no
-// trailing characters, no empty string, nothing out of range. 0 with the
+// s as a whole decimal number in [lo, hi], nothing after it: 0 with the
 // value in *out, or -1 (and *out untouched).
 int parse_int_in(const char *s, long lo, long hi, int *out);
 
@@ -67,11 +55,9 @@ int is_help_option(const char *a);
 //     ArgSpec spec = { "step2_rmsnorm", NULL, "LayerNorm against RMSNorm ...", opts };
 //     return args_parse(&spec, argc, argv);
 //
-// --help and -h are every program's, printing args_usage on stdout. An
-// unknown option, a value out of range or a word the program does not take
-// is reported on stderr, then the usage (an ARG_CALL prints its own
-// message and answers ARGS_BAD; the usage follows). Defaults are what the
-// targets hold when args_parse starts; the usage shows them.
+// --help and -h are every program's. A bad option or word is reported on
+// stderr, then the usage. Defaults are what the targets hold when
+// args_parse starts; the usage shows them.
 typedef enum {
     ARG_KIND_INT,      // int in [lo, hi]
     ARG_KIND_STRING,   // const char * (argv's own string)
@@ -121,12 +107,11 @@ typedef struct {
     void (*more)(FILE *f);      // printed after the options (e.g. the presets); may be NULL
 } ArgSpec;
 
-// Reads argv[1..] by spec, once. ARGS_OK, ARGS_HELP (usage on stdout) or
-// ARGS_BAD (reported on stderr).
+// Reads argv[1..] by spec, once.
 int args_parse(const ArgSpec *spec, int argc, char **argv);
 
-// The usage, from the table: the usage line, the paragraph, each option with
-// its help and default, then spec->more.
+// The usage line, the paragraph, each option with its help and default,
+// then spec->more.
 void args_usage(const ArgSpec *spec, FILE *f);
 
 // An option that may be given many times, its values kept in their order
@@ -136,13 +121,10 @@ typedef struct { const char *v[ARGS_LIST_MAX]; int n; } ArgList;
 ArgCallFn args_take_list;
 
 // A step program's options: its own (ended by ARG_END), then ARG_FIGURES
-// for *figures_dir, the two every step that draws takes. args_parse on them,
-// with the usage line "usage: PROGRAM [its own] [--figures DIR | --no-figures]".
+// for *figures_dir.
 int args_parse_step(const char *program, const char *about, const ArgOption *own, const char **figures_dir,
                     int argc, char **argv);
 
-// The line every step ends with: the training run that turns its upgrade on,
-// "try it: step6_ablation train --name mine --preset quick SETS", then note
-// (indented like the command; may hold more lines) below it. The program is
-// named as a command typed here would name it.
+// The line every step ends with, "try it: step6_ablation train --name mine
+// --preset quick SETS", then note below it.
 void args_print_try_it(const char *sets, const char *note);

@@ -1,24 +1,16 @@
 // bench.h: fair timings on a shared, noisy machine, and plain aligned tables.
 //
 // Timing. Two functions timed one after the other see different background
-// load (another process wakes up, the CPU clocks down). So we never time A for
-// a while and then B for a while: bench_interleaved runs them in turns,
+// load, so bench_interleaved runs them in turns, the first one rotating,
 //     round 0: A, B, C   round 1: B, C, A   round 2: C, A, B   ...
-// (the starting function rotates, so none always runs first, right after the
-// timer loop's own overhead), and reports each one's MEDIAN over the rounds:
-// a burst of load then slows one round of every function, and the median
-// ignores it.
+// and reports each one's MEDIAN over the rounds: a burst of load slows one
+// round of every function, and the median ignores it.
 //
 //     static void run_a(void *ctx) { ... one call ... }
 //     BenchFn fns[2] = { { "A", run_a, &ctx }, { "B", run_b, &ctx } };
 //     double ms[2];
-//     bench_interleaved(fns, 2, 2, 31, 10, ms);  // 2 warm-up rounds, 31 timed
-//                                                // rounds of 10 calls per turn
-//     // ms[i] = median milliseconds per call of fns[i]
-//
-// Tables. Columns sized to their widest cell, the first column left-aligned
-// (names), the others right-aligned (numbers):
-//
+//     bench_interleaved(fns, 2, 2, 31, 10, ms);  // ms[i]: median ms per call
+// Tables: columns sized to their widest cell, names left, numbers right.
 //     Table t; table_init(&t, 3, "norm", "mean", "rms");
 //     table_cell(&t, "%s", "LayerNorm"); table_cell(&t, "%.3f", m); table_cell(&t, "%.3f", r);
 //     table_print(&t);   // cells fill rows left to right, a new row every ncols cells
@@ -31,12 +23,9 @@ typedef struct {
     void *ctx;
 } BenchFn;
 
-// Times fns[0..n) in turns: `warmup` untimed rounds, then `rounds` timed
-// rounds; in each round every function runs `calls` times back to back (one
-// turn) and the turn's time / calls is that round's time per call. Writes the
-// median over the timed rounds, in milliseconds per call, to median_ms[i].
-// Use `calls` to make each function's share of a round last a millisecond
-// or more, so the clock's resolution and the loop overhead do not matter. rounds <= 1000.
+// `warmup` untimed rounds, then `rounds` (<= 1000) timed ones, each function
+// `calls` times back to back a turn (enough for a millisecond or more, so the
+// clock's resolution does not matter); median_ms[i], per call.
 void bench_interleaved(const BenchFn *fns, int n, int warmup, int rounds, int calls,
                        double *median_ms);
 

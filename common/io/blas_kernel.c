@@ -49,7 +49,8 @@ void blas_kernel_describe(char *line, size_t cap) {
                  set ? "OPENBLAS_CORETYPE is set" : "its own choice");
 }
 
-void blas_use_fitting_kernel(char **argv) {
+// Restarts with OPENBLAS_CORETYPE set when the kernel needs it (restart_fitted).
+static void blas_use_fitting_kernel(char **argv) {
     if (getenv("OPENBLAS_CORETYPE")) return;
     const char *chosen = openblas_get_corename();
     const char *fitting = kernel_for_this_cpu();

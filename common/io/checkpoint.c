@@ -159,11 +159,24 @@ static int looks_like_param(const char *name) {
     return 0;
 }
 
+// Every parameter's "<prefix><name>" tensor into dst (the parameter layout),
+// all of them checked before anything is copied, so that a failed load
+// leaves dst as it was.
+static int copy_checked(const SafeTensors *st, const char *src, const char *prefix, const Model *m, float *dst,
+                        char *err, size_t errlen) {
+    for (int i = 0; i < m->n_tensors; i++)
+        if (!find_matching(st, src, prefix, &m->tensors[i], err, errlen)) return -1;
+    for (int i = 0; i < m->n_tensors; i++) {
+        const ParamTensor *t = &m->tensors[i];
+        const StTensor *s = find_matching(st, src, prefix, t, err, errlen);
+        memcpy(dst + t->offset, s->data, t->size * sizeof(float));
+    }
+    return 0;
+}
+
 int checkpoint_copy_params(const SafeTensors *st, const char *src, const char *prefix,
                            Model *m, char *err, size_t errlen) {
-    // Check everything before copying anything, so that a failed load
-    // leaves the model as it was.
-    for (int i = 0; i < m->n_tensors; i++)
+    for (int i = 0; i < m->n_tensors; i++)   // a missing tensor is named before a stray one
         if (!find_matching(st, src, prefix, &m->tensors[i], err, errlen)) return -1;
     size_t plen = strlen(prefix);
     for (int i = 0; i < st->n_tensors; i++) {
@@ -176,12 +189,7 @@ int checkpoint_copy_params(const SafeTensors *st, const char *src, const char *p
                         "the metadata and the tensors disagree", src, name, desc);
         }
     }
-    for (int i = 0; i < m->n_tensors; i++) {
-        const ParamTensor *t = &m->tensors[i];
-        const StTensor *s = find_matching(st, src, prefix, t, err, errlen);
-        memcpy(m->params + t->offset, s->data, t->size * sizeof(float));
-    }
-    return 0;
+    return copy_checked(st, src, prefix, m, m->params, err, errlen);
 }
 
 int checkpoint_copy_array(const SafeTensors *st, const char *src, const char *prefix,
@@ -191,15 +199,7 @@ int checkpoint_copy_array(const SafeTensors *st, const char *src, const char *pr
         char name[CKPT_NAME_LEN];
         if (join_name(name, prefix, m->tensors[i].name) == 0 && st_find(st, name)) present++;
     }
-    if (present == 0) return 1;
-    for (int i = 0; i < m->n_tensors; i++)
-        if (!find_matching(st, src, prefix, &m->tensors[i], err, errlen)) return -1;
-    for (int i = 0; i < m->n_tensors; i++) {
-        const ParamTensor *t = &m->tensors[i];
-        const StTensor *s = find_matching(st, src, prefix, t, err, errlen);
-        memcpy(dst + t->offset, s->data, t->size * sizeof(float));
-    }
-    return 0;
+    return present == 0 ? 1 : copy_checked(st, src, prefix, m, dst, err, errlen);
 }
 
 // ---------------------------------------------------------------------------

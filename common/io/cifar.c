@@ -36,23 +36,18 @@ const char *cifar_dir(void) {
     return project_data;
 }
 
-// Records per file: CIFAR-10's 10,000, or CIFAR_RECORDS when it is set. The
-// tests write small data sets in the same layout (tests/synth_cifar.h: a few
-// dozen records per file) to drive the trainer without the real images, and
-// set CIFAR_RECORDS to their size. Asking for it keeps the size check exact:
-// a real file cut short at a record boundary is still an error, and a small
-// set is never taken for CIFAR-10 by accident. Said once on stderr, because
-// numbers measured on such a set mean nothing.
+// Records per file: CIFAR-10's 10,000, or CIFAR_RECORDS, the size of the
+// tests' small sets (tests/synth_cifar.h). Asking for it keeps the size check
+// exact (a real file cut short at a record boundary is still an error), and
+// it is said once on stderr, because numbers measured on such a set mean nothing.
 static int records_per_file(const char *dir, int *out, char *err, size_t errlen) {
     static int told;
     const char *env = getenv("CIFAR_RECORDS");
     *out = CIFAR_RECORDS_PER_FILE;
     if (!env || !env[0]) return 0;
-    if (parse_int_in(env, 1, CIFAR_RECORDS_PER_FILE, out) != 0) {
-        errorf(err, errlen, "CIFAR_RECORDS=%s: expected the records per file of a small test set, "
-                "a whole number from 1 to %d; unset it to read CIFAR-10", env, CIFAR_RECORDS_PER_FILE);
-        return -1;
-    }
+    if (parse_int_in(env, 1, CIFAR_RECORDS_PER_FILE, out) != 0)
+        return errorf(err, errlen, "CIFAR_RECORDS=%s: expected the records per file of a small test set, "
+                       "a whole number from 1 to %d; unset it to read CIFAR-10", env, CIFAR_RECORDS_PER_FILE);
     if (*out != CIFAR_RECORDS_PER_FILE && !told) {
         fprintf(stderr, "note: CIFAR_RECORDS=%d: reading %s as a small test set of %d records per file, "
                 "not CIFAR-10's %d\n", *out, dir ? dir : cifar_dir(), *out, CIFAR_RECORDS_PER_FILE);
@@ -64,27 +59,21 @@ static int records_per_file(const char *dir, int *out, char *err, size_t errlen)
 int cifar_parse_batch(const uint8_t *buf, size_t len, int records, const char *name,
                       uint8_t *pixels, uint8_t *labels, char *err, size_t errlen) {
     if (!name) name = "(buffer)";
-    if (records <= 0) {
-        errorf(err, errlen, "%s: asked for %d records; the count must be positive", name, records);
-        return -1;
-    }
+    if (records <= 0)
+        return errorf(err, errlen, "%s: asked for %d records; the count must be positive", name, records);
     size_t want = (size_t)records * CIFAR_RECORD_BYTES;
-    if (!buf || len != want) {
-        errorf(err, errlen, "%s: %zu bytes, expected %zu (%d records of %d bytes): "
-                "truncated, or not a CIFAR-10 binary batch file", name, buf ? len : 0, want,
-                records, CIFAR_RECORD_BYTES);
-        return -1;
-    }
+    if (!buf || len != want)
+        return errorf(err, errlen, "%s: %zu bytes, expected %zu (%d records of %d bytes): "
+                       "truncated, or not a CIFAR-10 binary batch file", name, buf ? len : 0, want,
+                       records, CIFAR_RECORD_BYTES);
     // Check every label before writing anything, so a bad file leaves the
     // caller's arrays as they were.
     for (int r = 0; r < records; r++) {
         uint8_t label = buf[(size_t)r * CIFAR_RECORD_BYTES];
-        if (label >= CIFAR_NUM_CLASSES) {
-            errorf(err, errlen, "%s: record %d has label %d, but labels are 0-%d: "
-                    "corrupt, or not a CIFAR-10 binary batch file (CIFAR-100 has 2 label bytes)",
-                    name, r, label, CIFAR_NUM_CLASSES - 1);
-            return -1;
-        }
+        if (label >= CIFAR_NUM_CLASSES)
+            return errorf(err, errlen, "%s: record %d has label %d, but labels are 0-%d: "
+                           "corrupt, or not a CIFAR-10 binary batch file (CIFAR-100 has 2 label bytes)",
+                           name, r, label, CIFAR_NUM_CLASSES - 1);
     }
     for (int r = 0; r < records; r++) {
         const uint8_t *rec = buf + (size_t)r * CIFAR_RECORD_BYTES;
@@ -94,55 +83,21 @@ int cifar_parse_batch(const uint8_t *buf, size_t len, int records, const char *n
     return 0;
 }
 
-// One batch file of exactly `records` records into pixels/labels (the
-// caller's, as above). Fails on a missing or unreadable file, a wrong
-// size, a short read or a bad label.
+// One batch file of exactly `records` records (> 0) into pixels/labels (the
+// caller's, as above). Fails on a missing or unreadable file (only a regular
+// file: a FIFO in its place would block the read forever), a wrong size or a
+// bad label.
 static int cifar_read_file(const char *path, int records, uint8_t *pixels, uint8_t *labels,
                            char *err, size_t errlen) {
-    if (records <= 0) {
-        errorf(err, errlen, "%s: asked for %d records; the count must be positive", path, records);
-        return -1;
-    }
-    size_t want = (size_t)records * CIFAR_RECORD_BYTES;
-    // Only a regular file: a FIFO in its place would block the read forever,
-    // a device would never end.
+    size_t want = (size_t)records * CIFAR_RECORD_BYTES, len;
     char why[CIFAR_ERRLEN / 2];
-    FILE *f = fopen_regular(path, why, sizeof why);
-    if (!f) {
-        errorf(err, errlen, "%s; expected a CIFAR-10 batch file; %s", why, CIFAR_HINT);
-        return -1;
-    }
-    // Check the size up front: "30730000 bytes expected, file has 1234" says
-    // far more than "short read".
-    struct stat st;
-    if (fstat(fileno(f), &st) == 0) {
-        if ((size_t)st.st_size != want) {
-            errorf(err, errlen, "%s: %lld bytes, expected %zu (%d records of %d bytes): "
-                    "truncated or incomplete download, or not a CIFAR-10 binary batch file",
-                    path, (long long)st.st_size, want, records, CIFAR_RECORD_BYTES);
-            fclose(f);
-            return -1;
-        }
-    }
-    // One byte more than needed, to notice a file that is too long.
-    uint8_t *buf = malloc(want + 1);
-    if (!buf) {
-        errorf(err, errlen, "%s: out of memory for %zu bytes", path, want + 1);
-        fclose(f);
-        return -1;
-    }
-    size_t got = fread(buf, 1, want + 1, f);
-    int read_error = ferror(f);
-    int saved_errno = errno;
-    fclose(f);
-    if (read_error || got < want) {
-        errorf(err, errlen, "%s: short read, got %zu of %zu bytes%s%s", path, got, want,
-                read_error ? ": " : "", read_error ? strerror(saved_errno) : "");
-        free(buf);
-        return -1;
-    }
-    // got == want + 1 means the file is too long; cifar_parse_batch says so.
-    int rc = cifar_parse_batch(buf, got, records, path, pixels, labels, err, errlen);
+    uint8_t *buf = (uint8_t *)read_file_all(path, &len, why, sizeof why);
+    if (!buf) return errorf(err, errlen, "%s; expected a CIFAR-10 batch file; %s", why, CIFAR_HINT);
+    // "30730000 bytes expected, file has 1234" says far more than a bad label
+    int rc = len != want ? errorf(err, errlen, "%s: %zu bytes, expected %zu (%d records of %d bytes): truncated "
+                                  "or incomplete download, or not a CIFAR-10 binary batch file",
+                                  path, len, want, records, CIFAR_RECORD_BYTES)
+                         : cifar_parse_batch(buf, len, records, path, pixels, labels, err, errlen);
     free(buf);
     return rc;
 }
@@ -151,81 +106,67 @@ void cifar_free(CifarSet *s) {
     if (!s) return;
     free(s->pixels);
     free(s->labels);
-    s->pixels = NULL;
-    s->labels = NULL;
-    s->n = 0;
+    *s = (CifarSet){ 0 };
 }
 
 int cifar_load_files(const char *dir, const char *const *names, int nfiles,
                      int records_per_file, CifarSet *out, char *err, size_t errlen) {
-    out->n = 0;
-    out->pixels = NULL;
-    out->labels = NULL;
+    *out = (CifarSet){ 0 };
+    uint8_t *pixels = NULL, *labels = NULL;
     if (!dir) dir = cifar_dir();
     struct stat st;
-    if (stat(dir, &st) != 0) {
-        errorf(err, errlen, "CIFAR-10 directory %s not found (%s); %s", dir, strerror(errno),
-                CIFAR_HINT);
-        return -1;
-    }
-    if (!S_ISDIR(st.st_mode)) {
-        errorf(err, errlen, "CIFAR-10 directory %s is not a directory; %s", dir, CIFAR_HINT);
-        return -1;
-    }
-    if (nfiles <= 0 || records_per_file <= 0) {
-        errorf(err, errlen, "%s: asked for %d files of %d records; both must be positive",
-                dir, nfiles, records_per_file);
-        return -1;
-    }
+    if (stat(dir, &st) != 0)
+        return errorf(err, errlen, "CIFAR-10 directory %s not found (%s); %s", dir, strerror(errno),
+                       CIFAR_HINT);
+    if (!S_ISDIR(st.st_mode))
+        return errorf(err, errlen, "CIFAR-10 directory %s is not a directory; %s", dir, CIFAR_HINT);
+    if (nfiles <= 0 || records_per_file <= 0)
+        return errorf(err, errlen, "%s: asked for %d files of %d records; both must be positive",
+                       dir, nfiles, records_per_file);
     size_t n = (size_t)nfiles * (size_t)records_per_file;
-    if (n > (size_t)0x7fffffff) {
-        errorf(err, errlen, "%s: %zu images do not fit an int", dir, n);
-        return -1;
-    }
-    uint8_t *pixels = malloc(n * CIFAR_PIXELS);
-    uint8_t *labels = malloc(n);
+    if (n > (size_t)0x7fffffff)
+        return errorf(err, errlen, "%s: %zu images do not fit an int", dir, n);
+    pixels = malloc(n * CIFAR_PIXELS);
+    labels = malloc(n);
     if (!pixels || !labels) {
-        errorf(err, errlen, "%s: out of memory for %zu images (%zu MB)", dir, n,
-                n * CIFAR_PIXELS >> 20);
-        free(pixels);
-        free(labels);
-        return -1;
+        errorf(err, errlen, "%s: out of memory for %zu images (%zu MB)", dir, n, n * CIFAR_PIXELS >> 20);
+        goto fail;
     }
     for (int i = 0; i < nfiles; i++) {
         char path[4096];
         int len = snprintf(path, sizeof path, "%s/%s", dir, names[i]);
         if (len < 0 || (size_t)len >= sizeof path) {
             errorf(err, errlen, "%s/%s: path too long", dir, names[i]);
-            free(pixels);
-            free(labels);
-            return -1;
+            goto fail;
         }
         size_t first = (size_t)i * (size_t)records_per_file;
         if (cifar_read_file(path, records_per_file, pixels + first * CIFAR_PIXELS,
-                            labels + first, err, errlen) != 0) {
-            free(pixels);
-            free(labels);
-            return -1;
-        }
+                            labels + first, err, errlen) != 0)
+            goto fail;
     }
-    out->n = (int)n;
-    out->pixels = pixels;
-    out->labels = labels;
+    *out = (CifarSet){ (int)n, pixels, labels };
     return 0;
+fail:
+    free(pixels);
+    free(labels);
+    return -1;
+}
+
+// The named files, each of CIFAR-10's 10,000 records or CIFAR_RECORDS.
+static int load_set(const char *dir, const char *const *names, int nfiles, CifarSet *out,
+                    char *err, size_t errlen) {
+    int records;
+    *out = (CifarSet){ 0 };
+    if (records_per_file(dir, &records, err, errlen) != 0) return -1;
+    return cifar_load_files(dir, names, nfiles, records, out, err, errlen);
 }
 
 int cifar_load_train(const char *dir, CifarSet *out, char *err, size_t errlen) {
-    int records;
-    out->n = 0; out->pixels = NULL; out->labels = NULL;
-    if (records_per_file(dir, &records, err, errlen) != 0) return -1;
-    return cifar_load_files(dir, TRAIN_FILES, CIFAR_TRAIN_FILES, records, out, err, errlen);
+    return load_set(dir, TRAIN_FILES, CIFAR_TRAIN_FILES, out, err, errlen);
 }
 
 int cifar_load_test(const char *dir, CifarSet *out, char *err, size_t errlen) {
-    int records;
-    out->n = 0; out->pixels = NULL; out->labels = NULL;
-    if (records_per_file(dir, &records, err, errlen) != 0) return -1;
-    return cifar_load_files(dir, TEST_FILES, 1, records, out, err, errlen);
+    return load_set(dir, TEST_FILES, 1, out, err, errlen);
 }
 
 int cifar_check_config(const ModelConfig *c, const char *what, char *err, size_t errlen) {

@@ -1,12 +1,10 @@
-// config_parse.c: the `--set key=value` parser and the printing of a Config
-// (the model's fields and the run's). Every key is a row of one of two
-// tables in one format (nn/config.h): MODEL_KEYS (nn/config.c) and RUN_KEYS
-// (run_config.c). Parsing, printing, checkpoint metadata
-// (config_foreach_field), what a resume takes (config_for_resume) and what
-// two runs may differ in (configs_agree) all walk those rows, so a key
-// cannot be settable but forgotten in checkpoints, nor bounded here and
-// otherwise in its part's check.
+// config_parse.c: the `--set key=value` parser and the printing of a Config.
+// Parsing, printing, checkpoint metadata, what a resume takes and what two
+// runs may differ in all walk the rows of MODEL_KEYS (nn/config.c) and
+// RUN_KEYS (run_config.c), so a key cannot be settable but forgotten in
+// checkpoints, nor bounded here and otherwise in its part's check.
 #include "config_parse.h"
+#include "args.h"
 #include "nn/errors.h"
 
 #include <ctype.h>
@@ -69,13 +67,7 @@ Config config_default(void) {
 // 2^64-1; a typo in a run's config must fail loudly instead.
 
 static int parse_int(const char *s, int *out) {
-    if (!*s || isspace((unsigned char)*s)) return -1;
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || *end || v < INT_MIN || v > INT_MAX) return -1;
-    *out = (int)v;
-    return 0;
+    return isspace((unsigned char)*s) ? -1 : parse_int_in(s, INT_MIN, INT_MAX, out);
 }
 
 static int parse_u64(const char *s, unsigned long long *out) {
@@ -327,16 +319,17 @@ static void describe_field(const char *key, const char *value, void *ctx) {
     else d->used += (size_t)n;
 }
 
-void config_describe(const Config *c, char *out, size_t outlen) {
+// The fields of tables[0..n) as one line.
+static void describe(const Config *c, const ConfigKey *const *tables, int n, char *out, size_t outlen) {
     if (!out || !outlen) return;
     out[0] = '\0';
     DescribeText d = { out, outlen, 0 };
-    config_foreach_field(c, describe_field, &d);
+    for (int t = 0; t < n; t++) foreach_field(c, tables[t], describe_field, &d);
 }
 
+void config_describe(const Config *c, char *out, size_t outlen) { describe(c, TABLES, N_TABLES, out, outlen); }
+
 void model_config_describe(const ModelConfig *m, char *out, size_t outlen) {
-    if (!out || !outlen) return;
-    out[0] = '\0';
-    DescribeText d = { out, outlen, 0 };
-    model_config_foreach_field(m, describe_field, &d);
+    Config c = { .model = *m };
+    describe(&c, TABLES, 1, out, outlen);   // TABLES[0] is MODEL_KEYS
 }

@@ -1,11 +1,8 @@
 // config_parse.h: the `--set key=value` parser that every program shares,
-// and the printing of a config (checkpoint metadata, --set help). A program
-// is configured by two things, each defined and checked in one place: the
-// model (ModelConfig, nn/config.h) and the run that trains it (RunConfig,
-// run_config.h). One key names a field of one of them, and is one row of
-// their tables of keys (MODEL_KEYS, RUN_KEYS; the format: nn/config.h);
-// config_set fills either, config_validate checks both, once, after the
-// last key.
+// and the printing of a config (checkpoint metadata, --set help). A key is
+// one row of the model's table (MODEL_KEYS, nn/config.h) or the run's
+// (RUN_KEYS, run_config.h); config_set fills either, config_validate checks
+// both, once, after the last key.
 #pragma once
 #include <stdbool.h>
 #include <stddef.h>
@@ -20,11 +17,9 @@ typedef struct {
 
 Config config_default(void);   // the tutorial's model and run
 
-// Applies one "key=value" (or the shorthand "modern" / "modern=true") to the
-// model or the run, whichever the key belongs to. Returns 0 on success; on
-// failure writes a message naming the key and what is allowed into err (if
-// not NULL) and returns -1. Each value is checked alone here; how the values
-// fit together is config_validate's.
+// Applies one "key=value" (or the shorthand "modern") to the model or the
+// run. 0, or -1 with a message naming the key and what it allows. Each value
+// is checked alone here; how the values fit together is config_validate's.
 int config_set(Config *c, const char *key_eq_value, char *err, size_t errlen);
 
 // The shortest decimal that reads back (strtof) as v: "3e-4", "0.1", "4"
@@ -32,27 +27,23 @@ int config_set(Config *c, const char *key_eq_value, char *err, size_t errlen);
 void format_float_shortest(float v, char *out, size_t outlen);
 
 // The one check of a whole config, after its last config_set: the model's
-// (model_config_check: dim divisible by heads, img by patch, ...) and the
-// run's (run_config_check). 0 if fine, -1 with a message.
+// (dim divisible by heads, img by patch, ...) and the run's.
 int config_validate(const Config *c, char *err, size_t errlen);
 
-// The one entry point for a whole list of settings: each "key=value" of
-// kvs in order (config_set) on top of what *c holds, then config_validate,
-// once. 0, or -1 with the message of the setting that failed, or of what
-// does not fit together; *c is then left as it was.
+// Each "key=value" of kvs in order on top of *c, then config_validate: 0, or
+// -1 with the message, *c left as it was.
 int config_apply(Config *c, const char *const *kvs, int n, char *err, size_t errlen);
 
 // Like config_set, but a failure is reported on stderr and exits 2: for a
 // program's own fixed settings.
 void config_set_or_exit(Config *c, const char *key_eq_value);
 
-// Prints every key, part by part: its current value, its help, what it
-// allows, and whether a resume takes it from the options.
+// Prints every key: its value, its help, what it allows, and whether a
+// resume takes it from the options.
 void config_print_keys(const Config *c, void *file /* FILE* */);
 
-// The fields as (key, value-string) pairs, the value as config_set reads it
-// back: every field, the model's then the run's (a run's metrics.json), or
-// one part alone (a checkpoint's metadata writes each part).
+// The fields as (key, value) pairs, the value as config_set reads it back:
+// every field, or one part's.
 typedef void (*ConfigFieldFn)(const char *key, const char *value, void *ctx);
 void config_foreach_field(const Config *c, ConfigFieldFn fn, void *ctx);
 void model_config_foreach_field(const ModelConfig *m, ConfigFieldFn fn, void *ctx);
@@ -66,15 +57,11 @@ const ConfigKey *config_find_key(const char *key);
 void config_describe(const Config *c, char *out, size_t outlen);
 void model_config_describe(const ModelConfig *m, char *out, size_t outlen);
 
-// What a resume runs: the checkpoint's model and the part of its run that
-// decides what is computed (seed, lr, weight_decay, batch, flip), with the
-// options' steps, val_every, threads and sampling (how far this process
-// goes, how often it checks, on how many cores, how it draws the samples).
-// Each key's row says which (FROM_CHECKPOINT, FROM_OPTIONS).
+// What a resume runs: each key from the checkpoint or from the options, as
+// its row says (FROM_CHECKPOINT: what is computed; FROM_OPTIONS: how far,
+// how often it checks, on how many cores, how it draws the samples).
 Config config_for_resume(const Config *saved, const Config *given);
 
-// True when a and b agree on every key whose row says two runs that differ
-// in it are two configs (NEW_CONFIG): the same configuration, whatever the
-// thread count or how often the run was examined (SAME_RUN), and the seeds
-// must agree too unless ignore_seed (SEED_PAIR).
+// True when a and b agree on every key but the SAME_RUN ones (threads,
+// val_every) and, with ignore_seed, the SEED_PAIR ones.
 bool configs_agree(const Config *a, const Config *b, bool ignore_seed);

@@ -84,18 +84,11 @@ int figure_plot_script(const char *dir, const char *rel, const char *name, int w
     if (!figure_gnuplot_available()) return FIGURE_NO_GNUPLOT;
     char path[4096];
     if (project_path(path, sizeof path, rel) != 0) return errorf(err, errlen, "path too long: %s", rel);
-    FILE *in = fopen(path, "r");
-    if (!in) return errorf(err, errlen, "cannot read the gnuplot script %s", path);
-    char *script = NULL;
-    size_t len = 0;
-    FILE *out = open_memstream(&script, &len);
-    if (!out) { fclose(in); return errorf(err, errlen, "out of memory for %s", path); }
-    fprintf(out, "# %s's numbers in this run\n%s\n\n# %s\n", name, vars ? vars : "", rel);
-    char buf[4096];
-    for (size_t n; (n = fread(buf, 1, sizeof buf, in)) > 0;) fwrite(buf, 1, n, out);
-    int failed = ferror(in);
-    fclose(in);
-    if (fclose(out) != 0 || failed) { free(script); return errorf(err, errlen, "cannot read %s", path); }
+    char why[4200], *body = read_file_all(path, NULL, why, sizeof why), *script = NULL;
+    if (!body) return errorf(err, errlen, "the gnuplot script: %s", why);
+    int len = asprintf(&script, "# %s's numbers in this run\n%s\n\n# %s\n%s", name, vars ? vars : "", rel, body);
+    free(body);
+    if (len < 0) return errorf(err, errlen, "out of memory for %s", path);
     int rc = figure_draw(dir, name, width, height, script, err, errlen);
     free(script);
     return rc;

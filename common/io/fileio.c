@@ -6,29 +6,32 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "nn/errors.h"
 #include "fileio.h"
 
-int write_file_atomic(const char *path, const void *data, size_t len, char *err, size_t errlen) {
+int write_parts_atomic(const char *path, const FilePart *parts, int n, char *err, size_t errlen) {
     char tmp[4096];
     snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());   // per process: no two writers share it
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd < 0) {
-        snprintf(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
-        return -1;
-    }
-    const char *p = data;
-    size_t left = len;
-    while (left > 0) {
-        ssize_t w = write(fd, p, left);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) {
-            snprintf(err, errlen, "writing %s failed: %s (nothing replaced; %s is unchanged)", tmp,
-                     w < 0 ? strerror(errno) : "no space", path);
-            close(fd); unlink(tmp);
-            return -1;
+    if (fd < 0)
+        return errorf(err, errlen, "cannot create %s: %s", tmp, strerror(errno));
+    for (int i = 0; i < n; i++) {
+        const char *p = parts[i].data;
+        size_t left = parts[i].len;
+        while (left > 0) {
+            ssize_t w = write(fd, p, left);
+            if (w < 0 && errno == EINTR) continue;
+            if (w <= 0) {
+                snprintf(err, errlen, "writing %s failed: %s (nothing replaced; %s is unchanged)", tmp,
+                         w < 0 ? strerror(errno) : "no space", path);
+                close(fd); unlink(tmp);
+                return -1;
+            }
+            p += w; left -= (size_t)w;
         }
-        p += w; left -= (size_t)w;
     }
+    // The data must be on disk before the rename makes it the file: otherwise
+    // a crash could leave a renamed but empty file where the old one was.
     if (fsync(fd) != 0 || close(fd) != 0) {
         snprintf(err, errlen, "flushing %s failed: %s (%s is unchanged)", tmp, strerror(errno), path);
         unlink(tmp);
@@ -39,7 +42,18 @@ int write_file_atomic(const char *path, const void *data, size_t len, char *err,
         unlink(tmp);
         return -1;
     }
+    // The rename made durable too. Best effort: some file systems refuse to
+    // fsync a folder, and the file is complete either way.
+    char *slash = strrchr(tmp, '/');
+    if (slash) *slash = '\0';
+    int dir = open(slash ? tmp : ".", O_RDONLY | O_DIRECTORY);
+    if (dir >= 0) { fsync(dir); close(dir); }
     return 0;
+}
+
+int write_file_atomic(const char *path, const void *data, size_t len, char *err, size_t errlen) {
+    const FilePart whole = { data, len };
+    return write_parts_atomic(path, &whole, 1, err, errlen);
 }
 
 int make_dirs(const char *path, char *err, size_t errlen) {
@@ -49,10 +63,8 @@ int make_dirs(const char *path, char *err, size_t errlen) {
         if (*q == '/' || *q == 0) {
             char keep = *q;
             *q = 0;
-            if (mkdir(buf, 0755) != 0 && errno != EEXIST) {
-                snprintf(err, errlen, "cannot create folder %s: %s", buf, strerror(errno));
-                return -1;
-            }
+            if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+                return errorf(err, errlen, "cannot create folder %s: %s", buf, strerror(errno));
             *q = keep;
             if (!keep) break;
         }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include "nn/errors.h"
 #include "fileio.h"
 #include "metrics.h"
 
@@ -45,6 +46,13 @@ static bool read_config(const cJSON *obj, Config *cfg) {
     return true;
 }
 
+// obj's string field key into out, when there is one.
+static bool read_string(const cJSON *obj, const char *key, char *out, size_t n) {
+    const cJSON *j = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (cJSON_IsString(j)) snprintf(out, n, "%s", j->valuestring);
+    return cJSON_IsString(j);
+}
+
 int diverged_read_step(const char *path) {
     char err[256];
     size_t len;
@@ -75,20 +83,17 @@ int metrics_read(const char *path, RunMetrics *out, char *err, size_t errlen) {
     else
         snprintf(out->path, sizeof out->path, "%s", path);
     const char *file = out->path;
-    if (!file_exists(file)) {
-        snprintf(err, errlen, "%s: no such file (is this a finished run? metrics.json is written when "
-                              "training ends)", file);
-        return -1;
-    }
+    if (!file_exists(file))
+        return errorf(err, errlen, "%s: no such file (is this a finished run? metrics.json is written when "
+                                   "training ends)", file);
     size_t len;
     char *text = read_file_all(file, &len, err, errlen);
     if (!text) return -1;
     cJSON *root = cJSON_ParseWithLength(text, len);
     free(text);
     if (!cJSON_IsObject(root)) {
-        snprintf(err, errlen, "%s: not a JSON object", file);
         cJSON_Delete(root);
-        return -1;
+        return errorf(err, errlen, "%s: not a JSON object", file);
     }
 
     double params, val, fd, ips, spikes;
@@ -108,10 +113,7 @@ int metrics_read(const char *path, RunMetrics *out, char *err, size_t errlen) {
     out->loss_spikes = (int)spikes;
 
     // the name: the file's own, else the folder's
-    const cJSON *j = cJSON_GetObjectItemCaseSensitive(root, "name");
-    if (cJSON_IsString(j)) {
-        snprintf(out->name, sizeof out->name, "%s", j->valuestring);
-    } else {
+    if (!read_string(root, "name", out->name, sizeof out->name)) {
         char dir[2048];
         snprintf(dir, sizeof dir, "%s", file);
         char *slash = strrchr(dir, '/');
@@ -119,8 +121,8 @@ int metrics_read(const char *path, RunMetrics *out, char *err, size_t errlen) {
         const char *base = strrchr(dir, '/');
         snprintf(out->name, sizeof out->name, "%.127s", base ? base + 1 : dir);
     }
-    if (cJSON_IsString(j = cJSON_GetObjectItemCaseSensitive(root, "preset")))
-        snprintf(out->preset, sizeof out->preset, "%s", j->valuestring);
+    read_string(root, "preset", out->preset, sizeof out->preset);
+    const cJSON *j;
     if (cJSON_IsNumber(j = cJSON_GetObjectItemCaseSensitive(root, "seed"))) {
         out->has_seed = true;
         out->seed = (unsigned long long)j->valuedouble;
@@ -128,14 +130,11 @@ int metrics_read(const char *path, RunMetrics *out, char *err, size_t errlen) {
     out->has_config = read_config(cJSON_GetObjectItemCaseSensitive(root, "config"), &out->cfg);
     if (out->has_config && !out->has_seed) { out->has_seed = true; out->seed = out->cfg.run.seed; }
     const cJSON *probe = cJSON_GetObjectItemCaseSensitive(root, "probe");
-    if (cJSON_IsString(j = cJSON_GetObjectItemCaseSensitive(probe, "key")))
-        snprintf(out->probe_key, sizeof out->probe_key, "%s", j->valuestring);
+    read_string(probe, "key", out->probe_key, sizeof out->probe_key);
     if (cJSON_IsNumber(j = cJSON_GetObjectItemCaseSensitive(probe, "test_acc")))
         out->probe_test_acc = j->valuedouble;
-    if (cJSON_IsString(j = cJSON_GetObjectItemCaseSensitive(probe, "weights")))
-        snprintf(out->probe_weights, sizeof out->probe_weights, "%s", j->valuestring);
-    if (cJSON_IsString(j = cJSON_GetObjectItemCaseSensitive(probe, "source")))
-        snprintf(out->probe_source, sizeof out->probe_source, "%s", j->valuestring);
+    read_string(probe, "weights", out->probe_weights, sizeof out->probe_weights);
+    read_string(probe, "source", out->probe_source, sizeof out->probe_source);
     cJSON_Delete(root);
     return 0;
 }

@@ -1,10 +1,9 @@
 // progress.h: a one-line progress bar on a terminal, plain lines otherwise.
 //
 // Either way the first line comes within seconds, so that a long phase says
-// how long it will take before it has done much: on a terminal the bar is
-// redrawn from the first update on; in a file or a pipe a plain line is
-// printed every plain_every steps, and also as soon as PROGRESS_FIRST_LINE_S
-// seconds have passed without one (then every PROGRESS_PLAIN_EVERY_S).
+// how long it will take: in a file or a pipe a plain line is printed every
+// plain_every steps, and also once PROGRESS_FIRST_LINE_S seconds have passed
+// without one (then every PROGRESS_PLAIN_EVERY_S).
 #pragma once
 #include <stdio.h>
 #include "clock.h"   // wall_seconds
@@ -28,6 +27,5 @@ void progress_begin(Progress *p, FILE *out, const char *label, long start, long 
 // step = steps done so far; extra is a short text shown after the rate.
 void progress_update(Progress *p, long step, const char *extra);
 void progress_end(Progress *p);
-// Whether a plain (not a terminal) line is due at step, now seconds: the
-// rule above. For the tests.
+// Whether a plain line is due at step, now seconds (exposed for the tests).
 int progress_plain_due(const Progress *p, long step, double now);

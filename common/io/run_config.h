@@ -1,14 +1,10 @@
 // run_config.h: the settings of a training run, apart from the model it
-// trains (nn/config.h): the seed, AdamW's lr and weight decay, the batch,
-// how many steps, the flips, the threads and how often to check val MSE.
-// A checkpoint stores both; a resume takes the model and what the run
-// computes from the checkpoint, and how far and how it runs from its own
-// options (config_for_resume, config_parse.h).
+// trains (nn/config.h). A checkpoint stores both; a resume takes the model
+// and what the run computes from it, and how far and how it runs from its
+// own options (config_for_resume, config_parse.h).
 //
-// The run's settings live here, beside the parser that fills them
-// (config_parse.h), and not in train/: a run's record is read back below
-// train/ too, by io/ (checkpoints, metrics.json) and eval/ (the ablation's
-// tables), which may not include train/ (common/README.md).
+// They live here, beside their parser, and not in train/: io/ reads a run's
+// record back too (checkpoints, metrics.json), and may not include train/.
 #pragma once
 #include <stdbool.h>
 #include <stddef.h>
@@ -28,15 +24,11 @@ typedef struct {
     // options' (config_for_resume).
     int steps;                  // training steps
     int val_every;              // steps between val MSE checks while training, 0 = only at the end
-    // The threads are the run's, not the model's, though the model's
-    // loops are what they run: the thread count is OpenMP's, a setting of
-    // the process (omp_set_num_threads, once, when a program starts: see
-    // trainer_run). nn/'s parallel loops split their fixed blocks over
-    // whatever threads OpenMP has, and each block's oneDNN sgemm runs on
-    // its own thread (nn/matmul.c), so no model needs to know the count: a
-    // checkpoint trained on 2 threads loads and runs on 4. A run records it
-    // because the project promises the same bits for the same seed and
-    // thread count.
+    // The threads are the run's, not the model's: OpenMP's count, set once
+    // for the process. nn/'s loops split fixed blocks over whatever threads
+    // there are, so a checkpoint trained on 2 threads runs on 4; a run
+    // records the count because the same bits are promised for the same
+    // seed and thread count.
     int threads;                // 0 = all cores
     // How the run's samples are drawn (samples.png, probe-FD): not trained,
     // so a resume (and a scorecard of a checkpoint) takes the options'.
@@ -49,13 +41,11 @@ extern const ConfigKey RUN_KEYS[];
 
 RunConfig run_config_default(void);   // the tutorial's run: seed 0, lr 3e-4, batch 128, 4,000 steps
 
-// The seed the data loader draws the image order and flips from: data_seed,
-// or the run's seed when data_seed is -1 (the default). Setting it apart
-// holds the data order still while the seed changes the weights and the
-// noise, or the reverse: how much of the spread each one makes.
+// The seed of the data order and flips: data_seed, or the run's seed when
+// it is -1. Set apart, it holds the data order still while the seed changes
+// the weights and the noise, or the reverse.
 unsigned long long run_data_seed(const RunConfig *r);
 
-// The one check of a run's config: each field alone against its row of
-// RUN_KEYS (it may be filled in by hand, not by the parser). 0 if fine, -1
-// with a message in err.
+// Each field of a run's config against its row of RUN_KEYS (it may be
+// filled in by hand, not by the parser). 0, or -1 with a message.
 int run_config_check(const RunConfig *r, char *err, size_t errlen);

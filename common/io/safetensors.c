@@ -5,17 +5,12 @@
 #include "fileio.h"
 
 #include <cJSON.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <libgen.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 // The data section is raw little-endian floats; we memcpy them as they are.
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -27,13 +22,6 @@
 // Offsets and sizes arrive as JSON numbers (doubles): above 2^53 they are no
 // longer exact integers, so anything larger is rejected as corrupt.
 #define ST_MAX_JSON_INT 9007199254740992.0
-
-static char *dup_string(const char *s) {
-    size_t n = strlen(s) + 1;
-    char *p = malloc(n);
-    if (p) memcpy(p, s, n);
-    return p;
-}
 
 // 64-byte aligned so that SIMD loops and BLAS see aligned rows; at least 64
 // bytes so that an empty tensor still has a valid, freeable pointer.
@@ -69,6 +57,16 @@ const StTensor *st_find(const SafeTensors *st, const char *name) {
     return NULL;
 }
 
+const StTensor *st_need(const SafeTensors *st, const char *src, const char *name, size_t numel,
+                        char *err, size_t errlen) {
+    const StTensor *t = st_find(st, name);
+    if (!t) errorf(err, errlen, "%s: no tensor '%s'", src, name);
+    else if (numel && t->numel != numel)
+        errorf(err, errlen, "%s: tensor '%s' has %zu values, expected %zu", src, name, t->numel, numel);
+    else return t;
+    return NULL;
+}
+
 const char *st_meta(const SafeTensors *st, const char *key) {
     for (int i = 0; i < st->n_meta; i++)
         if (strcmp(st->meta_keys[i], key) == 0) return st->meta_values[i];
@@ -98,7 +96,7 @@ static int parse_metadata(const cJSON *meta, SafeTensors *st, const char *src, c
             return errorf(err, errlen, "%s: metadata value of '%s' is not a string", src, kv->string);
         if (st_meta(st, kv->string))
             return errorf(err, errlen, "%s: metadata key '%s' appears twice", src, kv->string);
-        char *k = dup_string(kv->string), *v = dup_string(kv->valuestring);
+        char *k = strdup(kv->string), *v = strdup(kv->valuestring);
         if (!k || !v) { free(k); free(v); return errorf(err, errlen, "%s: out of memory", src); }
         st->meta_keys[st->n_meta] = k;
         st->meta_values[st->n_meta] = v;
@@ -262,7 +260,7 @@ static int parse_entries(const cJSON *root, const uint8_t *data, size_t data_len
             continue;
         }
         StTensor *t = &out->tensors[out->n_tensors];
-        t->name = dup_string(entry->string);
+        t->name = strdup(entry->string);
         if (!t->name) return errorf(err, errlen, "%s: out of memory", src);
         out->n_tensors++;   // counted now so that st_free frees the name even if parsing fails
         if ((rc = parse_tensor(entry, data, data_len, t, &ranges[out->n_tensors - 1], src, err, errlen)))
@@ -339,24 +337,10 @@ int st_parse(const uint8_t *buf, size_t len, SafeTensors *out, char *err, size_t
 
 int st_read(const char *path, SafeTensors *out, char *err, size_t errlen) {
     memset(out, 0, sizeof *out);
-    FILE *f = fopen_regular(path, err, errlen);
-    if (!f) return -1;
-    struct stat sb;
-    if (fstat(fileno(f), &sb) != 0) {
-        fclose(f);
-        return errorf(err, errlen, "%s: cannot stat: %s", path, strerror(errno));
-    }
-    size_t len = (size_t)sb.st_size;
-    uint8_t *buf = malloc(len ? len : 1);
-    if (!buf) { fclose(f); return errorf(err, errlen, "%s: out of memory for %zu bytes", path, len); }
-    size_t got = fread(buf, 1, len, f);
-    int read_error = ferror(f);
-    fclose(f);
-    if (got != len || read_error) {
-        free(buf);
-        return errorf(err, errlen, "%s: read %zu of %zu bytes%s", path, got, len, read_error ? " (I/O error)" : "");
-    }
-    int rc = parse_buffer(buf, len, path, out, err, errlen);
+    size_t len;
+    char *buf = read_file_all(path, &len, err, errlen);   // a regular file only: a FIFO would block
+    if (!buf) return -1;
+    int rc = parse_buffer((const uint8_t *)buf, len, path, out, err, errlen);
     free(buf);
     return rc;
 }
@@ -408,7 +392,7 @@ int st_writer_add(StWriter *w, const char *name, int ndim, const long *shape, co
     }
     StWriterTensor *t = &w->tensors[w->n_tensors];
     memset(t, 0, sizeof *t);
-    t->name = dup_string(name);
+    t->name = strdup(name);
     if (!t->name) return writer_fail(w, "out of memory");
     t->ndim = ndim;
     for (int d = 0; d < ndim; d++) t->shape[d] = shape[d];
@@ -422,7 +406,7 @@ int st_writer_meta(StWriter *w, const char *key, const char *value) {
     if (!key || !value) return writer_fail(w, "metadata key or value missing");
     for (int i = 0; i < w->n_meta; i++) {
         if (strcmp(w->meta_keys[i], key) == 0) {
-            char *v = dup_string(value);
+            char *v = strdup(value);
             if (!v) return writer_fail(w, "out of memory");
             free(w->meta_values[i]);
             w->meta_values[i] = v;
@@ -439,7 +423,7 @@ int st_writer_meta(StWriter *w, const char *key, const char *value) {
         w->meta_values = v;
         w->cap_meta = cap;
     }
-    char *k = dup_string(key), *v = dup_string(value);
+    char *k = strdup(key), *v = strdup(value);
     if (!k || !v) { free(k); free(v); return writer_fail(w, "out of memory"); }
     w->meta_keys[w->n_meta] = k;
     w->meta_values[w->n_meta] = v;
@@ -492,61 +476,23 @@ static char *build_header(const StWriter *w, size_t *out_len) {
     return h;
 }
 
-// fwrite that reports short writes (a full disk shows up here, or at fflush).
-static int write_all(FILE *f, const void *p, size_t n) {
-    return n == 0 || fwrite(p, 1, n, f) == n ? 0 : -1;
-}
-
 int st_writer_save_atomic(StWriter *w, const char *path, char *err, size_t errlen) {
     if (w->failed) return errorf(err, errlen, "%s: not saved: %s", path, w->error);
     size_t hlen = 0;
     char *header = build_header(w, &hlen);
-    if (!header) return errorf(err, errlen, "%s: cannot build the JSON header (out of memory)", path);
-
-    // path.tmp.<pid>: two processes saving the same file at once (two runs
-    // missing the probe cache together) never write into one temporary file
-    size_t tlen = strlen(path) + 32;
-    char *tmp = malloc(tlen);
-    if (!tmp) { free(header); return errorf(err, errlen, "%s: out of memory", path); }
-    snprintf(tmp, tlen, "%s.tmp.%ld", path, (long)getpid());
-
-    int rc = 0;
-    FILE *f = fopen(tmp, "wb");
-    if (!f) {
-        rc = errorf(err, errlen, "%s: cannot create %s: %s", path, tmp, strerror(errno));
-        goto out;
+    FilePart *parts = malloc(sizeof(FilePart) * ((size_t)w->n_tensors + 2));
+    if (!header || !parts) {
+        free(header); free(parts);
+        return errorf(err, errlen, "%s: cannot build the JSON header (out of memory)", path);
     }
     uint8_t lenbytes[8];
     for (int i = 0; i < 8; i++) lenbytes[i] = (uint8_t)((uint64_t)hlen >> (8 * i));
-    int bad = write_all(f, lenbytes, 8) || write_all(f, header, hlen);
-    for (int i = 0; !bad && i < w->n_tensors; i++)
-        bad = write_all(f, w->tensors[i].data, w->tensors[i].numel * sizeof(float));
-    // The data must be on disk before the rename makes it the file: otherwise
-    // a crash could leave a renamed but empty file where the old one was.
-    if (!bad) bad = fflush(f) != 0 || fsync(fileno(f)) != 0;
-    int saved_errno = errno;
-    if (fclose(f) != 0 && !bad) { bad = 1; saved_errno = errno; }
-    if (bad) {
-        rc = errorf(err, errlen, "%s: writing %s failed: %s (the old file, if any, is unchanged)",
-                  path, tmp, strerror(saved_errno));
-        unlink(tmp);
-        goto out;
-    }
-    if (rename(tmp, path) != 0) {
-        rc = errorf(err, errlen, "%s: cannot rename %s over it: %s", path, tmp, strerror(errno));
-        unlink(tmp);
-        goto out;
-    }
-    // Make the rename itself durable. Best effort: some file systems refuse
-    // to fsync a directory, and the file is complete either way.
-    char *dircopy = dup_string(path);
-    if (dircopy) {
-        int dfd = open(dirname(dircopy), O_RDONLY | O_DIRECTORY);
-        if (dfd >= 0) { fsync(dfd); close(dfd); }
-        free(dircopy);
-    }
-out:
-    free(tmp);
+    parts[0] = (FilePart){ lenbytes, 8 };
+    parts[1] = (FilePart){ header, hlen };
+    for (int i = 0; i < w->n_tensors; i++)
+        parts[i + 2] = (FilePart){ w->tensors[i].data, w->tensors[i].numel * sizeof(float) };
+    int rc = write_parts_atomic(path, parts, w->n_tensors + 2, err, errlen);
+    free(parts);
     free(header);
     return rc;
 }

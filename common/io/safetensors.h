@@ -9,11 +9,10 @@
 //     the rest  raw little-endian tensor data; begin/end are byte offsets
 //               relative to the start of this data section.
 //
-// The reader trusts nothing in the file: every length, offset, shape and
-// dtype is checked before it is used, so a truncated, corrupt or hostile file
-// gives -1 and a message, never a crash or an out-of-bounds read. It keeps
-// F32 tensors and converts F64 ones to float; other dtypes are rejected.
-// Data is copied into 64-byte aligned memory that the SafeTensors owns.
+// The reader trusts nothing in the file: a truncated, corrupt or hostile
+// file gives -1 and a message, never a crash or an out-of-bounds read. It
+// keeps F32 tensors and converts F64 ones; the data is copied into 64-byte
+// aligned memory that the SafeTensors owns.
 #pragma once
 #include <stddef.h>
 #include <stdint.h>
@@ -35,28 +34,25 @@ typedef struct {
     char **meta_keys, **meta_values;
 } SafeTensors;
 
-// Reads a whole file. 0 on success; -1 with a message naming the file and
-// the problem in err (if not NULL). On failure *out is left empty (safe to
-// st_free, nothing to free).
+// Reads a whole file, or a buffer in memory (the fuzz target's entry
+// point). 0, or -1 with a message and *out left empty.
 int st_read(const char *path, SafeTensors *out, char *err, size_t errlen);
-
-// The same from a buffer in memory (the fuzz target's entry point).
 int st_parse(const uint8_t *buf, size_t len, SafeTensors *out, char *err, size_t errlen);
 
-// NULL when absent.
+// NULL when absent; st_need also when it has not numel values (numel 0:
+// any), with a message naming src.
 const StTensor *st_find(const SafeTensors *st, const char *name);
+const StTensor *st_need(const SafeTensors *st, const char *src, const char *name, size_t numel,
+                        char *err, size_t errlen);
 const char *st_meta(const SafeTensors *st, const char *key);
 
 void st_free(SafeTensors *st);
 
 // ---------------------------------------------------------------------------
-// Writer. Collects tensors and metadata, then writes them in one go.
-// Tensor data is NOT copied: it must stay alive and unchanged until
-// st_writer_save_atomic returns. Names, shapes and metadata are copied.
-//
-// Errors of st_writer_add / st_writer_meta (a duplicate name, a bad shape,
-// out of memory) are remembered: they return -1 at once, and the save fails
-// with the same message, so a caller may add many tensors and check once.
+// Writer. Collects tensors and metadata, then writes them in one go. Tensor
+// data is NOT copied: it must stay alive and unchanged until the save. An
+// error of st_writer_add / st_writer_meta is remembered, and the save fails
+// with it, so a caller may add many tensors and check once.
 
 typedef struct {
     char *name;
@@ -80,9 +76,8 @@ int st_writer_add(StWriter *w, const char *name, int ndim, const long *shape, co
 // Adds or replaces a metadata entry.
 int st_writer_meta(StWriter *w, const char *key, const char *value);
 
-// Writes path.tmp, flushes it to disk (fsync), then renames it over path, so
-// that path holds either the old file or the complete new one, never a torn
-// one, even if the disk fills up or the program dies halfway. 0 or -1.
+// Writes the file atomically (write_parts_atomic, io/fileio.h): path holds
+// the old file or the complete new one, never a torn one. 0 or -1.
 int st_writer_save_atomic(StWriter *w, const char *path, char *err, size_t errlen);
 
 void st_writer_free(StWriter *w);

@@ -44,22 +44,16 @@ static void build_perm(DataLoader *dl) {
 int dataloader_init(DataLoader *dl, const CifarSet *data, uint64_t seed, bool flip, int classes,
                     char *err, size_t errlen) {
     memset(dl, 0, sizeof *dl);
-    if (!data || data->n <= 0 || !data->pixels) {
-        errorf(err, errlen, "dataloader: no images to load from");
-        return -1;
-    }
+    if (!data || data->n <= 0 || !data->pixels)
+        return errorf(err, errlen, "dataloader: no images to load from");
     if (cifar_check_labels(data, classes, "the training set", err, errlen) != 0) return -1;
     dl->perm = malloc(sizeof(int) * (size_t)data->n);
-    if (!dl->perm) {
-        errorf(err, errlen, "dataloader: out of memory for a permutation of %d", data->n);
-        return -1;
-    }
-    dl->data = data;
+    if (!dl->perm)
+        return errorf(err, errlen, "dataloader: out of memory for a permutation of %d", data->n);
+    dl->data = data;   // epoch 0, position 0
     dl->classes = classes;
     dl->flip = flip;
     dl->seed = seed;
-    dl->epoch = 0;
-    dl->pos = 0;
     rng_seed(&dl->rng, derive_seed(seed, SALT_FLIP, 0));
     build_perm(dl);
     return 0;
@@ -92,29 +86,18 @@ void dataloader_next(DataLoader *dl, int B, float *x, int *y, int *idx, uint8_t 
 }
 
 DataLoaderState dataloader_get_state(const DataLoader *dl) {
-    DataLoaderState s;
-    s.seed = dl->seed;
-    s.epoch = dl->epoch;
-    s.pos = dl->pos;
-    s.rng_state = dl->rng.state;
-    s.rng_has_spare = dl->rng.has_spare;
-    s.rng_spare = dl->rng.spare;
-    return s;
+    return (DataLoaderState){ dl->seed, dl->epoch, dl->pos, dl->rng.state, dl->rng.has_spare, dl->rng.spare };
 }
 
 int dataloader_set_state(DataLoader *dl, const DataLoaderState *s, char *err, size_t errlen) {
     int n = dl->data->n;
-    if (s->epoch < 0 || s->pos < 0 || s->pos > n) {
-        errorf(err, errlen, "dataloader: saved state (epoch %d, position %d) does not fit "
-                "a set of %d images", s->epoch, s->pos, n);
-        return -1;
-    }
+    if (s->epoch < 0 || s->pos < 0 || s->pos > n)
+        return errorf(err, errlen, "dataloader: saved state (epoch %d, position %d) does not fit "
+                       "a set of %d images", s->epoch, s->pos, n);
     dl->seed = s->seed;
     dl->epoch = s->epoch;
     dl->pos = s->pos;
-    dl->rng.state = s->rng_state;
-    dl->rng.has_spare = s->rng_has_spare;
-    dl->rng.spare = s->rng_spare;
+    dl->rng = (Rng){ s->rng_state, s->rng_has_spare, s->rng_spare };
     build_perm(dl);
     return 0;
 }
@@ -130,25 +113,17 @@ int dataloader_state_format(const DataLoaderState *s, char *out, size_t outlen) 
 
 int dataloader_state_parse(const char *text, DataLoaderState *s, char *err, size_t errlen) {
     // NULL: the key was missing (st_meta of a checkpoint without it)
-    if (!text) {
-        errorf(err, errlen, "dataloader: no saved state (the checkpoint has no train.data)");
-        return -1;
-    }
+    if (!text)
+        return errorf(err, errlen, "dataloader: no saved state (the checkpoint has no train.data)");
     uint64_t seed, rng_state;
     int epoch, pos, has_spare, consumed = 0;
     uint32_t spare_bits;
     int got = sscanf(text, "seed=%" SCNu64 " epoch=%d pos=%d rng=0x%" SCNx64 " spare=%d:0x%" SCNx32 "%n",
                      &seed, &epoch, &pos, &rng_state, &has_spare, &spare_bits, &consumed);
-    if (got != 6 || text[consumed] != '\0' || (has_spare != 0 && has_spare != 1)) {
-        errorf(err, errlen, "dataloader: cannot parse state \"%s\"; expected e.g. "
-                "\"seed=0 epoch=3 pos=1280 rng=0x9e3779b97f4a7c15 spare=0:0x00000000\"", text);
-        return -1;
-    }
-    s->seed = seed;
-    s->epoch = epoch;
-    s->pos = pos;
-    s->rng_state = rng_state;
-    s->rng_has_spare = has_spare;
+    if (got != 6 || text[consumed] != '\0' || (has_spare != 0 && has_spare != 1))
+        return errorf(err, errlen, "dataloader: cannot parse state \"%s\"; expected e.g. "
+                       "\"seed=0 epoch=3 pos=1280 rng=0x9e3779b97f4a7c15 spare=0:0x00000000\"", text);
+    *s = (DataLoaderState){ seed, epoch, pos, rng_state, has_spare, 0.0f };
     memcpy(&s->rng_spare, &spare_bits, sizeof spare_bits);
     return 0;
 }

@@ -7,14 +7,10 @@
 // takes the last 80 images of epoch 0 and the first 48 of epoch 1. No image
 // is dropped or repeated within an epoch, and every batch has exactly B.
 //
-// Resuming: the whole state is a handful of integers (DataLoaderState).
-// Restoring it into a loader over the same images gives exactly the batches
-// the original run would have had. That works because
-//   - the permutation of epoch e is drawn from its own Rng, seeded from
-//     (seed, e) alone, so it can be rebuilt without replaying the epoch;
-//   - the flips come from one Rng stream whose state is saved as is.
-// Everything is drawn on one thread in a fixed order: the batches do not
-// depend on the OpenMP thread count.
+// Resuming: the whole state is a handful of integers (DataLoaderState), and
+// restored it gives exactly the batches the original run would have had: the
+// permutation of epoch e is drawn from an Rng seeded from (seed, e) alone,
+// and the flips' Rng state is saved as is. All is drawn on one thread.
 #pragma once
 #include <stdbool.h>
 #include <stddef.h>
@@ -41,34 +37,27 @@ typedef struct {
     int *perm;            // (n) the order of the current epoch
 } DataLoader;
 
-// Sets up the loader at the start of epoch 0. classes > 0 (a
-// class-conditional model's) hands out each image's label with its pixels:
-// the set must have labels, each below classes (cifar_check_labels); 0
-// hands out images alone. Fails (-1 and a message) on an empty set, labels
-// that do not fit, or no memory.
+// The loader at the start of epoch 0; with classes > 0 it hands out each
+// image's label too (cifar_check_labels). -1 with a message on an empty set,
+// labels that do not fit, or no memory.
 int dataloader_init(DataLoader *dl, const CifarSet *data, uint64_t seed, bool flip, int classes,
                     char *err, size_t errlen);
 void dataloader_free(DataLoader *dl);
 
-// The next B images as floats, x (B, 3, 32, 32) in [-1, 1]. If y (B) is
-// not NULL it receives each image's label (a loader made with classes > 0;
-// otherwise -1); if idx (B) is not NULL each image's index in the set (for
-// a test); if flipped (B) is not NULL 1 for a mirrored image, else 0. The
-// labels draw nothing: the batches are the same with or without them.
+// The next B images, x (B, 3, 32, 32) in [-1, 1], and where not NULL each
+// one's label y (-1 without classes), index in the set idx, and whether it
+// was mirrored. The labels draw nothing: the batches are the same without.
 void dataloader_next(DataLoader *dl, int B, float *x, int *y, int *idx, uint8_t *flipped);
 
 DataLoaderState dataloader_get_state(const DataLoader *dl);
 
-// Continues from a saved state: the next batch is the one that followed when
-// the state was taken. Fails if pos is outside 0..n or epoch is negative
-// (the state belongs to a different set of images).
+// Continues from a saved state: the next batch is the one that followed
+// when it was taken. Fails on a state of another set of images.
 int dataloader_set_state(DataLoader *dl, const DataLoaderState *s, char *err, size_t errlen);
 
-// The state as one line of text, for a checkpoint's string metadata, e.g.
-// "seed=0 epoch=3 pos=1280 rng=0x9e3779b97f4a7c15 spare=0:0x00000000".
-// All 64 bits survive (a JSON number would keep only 53), and the spare
-// float is written as its bit pattern so it comes back exactly.
-// Returns 0, or -1 if out is too small (DATALOADER_STATE_TEXT_LEN is enough).
+// The state as one line of text for a checkpoint's metadata, e.g.
+// "seed=0 epoch=3 pos=1280 rng=0x9e3779b97f4a7c15 spare=0:0x00000000":
+// all 64 bits survive (a JSON number keeps 53), the spare as its bit pattern.
 #define DATALOADER_STATE_TEXT_LEN 128
 int dataloader_state_format(const DataLoaderState *s, char *out, size_t outlen);
 int dataloader_state_parse(const char *text, DataLoaderState *s, char *err, size_t errlen);

@@ -1,6 +1,4 @@
-// run.h: the parts of a training run that the files of common/train share
-// (not for programs: they call trainer.h). A run is split by what a reader
-// looks for:
+// run.h: what the files of common/train share (programs call trainer.h):
 //   train_loop.c   the loop: a step, its numbers, the val checks, the
 //                  checkpoints, Ctrl-C; trainer_run. Read this one first.
 //   run_folder.c   the run's folder: its files, its lock, loss.tsv and
@@ -24,17 +22,15 @@ typedef struct {
     char dir[2048], ckpt[2100], loss[2100], val[2100], metrics[2100], samples[2100], diverged[2100];
 } RunPaths;
 
-// The trainer's state in a checkpoint's metadata that both a resume and the
-// scorecard read: the step, the training time so far, and the largest
-// attention logit of each block.
+// The trainer's state in a checkpoint's metadata that a resume and the
+// scorecard read.
 typedef struct {
     int step;                       // -1 when missing or not a whole number
     double train_seconds;
     float max_logit_layers[TINYDIT_MAX_DEPTH];
 } SavedProgress;
 
-// Everything a run holds while it trains. The model's config is the
-// model's own (tr.m.cfg); the run's is tr.run.
+// Everything a run holds while it trains.
 typedef struct {
     Training tr;                   // the model, its training state, data order and noise
     double train_seconds;
@@ -63,9 +59,7 @@ int save_checkpoint(const RunPaths *rp, const Model *m, const RunConfig *run, co
                     Preset preset, char *err, size_t errlen);
 void read_progress(const SafeTensors *st, int depth, SavedProgress *p);
 void remove_stale_temp_files(const char *dir);
-// The folder's lock: a descriptor to close when done, or -1 after a message.
 int lock_run_dir(const char *dir);
-// TRAIN_USAGE or TRAIN_OK to end before training, -1 to go on.
 int check_existing_run(const TrainOptions *o, const RunPaths *rp, int have_ckpt, int steps);
 // A fresh run, or one resumed from its checkpoint: TRAIN_OK or TRAIN_ERROR.
 int start_run(Run *r, const TrainOptions *o, const RunPaths *rp, const CifarSet *train);

@@ -118,10 +118,7 @@ static int write_loss_tsv(const char *path, int n, const float *loss, const floa
     return write_memstream(f, &buf, &len, path, err, errlen);
 }
 
-// val.tsv rows: step, val MSE, one every cfg.val_every steps. Reads the rows
-// with step <= upto into val (indexed step-1, NaN where there is none).
-// A missing file is an empty curve (runs made before the curve existed).
-// Returns the number of rows read, -1 on a read error.
+// A missing val.tsv is an empty curve (runs made before the curve existed).
 int read_val_tsv(const char *path, int upto, float *val, char *err, size_t errlen) {
     for (int i = 0; i < upto; i++) val[i] = NAN;
     if (!file_exists(path)) return 0;
@@ -197,11 +194,10 @@ void remove_stale_temp_files(const char *dir) {
 
 // ---------------------------------------------------------------------------
 // The run folder's lock: <run>/.lock, held with flock(2) while a train (or a
-// scorecard) writes the folder, with the holder's PID inside for the message
-// a second one prints. The kernel drops the lock when its process ends,
-// however it ends, so a killed run never blocks the next --resume; the file
-// stays (deleting it would let two processes lock two different files).
-// Returns the descriptor to close when done, or -1 after a message.
+// scorecard) writes the folder, the holder's PID inside for the message a
+// second one prints. The kernel drops it when its process ends, however it
+// ends; the file stays (deleting it would let two processes lock two files).
+// The descriptor to close when done, or -1 after a message.
 int lock_run_dir(const char *dir) {
     char path[2100];
     snprintf(path, sizeof path, "%s/.lock", dir);
@@ -324,16 +320,12 @@ int training_start(Training *t, const Config *cfg, const CifarSet *train) {
     return 0;
 }
 
-// A class-conditional model sits the val exam with each test image's label
-// (the training set's are checked by the data loader): 0, or -1 with a message.
-static int check_test_labels(const Run *r, int classes, char *err, size_t errlen) {
-    return cifar_check_labels(r->test, classes, "the test set", err, errlen);
-}
-
 // A fresh run: training_start, an empty loss.tsv and val.tsv.
 int start_run(Run *r, const TrainOptions *o, const RunPaths *rp, const CifarSet *train) {
     char err[ERRLEN];
-    if (check_test_labels(r, o->cfg.model.classes, err, sizeof err) != 0) {
+    // a class-conditional model sits the val exam with each test image's
+    // label (the training set's are checked by the data loader)
+    if (cifar_check_labels(r->test, o->cfg.model.classes, "the test set", err, sizeof err) != 0) {
         fprintf(stderr, "error: %s\n", err);
         return TRAIN_ERROR;
     }
@@ -372,11 +364,9 @@ static void collect_field(const char *key, const char *value, void *ctx) {
     if (l->n < 64) snprintf(l->kv[l->n++], sizeof l->kv[0], "%s=%s", key, value);
 }
 
-// A resume takes some keys from the options (steps, threads, ...: their
-// rows say FROM_OPTIONS) and the rest from the checkpoint (config_for_resume). Each option that
-// differs from the checkpoint says so, on a line of its own: those it
-// ignores, then those it takes (steps=1000 of --preset quick on a smoke
-// run's checkpoint, say).
+// A resume takes the FROM_OPTIONS keys (steps, threads, ...) from the
+// options and the rest from the checkpoint: the options that differ from the
+// checkpoint are said, those it ignores on one line, those it takes on another.
 static void say_resume_differences(const Config *saved, const Config *given) {
     FieldList a = {0}, b = {0};
     config_foreach_field(saved, collect_field, &a);
@@ -415,7 +405,7 @@ int resume_run(Run *r, const TrainOptions *o, const RunPaths *rp, const CifarSet
     if (checkpoint_config_from(&st, rp->ckpt, &saved, err, sizeof err) != 0 ||
         cifar_check_config(&r->tr.m.cfg, rp->ckpt, err, sizeof err) != 0 ||
         cifar_check_labels(train, r->tr.m.cfg.classes, "the training set", err, sizeof err) != 0 ||
-        check_test_labels(r, r->tr.m.cfg.classes, err, sizeof err) != 0) {
+        cifar_check_labels(r->test, r->tr.m.cfg.classes, "the test set", err, sizeof err) != 0) {
         fprintf(stderr, "error: cannot resume: %s\n", err);
         st_free(&st);
         return TRAIN_ERROR;

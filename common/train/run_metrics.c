@@ -12,6 +12,7 @@
 #define STB_IMAGE_WRITE_IMPLEMENTATION
 #define STBI_WRITE_NO_STDIO
 #include <stb_image_write.h>
+#include "nn/errors.h"
 #include "eval/probe.h"
 #include "nn/flow.h"
 #include "eval/spikes.h"
@@ -40,7 +41,7 @@ static int write_sample_grid(const char *path, const float *x, int n, int C, int
     int len = 0;
     unsigned char *png = stbi_write_png_to_mem(img, W * 3, W, H, 3, &len);
     free(img);
-    if (!png) { snprintf(err, errlen, "cannot encode %s", path); return -1; }
+    if (!png) return errorf(err, errlen, "cannot encode %s", path);
     int rc = write_file_atomic(path, png, (size_t)len, err, errlen);
     STBIW_FREE(png);
     return rc;
@@ -94,9 +95,7 @@ static void run_scorecard(Model *m, const char *name, const CifarSet *train,
                           const CifarSet *test, float w, const char *samples_png, Scorecard *sc) {
     char err[ERRLEN];
     const ModelConfig *c = &m->cfg;
-    sc->fd = NAN; sc->probe_acc = NAN; sc->fd_s = 0; sc->probe_key[0] = sc->probe_weights[0] = '\0';
-    sc->probe_source = NULL;
-    sc->guidance = w; sc->cond_fd = sc->class_acc = NAN; sc->guided_s = 0;
+    *sc = (Scorecard){ .fd = NAN, .probe_acc = NAN, .guidance = w, .cond_fd = NAN, .class_acc = NAN };
     for (int k = 0; k < PROBE_CLASSES; k++) sc->class_acc_of[k] = NAN;
     long guided_passes = c->classes > 0 ? (long)flow_guided_rows(FD_SAMPLES, w) * FD_EULER_STEPS : 0;
     fprintf(stderr, "[%s] scorecard: val MSE on %d test images, then %d samples x %d Euler steps for probe-FD\n",
@@ -144,17 +143,25 @@ static void run_scorecard(Model *m, const char *name, const CifarSet *train,
     free(samples); free(guided); free(y);
 }
 
+// A score, or null where there is none (NaN: no probe, no samples).
+static cJSON *score(double v) { return isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull(); }
+
+// [a, b], a point of a curve.
+static cJSON *point(double a, double b) {
+    cJSON *pt = cJSON_CreateArray();
+    cJSON_AddItemToArray(pt, cJSON_CreateNumber(a));
+    cJSON_AddItemToArray(pt, cJSON_CreateNumber(b));
+    return pt;
+}
+
 // raw.cond of a class-conditional model: its guided samples' scores.
 static void add_cond_scores(cJSON *raw, const Scorecard *sc) {
     cJSON *cond = cJSON_AddObjectToObject(raw, "cond");
     cJSON_AddNumberToObject(cond, "guidance", sc->guidance);
-    if (isfinite(sc->cond_fd)) cJSON_AddNumberToObject(cond, "probe_fd", sc->cond_fd);
-    else cJSON_AddNullToObject(cond, "probe_fd");
-    if (isfinite(sc->class_acc)) cJSON_AddNumberToObject(cond, "class_acc", sc->class_acc);
-    else cJSON_AddNullToObject(cond, "class_acc");
+    cJSON_AddItemToObject(cond, "probe_fd", score(sc->cond_fd));
+    cJSON_AddItemToObject(cond, "class_acc", score(sc->class_acc));
     cJSON *of = cJSON_AddArrayToObject(cond, "class_acc_per_class");
-    for (int k = 0; k < PROBE_CLASSES; k++)
-        cJSON_AddItemToArray(of, isfinite(sc->class_acc_of[k]) ? cJSON_CreateNumber(sc->class_acc_of[k]) : cJSON_CreateNull());
+    for (int k = 0; k < PROBE_CLASSES; k++) cJSON_AddItemToArray(of, score(sc->class_acc_of[k]));
 }
 
 static void add_config_field(const char *key, const char *value, void *obj) {
@@ -169,10 +176,7 @@ static void add_loss_curve(cJSON *root, const float *loss, int steps) {
     for (int s0 = 0; s0 + window <= steps; s0 += window) {
         double sum = 0;
         for (int i = s0; i < s0 + window; i++) sum += loss[i];
-        cJSON *pt = cJSON_CreateArray();
-        cJSON_AddItemToArray(pt, cJSON_CreateNumber(s0 + window));
-        cJSON_AddItemToArray(pt, cJSON_CreateNumber(round(sum / window * 1e5) / 1e5));
-        cJSON_AddItemToArray(curve, pt);
+        cJSON_AddItemToArray(curve, point(s0 + window, round(sum / window * 1e5) / 1e5));
     }
     cJSON_AddNumberToObject(root, "curve_window", window);
 }
@@ -181,17 +185,10 @@ static void add_loss_curve(cJSON *root, const float *loss, int steps) {
 // the final val MSE, so the point at the last step equals it)
 static void add_val_curve(cJSON *root, const float *val, int steps) {
     cJSON *curve = cJSON_AddArrayToObject(root, "val_curve");
-    for (int i = 0; i < steps; i++) {
-        if (isnan(val[i])) continue;
-        cJSON *pt = cJSON_CreateArray();
-        cJSON_AddItemToArray(pt, cJSON_CreateNumber(i + 1));
-        cJSON_AddItemToArray(pt, cJSON_CreateNumber(val[i]));
-        cJSON_AddItemToArray(curve, pt);
-    }
+    for (int i = 0; i < steps; i++)
+        if (!isnan(val[i])) cJSON_AddItemToArray(curve, point(i + 1, val[i]));
 }
 
-// metrics.json's content: the scorecard in the tutorial's schema, then the
-// run's config, timings, loss and val curves, and probe.
 // The run's own record of where, when and how it was made, which the
 // results folders' READMEs are written from (scripts/results_readme.sh):
 // the CPU and its cores, the date (UTC) and the command line that finished
@@ -221,6 +218,8 @@ static void add_run_record(cJSON *root) {
     if (n) cJSON_AddStringToObject(rec, "command", cmd);
 }
 
+// metrics.json's content: the scorecard in the tutorial's schema, then the
+// run's config, timings, loss and val curves, and probe.
 static cJSON *metrics_json(const Model *m, const Config *cfg, const char *name, Preset preset,
                            const SavedProgress *p, const float *loss, const float *val, const Scorecard *sc,
                            double total_wall) {
@@ -234,15 +233,12 @@ static cJSON *metrics_json(const Model *m, const Config *cfg, const char *name, 
     cJSON_AddNumberToObject(root, "loss_spikes", count_loss_spikes(loss, steps));
     cJSON *raw = cJSON_AddObjectToObject(root, "raw");
     cJSON_AddNumberToObject(raw, "val_mse", sc->val_mse);
-    cJSON *uncond = cJSON_AddObjectToObject(raw, "uncond");
-    if (isfinite(sc->fd)) cJSON_AddNumberToObject(uncond, "probe_fd", sc->fd);
-    else cJSON_AddNullToObject(uncond, "probe_fd");
+    cJSON_AddItemToObject(cJSON_AddObjectToObject(raw, "uncond"), "probe_fd", score(sc->fd));
     if (m->cfg.classes > 0) add_cond_scores(raw, sc);
     add_loss_curve(root, loss, steps);
     add_val_curve(root, val, steps);
-    cJSON *cfgj = cJSON_AddObjectToObject(root, "config");
     // every config field, as the strings a checkpoint stores
-    config_foreach_field(cfg, add_config_field, cfgj);
+    config_foreach_field(cfg, add_config_field, cJSON_AddObjectToObject(root, "config"));
     cJSON_AddStringToObject(root, "preset", preset_name(preset));
     cJSON_AddNumberToObject(root, "seed", (double)cfg->run.seed);
     cJSON_AddNumberToObject(root, "steps", steps);
@@ -273,10 +269,9 @@ static cJSON *metrics_json(const Model *m, const Config *cfg, const char *name, 
 static int write_json(const char *path, cJSON *root, char *err, size_t errlen) {
     char *json = cJSON_Print(root);
     cJSON_Delete(root);
-    size_t jl = strlen(json);
-    json = realloc(json, jl + 2);
-    json[jl] = '\n'; json[jl + 1] = 0;
-    int rc = write_file_atomic(path, json, jl + 1, err, errlen);
+    if (!json) return errorf(err, errlen, "%s: out of memory", path);
+    const FilePart parts[2] = { { json, strlen(json) }, { "\n", 1 } };
+    int rc = write_parts_atomic(path, parts, 2, err, errlen);
     free(json);
     return rc;
 }

@@ -1,8 +1,5 @@
-// trainer.h: a whole training run on CIFAR-10: data order,
-// AdamW steps, a progress bar, atomic checkpoints, exact resume, and at the
-// end the scorecard, metrics.json, loss.tsv and a grid of samples.
-//
-// A run lives in <out>/<name>/:
+// trainer.h: a whole training run on CIFAR-10, with atomic checkpoints and
+// an exact resume. A run lives in <out>/<name>/:
 //   ckpt.safetensors  weights, AdamW moments, config, and the trainer state
 //                     (step, RNG states, data order, time so far)
 //   loss.tsv          one line per step: step, loss, gradient norm, largest
@@ -20,9 +17,6 @@
 #include "io/config_parse.h"
 #include "nn/train_step.h"
 
-// Runs go to the project's runs/ folder by default, wherever a program is
-// started from: default_runs_dir() of io/paths.h, found at run time.
-
 typedef enum { PRESET_SMOKE, PRESET_QUICK, PRESET_TUTORIAL } Preset;
 
 typedef struct {
@@ -39,26 +33,22 @@ typedef struct {
 const char *preset_name(Preset p);
 // --preset P of a program's options (an ArgCallFn of io/args.h): P into *preset.
 int preset_take(const char *value, void *preset);
-// The options that say which run a program starts, the same in every
-// program that starts one: --preset into *preset, each --set into the
-// ArgList *sets; preset_config then makes the config of them.
+// The options that say which run a program starts: --preset, and each
+// --set into an ArgList; preset_config makes the config of them.
 #define ARG_PRESET(preset) ARG_CALL("preset", "P", preset_take, preset, "smoke | quick | tutorial (default quick)")
 #define ARG_SETS(sets) ARG_CALL("set", "key=value", args_take_list, sets, "any config key, e.g. --set qk_norm=true " \
                                 "(list: --set help)")
 // The config and checkpoint interval of a preset (before --set).
 void preset_apply(Preset p, Config *cfg, int *ckpt_every);
-// A program's config as its options give it: the preset's, then every
-// --set in order, then one check (config_apply); `--set help` prints the
-// keys instead. ARGS_OK, ARGS_HELP or ARGS_BAD after a message.
+// The preset's config, then every --set in order, then one check
+// (config_apply); `--set help` prints the keys instead.
 int preset_config(Preset p, const ArgList *sets, Config *cfg, int *ckpt_every);
 // Prints what each preset is (a UsageFn of io/args.h).
 void preset_describe(FILE *f);
 
-// What a run's steps work on: the model, its training state (AdamW's
-// moments, the buffers of a step), the data order and the stream of each
-// step's noise, times and label dropout. A fresh run makes it with training_start, a
-// resumed one from its checkpoint; tools/trace_steps.c starts and steps it
-// as `train` does, to write out a run's first steps.
+// What a run's steps work on: the model, its training state, the data order
+// and the stream of each step's noise, times and label dropout. A fresh run
+// makes it with training_start, a resumed one from its checkpoint.
 typedef struct {
     RunConfig run;
     Model m; bool have_model;
@@ -67,18 +57,14 @@ typedef struct {
     Rng noise;
 } Training;
 
-// CIFAR-10's train and test sets, where every run reads them. 0, or -1
-// after a message.
+// CIFAR-10's train and test sets. 0, or -1 after a message.
 int load_data(CifarSet *train, CifarSet *test);
-// A fresh run of cfg on the images of train, on cfg.run.threads threads.
-// Three streams: the weights from cfg.run.seed, the data order and flips
-// from run_data_seed, each step's noise and times from a stream of its own
-// seeded from cfg.run.seed. 0, or -1 after a message on stderr; either way
-// training_free frees what was made.
+// A fresh run of cfg on train. Three streams: the weights from cfg.run.seed,
+// the data order and flips from run_data_seed, each step's noise and times
+// from one of their own. 0, or -1 after a message; training_free either way.
 int training_start(Training *t, const Config *cfg, const CifarSet *train);
-// One training step: the next batch into x1 (batch images) and y (batch
-// labels), noise, times and dropped labels, forward, backward, AdamW.
-// Returns the loss; the rest of the step's numbers are in t->ts.
+// One training step, its batch into x1 and y. Returns the loss; the rest of
+// the step's numbers are in t->ts.
 double training_step(Training *t, float *x1, int *y);
 void training_free(Training *t);
 
