@@ -9,19 +9,20 @@
 // can be printed (--print-commands) and handed to GNU parallel or xargs, on
 // one machine or spread over several.
 #include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
-#include "plan.h"
-#include "run_options.h"
-#include "runner.h"
-#include "io/args.h"
+#include "lab.h"
+#include "io/clock.h"
 #include "io/fileio.h"
 #include "io/paths.h"
-#include "io/progress.h"
 
 // The round in which a run starts: the tutorial's nine are round 0 (with the
 // baseline's seed 1), then round k holds every configuration's seed k.
 static int start_round(int config, int seed) { return config == CFG_BASE && seed == 1 ? 0 : seed; }
+
+void ablation_select_seeds(AblationPlan *p) {
+    for (int c = 0; c < ABLATION_CONFIGS; c++)
+        for (int k = 0; k < ablation_config_seeds(c, p->seeds); k++) p->selected[c][k] = true;
+}
 
 int ablation_plan_runs(const AblationPlan *p, int *config, int *seed, int cap) {
     int n = 0;
@@ -39,45 +40,20 @@ int ablation_plan_runs(const AblationPlan *p, int *config, int *seed, int cap) {
 // ---------------------------------------------------------------------------
 // Commands
 
-int ablation_argv(const AblationPlan *p, int config, int seed, char **argv, int cap, char *buf, size_t buflen) {
+int ablation_command_line(const AblationPlan *p, int config, int seed, char *line, size_t len) {
     const AblationConfig *cf = &ABLATION_CONFIG[config];
-    char name[64], seed_set[32];
+    char name[64], seed_set[32], threads_set[32];
     ablation_run_name(config, seed, name, sizeof name);
     snprintf(seed_set, sizeof seed_set, "seed=%d", seed);
-    int n = 0;
-    size_t used = 0;
-    // every string is copied into buf, so the argv outlives nothing it points to
-#define ARG(s) do { \
-        size_t len_ = strlen(s) + 1; \
-        if (n + 1 >= cap || used + len_ > buflen) return -1; \
-        memcpy(buf + used, (s), len_); argv[n++] = buf + used; used += len_; \
-    } while (0)
-    ARG(p->exe);
-    ARG("train");
-    ARG("--name"); ARG(name);
-    ARG("--preset"); ARG(preset_name(p->preset));
-    ARG("--resume");   // continues an interrupted run, and does nothing for a finished one
-    if (p->out_dir) { ARG("--out"); ARG(p->out_dir); }
+    snprintf(threads_set, sizeof threads_set, "threads=%d", p->threads);
+    train_line_start(line, len, p->exe, name, p->preset, p->out_dir);
     // the seed: always for the baseline (its runs are its seeds), else from
     // seed 1 on (seed 0 is the config's default, as in the tutorial's runs)
-    if (config == CFG_BASE) { ARG("--set"); ARG(seed_set); }
-    for (int i = 0; cf->sets[i]; i++) { ARG("--set"); ARG(cf->sets[i]); }
-    if (config != CFG_BASE && seed > 0) { ARG("--set"); ARG(seed_set); }
-    if (p->threads > 0) {
-        char t[32];
-        snprintf(t, sizeof t, "threads=%d", p->threads);
-        ARG("--set"); ARG(t);
-    }
-#undef ARG
-    argv[n] = NULL;
-    return n;
-}
-
-void ablation_command_line(const AblationPlan *p, int config, int seed, char *out, size_t outlen) {
-    char *argv[32], buf[4096];
-    int n = ablation_argv(p, config, seed, argv, 32, buf, sizeof buf);
-    out[0] = 0;
-    for (int i = 0; i < n; i++) line_add(out, outlen, argv[i]);
+    if (config == CFG_BASE) line_add_set(line, len, seed_set);
+    for (int i = 0; cf->sets[i]; i++) line_add_set(line, len, cf->sets[i]);
+    if (config != CFG_BASE && seed > 0) line_add_set(line, len, seed_set);
+    if (p->threads > 0) line_add_set(line, len, threads_set);
+    return strlen(line) + 1 < len ? 0 : -1;
 }
 
 // ---------------------------------------------------------------------------
@@ -95,42 +71,33 @@ static void list_configurations(FILE *f) {
     }
 }
 
-// --only A,B,...: marks the named runs. ARGS_OK, or ARGS_BAD with a message.
-static int parse_only(const char *arg, AblationPlan *p, bool *any_only) {
+// --only A,B,...: marks the named runs (without it, all of --seeds are).
+// ARGS_OK, or ARGS_BAD with a message.
+static int parse_only(const char *arg, void *plan) {
+    AblationPlan *p = plan;
+    int named = 0;
     char list[1024];
     snprintf(list, sizeof list, "%s", arg);
     char *save = NULL;
     for (char *name = strtok_r(list, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
         int c, k;
-        if (ablation_run_parse(name, &c, &k) != 0) {
-            fprintf(stderr, "error: --only: no run named '%s'; the runs are", name);
-            for (int r = 0; r < ABLATION_CONFIGS; r++) {
-                char n0[64];
-                ablation_run_name(r, 0, n0, sizeof n0);
-                fprintf(stderr, "%s %s", r ? "," : "", n0);
-            }
-            fprintf(stderr, " and their seeds NAME_s1, NAME_s2, ... (the baseline: p11_base_s0, _s1, ...)\n");
-            return ARGS_BAD;
-        }
+        if (ablation_run_parse(name, &c, &k) != 0)
+            return args_error(NULL, "--only: no run named '%s'; lab ablation --help lists the configurations, and\n"
+                              "seed k >= 1 of each is NAME_s<k> (the baseline's: p11_base_s0, p11_base_s1, ...)", name);
         p->selected[c][k] = true;
-        *any_only = true;
+        named++;
     }
-    if (!*any_only) return args_error(NULL, "--only wants run names");
-    return ARGS_OK;
+    return named ? ARGS_OK : args_error(NULL, "--only wants run names");
 }
-
-// --only's list, read after the parse (all runs are chosen without it).
-static int take_only(const char *value, void *only) { *(const char **)only = value; return ARGS_OK; }
 
 int ablation_parse(int argc, char **argv, AblationPlan *p, AblationMode *mode) {
     *p = (AblationPlan){ .preset = PRESET_QUICK, .jobs = 1, .seeds = 1 };
     *mode = ABL_RUN;
-    const char *only = NULL;
-    bool any_only = false, threads_given = false;
+    bool threads_given = false, only_given = false;
     ArgOption opts[] = {
-        LAB_RUN_OPTIONS(p, mode, ABL_PRINT_COMMANDS, ABL_LIST),
+        LAB_RUN_OPTIONS(p, mode, ABL_PRINT_COMMANDS),
         ARG_STRING("out", "DIR", &p->out_dir, "the runs' folder (default: the project's runs/)"),
-        ARG_CALL("only", "A,B", take_only, &only, "just these runs (any seed's name, e.g. p11_rope_s2)"),
+        ARG_CALL("only", "A,B", parse_only, p, "just these runs (any seed's name, e.g. p11_rope_s2)"),
         ARG_END,
     };
     opts[1].help = "seeds per configuration (default 1: the tutorial's nine runs; the\n"
@@ -139,6 +106,7 @@ int ablation_parse(int argc, char **argv, AblationPlan *p, AblationMode *mode) {
     opts[3].help = "threads per run (default: the cores divided by N when --jobs N > 1,\n"
                    "else the run's own default, all cores)";
     opts[3].seen = &threads_given;
+    opts[7].seen = &only_given;
     opts[1].hide_default = 1;   // said in the help
     const ArgSpec spec = {
         .program = "lab ablation", .options = opts, .more = list_configurations,
@@ -146,11 +114,8 @@ int ablation_parse(int argc, char **argv, AblationPlan *p, AblationMode *mode) {
                  "  finished runs are skipped, interrupted ones continue from their checkpoint",
     };
     int rc = args_parse(&spec, argc, argv);
-    if (rc == ARGS_OK && only) rc = parse_only(only, p, &any_only);
     if (rc != ARGS_OK) return rc;
-    if (!any_only)
-        for (int c = 0; c < ABLATION_CONFIGS; c++)
-            for (int k = 0; k < ablation_config_seeds(c, p->seeds); k++) p->selected[c][k] = true;
+    if (!only_given) ablation_select_seeds(p);
     // Two runs on two cores with two threads each would fight over the
     // cores (and OpenMP threads spin while they wait): split them instead.
     // Printed commands keep the run's default unless --threads says otherwise,
@@ -167,26 +132,18 @@ int ablation_parse(int argc, char **argv, AblationPlan *p, AblationMode *mode) {
 
 static const char *runs_dir(const AblationPlan *p) { return p->out_dir ? p->out_dir : default_runs_dir(); }
 
-static bool run_finished(const AblationPlan *p, const char *name) {
-    // only a hint for the messages and for skipping the probe; whether a run
-    // is complete is decided by `train --resume` itself
-    char path[2048];
-    snprintf(path, sizeof path, "%s/%s/metrics.json", runs_dir(p), name);
-    return file_exists(path);
-}
-
 // A run's line for the runner: its train command, with the output appended
 // to DIR/NAME/train.log when runs go side by side (their progress lines would
 // interleave) or --log asks. 0, or -1 with a message.
 static int run_line(const AblationPlan *p, int config, int seed, char *line, size_t len) {
-    char name[64], dir[2048], err[1024];
-    ablation_command_line(p, config, seed, line, len);
+    char name[64];
+    if (ablation_command_line(p, config, seed, line, len) != 0) {
+        fprintf(stderr, "error: a train command is longer than its line (%zu bytes)\n", len);
+        return -1;
+    }
     if (p->jobs == 1 && !p->log_to_file) return 0;
     ablation_run_name(config, seed, name, sizeof name);
-    snprintf(dir, sizeof dir, "%s/%s", runs_dir(p), name);
-    if (make_dirs(dir, err, sizeof err) != 0) { fprintf(stderr, "error: %s\n", err); return -1; }
-    line_add_log(line, len, runs_dir(p), name);
-    return 0;
+    return line_add_log(line, len, runs_dir(p), name);
 }
 
 // What each run's folder says now. Returns how many ended well; *not_started
@@ -225,29 +182,26 @@ static int report_runs(const AblationPlan *p, const int *config, const int *seed
     return well;
 }
 
-#define PLAN_CAP (ABLATION_CONFIGS * ABLATION_MAX_SEEDS)
-
 static int run_plan(const AblationPlan *p) {
-    int config[PLAN_CAP], seed[PLAN_CAP];
-    bool was_finished[PLAN_CAP];
-    int n = ablation_plan_runs(p, config, seed, PLAN_CAP), unfinished = 0;
-    char **lines = calloc((size_t)n + 1, sizeof *lines);
-    char err[1024] = "";
-    int rc = lines ? 0 : -1;
+    int config[ABLATION_PLAN_MAX], seed[ABLATION_PLAN_MAX];
+    bool was_finished[ABLATION_PLAN_MAX];
+    int n = ablation_plan_runs(p, config, seed, ABLATION_PLAN_MAX), unfinished = 0;
+    CommandLine *lines = calloc((size_t)n + 1, sizeof *lines);
+    char err[1024];
+    if (!lines) { fprintf(stderr, "error: out of memory\n"); return 1; }
+    int rc = 0;
     for (int i = 0; i < n && rc == 0; i++) {
         char name[64];
         ablation_run_name(config[i], seed[i], name, sizeof name);
-        was_finished[i] = run_finished(p, name);
+        RunMetrics m;
+        int at;
+        // only a hint for the messages and for skipping the probe: `train --resume` decides
+        was_finished[i] = run_outcome(runs_dir(p), name, &m, &at) == RUN_FINISHED;
         unfinished += !was_finished[i];
-        lines[i] = malloc(8192);
-        rc = lines[i] ? run_line(p, config[i], seed[i], lines[i], 8192) : -1;
+        rc = run_line(p, config[i], seed[i], lines[i], sizeof lines[i]);
     }
     if (rc == 0 && make_dirs(runs_dir(p), err, sizeof err) != 0) { fprintf(stderr, "error: %s\n", err); rc = -1; }
-    if (rc != 0) {
-        for (int i = 0; lines && i < n; i++) free(lines[i]);
-        free(lines);
-        return 1;
-    }
+    if (rc != 0) { free(lines); return 1; }
     char per_run[48] = "";
     if (p->threads > 0) snprintf(per_run, sizeof per_run, ", %d thread%s each", p->threads, p->threads == 1 ? "" : "s");
     printf("[ablation] %d run%s, %s preset, %d at a time%s (xargs -P %d), into %s\n", n, n == 1 ? "" : "s",
@@ -269,13 +223,12 @@ int cmd_ablation(int argc, char **argv) {
     int rc = ablation_parse(argc, argv, &p, &mode);
     if (rc != ARGS_OK) return args_exit_code(rc);
     p.exe = lab_train_program();
-    if (mode == ABL_LIST || mode == ABL_PRINT_COMMANDS) {
-        int config[PLAN_CAP], seed[PLAN_CAP];
-        int n = ablation_plan_runs(&p, config, seed, PLAN_CAP);
+    if (mode == ABL_PRINT_COMMANDS) {
+        int config[ABLATION_PLAN_MAX], seed[ABLATION_PLAN_MAX];
+        int n = ablation_plan_runs(&p, config, seed, ABLATION_PLAN_MAX);
         for (int i = 0; i < n; i++) {
             char line[4096];
-            if (mode == ABL_LIST) ablation_run_name(config[i], seed[i], line, sizeof line);
-            else ablation_command_line(&p, config[i], seed[i], line, sizeof line);
+            ablation_command_line(&p, config[i], seed[i], line, sizeof line);
             printf("%s\n", line);
         }
         return 0;

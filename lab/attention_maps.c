@@ -13,10 +13,7 @@
 // for itself and the mean distance to what it attends to.
 #include <math.h>
 #include <stdlib.h>
-#include <string.h>
-#include <stdbool.h>
-#include "attention_maps.h"
-#include "io/args.h"
+#include "lab.h"
 #include "io/checkpoint.h"
 #include "nn/errors.h"
 #include "io/cifar.h"
@@ -24,7 +21,6 @@
 #include "io/bench.h"
 #include "io/paths.h"
 #include "nn/flow.h"
-#include "nn/rng.h"
 
 // Per layer, from a forward pass: the maps (in units of 1/L) and two numbers.
 void attention_maps_compute(const Model *m, const Activations *a, AttentionMaps *out) {
@@ -65,40 +61,28 @@ void attention_maps_compute(const Model *m, const Activations *a, AttentionMaps 
 }
 
 // ---------------------------------------------------------------------------
-typedef struct {
-    const char *runs, *out;
-    const char *names[2];      // the learned-position run and the RoPE run
-    double t;
-    int batch;
-} MapsOptions;
-
-static int take_time(const char *value, void *t) {
-    char *end;
-    double v = strtod(value, &end);
-    if (*end || end == value || !(v >= 0 && v <= 1)) return args_error(NULL, "--t wants a time from 0 to 1, not '%s'", value);
-    *(double *)t = v;
-    return ARGS_OK;
-}
+// The two runs compared, the images and their time: fixed, so that every
+// picture of them (docs/figures, results/*/plots) shows the same thing.
+static const char *const MAPPED_RUNS[2] = { "p11_base_s0", "p11_rope" };   // learned positions, 2D RoPE
+#define MAPS_IMAGES 64
+#define MAPS_TIME 0.5
 
 // ARGS_OK, ARGS_HELP or ARGS_BAD (common/io/args.h; argv[0] is the command).
-static int parse_maps_options(int argc, char **argv, MapsOptions *o) {
-    *o = (MapsOptions){ default_runs_dir(), NULL, { "p11_base_s0", "p11_rope" }, 0.5, 64 };
+static int parse_maps_options(int argc, char **argv, const char **runs, const char **out) {
+    *runs = default_runs_dir();
+    *out = NULL;
     const ArgOption opts[] = {
-        ARG_FOLDER("runs", "DIR", &o->runs, "the folder of the runs"),
-        ARG_FOLDER("out", "DIR", &o->out, "where the figures go (default DIR/plots)"),
-        ARG_STRING("learned", "NAME", &o->names[0], "the learned-position run"),
-        ARG_STRING("rope", "NAME", &o->names[1], "the 2D RoPE run"),
-        ARG_INT("batch", "N", &o->batch, 1, 1024, "test images"),
-        ARG_CALL("t", "T", take_time, &o->t, "the time they are noised to, from 0 to 1 (default 0.5)"),
+        ARG_FOLDER("runs", "DIR", runs, "the folder of the runs"),
+        ARG_FOLDER("out", "DIR", out, "where the figures go (default DIR/plots)"),
         ARG_END,
     };
     const ArgSpec spec = {
         .program = "lab attention-maps", .options = opts,
-        .about = "  loads DIR/NAME/ckpt.safetensors of a learned-position run and a 2D RoPE run, runs\n"
-                 "  each on the first N test images noised to time T (noise from a fixed seed), and\n"
-                 "  writes the mean attention of every layer: step6_attention_offsets (a query's\n"
-                 "  attention by row and column offset, over all queries) and step6_attention_centre\n"
-                 "  (the centre patch's attention over the grid), .tsv, .gp and .png",
+        .about = "  loads DIR/NAME/ckpt.safetensors of p11_base_s0 (learned positions) and p11_rope\n"
+                 "  (2D RoPE), runs each on the first 64 test images noised to t = 0.5 (noise from a\n"
+                 "  fixed seed), and writes the mean attention of every layer: step6_attention_offsets\n"
+                 "  (a query's attention by row and column offset, over all queries) and\n"
+                 "  step6_attention_centre (the centre patch's attention over the grid), .tsv, .gp and .png",
     };
     return args_parse(&spec, argc, argv);
 }
@@ -194,90 +178,55 @@ static int write_maps_data(const char *dir, const char *name, const AttentionMap
     return figure_data_close(f, dir, name, err, errlen);
 }
 
-// Writes the maps' data and draws them: figure_draw's answers (0 drawn,
-// FIGURE_NO_GNUPLOT, or -1 with a message in err).
+// Writes the maps' data and draws them with lab/plots/step6_attention_maps.gp:
+// figure_plot's answers (0 drawn, FIGURE_NO_GNUPLOT, or -1 with a message in err).
 static int draw_maps(const char *dir, const char *name, const char *labels[2], const AttentionMaps maps[2],
                      bool offsets, double t, char *err, size_t errlen) {
     float lo, hi;
     if (write_maps_data(dir, name, maps, offsets, &lo, &hi, err, errlen) != 0) return -1;
     if (!(lo > 0)) lo = 1e-3f;
-    int depth = maps[0].depth > maps[1].depth ? maps[0].depth : maps[1].depth, g = maps[0].grid;
-    char centre_words[96];
-    snprintf(centre_words, sizeof centre_words, "the query at row %d, column %d (from 0)", g / 2, g / 2);
-    char script[16384];
-    size_t len = (size_t)snprintf(script, sizeof script,
-        "set multiplot layout 2,%d title \"%s\\n{/*0.85 %s}\\n{/*0.85 mean over the images (noised to t = %.2f) "
-        "and the heads; 1 = even attention (1/L); log colour scale}\"\n"
-        "set palette defined (0 '#000004', 1 '#3b0f70', 2 '#8c2981', 3 '#de4968', 4 '#fe9f6d', 5 '#fcfdbf')\n"
-        "set logscale cb\nset cbrange [%.4g:%.4g]\nset size ratio -1\nset tics out nomirror scale 0.5\n"
-        "set xlabel '%s'\nset ylabel '%s'\n",
-        depth, offsets ? "Where a patch looks, by offset" : "Where the centre patch looks",
-        offsets ? "every query's attention to the key dx columns right and dy rows down" : centre_words, t, lo, hi,
-        offsets ? "dx (columns)" : "key column", offsets ? "dy (rows)" : "key row");
-    // offsets run from -(g - 1) to g - 1, grid positions from 0 to g - 1;
-    // the rows go down the page, as in the image
-    double from = offsets ? -(g - 0.5) : -0.5, to = g - 0.5;
-    len += (size_t)snprintf(script + len, sizeof script - len, "set xrange [%g:%g]\nset yrange [%g:%g]\n",
-                            from, to, to, from);
-    // colour-bar labels at round numbers inside the range: fine steps when
-    // the range is under a decade (a log axis would show only one label),
-    // 1-2-5 steps when it spans several (fine ones would overlap)
-    static const double FINE[] = { 0.5, 0.7, 0.8, 0.9, 1, 1.1, 1.2, 1.5, 2, 3, 5, 7, 10 };
-    static const double COARSE[] = { 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50, 100 };
-    bool fine = hi < 10 * lo;
-    const double *tics = fine ? FINE : COARSE;
-    size_t n_tics = fine ? sizeof FINE / sizeof FINE[0] : sizeof COARSE / sizeof COARSE[0];
-    len += (size_t)snprintf(script + len, sizeof script - len, "set cbtics (");
-    int ntics = 0;
-    for (size_t i = 0; i < n_tics; i++)
-        if (tics[i] >= lo && tics[i] <= hi)
-            len += (size_t)snprintf(script + len, sizeof script - len, "%s'%g' %g", ntics++ ? ", " : "", tics[i], tics[i]);
-    len += (size_t)snprintf(script + len, sizeof script - len, ntics ? ")\n" : "'1' 1)\n");
-    for (int k = 0; k < 2; k++)
-        for (int l = 0; l < depth; l++) {
-            if (l >= maps[k].depth) { len += (size_t)snprintf(script + len, sizeof script - len, "set multiplot next\n"); continue; }
-            len += (size_t)snprintf(script + len, sizeof script - len,
-                "set title '%s, layer %d' noenhanced\nplot '%s.tsv' index %d using 1:2:3 with image notitle\n",
-                labels[k], l + 1, name, k * maps[0].depth + l);
-        }
-    len += (size_t)snprintf(script + len, sizeof script - len, "unset multiplot\n");
+    int depth = maps[0].depth > maps[1].depth ? maps[0].depth : maps[1].depth;
+    char vars[1024];
+    snprintf(vars, sizeof vars, "tsv = '%s'\noffsets = %d\ng = %d\ndepth1 = %d\ndepth2 = %d\nt = %.2f\n"
+             "lo = %.4g\nhi = %.4g\nlabel1 = '%s'\nlabel2 = '%s'", name, offsets, maps[0].grid, maps[0].depth,
+             maps[1].depth, t, lo, hi, labels[0], labels[1]);
     int width = 360 * depth + 120 > 900 ? 360 * depth + 120 : 900;
-    return figure_draw(dir, name, width, 800, script, err, errlen);
+    return figure_plot_script(dir, "lab/plots/step6_attention_maps.gp", name, width, 800, vars, err, errlen);
 }
 
 int cmd_attention_maps(int argc, char **argv) {
-    MapsOptions o;
-    int rc = parse_maps_options(argc, argv, &o);
+    const char *runs, *out_option;
+    int rc = parse_maps_options(argc, argv, &runs, &out_option);
     if (rc != ARGS_OK) return args_exit_code(rc);
     char out[2100], err[2400];
-    if (o.out) snprintf(out, sizeof out, "%s", o.out);
-    else snprintf(out, sizeof out, "%s/plots", o.runs);
+    if (out_option) snprintf(out, sizeof out, "%s", out_option);
+    else snprintf(out, sizeof out, "%s/plots", runs);
     size_t per = 3 * 32 * 32;
-    float *xt = malloc(sizeof(float) * per * o.batch), *tvec = malloc(sizeof(float) * o.batch);
+    float *xt = malloc(sizeof(float) * per * MAPS_IMAGES), *tvec = malloc(sizeof(float) * MAPS_IMAGES);
     AttentionMaps *maps = calloc(2, sizeof *maps);
     ModelConfig cfgs[2];
     char label_text[2][160];
     const char *labels[2] = { label_text[0], label_text[1] };
     rc = 1;
     if (!xt || !tvec || !maps) { fprintf(stderr, "error: out of memory\n"); goto done; }
-    if (noised_images(o.batch, o.t, xt, tvec, err, sizeof err) != 0) { fprintf(stderr, "error: %s\n", err); goto done; }
+    if (noised_images(MAPS_IMAGES, MAPS_TIME, xt, tvec, err, sizeof err) != 0) { fprintf(stderr, "error: %s\n", err); goto done; }
     for (int k = 0; k < 2; k++)
-        if (run_maps(o.runs, o.names[k], xt, tvec, o.batch, &maps[k], &cfgs[k], err, sizeof err) != 0) {
+        if (run_maps(runs, MAPPED_RUNS[k], xt, tvec, MAPS_IMAGES, &maps[k], &cfgs[k], err, sizeof err) != 0) {
             fprintf(stderr, "error: %s\n(attention-maps needs the finished runs %s and %s; "
                             "lab ablation --only %s,%s trains them)\n",
-                    err, o.names[0], o.names[1], o.names[0], o.names[1]);
+                    err, MAPPED_RUNS[0], MAPPED_RUNS[1], MAPPED_RUNS[0], MAPPED_RUNS[1]);
             goto done;
         }
     // each model's label says what its config is, not what it was asked for
     for (int k = 0; k < 2; k++)
-        snprintf(label_text[k], sizeof label_text[k], "%s (%s)", o.names[k],
+        snprintf(label_text[k], sizeof label_text[k], "%s (%s)", MAPPED_RUNS[k],
                  cfgs[k].pos == POS_ROPE2D ? "2D RoPE" : "learned positions");
-    printf("attention of %s and %s, %d test images noised to t = %.2f\n\n", labels[0], labels[1], o.batch, o.t);
+    printf("attention of %s and %s, %d test images noised to t = %.2f\n\n", labels[0], labels[1], MAPS_IMAGES, MAPS_TIME);
     print_maps_table(labels, maps, cfgs);
     FigureTally tally = { 0 };
     for (int offsets = 1; offsets >= 0; offsets--) {
         int status = draw_maps(out, offsets ? "step6_attention_offsets" : "step6_attention_centre", labels, maps,
-                               offsets, o.t, err, sizeof err);
+                               offsets, MAPS_TIME, err, sizeof err);
         if (figure_tally_add(&tally, status, "error", err) < 0) goto done;
     }
     printf("\n");

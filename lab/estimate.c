@@ -1,38 +1,27 @@
 // estimate.c: the main job's time, measured here before it starts.
 //
-// A number from another machine says little: the committed runs' step
-// times vary severalfold with the machine and with what else ran on it. So
-// the job times itself where it will run:
-// a few real training steps of every configuration (the model is built, the
-// steps run on made-up images of the right shape; their speed does not
-// depend on the pixels), the baseline's val exam, sampling and probe
-// features, and reading CIFAR-10. The
-// sums are estimate_run_seconds and estimate_job below: a run is its steps
-// times its step time, plus its val checks and scorecard as forward passes
-// of the baseline scaled by the configuration's step time. The timing takes
-// seconds on an idle machine (more on a busy one), and the estimate is as
-// good as the machine is steady: work started beside the job later slows
-// every part of it.
+// A number from another machine says little: the committed runs' step times
+// vary severalfold with the machine and with what else ran on it. So the job
+// times itself where it will run: a few real training steps of every
+// configuration (the model is built, the steps run on made-up images of the
+// right shape; their speed does not depend on the pixels), the baseline's val
+// exam, sampling and probe features, and reading CIFAR-10. The sums are
+// estimate_run_seconds and estimate_job below: a run is its steps times its
+// step time, plus its val checks and scorecard as forward passes of the
+// baseline scaled by the configuration's step time. The timing takes seconds
+// on an idle machine (more on a busy one), and the estimate is as good as the
+// machine is steady: work started beside the job later slows every part of it.
 #include <math.h>
 #include <omp.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <time.h>
-#include <sys/resource.h>
 #include <unistd.h>
-#include "estimate.h"
-#include "run_options.h"
+#include "lab.h"
 #include "nn/flow.h"
-#include "nn/model.h"
-#include "nn/rng.h"
-#include "nn/train_step.h"
 #include "eval/scorecard.h"
-#include "io/args.h"
 #include "io/bench.h"
 #include "io/cifar.h"
 #include "io/clock.h"
-#include "io/config_parse.h"
 #include "io/fileio.h"
 #include "io/paths.h"
 
@@ -102,86 +91,6 @@ static void config_of(Preset p, int c, Config *cfg) {
     for (int i = 0; ABLATION_CONFIG[c].sets[i]; i++) config_set_or_exit(cfg, ABLATION_CONFIG[c].sets[i]);
 }
 
-// What a step costs does not depend on the lr or the seed.
-static bool same_cost(const Config *a, const Config *b) {
-    Config x = *a, y = *b;
-    x.run.lr = y.run.lr = 0;
-    x.run.seed = y.run.seed = 0;
-    char da[512], db[512];
-    config_describe(&x, da, sizeof da);
-    config_describe(&y, db, sizeof db);
-    return strcmp(da, db) == 0 && x.run.batch == y.run.batch;
-}
-
-// One training step of a configuration, ready to be timed: its model, its
-// optimizer state and a batch of made-up images (a step's speed does not
-// depend on the pixels). `reps` steps each time it runs (a smoke step lasts a few
-// milliseconds), on `threads` threads.
-typedef struct {
-    Model m;
-    TrainState ts;
-    Rng rng;
-    float *x1;
-    int reps, threads, ready;
-} StepRacer;
-
-static int racer_init(StepRacer *r, const Config *cfg, int threads) {
-    memset(r, 0, sizeof *r);
-    char err[512];
-    if (model_build(&r->m, &cfg->model, err, sizeof err) != 0) { fprintf(stderr, "error: %s\n", err); return -1; }
-    model_init_weights(&r->m, 0);
-    AdamWConfig opt = adamw_default(cfg->run.lr);
-    size_t n = (size_t)cfg->run.batch * cfg->model.channels * cfg->model.img * cfg->model.img;
-    r->x1 = malloc(sizeof(float) * n);
-    if (!r->x1 || train_state_init(&r->ts, &r->m, cfg->run.batch, &opt) != 0) {
-        fprintf(stderr, "error: out of memory\n");
-        free(r->x1);
-        model_free(&r->m);
-        return -1;
-    }
-    rng_seed(&r->rng, 1);
-    rng_fill_uniform(&r->rng, r->x1, (long)n, -1.0f, 1.0f);
-    r->reps = cfg->model.dim * cfg->run.batch < 128 * 64 ? 8 : 1;
-    r->threads = threads;
-    r->ready = 1;
-    return 0;
-}
-
-static void racer_free(StepRacer *r) {
-    if (!r->ready) return;
-    train_state_free(&r->ts);
-    model_free(&r->m);
-    free(r->x1);
-    r->ready = 0;
-}
-
-static void racer_turn(void *ctx) {
-    StepRacer *r = ctx;
-    omp_set_num_threads(r->threads);
-    for (int i = 0; i < r->reps; i++) train_step(&r->ts, r->x1, NULL, &r->rng);
-}
-
-// The two runs of --jobs 2 share more than the cores: the memory bus, the
-// last-level cache and, behind the virtual cores of many machines, the
-// physical ones. A run's step timed alone sees none of that, so the pair
-// is timed side by side, each on its own threads.
-static void pair_turn(void *ctx) {
-    StepRacer *pair = ctx;
-    int levels = omp_get_max_active_levels();
-    omp_set_max_active_levels(2);   // each run keeps its own threads inside its half
-    #pragma omp parallel num_threads(2)
-    racer_turn(&pair[omp_get_thread_num()]);
-    omp_set_max_active_levels(levels);
-}
-
-// Made-up test images for the val exam's timing: its speed does not depend on them.
-static int fake_set(CifarSet *s, int n) {
-    s->n = n;
-    s->pixels = calloc((size_t)n, CIFAR_PIXELS);
-    s->labels = calloc((size_t)n, 1);
-    return s->pixels && s->labels ? 0 : -1;
-}
-
 // The scorecard's batch (common/eval/scorecard.c): its val exam and its
 // sampling run the model on this many images at a time.
 #define SCORECARD_BATCH 250
@@ -203,8 +112,10 @@ static int time_eval(Preset p, int threads, JobTimings *t) {
     float *samples = malloc(sizeof(float) * per * SCORECARD_BATCH);
     float *features = malloc(sizeof(float) * PROBE_FEATURES * SCORECARD_BATCH);
     Probe *probe = probe_alloc();
-    CifarSet test = { 0 };
-    int rc = samples && features && probe && fake_set(&test, SCORECARD_BATCH) == 0 ? 0 : -1;
+    // made-up test images for the val exam: its speed does not depend on them
+    CifarSet test = { SCORECARD_BATCH, calloc(SCORECARD_BATCH, CIFAR_PIXELS), calloc(SCORECARD_BATCH, 1) };
+    int rc = samples && features && probe && test.pixels && test.labels ? 0 : -1;
+    if (rc != 0) fprintf(stderr, "error: out of memory\n");
     if (rc == 0) {
         Rng rng;
         rng_seed(&rng, 2);
@@ -225,8 +136,6 @@ static int time_eval(Preset p, int threads, JobTimings *t) {
         t->exam_ms_per_image = fmax(pass_ms, 1000.0 * (t3 - t2) - fresh_ms) / SCORECARD_BATCH;
         t->fresh_ms = 2 * fresh_ms;   // the val exam's buffers and the sampler's
         t->probe_ms_per_image = 1000.0 * (t4 - t3) / SCORECARD_BATCH;
-    } else {
-        fprintf(stderr, "error: out of memory\n");
     }
     cifar_free(&test);
     free(samples); free(features);
@@ -253,24 +162,19 @@ static int steps_done(const char *dir, const char *name) {
     return lines;
 }
 
-#define PLAN_MAX (ABLATION_CONFIGS * ABLATION_MAX_SEEDS)
-
-// The job's runs at preset p: phase 0 the baseline pair, phase 1 the rest;
-// with dir, what is done of each (else none is). The count.
+// The job's runs at preset p: phase 0 the baseline pair, phase 1 the rest,
+// and what dir holds done of each. The count.
 static int job_runs(Preset p, int seeds, const char *dir, RunWork *runs, int *phase) {
-    AblationPlan plan;
-    memset(&plan, 0, sizeof plan);
-    plan.preset = p;
-    for (int c = 0; c < ABLATION_CONFIGS; c++)
-        for (int k = 0; k < ablation_config_seeds(c, seeds); k++) plan.selected[c][k] = true;
-    int config[PLAN_MAX], seed[PLAN_MAX];
-    int n = ablation_plan_runs(&plan, config, seed, PLAN_MAX);
+    AblationPlan plan = { .preset = p, .seeds = seeds };
+    ablation_select_seeds(&plan);
+    int config[ABLATION_PLAN_MAX], seed[ABLATION_PLAN_MAX];
+    int n = ablation_plan_runs(&plan, config, seed, ABLATION_PLAN_MAX);
     for (int i = 0; i < n; i++) {
         char name[64];
         ablation_run_name(config[i], seed[i], name, sizeof name);
         runs[i].config = config[i];
         config_of(p, config[i], &runs[i].cfg);
-        runs[i].steps_done = dir ? steps_done(dir, name) : 0;
+        runs[i].steps_done = steps_done(dir, name);
         if (runs[i].steps_done > runs[i].cfg.run.steps) runs[i].steps_done = runs[i].cfg.run.steps;
         phase[i] = config[i] == CFG_BASE && seed[i] < 2 ? 0 : 1;
     }
@@ -302,7 +206,6 @@ static int estimate_parse(int argc, char **argv, EstimateOptions *o) {
                  "faster here now (make tutorial takes it from --save's file when JOBS is not set)"),
         ARG_END,
     };
-    opts[0].help = "the job's preset (default quick)";
     opts[1].help = "seeds per configuration (1: the tutorial's nine runs)";
     opts[2].help = "runs side by side";
     const ArgSpec spec = {
@@ -310,130 +213,66 @@ static int estimate_parse(int argc, char **argv, EstimateOptions *o) {
         .about = "  how long `make tutorial` (lab ablation and the steps) will take on this machine: times a\n"
                  "  few training steps of every configuration here and the scorecard's parts, and adds up\n"
                  "  the job: every run's steps, val checks and scorecard, minus what DIR holds done\n"
-                 "  already (the scorecard's probe classifier is the shipped one: nothing to train). Also with\n"
-                 "  --jobs 2 and at the other presets. Says so when other processes kept the machine\n"
-                 "  busy while it timed: the job runs faster if that work stops. Writes nothing.",
+                 "  already (the scorecard's probe classifier is the shipped one: nothing to train), also\n"
+                 "  with the other --jobs. Other work while it times slows what it measures. Writes nothing.",
     };
     return args_parse(&spec, argc, argv);
 }
 
-// The CPU seconds the whole machine has been busy (all cores, /proc/stat's
-// first line) and this process's own: their difference over the timing is
-// the other work that shared the machine while it was measured. -1 when
-// /proc/stat cannot be read.
-static double machine_busy_seconds(void) {
-    FILE *f = fopen("/proc/stat", "r");
-    unsigned long long v[8] = {0};
-    int got = f ? fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
-                         &v[4], &v[5], &v[6], &v[7]) : 0;
-    if (f) fclose(f);
-    if (got < 4) return -1;
-    unsigned long long busy = v[0] + v[1] + v[2] + v[5] + v[6] + v[7];   // all but idle and iowait
-    return (double)busy / (double)sysconf(_SC_CLK_TCK);
+// The two runs of --jobs 2 share more than the cores: the memory bus, the
+// last-level cache and, behind the virtual cores of many machines, the
+// physical ones. A run's step timed alone sees none of that, so the pair
+// is timed side by side, each on its own threads.
+static void pair_turn(void *ctx) {
+    Racer *pair = ctx;
+    int levels = omp_get_max_active_levels();
+    omp_set_max_active_levels(2);   // each run keeps its own threads inside its half
+    #pragma omp parallel num_threads(2)
+    racer_turn(&pair[omp_get_thread_num()]);
+    omp_set_max_active_levels(levels);
 }
 
-static double own_cpu_seconds(void) {
-    struct rusage u;
-    getrusage(RUSAGE_SELF, &u);
-    return u.ru_utime.tv_sec + u.ru_utime.tv_usec * 1e-6 + u.ru_stime.tv_sec + u.ru_stime.tv_usec * 1e-6;
-}
-
-// What is raced: every configuration of the job's preset (one of the same
-// cost as an earlier one, the lr variants, is not raced again), the job's
-// baseline as the two runs of --jobs 2, side by side, and the other presets'
-// baselines. All in turns, in the same rounds (bench_interleaved): a burst
-// of other work then slows every one of them alike, and the ratios hold.
-#define MAX_RACERS (ABLATION_CONFIGS + 2)
-typedef struct {
-    StepRacer racer[MAX_RACERS];
-    int n;
-    int of_config[ABLATION_CONFIGS];   // the racer of each configuration of the job's preset
-    StepRacer pair[2];                 // the baseline as --jobs 2's two runs (unused if they are one)
-    int preset_base[3];                // each preset's baseline (the job's: of_config[CFG_BASE])
-} Race;
-
-static int race_add(Race *race, const Config *cfg, int threads) {
-    if (race->n >= MAX_RACERS || racer_init(&race->racer[race->n], cfg, threads) != 0) return -1;
-    return race->n++;
-}
-
-// The steps' ms of every preset into t[0..2] (the others scaled by the job's
-// ratios of each configuration to its baseline). 0, or -1 after a message.
-static int race_steps(Preset job, int all, int half_threads, JobTimings t[3]) {
-    Race *race = calloc(1, sizeof *race);
-    if (!race) { fprintf(stderr, "error: out of memory\n"); return -1; }
-    int rc = 0;
-    for (int c = 0; c < ABLATION_CONFIGS && rc == 0; c++) {
-        Config cfg;
-        config_of(job, c, &cfg);
-        race->of_config[c] = -1;
-        for (int d = 0; d < c && race->of_config[c] < 0; d++) {
-            Config other;
-            config_of(job, d, &other);
-            if (same_cost(&cfg, &other)) race->of_config[c] = race->of_config[d];
-        }
-        if (race->of_config[c] < 0 && (race->of_config[c] = race_add(race, &cfg, all)) < 0) rc = -1;
-    }
-    Config base;
-    config_of(job, CFG_BASE, &base);
+// Every configuration of the job's preset, and its baseline as the two runs
+// of --jobs 2 side by side (unless they would be one), raced in turns in the
+// same rounds (bench_interleaved): a burst of other work then slows every
+// one of them alike, and the ratios hold. Their step times into t. 0, or -1
+// after a message.
+static int race_steps(Preset job, int all, int half_threads, JobTimings *t) {
+    enum { PAIR = ABLATION_CONFIGS, RACERS = PAIR + 2 };
+    Config cfg[RACERS];
+    for (int c = 0; c < RACERS; c++) config_of(job, c >= PAIR ? CFG_BASE : c, &cfg[c]);
+    long n = (long)cfg[0].run.batch * cfg[0].model.channels * cfg[0].model.img * cfg[0].model.img;
+    Racer *racer = calloc(RACERS, sizeof *racer);
+    float *x1 = malloc(sizeof(float) * n);
+    int ready = 0, rc = racer && x1 ? 0 : -1;
     bool paired = half_threads != all;
-    for (int i = 0; i < 2 && rc == 0 && paired; i++)
-        if (racer_init(&race->pair[i], &base, half_threads) != 0) rc = -1;
-    for (int p = 0; p < 3 && rc == 0; p++) {
-        Config b;
-        config_of((Preset)p, CFG_BASE, &b);
-        race->preset_base[p] = p == (int)job ? race->of_config[CFG_BASE] : race_add(race, &b, all);
-        if (race->preset_base[p] < 0) rc = -1;
+    if (rc != 0) fprintf(stderr, "error: out of memory\n");
+    else {
+        Rng rng;
+        rng_seed(&rng, 1);
+        rng_fill_uniform(&rng, x1, n, -1.0f, 1.0f);
+    }
+    for (; rc == 0 && ready < RACERS; ready++) {
+        if (racer_init(&racer[ready], &cfg[ready], x1) != 0) { rc = -1; break; }
+        racer[ready].reps = cfg[ready].model.dim * cfg[ready].run.batch < 128 * 64 ? 8 : 1;
+        racer[ready].threads = ready >= PAIR ? half_threads : all;
     }
     if (rc == 0) {
-        BenchFn fns[MAX_RACERS + 1];
-        double ms[MAX_RACERS + 1];
-        for (int i = 0; i < race->n; i++) fns[i] = (BenchFn){ "step", racer_turn, &race->racer[i] };
-        fns[race->n] = (BenchFn){ "pair", pair_turn, race->pair };
-        bench_interleaved(fns, race->n + paired, 1, 3, 1, ms);   // a warm-up round, the median of three
-        for (int i = 0; i < race->n; i++) ms[i] /= race->racer[i].reps;
-        double job_base = ms[race->of_config[CFG_BASE]];
-        for (int p = 0; p < 3; p++)
-            for (int c = 0; c < ABLATION_CONFIGS; c++)
-                t[p].step_ms[c] = ms[race->preset_base[p]] * ms[race->of_config[c]] / job_base;
-        double factor = paired ? ms[race->n] / race->pair[0].reps / job_base : 1.0;
+        BenchFn fns[PAIR + 1];
+        double ms[PAIR + 1];
+        for (int i = 0; i < PAIR; i++) fns[i] = (BenchFn){ "step", racer_turn, &racer[i] };
+        fns[PAIR] = (BenchFn){ "pair", pair_turn, &racer[PAIR] };
+        bench_interleaved(fns, PAIR + paired, 1, 3, 1, ms);   // a warm-up round, the median of three
+        for (int c = 0; c < ABLATION_CONFIGS; c++) t->step_ms[c] = ms[c] / racer[c].reps;
+        t->jobs_factor = paired ? ms[PAIR] / racer[PAIR].reps / t->step_ms[CFG_BASE] : 1.0;
         long cores = sysconf(_SC_NPROCESSORS_ONLN);
-        if (2L * half_threads > cores) factor *= 2.0 * half_threads / cores;   // two runs share the cores
-        for (int p = 0; p < 3; p++) t[p].jobs_factor = factor;
+        if (2L * half_threads > cores) t->jobs_factor *= 2.0 * half_threads / cores;   // two runs share the cores
     }
-    for (int i = 0; i < race->n; i++) racer_free(&race->racer[i]);
-    for (int i = 0; i < 2; i++) racer_free(&race->pair[i]);
+    for (int i = 0; i < ready; i++) racer_free(&racer[i]);
     omp_set_num_threads(all);
-    free(race);
+    free(racer);
+    free(x1);
     return rc;
-}
-
-// One line of the estimate: the job at preset p with `jobs` runs at a time.
-static double job_line(const JobTimings *t, Preset p, int seeds, int jobs, const char *dir) {
-    RunWork runs[PLAN_MAX];
-    int phase[PLAN_MAX];
-    int n = job_runs(p, seeds, dir, runs, phase);
-    return estimate_job(t, runs, phase, n, jobs);
-}
-
-static void print_per_config(const JobTimings *t, Preset p, int threads) {
-    printf("\n[estimate] one run of each configuration at the %s preset, one at a time on %d thread%s:\n",
-           preset_name(p), threads, threads == 1 ? "" : "s");
-    Table tab;
-    table_init(&tab, 3, "configuration", "ms/step here", "a run (steps, val checks, scorecard)");
-    for (int c = 0; c < ABLATION_CONFIGS; c++) {
-        RunWork w = { c, config_default(), 0 };
-        config_of(p, c, &w.cfg);
-        char d[32];
-        format_duration(estimate_run_seconds(t, &w, 1.0), d, sizeof d);
-        table_cell(&tab, "%s", ABLATION_CONFIG[c].label);
-        table_cell(&tab, "%.1f", t->step_ms[c]);
-        table_cell(&tab, "%s", d);
-    }
-    table_print(&tab);
-    printf("  the parts (ms): val exam %.3f and sampling %.3f an image (baseline), fresh buffers %.0f a\n"
-           "  scorecard, probe features %.3f an image; reading CIFAR-10 %.1f s\n",
-           t->exam_ms_per_image, t->sample_ms_per_image, t->fresh_ms, t->probe_ms_per_image, t->data_seconds);
 }
 
 // --save: "estimate_seconds S\nsaved_at T\njobs J\n" (T: seconds since the
@@ -480,79 +319,43 @@ int cmd_estimate(int argc, char **argv) {
     int half = cores / 2 > 1 ? (int)(cores / 2) : 1;   // a run's threads with --jobs 2 (lab ablation)
     printf("[estimate] timing a few training steps of each configuration and the scorecard's parts\n"
            "           here (%s preset, %d thread%s)...\n", preset_name(o.preset), all, all == 1 ? "" : "s");
-    double t0 = wall_seconds(), busy0 = machine_busy_seconds(), own0 = own_cpu_seconds();
+    double t0 = wall_seconds();
     // the data: how long it takes to read
     char err[CIFAR_ERRLEN];
     CifarSet train = {0}, test = {0};
-    double d0 = wall_seconds();
     bool have_data = cifar_load_train(NULL, &train, err, sizeof err) == 0 && cifar_load_test(NULL, &test, err, sizeof err) == 0;
-    double data_s = have_data ? wall_seconds() - d0 : 0;
+    double data_s = have_data ? wall_seconds() - t0 : 0;
     if (!have_data) printf("[estimate] no CIFAR-10 (%s): reading it is not counted\n", err);
     cifar_free(&train);
     cifar_free(&test);
-    JobTimings t[3];
-    memset(t, 0, sizeof t);
-    if (race_steps(o.preset, all, half, t) != 0) return 1;
-    // the forward passes: the job's model (quick and tutorial share it), and smoke's
-    if (time_eval(o.preset, all, &t[o.preset]) != 0) return 1;
-    for (int p = 0; p < 3; p++) {
-        t[p].data_seconds = data_s;
-        if (p == (int)o.preset) continue;
-        Config a, b;
-        config_of((Preset)p, CFG_BASE, &a);
-        config_of(o.preset, CFG_BASE, &b);
-        b.run.batch = a.run.batch; b.run.steps = a.run.steps; b.run.val_every = a.run.val_every;
-        if (!same_cost(&a, &b)) { if (time_eval((Preset)p, all, &t[p]) != 0) return 1; continue; }
-        t[p].exam_ms_per_image = t[o.preset].exam_ms_per_image;
-        t[p].sample_ms_per_image = t[o.preset].sample_ms_per_image;
-        t[p].probe_ms_per_image = t[o.preset].probe_ms_per_image;
-        t[p].fresh_ms = t[o.preset].fresh_ms;
-    }
-    print_per_config(&t[o.preset], o.preset, all);
-    char d[32];
-    int other_jobs = o.jobs == 1 ? 2 : 1;
-    if (o.choose_jobs && cores >= 2) {   // the faster of one run at a time and two side by side
-        RunWork runs[PLAN_MAX];
-        int phase[PLAN_MAX], n = job_runs(o.preset, o.seeds, dir, runs, phase);
-        o.jobs = estimate_faster_jobs(&t[o.preset], runs, phase, n);
-        other_jobs = 3 - o.jobs;
-    }
-    double e = job_line(&t[o.preset], o.preset, o.seeds, o.jobs, dir);
-    format_duration(e, d, sizeof d);
-    RunWork runs[PLAN_MAX];
-    int phase[PLAN_MAX], n = job_runs(o.preset, o.seeds, dir, runs, phase), left = 0;
+    JobTimings t = { .data_seconds = data_s };
+    if (race_steps(o.preset, all, half, &t) != 0 || time_eval(o.preset, all, &t) != 0) return 1;
+    RunWork runs[ABLATION_PLAN_MAX];
+    int phase[ABLATION_PLAN_MAX], n = job_runs(o.preset, o.seeds, dir, runs, phase), left = 0;
     for (int i = 0; i < n; i++) left += runs[i].steps_done >= 0;
-    printf("\n[estimate] the job here: about %s (%s preset, %d run%s left of %d in %s, %d at a time;\n"
+    // --choose-jobs: the faster of one run at a time and two side by side
+    if (o.choose_jobs && cores >= 2) o.jobs = estimate_faster_jobs(&t, runs, phase, n);
+    int other_jobs = o.jobs == 1 ? 2 : 1;
+    double e = estimate_job(&t, runs, phase, n, o.jobs);
+    char d[32];
+    format_duration(e, d, sizeof d);
+    printf("[estimate] the job here: about %s (%s preset, %d run%s left of %d in %s, %d at a time;\n"
            "           the step programs between the runs train nothing)\n",
            d, preset_name(o.preset), left, left == 1 ? "" : "s", n, dir, o.jobs);
     if (!strcmp(probe_choice(), "trained"))
         printf("[estimate] TINYDIT_PROBE=trained: training the probe classifier first, if it is not cached, is not\n"
                "           counted (tools/train_probe trains it alone and says how long it took)\n");
     if (o.save && save_estimate(o.save, e, o.jobs) != 0) return 1;
-    e = job_line(&t[o.preset], o.preset, o.seeds, other_jobs, dir);
-    format_duration(e, d, sizeof d);
+    format_duration(estimate_job(&t, runs, phase, n, other_jobs), d, sizeof d);
     printf("           with JOBS=%d (%d run%s at a time, %d thread%s each): about %s\n", other_jobs, other_jobs,
            other_jobs == 1 ? "" : "s", other_jobs == 1 ? all : half, (other_jobs == 1 ? all : half) == 1 ? "" : "s", d);
-    if (o.choose_jobs && cores < 2) printf("[estimate] so the job runs one run at a time (JOBS=1): one core\n");
-    else if (o.choose_jobs)
+    if (o.choose_jobs)
         printf("[estimate] so the job runs %s (JOBS=%d), the faster here now; JOBS=%d makes it run %s\n",
                o.jobs == 1 ? "one run at a time on all threads" : "two runs side by side", o.jobs, other_jobs,
                other_jobs == 1 ? "one at a time" : "two side by side");
-    printf("           from the start, in a fresh runs folder:");
-    for (int p = 0; p < 3; p++) {
-        format_duration(job_line(&t[p], (Preset)p, o.seeds, o.jobs, NULL), d, sizeof d);
-        printf("%s PRESET=%s %s", p ? "," : "", preset_name((Preset)p), d);
-    }
-    double took = wall_seconds() - t0, busy1 = machine_busy_seconds();
-    printf("\n           (measured in %.0f s on this machine as loaded now; other work started beside the\n"
-           "           job slows it; lab estimate --help says what is timed)\n", took);
     // Other work while timing, even at nice 19, stalls the steps' threads at
     // every barrier: the steps come out slower than they will run once it stops.
-    double others = busy0 < 0 || busy1 < 0 ? 0 : (busy1 - busy0) - (own_cpu_seconds() - own0);
-    double share = cores > 0 && took > 0 ? others / (took * (double)cores) : 0;
-    if (share > 0.05)
-        printf("[estimate] note: other processes kept %.0f%% of the machine busy while this was timed; if they\n"
-               "           stop before the job does, the job runs faster than this (run lab/lab estimate again then)\n",
-               100 * share);
+    printf("           (measured in %.0f s on this machine as loaded now: work beside the job, now or\n"
+           "           later, slows it; lab estimate --help says what is timed)\n", wall_seconds() - t0);
     return 0;
 }

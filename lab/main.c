@@ -1,34 +1,10 @@
 // lab: the experiments around step 6. Every run it starts is one
 // `step6_ablation train` command (step 6 is the lesson: train a pair, read
 // the table); the lab plans many of them, runs them a few at a time, and
-// reads what they wrote.
-//
-//   lab estimate [--preset P] [--seeds N] [--jobs N] [--out DIR]
-//                                               the main job's time here, measured first
-//   lab ablation [--preset P] [--seeds N] [--jobs N] [--out DIR] [--only NAME,...]
-//                [--print-commands | --list]     the eight configurations, N seeds each
-//   lab sweep --key K --values V1,V2,... [--configs C,...] [--seeds N] [--table]
-//                                               one config key over a list of values
-//   lab speed [--batch 64] [--threads 2] [--rounds 12]
-//                                               the six variants timed in rounds
-//   lab report [-o FILE] [--compare DIR] [runs-dir]
-//                                               step 6's tables as Markdown
-//   lab attention-maps [--runs DIR] [--out DIR] [--t T]
-//                                               where two trained models look
-//
-// One option convention: each command is cmd_NAME(argc, argv) with argv[0]
-// its name, its parser answers ARGS_OK, ARGS_HELP or ARGS_BAD
-// (common/io/args.h). One launcher: the ablation and the sweep hand their
-// command lines to runner.c (xargs -P).
-#include <stdio.h>
-#include <string.h>
-#include "attention_maps.h"
-#include "estimate.h"
-#include "plan.h"
-#include "report.h"
-#include "speed.h"
-#include "sweep_plan.h"
-#include "io/args.h"
+// reads what they wrote. `lab --help` lists the commands, `lab COMMAND
+// --help` their options; each command is cmd_NAME(argc, argv) with argv[0]
+// its name (lab.h).
+#include "lab.h"
 #include "io/blas_kernel.h"
 
 typedef int Command(int argc, char **argv);

@@ -1,44 +1,19 @@
 // report.c: runs/report.md, the tables of step6_ablation/ablation_table.c in Markdown with the
 // plots that exist, written by `lab report`. The text is built
 // in an open_memstream buffer and written with write_file_atomic.
-#include <stdio.h>
-#include <getopt.h>
 #include <stdlib.h>
-#include <string.h>
-#include "report.h"
+#include "lab.h"
 #include "../step6_ablation/ablation_table.h"
 #include "io/bench.h"
 #include "io/fileio.h"
 #include "io/paths.h"
-#include "io/args.h"
 
 // ---------------------------------------------------------------------------
 // runs/report.md
 
-// Text as Markdown shows it: a '*' (the mark of an assumed spread) escaped,
-// so that it is not read as emphasis or a list.
-static void put_literal(FILE *s, const char *text) {
-    for (const char *c = text; *c; c++) {
-        if (*c == '*') fputs("\\*", s);
-        else fputc(*c, s);
-    }
-}
-
-// A table as Markdown: the first column left-aligned, the others right.
-static void put_table(FILE *s, const Table *t) {
-    for (int r = 0; r <= t->nrows; r++) {
-        fprintf(s, "|");
-        for (int c = 0; c < t->ncols; c++) { fprintf(s, " "); put_literal(s, t->cell[r][c]); fprintf(s, " |"); }
-        fprintf(s, "\n");
-        if (r == 0) {
-            fprintf(s, "|");
-            for (int c = 0; c < t->ncols; c++) fprintf(s, "%s|", c ? "---:" : "---");
-            fprintf(s, "\n");
-        }
-    }
-}
-
-// A footnote of the text as one Markdown paragraph: its lines joined.
+// Text as Markdown shows it: its lines joined into one paragraph, and a '*'
+// (the mark of an assumed spread) escaped, so that it is not read as
+// emphasis or a list.
 static void put_joined(FILE *s, const char *text) {
     for (const char *c = text; *c; c++) {
         if (*c == '\n') {
@@ -55,6 +30,20 @@ static void put_paragraph(FILE *s, const char *text) {
     fputs("\n\n", s);
 }
 
+// A table as Markdown: the first column left-aligned, the others right.
+static void put_table(FILE *s, const Table *t) {
+    for (int r = 0; r <= t->nrows; r++) {
+        fprintf(s, "|");
+        for (int c = 0; c < t->ncols; c++) { fprintf(s, " "); put_joined(s, t->cell[r][c]); fprintf(s, " |"); }
+        fprintf(s, "\n");
+        if (r == 0) {
+            fprintf(s, "|");
+            for (int c = 0; c < t->ncols; c++) fprintf(s, "%s|", c ? "---:" : "---");
+            fprintf(s, "\n");
+        }
+    }
+}
+
 // The plots that `make plots` draws (scripts/plots.sh and the attention
 // maps), in the report's order.
 static const struct { const char *file, *what; } PLOTS[] = {
@@ -69,7 +58,7 @@ static const struct { const char *file, *what; } PLOTS[] = {
     { "samples.png",   "Samples of every run (20 Euler steps, the same noise for all)" },
 };
 
-static void report_tables(FILE *s, const AblationResults *res, const AblationResults *ref) {
+static void report_tables(FILE *s, const AblationResults *res) {
     Table t;
     fprintf(s, "## The tutorial's method: one run per configuration, one seed gap\n\n");
     fill_tutorial_table(res, &t);
@@ -98,13 +87,6 @@ static void report_tables(FILE *s, const AblationResults *res, const AblationRes
         fprintf(s, "The tutorial's one pair against the baseline's %d seeds: the pair's gap is %.4f, the spread "
                 "%.4f. Two draws of the same noise differ by 1.13 spreads on average (2 sd / √π), so one "
                 "pair is one noisy draw of the noise, not a measure of it.\n\n", base->n, res->gap, base->val.sd);
-    if (ref && ref->n_present) {
-        fprintf(s, "## These runs against `%s`\n\n", ref->dir);
-        fill_compare_table(res, ref, &t);
-        put_table(s, &t);
-        fprintf(s, "\n*Inside the noise*: the mean is within 2 standard errors of the other's (the rule of the "
-                "verdicts); \\* marks a side with one seed, whose spread is taken from the other.\n\n");
-    }
 }
 
 static void report_lr_pair(FILE *s, const AblationResults *res) {
@@ -130,39 +112,26 @@ static void report_lr_pair(FILE *s, const AblationResults *res) {
 }
 
 // Links to the plots that exist, relative to the report's folder; then notes.
-static void report_plots_and_notes(FILE *s, const AblationResults *res, const char *path) {
-    char dir[2048];
-    snprintf(dir, sizeof dir, "%s", path);
-    char *slash = strrchr(dir, '/');
-    if (slash) slash[1] = 0; else dir[0] = 0;
+static void report_plots_and_notes(FILE *s, const AblationResults *res, const char *dir) {
     fprintf(s, "## Plots\n\n");
     int shown = 0;
     for (size_t i = 0; i < sizeof PLOTS / sizeof PLOTS[0]; i++) {
         char p[2200];
-        snprintf(p, sizeof p, "%splots/%s", dir, PLOTS[i].file);
+        snprintf(p, sizeof p, "%s/plots/%s", dir, PLOTS[i].file);
         if (!file_exists(p)) continue;
         fprintf(s, "%s\n\n![%s](plots/%s)\n\n", PLOTS[i].what, PLOTS[i].what, PLOTS[i].file);
         shown++;
     }
     if (!shown) fprintf(s, "No plots yet: `make plots` draws them into `plots/` next to this report.\n\n");
-    int notes = 0;
+    if (res->nine_present < ABLATION_RUNS || res->not_seed_pair || res->mixed_presets) fprintf(s, "## Notes\n\n");
     for (int r = 0; r < ABLATION_RUNS; r++)
-        if (!results_run(res, r)->present) {
-            if (!notes++) fprintf(s, "## Notes\n\n");
-            fprintf(s, "- `%s`: %s\n", ABLATION[r].name, results_run(res, r)->note);
-        }
-    if (res->not_seed_pair) {
-        if (!notes++) fprintf(s, "## Notes\n\n");
+        if (!results_run(res, r)->present) fprintf(s, "- `%s`: %s\n", ABLATION[r].name, results_run(res, r)->note);
+    if (res->not_seed_pair)
         fprintf(s, "- `p11_base_s0` and `p11_base_s1` differ in more than their seed: their gap is not a seed gap.\n");
-    }
-    if (res->mixed_presets) {
-        if (!notes++) fprintf(s, "## Notes\n\n");
-        fprintf(s, "- The runs come from different presets, so their numbers are not comparable.\n");
-    }
+    if (res->mixed_presets) fprintf(s, "- The runs come from different presets, so their numbers are not comparable.\n");
 }
 
-int report_write(const AblationResults *res, const AblationResults *ref, const char *path, char *err,
-                 size_t errlen) {
+int report_write(const AblationResults *res, const char *dir, char *err, size_t errlen) {
     // the report is written into memory first and then to its file in one
     // go (temporary file, rename), so a failure leaves the old report whole
     char *text = NULL;
@@ -176,45 +145,31 @@ int report_write(const AblationResults *res, const AblationResults *ref, const c
                "and %d runs in all have a `metrics.json`, and every number below is read from them.\n\n",
             res->dir, preset ? " (" : "", preset ? preset : "", preset ? " preset)" : "", res->nine_present,
             ABLATION_RUNS, res->n_present);
-    report_tables(s, res, ref);
+    report_tables(s, res);
     report_lr_pair(s, res);
-    report_plots_and_notes(s, res, path);
+    report_plots_and_notes(s, res, dir);
     if (fclose(s) != 0 || !text) { free(text); snprintf(err, errlen, "out of memory"); return -1; }
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/report.md", dir);
     int rc = write_file_atomic(path, text, len, err, errlen);
     free(text);
     return rc;
 }
 
-static void report_usage(FILE *f) {
-    fprintf(f, "usage: lab report [-o FILE] [--compare DIR] [runs-dir]\n");
-}
-
-// argv[0] is the command; getopt_long reads the rest (common/io/args.h).
+// argv[0] is the command; the one argument, if any, is the runs' folder.
 int cmd_report(int argc, char **argv) {
-    static const struct option opts[] = {
-        { "compare", required_argument, 0, 'C' }, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
-    };
-    const char *dir = default_runs_dir(), *out = NULL, *ref_dir = NULL;
-    optind = 0;
-    opterr = 0;
-    for (int c; (c = getopt_long(argc, argv, "ho:", opts, NULL)) != -1;) {
-        switch (c) {
-        case 'o': out = optarg; break;
-        case 'C': ref_dir = optarg; break;
-        case 'h': report_usage(stdout); return 0;
-        default: return args_unknown(report_usage, argv);
-        }
+    if (argc > 2 || (argc == 2 && argv[1][0] == '-')) {   // --help, or a mistake
+        bool help = argc == 2 && is_help_option(argv[1]);
+        fprintf(help ? stdout : stderr, "usage: lab report [runs-dir]\n");
+        return help ? 0 : 2;
     }
-    for (; optind < argc; optind++) dir = argv[optind];   // the runs' folder: the last one named
-    char path[2048], err[2400];
-    if (out) snprintf(path, sizeof path, "%s", out);
-    else snprintf(path, sizeof path, "%s/report.md", dir);
-    AblationResults *ref, *res = results_load_pair(dir, ref_dir, &ref);
+    const char *dir = argc == 2 ? argv[1] : default_runs_dir();
+    char err[2400];
+    AblationResults *no_ref, *res = results_load_pair(dir, NULL, &no_ref);
     if (!res) return 1;
-    int rc = report_write(res, ref, path, err, sizeof err);
-    if (rc == 0) printf("wrote %s (%d runs)\n", path, res->n_present);
+    int rc = report_write(res, dir, err, sizeof err);
+    if (rc == 0) printf("wrote %s/report.md (%d runs)\n", dir, res->n_present);
     else fprintf(stderr, "error: %s\n", err);
     free(res);
-    free(ref);
     return rc == 0 ? 0 : 1;
 }

@@ -9,15 +9,12 @@
 // SIGINT or SIGTERM that reaches us is passed on to that whole group (the
 // group also keeps a terminal's Ctrl-C from reaching the runs twice).
 #include <errno.h>
-#include <limits.h>
 #include <signal.h>
 #include <spawn.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "runner.h"
+#include "lab.h"
 #include "eval/probe.h"
 #include "io/cifar.h"
 #include "io/paths.h"
@@ -57,7 +54,7 @@ static pid_t spawn_xargs(int jobs, int *to_xargs) {
 
 // Writes every line, each ended by a NUL (xargs -0: one line, one command,
 // whatever quotes and spaces it holds). 0, or -1 when xargs quit reading.
-static int feed_lines(int fd, char *const *lines, int n) {
+static int feed_lines(int fd, const CommandLine *lines, int n) {
     for (int i = 0; i < n; i++) {
         size_t len = strlen(lines[i]) + 1, done = 0;
         while (done < len) {
@@ -70,9 +67,8 @@ static int feed_lines(int fd, char *const *lines, int n) {
     return 0;
 }
 
-int run_lines(char *const *lines, int n, int jobs, int *stop_signal) {
-    *stop_signal = 0;
-    if (n == 0) return 0;
+// The lines run by xargs, as launch_lines (lab.h) says.
+static int run_xargs(const CommandLine *lines, int n, int jobs, int *stop_signal) {
     fflush(stdout);
     fflush(stderr);
     struct sigaction sa, old_int, old_term;
@@ -110,6 +106,35 @@ int run_lines(char *const *lines, int n, int jobs, int *stop_signal) {
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+// The probe classifier of probe-FD (common/eval/probe.h), loaded before any
+// run starts, so that a missing or damaged probe fails the runs before hours
+// of training, not after; with TINYDIT_PROBE=trained it is trained here
+// once, not by two runs side by side. 0, or -1 with a message on stderr.
+static int prepare_probe(void) {
+    char err[4600];
+    CifarSet train = {0}, test = {0};   // the data only for a probe trained here
+    if (!strcmp(probe_choice(), "trained") && (cifar_load_train(NULL, &train, err, sizeof err) != 0 ||
+                                               cifar_load_test(NULL, &test, err, sizeof err) != 0)) {
+        fprintf(stderr, "error: %s\n", err);
+        cifar_free(&train);
+        return -1;
+    }
+    Probe *p = probe_for_scoring(&train, &test, 1, err, sizeof err);
+    if (!p) fprintf(stderr, "error: probe: %s\n", err);
+    probe_free(p);
+    cifar_free(&train);
+    cifar_free(&test);
+    return p ? 0 : -1;
+}
+
+int launch_lines(CommandLine *lines, int n, int jobs, bool need_probe, int *stop_signal) {
+    *stop_signal = 0;
+    for (int i = 0; i < n; i++) printf("%s\n", lines[i]);
+    int rc = n == 0 ? 0 : need_probe && prepare_probe() != 0 ? -1 : run_xargs(lines, n, jobs, stop_signal);
+    free(lines);
+    return rc;
+}
+
 RunOutcome run_outcome(const char *runs_dir, const char *name, RunMetrics *m, int *diverged_step) {
     char path[2048], err[METRICS_ERRLEN];
     snprintf(path, sizeof path, "%s/%s/metrics.json", runs_dir, name);
@@ -129,11 +154,8 @@ bool run_started(const char *runs_dir, const char *name) {
 void shell_quote(const char *s, char *out, size_t outlen) {
     // Letters, digits and a few punctuation marks are safe as they are; any
     // other string goes in single quotes, with ' written as '\''.
-    int plain = *s != 0;
-    for (const char *c = s; *c; c++)
-        if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-+=./,:@%", *c))
-            plain = 0;
-    if (plain) { snprintf(out, outlen, "%s", s); return; }
+    const char *safe = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-+=./,:@%";
+    if (*s && strspn(s, safe) == strlen(s)) { snprintf(out, outlen, "%s", s); return; }
     size_t n = 0;
     if (outlen == 0) return;
 #define PUT(ch) do { if (n + 1 < outlen) out[n++] = (ch); } while (0)
@@ -147,45 +169,35 @@ void shell_quote(const char *s, char *out, size_t outlen) {
     out[n] = 0;
 }
 
-int prepare_probe(void) {
-    char err[4600];
-    CifarSet train = {0}, test = {0};   // the data only for a probe trained here
-    if (!strcmp(probe_choice(), "trained") && (cifar_load_train(NULL, &train, err, sizeof err) != 0 ||
-                                               cifar_load_test(NULL, &test, err, sizeof err) != 0)) {
-        fprintf(stderr, "error: %s\n", err);
-        cifar_free(&train);
-        return -1;
-    }
-    Probe *p = probe_for_scoring(&train, &test, 1, err, sizeof err);
-    if (!p) fprintf(stderr, "error: probe: %s\n", err);
-    probe_free(p);
-    cifar_free(&train);
-    cifar_free(&test);
-    return p ? 0 : -1;
-}
-
-void line_add(char *line, size_t len, const char *word) {
+// Appends word to a shell line (empty to begin with), quoted if it needs it.
+static void line_add(char *line, size_t len, const char *word) {
     char q[PATH_MAX + 256];
     shell_quote(word, q, sizeof q);
     size_t used = strlen(line);
     snprintf(line + used, len - used, "%s%s", used ? " " : "", q);
 }
 
-void line_add_log(char *line, size_t len, const char *runs_dir, const char *name) {
-    char log[PATH_MAX + 200], q[PATH_MAX + 256];
-    snprintf(log, sizeof log, "%s/%s/train.log", runs_dir, name);
+void line_add_set(char *line, size_t len, const char *setting) {
+    line_add(line, len, "--set");
+    line_add(line, len, setting);
+}
+
+void train_line_start(char *line, size_t len, const char *exe, const char *name, Preset preset, const char *out_dir) {
+    line[0] = 0;
+    // --resume continues an interrupted run, and does nothing for a finished one
+    const char *words[] = { exe, "train", "--name", name, "--preset", preset_name(preset), "--resume", "--out", out_dir };
+    for (int i = 0; i < (out_dir ? 9 : 7); i++) line_add(line, len, words[i]);
+}
+
+int line_add_log(char *line, size_t len, const char *runs_dir, const char *name) {
+    char log[PATH_MAX + 200], q[PATH_MAX + 256], err[1024];
+    snprintf(log, sizeof log, "%s/%s", runs_dir, name);
+    if (make_dirs(log, err, sizeof err) != 0) { fprintf(stderr, "error: %s\n", err); return -1; }
+    strcat(log, "/train.log");
     shell_quote(log, q, sizeof q);
     size_t used = strlen(line);
     snprintf(line + used, len - used, " >> %s 2>&1", q);
-}
-
-int launch_lines(char **lines, int n, int jobs, bool need_probe, int *stop_signal) {
-    *stop_signal = 0;
-    for (int i = 0; i < n; i++) printf("%s\n", lines[i]);
-    int rc = need_probe && prepare_probe() != 0 ? -1 : run_lines(lines, n, jobs, stop_signal);
-    for (int i = 0; i < n; i++) free(lines[i]);
-    free(lines);
-    return rc;
+    return strlen(line) + 1 < len ? 0 : -1;
 }
 
 // By its absolute path, so that the commands work from any folder.

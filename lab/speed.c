@@ -15,17 +15,10 @@
 #include <math.h>
 #include <omp.h>
 #include <stdlib.h>
-#include <string.h>
-#include "speed.h"
-#include "../step6_ablation/ablation_runs.h"
-#include "io/config_parse.h"
-#include "io/args.h"
+#include "lab.h"
 #include "io/bench.h"
 #include "io/blas_kernel.h"
 #include "nn/matmul.h"
-#include "nn/model.h"
-#include "nn/rng.h"
-#include "nn/train_step.h"
 
 // ---------------------------------------------------------------------------
 // The floating-point work of a training step, counted from the config.
@@ -115,30 +108,45 @@ double train_step_bytes(const ModelConfig *c, int N, size_t n_params) {
 }
 
 // ---------------------------------------------------------------------------
-// The six variants are the first six configurations of the ablation: the
-// same --set switches, so the race times exactly the models that the table
-// scores.
-static const int SPEED_RUNS[6] = { CFG_BASE, CFG_RMSNORM, CFG_QKNORM, CFG_SWIGLU, CFG_ROPE, CFG_ALL };
-static const char *SPEED_LABELS[6] = { "baseline", "+ RMSNorm", "+ QK-norm", "+ SwiGLU", "+ 2D RoPE", "all four" };
+// The six variants are the ablation's configurations CFG_BASE to CFG_ALL:
+// the same --set switches, so the race times exactly the models that the
+// table scores.
 
-typedef struct {
-    Model m;
-    TrainState ts;
-    Rng rng;
-    const float *x1;
-    double flops, bytes;   // the step's products, its elementwise passes' traffic
-} Racer;
+int racer_init(Racer *r, const Config *cfg, const float *x1) {
+    char err[512];
+    memset(r, 0, sizeof *r);
+    if (model_build(&r->m, &cfg->model, err, sizeof err) != 0) { fprintf(stderr, "error: %s\n", err); return -1; }
+    model_init_weights(&r->m, 0);
+    AdamWConfig opt = adamw_default(cfg->run.lr);
+    if (train_state_init(&r->ts, &r->m, cfg->run.batch, &opt) != 0) {
+        fprintf(stderr, "error: out of memory\n");
+        model_free(&r->m);
+        return -1;
+    }
+    rng_seed(&r->rng, 1);
+    r->x1 = x1;
+    r->reps = 1;
+    r->flops = train_step_flops(&cfg->model, cfg->run.batch);
+    r->bytes = train_step_bytes(&cfg->model, cfg->run.batch, r->m.n_params);
+    return 0;
+}
 
-static void racer_step(void *ctx) {
+void racer_free(Racer *r) {
+    train_state_free(&r->ts);
+    model_free(&r->m);
+}
+
+void racer_turn(void *ctx) {
     Racer *r = ctx;
-    train_step(&r->ts, r->x1, NULL, &r->rng);
+    if (r->threads > 0) omp_set_num_threads(r->threads);
+    for (int i = 0; i < r->reps; i++) train_step(&r->ts, r->x1, NULL, &r->rng);
 }
 
 typedef struct {
     int M, N, K;
     int trans_b;        // B stored (N, K) and used transposed, as linear_forward does
     float *A, *B, *C;
-    const char *what;
+    char what[64];      // its shape
 } Gemm;
 
 static void gemm_call(void *ctx) {
@@ -146,9 +154,10 @@ static void gemm_call(void *ctx) {
     matmul(0, g->trans_b, g->M, g->N, g->K, 1.0f, g->A, g->K, g->B, g->trans_b ? g->K : g->N, 0.0f, g->C, g->N);
 }
 
-static int gemm_init(Gemm *g, int M, int N, int K, int trans_b, const char *what) {
+static int gemm_init(Gemm *g, int M, int N, int K, int trans_b) {
     *g = (Gemm){ M, N, K, trans_b, malloc(sizeof(float) * M * K), malloc(sizeof(float) * K * N),
-                 malloc(sizeof(float) * M * N), what };
+                 malloc(sizeof(float) * M * N), "" };
+    snprintf(g->what, sizeof g->what, "(%dx%d)x(%dx%d)", M, K, K, N);
     if (!g->A || !g->B || !g->C) return -1;
     Rng r;
     rng_seed(&r, 7);
@@ -160,17 +169,10 @@ static int gemm_init(Gemm *g, int M, int N, int K, int trans_b, const char *what
 
 static void gemm_free(Gemm *g) { free(g->A); free(g->B); free(g->C); }
 
-
 typedef struct {
     int batch, threads, rounds, warmup, square;
-    Config base;
+    Config base;           // the tutorial's model (dim 128, depth 4), which each variant changes
 } SpeedOptions;
-
-// --set key=value changes every variant's model.
-static int take_set(const char *value, void *base) {
-    char err[512];
-    return config_set(base, value, err, sizeof err) == 0 ? ARGS_OK : args_error(NULL, "%s", err);
-}
 
 // The options. ARGS_OK, ARGS_HELP or ARGS_BAD (common/io/args.h; argv[0] is
 // the command).
@@ -181,8 +183,6 @@ static int parse_speed_options(int argc, char **argv, SpeedOptions *o) {
         ARG_INT("threads", "N", &o->threads, 1, 1024, "OpenMP threads"),
         ARG_INT("rounds", "N", &o->rounds, 1, 1000, "rounds, each variant one step per round"),
         ARG_INT("warmup", "N", &o->warmup, 0, 1000, "first rounds not timed"),
-        ARG_CALL("set", "key=value", take_set, &o->base, "changes every variant's model (default: the tutorial's,\n"
-                                                          "dim 128, depth 4)"),
         ARG_END,
     };
     const ArgSpec spec = {
@@ -201,28 +201,15 @@ static int parse_speed_options(int argc, char **argv, SpeedOptions *o) {
 }
 
 // Builds the six models, each with its optimizer state, on the same images
-// x1, and their entries fns[0..6). 0, or the exit code with a message.
+// x1, and their entries fns[0..6). 0, or 1 with a message.
 static int build_racers(const SpeedOptions *o, Racer *racers, const float *x1, BenchFn *fns) {
     for (int v = 0; v < 6; v++) {
         Config c = o->base;
-        char err[512];
-        const AblationConfig *cf = &ABLATION_CONFIG[SPEED_RUNS[v]];
-        int n = 0;
-        while (cf->sets[n]) n++;
         c.run.batch = o->batch;
-        Racer *r = &racers[v];
-        if (config_apply(&c, cf->sets, n, err, sizeof err) != 0 || model_build(&r->m, &c.model, err, sizeof err) != 0) {
-            fprintf(stderr, "error: %s: %s\n", SPEED_LABELS[v], err);
-            return 2;
-        }
-        model_init_weights(&r->m, 0);
-        AdamWConfig opt = { 3e-4f, 0.9f, 0.999f, 1e-8f, 0.0f };
-        if (train_state_init(&r->ts, &r->m, o->batch, &opt) != 0) { fprintf(stderr, "error: out of memory\n"); return 1; }
-        rng_seed(&r->rng, 1 + v);
-        r->x1 = x1;
-        r->flops = train_step_flops(&c.model, o->batch);
-        r->bytes = train_step_bytes(&c.model, o->batch, r->m.n_params);
-        fns[v] = (BenchFn){ SPEED_LABELS[v], racer_step, r };
+        const char *const *sets = ABLATION_CONFIG[v].sets;
+        for (int i = 0; sets[i]; i++) config_set_or_exit(&c, sets[i]);
+        if (racer_init(&racers[v], &c, x1) != 0) return 1;
+        fns[v] = (BenchFn){ ABLATION_CONFIG[v].label, racer_turn, &racers[v] };
     }
     return 0;
 }
@@ -230,11 +217,9 @@ static int build_racers(const SpeedOptions *o, Racer *racers, const float *x1, B
 // The machine's side: the product the linear layers call (matmul), once,
 // threaded by the library, on the shape of the MLP's first product, and on
 // a square big enough for the library to reach its best rate. Their entries are fns[0], fns[1]. 0, or -1.
-static int build_gemms(const SpeedOptions *o, Gemm *g, char shapes[2][64], BenchFn *fns) {
+static int build_gemms(const SpeedOptions *o, Gemm *g, BenchFn *fns) {
     int R = o->batch * cfg_tokens(&o->base.model), D = o->base.model.dim, sq = o->square;
-    snprintf(shapes[0], 64, "(%dx%d)x(%dx%d)", R, D, D, 4 * D);
-    snprintf(shapes[1], 64, "(%dx%d)x(%dx%d)", sq, sq, sq, sq);
-    if (gemm_init(&g[0], R, 4 * D, D, 1, shapes[0]) != 0 || gemm_init(&g[1], sq, sq, sq, 0, shapes[1]) != 0)
+    if (gemm_init(&g[0], R, 4 * D, D, 1) != 0 || gemm_init(&g[1], sq, sq, sq, 0) != 0)
         return -1;
     fns[0] = (BenchFn){ "matmul model-shaped", gemm_call, &g[0] };
     fns[1] = (BenchFn){ "matmul square", gemm_call, &g[1] };
@@ -253,8 +238,6 @@ static void pass_call(void *ctx) {
     for (size_t i = 0; i < p->n; i++) p->y[i] = 1.0001f * p->x[i];
 }
 
-static double pass_bytes(const Pass *p) { return 8.0 * p->n; }
-
 // The roofline of a step: its products at the rate of the model-shaped
 // product (fc1's, measured in the same rounds) plus its elementwise passes at
 // the pass's bandwidth: the time the step would take if nothing else cost.
@@ -268,7 +251,7 @@ static void print_speed_tables(const SpeedOptions *o, const Racer *racers, const
     Table t;
     table_init(&t, 7, "variant", "ms/step", "vs baseline", "GFLOP/step", "GFLOP/s", "roofline ms", "vs roofline");
     for (int v = 0; v < 6; v++) {
-        table_cell(&t, "%s", SPEED_LABELS[v]);
+        table_cell(&t, "%s", ABLATION_CONFIG[v].label);
         table_cell(&t, "%.1f", ms[v]);
         table_cell(&t, "%.2fx", ms[v] / ms[0]);
         table_cell(&t, "%.2f", racers[v].flops * 1e-9);
@@ -316,9 +299,8 @@ int cmd_speed(int argc, char **argv) {
     // the race: the six variants, the two products, one elementwise pass
     BenchFn fns[9];
     Gemm g[2];
-    char shapes[2][64];
     if ((rc = build_racers(&o, racers, x1, fns)) != 0) return rc;
-    if (build_gemms(&o, g, shapes, fns + 6) != 0) { fprintf(stderr, "error: out of memory\n"); return 1; }
+    if (build_gemms(&o, g, fns + 6) != 0) { fprintf(stderr, "error: out of memory\n"); return 1; }
     Pass pass = { .n = (size_t)o.batch * cfg_tokens(&o.base.model) * cfg_mlp_hidden(&o.base.model) };
     pass.x = calloc(pass.n, sizeof(float));
     pass.y = calloc(pass.n, sizeof(float));
@@ -331,9 +313,10 @@ int cmd_speed(int argc, char **argv) {
     fflush(stdout);
     double ms[9];
     bench_interleaved(fns, 9, o.warmup, o.rounds - o.warmup, 1, ms);
-    print_speed_tables(&o, racers, g, ms, ms + 6, pass_bytes(&pass) * 1e-6 / ms[8]);
+    // the pass's GB/s: one float read and one written an element
+    print_speed_tables(&o, racers, g, ms, ms + 6, 8.0 * pass.n * 1e-6 / ms[8]);
 
-    for (int v = 0; v < 6; v++) { train_state_free(&racers[v].ts); model_free(&racers[v].m); }
+    for (int v = 0; v < 6; v++) racer_free(&racers[v]);
     gemm_free(&g[0]); gemm_free(&g[1]);
     free(pass.x); free(pass.y);
     free(racers); free(x1);

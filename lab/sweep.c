@@ -10,48 +10,21 @@
 // resumes, a finished run is skipped. A run whose loss or gradient stops
 // being finite writes diverged.json (the step) and is a result of the sweep,
 // shown in its table, not an error; it is not started again.
-#include <limits.h>
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include "sweep_curves.h"
-#include "sweep_plan.h"
-#include "runner.h"
-#include "run_options.h"
+#include "lab.h"
 #include "io/bench.h"
-#include "io/args.h"
-#include "io/progress.h"
+#include "io/clock.h"
 #include "io/fileio.h"
 #include "io/paths.h"
 
 // ---------------------------------------------------------------------------
 // Options
 
-// After the options of --help: two examples.
-static void sweep_examples(FILE *f) {
-    fprintf(f,
-        "example (the lr sweep of docs/beyond.md; how long a run takes here: lab estimate, and what\n"
-        "the committed runs took: results/sweep_lr/README.md):\n"
-        "  lab sweep --key lr --values 3e-4,1e-3,2e-3,4e-3,8e-3,1.6e-2,3.2e-2 \\\n"
-        "                       --configs base,qknorm,all --seeds 2\n"
-        "and its SwiGLU-against-the-budget question (16 times a quick run's steps;\n"
-        "results/budget_swiglu/README.md):\n"
-        "  lab sweep --key steps --values 16000 --configs base,swiglu --seeds 2 \\\n"
-        "                       --set val_every=500 --curves\n");
-}
+typedef enum { SWEEP_RUN, SWEEP_COMMANDS, SWEEP_TABLE, SWEEP_TSV, SWEEP_CURVES, SWEEP_CURVES_TSV } SweepMode;
 
-typedef enum { SWEEP_RUN, SWEEP_COMMANDS, SWEEP_LIST, SWEEP_TABLE, SWEEP_TSV, SWEEP_CURVES, SWEEP_CURVES_TSV } SweepMode;
-
-// ARGS_BAD, with the message and where the options are listed.
-static int usage_error(const char *fmt, const char *arg) {
-    fprintf(stderr, "error: ");
-    fprintf(stderr, fmt, arg);
-    fprintf(stderr, "\n(lab sweep --help lists the options)\n");
-    return ARGS_BAD;
-}
-
-static int parse_configs(const char *arg, SweepPlan *p) {
+static int parse_configs(const char *arg, void *plan) {
+    SweepPlan *p = plan;
     char list[256];
     snprintf(list, sizeof list, "%s", arg);
     p->n_configs = 0;
@@ -60,54 +33,53 @@ static int parse_configs(const char *arg, SweepPlan *p) {
         int found = -1;
         for (int c = 0; c < SWEEP_CONFIGS; c++)
             if (strcmp(name, config_short(c)) == 0) found = c;
-        if (found < 0) return usage_error("--configs: no configuration '%s' (base, rmsnorm, qknorm, swiglu, rope, all)", name);
-        if (p->n_configs == SWEEP_CONFIGS) return usage_error("--configs: %s names one twice", arg);
+        if (found < 0) return args_error(NULL, "--configs: no configuration '%s' (base, rmsnorm, qknorm, swiglu, rope, all)", name);
+        if (p->n_configs == SWEEP_CONFIGS) return args_error(NULL, "--configs: %s names one twice", arg);
         p->config[p->n_configs++] = found;
     }
-    return p->n_configs ? ARGS_OK : usage_error("--configs wants names, not '%s'", arg);
+    return p->n_configs ? ARGS_OK : args_error(NULL, "--configs wants names, not '%s'", arg);
 }
 
 // Numbers are kept in increasing order (so a range of them is a range of
 // rows), whatever order they were given in; other values as given.
+static int by_number(const void *a, const void *b) {
+    double x = strtod(a, NULL), y = strtod(b, NULL);
+    return (x > y) - (x < y);
+}
+
 static void sort_if_numbers(SweepPlan *p) {
-    double x[SWEEP_MAX_VALUES];
     for (int v = 0; v < p->n_values; v++) {
         char *end;
-        x[v] = strtod(p->values[v], &end);
+        strtod(p->values[v], &end);
         if (*end || end == p->values[v]) return;
     }
-    for (int i = 1; i < p->n_values; i++)          // insertion sort: at most 16 values
-        for (int j = i; j > 0 && x[j - 1] > x[j]; j--) {
-            double tx = x[j]; x[j] = x[j - 1]; x[j - 1] = tx;
-            char tv[sizeof p->values[0]];
-            memcpy(tv, p->values[j], sizeof tv);
-            memcpy(p->values[j], p->values[j - 1], sizeof tv);
-            memcpy(p->values[j - 1], tv, sizeof tv);
-        }
+    qsort(p->values, (size_t)p->n_values, sizeof p->values[0], by_number);
 }
 
 // Every value must be one that `--set KEY=value` accepts, and safe in a
 // folder name: checked now, so a typo fails before any run starts.
-static int parse_values(const char *arg, SweepPlan *p) {
+static int parse_values(const char *arg, void *plan) {
+    SweepPlan *p = plan;
     char list[1024];
     snprintf(list, sizeof list, "%s", arg);
     p->n_values = 0;
     char *save = NULL;
     for (char *v = strtok_r(list, ",", &save); v; v = strtok_r(NULL, ",", &save)) {
-        if (p->n_values == SWEEP_MAX_VALUES) return usage_error("--values: at most 16 values, in %s", arg);
+        if (p->n_values == SWEEP_MAX_VALUES) return args_error(NULL, "--values: at most 16 values, in %s", arg);
         if (strlen(v) >= sizeof p->values[0] || strspn(v, "0123456789.eE+-abcdefghijklmnopqrstuvwxyz_") != strlen(v))
-            return usage_error("--values: '%s' cannot be part of a folder name", v);
+            return args_error(NULL, "--values: '%s' cannot be part of a folder name", v);
         snprintf(p->values[p->n_values++], sizeof p->values[0], "%s", v);
     }
-    if (!p->n_values) return usage_error("--values wants a list, not '%s'", arg);
+    if (!p->n_values) return args_error(NULL, "--values wants a list, not '%s'", arg);
     sort_if_numbers(p);
     return ARGS_OK;
 }
 
-static int add_set(const char *arg, SweepPlan *p) {
-    if (p->n_sets == SWEEP_MAX_SETS) return usage_error("--set: at most 8 of them, not '%s' too", arg);
+static int add_set(const char *arg, void *plan) {
+    SweepPlan *p = plan;
+    if (p->n_sets == SWEEP_MAX_SETS) return args_error(NULL, "--set: at most 8 of them, not '%s' too", arg);
     if (strlen(arg) >= sizeof p->sets[0] || !strchr(arg, '='))
-        return usage_error("--set wants key=value, not '%s'", arg);
+        return args_error(NULL, "--set wants key=value, not '%s'", arg);
     snprintf(p->sets[p->n_sets++], sizeof p->sets[0], "%s", arg);
     return ARGS_OK;
 }
@@ -121,8 +93,7 @@ static int check_setting(const SweepPlan *p, const char *kv, const char *what) {
     char err[512];
     preset_apply(p->preset, &c, &ckpt_every);
     if (config_set(&c, kv, err, sizeof err) == 0) return ARGS_OK;
-    fprintf(stderr, "error: %s: %s\n(the keys: step6_ablation train --set help)\n", what, err);
-    return ARGS_BAD;
+    return args_error(NULL, "%s: %s\n(the keys: step6_ablation train --set help)", what, err);
 }
 
 // The key (a key whose values make seed pairs or one run draws no curve:
@@ -132,7 +103,7 @@ static int check_plan_settings(const SweepPlan *p) {
     char what[128], kv[64];
     const ConfigKey *k = config_find_key(p->key);
     if (k && k->differs != NEW_CONFIG)
-        return usage_error(k->differs == SEED_PAIR ? "--key %s: runs that differ in it are seed pairs: a sweep's "
+        return args_error(NULL, k->differs == SEED_PAIR ? "--key %s: runs that differ in it are seed pairs: a sweep's "
                                                      "seeds are set by --seeds"
                                                    : "--key %s: runs that differ in it are one run (a sweep's threads: "
                                                      "--threads)", p->key);
@@ -145,7 +116,7 @@ static int check_plan_settings(const SweepPlan *p) {
         size_t klen = strcspn(p->sets[i], "=");
         if ((strlen(p->key) == klen && strncmp(p->sets[i], p->key, klen) == 0) ||
             strncmp(p->sets[i], "seed=", 5) == 0 || strncmp(p->sets[i], "threads=", 8) == 0)
-            return usage_error("--set %s: the sweep sets this itself (--key and --values, --seeds, --threads)",
+            return args_error(NULL, "--set %s: the sweep sets this itself (--key and --values, --seeds, --threads)",
                                p->sets[i]);
         snprintf(what, sizeof what, "--set %s", p->sets[i]);
         if (check_setting(p, p->sets[i], what) != ARGS_OK) return ARGS_BAD;
@@ -153,24 +124,19 @@ static int check_plan_settings(const SweepPlan *p) {
     return ARGS_OK;
 }
 
-// The list options, each read into the plan by its own parser.
-static int take_values(const char *value, void *p) { return parse_values(value, p); }
-static int take_configs(const char *value, void *p) { return parse_configs(value, p); }
-static int take_set(const char *value, void *p) { return add_set(value, p); }
-
 // The options. ARGS_OK, ARGS_HELP or ARGS_BAD (common/io/args.h; argv[0] is
 // the command's name).
 static int sweep_parse(int argc, char **argv, SweepPlan *p, SweepMode *mode) {
     *p = (SweepPlan){ .preset = PRESET_QUICK, .seeds = 2, .jobs = 1, .n_configs = 1 };   // config 0: the baseline
     *mode = SWEEP_RUN;
-    const char *key = NULL, *out = NULL;
+    const char *out = NULL;
     ArgOption opts[] = {
-        ARG_STRING("key", "KEY", &key, "the config key to vary, e.g. lr (list: step6_ablation train --set help)"),
-        ARG_CALL("values", "LIST", take_values, p, "its values, comma-separated, e.g. 3e-4,1e-3,2e-3 (numbers: run\n"
+        ARG_STRING("key", "KEY", &p->key, "the config key to vary, e.g. lr (list: step6_ablation train --set help)"),
+        ARG_CALL("values", "LIST", parse_values, p, "its values, comma-separated, e.g. 3e-4,1e-3,2e-3 (numbers: run\n"
                                                    "and shown in increasing order)"),
-        ARG_CALL("configs", "LIST", take_configs, p, "of base, rmsnorm, qknorm, swiglu, rope, all (default base)"),
-        ARG_CALL("set", "key=value", take_set, p, "a setting every run of the sweep shares, e.g. --set val_every=500"),
-        LAB_RUN_OPTIONS(p, mode, SWEEP_COMMANDS, SWEEP_LIST),
+        ARG_CALL("configs", "LIST", parse_configs, p, "of base, rmsnorm, qknorm, swiglu, rope, all (default base)"),
+        ARG_CALL("set", "key=value", add_set, p, "a setting every run of the sweep shares, e.g. --set val_every=500"),
+        LAB_RUN_OPTIONS(p, mode, SWEEP_COMMANDS),
         ARG_STRING("out", "DIR", &out, "the sweep's folder (default: the project's runs/sweep_KEY)"),
         ARG_SWITCH("table", (int *)mode, SWEEP_TABLE, "the results so far: val MSE (mean +- se), divergences, loss\n"
                    "spikes, the largest attention logit, the stable range of each configuration"),
@@ -183,16 +149,16 @@ static int sweep_parse(int argc, char **argv, SweepPlan *p, SweepMode *mode) {
     };
     opts[5].help = "seeds 0 to N-1 of every point";
     const ArgSpec spec = {
-        .program = "lab sweep", .options = opts, .more = sweep_examples,
+        .program = "lab sweep", .options = opts,
         .about = "  one config key (any --set key) over a list of values, for each configuration and\n"
                  "  seed: one run each, DIR/<config>_<KEY><value>_s<seed>, by `train --resume`.\n"
-                 "  A run that diverges records diverged.json and is a result, not an error.",
+                 "  A run that diverges records diverged.json and is a result, not an error. Examples:\n"
+                 "  docs/beyond.md's sweeps (make sweep-lr, make budget-swiglu; results/sweep_lr, budget_swiglu)",
     };
     int rc = args_parse(&spec, argc, argv);
     if (rc != ARGS_OK) return rc;
-    if (key) snprintf(p->key, sizeof p->key, "%s", key);
     if (out) snprintf(p->out_dir, sizeof p->out_dir, "%s", out);
-    if (!p->key[0] || !p->n_values) return usage_error("%s", "a sweep needs --key and --values");
+    if (!p->key || !p->n_values) return args_error(NULL, "a sweep needs --key and --values");
     if (!p->out_dir[0]) snprintf(p->out_dir, sizeof p->out_dir, "%s/sweep_%s", default_runs_dir(), p->key);
     return check_plan_settings(p);
 }
@@ -200,25 +166,19 @@ static int sweep_parse(int argc, char **argv, SweepPlan *p, SweepMode *mode) {
 // ---------------------------------------------------------------------------
 // Commands
 
-static int sweep_command_line(const SweepPlan *p, int c, int v, int seed, char *out, size_t n) {
+static int sweep_command_line(const SweepPlan *p, int c, int v, int seed, char *line, size_t len) {
     char name[128], setting[64], seed_set[32], threads_set[32];
     sweep_run_name(p, c, v, seed, name, sizeof name);
-    const char *head[] = { p->exe, "train", "--name", name, "--preset", preset_name(p->preset), "--resume",
-                           "--out", p->out_dir };
-    out[0] = 0;
-    for (size_t i = 0; i < sizeof head / sizeof *head; i++) line_add(out, n, head[i]);
-    for (int i = 0; ABLATION_CONFIG[p->config[c]].sets[i]; i++) {
-        line_add(out, n, "--set");
-        line_add(out, n, ABLATION_CONFIG[p->config[c]].sets[i]);
-    }
-    for (int i = 0; i < p->n_sets; i++) { line_add(out, n, "--set"); line_add(out, n, p->sets[i]); }
     snprintf(setting, sizeof setting, "%s=%s", p->key, p->values[v]);
     snprintf(seed_set, sizeof seed_set, "seed=%d", seed);
     snprintf(threads_set, sizeof threads_set, "threads=%d", p->threads);
-    const char *tail[] = { "--set", setting, "--set", seed_set, "--set", threads_set };
-    for (int i = 0; i < (p->threads > 0 ? 6 : 4); i++) line_add(out, n, tail[i]);
-    if (p->jobs > 1 || p->log_to_file) line_add_log(out, n, p->out_dir, name);
-    return strlen(out) + 1 < n ? 0 : -1;
+    train_line_start(line, len, p->exe, name, p->preset, p->out_dir);
+    for (int i = 0; ABLATION_CONFIG[p->config[c]].sets[i]; i++) line_add_set(line, len, ABLATION_CONFIG[p->config[c]].sets[i]);
+    for (int i = 0; i < p->n_sets; i++) line_add_set(line, len, p->sets[i]);
+    line_add_set(line, len, setting);
+    line_add_set(line, len, seed_set);
+    if (p->threads > 0) line_add_set(line, len, threads_set);
+    return strlen(line) + 1 < len ? 0 : -1;
 }
 
 // ---------------------------------------------------------------------------
@@ -295,13 +255,9 @@ static int seeds_trained(const SweepPlan *p, int c, const SweepPoint *pt) {
     return n;
 }
 
-static bool point_trained(const SweepPlan *p, int c, const SweepPoint *pt) {
-    return pt->finished && seeds_trained(p, c, pt) == pt->finished;
-}
-
-// Stable: every seed finished, none diverged, not one loss spike, trained.
+// Stable: every seed finished, none diverged, not one loss spike, every one trained.
 static bool point_stable(const SweepPlan *p, int c, const SweepPoint *pt) {
-    return pt->finished == p->seeds && pt->spikes == 0 && point_trained(p, c, pt);
+    return pt->finished == p->seeds && pt->spikes == 0 && pt->finished && seeds_trained(p, c, pt) == pt->finished;
 }
 
 static double best_run_val(const SweepPlan *p, int c) {
@@ -431,7 +387,7 @@ static void sweep_tsv(const SweepPlan *p) {
 
 static int sweep_run(const SweepPlan *p) {
     int cap = p->n_configs * p->n_values * p->seeds, n = 0, done = 0;
-    char **lines = calloc((size_t)cap + 1, sizeof *lines);
+    CommandLine *lines = calloc((size_t)cap + 1, sizeof *lines);
     char err[1024];
     if (!lines) { fprintf(stderr, "error: out of memory\n"); return 1; }
     if (make_dirs(p->out_dir, err, sizeof err) != 0) { fprintf(stderr, "error: %s\n", err); free(lines); return 1; }
@@ -439,16 +395,13 @@ static int sweep_run(const SweepPlan *p) {
     for (int k = 0; k < p->seeds; k++)
         for (int v = 0; v < p->n_values; v++)
             for (int c = 0; c < p->n_configs; c++) {
-                char name[128], dir[PATH_MAX + 200];
+                char name[128];
                 RunMetrics m;
                 int at;
                 sweep_run_name(p, c, v, k, name, sizeof name);
                 if (run_outcome(p->out_dir, name, &m, &at) != RUN_UNFINISHED) { done++; continue; }
-                snprintf(dir, sizeof dir, "%s/%s", p->out_dir, name);
-                if (make_dirs(dir, err, sizeof err) != 0) { fprintf(stderr, "error: %s\n", err); continue; }
-                lines[n] = malloc(8192);
-                if (lines[n] && sweep_command_line(p, c, v, k, lines[n], 8192) == 0) n++;
-                else free(lines[n]);
+                if (sweep_command_line(p, c, v, k, lines[n], sizeof lines[n]) != 0) continue;
+                if ((p->jobs == 1 && !p->log_to_file) || line_add_log(lines[n], sizeof lines[n], p->out_dir, name) == 0) n++;
             }
     printf("[sweep] %s over %d values x %d configurations x %d seeds: %d runs ended already, %d to run, "
            "%d at a time, into %s\n", p->key, p->n_values, p->n_configs, p->seeds, done, n, p->jobs, p->out_dir);
@@ -471,14 +424,12 @@ int cmd_sweep(int argc, char **argv) {
     case SWEEP_TSV: sweep_tsv(&p); return 0;
     case SWEEP_CURVES: sweep_curves(&p, false); return 0;
     case SWEEP_CURVES_TSV: sweep_curves(&p, true); return 0;
-    case SWEEP_LIST:
     case SWEEP_COMMANDS:
         for (int k = 0; k < p.seeds; k++)
             for (int v = 0; v < p.n_values; v++)
                 for (int c = 0; c < p.n_configs; c++) {
                     char line[8192];
-                    if (mode == SWEEP_LIST) sweep_run_name(&p, c, v, k, line, sizeof line);
-                    else sweep_command_line(&p, c, v, k, line, sizeof line);
+                    sweep_command_line(&p, c, v, k, line, sizeof line);
                     printf("%s\n", line);
                 }
         return 0;

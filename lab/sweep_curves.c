@@ -12,27 +12,13 @@
 //     lab sweep --key steps --values 16000 --configs base,swiglu
 //                          --seeds 2 --set val_every=500 --curves
 #include <math.h>
-#include <stdio.h>
-#include <string.h>
-#include "sweep_curves.h"
+#include "lab.h"
 #include "io/bench.h"
 
 #define MAX_CHECKS 512
 
-// One run's val.tsv: its checks in order. The number of rows read (0 when
-// the file is missing or holds none).
-static int read_val_curve(const char *path, int *step, double *val, int cap) {
-    FILE *f = fopen(path, "r");
-    if (!f) return 0;
-    char line[128];
-    int n = 0;
-    while (n < cap && fgets(line, sizeof line, f))
-        if (sscanf(line, "%d %lf", &step[n], &val[n]) == 2) n++;   // the header does not scan
-    fclose(f);
-    return n;
-}
-
-// The val curves of every seed of configuration c at value v.
+// The val curves of every seed of configuration c at value v: each run's
+// val.tsv, its checks in order (none when the file is missing).
 typedef struct {
     int n[ABLATION_MAX_SEEDS];
     int step[ABLATION_MAX_SEEDS][MAX_CHECKS];
@@ -41,10 +27,14 @@ typedef struct {
 
 static void read_seed_curves(const SweepPlan *p, int c, int v, SeedCurves *sc) {
     for (int k = 0; k < p->seeds; k++) {
-        char name[128], path[PATH_MAX + 256];
+        char name[128], path[PATH_MAX + 256], line[128];
         sweep_run_name(p, c, v, k, name, sizeof name);
         snprintf(path, sizeof path, "%s/%s/val.tsv", p->out_dir, name);
-        sc->n[k] = read_val_curve(path, sc->step[k], sc->val[k], MAX_CHECKS);
+        FILE *f = fopen(path, "r");
+        int *n = &sc->n[k];
+        for (*n = 0; f && *n < MAX_CHECKS && fgets(line, sizeof line, f);)
+            *n += sscanf(line, "%d %lf", &sc->step[k][*n], &sc->val[k][*n]) == 2;   // the header does not scan
+        if (f) fclose(f);
     }
 }
 
@@ -56,16 +46,6 @@ static SeedSpread at_step(const SweepPlan *p, const SeedCurves *sc, int step) {
         for (int i = 0; i < sc->n[k]; i++)
             if (sc->step[k][i] == step) { v[n++] = sc->val[k][i]; break; }
     return seed_spread(v, n);
-}
-
-// The check steps of the reference configuration: those of its seed that
-// got furthest.
-static int check_steps(const SweepPlan *p, const SeedCurves *ref, const int **steps) {
-    int best = 0;
-    for (int k = 1; k < p->seeds; k++)
-        if (ref->n[k] > ref->n[best]) best = k;
-    *steps = ref->step[best];
-    return ref->n[best];
 }
 
 // Where the gap stands at the last check with a spread on both sides (runs
@@ -92,9 +72,11 @@ static void print_since(const char *label, const Comparison *cmp, const int *ste
 static void curves_of_value(const SweepPlan *p, int v, bool tsv) {
     static SeedCurves ref, other;                 // static: 100 KB each, large for a stack frame
     static Comparison cmp[MAX_CHECKS];
-    const int *steps;
     read_seed_curves(p, 0, v, &ref);
-    int n = check_steps(p, &ref, &steps);
+    int furthest = 0;   // the checks are those of the reference's seed that got furthest
+    for (int k = 1; k < p->seeds; k++)
+        if (ref.n[k] > ref.n[furthest]) furthest = k;
+    const int *steps = ref.step[furthest], n = ref.n[furthest];
     const char *ref_label = ABLATION_CONFIG[p->config[0]].label;
     if (!tsv) printf("%s %s: val MSE at every check, mean over seeds, against %s\n", p->key, p->values[v], ref_label);
     if (n == 0) {

@@ -23,9 +23,7 @@
 // ../scripts/plots.sh.
 #include "testutil.h"
 #include "synth_cifar.h"
-#include "plan.h"
-#include "runner.h"
-#include "report.h"
+#include "lab.h"
 #include "../step6_ablation/ablation_table.h"
 #include "io/cifar.h"
 #include "io/fileio.h"
@@ -122,20 +120,16 @@ START_TEST(test_commands) {
 
     p.exe = "/x/step6_ablation";
     p.threads = 1;
-    char *argv[32], buf[4096], line[4096];
-    int n = ablation_argv(&p, CFG_ALL, 0, argv, 32, buf, sizeof buf);
-    const char *want[] = { "/x/step6_ablation", "train", "--name", "p11_all", "--preset", "smoke", "--resume",
-                           "--out", "/tmp/my runs", "--set", "norm=rmsnorm", "--set", "qk_norm=true",
-                           "--set", "mlp=swiglu", "--set", "pos=rope2d", "--set", "threads=1" };
-    ck_assert_int_eq(n, (int)(sizeof want / sizeof want[0]));
-    for (int i = 0; i < n; i++) ck_assert_str_eq(argv[i], want[i]);
-    ck_assert_ptr_null(argv[n]);
+    char line[4096];
+    ck_assert_int_eq(ablation_command_line(&p, CFG_ALL, 0, line, sizeof line), 0);
+    ck_assert_str_eq(line, "/x/step6_ablation train --name p11_all --preset smoke --resume --out '/tmp/my runs' "
+                           "--set norm=rmsnorm --set qk_norm=true --set mlp=swiglu --set pos=rope2d --set threads=1");
     ablation_command_line(&p, CFG_QKNORM_LR2E3, 0, line, sizeof line);
     ck_assert_str_eq(line, "/x/step6_ablation train --name p11_qknorm_lr2e3 --preset smoke --resume "
                            "--out '/tmp/my runs' --set qk_norm=true --set lr=2e-3 --set threads=1");
     // too small a buffer is an error, not an overflow
-    ck_assert_int_eq(ablation_argv(&p, CFG_ALL, 0, argv, 32, buf, 40), -1);
-    ck_assert_int_eq(ablation_argv(&p, CFG_ALL, 0, argv, 5, buf, sizeof buf), -1);
+    ck_assert_int_eq(ablation_command_line(&p, CFG_ALL, 0, line, 40), -1);
+    ck_assert_int_eq(strlen(line), 39);
 
     // printed commands leave the threads to the machine that runs them
     char *args2[] = { "ablation", "--print-commands", "--jobs", "2" };
@@ -248,14 +242,13 @@ START_TEST(test_print_commands_and_bad_options) {
         const char *first = ABLATION[r].config == CFG_BASE ? seed_set : ABLATION_CONFIG[ABLATION[r].config].sets[0];
         snprintf(want, sizeof want, " train --name %s --preset tutorial --resume --out %s/runs --set %s",
                  ABLATION[r].name, dir, first);
-        ck_assert_msg(strstr(t, want), "no \"%s\" in:\n%s", want, t);
+        // one a line, in the tutorial's order
+        char *line = t;
+        for (int skip = 0; skip < r; skip++) line = strchr(line, '\n') + 1;
+        ck_assert_msg(strstr(line, want) && strstr(line, want) < strchr(line, '\n'), "line %d is not \"%s\" in:\n%s",
+                      r + 1, want, t);
     }
     ck_assert_ptr_null(strstr(t, "threads="));
-    free(t);
-    ck_assert_int_eq(sh(log, "%s ablation --list", PROG), 0);
-    t = read_whole_file(log);
-    ck_assert_str_eq(t, "p11_base_s0\np11_base_s1\np11_rmsnorm\np11_qknorm\np11_swiglu\np11_rope\np11_all\n"
-                        "p11_base_lr2e3\np11_qknorm_lr2e3\n");
     free(t);
     // bad options: exit 2 and a message, nothing started
     const char *bad[][2] = {
@@ -272,7 +265,7 @@ START_TEST(test_print_commands_and_bad_options) {
     // speed: rounds that leave nothing to time, bad values
     const char *bad_speed[][2] = {
         { "--rounds 2 --warmup 2", "--rounds" },
-        { "--threads 0", "--threads" }, { "--set dim=x", "dim" },
+        { "--threads 0", "--threads" },
     };
     for (size_t k = 0; k < sizeof bad_speed / sizeof bad_speed[0]; k++) {
         ck_assert_int_eq(sh(log, "%s speed %s", PROG, bad_speed[k][0]), 2);
@@ -375,10 +368,10 @@ START_TEST(test_plots_on_made_up_runs) {
         return;
     }
     ck_assert_msg(access(PROG, X_OK) == 0, "%s not built", PROG);
-    char dir[256], log[300], runs[300], plots[300], png[400];
+    char dir[256], log[300], runs[300], plots[320], png[400];
     tmpdir_make(dir, sizeof dir, "plots");
     snprintf(runs, sizeof runs, "%s/runs", dir);
-    snprintf(plots, sizeof plots, "%s/plots", dir);
+    snprintf(plots, sizeof plots, "%s/plots", runs);   // where make plots draws them
     snprintf(log, sizeof log, "%s/plots.log", dir);
     mkdir(runs, 0755);
     for (int r = 0; r < ABLATION_RUNS; r++) fake_run(runs, r, 400);
@@ -394,8 +387,8 @@ START_TEST(test_plots_on_made_up_runs) {
     printf("plots.sh on nine made-up runs: %zu PNGs in %.1f s\n", sizeof FIGURES / sizeof FIGURES[0], now_s() - t0);
     // the report beside the plots links every one of them
     char md[400];
-    snprintf(md, sizeof md, "%s/report.md", dir);
-    ck_assert_int_eq(sh(log, "%s report -o %s %s", PROG, md, runs), 0);
+    snprintf(md, sizeof md, "%s/report.md", runs);
+    ck_assert_int_eq(sh(log, "%s report %s", PROG, runs), 0);
     t = read_whole_file(md);
     for (size_t i = 0; i < sizeof FIGURES / sizeof FIGURES[0]; i++) {
         char link[64];
@@ -406,8 +399,7 @@ START_TEST(test_plots_on_made_up_runs) {
 
     // Only three runs, none at lr 2e-3, one of them without its samples:
     // notes, no lr2e3.png, and the rest still drawn.
-    tmpdir_remove(runs);
-    tmpdir_remove(plots);
+    tmpdir_remove(runs);   // and the plots in it
     mkdir(runs, 0755);
     fake_run(runs, RUN_BASE_S0, 50);
     fake_run(runs, RUN_QKNORM, 50);
@@ -620,10 +612,18 @@ START_TEST(test_sweep) {
     snprintf(log, sizeof log, "%s/out.txt", dir);
     // names: config, key and value, seed; every seed of every point
     // (numbers in increasing order, whatever order they came in)
-    ck_assert_int_eq(sh(log, "%s sweep --key lr --values 3e-2,1e-3 --configs base,qknorm --seeds 2 --list", PROG), 0);
-    char *t = read_whole_file(log);
-    ck_assert_str_eq(t, "base_lr1e-3_s0\nqknorm_lr1e-3_s0\nbase_lr3e-2_s0\nqknorm_lr3e-2_s0\n"
-                        "base_lr1e-3_s1\nqknorm_lr1e-3_s1\nbase_lr3e-2_s1\nqknorm_lr3e-2_s1\n");
+    ck_assert_int_eq(sh(log, "%s sweep --key lr --values 3e-2,1e-3 --configs base,qknorm --seeds 2 --print-commands",
+                        PROG), 0);
+    char *t = read_whole_file(log), *line = t;
+    const char *names[] = { "base_lr1e-3_s0", "qknorm_lr1e-3_s0", "base_lr3e-2_s0", "qknorm_lr3e-2_s0",
+                            "base_lr1e-3_s1", "qknorm_lr1e-3_s1", "base_lr3e-2_s1", "qknorm_lr3e-2_s1" };
+    ck_assert_int_eq(count_lines(t), 8);
+    for (int i = 0; i < 8; i++, line = strchr(line, '\n') + 1) {
+        char want[64];
+        snprintf(want, sizeof want, " --name %s ", names[i]);
+        ck_assert_msg(strstr(line, want) && strstr(line, want) < strchr(line, '\n'), "line %d: no%s in:\n%s", i + 1,
+                      want, t);
+    }
     free(t);
     // commands: the configuration's switches, then the swept key, then the seed
     ck_assert_int_eq(sh(log, "%s sweep --key lr --values 3e-2 --configs all --seeds 1 --threads 1 --out %s/sw "

@@ -11,7 +11,7 @@
 //                 (skipped with a note without it).
 #include "synth_cifar.h"
 #include "testutil.h"
-#include "attention_maps.h"
+#include "lab.h"
 #include "train/trainer.h"
 #include "io/checkpoint.h"
 #include "io/cifar.h"
@@ -122,7 +122,7 @@ START_TEST(test_command) {
     save_model(dir, "p11_rope", true);
 
     // with gnuplot (if there is one): the table and two PNGs in DIR/plots
-    snprintf(cmd, sizeof cmd, "%s attention-maps --runs %s --batch 8 > %s 2>&1", PROG, dir, log);
+    snprintf(cmd, sizeof cmd, "%s attention-maps --runs %s > %s 2>&1", PROG, dir, log);
     ck_assert_int_eq(sh(cmd), 0);
     char *t = read_whole_file(log);
     ck_assert_msg(strstr(t, "to itself") && strstr(t, "learned positions") && strstr(t, "2D RoPE"), "%s", t);
@@ -139,7 +139,7 @@ START_TEST(test_command) {
     free(t);
 
     // without gnuplot: the data, no picture, and how to get it
-    snprintf(cmd, sizeof cmd, "TINYDIT_GNUPLOT=/nonexistent %s attention-maps --runs %s --batch 8 --out %s/bare > %s 2>&1",
+    snprintf(cmd, sizeof cmd, "TINYDIT_GNUPLOT=/nonexistent %s attention-maps --runs %s --out %s/bare > %s 2>&1",
              PROG, dir, dir, log);
     ck_assert_int_eq(sh(cmd), 0);
     t = read_whole_file(log);
@@ -152,13 +152,13 @@ START_TEST(test_command) {
     ck_assert_msg(!file_exists(path), "%s drawn without gnuplot", path);
 
     // a run without a checkpoint: exit 1, naming it
-    snprintf(cmd, sizeof cmd, "%s attention-maps --runs %s --rope p11_nothing > %s 2>&1", PROG, dir, log);
+    snprintf(cmd, sizeof cmd, "%s attention-maps --runs %s/bare > %s 2>&1", PROG, dir, log);
     ck_assert_int_eq(sh(cmd), 1);
     t = read_whole_file(log);
-    ck_assert_msg(strstr(t, "p11_nothing/ckpt.safetensors"), "%s", t);
+    ck_assert_msg(strstr(t, "bare/p11_base_s0/ckpt.safetensors"), "%s", t);
     free(t);
     // bad options
-    snprintf(cmd, sizeof cmd, "%s attention-maps --t 2 > %s 2>&1", PROG, log);
+    snprintf(cmd, sizeof cmd, "%s attention-maps --batch 8 > %s 2>&1", PROG, log);
     ck_assert_int_eq(sh(cmd), 2);
     tmpdir_remove(dir);
 }

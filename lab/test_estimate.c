@@ -4,7 +4,7 @@
 // timed here: `make check` must not depend on how busy the machine is.
 #include <time.h>
 #include "testutil.h"
-#include "estimate.h"
+#include "lab.h"
 #include "io/config_parse.h"
 
 // Every configuration's step 100 ms except SwiGLU's, 150; a forward pass

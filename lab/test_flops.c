@@ -2,7 +2,7 @@
 // tiny config counted by hand, and on the tutorial's model. No timing here:
 // `make check` must not depend on how busy the machine is.
 #include "testutil.h"
-#include "speed.h"
+#include "lab.h"
 
 // img 8, patch 4, 3 channels: a 2x2 grid, L = 4 tokens, P = 48.
 // dim 8, 2 heads (hd = 4), depth 1, mlp_ratio 2 (GELU hidden 16), freq_dim 4.

@@ -8,7 +8,7 @@
 // seed gap 0.0035, QK-norm "just above seed noise", RoPE "7× the seed gap",
 // RMSNorm and SwiGLU "same".
 #include "testutil.h"
-#include "report.h"
+#include "lab.h"
 #include "../step6_ablation/ablation_table.h"
 #include "io/fileio.h"
 #include <fcntl.h>
@@ -304,7 +304,7 @@ START_TEST(test_report_and_tsv) {
     snprintf(path, sizeof path, "%s/plots/loss.png", g_dir);
     write_text(path, "png");
     snprintf(path, sizeof path, "%s/report.md", g_dir);
-    ck_assert_int_eq(report_write(res, NULL, path, err, sizeof err), 0);
+    ck_assert_int_eq(report_write(res, g_dir, err, sizeof err), 0);
     char *md = read_whole_file(path);
     assert_has(md, "| run | params | val MSE | probe-FD | spikes | vs baseline | the tutorial's verdict |");
     assert_has(md, "| + 2D RoPE | 1,150,128 | 0.2289 | 63.9 | 0 | -0.0255 | gain, 7.3 gaps |");
@@ -470,7 +470,7 @@ START_TEST(test_seeds_table) {
     // the report holds the same tables
     char path[512], err[256];
     snprintf(path, sizeof path, "%s/report.md", g_dir);
-    ck_assert_int_eq(report_write(res, NULL, path, err, sizeof err), 0);
+    ck_assert_int_eq(report_write(res, g_dir, err, sizeof err), 0);
     char *md = read_whole_file(path);
     assert_has(md, "| configuration | seeds | val MSE | spread | probe-FD | vs baseline | +- se | verdict |");
     assert_has(md, "| + 2D RoPE | 3 (0,1,2) | 0.2552 | 0.0053 | 90.0 | -0.0255 | 0.0032 | gain (8.0 se) |");
@@ -528,7 +528,7 @@ START_TEST(test_other_probe_refused) {
     free(out);
     char path[512], err[256];
     snprintf(path, sizeof path, "%s/report.md", g_dir);
-    ck_assert_int_eq(report_write(res, NULL, path, err, sizeof err), 0);
+    ck_assert_int_eq(report_write(res, g_dir, err, sizeof err), 0);
     char *md = read_whole_file(path);
     assert_has(md, "| + QK-norm | 1 (0) | 0.2795 | - | other probe |");
     assert_has(md, "| baseline | 3 (0,1,2) | 0.2807 | 0.0016 | mixed probes |");
@@ -620,7 +620,7 @@ START_TEST(test_one_seed_and_smoke) {
     write_text(path, "png");
     char err[256];
     snprintf(path, sizeof path, "%s/report.md", yours);
-    ck_assert_int_eq(report_write(res, NULL, path, err, sizeof err), 0);
+    ck_assert_int_eq(report_write(res, yours, err, sizeof err), 0);
     char *md = read_whole_file(path);
     const char *title_end = strstr(md, "\n\n");
     ck_assert_ptr_nonnull(title_end);
@@ -662,14 +662,6 @@ START_TEST(test_compare_with_committed) {
     assert_row(cmp, "+ RMSNorm", "-", "0.2812 (n=3)", "not in yours", NULL);
     ck_assert_ptr_null(strstr(out, "different presets are not comparable"));
     free(out);
-
-    // the report carries the comparison too ('*' escaped for Markdown)
-    char path[512], err[256];
-    snprintf(path, sizeof path, "%s/report.md", yours);
-    ck_assert_int_eq(report_write(res, ref, path, err, sizeof err), 0);
-    char *md = read_whole_file(path);
-    assert_has(md, "| + 2D RoPE | 0.2580 (n=1) | 0.2552 (n=3) | 0.0053 | +0.0028 +- 0.0061\\* | inside the noise (0.5 se) |");
-    free(md);
 
     // another preset: said so
     write_seed_run(yours, "p11_rope", 0.2580, 0, "smoke");

@@ -1,0 +1,263 @@
+// lab.h: the lab's commands (main.c) and what of them the tests call. Every
+// run the lab starts is one `step6_ablation train` command line; the
+// ablation and the sweep plan them and hand them to one launcher (runner.c).
+#pragma once
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include "../step6_ablation/ablation_runs.h"
+#include "io/args.h"
+#include "io/config_parse.h"
+#include "io/metrics.h"
+#include "nn/model.h"
+#include "nn/rng.h"
+#include "nn/train_step.h"
+#include "train/trainer.h"
+
+// The commands (argv[0] is the command's name): each answers 0 when it did
+// its work, 2 for a bad command line (common/io/args.h), 128 + N when signal
+// N stopped the runs it started, 1 otherwise.
+int cmd_estimate(int argc, char **argv);
+int cmd_ablation(int argc, char **argv);
+int cmd_sweep(int argc, char **argv);
+int cmd_speed(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_attention_maps(int argc, char **argv);
+
+// ---------------------------------------------------------------------------
+// The options of the commands that plan training runs (ablation, sweep,
+// estimate), declared once: each plan has the fields these name (preset,
+// seeds, jobs; to start them also threads, log_to_file, and a mode of its
+// own for --print-commands).
+
+// What runs, for every command that plans them.
+#define LAB_PLAN_OPTIONS(plan)                                                                                  \
+    ARG_PRESET(&(plan)->preset),                                                                                \
+    ARG_INT("seeds", "N", &(plan)->seeds, 1, ABLATION_MAX_SEEDS, "seeds per configuration"),                 \
+    ARG_INT("jobs", "N", &(plan)->jobs, 1, 64, "runs side by side; each run's output then goes to\n"         \
+                                               "DIR/NAME/train.log")
+
+// How they run, for the commands that start them (ablation, sweep).
+#define LAB_RUN_OPTIONS(plan, mode, commands_mode)                                                             \
+    LAB_PLAN_OPTIONS(plan),                                                                                     \
+    { "threads", "T", ARG_KIND_INT, &(plan)->threads, 1, 4096, NULL,                                          \
+      "threads per run (default: the run's own, all cores)", 1, NULL },                                        \
+    ARG_FLAG("log", &(plan)->log_to_file, true, "each run's output to DIR/NAME/train.log, also with --jobs 1"), \
+    ARG_SWITCH("print-commands", (int *)(mode), commands_mode, "print the train commands, one a line, and run\n" \
+                                                               "nothing (for GNU parallel, xargs, make -j)")
+
+// ---------------------------------------------------------------------------
+// The ablation (ablation.c): which configurations and seeds run, and the
+// train command of each.
+typedef struct {
+    Preset preset;
+    int jobs;                        // runs side by side
+    int threads;                     // per run; 0 = the run's default (all cores)
+    int seeds;                       // --seeds: seeds per configuration (default 1)
+    const char *out_dir;             // NULL: the train command's default (runs/)
+    const char *exe;                 // the program of the train commands (lab_train_program)
+    bool log_to_file;                // --log: output to DIR/NAME/train.log even with one job
+    bool selected[ABLATION_CONFIGS][ABLATION_MAX_SEEDS];   // [config][seed]: run it
+} AblationPlan;
+
+// Selects the runs of --seeds p->seeds: seeds 0 to ablation_config_seeds - 1
+// of each configuration (step6_ablation/ablation_runs.h).
+void ablation_select_seeds(AblationPlan *p);
+
+// The most runs a plan holds.
+#define ABLATION_PLAN_MAX (ABLATION_CONFIGS * ABLATION_MAX_SEEDS)
+// The selected runs in the order they are started: the tutorial's nine
+// first, then every configuration's seed 1, then seed 2, ... so that a plan
+// interrupted part-way leaves whole rounds of seeds. Returns the count (at most
+// cap), the runs in config[i], seed[i].
+int ablation_plan_runs(const AblationPlan *p, int *config, int *seed, int cap);
+
+// Parses the options of `ablation`: ARGS_OK, ARGS_HELP or ARGS_BAD. Sets
+// *mode when --print-commands asked to print instead of running.
+typedef enum { ABL_RUN, ABL_PRINT_COMMANDS } AblationMode;
+int ablation_parse(int argc, char **argv, AblationPlan *p, AblationMode *mode);
+
+// The train command of configuration c at seed k as one shell line
+// (arguments quoted where needed): its --set values, and --set seed=k for
+// the baseline and for every seed k >= 1. 0, or -1 if it did not fit in len.
+int ablation_command_line(const AblationPlan *p, int config, int seed, char *line, size_t len);
+
+// ---------------------------------------------------------------------------
+// A sweep's plan and its run names (sweep.c; sweep_curves.c reads them).
+#define SWEEP_MAX_VALUES 16
+#define SWEEP_MAX_SETS 8
+#define SWEEP_CONFIGS CFG_BASE_LR2E3   // the six configurations at their own lr
+
+typedef struct {
+    Preset preset;
+    const char *key;                    // --key
+    int n_values;
+    char values[SWEEP_MAX_VALUES][24];
+    int n_configs, config[SWEEP_CONFIGS];
+    int n_sets;                         // --set key=value: the same for every run of the sweep
+    char sets[SWEEP_MAX_SETS][64];
+    int seeds, jobs, threads;
+    char out_dir[PATH_MAX];
+    const char *exe;
+    bool log_to_file;
+} SweepPlan;
+
+// A configuration's name in a sweep: its ablation name without "p11_".
+static inline const char *config_short(int c) { return ABLATION_CONFIG[c].name + strlen("p11_"); }
+
+// The folder of configuration p->config[c] at value v and seed k:
+// <config>_<key><value>_s<seed>, e.g. base_lr8e-3_s0.
+static inline void sweep_run_name(const SweepPlan *p, int c, int v, int seed, char *out, size_t n) {
+    snprintf(out, n, "%s_%s%s_s%d", config_short(p->config[c]), p->key, p->values[v], seed);
+}
+
+// --curves (sweep_curves.c): at every val check (val.tsv), each
+// configuration's mean val MSE over its seeds minus the first
+// configuration's, with its standard error; as a table, or with tsv one
+// line per check for scripts/gap_plot.sh.
+void sweep_curves(const SweepPlan *p, bool tsv);
+
+// ---------------------------------------------------------------------------
+// The one launcher (runner.c): the ablation and the sweep turn their runs
+// into shell command lines and hand them here.
+
+// The step 6 program whose `train` command every run is, by its absolute
+// path (the project's step6_ablation/step6_ablation).
+const char *lab_train_program(void);
+
+// Quotes s for a POSIX shell if it needs it ('...'), else copies it.
+void shell_quote(const char *s, char *out, size_t outlen);
+
+// Appends `--set key=value`.
+void line_add_set(char *line, size_t len, const char *setting);
+// Begins the line of one run: `EXE train --name NAME --preset P --resume`,
+// and `--out DIR` unless out_dir is NULL (the train command's default).
+void train_line_start(char *line, size_t len, const char *exe, const char *name, Preset preset, const char *out_dir);
+// Appends ` >> DIR/NAME/train.log 2>&1` (quoted if it needs it), making the
+// folder DIR/NAME for it. 0, or -1 when that failed (a message) or the line is full.
+int line_add_log(char *line, size_t len, const char *runs_dir, const char *name);
+
+// Prints the shell command lines, loads the probe if need_probe, runs them
+// `jobs` at a time by `xargs -0 -n 1 -P jobs sh -c`, waits for all, and frees
+// their array. A SIGINT or SIGTERM meanwhile is passed on to the
+// commands (each run saves its checkpoint) and returned in *stop_signal.
+// xargs' exit status: 0 when every command exited 0, 123 when one or more
+// failed; -1 when the probe failed or xargs could not be started.
+typedef char CommandLine[8192];
+int launch_lines(CommandLine *lines, int n, int jobs, bool need_probe, int *stop_signal);
+
+// How the run DIR/NAME ended: finished (its metrics.json, read into *m),
+// diverged (its diverged.json, the step in *diverged_step), or neither yet.
+typedef enum { RUN_UNFINISHED, RUN_FINISHED, RUN_DIVERGED } RunOutcome;
+RunOutcome run_outcome(const char *runs_dir, const char *name, RunMetrics *m, int *diverged_step);
+// Whether the run DIR/NAME ever started: it wrote a checkpoint or its
+// loss.tsv (its folder alone may be there, made for its log ahead of it).
+bool run_started(const char *runs_dir, const char *name);
+
+// ---------------------------------------------------------------------------
+// The main job's time (estimate.c): the arithmetic, on given timings, so that
+// the tests can pin it. What the job's work costs here, in milliseconds
+// unless named otherwise:
+typedef struct {
+    double step_ms[ABLATION_CONFIGS]; // one training step of each configuration, on all threads
+    double exam_ms_per_image;         // the val exam, one image, the baseline (a forward pass)
+    double sample_ms_per_image;       // one Euler step of one sample, the baseline (a forward pass)
+    double fresh_ms;                  // the scorecard's first passes through fresh buffers, beyond warm ones
+    double probe_ms_per_image;        // the probe's features of one image
+    double data_seconds;              // CIFAR-10 read from disk: once per run
+    double jobs_factor;               // a step of one of --jobs 2's runs, the other beside it / on all threads
+} JobTimings;
+
+// The work left in one run of configuration c, whose config is cfg, of which
+// steps_done steps are done (its loss.tsv; -1: finished, nothing left).
+typedef struct {
+    int config;
+    Config cfg;
+    int steps_done;
+} RunWork;
+
+// Seconds of one run: its steps, its val checks (every cfg.val_every steps,
+// VAL_IMAGES images) and its scorecard (val MSE, FD_SAMPLES samples of
+// FD_EULER_STEPS, the probe's features of the test set and of the samples;
+// a class-conditional run's as many more at its guidance, flow_guided_rows
+// forward passes a step), plus reading the data. The other configurations' forward passes cost the
+// baseline's times the ratio of their steps. factor multiplies the compute
+// (1 on all threads, t->jobs_factor for a run of --jobs 2). 0 for a finished run.
+double estimate_run_seconds(const JobTimings *t, const RunWork *w, double factor);
+
+// The wall time of runs of these durations started in this order, `jobs` at
+// a time, each in the first free place (as xargs -P does).
+double schedule_seconds(const double *run_s, int n, int jobs);
+
+// The whole job's seconds: the baseline pair (the runs of phase 0), then
+// the others (phase 1), each phase `jobs` at a time.
+double estimate_job(const JobTimings *t, const RunWork *runs, const int *phase, int n, int jobs);
+
+// The faster arrangement of the job by estimate_job: 2 (two runs side by
+// side) if it is faster than 1 (one at a time), else 1.
+int estimate_faster_jobs(const JobTimings *t, const RunWork *runs, const int *phase, int n);
+
+// A duration as "1:02:03" or "12:34" (minutes and seconds).
+void format_duration(double seconds, char *out, size_t n);
+
+// ---------------------------------------------------------------------------
+// The speed race (speed.c), and the steps lab estimate times.
+
+// One training step of a configuration, ready to be timed in turns
+// (bench_interleaved, common/io/bench.h): its model, its optimizer state and
+// a batch of made-up images x1 (a step's speed does not depend on the pixels).
+typedef struct {
+    Model m;
+    TrainState ts;
+    Rng rng;
+    const float *x1;
+    int reps, threads;     // steps a turn (1; a smoke step lasts a few ms); threads, 0: as they are
+    double flops, bytes;   // the step's products, its elementwise passes' traffic
+} Racer;
+// Builds cfg's model and optimizer state at cfg->run.batch. 0, or -1 with a message.
+int racer_init(Racer *r, const Config *cfg, const float *x1);
+void racer_free(Racer *r);
+// A turn: reps training steps (a BenchFn's function; ctx is the Racer).
+void racer_turn(void *ctx);
+
+// Floating-point operations of one training step (forward, backward, AdamW)
+// of config c at batch N: matrix products only, see speed.c for the count.
+double train_step_flops(const ModelConfig *c, int N);
+// The same, split: forward matmuls and the attention products within them.
+typedef struct { double linear, attention, forward, step; } StepFlops;
+StepFlops train_step_flops_detail(const ModelConfig *c, int N);
+
+// Bytes the elementwise passes of that step move (norms, residuals,
+// softmax, activations, AdamW; speed.c lists them), for the roofline.
+double train_step_bytes(const ModelConfig *c, int N, size_t n_params);
+
+// ---------------------------------------------------------------------------
+// Where trained models look (attention_maps.c).
+#define ATT_MAX_LAYERS 16
+#define ATT_MAX_GRID 16
+#define ATT_MAX_OFFSETS ((2 * ATT_MAX_GRID - 1) * (2 * ATT_MAX_GRID - 1))
+
+// The mean attention of one model's layers over a batch, in units of the even
+// share 1/L (1 = no preference).
+typedef struct {
+    int depth, grid;
+    // offsets[l][(dy + g - 1) * (2g - 1) + (dx + g - 1)]: the attention of a
+    // query to the key dy rows and dx columns away, averaged over the queries
+    // that have one, the images and the heads
+    float offsets[ATT_MAX_LAYERS][ATT_MAX_OFFSETS];
+    // centre[l][row * g + col]: the attention of the centre patch (g/2, g/2)
+    float centre[ATT_MAX_LAYERS][ATT_MAX_GRID * ATT_MAX_GRID];
+    double self[ATT_MAX_LAYERS];      // mean attention of a query to itself (a probability)
+    double distance[ATT_MAX_LAYERS];  // mean attention-weighted distance to the keys, in patches
+    double uniform_distance;          // the same with even attention
+} AttentionMaps;
+
+// From the softmax probabilities that model_forward left in a->att[l].att
+// (N, H, L, L) for every layer l.
+void attention_maps_compute(const Model *m, const Activations *a, AttentionMaps *out);
+
+// ---------------------------------------------------------------------------
+// dir/report.md (report.c): step 6's tables in Markdown, with links to
+// dir/plots/*.png that exist. 0, or -1 with a message.
+int report_write(const AblationResults *res, const char *dir, char *err, size_t errlen);
