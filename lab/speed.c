@@ -118,7 +118,8 @@ int racer_init(Racer *r, const Config *cfg, const float *x1) {
     if (model_build(&r->m, &cfg->model, err, sizeof err) != 0) { fprintf(stderr, "error: %s\n", err); return -1; }
     model_init_weights(&r->m, 0);
     AdamWConfig opt = adamw_default(cfg->run.lr);
-    if (train_state_init(&r->ts, &r->m, cfg->run.batch, &opt) != 0) {
+    StepRecipe recipe = run_step_recipe(&cfg->run);
+    if (train_state_init(&r->ts, &r->m, cfg->run.batch, &opt, &recipe) != 0) {
         fprintf(stderr, "error: out of memory\n");
         model_free(&r->m);
         return -1;

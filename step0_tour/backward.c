@@ -51,7 +51,7 @@ int backward_check(const Options *o) {
     int y[CHECK_IMAGES] = { 3 % (cfg.model.classes + 1), cfg.model.classes };   // a class and the null label
     Batch b = { .x1 = x1, .x0 = x0, .t = t, .y = cfg.model.classes > 0 ? y : NULL };
     AdamWConfig opt = adamw_default(1e-3f);
-    if (train_state_init(&b.ts, &m, CHECK_IMAGES, &opt) != 0) { fprintf(stderr, "step0_tour: out of memory\n"); return 1; }
+    if (train_state_init(&b.ts, &m, CHECK_IMAGES, &opt, NULL) != 0) { fprintf(stderr, "step0_tour: out of memory\n"); return 1; }
     double loss = train_forward_backward(&b.ts, x1, x0, t, b.y);
     float *grads = malloc(sizeof(float) * m.n_params);
     memcpy(grads, m.grads, sizeof(float) * m.n_params);
@@ -131,7 +131,7 @@ static int part_rms(Model *m, const float *x1, int N, double *rms, char names[][
     int np = part_names(m, names);
     double sq[PARTS_MAX] = { 0 };
     size_t cnt[PARTS_MAX] = { 0 };
-    if (train_state_init(&ts, m, N, &opt) == 0) {
+    if (train_state_init(&ts, m, N, &opt, NULL) == 0) {
         train_forward_backward(&ts, x1, x0, t, NULL);
         for (int i = 0; i < m->n_tensors; i++) {
             const ParamTensor *T = &m->tensors[i];

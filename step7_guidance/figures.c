@@ -39,7 +39,7 @@ int grid_samples(Model *m, float *grid, char *err, size_t errlen) {
     int rc = 0;
     for (int j = 0; j < GRID_W_COUNT && rc == 0; j++) {
         memcpy(x, noise, sizeof(float) * per * K);   // every column from the same noise
-        rc = flow_sample_guided(m, &a, x, y, K, GRID_W[j], GRID_STEPS, err, errlen);
+        rc = flow_sample_with(m, &a, x, y, K, GRID_W[j], SAMPLER_EULER, GRID_STEPS, err, errlen);
         for (int k = 0; k < K; k++) memcpy(grid + per * ((size_t)k * GRID_W_COUNT + j), x + per * k, sizeof(float) * per);
     }
     activations_free(&a);

@@ -118,8 +118,8 @@ static void label_dropout(Model *m) {
     rng_seed(&data, 1);
     rng_fill_uniform(&data, x1, (long)(per * B), -1.0f, 1.0f);   // made-up images: the labels are the point
     for (int n = 0; n < B; n++) y[n] = n % K;
-    if (train_state_init(&s, m, B, &opt) != 0) fprintf(stderr, "error: out of memory\n"), exit(1);
-    s.label_drop = run.label_drop;
+    StepRecipe recipe = run_step_recipe(&run);
+    if (train_state_init(&s, m, B, &opt, &recipe) != 0) fprintf(stderr, "error: out of memory\n"), exit(1);
     printf("3. Label dropout: label_drop = %g, one draw per image from the run's stream (seed 0)\n\n",
            run.label_drop);
     printf("   the batch's labels:  ");

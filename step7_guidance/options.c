@@ -36,13 +36,16 @@ int step7_parse_options(int argc, char **argv, Options *o) {
     static char shipped[1024];
     project_path(shipped, sizeof shipped, SHIPPED_C10);
     *o = (Options){ .model = shipped, .model_name = SHIPPED_C10, .figures = figure_default_dir(),
-                    .w_list = SWEEP_W_DEFAULT, .samples = FD_SAMPLES, .steps = FD_EULER_STEPS };
+                    .w_list = SWEEP_W_DEFAULT, .samples = FD_SAMPLES, .steps = FD_EULER_STEPS,
+                    .sampler_name = "euler" };
     ArgOption opts[] = {
         ARG_STRING("model", "FILE", &o->model, "the class-conditional checkpoint (a run's ckpt.safetensors too)"),
         ARG_STRING("w", "LIST", &o->w_list, "sweep: the guidance scales, e.g. 0,1,2"),
         ARG_STRING("out", "FILE", &o->out, "sweep: the .tsv it writes (one line per w)"),
         ARG_INT("samples", "N", &o->samples, 10, 100000, "sweep: samples per w, a multiple of 10"),
-        ARG_INT("steps", "N", &o->steps, 1, 1000, "sweep: Euler steps per sample"),
+        ARG_INT("steps", "N", &o->steps, 1, 1000, "sweep: sampler steps per sample"),
+        ARG_STRING("sampler", "NAME", &o->sampler_name, "sweep: euler | heun (two model evaluations a step)"),
+        ARG_FLAG("ema", &o->ema, 1, "sweep: the checkpoint's EMA of the weights (a run with ema > 0)"),
         ARG_FIGURES(&o->figures),
         ARG_END,
     };
@@ -61,6 +64,14 @@ int step7_parse_options(int argc, char **argv, Options *o) {
     int rc = args_parse(&spec, argc, argv);
     if (rc != ARGS_OK) return rc;
     if (o->model != shipped) o->model_name = o->model;
+    o->sampler = (SamplerKind)-1;
+    for (int k = 0; SAMPLER_NAMES[k]; k++)
+        if (!strcmp(o->sampler_name, SAMPLER_NAMES[k])) o->sampler = (SamplerKind)k;
+    if ((int)o->sampler < 0) {
+        args_error(NULL, "--sampler %s: want euler or heun", o->sampler_name);
+        args_usage(&spec, stderr);
+        return ARGS_BAD;
+    }
     const char *cmd = o->nwords ? o->words[0] : "";
     if (o->nwords == 0 || (!strcmp(cmd, "sweep") && o->nwords == 1 && o->out && o->samples % 10 == 0) ||
         (!strcmp(cmd, "curves") && o->nwords > 1 && o->figures))

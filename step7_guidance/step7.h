@@ -5,9 +5,11 @@
 //   options.c  the command line
 #pragma once
 #include <math.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "io/args.h"
+#include "nn/flow.h"
 #include "nn/model.h"
 
 #define SHIPPED_C10 "models/tinydit_c10_quick.safetensors"
@@ -24,7 +26,10 @@ typedef struct {
     const char *model, *model_name;  // the class-conditional checkpoint; as printed
     const char *figures;             // NULL: no figures
     const char *w_list, *out;        // sweep: the guidance scales, the .tsv written
-    int samples, steps;              // sweep: how many samples (a multiple of 10), Euler steps
+    int samples, steps;              // sweep: how many samples (a multiple of 10), sampler steps
+    const char *sampler_name;        // sweep: euler | heun
+    SamplerKind sampler;             // sweep: that sampler
+    bool ema;                        // sweep: the checkpoint's EMA weights, not its trained ones
     char **words;                    // `sweep`, `curves TSV...`, or nothing
     int nwords;
 } Options;

@@ -57,6 +57,7 @@ static void sweep_free(Sweep *s) {
 // The checkpoint, the test set, the probe and the real images' statistics.
 static int sweep_load(Sweep *s, const Options *o, char *err, size_t errlen) {
     if (checkpoint_load(o->model, &s->m, NULL, err, errlen) != 0) return -1;
+    if (o->ema && checkpoint_use_ema(o->model, &s->m, err, errlen) != 0) return -1;
     if (s->m.cfg.classes != PROBE_CLASSES || cifar_check_config(&s->m.cfg, o->model, err, errlen) != 0) {
         if (s->m.cfg.classes != PROBE_CLASSES)
             snprintf(err, errlen, "%s: classes=%d, not a CIFAR-10 class-conditional model (classes=%d)", o->model,
@@ -102,18 +103,19 @@ int cmd_sweep(const Options *o) {
     char *tsv = malloc(cap);
     int rc = tsv ? 0 : -1;
     if (rc == 0)
-        rc = append(&tsv, &len, &cap, "# step7_guidance sweep of %s: %d samples (%d a class) of %d Euler steps from "
+        rc = append(&tsv, &len, &cap, "# step7_guidance sweep of %s%s: %d samples (%d a class) of %d %s steps from "
                     "the scorecard's noise at each w; probe weights %s\n# w\tprobe_fd\tclass_acc",
-                    o->model_name, o->samples, o->samples / PROBE_CLASSES, o->steps, s.probe->weights);
+                    o->model_name, o->ema ? " (EMA)" : "", o->samples, o->samples / PROBE_CLASSES, o->steps,
+                    SAMPLER_NAMES[o->sampler], s.probe->weights);
     for (int k = 0; k < PROBE_CLASSES && rc == 0; k++) rc = append(&tsv, &len, &cap, "\t%s", CIFAR_CLASS[k]);
     if (rc == 0) rc = append(&tsv, &len, &cap, "\n");
-    printf("sweep of %s: %d samples a w, %d a class, %d Euler steps\n", o->model_name, o->samples,
-           o->samples / PROBE_CLASSES, o->steps);
+    printf("sweep of %s%s: %d samples a w, %d a class, %d %s steps\n", o->model_name, o->ema ? " (EMA)" : "",
+           o->samples, o->samples / PROBE_CLASSES, o->steps, SAMPLER_NAMES[o->sampler]);
     Table tab;
     table_init(&tab, 5, "w", "forward passes a step", "probe-FD", "class accuracy", "seconds");
     for (int i = 0; i < nw && rc == 0; i++) {
         double t0 = wall_seconds();
-        if (scorecard_guided_samples(&s.m, s.samples, s.y, o->samples, w[i], o->steps, NULL, 0, err,
+        if (scorecard_guided_samples(&s.m, s.samples, s.y, o->samples, w[i], o->sampler, o->steps, NULL, 0, err,
                                      sizeof err) != 0) {
             fprintf(stderr, "error: %s\n", err);
             rc = -1;

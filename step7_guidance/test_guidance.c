@@ -101,7 +101,7 @@ START_TEST(test_class_accuracy_of_a_tiny_model) {
     int y[N];
     scorecard_labels(y, N);
     char err[256];
-    ck_assert_msg(scorecard_guided_samples(&m, x, y, N, 2.0f, 4, NULL, 0, err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(scorecard_guided_samples(&m, x, y, N, 2.0f, SAMPLER_EULER, 4, NULL, 0, err, sizeof err) == 0, "%s", err);
     Probe *p = shipped_probe();
     double per_class[10];
     int asked[10];
@@ -150,22 +150,22 @@ START_TEST(test_guided_scorecard_at_w1_is_one_forward_a_step) {
     scorecard_labels(y, N);
     char err[256];
     // no step: the noise itself, the unconditional scorecard's
-    ck_assert_int_eq(scorecard_guided_samples(&m, guided, y, N, 3.0f, 0, NULL, 0, err, sizeof err), 0);
+    ck_assert_int_eq(scorecard_guided_samples(&m, guided, y, N, 3.0f, SAMPLER_EULER, 0, NULL, 0, err, sizeof err), 0);
     scorecard_samples(&m, hand, N, 0);
     ck_assert_mem_eq(guided, hand, sizeof(float) * per * N);
     // w = 1: the conditional velocity alone, bit for bit
-    ck_assert_msg(scorecard_guided_samples(&m, guided, y, N, 1.0f, STEPS, NULL, 0, err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(scorecard_guided_samples(&m, guided, y, N, 1.0f, SAMPLER_EULER, STEPS, NULL, 0, err, sizeof err) == 0, "%s", err);
     euler_by_hand(&m, hand, y, N, 1.0f, STEPS);
     ck_assert_mem_eq(guided, hand, sizeof(float) * per * N);
     // w = 3: null and label in one batch of 2N, against two forwards of N
     scorecard_samples(&m, hand, N, 0);
-    ck_assert_int_eq(scorecard_guided_samples(&m, guided, y, N, 3.0f, STEPS, NULL, 0, err, sizeof err), 0);
+    ck_assert_int_eq(scorecard_guided_samples(&m, guided, y, N, 3.0f, SAMPLER_EULER, STEPS, NULL, 0, err, sizeof err), 0);
     euler_by_hand(&m, hand, y, N, 3.0f, STEPS);
     double worst = 0;
     for (size_t i = 0; i < per * N; i++) worst = fmax(worst, fabs(guided[i] - hand[i]));
     ck_assert_msg(worst < 1e-5, "guided samples at w = 3 differ from the hand-made ones by %g", worst);
     // a refusal: a negative w
-    ck_assert_int_ne(scorecard_guided_samples(&m, guided, y, N, -1.0f, STEPS, NULL, 0, err, sizeof err), 0);
+    ck_assert_int_ne(scorecard_guided_samples(&m, guided, y, N, -1.0f, SAMPLER_EULER, STEPS, NULL, 0, err, sizeof err), 0);
     ck_assert_msg(strstr(err, "guidance"), "%s", err);
     free(guided); free(hand);
     model_free(&m);

@@ -219,7 +219,7 @@ START_TEST(test_train_adamw_step_decays_matrices_only) {
     fill_normal(m.params, m.n_params, 1.0f, 3);
     AdamWConfig opt = { 1e-2f, 0.9f, 0.999f, 1e-8f, 0.1f };
     TrainState ts;
-    ck_assert_int_eq(train_state_init(&ts, &m, 1, &opt), 0);
+    ck_assert_int_eq(train_state_init(&ts, &m, 1, &opt, NULL), 0);
     Pair s;
     pair_init(&s, m.n_params, m.params);
     int n1 = 0, n2 = 0;
@@ -268,7 +268,7 @@ START_TEST(test_step_reports_the_l2_norm) {
     fill_normal(m.params, m.n_params, 0.3f, 2);   // no zero-initialised layer: every gradient alive
     AdamWConfig opt = adamw_default(1e-3f);
     TrainState ts;
-    ck_assert_int_eq(train_state_init(&ts, &m, 2, &opt), 0);
+    ck_assert_int_eq(train_state_init(&ts, &m, 2, &opt, NULL), 0);
     float *x1 = alloc_floats(2 * 3 * 32 * 32);
     fill_normal(x1, 2 * 3 * 32 * 32, 0.5f, 3);
     Rng r;

@@ -214,6 +214,21 @@ START_TEST(test_validate) {
     c = config_default(); c.run.label_drop = NAN; invalid(c, "label_drop=nan");
     c = config_default(); c.run.guidance = INFINITY; invalid(c, "guidance=inf");
     c = config_default(); c.run.guidance = -0.5f; invalid(c, "guidance=-0.5");
+    // the 2026 recipe: a scale > 0, an EMA width in (0, 0.28] or 0 (none),
+    // at least one sampler step, a sampler and a time distribution by name
+    c = with("t_dist=logit_normal", "t_std=0.5"); ck_assert_int_eq(config_validate(&c, err, sizeof err), 0);
+    c = with("ema=0.28", "sampler=heun"); ck_assert_int_eq(config_validate(&c, err, sizeof err), 0);
+    set_fails("t_std=0", "allowed: a finite number > 0");
+    set_fails("t_std=-1", "allowed: a finite number > 0");
+    set_fails("ema=0.3", "allowed: a finite number in [0, 0.28]");
+    set_fails("ema=-0.1", "allowed: a finite number in [0, 0.28]");
+    set_fails("sample_steps=0", "allowed: an integer >= 1");
+    set_fails("sampler=rk4", "euler | heun");
+    set_fails("t_dist=normal", "uniform | logit_normal");
+    c = config_default(); c.run.t_std = 0; invalid(c, "t_std=0: must be a finite number > 0");
+    c = config_default(); c.run.ema = 0.5f; invalid(c, "ema=0.5: must be a finite number in [0, 0.28]");
+    c = config_default(); c.run.sample_steps = 0; invalid(c, "sample_steps=0");
+    c = config_default(); c.run.sampler = (SamplerKind)2; invalid(c, "sampler");
     // Fields filled in by hand are checked too.
     c = config_default(); c.model.dim = 0; invalid(c, "dim");
     c = config_default(); c.run.batch = -1; invalid(c, "batch");
@@ -270,7 +285,9 @@ START_TEST(test_round_trip) {
                           "freq_dim=130", "norm=rmsnorm", "qk_norm=true", "mlp=swiglu",
                           "mlp_multiple_of=7", "rope_base=123.456", "bias=false", "seed=12345678901234", "data_seed=5",
                           "lr=0.000123456789", "weight_decay=0.3", "batch=17", "steps=33", "flip=false",
-                          "threads=3", "channels=1", "ada=zero", "classes=7", "label_drop=0.3", "guidance=2.5"};
+                          "threads=3", "channels=1", "ada=zero", "classes=7", "label_drop=0.3", "guidance=2.5",
+                          "t_dist=logit_normal", "t_mean=-0.5", "t_std=0.8", "ema=0.1", "sampler=heun",
+                          "sample_steps=7"};
     for (size_t i = 0; i < sizeof sets / sizeof sets[0]; i++) set_ok(&a, sets[i]);
     Config b = config_default();
     config_foreach_field(&a, apply_field, &b);
@@ -282,7 +299,7 @@ START_TEST(test_round_trip) {
     ck_assert(memcmp(&d, &e, sizeof d) == 0);
     int n = 0;
     config_foreach_field(&d, count_field, &n);
-    ck_assert_int_eq(n, 28);   // every field of Config
+    ck_assert_int_eq(n, 34);   // every field of Config
 }
 END_TEST
 
@@ -350,7 +367,7 @@ START_TEST(test_model_and_run_parts) {
     model_config_foreach_field(&d.model, count_field, &n_model);
     run_config_foreach_field(&d.run, count_field, &n_run);
     ck_assert_int_eq(n_model, 17);
-    ck_assert_int_eq(n_run, 11);
+    ck_assert_int_eq(n_run, 17);
 
     // each part checks itself
     ModelConfig m = model_config_default();

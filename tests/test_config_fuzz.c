@@ -93,7 +93,7 @@ static void train_save_load(const Config *c, const char *desc, const char *dir, 
     model_init_weights(&m, c->run.seed);
     TrainState ts;
     AdamWConfig opt = adamw_default(1e-3f);
-    ck_assert_msg(train_state_init(&ts, &m, c->run.batch, &opt) == 0, "%s: out of memory", desc);
+    ck_assert_msg(train_state_init(&ts, &m, c->run.batch, &opt, NULL) == 0, "%s: out of memory", desc);
     size_t per = (size_t)c->model.channels * c->model.img * c->model.img;
     float *x1 = alloc_floats(per * c->run.batch);
     for (int step = 0; step < 3; step++) {

@@ -229,7 +229,7 @@ static void check_model_grads(const char *name, const char *const *sets) {
     rng_fill_normal(&r, x0, (long)(N * per), 1.0f);
     LossCtx ctx;
     AdamWConfig opt = adamw_default(1e-3f);
-    ck_assert_int_eq(train_state_init(&ctx.ts, &m, N, &opt), 0);
+    ck_assert_int_eq(train_state_init(&ctx.ts, &m, N, &opt, NULL), 0);
     // class-conditional: a class's row and the null label's row each get an image
     int y[2] = { 3, cfg.model.classes };
     ctx.x1 = x1; ctx.x0 = x0; ctx.t = t; ctx.y = cfg.model.classes > 0 ? y : NULL;
@@ -288,7 +288,7 @@ START_TEST(test_grad_check_nan) {
     rng_fill_normal(&r, x0, (long)(N * per), 1.0f);
     LossCtx ctx = { .x1 = x1, .x0 = x0, .t = t };
     AdamWConfig opt = adamw_default(1e-3f);
-    ck_assert_int_eq(train_state_init(&ctx.ts, &m, N, &opt), 0);
+    ck_assert_int_eq(train_state_init(&ctx.ts, &m, N, &opt, NULL), 0);
     train_forward_backward(&ctx.ts, x1, x0, t, NULL);
     GradGroup g[1];
     ck_assert_int_eq(grad_groups(&m, g, 1), 1);
@@ -346,7 +346,7 @@ static float *grads_on_threads(const char *const *sets, int threads, Model *m) {
     rng_fill_normal(&r, x0, (long)(N * per), 1.0f);
     TrainState ts;
     AdamWConfig opt = adamw_default(1e-3f);
-    ck_assert_int_eq(train_state_init(&ts, m, N, &opt), 0);
+    ck_assert_int_eq(train_state_init(&ts, m, N, &opt, NULL), 0);
     crash_context("train_forward_backward (model_backward: block_backward for b = 1, then 0) of a model of "
                   "img=16 patch=2 dim=64 depth=2, 4 images, on %d thread%s", threads, threads == 1 ? "" : "s");
     train_forward_backward(&ts, x1, x0, t, NULL);
@@ -465,10 +465,10 @@ START_TEST(test_label_dropout) {
     fill_normal(x1, N * per, 0.5f, 21);
     TrainState ts;
     AdamWConfig opt = adamw_default(1e-3f);
-    ck_assert_int_eq(train_state_init(&ts, &m, N, &opt), 0);
+    ck_assert_int_eq(train_state_init(&ts, &m, N, &opt, NULL), 0);
     const float drops[3] = { 0.25f, 0.0f, 1.0f };
     for (int k = 0; k < 3; k++) {
-        ts.label_drop = drops[k];
+        ts.recipe.label_drop = drops[k];
         Rng r, hand;
         rng_seed(&r, 9 + k);
         hand = r;
@@ -615,7 +615,7 @@ START_TEST(test_adazero_start) {
     rng_fill_normal(&r, x0, (long)(N * per), 1.0f);
     TrainState ts;
     AdamWConfig opt = adamw_default(1e-3f);
-    ck_assert_int_eq(train_state_init(&ts, &m, N, &opt), 0);
+    ck_assert_int_eq(train_state_init(&ts, &m, N, &opt, NULL), 0);
     for (int step = 0; step < 3; step++) {
         train_forward_backward(&ts, x1, x0, t, NULL);
         if (step == 0) {   // the first output is 0 and every block the identity
@@ -781,8 +781,8 @@ static float *train_weights(const char *const *sets, int threads, omp_sched_t sc
     rng_seed(&r, 9);
     TrainState ts;
     AdamWConfig opt = adamw_default(1e-3f);
-    ck_assert_int_eq(train_state_init(&ts, &m, N, &opt), 0);
-    ts.label_drop = 0.5f;                 // class-conditional: half the labels dropped, by the stream
+    ck_assert_int_eq(train_state_init(&ts, &m, N, &opt, NULL), 0);
+    ts.recipe.label_drop = 0.5f;                 // class-conditional: half the labels dropped, by the stream
     const int y[4] = { 1, 5, 9, 0 };
     for (int s = 0; s < 3; s++) {
         double loss = train_step(&ts, x1, y, &r);
@@ -1012,7 +1012,7 @@ START_TEST(test_guided_sampler) {
     for (int k = 0; k < 3; k++) {
         ck_assert_int_eq(activations_alloc(&a, &m, flow_guided_rows(N, ws[k]), false), 0);
         memcpy(x, x0, n * sizeof(float));
-        ck_assert_msg(flow_sample_guided(&m, &a, x, labels, N, ws[k], 4, err, sizeof err) == 0, "%s", err);
+        ck_assert_msg(flow_sample_with(&m, &a, x, labels, N, ws[k], SAMPLER_EULER, 4, err, sizeof err) == 0, "%s", err);
         ck_assert_int_eq(a.N, flow_guided_rows(N, ws[k]));   // put back
         for (int i = 0; i < N; i++)
             for (size_t j = 0; j < per; j++) {
@@ -1027,19 +1027,19 @@ START_TEST(test_guided_sampler) {
     // what it refuses: activations too small for the 2N rows, a label past the
     // null label, a negative or infinite w, an unconditional model
     ck_assert_int_eq(activations_alloc(&a, &m, N, false), 0);
-    ck_assert_int_eq(flow_sample_guided(&m, &a, x, labels, N, 2.0f, 4, err, sizeof err), -1);
+    ck_assert_int_eq(flow_sample_with(&m, &a, x, labels, N, 2.0f, SAMPLER_EULER, 4, err, sizeof err), -1);
     ck_assert_msg(strstr(err, "need activations for 6"), "%s", err);
     const int bad[3] = { 4, 11, 0 };
-    ck_assert_int_eq(flow_sample_guided(&m, &a, x, bad, N, 1.0f, 4, err, sizeof err), -1);
+    ck_assert_int_eq(flow_sample_with(&m, &a, x, bad, N, 1.0f, SAMPLER_EULER, 4, err, sizeof err), -1);
     ck_assert_msg(strstr(err, "label 11 of image 1"), "%s", err);
-    ck_assert_int_eq(flow_sample_guided(&m, &a, x, labels, N, -0.5f, 4, err, sizeof err), -1);
+    ck_assert_int_eq(flow_sample_with(&m, &a, x, labels, N, -0.5f, SAMPLER_EULER, 4, err, sizeof err), -1);
     ck_assert_msg(strstr(err, "guidance=-0.5"), "%s", err);
-    ck_assert_int_eq(flow_sample_guided(&m, &a, x, labels, N, INFINITY, 4, err, sizeof err), -1);
+    ck_assert_int_eq(flow_sample_with(&m, &a, x, labels, N, INFINITY, SAMPLER_EULER, 4, err, sizeof err), -1);
     activations_free(&a);
     Model plain;
     build_tiny(&plain, NULL);
     ck_assert_int_eq(activations_alloc(&a, &plain, N, false), 0);
-    ck_assert_int_eq(flow_sample_guided(&plain, &a, x, labels, N, 1.0f, 4, err, sizeof err), -1);
+    ck_assert_int_eq(flow_sample_with(&plain, &a, x, labels, N, 1.0f, SAMPLER_EULER, 4, err, sizeof err), -1);
     ck_assert_msg(strstr(err, "class-conditional"), "%s", err);
     activations_free(&a);
     model_free(&plain);
@@ -1121,7 +1121,7 @@ static void check_smoke(const char *name, const char *const *sets) {
     rng_fill_normal(&r, x0, (long)(SMOKE_BATCH * per), 1.0f);
     TrainState ts;
     AdamWConfig opt = adamw_default(2e-3f);
-    ck_assert_int_eq(train_state_init(&ts, &m, SMOKE_BATCH, &opt), 0);
+    ck_assert_int_eq(train_state_init(&ts, &m, SMOKE_BATCH, &opt, NULL), 0);
     crash_context("training smoke '%s' (train_step of a model of dim=32 depth=2, 16 images): forward, loss, "
                   "backward, AdamW", name);
     double run[SMOKE_ROWS][2];   // loss, gradient norm: before training, each step, after

@@ -88,7 +88,7 @@ int main(int argc, char **argv) {
     for (int n = 0; n < BATCH; n++) t[n] = (n + 0.5f) / BATCH;
     TrainState ts;
     AdamWConfig opt = adamw_default(cfg.run.lr);
-    if (!x1 || !x0 || train_state_init(&ts, &m, BATCH, &opt) != 0) { fprintf(stderr, "gate_grads: out of memory\n"); return 1; }
+    if (!x1 || !x0 || train_state_init(&ts, &m, BATCH, &opt, NULL) != 0) { fprintf(stderr, "gate_grads: out of memory\n"); return 1; }
 
     double rms[STEPS][N_GROUPS];
     for (int s = 0; s < STEPS; s++) {

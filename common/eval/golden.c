@@ -6,6 +6,7 @@
 #include "nn/errors.h"
 #include "io/args.h"
 #include "io/checkpoint.h"
+#include "nn/ema.h"
 #include "nn/flow.h"
 #include "golden.h"
 #include "nn/model.h"
@@ -40,7 +41,9 @@ typedef struct {
     AdamWConfig opt;
     int N;                          // images in the file's batch
     size_t per;                     // floats per image
+    Config cfg;                     // the file's model and run (t_dist, ema, ...)
     const StTensor *x1, *x0, *t;    // the batch: data, noise, times
+    float *times;                   // the times the steps use: ours from input.u (logit-normal), else input.t's
     int *y;                         // (N) its labels (class-conditional), else NULL
     int K;                          // AdamW steps in the file
     float *chain;                   // our weights after AdamW on the reference's gradients
@@ -78,6 +81,7 @@ static int *labels_from(const Golden *g, const char *name, int n) {
 static int golden_open(Golden *g, GoldenReport *rep) {
     Config cfg;
     if (checkpoint_config_from(&g->st, g->path, &cfg, g->err, g->errlen) != 0) return -1;
+    g->cfg = cfg;
     model_config_describe(&cfg.model, rep->config, sizeof rep->config);
     if (model_build(&g->m, &cfg.model, g->err, g->errlen) != 0) return -1;
     g->have_model = 1;
@@ -90,6 +94,8 @@ static int golden_open(Golden *g, GoldenReport *rep) {
     g->x0 = st_need(&g->st, g->path, "input.x0", g->N * g->per, g->err, g->errlen);
     if (!g->x1 || !g->x0) return -1;
     if (cfg.model.classes > 0 && !(g->y = labels_from(g, "input.y", g->N))) return -1;
+    if (!(g->times = malloc(sizeof(float) * g->N))) return errorf(g->err, g->errlen, "out of memory");
+    memcpy(g->times, g->t->data, sizeof(float) * g->N);
     const SafeTensors *st = &g->st;
     AdamWConfig opt = { (float)meta_num(st, "adamw.lr", 1e-2), (float)meta_num(st, "adamw.beta1", 0.9),
                         (float)meta_num(st, "adamw.beta2", 0.999), (float)meta_num(st, "adamw.eps", 1e-8),
@@ -104,7 +110,7 @@ static int golden_open(Golden *g, GoldenReport *rep) {
     g->chain = malloc(bytes);
     g->keep_m = malloc(bytes);
     g->keep_v = malloc(bytes);
-    if (!g->chain || !g->keep_m || !g->keep_v || train_state_init(&g->ts, &g->m, g->N, &g->opt) != 0)
+    if (!g->chain || !g->keep_m || !g->keep_v || train_state_init(&g->ts, &g->m, g->N, &g->opt, NULL) != 0)
         return errorf(g->err, g->errlen, "out of memory");
     g->have_ts = 1;
     memcpy(g->chain, g->m.params, bytes);
@@ -206,7 +212,7 @@ static int check_step(Golden *g, GoldenReport *rep, int k, double *bound) {
     memcpy(g->keep_m, g->ts.adam_m, bytes);
     memcpy(g->keep_v, g->ts.adam_v, bytes);
     if (copy_tensors(g, s.before, g->m.params) != 0) return -1;
-    double loss = train_forward_backward(&g->ts, g->x1->data, g->x0->data, g->t->data, g->y);
+    double loss = train_forward_backward(&g->ts, g->x1->data, g->x0->data, g->times, g->y);
     if (k == 1) {
         const StTensor *vref = st_need(&g->st, g->path, "output.v", g->N * g->per, g->err, g->errlen);
         const StTensor *lref = st_need(&g->st, g->path, "output.loss", 1, g->err, g->errlen);
@@ -228,16 +234,62 @@ static int check_step(Golden *g, GoldenReport *rep, int k, double *bound) {
     return check_weights(g, rep, &s, k, NULL);
 }
 
-// An Euler sample with the reference's weights after the first step; a
-// class-conditional file's for the labels "sample.y" at its guidance.
+// Logit-normal times (t_dist in the metadata): ours from the reference's
+// normal draws "input.u" against its "input.t", and the steps then use ours.
+static int check_times(Golden *g, GoldenReport *rep) {
+    if (g->cfg.run.t_dist != T_LOGIT_NORMAL) return 0;
+    const StTensor *u = st_need(&g->st, g->path, "input.u", (size_t)g->N, g->err, g->errlen);
+    if (!u) return -1;
+    flow_logit_normal_times(g->times, u->data, g->N, g->cfg.run.t_mean, g->cfg.run.t_std);
+    worse(add_check(rep, "times", 0, GOLDEN_TOL_TIMES), scaled_err(g->times, g->t->data, (size_t)g->N), "");
+    return 0;
+}
+
+// The EMA (ema > 0 in the metadata) after the K steps: our γ against the
+// reference's "ema.gamma", then our update after each step k on the
+// reference's weights after it ("adamw<k>."), against "ema.", in units of lr.
+static int check_ema(Golden *g, GoldenReport *rep) {
+    double sigma_rel = g->cfg.run.ema;
+    if (!(sigma_rel > 0)) return 0;
+    const char *ref_gamma = st_meta(&g->st, "ema.gamma");
+    if (!ref_gamma) return errorf(g->err, g->errlen, "%s: ema=%g but no ema.gamma in the metadata", g->path, sigma_rel);
+    double gamma = ema_gamma(sigma_rel);
+    worse(add_check(rep, "ema.gamma", 0, GOLDEN_TOL_TIMES), fabs(gamma - atof(ref_gamma)) / fabs(atof(ref_gamma)), "");
+    float *ema = malloc(g->m.n_params * sizeof(float)), *after = malloc(g->m.n_params * sizeof(float));
+    int rc = ema && after ? 0 : errorf(g->err, g->errlen, "out of memory");
+    if (rc == 0) rc = copy_tensors(g, "param.", ema);
+    for (int k = 1; rc == 0 && k <= g->K; k++) {
+        StepNames s = step_names(g, k);
+        if ((rc = copy_tensors(g, s.after, after)) == 0) ema_update(ema, after, g->m.n_params, k, gamma);
+    }
+    GoldenCheck *c = rc == 0 ? add_check(rep, "ema/lr", 0, GOLDEN_TOL_ADAMW) : NULL;
+    for (int i = 0; rc == 0 && i < g->m.n_tensors; i++) {
+        const ParamTensor *T = &g->m.tensors[i];
+        const StTensor *ref = need_param(g, "ema.", i);
+        if (!ref) { rc = -1; break; }
+        for (size_t j = 0; j < ref->numel; j++)
+            worse(c, fabs((double)ema[T->offset + j] - ref->data[j]) / g->opt.lr, T->name);
+    }
+    free(ema); free(after);
+    return rc;
+}
+
+// A sample with the weights the reference sampled with, "adamw." (after
+// the first step, or after the K-th in files that say so), by the file's sampler ("sample.sampler": euler, or heun); a class-conditional
+// file's for the labels "sample.y" at its guidance.
 static int check_sample(Golden *g, GoldenReport *rep) {
     const StTensor *noise = st_need(&g->st, g->path, "sample.noise", 0, g->err, g->errlen);
     const StTensor *sref = st_need(&g->st, g->path, "sample.out", noise ? noise->numel : 0, g->err, g->errlen);
-    StepNames s = step_names(g, 1);
-    if (!noise || !sref || copy_tensors(g, s.after, g->m.params) != 0) return -1;
+    if (!noise || !sref || copy_tensors(g, "adamw.", g->m.params) != 0) return -1;
     int SN = (int)(noise->numel / g->per);
     int steps = (int)meta_num(&g->st, "sample.steps", 4);
     float w = (float)meta_num(&g->st, "sample.guidance", 1.0);
+    SamplerKind sampler = SAMPLER_EULER;
+    const char *name = st_meta(&g->st, "sample.sampler");
+    for (int k = 0; name && SAMPLER_NAMES[k]; k++)
+        if (!strcmp(name, SAMPLER_NAMES[k])) sampler = (SamplerKind)k;
+    if (name && strcmp(name, SAMPLER_NAMES[sampler]) != 0)
+        return errorf(g->err, g->errlen, "%s: sample.sampler is '%s', not euler or heun", g->path, name);
     int *y = g->m.cfg.classes > 0 ? labels_from(g, "sample.y", SN) : NULL;
     if (g->m.cfg.classes > 0 && !y) return -1;
     Activations sa;
@@ -248,9 +300,7 @@ static int check_sample(Golden *g, GoldenReport *rep) {
         return -1;
     }
     memcpy(x, noise->data, noise->numel * sizeof(float));
-    int rc = 0;
-    if (y) rc = flow_sample_guided(&g->m, &sa, x, y, SN, w, steps, g->err, g->errlen);
-    else flow_sample(&g->m, &sa, x, steps);
+    int rc = flow_sample_with(&g->m, &sa, x, y, SN, w, sampler, steps, g->err, g->errlen);
     if (rc == 0) worse(add_check(rep, "sample", 0, GOLDEN_TOL_SAMPLE), scaled_err(x, sref->data, noise->numel), "");
     activations_free(&sa);
     free(x); free(y);
@@ -266,14 +316,16 @@ int golden_compare(const char *path, GoldenReport *rep, char *err, size_t errlen
     int rc = golden_open(&g, rep);
     double *bound = rc == 0 ? calloc(g.m.n_tensors, sizeof(double)) : NULL;
     if (rc == 0 && !bound) { snprintf(err, errlen, "out of memory"); rc = -1; }
+    if (rc == 0) rc = check_times(&g, rep);
     for (int k = 1; rc == 0 && k <= g.K; k++) rc = check_step(&g, rep, k, bound);
+    if (rc == 0) rc = check_ema(&g, rep);
     if (rc == 0) rc = check_sample(&g, rep);
     if (rc == 0) {
         rep->pass = 1;
         for (int i = 0; i < rep->n_checks; i++) rep->pass &= !over(&rep->check[i]);
     }
     free(bound);
-    free(g.chain); free(g.keep_m); free(g.keep_v); free(g.y);
+    free(g.chain); free(g.keep_m); free(g.keep_v); free(g.y); free(g.times);
     if (g.have_ts) train_state_free(&g.ts);
     if (g.have_model) model_free(&g.m);
     st_free(&g.st);
@@ -315,14 +367,16 @@ void golden_failures(const GoldenReport *rep, char *out, size_t cap) {
     }
 }
 
-static const char *const COLUMNS[] = { "loss", "output", "grads", "adamw/lr", "e2e/lr", "sample" };
+static const char *const COLUMNS[] = { "loss", "output", "grads", "adamw/lr", "e2e/lr", "sample", "times", "ema/lr" };
 #define N_COLUMNS (int)(sizeof COLUMNS / sizeof *COLUMNS)
 
 void golden_print_header(FILE *f) {
     fprintf(f, "tolerances: loss %.0e relative; output, grads, sample %.0e of max |ref|; adamw (our AdamW on the "
                "reference's gradients) %.0e of lr;\n  e2e (on our gradients, where the reference's is %.0f times "
-               "our error in its tensor) %.0e of lr; step k from the reference's weights after step k-1\n",
-            GOLDEN_TOL_LOSS, GOLDEN_TOL_OUT, GOLDEN_TOL_ADAMW_STEPS, GOLDEN_RESOLVED, GOLDEN_TOL_ADAMW);
+               "our error in its tensor) %.0e of lr; step k from the reference's weights after step k-1;\n"
+               "  times (logit-normal) and the EMA's gamma %.0e; ema (after the K steps) %.0e of lr; - : not in the file\n",
+            GOLDEN_TOL_LOSS, GOLDEN_TOL_OUT, GOLDEN_TOL_ADAMW_STEPS, GOLDEN_RESOLVED, GOLDEN_TOL_ADAMW,
+            GOLDEN_TOL_TIMES, GOLDEN_TOL_ADAMW);
     fprintf(f, "%-24s", "file (worst over steps)");
     for (int c = 0; c < N_COLUMNS; c++) fprintf(f, " %9s", COLUMNS[c]);
     fprintf(f, "  margin: smallest tolerance/error  verdict\n");
@@ -332,10 +386,14 @@ void golden_print(FILE *f, const char *name, const GoldenReport *rep) {
     fprintf(f, "%-24s", name);
     for (int col = 0; col < N_COLUMNS; col++) {
         double worst = 0;
+        int found = 0;
         for (int i = 0; i < rep->n_checks; i++)
-            if (!strcmp(rep->check[i].quantity, COLUMNS[col]) && !(rep->check[i].err <= worst))
-                worst = rep->check[i].err;
-        fprintf(f, " %9.2e", worst);
+            if (!strcmp(rep->check[i].quantity, COLUMNS[col])) {
+                found = 1;
+                if (!(rep->check[i].err <= worst)) worst = rep->check[i].err;
+            }
+        if (found) fprintf(f, " %9.2e", worst);
+        else fprintf(f, " %9s", "-");
     }
     int which;
     char what[64];

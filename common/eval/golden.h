@@ -19,6 +19,10 @@
 #define GOLDEN_TOL_OUT 1e-3      // output, gradients, sample: max |v − ref| / max |ref|
 #define GOLDEN_TOL_GRAD 1e-3
 #define GOLDEN_TOL_SAMPLE 1e-3
+// Logit-normal times from the same normal draws, and the EMA's γ: float32's
+// sigmoid against float64's (a few 1e-8), where a wrong mean or scale is
+// off by 1e-2 or more.
+#define GOLDEN_TOL_TIMES 1e-5
 // Our AdamW on the reference's own gradients: float32 against float64
 // arithmetic only (about 1e-5 of lr). A missing weight decay (wd·|p| is
 // several % of lr in the golden files), a missing bias correction or a
@@ -37,11 +41,11 @@
 // tolerance); the others are counted, and the gradient check judges them.
 #define GOLDEN_RESOLVED 100.0
 #define GOLDEN_MAX_STEPS 8
-#define GOLDEN_MAX_CHECKS (3 + 3 * GOLDEN_MAX_STEPS)
+#define GOLDEN_MAX_CHECKS (6 + 3 * GOLDEN_MAX_STEPS)
 
 // One comparison: its worst error and where, and its tolerance.
 typedef struct {
-    const char *quantity;   // "loss", "output", "grads", "adamw/lr", "e2e/lr", "sample"
+    const char *quantity;   // "loss", "output", "grads", "adamw/lr", "e2e/lr", "sample", "times", "ema.gamma", "ema/lr"
     int step;               // 1..K for the per-step checks, 0 otherwise
     double err, tol;
     char where[64];         // the tensor of the worst error, or ""

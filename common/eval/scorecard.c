@@ -76,7 +76,9 @@ double scorecard_val_mse(Model *m, const CifarSet *test, int n_images) {
     return mse;
 }
 
-void scorecard_samples(Model *m, float *out, int n, int steps) { scorecard_samples_shown(m, out, n, steps, NULL, 0); }
+void scorecard_samples(Model *m, float *out, int n, int steps) {
+    scorecard_samples_shown(m, out, n, SAMPLER_EULER, steps, NULL, 0);
+}
 
 // The samples' starting noise, drawn from FD_SEED: every model, every w, the same.
 static size_t fd_noise(const Model *m, float *out, int n) {
@@ -88,14 +90,16 @@ static size_t fd_noise(const Model *m, float *out, int n) {
     return per;
 }
 
-void scorecard_samples_shown(Model *m, float *out, int n, int steps, Progress *pr, long done_before) {
+void scorecard_samples_shown(Model *m, float *out, int n, SamplerKind sampler, int steps, Progress *pr,
+                             long done_before) {
     size_t per = fd_noise(m, out, n);
     Activations a;
+    char err[256];
     activations_alloc(&a, m, EVAL_BATCH, false);
     for (int i = 0; i < n; i += EVAL_BATCH) {
-        a.N = n - i < EVAL_BATCH ? n - i : EVAL_BATCH;
-        flow_sample(m, &a, out + per * i, steps);
-        if (pr) progress_update(pr, done_before + (long)(i + a.N) * steps, "sampling");
+        int nb = n - i < EVAL_BATCH ? n - i : EVAL_BATCH;
+        flow_sample_with(m, &a, out + per * i, NULL, nb, 1.0f, sampler, steps, err, sizeof err);
+        if (pr) progress_update(pr, done_before + (long)(i + nb) * flow_evaluations(sampler, steps), "sampling");
     }
     a.N = EVAL_BATCH;
     activations_free(&a);
@@ -105,8 +109,8 @@ void scorecard_labels(int *y, int n) {
     for (int i = 0; i < n; i++) y[i] = i % PROBE_CLASSES;
 }
 
-int scorecard_guided_samples(Model *m, float *out, const int *y, int n, float w, int steps, Progress *pr,
-                             long done_before, char *err, size_t errlen) {
+int scorecard_guided_samples(Model *m, float *out, const int *y, int n, float w, SamplerKind sampler, int steps,
+                             Progress *pr, long done_before, char *err, size_t errlen) {
     size_t per = fd_noise(m, out, n);
     Activations a;   // two rows an image at w != 1: the null label's and the asked-for one's
     if (activations_alloc(&a, m, flow_guided_rows(EVAL_BATCH, w), false) != 0)
@@ -114,8 +118,9 @@ int scorecard_guided_samples(Model *m, float *out, const int *y, int n, float w,
     int rc = 0;
     for (int i = 0; i < n && rc == 0; i += EVAL_BATCH) {
         int nb = n - i < EVAL_BATCH ? n - i : EVAL_BATCH;
-        rc = flow_sample_guided(m, &a, out + per * i, y + i, nb, w, steps, err, errlen);
-        if (pr) progress_update(pr, done_before + (long)flow_guided_rows(i + nb, w) * steps, "guided sampling");
+        rc = flow_sample_with(m, &a, out + per * i, y + i, nb, w, sampler, steps, err, errlen);
+        if (pr) progress_update(pr, done_before + (long)flow_guided_rows(i + nb, w) * flow_evaluations(sampler, steps),
+                                "guided sampling");
     }
     activations_free(&a);
     return rc;

@@ -2,9 +2,10 @@
 // same way for every model so that runs can be compared:
 //   val MSE    the flow-matching loss on the first 2,000 test images, noise
 //              and times from VAL_SEED: every model sits the same exam.
-//   probe-FD   Fréchet distance between 1,000 samples (20 Euler steps, noise
-//              from FD_SEED) and the 10,000 test images, in the features of
-//              the shipped probe classifier (common/eval/probe.h).
+//   probe-FD   Fréchet distance between 1,000 samples (the run's sampler:
+//              20 Euler steps by default, noise from FD_SEED) and the 10,000
+//              test images, in the features of the shipped probe classifier
+//              (common/eval/probe.h).
 //   ms/step    training speed (measured by the trainer).
 //   spikes     steps whose loss exceeds 1.5x the median of the previous 100.
 // A class-conditional model's too: FD_SAMPLES more samples from the same
@@ -13,6 +14,7 @@
 #pragma once
 #include "io/cifar.h"
 #include "frechet.h"
+#include "nn/flow.h"
 #include "nn/model.h"
 #include "probe.h"
 #include "io/progress.h"
@@ -50,9 +52,10 @@ void val_exam_free(ValExam *e);
 
 // n samples, `steps` Euler steps from the fixed FD noise, into out (n, C, S, S).
 void scorecard_samples(Model *m, float *out, int n, int steps);
-// The same, updating pr (counting image forward passes, done_before of them
-// before these) after each batch.
-void scorecard_samples_shown(Model *m, float *out, int n, int steps, Progress *pr, long done_before);
+// The same with either sampler, updating pr (counting image forward
+// passes, done_before of them before these) after each batch.
+void scorecard_samples_shown(Model *m, float *out, int n, SamplerKind sampler, int steps, Progress *pr,
+                             long done_before);
 
 // The class sample i asks for, in the class-conditional scorecard: i % 10,
 // so that every batch and every first 64 hold each class.
@@ -61,8 +64,8 @@ void scorecard_labels(int *y, int n);
 // The class-conditional samples from the same FD noise (two guidance scales
 // differ by w only), image i asked for y[i]. pr as above. 0, or -1 with a
 // message.
-int scorecard_guided_samples(Model *m, float *out, const int *y, int n, float w, int steps, Progress *pr,
-                             long done_before, char *err, size_t errlen);
+int scorecard_guided_samples(Model *m, float *out, const int *y, int n, float w, SamplerKind sampler, int steps,
+                             Progress *pr, long done_before, char *err, size_t errlen);
 
 // The share of samples whose probe class is the one asked for (y), overall
 // and per class into per_class (NAN for a class none asked for) and asked.

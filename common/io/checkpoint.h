@@ -21,6 +21,8 @@
 // Prefixes of the AdamW moments in a trainer's checkpoint.
 #define CHECKPOINT_ADAMW_M "adamw_m."
 #define CHECKPOINT_ADAMW_V "adamw_v."
+// Prefix of the EMA of the weights (run key ema > 0).
+#define CHECKPOINT_EMA "ema."
 
 // An array of m->n_params floats in the parameter layout, saved per tensor
 // as prefix + tensor name.
@@ -59,6 +61,10 @@ int checkpoint_copy_params(const SafeTensors *st, const char *src, const char *p
 // is wrong.
 int checkpoint_copy_array(const SafeTensors *st, const char *src, const char *prefix,
                           const Model *m, float *dst, char *err, size_t errlen);
+
+// The EMA's weights of a trainer's checkpoint ("ema.<name>", run key ema >
+// 0) into m's parameters. 0, or -1 with a message (none there, a shape).
+int checkpoint_use_ema(const char *path, Model *m, char *err, size_t errlen);
 
 // Reads path into a Model built from its config (model_free it afterwards);
 // with st, the file is handed back too (st_free it) for extras and metadata.

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include "nn/config.h"
+#include "nn/train_step.h"
 
 typedef struct {
     // What the run computes: the same values give the same run, bit for bit
@@ -20,6 +21,9 @@ typedef struct {
     int batch;                  // images per step
     bool flip;                  // random horizontal flips of training images
     float label_drop;           // classes > 0: each image's label becomes the null label with this probability
+    TimeDist t_dist;            // training times: uniform, or logit-normal σ(t_mean + t_std·u)
+    float t_mean, t_std;        // the logit-normal's location and scale
+    float ema;                  // σ_rel of the power-function EMA of the weights, 0 = none
     // How far it goes and how it is watched and run: a resume takes the
     // options' (config_for_resume).
     int steps;                  // training steps
@@ -33,6 +37,8 @@ typedef struct {
     // How the run's samples are drawn (samples.png, probe-FD): not trained,
     // so a resume (and a scorecard of a checkpoint) takes the options'.
     float guidance;             // classifier-free guidance scale w: 1 the conditional model, 0 the unconditional
+    SamplerKind sampler;        // euler | heun
+    int sample_steps;           // the sampler's steps (model evaluations: steps, 2·steps for heun)
 } RunConfig;
 
 // Every field of RunConfig, one row each (nn/config.h): the run's, then
@@ -45,6 +51,9 @@ RunConfig run_config_default(void);   // the tutorial's run: seed 0, lr 3e-4, ba
 // it is -1. Set apart, it holds the data order still while the seed changes
 // the weights and the noise, or the reverse.
 unsigned long long run_data_seed(const RunConfig *r);
+
+// What a training step reads of the run (label dropout, times, EMA).
+StepRecipe run_step_recipe(const RunConfig *r);
 
 // Each field of a run's config against its row of RUN_KEYS (it may be
 // filled in by hand, not by the parser). 0, or -1 with a message.

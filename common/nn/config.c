@@ -114,7 +114,8 @@ static int count_names(const ConfigKey *k) {
 static bool in_bounds(const ConfigKey *k, double v) {
     switch (k->type) {
     case KEY_INT:   return v >= k->min && v <= k->max;
-    case KEY_FLOAT: return isfinite(v) && (k->above_min ? v > k->min : v >= k->min) && v <= k->max;
+    // a float field holds its bounds rounded to float (ema=0.28 is 0.2800000012)
+    case KEY_FLOAT: return isfinite(v) && (k->above_min ? v > (float)k->min : v >= (float)k->min) && v <= (float)k->max;
     case KEY_ENUM:  return v >= 0 && v < count_names(k);
     default:        return true;   // KEY_U64, KEY_BOOL: every value is one
     }

@@ -2,14 +2,21 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "ema.h"
 #include "flow.h"
 #include "train_step.h"
 
-int train_state_init(TrainState *s, Model *m, int batch, const AdamWConfig *opt) {
+int train_state_init(TrainState *s, Model *m, int batch, const AdamWConfig *opt, const StepRecipe *recipe) {
     memset(s, 0, sizeof *s);
     s->model = m;
     s->batch = batch;
     s->opt = *opt;
+    if (recipe) s->recipe = *recipe;
+    if (s->recipe.ema > 0) {
+        s->ema_gamma = ema_gamma(s->recipe.ema);
+        if (!(s->ema = malloc(sizeof(float) * m->n_params))) return -1;
+        memcpy(s->ema, m->params, sizeof(float) * m->n_params);
+    }
     size_t per = (size_t)batch * m->cfg.channels * m->cfg.img * m->cfg.img;  // N·C·S·S
     if (activations_alloc(&s->act, m, batch, false) != 0) return -1;
     if (backward_scratch_alloc(&s->bw, m, batch) != 0) return -1;
@@ -29,7 +36,7 @@ void train_state_free(TrainState *s) {
     activations_free(&s->act);
     backward_scratch_free(&s->bw);
     free(s->x0); free(s->xt); free(s->target); free(s->dv); free(s->t); free(s->y);
-    free(s->adam_m); free(s->adam_v);
+    free(s->adam_m); free(s->adam_v); free(s->ema);
     memset(s, 0, sizeof *s);
 }
 
@@ -106,6 +113,7 @@ void train_adamw_step(TrainState *s) {
                                                                         : ADAMW_PIECE;
             adamw_update(m->params + off, m->grads + off, s->adam_m + off, s->adam_v + off, n,
                          s->step, &s->opt, wd);
+            if (s->ema) ema_update(s->ema + off, m->params + off, n, s->step, s->ema_gamma);   // while in cache
         }
     }
 }
@@ -121,10 +129,16 @@ double train_step(TrainState *s, const float *x1, const int *y, Rng *rng) {
     Model *m = s->model;
     size_t per = (size_t)s->batch * m->cfg.channels * m->cfg.img * m->cfg.img;
     rng_fill_normal(rng, s->x0, (long)per, 1.0f);         // x0 (N, C, S, S) noise
-    rng_fill_uniform(rng, s->t, s->batch, 0.0f, 1.0f);    // t (N)
+    const StepRecipe *r = &s->recipe;
+    if (r->t_dist == T_LOGIT_NORMAL) {                    // t (N): u ~ N(0, 1), then σ(mean + std·u)
+        rng_fill_normal(rng, s->t, s->batch, 1.0f);
+        flow_logit_normal_times(s->t, s->t, s->batch, r->t_mean, r->t_std);
+    } else {
+        rng_fill_uniform(rng, s->t, s->batch, 0.0f, 1.0f);
+    }
     const int *labels = NULL;                             // unconditional: none
     if (m->cfg.classes > 0) {
-        if (y) drop_labels(s->y, y, s->batch, m->cfg.classes, s->label_drop, rng);   // (N)
+        if (y) drop_labels(s->y, y, s->batch, m->cfg.classes, r->label_drop, rng);   // (N)
         else for (int n = 0; n < s->batch; n++) s->y[n] = m->cfg.classes;
         labels = s->y;
     }

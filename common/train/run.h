@@ -19,7 +19,7 @@
 
 // The files of a run folder (run_paths).
 typedef struct {
-    char dir[2048], ckpt[2100], loss[2100], val[2100], metrics[2100], samples[2100], diverged[2100];
+    char dir[2048], ckpt[2100], loss[2100], val[2100], metrics[2100], samples[2100], samples_ema[2100], diverged[2100];
 } RunPaths;
 
 // The trainer's state in a checkpoint's metadata that a resume and the

@@ -49,6 +49,7 @@ void run_paths(RunPaths *p, const char *dir) {
     snprintf(p->val, sizeof p->val, "%s/val.tsv", p->dir);
     snprintf(p->metrics, sizeof p->metrics, "%s/metrics.json", p->dir);
     snprintf(p->samples, sizeof p->samples, "%s/samples.png", p->dir);
+    snprintf(p->samples_ema, sizeof p->samples_ema, "%s/samples_ema.png", p->dir);
     snprintf(p->diverged, sizeof p->diverged, "%s/diverged.json", p->dir);
 }
 
@@ -155,11 +156,12 @@ int save_checkpoint(const RunPaths *rp, const Model *m, const RunConfig *run, co
         size_t l = strlen(logits);
         snprintf(logits + l, sizeof logits - l, "%s%.6g", b ? "," : "", max_logit_layers[b]);
     }
-    CheckpointArray extra[2] = { { CHECKPOINT_ADAMW_M, ts->adam_m }, { CHECKPOINT_ADAMW_V, ts->adam_v } };
+    CheckpointArray extra[3] = { { CHECKPOINT_ADAMW_M, ts->adam_m }, { CHECKPOINT_ADAMW_V, ts->adam_v },
+                                 { CHECKPOINT_EMA, ts->ema } };
     CheckpointMeta meta[6] = { { "train.step", step }, { "train.noise_rng", rng_text },
                                { "train.data", data_text }, { "train.seconds", secs },
                                { "train.max_logit", logits }, { "train.preset", preset_name(preset) } };
-    return checkpoint_save(rp->ckpt, m, run, extra, 2, meta, 6, err, errlen);
+    return checkpoint_save(rp->ckpt, m, run, extra, ts->ema ? 3 : 2, meta, 6, err, errlen);
 }
 
 void read_progress(const SafeTensors *st, int depth, SavedProgress *p) {
@@ -278,13 +280,14 @@ static int init_train_state(Training *t) {
     if (t->run.threads > 0) omp_set_num_threads(t->run.threads);
     AdamWConfig opt = adamw_default(t->run.lr);
     opt.weight_decay = t->run.weight_decay;
-    if (train_state_init(&t->ts, &t->m, t->run.batch, &opt) != 0) {
+    StepRecipe recipe = run_step_recipe(&t->run);
+    if (train_state_init(&t->ts, &t->m, t->run.batch, &opt, &recipe) != 0) {
         // what train_state_init asked for up to the allocation that failed
         // (the activations and the backward's scratch are counted before
         // they are allocated)
         size_t per = (size_t)t->run.batch * t->m.cfg.channels * t->m.cfg.img * t->m.cfg.img;
         size_t bytes = sizeof(float) * (t->ts.act.floats + t->ts.bw.floats + 4 * per + (size_t)t->run.batch +
-                                        2 * t->m.n_params);
+                                        (t->run.ema > 0 ? 3 : 2) * t->m.n_params);
         fprintf(stderr, "error: out of memory: the training state of batch=%d asks for %zu bytes (%.2f GB) "
                         "besides the %zu bytes of weights and gradients; lower --set batch or dim\n",
                 t->run.batch, bytes, bytes / 1e9, 2 * sizeof(float) * t->m.n_params);
@@ -292,7 +295,6 @@ static int init_train_state(Training *t) {
         return -1;
     }
     t->have_ts = true;
-    t->ts.label_drop = t->run.label_drop;   // class-conditional: how often a label is dropped
     return 0;
 }
 
@@ -351,6 +353,7 @@ static int restore_trainer_state(Run *r, const SafeTensors *st, const char *ckpt
     return r->start >= 0
         && checkpoint_copy_array(st, ckpt, CHECKPOINT_ADAMW_M, &r->tr.m, r->tr.ts.adam_m, err, errlen) == 0
         && checkpoint_copy_array(st, ckpt, CHECKPOINT_ADAMW_V, &r->tr.m, r->tr.ts.adam_v, err, errlen) == 0
+        && (!r->tr.ts.ema || checkpoint_copy_array(st, ckpt, CHECKPOINT_EMA, &r->tr.m, r->tr.ts.ema, err, errlen) == 0)
         && rng_from_text(st_meta(st, "train.noise_rng"), &r->tr.noise) == 0
         && dataloader_init(&r->tr.dl, train, run_data_seed(&r->tr.run), r->tr.run.flip, r->tr.m.cfg.classes, err, errlen) == 0
         && dataloader_state_parse(st_meta(st, "train.data"), &ds, err, errlen) == 0

@@ -48,7 +48,8 @@ static int write_sample_grid(const char *path, const float *x, int n, int C, int
 }
 
 // ---------------------------------------------------------------------------
-// The scorecard and metrics.json of a finished run.
+// The scorecard and metrics.json of a finished run: of its weights, and with
+// an EMA of the EMA's weights too (metrics.json "raw" and "ema").
 typedef struct {
     double val_mse, fd, probe_acc;     // fd and probe_acc NaN without a probe
     double val_s, sample_s, fd_s;      // seconds each part took
@@ -58,6 +59,13 @@ typedef struct {
     char probe_key[17], probe_weights[17];
     const char *probe_source;          // Probe.source: "shipped", "trained" or "file"
 } Scorecard;
+
+// How the scorecard draws its samples: the run's sampling keys.
+typedef struct {
+    SamplerKind sampler;
+    int steps;
+    float guidance;
+} Sampling;
 
 // The probe-FD of the samples (32x32 RGB configs only: the probe's input),
 // by the shipped probe unless TINYDIT_PROBE asks for another (eval/probe.h).
@@ -91,15 +99,17 @@ static void score_probe_fd(const ModelConfig *c, const CifarSet *train, const Ci
 // val MSE, then FD_SAMPLES samples: their probe-FD, the first 64 into
 // samples_png; a class-conditional model's (classes > 0) as many again, 100
 // a class at guidance w, scored too, and they are the first 64.
-static void run_scorecard(Model *m, const char *name, const CifarSet *train,
-                          const CifarSet *test, float w, const char *samples_png, Scorecard *sc) {
+static void run_scorecard(Model *m, const char *name, const CifarSet *train, const CifarSet *test,
+                          const Sampling *how, const char *samples_png, Scorecard *sc) {
     char err[ERRLEN];
     const ModelConfig *c = &m->cfg;
+    float w = how->guidance;
+    int nfe = flow_evaluations(how->sampler, how->steps);
     *sc = (Scorecard){ .fd = NAN, .probe_acc = NAN, .guidance = w, .cond_fd = NAN, .class_acc = NAN };
     for (int k = 0; k < PROBE_CLASSES; k++) sc->class_acc_of[k] = NAN;
-    long guided_passes = c->classes > 0 ? (long)flow_guided_rows(FD_SAMPLES, w) * FD_EULER_STEPS : 0;
-    fprintf(stderr, "[%s] scorecard: val MSE on %d test images, then %d samples x %d Euler steps for probe-FD\n",
-            name, VAL_IMAGES, FD_SAMPLES, FD_EULER_STEPS);
+    long guided_passes = c->classes > 0 ? (long)flow_guided_rows(FD_SAMPLES, w) * nfe : 0;
+    fprintf(stderr, "[%s] scorecard: val MSE on %d test images, then %d samples x %d %s steps for probe-FD\n",
+            name, VAL_IMAGES, FD_SAMPLES, how->steps, how->sampler == SAMPLER_HEUN ? "Heun" : "Euler");
     if (guided_passes)
         fprintf(stderr, "[%s] and %d samples, %d a class, at guidance %g (%d forward pass%s a step)\n", name,
                 FD_SAMPLES, FD_SAMPLES / PROBE_CLASSES, w, flow_guided_rows(1, w), flow_guided_rows(1, w) > 1 ? "es" : "");
@@ -108,7 +118,7 @@ static void run_scorecard(Model *m, const char *name, const CifarSet *train,
     Progress pr;
     char label[48];
     snprintf(label, sizeof label, "[%.20s] scorecard", name);
-    long unguided_passes = VAL_IMAGES + (long)FD_SAMPLES * FD_EULER_STEPS;
+    long unguided_passes = VAL_IMAGES + (long)FD_SAMPLES * nfe;
     progress_begin(&pr, stderr, label, 0, unguided_passes + guided_passes);
     pr.unit = "images";
     double t0 = wall_seconds();
@@ -119,7 +129,7 @@ static void run_scorecard(Model *m, const char *name, const CifarSet *train,
     t0 = wall_seconds();
     size_t per = (size_t)c->channels * c->img * c->img;
     float *samples = malloc(sizeof(float) * per * FD_SAMPLES);
-    scorecard_samples_shown(m, samples, FD_SAMPLES, FD_EULER_STEPS, &pr, VAL_IMAGES);
+    scorecard_samples_shown(m, samples, FD_SAMPLES, how->sampler, how->steps, &pr, VAL_IMAGES);
     sc->sample_s = wall_seconds() - t0;
     float *guided = NULL;
     int *y = NULL;
@@ -128,7 +138,7 @@ static void run_scorecard(Model *m, const char *name, const CifarSet *train,
         guided = malloc(sizeof(float) * per * FD_SAMPLES);
         y = malloc(sizeof(int) * FD_SAMPLES);
         if (guided && y) scorecard_labels(y, FD_SAMPLES);
-        if (!guided || !y || scorecard_guided_samples(m, guided, y, FD_SAMPLES, w, FD_EULER_STEPS, &pr,
+        if (!guided || !y || scorecard_guided_samples(m, guided, y, FD_SAMPLES, w, how->sampler, how->steps, &pr,
                                                       unguided_passes, err, sizeof err) != 0) {
             fprintf(stderr, "error: guided samples: %s\n", guided && y ? err : "out of memory");
             free(guided); guided = NULL;
@@ -220,9 +230,18 @@ static void add_run_record(cJSON *root) {
 
 // metrics.json's content: the scorecard in the tutorial's schema, then the
 // run's config, timings, loss and val curves, and probe.
+// "raw" or "ema": one set of weights' scores.
+static void add_scores(cJSON *root, const char *which, const Model *m, const Scorecard *sc) {
+    cJSON *obj = cJSON_AddObjectToObject(root, which);
+    cJSON_AddNumberToObject(obj, "val_mse", sc->val_mse);
+    cJSON_AddItemToObject(cJSON_AddObjectToObject(obj, "uncond"), "probe_fd", score(sc->fd));
+    if (m->cfg.classes > 0) add_cond_scores(obj, sc);
+}
+
+// ema NULL: a run without an EMA.
 static cJSON *metrics_json(const Model *m, const Config *cfg, const char *name, Preset preset,
                            const SavedProgress *p, const float *loss, const float *val, const Scorecard *sc,
-                           double total_wall) {
+                           const Scorecard *ema, double total_wall) {
     int steps = p->step;
     cJSON *root = cJSON_CreateObject();
     cJSON_AddStringToObject(root, "name", name);
@@ -231,10 +250,8 @@ static cJSON *metrics_json(const Model *m, const Config *cfg, const char *name, 
     cJSON_AddNumberToObject(root, "it_per_s", it_per_s);
     cJSON_AddNumberToObject(root, "ms_per_step", it_per_s > 0 ? 1000.0 / it_per_s : 0);
     cJSON_AddNumberToObject(root, "loss_spikes", count_loss_spikes(loss, steps));
-    cJSON *raw = cJSON_AddObjectToObject(root, "raw");
-    cJSON_AddNumberToObject(raw, "val_mse", sc->val_mse);
-    cJSON_AddItemToObject(cJSON_AddObjectToObject(raw, "uncond"), "probe_fd", score(sc->fd));
-    if (m->cfg.classes > 0) add_cond_scores(raw, sc);
+    add_scores(root, "raw", m, sc);
+    if (ema) add_scores(root, "ema", m, ema);
     add_loss_curve(root, loss, steps);
     add_val_curve(root, val, steps);
     // every config field, as the strings a checkpoint stores
@@ -258,6 +275,7 @@ static cJSON *metrics_json(const Model *m, const Config *cfg, const char *name, 
     cJSON_AddNumberToObject(timing, "sampling", sc->sample_s);
     cJSON_AddNumberToObject(timing, "probe_fd", sc->fd_s);
     if (m->cfg.classes > 0) cJSON_AddNumberToObject(timing, "guided_sampling", sc->guided_s);
+    if (ema) cJSON_AddNumberToObject(timing, "ema", ema->val_s + ema->sample_s + ema->guided_s + ema->fd_s);
     // the clock time of the start that finished the run, steps and scorecard;
     // a resumed run's earlier starts are in train_seconds, not here
     cJSON_AddNumberToObject(root, "wall_seconds", total_wall);
@@ -307,12 +325,22 @@ int finish_run(const RunPaths *rp, const char *name, Preset preset, const CifarS
     float *ml = calloc(steps + 1, sizeof(float)), *val = calloc(steps + 1, sizeof(float));
     int rc = read_loss_tsv(rp->loss, steps, loss, gn, ml, err, sizeof err) < 0 ||
              read_val_tsv(rp->val, steps, val, err, sizeof err) < 0 ? -1 : 0;
+    Sampling how = { cfg.run.sampler, cfg.run.sample_steps, cfg.run.guidance };
+    Scorecard sc, ema_sc;
+    int with_ema = cfg.run.ema > 0;
     if (rc == 0) {
-        Scorecard sc;
-        run_scorecard(&m, name, train, test, cfg.run.guidance, rp->samples, &sc);
+        run_scorecard(&m, name, train, test, &how, rp->samples, &sc);
+        if (with_ema) {   // the same exam and samples, from the EMA's weights
+            char ema_name[128];
+            snprintf(ema_name, sizeof ema_name, "%.100s EMA", name);
+            if (checkpoint_use_ema(rp->ckpt, &m, err, sizeof err) != 0) rc = -1;
+            else run_scorecard(&m, ema_name, train, test, &how, rp->samples_ema, &ema_sc);
+        }
+    }
+    if (rc == 0) {
         double total_wall = wall_before + (wall_seconds() - t_start);
-        rc = write_json(rp->metrics, metrics_json(&m, &cfg, name, preset, &prog, loss, val, &sc, total_wall), err,
-                        sizeof err);
+        rc = write_json(rp->metrics, metrics_json(&m, &cfg, name, preset, &prog, loss, val, &sc,
+                                                  with_ema ? &ema_sc : NULL, total_wall), err, sizeof err);
         double it_per_s = prog.train_seconds > 0 ? steps / prog.train_seconds : 0;
         if (rc == 0)
             printf("[%s] val MSE %.4f | probe-FD %.1f | %.1f ms/step | %d loss spikes | %s\n", name, sc.val_mse,
@@ -320,6 +348,12 @@ int finish_run(const RunPaths *rp, const char *name, Preset preset, const CifarS
         if (rc == 0 && m.cfg.classes > 0)
             printf("[%s] at guidance %g: probe-FD %.1f | class accuracy %.3f\n", name, sc.guidance, sc.cond_fd,
                    sc.class_acc);
+        if (rc == 0 && with_ema) {
+            printf("[%s] EMA: val MSE %.4f | probe-FD %.1f\n", name, ema_sc.val_mse, ema_sc.fd);
+            if (m.cfg.classes > 0)
+                printf("[%s] EMA at guidance %g: probe-FD %.1f | class accuracy %.3f\n", name, ema_sc.guidance,
+                       ema_sc.cond_fd, ema_sc.class_acc);
+        }
     }
     if (rc != 0) fprintf(stderr, "error: %s\n", err);
     free(loss); free(gn); free(ml); free(val);

@@ -1,6 +1,6 @@
 // trainer.h: a whole training run on CIFAR-10, with atomic checkpoints and
 // an exact resume. A run lives in <out>/<name>/:
-//   ckpt.safetensors  weights, AdamW moments, config, and the trainer state
+//   ckpt.safetensors  weights, AdamW moments, the EMA (ema > 0), config, and the trainer state
 //                     (step, RNG states, data order, time so far)
 //   loss.tsv          one line per step: step, loss, gradient norm, largest
 //                     attention logit
@@ -8,7 +8,8 @@
 //                     (quick preset 250, tutorial 500, smoke never)
 //   metrics.json      the scorecard in the tutorial's schema plus more
 //                     (val_curve: val.tsv's points)
-//   samples.png       8x8 samples, 20 Euler steps
+//   samples.png       8x8 samples, the run's sampler (20 Euler steps by default)
+//   samples_ema.png   the same from the EMA's weights (ema > 0)
 #pragma once
 #include <stdbool.h>
 #include <stdio.h>
