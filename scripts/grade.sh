@@ -26,7 +26,7 @@
 # and a failure names the exercise that is wrong.
 #
 #   scripts/grade.sh [--step N] [--times] [--first] [NAME...]
-#     --step N     only step N's exercises (2 to 5 have some; "model" for docs/tinydit.md's)
+#     --step N     only step N's exercises (2 to 5 and 8 have some; "model" for docs/tinydit.md's)
 #     --times      each exercise's grading time too
 #     --first      after an exercise's first failed check, its other checks are not run
 #     NAME...      only these exercises
@@ -54,6 +54,9 @@ swiglu_forward            4      test_layers:activation_forward   test_layers:ac
 swiglu_backward           4      -                                test_layers:activation_backward   test_parity:ffns       test_model:smoke_swiglu    test_layers:threads_activations
 rope2d_tables             5      test_layers:rope_forward         -                                 test_parity:rope       test_model:smoke_rope2d    test_layers:threads_attention
 rope_backward             5      -                                test_layers:rope_backward         test_parity:rope       test_model:smoke_rope2d    test_layers:threads_attention
+logit_normal              8      test_layers:logit_normal         -                                 golden:recipe+recipe_ema  -                       -
+ema_update                8      test_layers:ema_update           -                                 golden:recipe+recipe_ema  -                       -
+heun_step                 8      test_layers:heun_step            -                                 golden:recipe+recipe_heun -                       test_layers:threads_flow
 '
 
 usage() { sed -n '28,33p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
@@ -71,9 +74,9 @@ while [ $# -gt 0 ]; do
     esac
 done
 case $step in
-    ""|2|3|4|5|model) ;;
-    1|6) echo "step $step has no exercises (docs/exercises.md lists them)"; exit 0 ;;
-    *) echo "grade.sh: --step $step: no such step (1 to 6, or model)" >&2; exit 2 ;;
+    ""|2|3|4|5|8|model) ;;
+    1|6|7) echo "step $step has no exercises (docs/exercises.md lists them)"; exit 0 ;;
+    *) echo "grade.sh: --step $step: no such step (1 to 8, or model)" >&2; exit 2 ;;
 esac
 for n in $names; do
     echo "$EXERCISES" | awk -v n="$n" '$1 == n { found = 1 } END { exit !found }' ||

@@ -192,25 +192,6 @@ void verdict(double val, double base_mean, double gap, char *out, size_t outlen,
 }
 
 // Ours: two means over seeds, and the standard error of their difference.
-void compare_means(SeedSpread a, SeedSpread b, Comparison *out) {
-    memset(out, 0, sizeof *out);
-    out->diff = a.mean - b.mean;
-    out->se = out->z = NAN;
-    double sd_a = a.sd, sd_b = b.sd;
-    // one seed has no spread of its own: borrow the other side's, and say so
-    if (a.n < 2 && b.n >= 2) { sd_a = b.sd; out->assumed = true; }
-    if (b.n < 2 && a.n >= 2) { sd_b = a.sd; out->assumed = true; }
-    if (a.n < 1 || b.n < 1 || !isfinite(sd_a) || !isfinite(sd_b)) {
-        snprintf(out->verdict, sizeof out->verdict, "? no spread measured");
-        return;
-    }
-    out->se = sqrt(sd_a * sd_a / a.n + sd_b * sd_b / b.n);
-    out->z = out->se > 0 ? fabs(out->diff) / out->se : (out->diff == 0 ? 0 : INFINITY);
-    out->resolved = out->z > COMPARE_SE;
-    const char *what = !out->resolved ? "not resolved" : out->diff < 0 ? "gain" : "loss";
-    snprintf(out->verdict, sizeof out->verdict, "%s (%.1f se)%s", what, out->z, out->assumed ? "*" : "");
-}
-
 // ---------------------------------------------------------------------------
 // For the commands
 

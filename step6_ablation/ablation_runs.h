@@ -119,20 +119,4 @@ int ablation_row_read(const char *path, AblationRow *row);
 // "same", "gain, 7.3 gaps", "loss, 1.2 gaps" into out; *gaps = |delta| / gap.
 void verdict(double val, double base_mean, double gap, char *out, size_t outlen, double *gaps);
 
-// Our verdict: two means over seeds, compared with the standard error of
-// their difference, se = sqrt(sd_a^2 / n_a + sd_b^2 / n_b). A difference of
-// more than COMPARE_SE standard errors is a gain (lower val MSE) or a loss;
-// anything smaller is "not resolved": the seeds cannot tell it from noise.
-// When one side has a single seed its spread is not measured: the other
-// side's is assumed (assumed = true, and the verdict ends in '*'). With no
-// spread on either side there is no verdict ("? no spread").
-#define COMPARE_SE 2.0
-typedef struct {
-    double diff;              // mean(a) - mean(b)
-    double se;                // standard error of diff, NAN when unknown
-    double z;                 // |diff| / se
-    bool assumed;             // one side's spread was assumed, not measured
-    bool resolved;            // |diff| > COMPARE_SE * se
-    char verdict[48];         // "gain (3.1 se)", "loss (2.4 se)", "not resolved (0.8 se)", + "*"
-} Comparison;
-void compare_means(SeedSpread a, SeedSpread b, Comparison *out);
+// Our verdict, two means over seeds: compare_means (common/io/metrics.h).

@@ -19,8 +19,10 @@
 // thread count does is the threads_* cases' job: every layer, at sizes
 // where its loops do split, must give the same bits on 1, 2 and 3 threads.
 #include <omp.h>
+#include <stdbool.h>
 #include "testutil.h"
 #include "nn/layers.h"
+#include "nn/ema.h"
 #include "nn/flow.h"
 
 #define EPS 1e-6f
@@ -899,6 +901,84 @@ START_TEST(test_flow_loss_values) {
 }
 END_TEST
 
+// Logit-normal times: t = σ(mean + std·u) against the formula in double, at
+// a mean and a scale that are neither 0 nor 1 (so each one's place shows).
+START_TEST(test_logit_normal_times) {
+    enum { n = 301 };
+    float u[n], t[n];
+    fill_normal(u, n, 1.0f, 331);
+    const float mean = -0.7f, std = 1.6f;
+    flow_logit_normal_times(t, u, n, mean, std);
+    for (int i = 0; i < n; i++) {
+        double want = 1.0 / (1.0 + exp(-((double)mean + (double)std * u[i])));
+        ck_assert_msg(fabs(t[i] - want) <= 1e-6, "logit-normal t[%d] from u = %.6g (mean %g, std %g): got %.7g, "
+                      "expected sigmoid(mean + std*u) = %.7g", i, u[i], mean, std, t[i], want);
+    }
+    float same[n];   // in place, as train_step calls it
+    memcpy(same, u, sizeof same);
+    flow_logit_normal_times(same, same, n, mean, std);
+    ck_assert_msg(memcmp(same, t, sizeof t) == 0, "logit-normal times in place (t = u): other values");
+}
+END_TEST
+
+// The EMA over a run of steps against its definition in double: β_k =
+// (1 − 1/k)^(γ+1), so the first step copies the weights; γ of σ_rel = 0.10
+// is 6.9372 (EDM2's table).
+START_TEST(test_ema_update) {
+    ck_assert_msg(fabs(ema_gamma(0.10) - 6.9372) < 1e-4, "ema_gamma(0.10) = %.6f, not 6.9372", ema_gamma(0.10));
+    ck_assert_msg(fabs(ema_gamma(0.05) - 16.9722) < 1e-4, "ema_gamma(0.05) = %.6f, not 16.9722", ema_gamma(0.05));
+    enum { n = 257, steps = 40 };
+    float ema[n], p[n];
+    double want[n];
+    const double gamma = 3.5;
+    fill_normal(ema, n, 5.0f, 341);   // anything: step 1 overwrites it
+    for (int k = 1; k <= steps; k++) {
+        fill_normal(p, n, 1.0f, 342 + k);   // the weights after step k
+        ema_update(ema, p, n, k, gamma);
+        double beta = pow(1.0 - 1.0 / k, gamma + 1.0);
+        for (int i = 0; i < n; i++) want[i] = k == 1 ? p[i] : beta * want[i] + (1.0 - beta) * p[i];
+        for (int i = 0; i < n; i++)
+            ck_assert_msg(fabs(ema[i] - want[i]) <= 1e-5 * (1 + fabs(want[i])), "EMA after step %d, ema[%d]: got %.7g, "
+                          "expected %.7g (beta_k = (1 - 1/k)^(gamma+1) = %.6g, ema = beta ema + (1 - beta) p)", k, i,
+                          ema[i], want[i], beta);
+    }
+}
+END_TEST
+
+// Heun's corrector: x + h·(v₁ + v₂)/2, then on a flow whose answer is
+// known, dx/dt = −(1 + t)·x from x(0) = 1 to x(1) = e^(−1.5): halving the
+// step must quarter Heun's error (second order), where Euler's halves.
+static double ode_error(int steps, bool heun) {
+    float x = 1.0f, h = 1.0f / steps;
+    for (int i = 0; i < steps; i++) {
+        float t = (float)i / steps, v1 = -(1.0f + t) * x;
+        if (!heun) { flow_euler_step(&x, &v1, h, 1); continue; }
+        float guess = x + h * v1, v2 = -(1.0f + t + h) * guess;
+        flow_heun_step(&x, &v1, &v2, h, 1);
+    }
+    return fabs(x - exp(-1.5));
+}
+
+START_TEST(test_heun_step) {
+    enum { n = 333 };
+    float x[n], v1[n], v2[n];
+    fill_normal(x, n, 1.0f, 351); fill_normal(v1, n, 1.0f, 352); fill_normal(v2, n, 1.0f, 353);
+    float x0[n];
+    memcpy(x0, x, sizeof x);
+    flow_heun_step(x, v1, v2, 0.125f, n);
+    for (int i = 0; i < n; i++) {
+        double want = x0[i] + 0.125 * 0.5 * ((double)v1[i] + v2[i]);
+        ck_assert_msg(fabs(x[i] - want) <= 1e-6 * (1 + fabs(want)), "heun x[%d]: got %.7g, expected x + h (v1 + v2)/2 "
+                      "= %.7g", i, x[i], want);
+    }
+    double e8 = ode_error(8, true), e16 = ode_error(16, true);
+    ck_assert_msg(e8 / e16 > 3.5 && e8 / e16 < 4.5, "heun on dx/dt = -(1+t)x: error %.3g at 8 steps, %.3g at 16: a "
+                  "ratio of %.2f, not about 4 (second order)", e8, e16, e8 / e16);
+    double u8 = ode_error(8, false), u16 = ode_error(16, false);
+    ck_assert_msg(u8 / u16 > 1.7 && u8 / u16 < 2.3, "euler on dx/dt = -(1+t)x: error ratio %.2f, not about 2", u8 / u16);
+}
+END_TEST
+
 typedef struct { float *v, *target; size_t n; } FlowCtx;
 static double flow_f(void *p) { FlowCtx *c = p; return flow_mse(NULL, c->v, c->target, c->n); }
 
@@ -1239,6 +1319,9 @@ static void part_flow(Record *r) {
     crash_context("flow_guided_velocity(dv, v, w = 2.5, n = %zu), on %d threads", half, omp_get_max_threads());
     flow_guided_velocity(dv, v, 2.5f, half);
     rec(r, "flow_guided_velocity v", dv, half);
+    crash_context("flow_heun_step(x, v1, v2, h = 0.05, n = %zu), on %d threads", half, omp_get_max_threads());
+    flow_heun_step(x, v, v + half, 0.05f, half);
+    rec(r, "flow_heun_step x", x, half);
     free(v); free(target); free(dv); free(x);
 }
 
@@ -1316,6 +1399,9 @@ int main(void) {
     layer_case(s, "time_embedding", TESTS(test_timestep_embedding, test_timestep_angle_in_double));
     layer_case(s, "flow_loss", TESTS(test_flow_loss_values));
     layer_case(s, "flow_loss_grad", TESTS(test_flow_loss_grad));
+    layer_case(s, "logit_normal", TESTS(test_logit_normal_times));
+    layer_case(s, "ema_update", TESTS(test_ema_update));
+    layer_case(s, "heun_step", TESTS(test_heun_step));
     layer_case(s, "softmax_forward", TESTS(test_softmax_forward));
     layer_case(s, "softmax_backward", TESTS(test_softmax_backward));
     // every layer on 1, 2 and 3 threads, one case per exercise's part (`make grade`'s threads check);

@@ -36,6 +36,7 @@ import os
 import struct
 import sys
 
+import numpy
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -294,6 +295,15 @@ SMALL_NORMS = {
     "eps": (11, dict(qk_norm=True), {"patch_embed.": 1e-4, "pos_": 1e-4, "attn.qkv.": 1e-3,
                                      "attn.proj.": 1e-2, "mlp.fc2.": 1e-4}),
 }
+# Training and sampling like 2026 (step 8): logit-normal times (input.u, the
+# normal draws the C model turns into times), the power-function EMA after
+# each AdamW step (ema.*), Heun's sampler.
+RECIPE = {
+    "recipe": (14, dict(classes=10, ada="zero", pos="rope2d", qk_norm=True),
+               dict(t_dist="logit_normal", t_mean=0.0, t_std=1.0, ema=0.25, sampler="heun"), 2.0),
+    "recipe_heun": (15, {}, dict(sampler="heun"), 1.0),
+    "recipe_ema": (16, dict(norm="rmsnorm"), dict(t_dist="logit_normal", t_mean=-0.5, t_std=0.8, ema=0.2), 1.0),
+}
 LR, WEIGHT_DECAY, ADAMW_STEPS, BATCH, SAMPLES, SAMPLE_STEPS = 1e-2, 1.0, 3, 3, 2, 4
 # WEIGHT_DECAY: large, so that one step's decay, lr·wd·|p| (about 0.15·lr for
 # a typical weight here), is several times the 5%-of-lr tolerance of the
@@ -304,7 +314,14 @@ def meta_value(v):   # as the C config parser reads them: true/false, 4.0, 100.0
     return str(v).lower() if isinstance(v, bool) else str(v)
 
 
-def golden_file(path, seed, overrides, scales=None, guidance=1.0):
+def ema_gamma(sigma_rel):
+    """The power-function EMA's exponent: the largest real root of
+    g^3 + 7 g^2 + (16 - 1/sigma_rel^2) g + (12 - 1/sigma_rel^2)."""
+    k = sigma_rel ** -2
+    return max(r.real for r in numpy.roots([1.0, 7.0, 16.0 - k, 12.0 - k]) if abs(r.imag) < 1e-12)
+
+
+def golden_file(path, seed, overrides, scales=None, guidance=1.0, recipe=None):
     cfg = dict(DEFAULTS, **SMALL)
     cfg.update(overrides)
     torch.manual_seed(seed)
@@ -318,8 +335,14 @@ def golden_file(path, seed, overrides, scales=None, guidance=1.0):
     shape = (BATCH, cfg["channels"], cfg["img"], cfg["img"])
     x1 = torch.rand(shape, dtype=torch.float64) * 2 - 1
     x0 = torch.randn(shape, dtype=torch.float64)
-    t = torch.rand(BATCH, dtype=torch.float64)
+    recipe = recipe or {}
     out = {"param." + n: p.detach().clone() for n, p in model.named_parameters()}
+    if recipe.get("t_dist") == "logit_normal":   # t = sigmoid(mean + std u), u ~ N(0, 1)
+        u = torch.randn(BATCH, dtype=torch.float64)
+        t = torch.sigmoid(recipe["t_mean"] + recipe["t_std"] * u)
+        out["input.u"] = u
+    else:
+        t = torch.rand(BATCH, dtype=torch.float64)
     out.update({"input.x1": x1, "input.x0": x0, "input.t": t})
     y = None
     if cfg["classes"] > 0:   # random classes, the last image the null label: its row gets a gradient too
@@ -328,6 +351,9 @@ def golden_file(path, seed, overrides, scales=None, guidance=1.0):
         out["input.y"] = y.to(torch.float64)
 
     opt = adamw(model, LR, WEIGHT_DECAY)
+    sigma_rel = recipe.get("ema", 0.0)
+    gamma = ema_gamma(sigma_rel) if sigma_rel > 0 else None
+    ema = {n: p.detach().clone() for n, p in model.named_parameters()}
     for k in range(1, ADAMW_STEPS + 1):
         opt.zero_grad()
         loss, v = flow_loss(model, x1, x0, t, y)
@@ -338,9 +364,13 @@ def golden_file(path, seed, overrides, scales=None, guidance=1.0):
             out.update({"grad." + n: g for n, g in grads.items()})
         opt.step()
         after = {n: p.detach().clone() for n, p in model.named_parameters()}
+        if gamma is not None:   # after step k: ema <- beta ema + (1 - beta) p, beta = (1 - 1/k)^(gamma + 1)
+            beta = (1.0 - 1.0 / k) ** (gamma + 1.0)
+            for n, p in after.items():
+                ema[n] = beta * ema[n] + (1.0 - beta) * p
         if k == 1:
             out.update({"adamw." + n: p for n, p in after.items()})
-            sample = euler_sample(model, cfg, guidance)
+            sample = euler_sample(model, cfg, guidance, recipe.get("sampler", "euler"))
         out.update({f"adamw{k}.grad." + n: g for n, g in grads.items()})
         out.update({f"adamw{k}." + n: p for n, p in after.items()})
     out.update(sample)
@@ -351,21 +381,33 @@ def golden_file(path, seed, overrides, scales=None, guidance=1.0):
                  "adamw.steps": str(ADAMW_STEPS), "sample.steps": str(SAMPLE_STEPS)})
     if cfg["classes"] > 0:
         meta["sample.guidance"] = str(guidance)
+    if gamma is not None:
+        out.update({"ema." + n: p for n, p in ema.items()})
+        meta.update({"ema": str(sigma_rel), "ema.gamma": repr(gamma)})
+    if "t_dist" in recipe:
+        meta.update({"t_dist": recipe["t_dist"], "t_mean": str(recipe["t_mean"]), "t_std": str(recipe["t_std"])})
+    if recipe.get("sampler", "euler") != "euler":
+        meta["sample.sampler"] = recipe["sampler"]
     save_safetensors(path, out, meta)
     params = sum(p.numel() for p in model.parameters())
     print(f"{path}: {params} parameters, loss {out['output.loss'].item():.6f}, {os.path.getsize(path)} bytes")
 
 
-def euler_sample(model, cfg, guidance):
-    """From noise at t = 0 to an image at t = 1: x += v(x, i/S) / S; class-conditional,
-    v guided toward the labels [1, classes - 1]."""
+def euler_sample(model, cfg, guidance, sampler="euler"):
+    """From noise at t = 0 to an image at t = 1: x += v(x, i/S) / S, or Heun's
+    x += (v(x, i/S) + v(x + v(x, i/S)/S, (i+1)/S)) / (2S); class-conditional,
+    every v guided toward the labels [1, classes - 1]."""
     labels = torch.tensor([1, cfg["classes"] - 1]) if cfg["classes"] > 0 else None
     with torch.no_grad():
         noise = torch.randn(SAMPLES, cfg["channels"], cfg["img"], cfg["img"], dtype=torch.float64)
         x = noise.clone()
+        def velocity(x, time):
+            t = torch.full((SAMPLES,), time, dtype=torch.float64)
+            return model(x, t) if labels is None else guided_velocity(model, x, t, labels, guidance)
         for i in range(SAMPLE_STEPS):
-            t = torch.full((SAMPLES,), i / SAMPLE_STEPS, dtype=torch.float64)
-            v = model(x, t) if labels is None else guided_velocity(model, x, t, labels, guidance)
+            v = velocity(x, i / SAMPLE_STEPS)
+            if sampler == "heun":
+                v = (v + velocity(x + v / SAMPLE_STEPS, (i + 1) / SAMPLE_STEPS)) / 2
             x = x + v / SAMPLE_STEPS
     out = {"sample.noise": noise, "sample.out": x}
     if labels is not None:
@@ -379,6 +421,8 @@ def cmd_golden(a):
         golden_file(os.path.join(a.dir, name + ".safetensors"), seed, overrides, guidance=GUIDANCE.get(name, 1.0))
     for name, (seed, overrides, scales) in SMALL_NORMS.items():
         golden_file(os.path.join(a.dir, name + ".safetensors"), seed, overrides, scales)
+    for name, (seed, overrides, recipe, guidance) in RECIPE.items():
+        golden_file(os.path.join(a.dir, name + ".safetensors"), seed, overrides, guidance=guidance, recipe=recipe)
 
 
 # ---------------------------------------------------------------------------

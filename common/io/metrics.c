@@ -111,6 +111,15 @@ int metrics_read(const char *path, RunMetrics *out, char *err, size_t errlen) {
     out->it_per_s = ips;
     out->ms_per_step = ips > 0 ? 1000.0 / ips : NAN;
     out->loss_spikes = (int)spikes;
+    out->has_ema = cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(root, "ema"));
+    out->ema_val_mse = out->ema_probe_fd = NAN;
+    if (out->has_ema &&
+        (get_number(root, (const char *[]){ "ema", "val_mse" }, 2, false, file, &out->ema_val_mse, err, errlen) != 0 ||
+         get_number(root, (const char *[]){ "ema", "uncond", "probe_fd" }, 3, true, file, &out->ema_probe_fd, err,
+                    errlen) != 0)) {
+        cJSON_Delete(root);
+        return -1;
+    }
 
     // the name: the file's own, else the folder's
     if (!read_string(root, "name", out->name, sizeof out->name)) {
@@ -217,4 +226,23 @@ int metrics_table_probe(const RunMetrics *runs, int n) {
     for (int i = 0; i < n; i++)
         if (isfinite(runs[i].probe_fd)) return i;
     return -1;
+}
+
+void compare_means(SeedSpread a, SeedSpread b, Comparison *out) {
+    memset(out, 0, sizeof *out);
+    out->diff = a.mean - b.mean;
+    out->se = out->z = NAN;
+    double sd_a = a.sd, sd_b = b.sd;
+    // one seed has no spread of its own: borrow the other side's, and say so
+    if (a.n < 2 && b.n >= 2) { sd_a = b.sd; out->assumed = true; }
+    if (b.n < 2 && a.n >= 2) { sd_b = a.sd; out->assumed = true; }
+    if (a.n < 1 || b.n < 1 || !isfinite(sd_a) || !isfinite(sd_b)) {
+        snprintf(out->verdict, sizeof out->verdict, "? no spread measured");
+        return;
+    }
+    out->se = sqrt(sd_a * sd_a / a.n + sd_b * sd_b / b.n);
+    out->z = out->se > 0 ? fabs(out->diff) / out->se : (out->diff == 0 ? 0 : INFINITY);
+    out->resolved = out->z > COMPARE_SE;
+    const char *what = !out->resolved ? "not resolved" : out->diff < 0 ? "gain" : "loss";
+    snprintf(out->verdict, sizeof out->verdict, "%s (%.1f se)%s", what, out->z, out->assumed ? "*" : "");
 }

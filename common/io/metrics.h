@@ -33,6 +33,10 @@ typedef struct {
     double probe_test_acc;  // probe.test_acc in [0, 1], NAN if absent
     char probe_weights[17]; // probe.weights (the fingerprint of its weights), "" if absent
     char probe_source[16];  // probe.source: "shipped", "trained", "file"; "" if absent
+    // a run with an EMA of its weights (ema > 0): the same scorecard of the EMA's
+    bool has_ema;           // "ema" there
+    double ema_val_mse;     // ema.val_mse
+    double ema_probe_fd;    // ema.uncond.probe_fd, NAN when null
 } RunMetrics;
 
 // Reads a metrics.json, or the one in the run folder `path`. 0, or -1 with a
@@ -56,6 +60,24 @@ bool metrics_is_seed_pair(const RunMetrics *a, const RunMetrics *b);
 // mean se = sd / sqrt(n); sd and se are NAN for n < 2.
 typedef struct { int n; double mean, sd, se; } SeedSpread;
 SeedSpread seed_spread(const double *values, int n);
+
+// Our verdict: two means over seeds, compared with the standard error of
+// their difference, se = sqrt(sd_a^2 / n_a + sd_b^2 / n_b). A difference of
+// more than COMPARE_SE standard errors is a gain (lower val MSE) or a loss;
+// anything smaller is "not resolved": the seeds cannot tell it from noise.
+// When one side has a single seed its spread is not measured: the other
+// side's is assumed (assumed = true, and the verdict ends in '*'). With no
+// spread on either side there is no verdict ("? no spread").
+#define COMPARE_SE 2.0
+typedef struct {
+    double diff;              // mean(a) - mean(b)
+    double se;                // standard error of diff, NAN when unknown
+    double z;                 // |diff| / se
+    bool assumed;             // one side's spread was assumed, not measured
+    bool resolved;            // |diff| > COMPARE_SE * se
+    char verdict[48];         // "gain (3.1 se)", "loss (2.4 se)", "not resolved (0.8 se)", + "*"
+} Comparison;
+void compare_means(SeedSpread a, SeedSpread b, Comparison *out);
 
 // Two probe-FDs compare only when one probe made both: the same weights'
 // fingerprint, key and test accuracy (a run of the project's older ones,

@@ -1,0 +1,205 @@
+// nfe.c: step8_recipe's measurements of trained models.
+//   nfe      a checkpoint's probe-FD at 2 to 64 model evaluations (NFE),
+//            Euler's and Heun's samplers, from the scorecard's noise
+//   curves   those .tsv files over seeds: step8_nfe.png
+//   table    runs' val MSE and probe-FD, raw and EMA, each configuration
+//            over its seeds against the first configuration's raw weights
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "step8.h"
+#include "eval/probe.h"
+#include "eval/scorecard.h"
+#include "io/bench.h"
+#include "io/checkpoint.h"
+#include "io/figure.h"
+#include "io/fileio.h"
+#include "io/metrics.h"
+#include "nn/errors.h"
+
+int cmd_nfe(const Options *o) {
+    char err[ERRLEN];
+    Model m;
+    CifarSet train = {0}, test = {0};
+    if (checkpoint_load(o->model, &m, NULL, err, sizeof err) != 0) return fprintf(stderr, "error: %s\n", err), 1;
+    Probe *probe = NULL;
+    FeatureStats real;
+    size_t per = (size_t)m.cfg.channels * m.cfg.img * m.cfg.img;
+    float *samples = malloc(sizeof(float) * per * o->samples);
+    int rc = (o->ema && checkpoint_use_ema(o->model, &m, err, sizeof err) != 0) ||
+             cifar_check_config(&m.cfg, o->model, err, sizeof err) != 0 ||
+             cifar_load_test(NULL, &test, err, sizeof err) != 0 ||
+             (!strcmp(probe_choice(), "trained") && cifar_load_train(NULL, &train, err, sizeof err) != 0) ||
+             !(probe = probe_for_scoring(&train, &test, 1, err, sizeof err)) || !samples ||
+             scorecard_real_stats(probe, &test, &real) != 0 ? -1 : 0;
+    if (rc != 0) {
+        fprintf(stderr, "error: %s\n", samples ? err : "out of memory");
+        if (probe) probe_free(probe);
+        free(samples); cifar_free(&train); cifar_free(&test); model_free(&m);
+        return 1;
+    }
+    printf("nfe of %s%s: %d samples a point, probe-FD by %s\n", o->model_name, o->ema ? " (EMA)" : "", o->samples,
+           probe->weights);
+    FILE *out = NULL;
+    char *text = NULL;
+    size_t len = 0;
+    out = open_memstream(&text, &len);
+    fprintf(out, "# step8_recipe nfe of %s%s: %d samples from the scorecard's noise; probe weights %s\n"
+                 "# NFE\tEuler probe_fd\tHeun probe_fd\n", o->model_name, o->ema ? " (EMA)" : "", o->samples,
+            probe->weights);
+    Table tab;
+    table_init(&tab, 3, "NFE", "Euler probe-FD", "Heun probe-FD");
+    for (int i = 0; i < NFE_COUNT; i++) {
+        double fd[2];
+        for (SamplerKind s = SAMPLER_EULER; s <= SAMPLER_HEUN; s++) {
+            int steps = s == SAMPLER_HEUN ? NFE_LIST[i] / 2 : NFE_LIST[i];
+            scorecard_samples_shown(&m, samples, o->samples, s, steps, NULL, 0);
+            fd[s] = scorecard_probe_fd(probe, &real, samples, o->samples);
+        }
+        fprintf(out, "%d\t%.4f\t%.4f\n", NFE_LIST[i], fd[0], fd[1]);
+        table_cell(&tab, "%d", NFE_LIST[i]);
+        table_cell(&tab, "%.2f", fd[0]);
+        table_cell(&tab, "%.2f", fd[1]);
+        fflush(stdout);
+    }
+    table_print(&tab);
+    fclose(out);
+    rc = write_file_atomic(o->out, text, len, err, sizeof err);
+    if (rc != 0) fprintf(stderr, "error: %s\n", err);
+    else printf("wrote %s\n", o->out);
+    free(text);
+    feature_stats_free(&real);
+    probe_free(probe);
+    free(samples); cifar_free(&train); cifar_free(&test); model_free(&m);
+    return rc != 0;
+}
+
+// One nfe .tsv: probe-FD of each sampler at each NFE_LIST entry.
+static int read_nfe(const char *path, double fd[2][NFE_COUNT], char *err, size_t errlen) {
+    size_t len;
+    char *text = read_file_all(path, &len, err, errlen);
+    if (!text) return -1;
+    int got = 0;
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+        int nfe;
+        double e, h;
+        if (line[0] == '#' || sscanf(line, "%d %lf %lf", &nfe, &e, &h) != 3) continue;
+        for (int i = 0; i < NFE_COUNT; i++)
+            if (NFE_LIST[i] == nfe) { fd[0][i] = e; fd[1][i] = h; got |= 1 << i; }
+    }
+    free(text);
+    return got == (1 << NFE_COUNT) - 1 ? 0 : errorf(err, errlen, "%s: not a step8_recipe nfe table", path);
+}
+
+int cmd_curves(const Options *o) {
+    char err[ERRLEN];
+    int n = o->nwords - 1;
+    double (*fd)[2][NFE_COUNT] = calloc((size_t)n, sizeof *fd);
+    if (!fd) return fprintf(stderr, "error: out of memory\n"), 1;
+    for (int k = 0; k < n; k++)
+        if (read_nfe(o->words[k + 1], fd[k], err, sizeof err) != 0) return fprintf(stderr, "error: %s\n", err), free(fd), 1;
+    FILE *f = figure_data_open(o->figures, "step8_nfe", err, sizeof err);
+    if (!f) return fprintf(stderr, "error: %s\n", err), free(fd), 1;
+    fprintf(f, "# NFE\tEuler mean\tlowest\thighest\tHeun mean\tlowest\thighest (over %d checkpoints)\n", n);
+    printf("probe-FD against model evaluations, over %d checkpoints (mean, lowest, highest)\n", n);
+    Table tab;
+    table_init(&tab, 3, "NFE", "Euler", "Heun");
+    for (int i = 0; i < NFE_COUNT; i++) {
+        fprintf(f, "%d", NFE_LIST[i]);
+        table_cell(&tab, "%d", NFE_LIST[i]);
+        for (int s = 0; s < 2; s++) {
+            double sum = 0, lo = INFINITY, hi = -INFINITY;
+            for (int k = 0; k < n; k++) { sum += fd[k][s][i]; lo = fmin(lo, fd[k][s][i]); hi = fmax(hi, fd[k][s][i]); }
+            fprintf(f, "\t%.4f\t%.4f\t%.4f", sum / n, lo, hi);
+            table_cell(&tab, "%.2f (%.2f-%.2f)", sum / n, lo, hi);
+        }
+        fprintf(f, "\n");
+    }
+    table_print(&tab);
+    free(fd);
+    int rc = figure_data_close(f, o->figures, "step8_nfe", err, sizeof err);
+    if (rc == 0) rc = figure_plot(o->figures, "step8_recipe/plots", "step8_nfe", 700, 480, NULL, err, sizeof err);
+    if (rc < 0) return fprintf(stderr, "error: %s\n", err), 1;
+    figure_report(stdout, o->figures, rc == 0, rc == FIGURE_NO_GNUPLOT);
+    return 0;
+}
+
+// ----------------------------------------------------------------------
+// table: a configuration is the runs whose folder names agree but for _sN.
+#define TABLE_MAX_CONFIGS 16
+typedef struct {
+    char name[128];
+    double raw_val[32], ema_val[32], raw_fd[32], ema_fd[32];
+    int n;
+} Group;
+
+static void config_name(const char *folder, char *out, size_t n) {
+    const char *base = strrchr(folder, '/');
+    snprintf(out, n, "%s", base && base[1] ? base + 1 : folder);
+    size_t len = strlen(out);
+    while (len && out[len - 1] == '/') out[--len] = '\0';
+    char *s = strrchr(out, '_');
+    if (s && s[1] == 's' && s[2] >= '0' && s[2] <= '9') *s = '\0';
+}
+
+// "0.2809 +- 0.0043" and, against the baseline, "-0.0123 gain (4.1 se)".
+static void mean_cell(Table *t, const double *v, int n, const char *fmt_sd) {
+    SeedSpread s = seed_spread(v, n);
+    table_cell(t, fmt_sd, s.mean, s.sd);
+}
+static void verdict_cell(Table *t, const double *v, int n, const double *base, int nb, const char *fmt) {
+    Comparison c;
+    compare_means(seed_spread(v, n), seed_spread(base, nb), &c);
+    table_cell(t, fmt, c.diff, c.verdict);
+}
+
+int cmd_table(const Options *o) {
+    static Group g[TABLE_MAX_CONFIGS];
+    int ng = 0;
+    RunMetrics first = {0};
+    bool have_first = false;
+    for (int k = 1; k < o->nwords; k++) {
+        char err[METRICS_ERRLEN], name[128];
+        RunMetrics r;
+        if (metrics_read(o->words[k], &r, err, sizeof err) != 0) return fprintf(stderr, "error: %s\n", err), 1;
+        if (!r.has_ema) return fprintf(stderr, "error: %s: no EMA scores (a run with ema > 0)\n", r.path), 1;
+        if (have_first && !metrics_same_probe(&first, &r))
+            return fprintf(stderr, "error: %s was scored by another probe than %s: their probe-FDs do not compare\n",
+                           r.path, first.path), 1;
+        if (!have_first) first = r, have_first = true;
+        config_name(o->words[k], name, sizeof name);
+        int i = 0;
+        while (i < ng && strcmp(g[i].name, name) != 0) i++;
+        if (i == ng && ng == TABLE_MAX_CONFIGS) return fprintf(stderr, "error: more than %d configurations\n", ng), 1;
+        if (i == ng) snprintf(g[ng++].name, sizeof g[0].name, "%s", name);
+        if (g[i].n == 32) return fprintf(stderr, "error: %s: more than 32 seeds\n", name), 1;
+        Group *c = &g[i];
+        c->raw_val[c->n] = r.val_mse; c->ema_val[c->n] = r.ema_val_mse;
+        c->raw_fd[c->n] = r.probe_fd; c->ema_fd[c->n] = r.ema_probe_fd;
+        c->n++;
+    }
+    char probe[256];
+    metrics_probe_label(&first, probe, sizeof probe);
+    printf("val MSE and probe-FD over seeds (mean +- sd), each against %s's raw weights; probe-FD by %s\n\n",
+           g[0].name, probe);
+    Table tab;
+    table_init(&tab, 7, "runs", "weights", "seeds", "val MSE", "vs baseline", "probe-FD", "vs baseline");
+    for (int i = 0; i < ng; i++)
+        for (int e = 0; e < 2; e++) {
+            const double *val = e ? g[i].ema_val : g[i].raw_val, *fd = e ? g[i].ema_fd : g[i].raw_fd;
+            table_cell(&tab, "%s", g[i].name);
+            table_cell(&tab, "%s", e ? "EMA" : "raw");
+            table_cell(&tab, "%d", g[i].n);
+            mean_cell(&tab, val, g[i].n, "%.4f +- %.4f");
+            if (i == 0 && e == 0) table_cell(&tab, "%s", "(baseline)");
+            else verdict_cell(&tab, val, g[i].n, g[0].raw_val, g[0].n, "%+.4f %s");
+            mean_cell(&tab, fd, g[i].n, "%.2f +- %.2f");
+            if (i == 0 && e == 0) table_cell(&tab, "%s", "(baseline)");
+            else verdict_cell(&tab, fd, g[i].n, g[0].raw_fd, g[0].n, "%+.2f %s");
+        }
+    table_print(&tab);
+    printf("\n(a difference is resolved beyond %.0f standard errors of the difference of the means; lower is "
+           "better for both)\n", COMPARE_SE);
+    return 0;
+}
