@@ -169,8 +169,9 @@ static char *read_text(const char *dir, const char *name, const char *file, size
     return t;
 }
 
-// Weights and both AdamW moments of a run's checkpoint, and its step.
-typedef struct { Model m; float *adam_m, *adam_v; int step; } Saved;
+// Weights, both AdamW moments and the EMA (all zero without one) of a run's
+// checkpoint, and its step.
+typedef struct { Model m; float *adam_m, *adam_v, *ema; int step; } Saved;
 
 static Saved load_saved(const char *dir, const char *name) {
     Saved s;
@@ -182,13 +183,15 @@ static Saved load_saved(const char *dir, const char *name) {
     s.adam_v = alloc_floats(s.m.n_params);
     ck_assert_int_eq(checkpoint_copy_array(&st, path, CHECKPOINT_ADAMW_M, &s.m, s.adam_m, err, sizeof err), 0);
     ck_assert_int_eq(checkpoint_copy_array(&st, path, CHECKPOINT_ADAMW_V, &s.m, s.adam_v, err, sizeof err), 0);
+    s.ema = calloc(s.m.n_params, sizeof(float));
+    ck_assert_int_ge(checkpoint_copy_array(&st, path, CHECKPOINT_EMA, &s.m, s.ema, err, sizeof err), 0);
     const char *v = st_meta(&st, "train.step");
     s.step = v ? atoi(v) : -1;
     st_free(&st);
     return s;
 }
 
-static void free_saved(Saved *s) { model_free(&s->m); free(s->adam_m); free(s->adam_v); }
+static void free_saved(Saved *s) { model_free(&s->m); free(s->adam_m); free(s->adam_v); free(s->ema); }
 
 static int count_rows(const char *text) {
     int rows = 0;
@@ -197,21 +200,30 @@ static int count_rows(const char *text) {
 }
 
 // ---------------------------------------------------------------------------
-// (b) resume is exact: for the unconditional model, and for a class-conditional
+// (b) resume is exact: for the unconditional model, for a class-conditional
 // one, whose label dropout draws from the run's noise stream (classes = 0:
-// the smoke preset as it is).
-static void check_resume(const char *test, int classes) {
+// the smoke preset as it is), and with the 2026 recipe (recipe: logit-normal
+// times from the same stream, and the EMA, which the checkpoint carries).
+static void set_recipe(TrainOptions *o) {
+    o->cfg.run.t_dist = T_LOGIT_NORMAL;
+    o->cfg.run.t_mean = -0.3f;
+    o->cfg.run.ema = 0.1f;
+}
+
+static void check_resume(const char *test, int classes, bool recipe) {
     const char *dir = make_tmp();
     ck_assert_int_ge(synth_cifar_use(dir, test), 0);
     const int k = 30;   // between two checkpoints (every 20): the stop saves its own
 
     TrainOptions straight = smoke_options(dir, "straight");
     straight.cfg.model.classes = classes;
+    if (recipe) set_recipe(&straight);
     int N = straight.cfg.run.steps;
     ck_assert_int_eq(trainer_run(&straight), TRAIN_OK);
 
     TrainOptions part = smoke_options(dir, "resumed");
     part.cfg.model.classes = classes;
+    if (recipe) set_recipe(&part);
     part.stop_after = k;
     ck_assert_int_eq(trainer_run(&part), TRAIN_STOPPED);
     Saved at_k = load_saved(dir, "resumed");
@@ -241,6 +253,12 @@ static void check_resume(const char *test, int classes) {
                   "weights after a resume differ from a straight run");
     ck_assert_msg(memcmp(a.adam_m, b.adam_m, sizeof(float) * a.m.n_params) == 0, "AdamW m differs");
     ck_assert_msg(memcmp(a.adam_v, b.adam_v, sizeof(float) * a.m.n_params) == 0, "AdamW v differs");
+    ck_assert_msg(memcmp(a.ema, b.ema, sizeof(float) * a.m.n_params) == 0, "the EMA differs after a resume");
+    if (recipe) {   // an EMA that is there, and not the weights themselves
+        double gap = 0, size = 0;
+        for (size_t i = 0; i < a.m.n_params; i++) { gap += fabs(a.ema[i] - a.m.params[i]); size += fabs(a.ema[i]); }
+        ck_assert_msg(size > 0 && gap > 0, "the checkpoint's EMA is %s", size > 0 ? "the weights themselves" : "empty");
+    }
     free_saved(&a); free_saved(&b);
 
     size_t la, lb;
@@ -251,9 +269,35 @@ static void check_resume(const char *test, int classes) {
     remove_tmp();
 }
 
-START_TEST(test_resume_is_bit_identical) { check_resume("test_resume_is_bit_identical", 0); }
+START_TEST(test_resume_is_bit_identical) { check_resume("test_resume_is_bit_identical", 0, false); }
 END_TEST
-START_TEST(test_resume_class_conditional) { check_resume("test_resume_class_conditional", 10); }
+START_TEST(test_resume_class_conditional) { check_resume("test_resume_class_conditional", 10, false); }
+END_TEST
+START_TEST(test_resume_with_the_recipe) { check_resume("test_resume_with_the_recipe", 10, true); }
+END_TEST
+
+// The EMA watches the run and never steers it: with and without one, the
+// same weights and the same loss.tsv. Logit-normal times are another run.
+START_TEST(test_ema_never_changes_training) {
+    const char *dir = make_tmp();
+    ck_assert_int_ge(synth_cifar_use(dir, "test_ema_never_changes_training"), 0);
+    TrainOptions plain = smoke_options(dir, "plain"), ema = smoke_options(dir, "ema"), ln = smoke_options(dir, "ln");
+    ema.cfg.run.ema = 0.2f;
+    ln.cfg.run.t_dist = T_LOGIT_NORMAL;
+    ck_assert_int_eq(trainer_run(&plain), TRAIN_OK);
+    ck_assert_int_eq(trainer_run(&ema), TRAIN_OK);
+    ck_assert_int_eq(trainer_run(&ln), TRAIN_OK);
+    Saved a = load_saved(dir, "plain"), b = load_saved(dir, "ema"), c = load_saved(dir, "ln");
+    ck_assert_msg(memcmp(a.m.params, b.m.params, sizeof(float) * a.m.n_params) == 0, "an EMA changed the weights");
+    ck_assert_msg(memcmp(a.m.params, c.m.params, sizeof(float) * a.m.n_params) != 0,
+                  "logit-normal times trained the same weights as uniform ones");
+    free_saved(&a); free_saved(&b); free_saved(&c);
+    size_t la, lb;
+    char *ta = read_text(dir, "plain", "loss.tsv", &la), *tb = read_text(dir, "ema", "loss.tsv", &lb);
+    ck_assert_msg(la == lb && memcmp(ta, tb, la) == 0, "an EMA changed loss.tsv");
+    free(ta); free(tb);
+    remove_tmp();
+}
 END_TEST
 
 // A class-conditional run needs labels its model knows: classes=5 on data
@@ -535,7 +579,7 @@ int main(void) {
     Suite *s = suite_create("trainer");
     add_tests(s, "val_mse", 30, TESTS(test_val_mse_is_a_fixed_exam, test_val_mse_is_the_formula));
     // each run reads 180 MB of CIFAR-10
-    add_tests(s, "runs", 240, TESTS(test_resume_is_bit_identical, test_resume_class_conditional,
+    add_tests(s, "runs", 240, TESTS(test_resume_is_bit_identical, test_resume_class_conditional, test_resume_with_the_recipe, test_ema_never_changes_training,
                                     test_labels_that_do_not_fit, test_val_curve_along_the_run,
                                     test_finished_run_is_not_retrained, test_data_seed_moves_the_order_alone,
                                     test_smoke_run_loss_falls,

@@ -41,7 +41,8 @@ PRESETS = {"smoke": dict(dim=32, depth=2, heads=2, freq_dim=32, batch=16, steps=
 # trainer checks val MSE only at the end (it writes no val_curve) and draws no
 # samples
 TRAINING = dict(seed=0, data_seed=-1, lr=3e-4, weight_decay=0.0, batch=128, steps=4000, flip=True, label_drop=0.1,
-                threads=0, val_every=0, guidance=1.0)
+                threads=0, val_every=0, guidance=1.0, t_dist="uniform", t_mean=0.0, t_std=1.0, ema=0.0,
+                sampler="euler", sample_steps=20)
 
 
 # ---------------------------------------------------------------------------
@@ -266,6 +267,9 @@ def cmd_train(a):
         sys.exit("data_seed: this trainer draws everything from the seed; only the C trainer sets the data order apart")
     if cfg["classes"] > 0:
         sys.exit("classes: this trainer trains the unconditional model; only the C trainer trains on labels")
+    if cfg["t_dist"] != "uniform" or cfg["ema"] > 0:
+        sys.exit("t_dist, ema: this trainer draws uniform times and keeps no EMA; only the C trainer trains "
+                 "with step 8's recipe")
     torch.manual_seed(cfg["seed"])
     torch.set_num_threads(a.threads)
     run_dir = os.path.join(a.out, a.name)
