@@ -90,10 +90,12 @@ DOCS_FIG := $(CURDIR)/$(BUILD)/docs-figures
 docs-figures: $(STEP_TARGETS) lab model-figures sweep-figures
 	rm -rf $(DOCS_FIG) && mkdir -p $(DOCS_FIG) docs/figures
 	$(call step_figures,$(DOCS_FIG),$(abspath $(RESULTS)),$(abspath $(COND_RESULTS)))
+	cd step8_recipe && ./step8_recipe --figures $(DOCS_FIG) > /dev/null
+	step8_recipe/step8_recipe curves results/recipe_quick/*/nfe.tsv --figures $(DOCS_FIG)
 	$(LAB) attention-maps --runs $(RUNS) --out $(DOCS_FIG)
 	STEP6=$(S6) sh scripts/plots.sh $(RESULTS) $(DOCS_FIG)/plots
 	for p in val_mse_seeds loss lr2e3; do [ ! -f $(DOCS_FIG)/plots/$$p.png ] || cp $(DOCS_FIG)/plots/$$p.png $(DOCS_FIG)/step6_$$p.png; done
-	cp $(DOCS_FIG)/step[1-7]_*.png docs/figures/
+	cp $(DOCS_FIG)/step[1-8]_*.png docs/figures/
 	@ls -l docs/figures/
 # The model page's: the block diagram (Graphviz), and step0_tour's three
 # from the shipped model (the flow path needs CIFAR-10's test set).

@@ -241,6 +241,7 @@ int main(int argc, char **argv) {
     if (o.nwords > 0 && !strcmp(o.words[0], "nfe")) return cmd_nfe(&o);
     if (o.nwords > 0 && !strcmp(o.words[0], "curves")) return cmd_curves(&o);
     if (o.nwords > 0 && !strcmp(o.words[0], "table")) return cmd_table(&o);
+    if (o.nwords > 0 && !strcmp(o.words[0], "cost")) return cmd_cost(&o);
     FigureTally tally = {0};
     rc |= logit_normal_times(o.figures, &tally) < 0;
     the_ema();

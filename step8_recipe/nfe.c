@@ -4,6 +4,7 @@
 //   curves   those .tsv files over seeds: step8_nfe.png
 //   table    runs' val MSE and probe-FD, raw and EMA, each configuration
 //            over its seeds against the first configuration's raw weights
+//   cost     a training step with the EMA against one without, in turns
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,11 @@
 #include "io/fileio.h"
 #include "io/metrics.h"
 #include "nn/errors.h"
+#include "nn/rng.h"
+#include "nn/train_step.h"
+#include <omp.h>
+
+#define COST_BATCH 64
 
 int cmd_nfe(const Options *o) {
     char err[ERRLEN];
@@ -201,5 +207,51 @@ int cmd_table(const Options *o) {
     table_print(&tab);
     printf("\n(a difference is resolved beyond %.0f standard errors of the difference of the means; lower is "
            "better for both)\n", COMPARE_SE);
+    return 0;
+}
+
+// ----------------------------------------------------------------------
+// cost: a training step with the EMA against one without, the tutorial's
+// model at the quick preset's batch, in turns in one process (io/bench.h).
+typedef struct { Model m; TrainState ts; float *x1; Rng rng; } Racer;
+
+static int racer_init(Racer *r, float ema, const float *x1) {
+    Config c = config_default();
+    char err[ERRLEN];
+    memset(r, 0, sizeof *r);
+    if (model_build(&r->m, &c.model, err, sizeof err) != 0) return fprintf(stderr, "error: %s\n", err), -1;
+    model_init_weights(&r->m, 0);
+    AdamWConfig opt = adamw_default(c.run.lr);
+    StepRecipe recipe = { .ema = ema };
+    if (train_state_init(&r->ts, &r->m, COST_BATCH, &opt, &recipe) != 0) return fprintf(stderr, "error: out of memory\n"), -1;
+    r->x1 = (float *)x1;
+    rng_seed(&r->rng, 1);
+    return 0;
+}
+
+static void one_step(void *ctx) {
+    Racer *r = ctx;
+    train_step(&r->ts, r->x1, NULL, &r->rng);
+}
+
+int cmd_cost(const Options *o) {
+    Racer plain, with_ema;
+    size_t per = (size_t)3 * 32 * 32;
+    float *x1 = malloc(sizeof(float) * per * COST_BATCH);
+    if (!x1) return fprintf(stderr, "error: out of memory\n"), 1;
+    Rng data;
+    rng_seed(&data, 0);
+    rng_fill_uniform(&data, x1, (long)(per * COST_BATCH), -1.0f, 1.0f);
+    if (racer_init(&plain, 0, x1) != 0 || racer_init(&with_ema, 0.1f, x1) != 0) return free(x1), 1;
+    printf("cost of the EMA: training steps of the tutorial's model, batch %d, %d threads, without and with "
+           "ema=0.1, in turns (%d rounds, medians)\n", COST_BATCH, omp_get_max_threads(), o->rounds);
+    BenchFn fns[2] = { { "without", one_step, &plain }, { "with", one_step, &with_ema } };
+    double ms[2];
+    bench_interleaved(fns, 2, 2, o->rounds, 1, ms);
+    printf("  without the EMA %.1f ms a step, with it %.1f ms: %+.1f%% (it reads and writes %.1f MB a step)\n", ms[0],
+           ms[1], 100.0 * (ms[1] / ms[0] - 1), 3.0 * sizeof(float) * plain.m.n_params / 1e6);
+    train_state_free(&plain.ts); train_state_free(&with_ema.ts);
+    model_free(&plain.m); model_free(&with_ema.m);
+    free(x1);
     return 0;
 }

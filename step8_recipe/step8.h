@@ -23,7 +23,8 @@ typedef struct {
     const char *out;                 // nfe: the .tsv it writes
     int samples;                     // nfe: samples per point
     bool ema;                        // nfe: the checkpoint's EMA of the weights
-    char **words;                    // `nfe`, `curves TSV...`, `table RUN...`, or nothing
+    int rounds;                      // cost: timed rounds
+    char **words;                    // `nfe`, `curves TSV...`, `table RUN...`, `cost`, or nothing
     int nwords;
 } Options;
 
@@ -32,3 +33,4 @@ int step8_parse_options(int argc, char **argv, Options *o);
 int cmd_nfe(const Options *o);
 int cmd_curves(const Options *o);
 int cmd_table(const Options *o);
+int cmd_cost(const Options *o);

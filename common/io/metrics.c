@@ -200,6 +200,11 @@ void metrics_print_row(FILE *f, const char *label, const RunMetrics *r, bool oth
     else snprintf(ms, sizeof ms, "-");
     fprintf(f, "%-20s %10s %8.4f %11s %8s %6d\n", label ? label : r->name, params, r->val_mse, fd, ms,
             r->loss_spikes);
+    if (!r->has_ema) return;   // the EMA's weights, a row of their own below the run's
+    if (isfinite(r->ema_probe_fd) && other_probe) snprintf(fd, sizeof fd, "other probe");
+    else if (isfinite(r->ema_probe_fd)) snprintf(fd, sizeof fd, "%.1f", r->ema_probe_fd);
+    else snprintf(fd, sizeof fd, "-");
+    fprintf(f, "%-20s %10s %8.4f %11s %8s %6s\n", "  its EMA", params, r->ema_val_mse, fd, "", "");
 }
 
 // ---------------------------------------------------------------------------

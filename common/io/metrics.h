@@ -92,7 +92,8 @@ void metrics_probe_label(const RunMetrics *r, char *out, size_t n);
 int metrics_table_probe(const RunMetrics *runs, int n);
 
 // The scorecard as a table, a row a run (label NULL: the run's name):
-// params, val MSE, probe-FD ("other probe" when other_probe), ms/step, spikes.
+// params, val MSE, probe-FD ("other probe" when other_probe), ms/step, spikes;
+// a run with an EMA, a second row "its EMA" with the EMA's val MSE and probe-FD.
 void metrics_print_header(FILE *f);
 void metrics_print_row(FILE *f, const char *label, const RunMetrics *r, bool other_probe);
 
