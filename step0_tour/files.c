@@ -1,6 +1,7 @@
 // files.c: what step0_tour reads and writes besides the tour: the model
 // and the test images it looks at, and `export RUN_CKPT OUT`.
 #include <stdio.h>
+#include <stdlib.h>
 #include "step0.h"
 #include "io/bench.h"
 #include "io/checkpoint.h"
@@ -50,7 +51,8 @@ int load_tour(const Options *o, Model *m, CifarSet *test) {
     return 0;
 }
 
-// export: a run's checkpoint without the AdamW moments and trainer state.
+// export: a run's checkpoint without the AdamW moments and trainer state
+// (its EMA of the weights, ema.*, stays when it has one).
 // Loaded and saved by the checkpoint code every program uses, so the file
 // has the config in its metadata and a CRC32 per tensor like any checkpoint.
 int export_weights(const char *in, const char *out) {
@@ -66,10 +68,15 @@ int export_weights(const char *in, const char *out) {
                                { "train.preset", preset ? preset : "unknown" } };
     Config stored;   // the run that trained it goes along with the model
     int rc = checkpoint_config_from(&st, in, &stored, err, sizeof err);
-    if (rc == 0) rc = checkpoint_save(out, &m, &stored.run, NULL, 0, meta, 2, err, sizeof err);
+    float *ema = malloc(sizeof(float) * m.n_params);
+    int has_ema = rc == 0 && ema ? checkpoint_copy_array(&st, in, CHECKPOINT_EMA, &m, ema, err, sizeof err) : 1;
+    if (has_ema < 0) rc = -1;
+    CheckpointArray extra = { CHECKPOINT_EMA, ema };
+    if (rc == 0) rc = checkpoint_save(out, &m, &stored.run, &extra, has_ema == 0, meta, 2, err, sizeof err);
+    free(ema);
     if (rc != 0) fprintf(stderr, "error: %s\n", err);
-    else printf("%s: %zu parameters of %s (step %s), no optimizer state\n",
-                out, m.n_params, in, step ? step : "unknown");
+    else printf("%s: %zu parameters of %s (step %s)%s, no optimizer state\n",
+                out, m.n_params, in, step ? step : "unknown", has_ema == 0 ? " and their EMA" : "");
     st_free(&st);
     model_free(&m);
     return rc == 0 ? 0 : 1;

@@ -172,6 +172,74 @@ START_TEST(test_guided_scorecard_at_w1_is_one_forward_a_step) {
 }
 END_TEST
 
+// The class-conditional val exam is sat with each test image's own label:
+// its val MSE is the loss of the exam's noise and times with the true
+// labels, and not the one with the null label or with any one class.
+static double exam_by_hand(Model *m, const CifarSet *test, int n, const int *y) {
+    size_t per = 3 * 32 * 32;
+    float *x0 = alloc_floats(per * n), *t = alloc_floats(n), *x1 = alloc_floats(per * n);
+    float *xt = alloc_floats(per * n), *target = alloc_floats(per * n);
+    scorecard_exam(x0, t, per, n);
+    cifar_range_to_float(test, 0, n, x1);
+    flow_interpolate(xt, target, x1, x0, t, n, per);
+    Activations a;
+    ck_assert_int_eq(activations_alloc(&a, m, n, false), 0);
+    model_forward(m, &a, xt, t, y);
+    double mse = flow_mse(NULL, a.v, target, per * n);
+    activations_free(&a);
+    free(x0); free(t); free(x1); free(xt); free(target);
+    return mse;
+}
+
+START_TEST(test_val_exam_sits_with_the_true_labels) {
+    Model m;
+    tiny_model(&m);
+    for (size_t i = 0; i < (size_t)11 * m.cfg.dim; i++) m.p.y_embed[i] = 0.5f * sinf((float)i);   // labels that matter
+    enum { N = 40 };
+    uint8_t pixels[N * 3 * 32 * 32], labels[N];
+    for (int i = 0; i < N; i++) {
+        labels[i] = (uint8_t)((i * 7) % 10);
+        synth_cifar_image(labels[i], (uint32_t)i, pixels + (size_t)i * 3 * 32 * 32);
+    }
+    CifarSet test = { N, pixels, labels };
+    int truth[N], null_label[N], first_class[N];
+    for (int i = 0; i < N; i++) { truth[i] = labels[i]; null_label[i] = 10; first_class[i] = 0; }
+    double val = scorecard_val_mse(&m, &test, N), want = exam_by_hand(&m, &test, N, truth);
+    ck_assert_msg(fabs(val - want) <= 1e-9 * want, "val MSE %.9f, the exam with the true labels %.9f", val, want);
+    double with_null = exam_by_hand(&m, &test, N, null_label), with_0 = exam_by_hand(&m, &test, N, first_class);
+    ck_assert_msg(fabs(with_null - want) > 1e-6 && fabs(with_0 - want) > 1e-6,
+                  "the labels change nothing here (%.9f, null %.9f, class 0 %.9f): the test cannot tell", want,
+                  with_null, with_0);
+    model_free(&m);
+}
+END_TEST
+
+// A conditional model's unconditional samples (no labels asked for) go
+// through the null label's row: the guided sampler's at w = 1 with every
+// label null, and not any class's.
+START_TEST(test_unconditional_samples_use_the_null_row) {
+    Model m;
+    tiny_model(&m);
+    for (size_t i = 0; i < (size_t)11 * m.cfg.dim; i++) m.p.y_embed[i] = 0.5f * cosf((float)i);
+    enum { N = 10, STEPS = 3 };
+    size_t per = 3 * 32 * 32;
+    float *plain = alloc_floats(per * N), *null_row = alloc_floats(per * N), *class0 = alloc_floats(per * N);
+    int nulls[N], zeros[N];
+    for (int i = 0; i < N; i++) { nulls[i] = 10; zeros[i] = 0; }
+    char err[256];
+    scorecard_samples(&m, plain, N, STEPS);
+    ck_assert_msg(scorecard_guided_samples(&m, null_row, nulls, N, 1.0f, SAMPLER_EULER, STEPS, NULL, 0, err,
+                                           sizeof err) == 0, "%s", err);
+    ck_assert_msg(memcmp(plain, null_row, sizeof(float) * per * N) == 0,
+                  "the unconditional samples are not the null label's");
+    ck_assert_int_eq(scorecard_guided_samples(&m, class0, zeros, N, 1.0f, SAMPLER_EULER, STEPS, NULL, 0, err,
+                                              sizeof err), 0);
+    ck_assert_msg(memcmp(plain, class0, sizeof(float) * per * N) != 0, "class 0's samples are the null label's");
+    free(plain); free(null_row); free(class0);
+    model_free(&m);
+}
+END_TEST
+
 // The synthetic data set (tests/synth_cifar.h) in dir/data, and the
 // environment that points a program at it, into env.
 static void synthetic_data(const char *dir, char *env, size_t n) {
@@ -391,6 +459,7 @@ END_TEST
 int main(void) {
     return run_tests("guidance", "guidance", 300,
                      TESTS(test_a_hundred_of_each_class, test_class_accuracy_counts_the_asked_for_class,
+                           test_val_exam_sits_with_the_true_labels, test_unconditional_samples_use_the_null_row,
                            test_class_accuracy_of_a_tiny_model, test_guided_scorecard_at_w1_is_one_forward_a_step,
                            test_metrics_of_a_conditional_run, test_the_program_answers, test_the_grid_picture,
                            test_sweep_a_line_per_w, test_curves_average_the_seeds,
