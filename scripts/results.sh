@@ -14,6 +14,8 @@
 #               (these read the checkpoints, so they come from RUNS_DIR)
 #   guidance.txt  step7_guidance curves, when runs have a guidance sweep
 #               (its figure, step7_curves.png, in plots/)
+#   recipe.txt, nfe.txt  step8_recipe table and curves, when runs with an
+#               EMA (r8_*) are among them (the figure step8_nfe.png in plots/)
 # The first four only when step 6's runs (p11_*) are among them.
 #   report.md   lab report
 #   README.md   scripts/results_readme.sh: what the runs recorded of
@@ -45,7 +47,7 @@ for dir in "$RUNS"/*/; do
     name=$(basename "$dir")
     [ -f "$dir/metrics.json" ] || continue
     mkdir -p "$DEST/$name"
-    for f in metrics.json loss.tsv val.tsv samples.png guidance.tsv; do
+    for f in metrics.json loss.tsv val.tsv samples.png samples_ema.png guidance.tsv nfe.tsv; do
         [ -f "$dir/$f" ] && cp "$dir/$f" "$DEST/$name/$f"
     done
     n=$((n + 1))
@@ -85,6 +87,19 @@ if [ -e "$1" ]; then
 fi
 rm -f "$DEST"/plots/*.gp "$DEST"/plots/*.log     # the PNGs and their data stay
 
-# 4. README.md: the runs' own records (machine, probe, command, date, wall time)
+# 4. step 8's runs (those with an EMA, r8_*): raw and EMA over seeds, and
+# probe-FD against model evaluations (step8_recipe nfe of each checkpoint)
+set -- "$DEST"/r8_*_s*
+if [ -e "$1" ]; then
+    "$root/step8_recipe/step8_recipe" table $(for f in "$@"; do echo "${f#"$(pwd)"/}"; done) > "$DEST/recipe.txt"
+    set -- "$DEST"/r8_*_s*/nfe.tsv
+    if [ -e "$1" ]; then
+        "$root/step8_recipe/step8_recipe" curves $(for f in "$@"; do echo "${f#"$(pwd)"/}"; done) \
+            --figures "$DEST/plots" | sed '/^figures:/d' > "$DEST/nfe.txt"
+    fi
+fi
+rm -f "$DEST"/plots/*.gp "$DEST"/plots/*.log
+
+# 5. README.md: the runs' own records (machine, probe, command, date, wall time)
 sh "$here/results_readme.sh" "$DEST"
 echo "results.sh: wrote $DEST: $(cd "$DEST" && ls -d -- *.txt *.md plots | tr '\n' ' ')"
