@@ -252,7 +252,10 @@ int main(int argc, char **argv) {
         model_free(&m);
         return 1;
     }
-    printf("The shipped model: %s (checksums verified), %zu parameters\n\n", o.model_name, m.n_params);
+    int ema = checkpoint_use_ema(o.model, &m, err, sizeof err);   // its EMA's weights, when it has one
+    if (ema < 0) return fprintf(stderr, "error: %s\n", err), model_free(&m), 1;
+    printf("The shipped model: %s (checksums verified), %zu parameters%s\n\n", o.model_name, m.n_params,
+           ema == 0 ? ", their EMA" : "");
     the_guided_velocity(&m);
     rc = the_grid(&m, o.figures);
     model_free(&m);

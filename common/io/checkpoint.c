@@ -227,6 +227,6 @@ int checkpoint_use_ema(const char *path, Model *m, char *err, size_t errlen) {
     if (read_checked(path, &st, err, errlen) != 0) return -1;
     int rc = checkpoint_copy_array(&st, path, CHECKPOINT_EMA, m, m->params, err, errlen);
     st_free(&st);
-    if (rc == 1) return errorf(err, errlen, "%s holds no EMA of the weights (ema.*): it was trained with ema=0", path);
+    if (rc == 1) errorf(err, errlen, "%s holds no EMA of the weights (ema.*): it was trained with ema=0", path);
     return rc;
 }

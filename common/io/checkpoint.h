@@ -63,7 +63,8 @@ int checkpoint_copy_array(const SafeTensors *st, const char *src, const char *pr
                           const Model *m, float *dst, char *err, size_t errlen);
 
 // The EMA's weights of a trainer's checkpoint ("ema.<name>", run key ema >
-// 0) into m's parameters. 0, or -1 with a message (none there, a shape).
+// 0) into m's parameters. 0; 1 when it holds none (m untouched); -1 for a
+// file that cannot be read or a wrong shape; a message with 1 and -1.
 int checkpoint_use_ema(const char *path, Model *m, char *err, size_t errlen);
 
 // Reads path into a Model built from its config (model_free it afterwards);
