@@ -1,6 +1,8 @@
 // nfe.c: step8_recipe's measurements of trained models.
-//   nfe      a checkpoint's probe-FD at 2 to 64 model evaluations (NFE),
-//            Euler's and Heun's samplers, from the scorecard's noise
+//   nfe      a checkpoint's samples at 2 to 64 model evaluations (NFE),
+//            Euler's and Heun's, from the scorecard's noise: their probe-FD,
+//            and their RMS distance from the same samples drawn with many
+//            small steps (Heun at REF_STEPS), the error of the sampler itself
 //   curves   those .tsv files over seeds: step8_nfe.png
 //   table    runs' val MSE and probe-FD, raw and EMA, each configuration
 //            over its seeds against the first configuration's raw weights
@@ -23,6 +25,7 @@
 #include <omp.h>
 
 #define COST_BATCH 64
+#define REF_STEPS 64   // Heun's steps of the reference samples: 128 evaluations
 
 int cmd_nfe(const Options *o) {
     char err[ERRLEN];
@@ -32,17 +35,17 @@ int cmd_nfe(const Options *o) {
     Probe *probe = NULL;
     FeatureStats real;
     size_t per = (size_t)m.cfg.channels * m.cfg.img * m.cfg.img;
-    float *samples = malloc(sizeof(float) * per * o->samples);
+    float *samples = malloc(sizeof(float) * per * o->samples), *ref = malloc(sizeof(float) * per * o->samples);
     int rc = (o->ema && checkpoint_use_ema(o->model, &m, err, sizeof err) != 0) ||
              cifar_check_config(&m.cfg, o->model, err, sizeof err) != 0 ||
              cifar_load_test(NULL, &test, err, sizeof err) != 0 ||
              (!strcmp(probe_choice(), "trained") && cifar_load_train(NULL, &train, err, sizeof err) != 0) ||
-             !(probe = probe_for_scoring(&train, &test, 1, err, sizeof err)) || !samples ||
+             !(probe = probe_for_scoring(&train, &test, 1, err, sizeof err)) || !samples || !ref ||
              scorecard_real_stats(probe, &test, &real) != 0 ? -1 : 0;
     if (rc != 0) {
-        fprintf(stderr, "error: %s\n", samples ? err : "out of memory");
+        fprintf(stderr, "error: %s\n", samples && ref ? err : "out of memory");
         if (probe) probe_free(probe);
-        free(samples); cifar_free(&train); cifar_free(&test); model_free(&m);
+        free(samples); free(ref); cifar_free(&train); cifar_free(&test); model_free(&m);
         return 1;
     }
     printf("nfe of %s%s: %d samples a point, probe-FD by %s\n", o->model_name, o->ema ? " (EMA)" : "", o->samples,
@@ -51,23 +54,29 @@ int cmd_nfe(const Options *o) {
     char *text = NULL;
     size_t len = 0;
     out = open_memstream(&text, &len);
-    fprintf(out, "# step8_recipe nfe of %s%s: %d samples from the scorecard's noise; probe weights %s\n"
-                 "# NFE\tEuler probe_fd\tHeun probe_fd\n", o->model_name, o->ema ? " (EMA)" : "", o->samples,
-            probe->weights);
+    fprintf(out, "# step8_recipe nfe of %s%s: %d samples from the scorecard's noise; probe weights %s; distance: "
+                 "RMS from Heun's at %d evaluations\n# NFE\tEuler probe_fd\tHeun probe_fd\tEuler distance\tHeun "
+                 "distance\n", o->model_name, o->ema ? " (EMA)" : "", o->samples, probe->weights, 2 * REF_STEPS);
+    scorecard_samples_shown(&m, ref, o->samples, SAMPLER_HEUN, REF_STEPS, NULL, 0);
+    size_t n = per * o->samples;
     Table tab;
-    table_init(&tab, 3, "NFE", "Euler probe-FD", "Heun probe-FD");
+    table_init(&tab, 5, "NFE", "Euler probe-FD", "Heun probe-FD", "Euler distance", "Heun distance");
     for (int i = 0; i < NFE_COUNT; i++) {
-        double fd[2];
+        double fd[2], dist[2];
         for (SamplerKind s = SAMPLER_EULER; s <= SAMPLER_HEUN; s++) {
             int steps = s == SAMPLER_HEUN ? NFE_LIST[i] / 2 : NFE_LIST[i];
             scorecard_samples_shown(&m, samples, o->samples, s, steps, NULL, 0);
             fd[s] = scorecard_probe_fd(probe, &real, samples, o->samples);
+            double ss = 0;
+            for (size_t j = 0; j < n; j++) ss += ((double)samples[j] - ref[j]) * ((double)samples[j] - ref[j]);
+            dist[s] = sqrt(ss / n);
         }
-        fprintf(out, "%d\t%.4f\t%.4f\n", NFE_LIST[i], fd[0], fd[1]);
+        fprintf(out, "%d\t%.4f\t%.4f\t%.5f\t%.5f\n", NFE_LIST[i], fd[0], fd[1], dist[0], dist[1]);
         table_cell(&tab, "%d", NFE_LIST[i]);
         table_cell(&tab, "%.2f", fd[0]);
         table_cell(&tab, "%.2f", fd[1]);
-        fflush(stdout);
+        table_cell(&tab, "%.4f", dist[0]);
+        table_cell(&tab, "%.4f", dist[1]);
     }
     table_print(&tab);
     fclose(out);
@@ -77,22 +86,23 @@ int cmd_nfe(const Options *o) {
     free(text);
     feature_stats_free(&real);
     probe_free(probe);
-    free(samples); cifar_free(&train); cifar_free(&test); model_free(&m);
+    free(samples); free(ref); cifar_free(&train); cifar_free(&test); model_free(&m);
     return rc != 0;
 }
 
-// One nfe .tsv: probe-FD of each sampler at each NFE_LIST entry.
-static int read_nfe(const char *path, double fd[2][NFE_COUNT], char *err, size_t errlen) {
+// One nfe .tsv: probe-FD (fd[0..1]) and distance (fd[2..3]) of each
+// sampler at each NFE_LIST entry.
+static int read_nfe(const char *path, double fd[4][NFE_COUNT], char *err, size_t errlen) {
     size_t len;
     char *text = read_file_all(path, &len, err, errlen);
     if (!text) return -1;
     int got = 0;
     for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
         int nfe;
-        double e, h;
-        if (line[0] == '#' || sscanf(line, "%d %lf %lf", &nfe, &e, &h) != 3) continue;
+        double v[4];
+        if (line[0] == '#' || sscanf(line, "%d %lf %lf %lf %lf", &nfe, &v[0], &v[1], &v[2], &v[3]) != 5) continue;
         for (int i = 0; i < NFE_COUNT; i++)
-            if (NFE_LIST[i] == nfe) { fd[0][i] = e; fd[1][i] = h; got |= 1 << i; }
+            if (NFE_LIST[i] == nfe) { for (int c = 0; c < 4; c++) fd[c][i] = v[c]; got |= 1 << i; }
     }
     free(text);
     return got == (1 << NFE_COUNT) - 1 ? 0 : errorf(err, errlen, "%s: not a step8_recipe nfe table", path);
@@ -101,31 +111,34 @@ static int read_nfe(const char *path, double fd[2][NFE_COUNT], char *err, size_t
 int cmd_curves(const Options *o) {
     char err[ERRLEN];
     int n = o->nwords - 1;
-    double (*fd)[2][NFE_COUNT] = calloc((size_t)n, sizeof *fd);
+    double (*fd)[4][NFE_COUNT] = calloc((size_t)n, sizeof *fd);
     if (!fd) return fprintf(stderr, "error: out of memory\n"), 1;
     for (int k = 0; k < n; k++)
         if (read_nfe(o->words[k + 1], fd[k], err, sizeof err) != 0) return fprintf(stderr, "error: %s\n", err), free(fd), 1;
     FILE *f = figure_data_open(o->figures, "step8_nfe", err, sizeof err);
     if (!f) return fprintf(stderr, "error: %s\n", err), free(fd), 1;
-    fprintf(f, "# NFE\tEuler mean\tlowest\thighest\tHeun mean\tlowest\thighest (over %d checkpoints)\n", n);
-    printf("probe-FD against model evaluations, over %d checkpoints (mean, lowest, highest)\n", n);
+    fprintf(f, "# NFE, then probe-FD of Euler and of Heun, then the distance from many steps of Euler and of Heun:"
+               " each its mean, lowest and highest over %d checkpoints\n", n);
+    printf("probe-FD and RMS distance from the many-step samples against model evaluations, over %d checkpoints "
+           "(mean, lowest-highest)\n", n);
     Table tab;
-    table_init(&tab, 3, "NFE", "Euler", "Heun");
+    table_init(&tab, 5, "NFE", "Euler probe-FD", "Heun probe-FD", "Euler distance", "Heun distance");
     for (int i = 0; i < NFE_COUNT; i++) {
         fprintf(f, "%d", NFE_LIST[i]);
         table_cell(&tab, "%d", NFE_LIST[i]);
-        for (int s = 0; s < 2; s++) {
+        for (int s = 0; s < 4; s++) {
             double sum = 0, lo = INFINITY, hi = -INFINITY;
             for (int k = 0; k < n; k++) { sum += fd[k][s][i]; lo = fmin(lo, fd[k][s][i]); hi = fmax(hi, fd[k][s][i]); }
-            fprintf(f, "\t%.4f\t%.4f\t%.4f", sum / n, lo, hi);
-            table_cell(&tab, "%.2f (%.2f-%.2f)", sum / n, lo, hi);
+            fprintf(f, "\t%.5f\t%.5f\t%.5f", sum / n, lo, hi);
+            if (s < 2) table_cell(&tab, "%.1f (%.1f-%.1f)", sum / n, lo, hi);
+            else table_cell(&tab, "%.4f (%.4f-%.4f)", sum / n, lo, hi);
         }
         fprintf(f, "\n");
     }
     table_print(&tab);
     free(fd);
     int rc = figure_data_close(f, o->figures, "step8_nfe", err, sizeof err);
-    if (rc == 0) rc = figure_plot(o->figures, "step8_recipe/plots", "step8_nfe", 700, 480, NULL, err, sizeof err);
+    if (rc == 0) rc = figure_plot(o->figures, "step8_recipe/plots", "step8_nfe", 1100, 450, NULL, err, sizeof err);
     if (rc < 0) return fprintf(stderr, "error: %s\n", err), 1;
     figure_report(stdout, o->figures, rc == 0, rc == FIGURE_NO_GNUPLOT);
     return 0;

@@ -118,8 +118,10 @@ START_TEST(test_curves) {
         snprintf(path, sizeof path, "%s/nfe%d.tsv", dir, k);
         FILE *f = fopen(path, "w");
         ck_assert_ptr_nonnull(f);
-        fprintf(f, "# step8_recipe nfe\n# NFE\tEuler probe_fd\tHeun probe_fd\n");
-        for (int i = 0; i < NFE_COUNT; i++) fprintf(f, "%d\t%.4f\t%.4f\n", NFE_LIST[i], 100.0 / (i + 1) + k, 90.0 / (i + 1) + 2 * k);
+        fprintf(f, "# step8_recipe nfe\n# NFE\tEuler probe_fd\tHeun probe_fd\tEuler distance\tHeun distance\n");
+        for (int i = 0; i < NFE_COUNT; i++)
+            fprintf(f, "%d\t%.4f\t%.4f\t%.4f\t%.4f\n", NFE_LIST[i], 100.0 / (i + 1) + k, 90.0 / (i + 1) + 2 * k,
+                    0.5 / (i + 1), 0.25 / (i + 1) + 0.1 * k);
         fclose(f);
     }
     snprintf(opts, sizeof opts, "curves '%s/nfe0.tsv' '%s/nfe1.tsv' --figures '%s/figures'", dir, dir, dir);
@@ -127,11 +129,12 @@ START_TEST(test_curves) {
     char figures[300];
     snprintf(figures, sizeof figures, "%s/figures", dir);
     char *tsv = read_text_in(figures, "step8_nfe.tsv");
-    ck_assert_msg(strstr(tsv, "\n2\t100.5000\t100.0000\t101.0000\t91.0000\t90.0000\t92.0000\n") != NULL, "%s", tsv);
+    ck_assert_msg(strstr(tsv, "\n2\t100.50000\t100.00000\t101.00000\t91.00000\t90.00000\t92.00000\t0.50000\t0.50000"
+                              "\t0.50000\t0.30000\t0.25000\t0.35000\n") != NULL, "%s", tsv);
     // a table that is not one: refused, no figure
     snprintf(path, sizeof path, "%s/bad.tsv", dir);
     FILE *f = fopen(path, "w");
-    fputs("# nothing\n2\t1\n", f);
+    fputs("# nothing\n2\t1\t1\n", f);
     fclose(f);
     snprintf(opts, sizeof opts, "curves '%s/bad.tsv' --figures '%s/figures2'", dir, dir);
     ck_assert_int_ne(run_program("", PROGRAM, opts, dir), 0);
