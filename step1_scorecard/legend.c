@@ -34,11 +34,17 @@ void print_legend(const RunMetrics *runs, int n) {
         char label[160];
         metrics_probe_label(probe, label, sizeof label);
         printf("            by %s\n", label);
+        // each other probe once: its runs, then the probe
         for (int i = 0; i < n; i++) {
-            if (!isfinite(runs[i].probe_fd) || metrics_same_probe(&runs[i], probe)) continue;
+            bool seen = false;
+            for (int j = 0; j < i && !seen; j++)
+                seen = isfinite(runs[j].probe_fd) && metrics_same_probe(&runs[j], &runs[i]);
+            if (seen || !isfinite(runs[i].probe_fd) || metrics_same_probe(&runs[i], probe)) continue;
+            printf("            %s", runs[i].name);
+            for (int j = i + 1; j < n; j++)
+                if (isfinite(runs[j].probe_fd) && metrics_same_probe(&runs[j], &runs[i])) printf(", %s", runs[j].name);
             metrics_probe_label(&runs[i], label, sizeof label);
-            printf("            %s: by another probe, not compared with these:\n              %s\n", runs[i].name,
-                   label);
+            printf(": by another probe, not compared with these:\n              %s\n", label);
         }
     }
     bool speed = false;
