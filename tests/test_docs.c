@@ -1055,8 +1055,8 @@ END_TEST
 
 // Lengths: a lesson, not a log. The pages that grew by accretion have a
 // ceiling each, and docs/ as a whole has one, so that a page cut here
-// cannot grow back there. docs/your_runs.md (106 lines) came with 106 more.
-#define DOCS_MOST_LINES 3306
+// cannot grow back there. docs/your_runs.md (107 lines) came with 107 more.
+#define DOCS_MOST_LINES 3307
 START_TEST(test_page_lengths) {
     static const struct { const char *page; int most; } limits[] = {
         { "README.md", 150 }, { "docs/performance.md", 300 }, { "docs/step6_ablation.md", 300 },
