@@ -40,6 +40,12 @@ static void write_text(const char *path, const char *text) {
     fclose(f);
 }
 
+// The probe every metrics.json below names (a "probe" object and a comma; "" for none): the
+// shipped probe's key and test accuracy unless a test says otherwise.
+#define PROBE_A "\"probe\": {\"key\": \"2c20f3f74af509e0\", \"test_acc\": 0.6129000186920166}, "
+#define PROBE_B "\"probe\": {\"key\": \"2c20f3f74af509e0\", \"test_acc\": 0.6147000193595886}, "
+static const char *g_probe = PROBE_B;
+
 // A metrics.json in the trainer's schema (the fields the table reads, and a
 // few it does not). lr2e3 runs get a 16-point curve whose every 4th point is
 // the tutorial's printed curve.
@@ -63,9 +69,9 @@ static void write_run(const char *dir, const Row *r, const char *preset) {
              " \"loss_spikes\": %d, \"raw\": {\"val_mse\": %.4f, \"uncond\": {\"probe_fd\": %.1f}},\n"
              " \"curve\": [%s], \"curve_window\": 250,\n"
              " \"config\": {\"dim\": \"128\", \"lr\": \"%s\", \"steps\": \"4000\", \"seed\": \"%d\"},\n"
-             " \"preset\": \"%s\", \"steps\": 4000}\n",
+             " %s\"preset\": \"%s\", \"steps\": 4000}\n",
              r->name, r->params, 1000.0 / r->ms, r->ms, r->spikes, r->val, r->fd, curve,
-             hi ? "0.00200000009" : "0.000300000014", strcmp(r->name, "p11_base_s1") == 0, preset);
+             hi ? "0.00200000009" : "0.000300000014", strcmp(r->name, "p11_base_s1") == 0, g_probe, preset);
     snprintf(path, sizeof path, "%s/%s/metrics.json", dir, r->name);
     write_text(path, text);
 }
@@ -332,8 +338,6 @@ END_TEST
 // Several seeds per configuration.
 
 // A minimal metrics.json of one seed's run, with its config's seed, and the
-// probe g_probe names (a "probe" object and a comma; "" for none).
-static const char *g_probe = "";
 static void write_seed_run(const char *dir, const char *name, double val, int seed, const char *preset) {
     char path[512], text[1024];
     snprintf(path, sizeof path, "%s/%s", dir, name);
@@ -492,21 +496,20 @@ END_TEST
 
 
 // Probe-FDs of two probes are never shown side by side: the folder's probe
-// is the first run's (p11_base_s0's); a run that another probe scored shows
+// is the shipped one (PROBE_B: its key and test accuracy, no weights
+// recorded, as the older runs have it); a run that another probe scored shows
 // "other probe", a configuration of both "mixed probes", and the note under
 // the tutorial's table names both probes and the runs of the other. The
 // TSV leaves their probe-FD out.
-#define PROBE_A "\"probe\": {\"key\": \"2c20f3f74af509e0\", \"test_acc\": 0.6129000186920166}, "
-#define PROBE_B "\"probe\": {\"key\": \"2c20f3f74af509e0\", \"test_acc\": 0.6147000193595886}, "
 START_TEST(test_other_probe_refused) {
     tmpdir_make(g_dir, sizeof g_dir, "probes");
-    g_probe = PROBE_A;
-    make_seed_runs(g_dir);
     g_probe = PROBE_B;
+    make_seed_runs(g_dir);
+    g_probe = PROBE_A;
     write_seed_run(g_dir, "p11_base_s2", 0.2790, 2, "quick");
     write_seed_run(g_dir, "p11_qknorm", 0.2795, 0, "quick");
     write_seed_run(g_dir, "p11_rope_s1", 0.2500, 1, "quick");
-    g_probe = "";
+    g_probe = PROBE_B;
     AblationResults *res = load();
     ck_assert(res->has_probe);
     ck_assert_int_eq(res->other_probe_runs, 3);
@@ -520,10 +523,10 @@ START_TEST(test_other_probe_refused) {
     assert_row(over_seeds, "+ 2D RoPE", "3 (0,1,2)", "mixed probes", NULL);
     assert_row(over_seeds, "+ QK-norm", "1 (0)", "other probe", NULL);
     assert_row(over_seeds, "+ SwiGLU", "3 (0,1,2)", "90.0", NULL);
-    assert_has(out, "probe-FD: by probe 2c20f3f74af509e0 (test accuracy 61.29%, weights not recorded).\n"
+    assert_has(out, "probe-FD: by the shipped probe (weights f2043fe15e1cb445, test accuracy 61.47%).\n"
                     "Two probes' FDs do not compare: the 3 runs by another show \"other probe\" (both: "
                     "\"mixed probes\"):\n");
-    assert_has(out, "  probe 2c20f3f74af509e0 (test accuracy 61.47%, weights not recorded): p11_base_s2 p11_qknorm\n"
+    assert_has(out, "  probe 2c20f3f74af509e0 (test accuracy 61.29%, weights not recorded): p11_base_s2 p11_qknorm\n"
                     "    p11_rope_s1\n");
     free(out);
     char path[512], err[256];
@@ -532,7 +535,7 @@ START_TEST(test_other_probe_refused) {
     char *md = read_whole_file(path);
     assert_has(md, "| + QK-norm | 1 (0) | 0.2795 | - | other probe |");
     assert_has(md, "| baseline | 3 (0,1,2) | 0.2807 | 0.0016 | mixed probes |");
-    assert_has(md, "- probe 2c20f3f74af509e0 (test accuracy 61.47%, weights not recorded): `p11_base_s2` "
+    assert_has(md, "- probe 2c20f3f74af509e0 (test accuracy 61.29%, weights not recorded): `p11_base_s2` "
                    "`p11_qknorm` `p11_rope_s1`\n");
     free(md);
     char *t = printed(results_print_tsv, res);
@@ -542,11 +545,11 @@ START_TEST(test_other_probe_refused) {
     // one probe for all: no refusal, no list
     g_probe = PROBE_B;
     make_seed_runs(g_dir);
-    g_probe = "";
+    g_probe = PROBE_B;
     results_load(g_dir, res);
     ck_assert_int_eq(res->other_probe_runs, 0);
     out = capture_stdout(print_results, res);
-    assert_has(out, "probe-FD: by probe 2c20f3f74af509e0 (test accuracy 61.47%, weights not recorded).\n");
+    assert_has(out, "probe-FD: by the shipped probe (weights f2043fe15e1cb445, test accuracy 61.47%).\n");
     ck_assert_ptr_null(strstr(out, "other probe"));
     ck_assert_ptr_null(strstr(out, "mixed probes"));
     free(out);

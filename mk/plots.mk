@@ -82,8 +82,8 @@ results-pytorch: step6
 	sh scripts/results_torch.sh $(PRESET) $(RUNS)
 
 # The docs' figures: steps 1 and 6 from the committed RESULTS, step 7's
-# curves from COND_RESULTS, the attention maps from RUNS (they need
-# checkpoints), steps 2 to 5 computed on the spot.
+# curves from COND_RESULTS, steps 2 to 5 computed on the spot, the attention
+# maps from RUNS (they need checkpoints: without them docs/figures keeps its own).
 RESULTS ?= results/quick
 COND_RESULTS ?= results/c10_quick
 DOCS_FIG := $(CURDIR)/$(BUILD)/docs-figures
@@ -92,7 +92,8 @@ docs-figures: $(STEP_TARGETS) lab model-figures sweep-figures
 	$(call step_figures,$(DOCS_FIG),$(abspath $(RESULTS)),$(abspath $(COND_RESULTS)))
 	cd step8_recipe && ./step8_recipe --figures $(DOCS_FIG) > /dev/null
 	step8_recipe/step8_recipe curves results/recipe_quick/*/nfe.tsv --figures $(DOCS_FIG)
-	$(LAB) attention-maps --runs $(RUNS) --out $(DOCS_FIG)
+	$(LAB) attention-maps --runs $(RUNS) --out $(DOCS_FIG) || echo "docs-figures: no attention maps: they need" \
+	    "$(RUNS)/p11_base_s0 and p11_rope with their checkpoints; docs/figures keeps its step6_attention_*.png"
 	STEP6=$(S6) sh scripts/plots.sh $(RESULTS) $(DOCS_FIG)/plots
 	for p in val_mse_seeds loss lr2e3; do [ ! -f $(DOCS_FIG)/plots/$$p.png ] || cp $(DOCS_FIG)/plots/$$p.png $(DOCS_FIG)/step6_$$p.png; done
 	cp $(DOCS_FIG)/step[1-8]_*.png docs/figures/

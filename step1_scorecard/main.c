@@ -50,13 +50,14 @@
 #include "io/blas_kernel.h"
 
 // The table, then the seed gap of every pair that is one config at two seeds.
-// A probe-FD by another probe than the first run's is not shown beside it.
+// A probe-FD by another probe than the shipped one is not shown.
 static void print_scorecard(const RunMetrics *runs, int n) {
     printf("\n");
     metrics_print_header(stdout);
-    int probe = metrics_table_probe(runs, n);
+    RunMetrics shipped;
+    const RunMetrics *probe = table_probe(runs, n, &shipped);
     for (int i = 0; i < n; i++)
-        metrics_print_row(stdout, NULL, &runs[i], probe >= 0 && !metrics_same_probe(&runs[i], &runs[probe]));
+        metrics_print_row(stdout, NULL, &runs[i], probe && !metrics_same_probe(&runs[i], probe));
     int pairs = 0;
     for (int i = 0; i < n; i++)
         for (int j = i + 1; j < n; j++) {
@@ -138,8 +139,8 @@ static int baseline_runs(const BaselinePlan *p) {
 }
 
 // ---------------------------------------------------------------------------
-// Given folders: their scorecard. committed: the project's own runs, made on
-// different machines, so their ms/step is not shown side by side.
+// Given folders: their scorecard. committed: the project's own runs, each
+// timed beside whatever else its machine ran, so their ms/step is not shown.
 static int existing_runs(char **paths, int n, const char *figures, bool committed) {
     RunMetrics *runs = calloc((size_t)n, sizeof *runs), *group = calloc(STEP1_MAX_SEEDS, sizeof *group);
     if (!runs || !group) { free(runs); free(group); fprintf(stderr, "error: out of memory\n"); return 1; }

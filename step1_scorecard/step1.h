@@ -73,6 +73,10 @@ int step1_committed_seeds(char *dir, size_t dirlen, char **paths);
 // What the numbers are, built from the constants the scorecard uses, so the
 // words cannot drift from what was measured.
 void print_legend(const RunMetrics *runs, int n);
+// The probe the table of runs[0..n) shows probe-FDs by: the shipped one
+// (into *shipped), or the first run's with a probe-FD when the shipped file
+// cannot be read; NULL when no run has a probe-FD.
+const RunMetrics *table_probe(const RunMetrics *runs, int n, RunMetrics *shipped);
 // What N seeds per configuration buy at the spread sd: the standard error
 // of a difference of two means, and the smallest difference it resolves.
 void print_what_seeds_buy(double sd);

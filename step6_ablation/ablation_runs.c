@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "ablation_runs.h"
+#include "eval/probe.h"
 #include "io/fileio.h"
 #include "io/paths.h"
 #include <sys/stat.h>
@@ -134,7 +135,14 @@ void results_load(const char *dir, AblationResults *res) {
             snprintf(path, sizeof path, "%s/%s/metrics.json", dir, name);
             AblationRow *row = &res->cfg[c].seed[k];
             if (ablation_row_read(path, row) != 0 || !isfinite(row->m.probe_fd)) continue;
-            if (!res->has_probe) { res->has_probe = true; res->probe = row->m; }
+            if (!res->has_probe) {
+                char err[512];
+                res->has_probe = true;
+                if (probe_shipped_metrics(&res->probe, err, sizeof err) != 0) {
+                    fprintf(stderr, "warning: %s: probe-FDs shown by the first run's probe instead\n", err);
+                    res->probe = row->m;
+                }
+            }
             row->other_probe = !metrics_same_probe(&row->m, &res->probe);
             res->other_probe_runs += row->other_probe;
         }

@@ -91,12 +91,11 @@ typedef struct {
     double base_mean, gap;    // mean of the two seeds' val MSE, |s0 - s1|
     bool not_seed_pair;       // the two baselines differ in more than the seed
     bool mixed_presets;       // the present runs come from different presets
-    // the probe the folder's probe-FDs are by: the first run's with one (in
-    // configuration and seed order: p11_base_s0's when it has one); a run by
-    // another probe (metrics_same_probe) is other_probe, never averaged or
-    // shown beside it
-    bool has_probe;
-    RunMetrics probe;         // that run's metrics (its probe_* fields name the probe)
+    // the probe the folder's probe-FDs are by: the shipped one (the first
+    // run's with one when its file cannot be read); a run by another probe
+    // (metrics_same_probe) is other_probe, never averaged or shown beside it
+    bool has_probe;           // a run has a probe-FD
+    RunMetrics probe;         // its probe_* fields name the probe
     int other_probe_runs;     // runs with a probe-FD by another probe
     bool dir_missing;         // there is no such folder at all
 } AblationResults;

@@ -18,9 +18,8 @@
 // a row with one seed has no noise of its own, so it gets no verdict there
 // (beside it, the committed three-seed verdict of results/, marked so).
 // Each table has one verdict column; the first is labelled the tutorial's.
-// Neither shows ms/step: the runs shared the machine with whatever else ran
-// (and committed runs come from different machines); `lab speed` times the
-// configurations fairly, in turns in one process.
+// Neither shows ms/step: the runs shared the machine with whatever else ran;
+// `lab speed` times the configurations fairly, in turns in one process.
 #include <limits.h>
 #include <math.h>
 #include <getopt.h>

@@ -147,7 +147,7 @@ static void label_dropout(Model *m) {
 }
 
 // ----------------------------------------------------------------------
-// 4. The guided velocity, on the shipped model: one batch [x | x] with
+// 4. The guided velocity, on the shipped class-conditional model: one batch [x | x] with
 //    labels [null | cat] gives both velocities; w mixes them.
 static void the_guided_velocity(Model *m) {
     const int K = m->cfg.classes, y = 3;
@@ -164,7 +164,7 @@ static void the_guided_velocity(Model *m) {
     model_forward(m, &a, x, t, labels);   // a.v: v(null), then v(cat)
     for (size_t i = 0; i < per; i++) push[i] = a.v[per + i] - a.v[i];
     double step = rms(push, per);
-    printf("4. The guided velocity on the shipped model: one noise image at t = 0.5, label %d (%s)\n\n", y,
+    printf("4. The guided velocity on the shipped class-conditional model: one noise image at t = 0.5, label %d (%s)\n\n", y,
            CIFAR_CLASS[y]);
     Table tab;
     table_init(&tab, 4, "w", "rms of v", "rms of v - v(null)", "/ rms of v(y) - v(null)");
@@ -254,8 +254,8 @@ int main(int argc, char **argv) {
     }
     int ema = checkpoint_use_ema(o.model, &m, err, sizeof err);   // its EMA's weights, when it has one
     if (ema < 0) return fprintf(stderr, "error: %s\n", err), model_free(&m), 1;
-    printf("The shipped model: %s (checksums verified), %zu parameters%s\n\n", o.model_name, m.n_params,
-           ema == 0 ? ", their EMA" : "");
+    printf("The shipped class-conditional model: %s (checksums verified), %zu parameters%s\n\n", o.model_name,
+           m.n_params, ema == 0 ? ", their EMA" : "");
     the_guided_velocity(&m);
     rc = the_grid(&m, o.figures);
     model_free(&m);

@@ -49,13 +49,13 @@ int step7_parse_options(int argc, char **argv, Options *o) {
         ARG_FIGURES(&o->figures),
         ARG_END,
     };
-    opts[0].hide_default = 1;   // the shipped model, named below
+    opts[0].hide_default = 1;   // the shipped class-conditional model, named below
     const ArgSpec spec = {
         .program = "step7_guidance", .options = opts, .words = "[sweep | curves TSV...]",
         .word_v = &o->words, .word_n = &o->nwords,
         .about = "  class labels and classifier-free guidance: the label table and its null row, label\n"
                  "  dropout, the guided velocity, and a sample of every class at w = 0, 1, 2, 4, 6 from\n"
-                 "  the shipped model (" SHIPPED_C10 "); figure step7_grid.png.\n"
+                 "  the shipped class-conditional model (" SHIPPED_C10 "); figure step7_grid.png.\n"
                  "  sweep --model CKPT --out F.tsv: CKPT's guided scorecard at every w of --w, from the\n"
                  "  same noise (probe-FD against the CIFAR-10 test set, class accuracy; needs the data).\n"
                  "  curves RUN/guidance.tsv...: step7_curves, probe-FD and class accuracy against w, each\n"

@@ -25,6 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "io/cifar.h"
+#include "io/metrics.h"
 
 // ============================================================================
 // Layers. Conventions as in layers.h: images (N, C, H, W); every backward
@@ -163,3 +164,9 @@ Probe *probe_get_or_train(const char *cache_dir, const CifarSet *train, const Ci
 Probe *probe_for_scoring(const CifarSet *train, const CifarSet *test, int verbose, char *err, size_t errlen);
 // $TINYDIT_PROBE, or "" when unset.
 const char *probe_choice(void);
+
+// The shipped probe as a run's metrics.json names it (probe_key,
+// probe_test_acc, probe_weights, probe_source "shipped"), whatever
+// $TINYDIT_PROBE says: the probe every table shows probe-FDs by. 0, or -1
+// with err when its file cannot be read.
+int probe_shipped_metrics(RunMetrics *out, char *err, size_t errlen);

@@ -211,7 +211,9 @@ void metrics_print_row(FILE *f, const char *label, const RunMetrics *r, bool oth
 // The probe behind a probe-FD
 
 bool metrics_same_probe(const RunMetrics *a, const RunMetrics *b) {
-    if (strcmp(a->probe_key, b->probe_key) != 0 || strcmp(a->probe_weights, b->probe_weights) != 0) return false;
+    if (strcmp(a->probe_key, b->probe_key) != 0) return false;
+    // weights compare where both runs recorded them (older runs did not)
+    if (a->probe_weights[0] && b->probe_weights[0] && strcmp(a->probe_weights, b->probe_weights) != 0) return false;
     // test_acc is a float32 written as a double: equal, or both absent
     if (isnan(a->probe_test_acc) || isnan(b->probe_test_acc)) return isnan(a->probe_test_acc) && isnan(b->probe_test_acc);
     return fabs(a->probe_test_acc - b->probe_test_acc) < 1e-6;

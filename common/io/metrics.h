@@ -79,9 +79,9 @@ typedef struct {
 } Comparison;
 void compare_means(SeedSpread a, SeedSpread b, Comparison *out);
 
-// Two probe-FDs compare only when one probe made both: the same weights'
-// fingerprint, key and test accuracy (a run of the project's older ones,
-// which recorded no fingerprint, compares only with runs like it).
+// Two probe-FDs compare only when one probe made both: the same key and
+// test accuracy, and the same weights' fingerprint where both recorded one
+// (the project's older runs recorded none: key and accuracy tell theirs).
 bool metrics_same_probe(const RunMetrics *a, const RunMetrics *b);
 // The probe as a reader is told it: "the shipped probe (weights 0123...,
 // test accuracy 61.47%)", "probe 2c20... (test accuracy 61.29%, weights not
