@@ -89,8 +89,8 @@ rm -f "$DEST"/plots/*.gp "$DEST"/plots/*.log     # the PNGs and their data stay
 
 # 4. step 8's runs (those with an EMA, r8_*): raw and EMA over seeds, and
 # probe-FD against model evaluations (step8_recipe nfe of each checkpoint)
-set -- "$DEST"/r8_*_s*
-if [ -e "$1" ]; then
+set -- $(for f in "$DEST"/r8_uniform_s* "$DEST"/r8_*_s*; do [ -e "$f" ] && echo "$f"; done | awk '!seen[$0]++')   # the baseline first
+if [ $# -gt 0 ]; then
     "$root/step8_recipe/step8_recipe" table $(for f in "$@"; do echo "${f#"$(pwd)"/}"; done) > "$DEST/recipe.txt"
     set -- "$DEST"/r8_*_s*/nfe.tsv
     if [ -e "$1" ]; then

@@ -12,7 +12,7 @@
 #include "nn/flow.h"
 #include "nn/model.h"
 
-#define SHIPPED_C10 "models/tinydit_c10_quick.safetensors"
+#define SHIPPED_C10 "models/tinydit_c10_recipe.safetensors"
 #define GRID_W_COUNT 5
 #define GRID_STEPS 20              // Euler steps of the grid's samples, as the scorecard's
 #define SWEEP_W_DEFAULT "0,1,2,3,4,5,6"

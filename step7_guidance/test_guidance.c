@@ -438,19 +438,20 @@ END_TEST
 START_TEST(test_the_shipped_model_is_the_committed_one) {
     char models[4096], cmd[8192];
     ck_assert_int_eq(project_path(models, sizeof models, "models"), 0);
-    snprintf(cmd, sizeof cmd, "cd '%s' && sha256sum --check --status tinydit_c10_quick.safetensors.sha256", models);
+    snprintf(cmd, sizeof cmd, "cd '%s' && sha256sum --check --status tinydit_c10_recipe.safetensors.sha256", models);
     int st = system(cmd);
     ck_assert_msg(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0,
-                  "models/tinydit_c10_quick.safetensors does not match its .sha256 (missing, damaged, or exported "
+                  "models/tinydit_c10_recipe.safetensors does not match its .sha256 (missing, damaged, or exported "
                   "again without a new checksum)");
     char path[4200], err[1024];
-    snprintf(path, sizeof path, "%s/tinydit_c10_quick.safetensors", models);
+    snprintf(path, sizeof path, "%s/tinydit_c10_recipe.safetensors", models);
     Model m;
     SafeTensors s;
     ck_assert_msg(checkpoint_load(path, &m, &s, err, sizeof err) == 0, "%s", err);
     ck_assert_int_eq(m.cfg.classes, 10);
     ck_assert_ptr_nonnull(model_find(&m, "y_embed.weight"));
     ck_assert_ptr_null(st_find(&s, CHECKPOINT_ADAMW_M "y_embed.weight"));   // exported: no optimizer state
+    ck_assert_ptr_nonnull(st_find(&s, CHECKPOINT_EMA "y_embed.weight"));     // but its EMA, which step 7 draws from
     st_free(&s);
     model_free(&m);
 }
