@@ -14,10 +14,8 @@ set logscale y 10
 set ylabel 'RMS distance (pixels in [-1, 1])'
 plot 'step8_nfe.tsv' using 1:8:9:10 with yerrorlines lw 2 pt 7 lc rgb '#4477aa' title 'Euler', \
      '' using 1:11:12:13 with yerrorlines lw 2 pt 5 lc rgb '#ee6677' title 'Heun'
-unset logscale y
 set title 'probe-FD of 1,000 samples'
-set ylabel 'probe-FD'
-set yrange [0:*]
+set ylabel 'probe-FD (log scale)'
 plot 'step8_nfe.tsv' using 1:2:3:4 with yerrorlines lw 2 pt 7 lc rgb '#4477aa' title 'Euler', \
      '' using 1:5:6:7 with yerrorlines lw 2 pt 5 lc rgb '#ee6677' title 'Heun'
 unset multiplot
