@@ -12,6 +12,8 @@ JOBS ?=
 ESTIMATE ?= yes
 S6 := step6_ablation/step6_ablation
 LAB := lab/lab
+# the programs the job runs (step 0's tour is not one), built one compiler a core, and no test
+JOB_PROGRAMS := $(filter-out step0_tour/%,$(PROGRAMS))
 # make tutorial: steps 1 to 6 at PRESET (tutorial: full size; smoke: minutes),
 # SEEDS seeds a configuration, JOBS runs side by side. `lab estimate` first
 # says how long it will take and, without JOBS, which arrangement is faster
@@ -20,7 +22,8 @@ LAB := lab/lab
 PLAN_OPTS = --preset $(PRESET) --seeds $(SEEDS) --out $(RUNS)
 TUTORIAL_JOBS = $(or $(JOBS),$(if $(filter yes,$(ESTIMATE)),$$(sed -n 's/^jobs //p' $(RUNS)/estimate.txt),1))
 ABLATION_OPTS = $(PLAN_OPTS) --jobs $(TUTORIAL_JOBS)
-tutorial: all $(if $(CIFAR_DIR),,data)
+tutorial: $(if $(CIFAR_DIR),,data)
+	+@$(MAKE) --no-print-directory -j$$(nproc) $(JOB_PROGRAMS)
 	@mkdir -p $(RUNS)
 	$(if $(filter yes,$(ESTIMATE)),$(LAB) estimate $(PLAN_OPTS) $(if $(JOBS),--jobs $(JOBS),--choose-jobs) --save $(RUNS)/estimate.txt)
 	$(LAB) ablation $(ABLATION_OPTS) --only p11_base_s0,p11_base_s1
@@ -40,7 +43,7 @@ ablation: lab
 	$(S6) table $(RUNS)
 plots: runs-plots
 	$(call step_figures,$(RUNS)/figures,$(RUNS),$(RUNS))
-runs-plots: $(STEP_TARGETS) lab
+runs-plots: $(JOB_PROGRAMS)
 	sh scripts/plots.sh $(RUNS) $(RUNS)/plots
 	$(LAB) attention-maps --runs $(RUNS) || \
 	    echo "plots: no attention maps: they need the finished runs p11_base_s0 and p11_rope"
