@@ -21,9 +21,10 @@ JOB_PROGRAMS := $(filter-out step0_tour/%,$(PROGRAMS))
 # read. Every run resumes where it stopped.
 PLAN_OPTS = --preset $(PRESET) --seeds $(SEEDS) --out $(RUNS)
 TUTORIAL_JOBS = $(or $(JOBS),$(if $(filter yes,$(ESTIMATE)),$$(sed -n 's/^jobs //p' $(RUNS)/estimate.txt),1))
-ABLATION_OPTS = $(PLAN_OPTS) --jobs $(TUTORIAL_JOBS)
+# the runs' output into their train.log: the terminal shows the job's progress (lab ablation --estimate)
+ABLATION_OPTS = $(PLAN_OPTS) --jobs $(TUTORIAL_JOBS) --log $(if $(filter yes,$(ESTIMATE)),--estimate $(RUNS)/estimate.txt)
 tutorial: $(if $(CIFAR_DIR),,data)
-	+@$(MAKE) --no-print-directory -j$$(nproc) $(JOB_PROGRAMS)
+	+@echo "make tutorial: its programs, $$(nproc) compilers at a time"; $(MAKE) -s -j$$(nproc) $(JOB_PROGRAMS)
 	@mkdir -p $(RUNS)
 	$(if $(filter yes,$(ESTIMATE)),$(LAB) estimate $(PLAN_OPTS) $(if $(JOBS),--jobs $(JOBS),--choose-jobs) --save $(RUNS)/estimate.txt)
 	$(LAB) ablation $(ABLATION_OPTS) --only p11_base_s0,p11_base_s1
@@ -56,7 +57,7 @@ figures_2_to_5 = @for s in step2_rmsnorm step3_qknorm step4_swiglu step5_rope2d;
 # Step 7's into $(1): its grid from the shipped class-conditional model, and
 # the curves against w of the sweeps in $(2) (make guidance-sweeps), if any.
 define figures_7
-cd step7_guidance && ./step7_guidance --figures $(1) > /dev/null
+cd step7_guidance && ./step7_guidance --figures $(1) > /dev/null && echo "figures: step7_grid.png in $(1)"
 @set -- $(2)/c10_*_s*/guidance.tsv; if [ -e "$$1" ]; then step7_guidance/step7_guidance curves "$$@" --figures $(1); \
     else echo "plots: no step 7 curves: $(2) has no c10_*_s*/guidance.tsv (make guidance-sweeps)"; fi
 endef
