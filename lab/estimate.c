@@ -443,9 +443,10 @@ static int race_steps(Preset job, int all, int half_threads, JobTimings *t) {
 // epoch when lab estimate began, the job's start; J: the runs side by side
 // the estimate is for), then the job's parts in their order, each with its
 // seconds (lab ablation --estimate shows the job's progress by them):
-// "part estimate S", the baseline pair's "run NAME S", "part steps S", the
+// "part estimate S", the baseline pair's "run NAME S F", "part steps S", the
 // other runs, "part plots S". A run's seconds are its share of its phase's
-// wall time: with runs side by side, its own time over the runs beside it.
+// wall time (with runs side by side, its own time over the runs beside it),
+// F the share of its steps in it.
 static int save_estimate(const char *path, double seconds, double started, int jobs, const JobTimings *t,
                          const RunWork *runs, const char (*names)[64], const int *phase, int n) {
     char *text = malloc(256 + (size_t)n * 96), err[1024];
@@ -460,8 +461,16 @@ static int save_estimate(const char *path, double seconds, double started, int j
             if (phase[i] == ph) sum += s[k++] = estimate_run_seconds(t, &runs[i], jobs);
         double wall = schedule_seconds(s, k, jobs);
         k = 0;
-        for (int i = 0; i < n; i++)
-            if (phase[i] == ph) len += sprintf(text + len, "run %s %.1f\n", names[i], sum > 0 ? s[k++] * wall / sum : 0);
+        for (int i = 0; i < n; i++) {
+            if (phase[i] != ph) continue;
+            // and the share of its steps in it (the rest: its start, val checks and scorecard)
+            const RunWork *w = &runs[i];
+            double steps_s = w->steps_done < 0 ? 0 : (w->cfg.run.steps - w->steps_done) * t->step_ms[w->config] / 1000.0
+                                                     * (jobs > 1 ? t->jobs_factor : 1.0);
+            len += sprintf(text + len, "run %s %.1f %.3f\n", names[i], sum > 0 ? s[k] * wall / sum : 0,
+                           s[k] > 0 ? steps_s / s[k] : 0);
+            k++;
+        }
         if (ph == 0) len += sprintf(text + len, "part steps %.1f\n", fixed.between);
     }
     len += sprintf(text + len, "part plots %.1f\n", fixed.after);
@@ -526,7 +535,6 @@ int cmd_estimate(int argc, char **argv) {
     if (time_grid(all, &t) != 0) return 1;
     time_start(&t);
     time_figure(&t);
-    if (getenv("DBG")) fprintf(stderr, "step %.2f ms exam %.4f sample %.4f fresh %.1f probe %.4f data %.2f jf %.2f start %.3f probe_load %.3f ckpt %.3f fig %.3f grid %.2f\n", t.step_ms[0], t.exam_ms_per_image, t.sample_ms_per_image, t.fresh_ms, t.probe_ms_per_image, t.data_seconds, t.jobs_factor, t.start_seconds, t.probe_load_seconds, t.ckpt_seconds, t.figure_seconds, t.grid_seconds);
     RunWork runs[ABLATION_PLAN_MAX];
     char names[ABLATION_PLAN_MAX][64];
     int phase[ABLATION_PLAN_MAX], n = job_runs(o.preset, o.seeds, dir, runs, names, phase), left = 0;

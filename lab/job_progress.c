@@ -30,8 +30,8 @@ int job_plan_read(const char *path, JobPlan *p, char *err, size_t errlen) {
     p->started = (double)at;
     for (char *line = strtok(text + used, "\n"); line; line = strtok(NULL, "\n")) {
         char kind[16], name[64];
-        double s;
-        if (sscanf(line, "%15s %63s %lf", kind, name, &s) != 3 || (strcmp(kind, "run") && strcmp(kind, "part")))
+        double s, f = 0.9;
+        if (sscanf(line, "%15s %63s %lf %lf", kind, name, &s, &f) < 3 || (strcmp(kind, "run") && strcmp(kind, "part")))
             continue;   // "jobs J", and lines a later lab estimate may add
         if (p->n == JOB_MAX_PARTS || !(s >= 0)) {
             free(text);
@@ -41,6 +41,7 @@ int job_plan_read(const char *path, JobPlan *p, char *err, size_t errlen) {
         snprintf(q->name, sizeof q->name, "%s", name);
         q->is_run = !strcmp(kind, "run");
         q->seconds = s;
+        q->steps_share = fmin(1, fmax(0, f));
     }
     free(text);
     return 0;
@@ -69,12 +70,12 @@ void job_progress_line(const JobPlan *p, double now, const char *what, char *out
 
 struct JobWatch {
     const char *dir;
-    int n, started, ended;
+    int n, to_run, started, ended;
     const char (*names)[64];
     const int *steps;
     const bool *was_finished;
     pid_t *pid;             // 0 until the run starts
-    double *t_start;
+    double *t_start, *t_steps;   // when it started; when its steps were all done (0: not yet)
     bool *reported;         // its end said
     JobPlan plan;
     bool have_plan, draw, tty, line_shown, ended_now;
@@ -113,8 +114,14 @@ static void update_plan(JobWatch *w) {
         char path[2048];
         snprintf(path, sizeof path, "%s/%s/metrics.json", w->dir, q->name);
         if (file_exists(path) || (i < w->n && w->reported[i])) q->done = 1;
-        else if (i < w->n && w->pid[i]) q->done = w->steps[i] > 0 ? 0.9 * steps_in(w->dir, q->name) / w->steps[i] : 0;
-        else q->done = 0;   // its scorecard, after the steps: the last tenth
+        else if (i < w->n && w->pid[i]) {
+            // its steps as far as its loss.tsv has them; then its scorecard, by the clock
+            int s = steps_in(w->dir, q->name);
+            double f = q->steps_share, now = wall_seconds();
+            if (s >= w->steps[i] && !w->t_steps[i]) w->t_steps[i] = now;
+            q->done = w->t_steps[i] ? f + (1 - f) * fmin(0.95, (now - w->t_steps[i]) / fmax(1, (1 - f) * q->seconds))
+                                    : w->steps[i] > 0 ? f * s / w->steps[i] : 0;
+        } else q->done = 0;
     }
 }
 
@@ -122,7 +129,7 @@ static void update_plan(JobWatch *w) {
 // pipe) it is printed whole after a run ends and every half minute.
 static void show_progress(JobWatch *w, bool last) {
     double now = wall_seconds();
-    if (!w->draw || (last && !w->line_shown)) return;
+    if (!w->draw || (last && w->tty && !w->line_shown)) return;
     char what[512] = "", line[768];
     for (int i = 0; i < w->n; i++)
         if (w->pid[i] && !w->reported[i] && strlen(what) < sizeof what - 100)
@@ -141,7 +148,7 @@ static void show_progress(JobWatch *w, bool last) {
         printf("\r\033[K%s", line);
         fflush(stdout);
         w->line_shown = true;
-    } else if (!w->tty && !last && (w->ended_now || now - w->last_plain >= PROGRESS_PLAIN_EVERY_S / 2)) {
+    } else if (!w->tty && (w->ended_now || (!last && now - w->last_plain >= PROGRESS_PLAIN_EVERY_S / 2))) {
         printf("%s\n", line);
         w->last_plain = now;
     } else if (last) clear_line(w);
@@ -155,7 +162,7 @@ static void watch_started(void *ctx, int i, pid_t pid) {
     w->t_start[i] = wall_seconds();
     if (w->was_finished[i]) { w->reported[i] = true; return; }   // it only says so: not news
     clear_line(w);
-    printf("[ablation] %s: started (%d of %d to run)\n", w->names[i], ++w->started, w->n);
+    printf("[ablation] %s: started (%d of %d to run)\n", w->names[i], ++w->started, w->to_run);
 }
 
 static void watch_tick(void *ctx, bool last) {
@@ -189,14 +196,16 @@ JobWatch *job_watch_new(const char *dir, int n, const char (*names)[64], const i
     *w = (JobWatch){ .dir = dir, .n = n, .names = names, .steps = steps, .was_finished = was_finished,
                      .draw = draw, .tty = isatty(STDOUT_FILENO), .t0 = wall_seconds() };
     w->last_plain = w->t0;
+    for (int i = 0; i < n; i++) w->to_run += !was_finished[i];
     w->pid = calloc((size_t)n + 1, sizeof *w->pid);
     w->t_start = calloc((size_t)n + 1, sizeof *w->t_start);
+    w->t_steps = calloc((size_t)n + 1, sizeof *w->t_steps);
     w->reported = calloc((size_t)n + 1, sizeof *w->reported);
     char err[2200];
     if (estimate_file && job_plan_read(estimate_file, &w->plan, err, sizeof err) != 0)
         fprintf(stderr, "warning: --estimate: %s; the job's progress is shown without it\n", err);
     else w->have_plan = estimate_file != NULL;
-    if (!w->pid || !w->t_start || !w->reported) { job_watch_free(w); return NULL; }
+    if (!w->pid || !w->t_start || !w->t_steps || !w->reported) { job_watch_free(w); return NULL; }
     return w;
 }
 
@@ -206,6 +215,7 @@ void job_watch_free(JobWatch *w) {
     if (!w) return;
     free(w->pid);
     free(w->t_start);
+    free(w->t_steps);
     free(w->reported);
     free(w);
 }

@@ -172,6 +172,7 @@ typedef struct {
     char name[64];      // a run's name; the job's other parts: estimate, steps, plots
     bool is_run;
     double seconds;     // its share of the estimate
+    double steps_share; // a run's: the share of its training steps in it (the rest: its scorecard, ...)
     double done;        // how much of it is done, 0 to 1
 } JobPart;
 #define JOB_MAX_PARTS (ABLATION_PLAN_MAX + 3)

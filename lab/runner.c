@@ -79,10 +79,11 @@ static int feed_lines(int fd, const CommandLine *lines, int n, bool report) {
 
 // The starts the lines report on their descriptor 3 ("INDEX PID" lines),
 // handed to the watch; what is left of a line cut short in *partial.
-static void read_starts(int fd, const LaunchWatch *watch, char *partial, size_t cap) {
+// Returns what read returned (0: every writer is gone).
+static ssize_t read_starts(int fd, const LaunchWatch *watch, char *partial, size_t cap) {
     size_t used = strlen(partial);
     ssize_t got = read(fd, partial + used, cap - 1 - used);
-    if (got <= 0) return;
+    if (got <= 0) return got;
     partial[used + (size_t)got] = 0;
     char *line = partial, *end;
     while ((end = strchr(line, '\n'))) {
@@ -93,24 +94,22 @@ static void read_starts(int fd, const LaunchWatch *watch, char *partial, size_t 
         line = end + 1;
     }
     memmove(partial, line, strlen(line) + 1);
+    return got;
 }
 
 // Waits for xargs, calling the watch once a second and at each start.
 // Returns as waitpid does; EINTR when a signal came.
 static pid_t wait_watching(pid_t pid, int *status, int report_fd, const LaunchWatch *watch) {
     static char partial[4096];
+    struct pollfd p = { report_fd, POLLIN, 0 };
     for (;;) {
-        struct pollfd p = { report_fd, POLLIN, 0 };
         int ready = poll(&p, 1, 1000), poll_errno = errno;
-        if (ready > 0) read_starts(report_fd, watch, partial, sizeof partial);
+        // at its end (every writer gone) the pipe stays readable: poll then only waits
+        if (ready > 0 && read_starts(report_fd, watch, partial, sizeof partial) <= 0) p.fd = -1;
         pid_t w = waitpid(pid, status, WNOHANG);
         if (w != 0) {
             if (w == pid) {
-                while (poll(&p, 1, 0) > 0 && (p.revents & POLLIN) && strlen(partial) < sizeof partial - 1) {
-                    size_t before = strlen(partial);
-                    read_starts(report_fd, watch, partial, sizeof partial);
-                    if (strlen(partial) == before) break;
-                }
+                while (p.fd >= 0 && read_starts(report_fd, watch, partial, sizeof partial) > 0) {}
                 watch->tick(watch->ctx, true);
             }
             return w;
