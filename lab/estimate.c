@@ -5,9 +5,11 @@
 // times itself where it will run: a few real training steps of every
 // configuration (the model is built, the steps run on made-up images of the
 // right shape; their speed does not depend on the pixels), the baseline's val
-// exam, sampling and probe features, and reading CIFAR-10. The sums are
-// estimate_run_seconds and estimate_job below: a run is its steps times its
-// step time, plus its val checks and scorecard as forward passes of the
+// exam, sampling and probe features, and reading CIFAR-10; and the fixed
+// costs around them, which on a small preset are most of the job: a
+// program's start, a checkpoint, a gnuplot figure, step 7's grid. The sums are
+// estimate_run_seconds, estimate_fixed and estimate_job below: a run is its
+// steps times its step time, plus its val checks and scorecard as forward passes of the
 // baseline scaled by the configuration's step time. The timing takes seconds
 // on an idle machine (more on a busy one), and the estimate is as good as the
 // machine is steady: work started beside the job later slows every part of it.
@@ -362,9 +364,9 @@ static int estimate_parse(int argc, char **argv, EstimateOptions *o) {
     ArgOption opts[] = {
         LAB_PLAN_OPTIONS(o),
         ARG_STRING("out", "DIR", &o->out_dir, "the runs' folder (default: the project's runs/)"),
-        ARG_STRING("save", "FILE", &o->save, "also write the job's estimate to FILE: its seconds and the time\n"
-                   "now, for `lab estimate --since FILE`, which prints the time since\n"
-                   "against it (make tutorial does, at its end)"),
+        ARG_STRING("save", "FILE", &o->save, "also write the job's estimate to FILE: its seconds, its start and\n"
+                   "its parts, for `lab ablation --estimate FILE` (the job's progress)\n"
+                   "and `lab estimate --since FILE` (make tutorial does both)"),
         ARG_STRING("since", "FILE", &o->since, "the time since the estimate saved in FILE, against it"),
         ARG_FLAG("choose-jobs", &o->choose_jobs, true, "instead of --jobs: 1 or 2, whichever the estimate says is\n"
                  "faster here now (make tutorial takes it from --save's file when JOBS is not set)"),
@@ -375,10 +377,12 @@ static int estimate_parse(int argc, char **argv, EstimateOptions *o) {
     const ArgSpec spec = {
         .program = "lab estimate", .options = opts,
         .about = "  how long `make tutorial` (lab ablation and the steps) will take on this machine: times a\n"
-                 "  few training steps of every configuration here and the scorecard's parts, and adds up\n"
-                 "  the job: every run's steps, val checks and scorecard, minus what DIR holds done\n"
-                 "  already (the scorecard's probe classifier is the shipped one: nothing to train), also\n"
-                 "  with the other --jobs. Other work while it times slows what it measures. Writes nothing.",
+                 "  few training steps of every configuration here, the scorecard's parts, a program's start,\n"
+                 "  a checkpoint, a figure and step 7's grid, and adds up the job: itself, every run's start,\n"
+                 "  data, steps, val checks, checkpoints and scorecard, minus what DIR holds done already\n"
+                 "  (the scorecard's probe classifier is the shipped one: nothing to train), the step\n"
+                 "  programs between the runs and the plots after them, also with the other --jobs. Other\n"
+                 "  work while it times slows what it measures, and it says so. Writes nothing but --save.",
     };
     return args_parse(&spec, argc, argv);
 }
