@@ -10,6 +10,7 @@
 #include <math.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
 #include "lab.h"
@@ -144,7 +145,11 @@ static void show_progress(JobWatch *w, bool last) {
         snprintf(line, sizeof line, "[ablation] %s, %d of %d runs ended%s%s", e, w->ended, w->n, what[0] ? " | " : "",
                  what);
     }
+    struct winsize ws;
     if (w->tty && !last) {
+        // one row of the terminal, so that \r goes back to its start
+        if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 1 && strlen(line) >= ws.ws_col)
+            line[ws.ws_col - 1] = 0;
         printf("\r\033[K%s", line);
         fflush(stdout);
         w->line_shown = true;
