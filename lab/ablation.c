@@ -19,6 +19,13 @@
 // baseline's seed 1), then round k holds every configuration's seed k.
 static int start_round(int config, int seed) { return config == CFG_BASE && seed == 1 ? 0 : seed; }
 
+int ablation_config_of(Preset p, int c, Config *cfg) {
+    int ckpt_every;
+    preset_apply(p, cfg, &ckpt_every);
+    for (int i = 0; ABLATION_CONFIG[c].sets[i]; i++) config_set_or_exit(cfg, ABLATION_CONFIG[c].sets[i]);
+    return ckpt_every;
+}
+
 void ablation_select_seeds(AblationPlan *p) {
     for (int c = 0; c < ABLATION_CONFIGS; c++)
         for (int k = 0; k < ablation_config_seeds(c, p->seeds); k++) p->selected[c][k] = true;
@@ -98,6 +105,8 @@ int ablation_parse(int argc, char **argv, AblationPlan *p, AblationMode *mode) {
         LAB_RUN_OPTIONS(p, mode, ABL_PRINT_COMMANDS),
         ARG_STRING("out", "DIR", &p->out_dir, "the runs' folder (default: the project's runs/)"),
         ARG_CALL("only", "A,B", parse_only, p, "just these runs (any seed's name, e.g. p11_rope_s2)"),
+        ARG_STRING("estimate", "FILE", &p->estimate, "the job's estimate (lab estimate --save FILE): show the whole\n"
+                   "job's progress against it (make tutorial does)"),
         ARG_END,
     };
     opts[1].help = "seeds per configuration (default 1: the tutorial's nine runs; the\n"
@@ -183,18 +192,22 @@ static int report_runs(const AblationPlan *p, const int *config, const int *seed
 }
 
 static int run_plan(const AblationPlan *p) {
-    int config[ABLATION_PLAN_MAX], seed[ABLATION_PLAN_MAX];
+    int config[ABLATION_PLAN_MAX], seed[ABLATION_PLAN_MAX], steps[ABLATION_PLAN_MAX];
     bool was_finished[ABLATION_PLAN_MAX];
+    char names[ABLATION_PLAN_MAX][64];
     int n = ablation_plan_runs(p, config, seed, ABLATION_PLAN_MAX), unfinished = 0;
     CommandLine *lines = calloc((size_t)n + 1, sizeof *lines);
     char err[1024];
     if (!lines) { fprintf(stderr, "error: out of memory\n"); return 1; }
     int rc = 0;
     for (int i = 0; i < n && rc == 0; i++) {
-        char name[64];
-        ablation_run_name(config[i], seed[i], name, sizeof name);
+        char *name = names[i];
+        ablation_run_name(config[i], seed[i], name, sizeof names[i]);
         RunMetrics m;
+        Config cfg;
         int at;
+        ablation_config_of(p->preset, config[i], &cfg);
+        steps[i] = cfg.run.steps;
         // only a hint for the messages and for skipping the probe: `train --resume` decides
         was_finished[i] = run_outcome(runs_dir(p), name, &m, &at) == RUN_FINISHED;
         unfinished += !was_finished[i];
@@ -208,7 +221,13 @@ static int run_plan(const AblationPlan *p) {
            preset_name(p->preset), p->jobs, per_run, p->jobs, runs_dir(p));
     double t_start = wall_seconds();
     int stop_signal;
-    if (launch_lines(lines, n, p->jobs, unfinished > 0, &stop_signal) < 0) return 1;
+    // the job's line only where the runs' own progress does not go to the terminal
+    JobWatch *w = job_watch_new(runs_dir(p), n, (const char (*)[64])names, steps, was_finished, p->estimate,
+                                p->jobs > 1 || p->log_to_file);
+    LaunchWatch watch = job_watch_launch(w);
+    rc = launch_lines(lines, n, p->jobs, unfinished > 0, w ? &watch : NULL, &stop_signal);
+    job_watch_free(w);
+    if (rc < 0) return 1;
     int not_started, well = report_runs(p, config, seed, was_finished, n, &not_started);
     printf("[ablation] %d of %d runs ended well in %.1f min", well, n, (wall_seconds() - t_start) / 60.0);
     if (well + not_started < n) printf(", %d did not", n - well - not_started);

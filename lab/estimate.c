@@ -5,30 +5,41 @@
 // times itself where it will run: a few real training steps of every
 // configuration (the model is built, the steps run on made-up images of the
 // right shape; their speed does not depend on the pixels), the baseline's val
-// exam, sampling and probe features, and reading CIFAR-10. The sums are
-// estimate_run_seconds and estimate_job below: a run is its steps times its
-// step time, plus its val checks and scorecard as forward passes of the
+// exam, sampling and probe features, and reading CIFAR-10; and the fixed
+// costs around them, which on a small preset are most of the job: a
+// program's start, a checkpoint, a gnuplot figure, step 7's grid. The sums are
+// estimate_run_seconds, estimate_fixed and estimate_job below: a run is its
+// steps times its step time, plus its val checks and scorecard as forward passes of the
 // baseline scaled by the configuration's step time. The timing takes seconds
 // on an idle machine (more on a busy one), and the estimate is as good as the
 // machine is steady: work started beside the job later slows every part of it.
+#include <fcntl.h>
 #include <math.h>
 #include <omp.h>
+#include <spawn.h>
 #include <stdlib.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include "lab.h"
 #include "nn/flow.h"
 #include "eval/scorecard.h"
 #include "io/bench.h"
+#include "io/checkpoint.h"
 #include "io/cifar.h"
 #include "io/clock.h"
+#include "io/figure.h"
 #include "io/fileio.h"
 #include "io/paths.h"
+#include "../step7_guidance/grid.h"   // step 7's grid: SHIPPED_C10, GRID_W_COUNT columns of GRID_STEPS Euler steps
+
+extern char **environ;
 
 // ---------------------------------------------------------------------------
 // The arithmetic
 
-double estimate_run_seconds(const JobTimings *t, const RunWork *w, double factor) {
+double estimate_run_seconds(const JobTimings *t, const RunWork *w, int jobs) {
     const Config *c = &w->cfg;
     if (w->steps_done < 0 || w->steps_done > c->run.steps) return 0;
     double scale = t->step_ms[w->config] / t->step_ms[CFG_BASE];   // its forward passes against the baseline's
@@ -40,7 +51,32 @@ double estimate_run_seconds(const JobTimings *t, const RunWork *w, double factor
     double scorecard_ms = (VAL_IMAGES * t->exam_ms_per_image
                            + (double)(FD_SAMPLES + guided) * FD_EULER_STEPS * t->sample_ms_per_image) * scale
                           + t->fresh_ms + (CIFAR_RECORDS_PER_FILE + FD_SAMPLES + (guided ? FD_SAMPLES : 0)) * t->probe_ms_per_image;
-    return (train_ms + checks_ms + scorecard_ms) * factor / 1000.0 + t->data_seconds;
+    int left = c->run.steps - w->steps_done, every = w->ckpt_every > 0 ? w->ckpt_every : c->run.steps;
+    int ckpts = c->run.steps / every - w->steps_done / every + (c->run.steps % every != 0 && left > 0);
+    double train_factor = jobs > 1 ? t->jobs_factor : 1.0, eval_factor = jobs > 1 ? t->eval_jobs_factor : 1.0;
+    return (train_ms * train_factor + (checks_ms + scorecard_ms) * eval_factor) / 1000.0 + t->data_seconds + t->start_seconds
+           + t->probe_load_seconds + ckpts * t->ckpt_seconds;
+}
+
+// The step programs' work that is neither a run's nor a figure: steps 2 to
+// 5 check their layers and time them a fixed number of turns (step 2's 51 of
+// four calls, step 4's 9 of five), about 2.5 s of two cores. Fixed, not
+// timed here: timing them would cost as long as running them.
+#define STEP_CHECKS_SECONDS 2.5
+// A quick run's scorecard as the timings have it, to weigh one set of timings against another.
+static double eval_ms(const JobTimings *t) {
+    return VAL_IMAGES * t->exam_ms_per_image + FD_SAMPLES * FD_EULER_STEPS * t->sample_ms_per_image + t->fresh_ms
+           + (CIFAR_RECORDS_PER_FILE + FD_SAMPLES) * t->probe_ms_per_image;
+}
+
+JobFixed estimate_fixed(const JobTimings *t) {
+    // steps 1 to 5 and 7, each started, steps 1 to 5 two figures each, step 7 its grid and the probe
+    double between = 6 * t->start_seconds + 10 * t->figure_seconds + STEP_CHECKS_SECONDS + t->grid_seconds
+                     + t->probe_load_seconds;
+    // make runs-plots, step 6's table (twice: plots.sh reads it too), the attention maps (two
+    // models on 64 test images, two figures), plots.sh's six figures, the report, lab estimate --since
+    double after = 6 * t->start_seconds + 8 * t->figure_seconds + 2 * 64 * t->exam_ms_per_image / 1000.0;
+    return (JobFixed){ between, after };
 }
 
 double schedule_seconds(const double *run_s, int n, int jobs) {
@@ -59,12 +95,13 @@ double schedule_seconds(const double *run_s, int n, int jobs) {
 }
 
 double estimate_job(const JobTimings *t, const RunWork *runs, const int *phase, int n, int jobs) {
-    double total = 0, factor = jobs > 1 ? t->jobs_factor : 1.0;
+    JobFixed fixed = estimate_fixed(t);
+    double total = t->self_seconds + fixed.between + fixed.after;
     double *s = calloc((size_t)n + 1, sizeof *s);
     for (int ph = 0; ph < 2 && s; ph++) {
         int k = 0;
         for (int i = 0; i < n; i++)
-            if (phase[i] == ph) s[k++] = estimate_run_seconds(t, &runs[i], factor);
+            if (phase[i] == ph) s[k++] = estimate_run_seconds(t, &runs[i], jobs);
         total += schedule_seconds(s, k, jobs);
     }
     free(s);
@@ -81,28 +118,53 @@ void format_duration(double seconds, char *out, size_t n) {
     else snprintf(out, n, "%ld:%02ld", s / 60, s % 60);
 }
 
+void estimate_load_note(FILE *f, double others, int cores) {
+    if (others < 0.25) return;   // a quarter of a core: the noise of a shared machine's daemons and shells
+    fprintf(f, "[estimate] other processes kept %.1f of the %d cores busy while it timed: the estimate is for the\n"
+               "           machine so loaded (a busy core behind a run's threads slows each of its steps); the job\n"
+               "           goes faster if they stop, slower if more start\n", others, cores);
+}
+
 // ---------------------------------------------------------------------------
 // The timing
 
-// Configuration c at preset p, as its run would have it (the preset, then its --set values).
-static void config_of(Preset p, int c, Config *cfg) {
-    int ckpt_every;
-    preset_apply(p, cfg, &ckpt_every);
-    for (int i = 0; ABLATION_CONFIG[c].sets[i]; i++) config_set_or_exit(cfg, ABLATION_CONFIG[c].sets[i]);
-}
 
 // The scorecard's batch (common/eval/scorecard.c): its val exam and its
 // sampling run the model on this many images at a time.
 #define SCORECARD_BATCH 250
 
+// One checkpoint of model m (its weights and two AdamW moments of zeros) written
+// into a temporary folder, timed. 0, or -1 with a message.
+static int time_checkpoint(const Model *m, const RunConfig *run, JobTimings *t) {
+    char dir[] = "/tmp/tinydit_estimate_XXXXXX", path[64], err[1024];
+    float *zeros = calloc(m->n_params, sizeof *zeros);
+    if (!zeros || !mkdtemp(dir)) {
+        free(zeros);
+        fprintf(stderr, "error: %s\n", zeros ? "cannot make a temporary folder in /tmp" : "out of memory");
+        return -1;
+    }
+    snprintf(path, sizeof path, "%s/ckpt.safetensors", dir);
+    CheckpointArray extra[2] = { { CHECKPOINT_ADAMW_M, zeros }, { CHECKPOINT_ADAMW_V, zeros } };
+    double t0 = wall_seconds();
+    int rc = checkpoint_save(path, m, run, extra, 2, NULL, 0, err, sizeof err);
+    t->ckpt_seconds = wall_seconds() - t0;
+    if (rc != 0) fprintf(stderr, "error: %s\n", err);
+    unlink(path);
+    rmdir(dir);
+    free(zeros);
+    return rc;
+}
+
 // The baseline's scorecard at preset p, by its own functions on one batch
 // of made-up images: sampling with 1 and with 3 Euler steps (the
 // difference is two forward passes; the rest, the first touch of fresh
 // buffers that each call allocates, is paid once a call), the val exam of
-// one batch, and the probe's features of as many images.
+// one batch, and the shipped probe read and its features of as many
+// images, twice (the first batch pays for fresh buffers); and one
+// checkpoint written.
 static int time_eval(Preset p, int threads, JobTimings *t) {
     Config cfg;
-    config_of(p, CFG_BASE, &cfg);
+    ablation_config_of(p, CFG_BASE, &cfg);
     omp_set_num_threads(threads);
     Model m;
     char err[512];
@@ -111,16 +173,20 @@ static int time_eval(Preset p, int threads, JobTimings *t) {
     size_t per = (size_t)cfg.model.channels * cfg.model.img * cfg.model.img;
     float *samples = malloc(sizeof(float) * per * SCORECARD_BATCH);
     float *features = malloc(sizeof(float) * PROBE_FEATURES * SCORECARD_BATCH);
-    Probe *probe = probe_alloc();
+    char path[4096];
+    project_path(path, sizeof path, PROBE_SHIPPED);
+    double t_probe = wall_seconds();
+    Probe *probe = probe_load(path, err, sizeof err);
+    t->probe_load_seconds = wall_seconds() - t_probe;
     // made-up test images for the val exam: its speed does not depend on them
     CifarSet test = { SCORECARD_BATCH, calloc(SCORECARD_BATCH, CIFAR_PIXELS), calloc(SCORECARD_BATCH, 1) };
     int rc = samples && features && probe && test.pixels && test.labels ? 0 : -1;
-    if (rc != 0) fprintf(stderr, "error: out of memory\n");
+    if (rc != 0) fprintf(stderr, "error: %s\n", probe ? "out of memory" : err);
+    if (rc == 0) rc = time_checkpoint(&m, &cfg.run, t);
     if (rc == 0) {
         Rng rng;
         rng_seed(&rng, 2);
         for (int i = 0; i < SCORECARD_BATCH * CIFAR_PIXELS; i++) test.pixels[i] = (uint8_t)rng_below(&rng, 256);
-        probe_init(probe, 3);
         double t0 = wall_seconds();
         scorecard_samples(&m, samples, SCORECARD_BATCH, 1);
         double t1 = wall_seconds();
@@ -130,12 +196,15 @@ static int time_eval(Preset p, int threads, JobTimings *t) {
         double t3 = wall_seconds();
         probe_features(probe, samples, SCORECARD_BATCH, features);
         double t4 = wall_seconds();
+        probe_features(probe, samples, SCORECARD_BATCH, features);   // warm: what each further batch costs
+        double t5 = wall_seconds();
         double pass_ms = 1000.0 * fmax(0, (t2 - t1) - (t1 - t0)) / 2;   // one forward pass of the batch
         double fresh_ms = fmax(0, 1000.0 * (t1 - t0) - pass_ms);
         t->sample_ms_per_image = pass_ms / SCORECARD_BATCH;
         t->exam_ms_per_image = fmax(pass_ms, 1000.0 * (t3 - t2) - fresh_ms) / SCORECARD_BATCH;
-        t->fresh_ms = 2 * fresh_ms;   // the val exam's buffers and the sampler's
-        t->probe_ms_per_image = 1000.0 * (t4 - t3) / SCORECARD_BATCH;
+        // the val exam's buffers, the sampler's and the probe's first batch (its threads, its buffers)
+        t->fresh_ms = 2 * fresh_ms + 1000.0 * fmax(0, (t4 - t3) - (t5 - t4));
+        t->probe_ms_per_image = 1000.0 * (t5 - t4) / SCORECARD_BATCH;
     }
     cifar_free(&test);
     free(samples); free(features);
@@ -144,11 +213,108 @@ static int time_eval(Preset p, int threads, JobTimings *t) {
     return rc;
 }
 
+// A program's start: the train program asked for its --help (its libraries
+// loaded, restart_fitted's restart), the fastest of three. A run, each step
+// program and each command of the plots pays it.
+static void time_start(JobTimings *t) {
+    char *argv[] = { (char *)lab_train_program(), "--help", NULL };
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+    t->start_seconds = 0;
+    for (int i = 0; i < 3; i++) {
+        double t0 = wall_seconds();
+        pid_t pid;
+        int status;
+        if (posix_spawn(&pid, argv[0], &fa, NULL, argv, environ) != 0 || waitpid(pid, &status, 0) != pid) break;
+        double s = wall_seconds() - t0;
+        t->start_seconds = i == 0 ? s : fmin(t->start_seconds, s);
+    }
+    posix_spawn_file_actions_destroy(&fa);
+}
+
+// One figure drawn by gnuplot, as the steps draw theirs (figure_draw), in a
+// temporary folder; 0 without gnuplot (the steps then draw none).
+static void time_figure(JobTimings *t) {
+    char dir[] = "/tmp/tinydit_estimate_XXXXXX", err[1024];
+    t->figure_seconds = 0;
+    if (!figure_gnuplot_available() || !mkdtemp(dir)) return;
+    double t0 = wall_seconds();
+    if (figure_draw(dir, "curve", 800, 500, "plot sin(x) title 'a', cos(x) title 'b'\n", err, sizeof err) == 0)
+        t->figure_seconds = wall_seconds() - t0;
+    const char *files[] = { "curve.gp", "curve.png", "curve.log" };
+    for (int i = 0; i < 3; i++) {
+        char path[128];
+        snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+        unlink(path);
+    }
+    rmdir(dir);
+}
+
+// Step 7's grid: the shipped class-conditional model read, then a sample of
+// each of the 10 classes at each of its GRID_W_COUNT guidance scales, one
+// of them w = 1 (one forward pass a step), the others two. One guided and
+// one plain Euler step timed, the grid counted from them.
+static int time_grid(int threads, JobTimings *t) {
+    char path[4096], err[1024];
+    Model m;
+    Activations a;
+    enum { K = 10 };
+    omp_set_num_threads(threads);
+    project_path(path, sizeof path, SHIPPED_C10);
+    double t0 = wall_seconds();
+    if (checkpoint_load(path, &m, NULL, err, sizeof err) != 0) { fprintf(stderr, "error: %s\n", err); return -1; }
+    double load = wall_seconds() - t0;
+    size_t per = (size_t)m.cfg.channels * m.cfg.img * m.cfg.img;
+    float *x = calloc(per * K, sizeof *x);
+    int y[K], rc = x && activations_alloc(&a, &m, 2 * K, false) == 0 ? 0 : -1;
+    for (int k = 0; k < K; k++) y[k] = k;
+    if (rc != 0) fprintf(stderr, "error: out of memory\n");
+    double guided = 0, plain = 0;
+    for (int i = 0; i < 2 && rc == 0; i++) {   // the first round touches fresh buffers: the second counts
+        double t1 = wall_seconds();
+        rc = flow_sample_guided(&m, &a, x, y, K, 2.0f, 1, err, sizeof err);
+        double t2 = wall_seconds();
+        if (rc == 0) rc = flow_sample_guided(&m, &a, x, y, K, 1.0f, 1, err, sizeof err);
+        guided = t2 - t1;
+        plain = wall_seconds() - t2;
+    }
+    if (rc != 0 && x) fprintf(stderr, "error: %s\n", err);
+    t->grid_seconds = load + GRID_STEPS * ((GRID_W_COUNT - 1) * guided + plain);
+    if (x) activations_free(&a);
+    free(x);
+    model_free(&m);
+    return rc;
+}
+
+// The CPU time other processes took while lab estimate timed, in cores: the
+// machine's busy time (/proc/stat) less this process's own. -1 when
+// /proc/stat cannot be read.
+static double busy_seconds(void) {
+    FILE *f = fopen("/proc/stat", "r");
+    unsigned long long v[8] = {0};
+    int n = f ? fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
+                       &v[6], &v[7]) : 0;
+    if (f) fclose(f);
+    if (n < 8) return -1;
+    long hz = sysconf(_SC_CLK_TCK);
+    // user, nice, system, irq, softirq, steal: not idle (3), not waiting for disk (4)
+    return (double)(v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) / (hz > 0 ? hz : 100);
+}
+static double own_cpu_seconds(void) {
+    struct rusage self, children;
+    getrusage(RUSAGE_SELF, &self);
+    getrusage(RUSAGE_CHILDREN, &children);
+    return self.ru_utime.tv_sec + self.ru_stime.tv_sec + children.ru_utime.tv_sec + children.ru_stime.tv_sec
+           + 1e-6 * (self.ru_utime.tv_usec + self.ru_stime.tv_usec + children.ru_utime.tv_usec
+                     + children.ru_stime.tv_usec);
+}
+
 // ---------------------------------------------------------------------------
 // The runs of the job and what is left of them
 
 // Steps done of run `name` in dir: -1 when finished (its metrics.json), else
-// the lines of its loss.tsv (0 for a run not started).
+// the rows of its loss.tsv (0 for a run not started).
 static int steps_done(const char *dir, const char *name) {
     char path[2048];
     snprintf(path, sizeof path, "%s/%s/metrics.json", dir, name);
@@ -159,21 +325,21 @@ static int steps_done(const char *dir, const char *name) {
     int lines = 0;
     for (int ch; (ch = fgetc(f)) != EOF;) lines += ch == '\n';
     fclose(f);
-    return lines;
+    return lines > 0 ? lines - 1 : 0;   // its header
 }
 
 // The job's runs at preset p: phase 0 the baseline pair, phase 1 the rest,
 // and what dir holds done of each. The count.
-static int job_runs(Preset p, int seeds, const char *dir, RunWork *runs, int *phase) {
+static int job_runs(Preset p, int seeds, const char *dir, RunWork *runs, char (*names)[64], int *phase) {
     AblationPlan plan = { .preset = p, .seeds = seeds };
     ablation_select_seeds(&plan);
     int config[ABLATION_PLAN_MAX], seed[ABLATION_PLAN_MAX];
     int n = ablation_plan_runs(&plan, config, seed, ABLATION_PLAN_MAX);
     for (int i = 0; i < n; i++) {
-        char name[64];
-        ablation_run_name(config[i], seed[i], name, sizeof name);
+        char *name = names[i];
+        ablation_run_name(config[i], seed[i], name, 64);
         runs[i].config = config[i];
-        config_of(p, config[i], &runs[i].cfg);
+        runs[i].ckpt_every = ablation_config_of(p, config[i], &runs[i].cfg);
         runs[i].steps_done = steps_done(dir, name);
         if (runs[i].steps_done > runs[i].cfg.run.steps) runs[i].steps_done = runs[i].cfg.run.steps;
         phase[i] = config[i] == CFG_BASE && seed[i] < 2 ? 0 : 1;
@@ -198,9 +364,9 @@ static int estimate_parse(int argc, char **argv, EstimateOptions *o) {
     ArgOption opts[] = {
         LAB_PLAN_OPTIONS(o),
         ARG_STRING("out", "DIR", &o->out_dir, "the runs' folder (default: the project's runs/)"),
-        ARG_STRING("save", "FILE", &o->save, "also write the job's estimate to FILE: its seconds and the time\n"
-                   "now, for `lab estimate --since FILE`, which prints the time since\n"
-                   "against it (make tutorial does, at its end)"),
+        ARG_STRING("save", "FILE", &o->save, "also write the job's estimate to FILE: its seconds, its start and\n"
+                   "its parts, for `lab ablation --estimate FILE` (the job's progress)\n"
+                   "and `lab estimate --since FILE` (make tutorial does both)"),
         ARG_STRING("since", "FILE", &o->since, "the time since the estimate saved in FILE, against it"),
         ARG_FLAG("choose-jobs", &o->choose_jobs, true, "instead of --jobs: 1 or 2, whichever the estimate says is\n"
                  "faster here now (make tutorial takes it from --save's file when JOBS is not set)"),
@@ -211,10 +377,12 @@ static int estimate_parse(int argc, char **argv, EstimateOptions *o) {
     const ArgSpec spec = {
         .program = "lab estimate", .options = opts,
         .about = "  how long `make tutorial` (lab ablation and the steps) will take on this machine: times a\n"
-                 "  few training steps of every configuration here and the scorecard's parts, and adds up\n"
-                 "  the job: every run's steps, val checks and scorecard, minus what DIR holds done\n"
-                 "  already (the scorecard's probe classifier is the shipped one: nothing to train), also\n"
-                 "  with the other --jobs. Other work while it times slows what it measures. Writes nothing.",
+                 "  few training steps of every configuration here, the scorecard's parts, a program's start,\n"
+                 "  a checkpoint, a figure and step 7's grid, and adds up the job: itself, every run's start,\n"
+                 "  data, steps, val checks, checkpoints and scorecard, minus what DIR holds done already\n"
+                 "  (the scorecard's probe classifier is the shipped one: nothing to train), the step\n"
+                 "  programs between the runs and the plots after them, also with the other --jobs. Other\n"
+                 "  work while it times slows what it measures, and it says so. Writes nothing but --save.",
     };
     return args_parse(&spec, argc, argv);
 }
@@ -240,7 +408,7 @@ static void pair_turn(void *ctx) {
 static int race_steps(Preset job, int all, int half_threads, JobTimings *t) {
     enum { PAIR = ABLATION_CONFIGS, RACERS = PAIR + 2 };
     Config cfg[RACERS];
-    for (int c = 0; c < RACERS; c++) config_of(job, c >= PAIR ? CFG_BASE : c, &cfg[c]);
+    for (int c = 0; c < RACERS; c++) ablation_config_of(job, c >= PAIR ? CFG_BASE : c, &cfg[c]);
     long n = (long)cfg[0].run.batch * cfg[0].model.channels * cfg[0].model.img * cfg[0].model.img;
     Racer *racer = calloc(RACERS, sizeof *racer);
     float *x1 = malloc(sizeof(float) * n);
@@ -276,14 +444,44 @@ static int race_steps(Preset job, int all, int half_threads, JobTimings *t) {
 }
 
 // --save: "estimate_seconds S\nsaved_at T\njobs J\n" (T: seconds since the
-// epoch; J: the runs side by side the estimate is for).
-static int save_estimate(const char *path, double seconds, int jobs) {
-    char text[128], err[1024];
-    snprintf(text, sizeof text, "estimate_seconds %.0f\nsaved_at %lld\njobs %d\n", seconds, (long long)time(NULL),
-             jobs);
-    if (write_file_atomic(path, text, strlen(text), err, sizeof err) == 0) return 0;
-    fprintf(stderr, "error: %s\n", err);
-    return -1;
+// epoch when lab estimate began, the job's start; J: the runs side by side
+// the estimate is for), then the job's parts in their order, each with its
+// seconds (lab ablation --estimate shows the job's progress by them):
+// "part estimate S", the baseline pair's "run NAME S F", "part steps S", the
+// other runs, "part plots S". A run's seconds are its share of its phase's
+// wall time (with runs side by side, its own time over the runs beside it),
+// F the share of its steps in it.
+static int save_estimate(const char *path, double seconds, double started, int jobs, const JobTimings *t,
+                         const RunWork *runs, const char (*names)[64], const int *phase, int n) {
+    char *text = malloc(256 + (size_t)n * 96), err[1024];
+    if (!text) { fprintf(stderr, "error: out of memory\n"); return -1; }
+    JobFixed fixed = estimate_fixed(t);
+    int len = sprintf(text, "estimate_seconds %.0f\nsaved_at %lld\njobs %d\npart estimate %.1f\n", seconds,
+                      (long long)started, jobs, t->self_seconds);
+    for (int ph = 0; ph < 2; ph++) {
+        double s[ABLATION_PLAN_MAX], sum = 0;
+        int k = 0;
+        for (int i = 0; i < n; i++)
+            if (phase[i] == ph) sum += s[k++] = estimate_run_seconds(t, &runs[i], jobs);
+        double wall = schedule_seconds(s, k, jobs);
+        k = 0;
+        for (int i = 0; i < n; i++) {
+            if (phase[i] != ph) continue;
+            // and the share of its steps in it (the rest: its start, val checks and scorecard)
+            const RunWork *w = &runs[i];
+            double steps_s = w->steps_done < 0 ? 0 : (w->cfg.run.steps - w->steps_done) * t->step_ms[w->config] / 1000.0
+                                                     * (jobs > 1 ? t->jobs_factor : 1.0);
+            len += sprintf(text + len, "run %s %.1f %.3f\n", names[i], sum > 0 ? s[k] * wall / sum : 0,
+                           s[k] > 0 ? steps_s / s[k] : 0);
+            k++;
+        }
+        if (ph == 0) len += sprintf(text + len, "part steps %.1f\n", fixed.between);
+    }
+    len += sprintf(text + len, "part plots %.1f\n", fixed.after);
+    int rc = write_file_atomic(path, text, (size_t)len, err, sizeof err);
+    if (rc != 0) fprintf(stderr, "error: %s\n", err);
+    free(text);
+    return rc;
 }
 
 // --since: the time since the estimate was saved, against it.
@@ -303,7 +501,7 @@ static int print_since(const char *path) {
     char a[32], b[32];
     format_duration(took, a, sizeof a);
     format_duration(est, b, sizeof b);
-    printf("[estimate] the job took %s since its estimate, which said %s (%+.0f%%)\n", a, b,
+    printf("[estimate] the job took %s from its estimate on, which said %s (%+.0f%%)\n", a, b,
            est > 0 ? 100.0 * (took - est) / est : 0.0);
     return 0;
 }
@@ -329,23 +527,41 @@ int cmd_estimate(int argc, char **argv) {
     cifar_free(&train);
     cifar_free(&test);
     JobTimings t = { .data_seconds = data_s };
-    if (race_steps(o.preset, all, half, &t) != 0 || time_eval(o.preset, all, &t) != 0) return 1;
+    double busy0 = busy_seconds(), own0 = own_cpu_seconds(), t1 = wall_seconds();
+    // the scorecard of a run of --jobs 2 runs on its half of the threads: timed there too
+    JobTimings on_half = t;
+    if (race_steps(o.preset, all, half, &t) != 0 || time_eval(o.preset, all, &t) != 0 ||
+        (half != all && time_eval(o.preset, half, &on_half) != 0))
+        return 1;
+    omp_set_num_threads(all);
+    t.eval_jobs_factor = half != all ? eval_ms(&on_half) / eval_ms(&t) : t.jobs_factor;
+    double others = busy0 < 0 ? -1 : (busy_seconds() - busy0 - (own_cpu_seconds() - own0)) / (wall_seconds() - t1);
+    if (time_grid(all, &t) != 0) return 1;
+    time_start(&t);
+    time_figure(&t);
     RunWork runs[ABLATION_PLAN_MAX];
-    int phase[ABLATION_PLAN_MAX], n = job_runs(o.preset, o.seeds, dir, runs, phase), left = 0;
+    char names[ABLATION_PLAN_MAX][64];
+    int phase[ABLATION_PLAN_MAX], n = job_runs(o.preset, o.seeds, dir, runs, names, phase), left = 0;
     for (int i = 0; i < n; i++) left += runs[i].steps_done >= 0;
+    // lab estimate is the job's first part: its time so far, and a little for what is left of it
+    t.self_seconds = wall_seconds() - t0 + t.start_seconds;
     // --choose-jobs: the faster of one run at a time and two side by side
     if (o.choose_jobs && cores >= 2) o.jobs = estimate_faster_jobs(&t, runs, phase, n);
     int other_jobs = o.jobs == 1 ? 2 : 1;
     double e = estimate_job(&t, runs, phase, n, o.jobs);
     char d[32];
     format_duration(e, d, sizeof d);
+    JobFixed fixed = estimate_fixed(&t);
     printf("[estimate] the job here: about %s (%s preset, %d run%s left of %d in %s, %d at a time;\n"
-           "           the step programs between the runs train nothing)\n",
-           d, preset_name(o.preset), left, left == 1 ? "" : "s", n, dir, o.jobs);
+           "           of it %.0f s this estimate, %.0f s the step programs between the runs, %.0f s the plots)\n",
+           d, preset_name(o.preset), left, left == 1 ? "" : "s", n, dir, o.jobs, t.self_seconds, fixed.between,
+           fixed.after);
     if (!strcmp(probe_choice(), "trained"))
         printf("[estimate] TINYDIT_PROBE=trained: training the probe classifier first, if it is not cached, is not\n"
                "           counted (tools/train_probe trains it alone and says how long it took)\n");
-    if (o.save && save_estimate(o.save, e, o.jobs) != 0) return 1;
+    if (o.save && save_estimate(o.save, e, (double)time(NULL) - (wall_seconds() - t0), o.jobs, &t, runs, names,
+                                phase, n) != 0)
+        return 1;
     format_duration(estimate_job(&t, runs, phase, n, other_jobs), d, sizeof d);
     printf("           with JOBS=%d (%d run%s at a time, %d thread%s each): about %s\n", other_jobs, other_jobs,
            other_jobs == 1 ? "" : "s", other_jobs == 1 ? all : half, (other_jobs == 1 ? all : half) == 1 ? "" : "s", d);
@@ -357,5 +573,6 @@ int cmd_estimate(int argc, char **argv) {
     // every barrier: the steps come out slower than they will run once it stops.
     printf("           (measured in %.0f s on this machine as loaded now: work beside the job, now or\n"
            "           later, slows it; lab estimate --help says what is timed)\n", wall_seconds() - t0);
+    estimate_load_note(stdout, others, (int)cores);
     return 0;
 }

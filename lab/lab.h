@@ -58,6 +58,7 @@ typedef struct {
     const char *out_dir;             // NULL: the train command's default (runs/)
     const char *exe;                 // the program of the train commands (lab_train_program)
     bool log_to_file;                // --log: output to DIR/NAME/train.log even with one job
+    const char *estimate;            // --estimate FILE: the job's parts (lab estimate --save), for its progress
     bool selected[ABLATION_CONFIGS][ABLATION_MAX_SEEDS];   // [config][seed]: run it
 } AblationPlan;
 
@@ -142,10 +143,18 @@ int line_add_log(char *line, size_t len, const char *runs_dir, const char *name)
 // `jobs` at a time by `xargs -0 -n 1 -P jobs sh -c`, waits for all, and frees
 // their array. A SIGINT or SIGTERM meanwhile is passed on to the
 // commands (each run saves its checkpoint) and returned in *stop_signal.
+// With a watch, its started() is called as line i starts (its process
+// pid), its tick() once a second meanwhile and once at the end (last).
 // xargs' exit status: 0 when every command exited 0, 123 when one or more
 // failed; -1 when the probe failed or xargs could not be started.
 typedef char CommandLine[8192];
-int launch_lines(CommandLine *lines, int n, int jobs, bool need_probe, int *stop_signal);
+#include <sys/types.h>
+typedef struct {
+    void (*started)(void *ctx, int i, pid_t pid);
+    void (*tick)(void *ctx, bool last);
+    void *ctx;
+} LaunchWatch;
+int launch_lines(CommandLine *lines, int n, int jobs, bool need_probe, const LaunchWatch *watch, int *stop_signal);
 
 // How the run DIR/NAME ended: finished (its metrics.json, read into *m),
 // diverged (its diverged.json, the step in *diverged_step), or neither yet.
@@ -154,6 +163,46 @@ RunOutcome run_outcome(const char *runs_dir, const char *name, RunMetrics *m, in
 // Whether the run DIR/NAME ever started: it wrote a checkpoint or its
 // loss.tsv (its folder alone may be there, made for its log ahead of it).
 bool run_started(const char *runs_dir, const char *name);
+
+// ---------------------------------------------------------------------------
+// The job's progress (job_progress.c): the parts of make tutorial's job as
+// lab estimate --save wrote them, read back by lab ablation --estimate,
+// which shows the job's progress by them as its runs advance.
+typedef struct {
+    char name[64];      // a run's name; the job's other parts: estimate, steps, plots
+    bool is_run;
+    double seconds;     // its share of the estimate
+    double steps_share; // a run's: the share of its training steps in it (the rest: its scorecard, ...)
+    double done;        // how much of it is done, 0 to 1
+} JobPart;
+#define JOB_MAX_PARTS (ABLATION_PLAN_MAX + 3)
+typedef struct {
+    double estimate;    // the job's estimate, seconds
+    double started;     // when the job began (lab estimate did), seconds since the epoch
+    int n;
+    JobPart part[JOB_MAX_PARTS];
+} JobPlan;
+// 0, or -1 with a message.
+int job_plan_read(const char *path, JobPlan *p, char *err, size_t errlen);
+// The job's line at `now` (seconds since the epoch), `what` the running runs:
+// "[job] 2:05, 25% done, about 5:40 left (estimated 8:20) | p11_rope 420/1000".
+// What is left goes at the pace of what is done, against the estimate.
+void job_progress_line(const JobPlan *p, double now, const char *what, char *out, size_t n);
+
+// The watch over lab ablation's n runs (names[i], steps[i] steps each;
+// was_finished[i] before it began), for launch_lines: a line as each
+// starts and ends, and with draw the job's line too (against the parts in
+// estimate_file, if not NULL): drawn in place on a terminal, printed now
+// and then elsewhere. draw only when the runs' output does not go to the terminal.
+typedef struct JobWatch JobWatch;
+JobWatch *job_watch_new(const char *dir, int n, const char (*names)[64], const int *steps, const bool *was_finished,
+                        const char *estimate_file, bool draw);
+LaunchWatch job_watch_launch(JobWatch *w);
+void job_watch_free(JobWatch *w);
+
+// Configuration c at preset p, as its run would have it (the preset, then
+// its --set values). Its checkpoints' interval.
+int ablation_config_of(Preset p, int c, Config *cfg);
 
 // ---------------------------------------------------------------------------
 // The main job's time (estimate.c): the arithmetic, on given timings, so that
@@ -167,31 +216,49 @@ typedef struct {
     double probe_ms_per_image;        // the probe's features of one image
     double data_seconds;              // CIFAR-10 read from disk: once per run
     double jobs_factor;               // a step of one of --jobs 2's runs, the other beside it / on all threads
+    double eval_jobs_factor;          // the same for its val checks and scorecard, on its half of the threads
+    // what the job pays besides the runs' work, in seconds:
+    double start_seconds;             // a program started: its process, libraries and restart (restart_fitted)
+    double probe_load_seconds;        // the shipped probe read and checked: once per run, and by step 7
+    double ckpt_seconds;              // one checkpoint of the baseline written (a run writes one every ckpt_every steps)
+    double figure_seconds;            // one figure drawn by gnuplot (0 without gnuplot)
+    double grid_seconds;              // step 7's grid: the shipped class-conditional model loaded and sampled
+    double self_seconds;              // lab estimate itself, which is the job's first part
 } JobTimings;
 
 // The work left in one run of configuration c, whose config is cfg, of which
-// steps_done steps are done (its loss.tsv; -1: finished, nothing left).
+// steps_done steps are done (its loss.tsv; -1: finished, nothing left),
+// with a checkpoint every ckpt_every steps.
 typedef struct {
     int config;
     Config cfg;
-    int steps_done;
+    int steps_done, ckpt_every;
 } RunWork;
 
 // Seconds of one run: its steps, its val checks (every cfg.val_every steps,
 // VAL_IMAGES images) and its scorecard (val MSE, FD_SAMPLES samples of
 // FD_EULER_STEPS, the probe's features of the test set and of the samples;
 // a class-conditional run's as many more at its guidance, flow_guided_rows
-// forward passes a step), plus reading the data. The other configurations' forward passes cost the
-// baseline's times the ratio of their steps. factor multiplies the compute
-// (1 on all threads, t->jobs_factor for a run of --jobs 2). 0 for a finished run.
-double estimate_run_seconds(const JobTimings *t, const RunWork *w, double factor);
+// forward passes a step), plus its process's start, reading the data and
+// the probe, and its checkpoints. The other configurations' forward passes cost the
+// baseline's times the ratio of their steps. A run of --jobs 2 (jobs > 1)
+// trains t->jobs_factor and scores t->eval_jobs_factor slower. 0 for a finished run.
+double estimate_run_seconds(const JobTimings *t, const RunWork *w, int jobs);
+
+// The parts of the job around the runs, in seconds: the step programs
+// between the baseline pair and the other runs (their processes, their own
+// checks and timings, their figures, step 7's grid), and after the runs the
+// table, the plots, the attention maps and the report.
+typedef struct { double between, after; } JobFixed;
+JobFixed estimate_fixed(const JobTimings *t);
 
 // The wall time of runs of these durations started in this order, `jobs` at
 // a time, each in the first free place (as xargs -P does).
 double schedule_seconds(const double *run_s, int n, int jobs);
 
-// The whole job's seconds: the baseline pair (the runs of phase 0), then
-// the others (phase 1), each phase `jobs` at a time.
+// The whole job's seconds: lab estimate itself, the baseline pair (the runs
+// of phase 0), the step programs, the others (phase 1), each phase `jobs` at
+// a time, and the plots (estimate_fixed).
 double estimate_job(const JobTimings *t, const RunWork *runs, const int *phase, int n, int jobs);
 
 // The faster arrangement of the job by estimate_job: 2 (two runs side by
@@ -200,6 +267,10 @@ int estimate_faster_jobs(const JobTimings *t, const RunWork *runs, const int *ph
 
 // A duration as "1:02:03" or "12:34" (minutes and seconds).
 void format_duration(double seconds, char *out, size_t n);
+
+// The note lab estimate ends with when other processes kept `others` of the
+// machine's cores busy while it timed (a quarter of a core or more); nothing otherwise.
+void estimate_load_note(FILE *f, double others, int cores);
 
 // ---------------------------------------------------------------------------
 // The speed race (speed.c), and the steps lab estimate times.

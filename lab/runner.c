@@ -9,6 +9,8 @@
 // SIGINT or SIGTERM that reaches us is passed on to that whole group (the
 // group also keeps a terminal's Ctrl-C from reaching the runs twice).
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdlib.h>
@@ -26,8 +28,9 @@ static volatile sig_atomic_t g_stop;
 static void on_stop(int sig) { g_stop = sig; }
 
 // Starts `xargs -0 -n 1 -P jobs sh -c` in a new process group, reading the
-// lines from a pipe. The pid, or -1 with errno set; *to_xargs is the pipe's end.
-static pid_t spawn_xargs(int jobs, int *to_xargs) {
+// lines from a pipe. The pid, or -1 with errno set; *to_xargs is the pipe's
+// end. Its commands inherit report_fd as their descriptor 3 (-1: none).
+static pid_t spawn_xargs(int jobs, int *to_xargs, int report_fd) {
     int fd[2];
     if (pipe(fd) != 0) return -1;
     char parallel[16];
@@ -39,6 +42,7 @@ static pid_t spawn_xargs(int jobs, int *to_xargs) {
     posix_spawn_file_actions_adddup2(&fa, fd[0], STDIN_FILENO);
     posix_spawn_file_actions_addclose(&fa, fd[0]);
     posix_spawn_file_actions_addclose(&fa, fd[1]);
+    if (report_fd >= 0) posix_spawn_file_actions_adddup2(&fa, report_fd, 3);
     posix_spawnattr_init(&attr);
     posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
     posix_spawnattr_setpgroup(&attr, 0);            // its own group: pid == pgid
@@ -53,12 +57,18 @@ static pid_t spawn_xargs(int jobs, int *to_xargs) {
 }
 
 // Writes every line, each ended by a NUL (xargs -0: one line, one command,
-// whatever quotes and spaces it holds). 0, or -1 when xargs quit reading.
-static int feed_lines(int fd, const CommandLine *lines, int n) {
+// whatever quotes and spaces it holds). With report, each line first says
+// on descriptor 3 that it starts, its index and its PID, then becomes its
+// command (exec: the same process, which a stop signal reaches as before).
+// 0, or -1 when xargs quit reading.
+static int feed_lines(int fd, const CommandLine *lines, int n, bool report) {
     for (int i = 0; i < n; i++) {
-        size_t len = strlen(lines[i]) + 1, done = 0;
+        static CommandLine wrapped;
+        snprintf(wrapped, sizeof wrapped, "echo %d $$ >&3; exec %s", i, lines[i]);
+        const char *line = report ? wrapped : lines[i];
+        size_t len = strlen(line) + 1, done = 0;
         while (done < len) {
-            ssize_t w = write(fd, lines[i] + done, len - done);
+            ssize_t w = write(fd, line + done, len - done);
             if (w < 0 && errno == EINTR) continue;
             if (w < 0) return -1;
             done += (size_t)w;
@@ -67,8 +77,50 @@ static int feed_lines(int fd, const CommandLine *lines, int n) {
     return 0;
 }
 
+// The starts the lines report on their descriptor 3 ("INDEX PID" lines),
+// handed to the watch; what is left of a line cut short in *partial.
+// Returns what read returned (0: every writer is gone).
+static ssize_t read_starts(int fd, const LaunchWatch *watch, char *partial, size_t cap) {
+    size_t used = strlen(partial);
+    ssize_t got = read(fd, partial + used, cap - 1 - used);
+    if (got <= 0) return got;
+    partial[used + (size_t)got] = 0;
+    char *line = partial, *end;
+    while ((end = strchr(line, '\n'))) {
+        int i;
+        long pid;
+        *end = 0;
+        if (sscanf(line, "%d %ld", &i, &pid) == 2) watch->started(watch->ctx, i, (pid_t)pid);
+        line = end + 1;
+    }
+    memmove(partial, line, strlen(line) + 1);
+    return got;
+}
+
+// Waits for xargs, calling the watch once a second and at each start.
+// Returns as waitpid does; EINTR when a signal came.
+static pid_t wait_watching(pid_t pid, int *status, int report_fd, const LaunchWatch *watch) {
+    static char partial[4096];
+    struct pollfd p = { report_fd, POLLIN, 0 };
+    for (;;) {
+        int ready = poll(&p, 1, 1000), poll_errno = errno;
+        // at its end (every writer gone) the pipe stays readable: poll then only waits
+        if (ready > 0 && read_starts(report_fd, watch, partial, sizeof partial) <= 0) p.fd = -1;
+        pid_t w = waitpid(pid, status, WNOHANG);
+        if (w != 0) {
+            if (w == pid) {
+                while (p.fd >= 0 && read_starts(report_fd, watch, partial, sizeof partial) > 0) {}
+                watch->tick(watch->ctx, true);
+            }
+            return w;
+        }
+        watch->tick(watch->ctx, false);
+        if (ready < 0 && poll_errno == EINTR) { errno = EINTR; return -1; }
+    }
+}
+
 // The lines run by xargs, as launch_lines (lab.h) says.
-static int run_xargs(const CommandLine *lines, int n, int jobs, int *stop_signal) {
+static int run_xargs(const CommandLine *lines, int n, int jobs, const LaunchWatch *watch, int *stop_signal) {
     fflush(stdout);
     fflush(stderr);
     struct sigaction sa, old_int, old_term;
@@ -78,15 +130,18 @@ static int run_xargs(const CommandLine *lines, int n, int jobs, int *stop_signal
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
     signal(SIGPIPE, SIG_IGN);       // xargs gone early: a failed write, not a death
-    int fd = -1;
-    pid_t pid = spawn_xargs(jobs, &fd);
+    int fd = -1, report[2] = { -1, -1 };
+    if (watch && pipe2(report, O_CLOEXEC) != 0) report[0] = report[1] = -1;
+    pid_t pid = spawn_xargs(jobs, &fd, report[1]);
+    if (report[1] >= 0) close(report[1]);
     if (pid < 0) {
         fprintf(stderr, "error: cannot start xargs (GNU findutils): %s\n", strerror(errno));
+        if (report[0] >= 0) close(report[0]);
         sigaction(SIGINT, &old_int, NULL);
         sigaction(SIGTERM, &old_term, NULL);
         return -1;
     }
-    feed_lines(fd, lines, n);       // an interrupt while writing shows up in g_stop below
+    feed_lines(fd, lines, n, report[0] >= 0);   // an interrupt while writing shows up in g_stop below
     close(fd);
     int status = 0, passed_on = 0;
     for (;;) {
@@ -95,9 +150,11 @@ static int run_xargs(const CommandLine *lines, int n, int jobs, int *stop_signal
             fprintf(stderr, "[runner] stopping: the running runs save a checkpoint; start again to resume\n");
             kill(-pid, (int)g_stop);
         }
-        if (waitpid(pid, &status, 0) == pid) break;
-        if (errno != EINTR) { status = 0; break; }
+        pid_t w = report[0] >= 0 ? wait_watching(pid, &status, report[0], watch) : waitpid(pid, &status, 0);
+        if (w == pid) break;
+        if (w < 0 && errno != EINTR) { status = 0; break; }
     }
+    if (report[0] >= 0) close(report[0]);
     signal(SIGPIPE, SIG_DFL);
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
@@ -127,10 +184,10 @@ static int prepare_probe(void) {
     return p ? 0 : -1;
 }
 
-int launch_lines(CommandLine *lines, int n, int jobs, bool need_probe, int *stop_signal) {
+int launch_lines(CommandLine *lines, int n, int jobs, bool need_probe, const LaunchWatch *watch, int *stop_signal) {
     *stop_signal = 0;
     for (int i = 0; i < n; i++) printf("%s\n", lines[i]);
-    int rc = n == 0 ? 0 : need_probe && prepare_probe() != 0 ? -1 : run_xargs(lines, n, jobs, stop_signal);
+    int rc = n == 0 ? 0 : need_probe && prepare_probe() != 0 ? -1 : run_xargs(lines, n, jobs, watch, stop_signal);
     free(lines);
     return rc;
 }

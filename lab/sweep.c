@@ -407,7 +407,7 @@ static int sweep_run(const SweepPlan *p) {
            "%d at a time, into %s\n", p->key, p->n_values, p->n_configs, p->seeds, done, n, p->jobs, p->out_dir);
     double t0 = wall_seconds();
     int stop_signal;
-    if (launch_lines(lines, n, p->jobs, n > 0, &stop_signal) < 0) return 1;
+    if (launch_lines(lines, n, p->jobs, n > 0, NULL, &stop_signal) < 0) return 1;
     printf("[sweep] %.1f min\n\n", (wall_seconds() - t0) / 60.0);
     sweep_table(p);
     return stop_signal ? 128 + stop_signal : 0;

@@ -451,6 +451,14 @@ START_TEST(test_smoke_ablation_end_to_end) {
     ck_assert_msg(strstr(t, "9 of 9 runs ended well"), "%s", tail_of(t));
     ck_assert_msg(strstr(t, "--set threads="), "two jobs should split the threads:\n%s", tail_of(t));
     ck_assert_msg(!strstr(t, "probe: training"), "the job trained a probe:\n%s", tail_of(t));
+    // the terminal (here a file) says as each run starts and ends, and how far the runs are
+    for (int r = 0; r < ABLATION_RUNS; r++) {
+        char started[96], done[96];
+        snprintf(started, sizeof started, "[ablation] %s: started (", ABLATION[r].name);
+        snprintf(done, sizeof done, "[ablation] %s: done in ", ABLATION[r].name);
+        ck_assert_msg(strstr(t, started) && strstr(t, done), "no start or end of %s:\n%s", ABLATION[r].name, tail_of(t));
+    }
+    ck_assert_msg(strstr(t, ", 9 of 9 runs ended\n"), "no progress line:\n%s", tail_of(t));
     free(t);
     AblationResults *res = malloc(sizeof *res);
     results_load(runs, res);
@@ -489,6 +497,7 @@ START_TEST(test_smoke_ablation_end_to_end) {
     int skipped = 0;
     for (const char *c = t; (c = strstr(c, "finished already: val MSE")); c++) skipped++;
     ck_assert_msg(skipped == 9, "%d of 9 runs skipped:\n%s", skipped, tail_of(t));
+    ck_assert_msg(!strstr(t, ": started ("), "a finished run said it started:\n%s", tail_of(t));
     free(t);
 
     // 3. a run killed during its scorecard (checkpoint complete, no
@@ -497,10 +506,21 @@ START_TEST(test_smoke_ablation_end_to_end) {
     snprintf(metrics, sizeof metrics, "%s/p11_rope/metrics.json", runs);
     double rope_val = results_run(res, RUN_ROPE)->m.val_mse, rope_fd = results_run(res, RUN_ROPE)->m.probe_fd;
     ck_assert_int_eq(unlink(metrics), 0);
-    rc = sh(log, "%s ablation --preset smoke --jobs 2 --out %s --only p11_rope,p11_all", PROG, runs);
+    // with the job's parts (lab estimate --save's file): the whole job's line
+    char plan[400];
+    snprintf(plan, sizeof plan, "%s/estimate.txt", dir);
+    FILE *f = fopen(plan, "w");
+    ck_assert_ptr_nonnull(f);
+    fprintf(f, "estimate_seconds 100\nsaved_at %lld\njobs 2\npart estimate 10\nrun p11_rope 40 0.2\n"
+               "run p11_all 40 0.2\npart plots 10\n", (long long)time(NULL));
+    fclose(f);
+    rc = sh(log, "%s ablation --preset smoke --jobs 2 --out %s --only p11_rope,p11_all --estimate %s", PROG, runs, plan);
     t = read_whole_file(log);
     ck_assert_msg(rc == 0, "resume exit %d:\n%s", rc, tail_of(t));
     ck_assert_msg(strstr(t, "p11_all: finished already"), "%s", tail_of(t));
+    ck_assert_msg(strstr(t, "[ablation] p11_rope: started (1 of 1 to run)") && strstr(t, "[ablation] p11_rope: done in ")
+                  && strstr(t, "[job] ") && strstr(t, "% done, about ") && strstr(t, "(estimated 1:40)"),
+                  "%s", tail_of(t));
     free(t);
     results_load(runs, res);
     ck_assert(results_run(res, RUN_ROPE)->present);

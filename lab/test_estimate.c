@@ -12,15 +12,14 @@
 // reading the data 2 s; a run of --jobs 2 1.6x slower.
 static JobTimings fixed(void) {
     JobTimings t = { .exam_ms_per_image = 0.01, .sample_ms_per_image = 0.01, .fresh_ms = 500,
-                     .probe_ms_per_image = 0.002, .data_seconds = 2, .jobs_factor = 1.6 };
+                     .probe_ms_per_image = 0.002, .data_seconds = 2, .jobs_factor = 1.6, .eval_jobs_factor = 1.6 };
     for (int c = 0; c < ABLATION_CONFIGS; c++) t.step_ms[c] = c == CFG_SWIGLU ? 150 : 100;
     return t;
 }
 
 static RunWork quick_run(int config, int done) {
-    RunWork w = { config, config_default(), done };
-    int ckpt;
-    preset_apply(PRESET_QUICK, &w.cfg, &ckpt);   // 1,000 steps, a val check every 250
+    RunWork w = { config, config_default(), done, 0 };
+    preset_apply(PRESET_QUICK, &w.cfg, &w.ckpt_every);   // 1,000 steps, a val check and a checkpoint every 250
     return w;
 }
 
@@ -31,24 +30,28 @@ START_TEST(test_one_run) {
     // 20 Euler steps 200 ms, fresh buffers 500, probe features of 10,000 test
     // images and the 1,000 samples 22 ms; then 2 s of data
     RunWork w = quick_run(CFG_BASE, 0);
-    ck_assert_double_eq_tol(estimate_run_seconds(&t, &w, 1.0), (100000 + 580 + 742) / 1000.0 + 2, 1e-9);
+    ck_assert_double_eq_tol(estimate_run_seconds(&t, &w, 1), (100000 + 580 + 742) / 1000.0 + 2, 1e-9);
     // half done: 500 steps and 2 checks left, the whole scorecard
     w.steps_done = 500;
-    ck_assert_double_eq_tol(estimate_run_seconds(&t, &w, 1.0), (50000 + 540 + 742) / 1000.0 + 2, 1e-9);
+    ck_assert_double_eq_tol(estimate_run_seconds(&t, &w, 1), (50000 + 540 + 742) / 1000.0 + 2, 1e-9);
     // finished: nothing left, not even the data
     w.steps_done = -1;
-    ck_assert_double_eq(estimate_run_seconds(&t, &w, 1.0), 0.0);
+    ck_assert_double_eq(estimate_run_seconds(&t, &w, 1), 0.0);
     // SwiGLU: its steps and its forward passes cost 1.5x the baseline's
     w = quick_run(CFG_SWIGLU, 0);
     double fwd = 4 * 2000 * 0.01 * 1.5 + 500 + (2000 * 0.01 + 20000 * 0.01) * 1.5 + 500 + 11000 * 0.002;
-    ck_assert_double_eq_tol(estimate_run_seconds(&t, &w, 1.0), (150000 + fwd) / 1000.0 + 2, 1e-9);
+    ck_assert_double_eq_tol(estimate_run_seconds(&t, &w, 1), (150000 + fwd) / 1000.0 + 2, 1e-9);
     // a run of --jobs 2: the compute 1.6x, the data read as fast
-    ck_assert_double_eq_tol(estimate_run_seconds(&t, &w, 1.6), 1.6 * (150000 + fwd) / 1000.0 + 2, 1e-9);
+    ck_assert_double_eq_tol(estimate_run_seconds(&t, &w, 2), 1.6 * (150000 + fwd) / 1000.0 + 2, 1e-9);
+    // its steps and its scorecard slowed each by their own factor
+    t.eval_jobs_factor = 1.2;
+    ck_assert_double_eq_tol(estimate_run_seconds(&t, &w, 2), (1.6 * 150000 + 1.2 * fwd) / 1000.0 + 2, 1e-9);
+    t.eval_jobs_factor = 1.6;
     // smoke: no val checks (val_every 0), 60 steps
     int ckpt;
     preset_apply(PRESET_SMOKE, &w.cfg, &ckpt);
     w.config = CFG_BASE;
-    ck_assert_double_eq_tol(estimate_run_seconds(&t, &w, 1.0), (60 * 100 + 742) / 1000.0 + 2, 1e-9);
+    ck_assert_double_eq_tol(estimate_run_seconds(&t, &w, 1), (60 * 100 + 742) / 1000.0 + 2, 1e-9);
 }
 END_TEST
 
@@ -60,11 +63,11 @@ START_TEST(test_class_conditional_run) {
     // label's pass too: 400 ms more
     RunWork w = quick_run(CFG_BASE, 0);
     ck_assert_int_eq(config_set(&w.cfg, "classes=10", NULL, 0), 0);
-    ck_assert_double_eq_tol(estimate_run_seconds(&t, &w, 1.0), (100000 + 580 + 742 + 200 + 2) / 1000.0 + 2, 1e-9);
+    ck_assert_double_eq_tol(estimate_run_seconds(&t, &w, 1), (100000 + 580 + 742 + 200 + 2) / 1000.0 + 2, 1e-9);
     ck_assert_int_eq(config_set(&w.cfg, "guidance=3", NULL, 0), 0);
-    ck_assert_double_eq_tol(estimate_run_seconds(&t, &w, 1.0), (100000 + 580 + 742 + 400 + 2) / 1000.0 + 2, 1e-9);
+    ck_assert_double_eq_tol(estimate_run_seconds(&t, &w, 1), (100000 + 580 + 742 + 400 + 2) / 1000.0 + 2, 1e-9);
     ck_assert_int_eq(config_set(&w.cfg, "guidance=0", NULL, 0), 0);
-    ck_assert_double_eq_tol(estimate_run_seconds(&t, &w, 1.0), (100000 + 580 + 742 + 400 + 2) / 1000.0 + 2, 1e-9);
+    ck_assert_double_eq_tol(estimate_run_seconds(&t, &w, 1), (100000 + 580 + 742 + 400 + 2) / 1000.0 + 2, 1e-9);
 }
 END_TEST
 
@@ -84,16 +87,18 @@ START_TEST(test_whole_job) {
     RunWork runs[4] = { quick_run(CFG_BASE, 0), quick_run(CFG_BASE, 0), quick_run(CFG_SWIGLU, 0),
                         quick_run(CFG_ROPE, -1) };
     int phase[4] = { 0, 0, 1, 1 };
-    double base = estimate_run_seconds(&t, &runs[0], 1.0), swiglu = estimate_run_seconds(&t, &runs[2], 1.0);
-    // one at a time: the runs and nothing else (no probe to train first)
-    double e = estimate_job(&t, runs, phase, 4, 1);
-    ck_assert_double_eq_tol(e, 2 * base + swiglu, 1e-9);
+    double base = estimate_run_seconds(&t, &runs[0], 1), swiglu = estimate_run_seconds(&t, &runs[2], 1);
+    // one at a time: the runs, and around them the parts of estimate_fixed
+    // (here only the step programs' own checks, 2.5 s, and the attention
+    // maps' 128 forward passes, 1.28 ms) and no probe to train first
+    double e = estimate_job(&t, runs, phase, 4, 1), fixed = 2.5 + 0.00128;
+    ck_assert_double_eq_tol(e, 2 * base + swiglu + fixed, 1e-9);
     ck_assert_double_eq_tol(e, 2 * 103.322 + 150.0 + (4 * 2000 * 0.01 * 1.5 + 500 +
-                            (2000 * 0.01 + 20000 * 0.01) * 1.5 + 500 + 22) / 1000.0 + 2, 1e-9);
+                            (2000 * 0.01 + 20000 * 0.01) * 1.5 + 500 + 22) / 1000.0 + 2 + fixed, 1e-9);
     // two at a time: the pair side by side, then SwiGLU alone, each 1.6x
-    double base2 = estimate_run_seconds(&t, &runs[0], 1.6), swiglu2 = estimate_run_seconds(&t, &runs[2], 1.6);
+    double base2 = estimate_run_seconds(&t, &runs[0], 2), swiglu2 = estimate_run_seconds(&t, &runs[2], 2);
     e = estimate_job(&t, runs, phase, 4, 2);
-    ck_assert_double_eq_tol(e, base2 + swiglu2, 1e-9);
+    ck_assert_double_eq_tol(e, base2 + swiglu2 + fixed, 1e-9);
     // make tutorial's choice: one at a time is faster here; with runs side
     // by side only 1.1x slower each, two at a time
     ck_assert_int_eq(estimate_faster_jobs(&t, runs, phase, 4), 1);
@@ -103,11 +108,117 @@ START_TEST(test_whole_job) {
     // the job's line: how long, as a reader reads it
     char d[32];
     format_duration(e, d, sizeof d);
-    ck_assert_str_eq(d, "6:48");   // 1.6 x 101.322 + 2 = 164.1 s, 1.6 x 151.472 + 2 = 244.4 s
+    ck_assert_str_eq(d, "6:51");   // 1.6 x 101.322 + 2 = 164.1 s, 1.6 x 151.472 + 2 = 244.4 s, 2.5 s
     format_duration(3725, d, sizeof d);
     ck_assert_str_eq(d, "1:02:05");
     format_duration(59.6, d, sizeof d);
     ck_assert_str_eq(d, "1:00");
+}
+END_TEST
+
+// What the job pays besides the runs' work: each run its process's start,
+// the probe read and its checkpoints; between the runs the step programs,
+// after them the plots; first lab estimate itself.
+START_TEST(test_fixed_costs) {
+    JobTimings t = fixed();
+    RunWork w = quick_run(CFG_BASE, 0);
+    double work = estimate_run_seconds(&t, &w, 1);
+    t.start_seconds = 0.1;
+    t.probe_load_seconds = 0.05;
+    t.ckpt_seconds = 0.02;
+    // 1,000 steps, a checkpoint every 250: four
+    ck_assert_double_eq_tol(estimate_run_seconds(&t, &w, 1) - work, 0.1 + 0.05 + 4 * 0.02, 1e-9);
+    // from step 500: two more; from step 510: the ones at 750 and 1,000
+    w.steps_done = 500;
+    double left = estimate_run_seconds(&t, &w, 1);
+    t.start_seconds = t.probe_load_seconds = t.ckpt_seconds = 0;
+    ck_assert_double_eq_tol(left - estimate_run_seconds(&t, &w, 1), 0.1 + 0.05 + 2 * 0.02, 1e-9);
+    t.start_seconds = 0.1, t.probe_load_seconds = 0.05, t.ckpt_seconds = 0.02;
+    w.steps_done = 510;
+    left = estimate_run_seconds(&t, &w, 1);
+    t.start_seconds = t.probe_load_seconds = t.ckpt_seconds = 0;
+    ck_assert_double_eq_tol(left - estimate_run_seconds(&t, &w, 1), 0.1 + 0.05 + 2 * 0.02, 1e-9);
+    // smoke: 60 steps, a checkpoint every 20: three
+    preset_apply(PRESET_SMOKE, &w.cfg, &w.ckpt_every);
+    w.steps_done = 0;
+    work = estimate_run_seconds(&t, &w, 1);
+    t.ckpt_seconds = 0.02;
+    ck_assert_double_eq_tol(estimate_run_seconds(&t, &w, 1) - work, 3 * 0.02, 1e-9);
+    // the parts around the runs: six step programs started, ten figures,
+    // their checks, step 7's grid and its probe; after the runs six
+    // programs, eight figures and the attention maps' two forward passes of 64 images
+    t = fixed();
+    t.start_seconds = 0.1;
+    t.probe_load_seconds = 0.05;
+    t.figure_seconds = 0.2;
+    t.grid_seconds = 3;
+    JobFixed f = estimate_fixed(&t);
+    ck_assert_double_eq_tol(f.between, 0.6 + 2.0 + 2.5 + 3 + 0.05, 1e-9);
+    ck_assert_double_eq_tol(f.after, 0.6 + 1.6 + 128 * 0.01 / 1000, 1e-9);
+    // and the whole job counts them, and lab estimate's own time
+    RunWork runs[1] = { quick_run(CFG_BASE, 0) };
+    int phase[1] = { 0 };
+    t.self_seconds = 10;
+    ck_assert_double_eq_tol(estimate_job(&t, runs, phase, 1, 1),
+                            10 + f.between + f.after + estimate_run_seconds(&t, &runs[0], 1), 1e-9);
+}
+END_TEST
+
+// Other processes busy while lab estimate timed: a note says so, from a
+// quarter of a core on.
+START_TEST(test_load_note) {
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    estimate_load_note(f, 0.1, 2);
+    fflush(f);
+    ck_assert_uint_eq(len, 0);
+    estimate_load_note(f, 1.0, 2);
+    fclose(f);
+    ck_assert_msg(strstr(text, "other processes kept 1.0 of the 2 cores busy"), "%s", text);
+    free(text);
+}
+END_TEST
+
+// The job's parts read back from lab estimate --save's file, and its
+// progress line: what is done of the estimate, and what is left at the pace so far.
+START_TEST(test_job_progress) {
+    char dir[256], path[300], err[512];
+    tmpdir_make(dir, sizeof dir, "estimate");
+    snprintf(path, sizeof path, "%s/estimate.txt", dir);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fprintf(f, "estimate_seconds 200\nsaved_at 1000\njobs 2\npart estimate 10\nrun p11_base_s0 40\n"
+               "run p11_base_s1 40\npart steps 10\nrun p11_rope 90\npart plots 10\n");
+    fclose(f);
+    JobPlan p;
+    ck_assert_int_eq(job_plan_read(path, &p, err, sizeof err), 0);
+    ck_assert_int_eq(p.n, 6);
+    ck_assert_str_eq(p.part[1].name, "p11_base_s0");
+    ck_assert(p.part[1].is_run && !p.part[3].is_run);
+    ck_assert_double_eq(p.part[4].seconds, 90);
+    ck_assert_double_eq(p.started, 1000);
+    // nothing done yet, 5 s in: the estimate as it is
+    char line[256];
+    job_progress_line(&p, 1005, NULL, line, sizeof line);
+    ck_assert_str_eq(line, "[job] 0:05, 0% done, about 3:20 left (estimated 3:20)");
+    // the estimate and the pair done (90 of 200 s) in 180 s: twice as slow, so the
+    // 110 s left take 220
+    p.part[0].done = p.part[1].done = p.part[2].done = 1;
+    job_progress_line(&p, 1180, "p11_rope 40/60", line, sizeof line);
+    ck_assert_str_eq(line, "[job] 3:00, 45% done, about 3:40 left (estimated 3:20) | p11_rope 40/60");
+    // a file that is not an estimate, and a part that is not a number
+    f = fopen(path, "w");
+    fprintf(f, "hello\n");
+    fclose(f);
+    ck_assert_int_eq(job_plan_read(path, &p, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "not an estimate"), "%s", err);
+    f = fopen(path, "w");
+    fprintf(f, "estimate_seconds 200\nsaved_at 1000\nrun p11_rope nan\n");
+    fclose(f);
+    ck_assert_int_eq(job_plan_read(path, &p, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "not a number"), "%s", err);
+    tmpdir_remove(dir);
 }
 END_TEST
 
@@ -141,5 +252,6 @@ END_TEST
 
 int main(void) {
     return run_tests("estimate", "estimate", 0, TESTS(test_one_run, test_class_conditional_run, test_schedule, test_whole_job,
+                                                      test_fixed_costs, test_load_note, test_job_progress,
                                                       test_since_and_options));
 }

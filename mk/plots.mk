@@ -1,26 +1,26 @@
-# mk/plots.mk: the runs, from the root, into RUNS (default runs/): the
-# tutorial's job, the ablation, their figures and report (plots, runs-plots
-# without the steps' figures, report), step 7's guidance sweeps, committed results folders (results,
-# results-pytorch), the docs' figures and docs/beyond.md's sweeps.
+# mk/plots.mk: the runs, from the root, into RUNS (default runs/): the tutorial's job, the ablation, their figures and
+# report (plots, runs-plots without the steps' figures, report), step 7's guidance sweeps, committed results folders
+# (results, results-pytorch), the docs' figures and docs/beyond.md's sweeps.
 .PHONY: tutorial ablation plots runs-plots report results results-pytorch docs-figures \
         guidance-sweeps model-figures sweep-lr sweep-lr-edge sweep-figures budget-swiglu budget-figures
 PRESET ?= quick
 SEEDS ?= 1
-# JOBS: runs side by side; unset, make tutorial takes what lab estimate
-# finds faster here and now (1, or 2 on half the threads each), else 1
+# JOBS: runs side by side; unset, make tutorial takes what lab estimate finds faster here and now (1, or 2), else 1
 JOBS ?=
 ESTIMATE ?= yes
 S6 := step6_ablation/step6_ablation
 LAB := lab/lab
-# make tutorial: steps 1 to 6 at PRESET (tutorial: full size; smoke: minutes),
-# SEEDS seeds a configuration, JOBS runs side by side. `lab estimate` first
-# says how long it will take and, without JOBS, which arrangement is faster
-# (ESTIMATE=no skips it). Step 6's baseline pair trains first, for step 1 to
-# read. Every run resumes where it stopped.
+# make tutorial: steps 1 to 6 at PRESET (tutorial: full size; smoke: minutes), SEEDS seeds a configuration, JOBS
+# runs side by side, once the programs it runs are built (JOB_PROGRAMS: no test, not step 0), one compiler a core.
+# `lab estimate` first says how long it will take and, without JOBS, which arrangement is faster (ESTIMATE=no skips
+# it); lab ablation shows the job's progress against it, the runs' output in their train.log. Step 6's baseline
+# pair trains first, for step 1 to read. Every run resumes where it stopped.
+JOB_PROGRAMS := $(filter-out step0_tour/%,$(PROGRAMS))
 PLAN_OPTS = --preset $(PRESET) --seeds $(SEEDS) --out $(RUNS)
 TUTORIAL_JOBS = $(or $(JOBS),$(if $(filter yes,$(ESTIMATE)),$$(sed -n 's/^jobs //p' $(RUNS)/estimate.txt),1))
-ABLATION_OPTS = $(PLAN_OPTS) --jobs $(TUTORIAL_JOBS)
-tutorial: all $(if $(CIFAR_DIR),,data)
+ABLATION_OPTS = $(PLAN_OPTS) --jobs $(TUTORIAL_JOBS) --log $(if $(filter yes,$(ESTIMATE)),--estimate $(RUNS)/estimate.txt)
+tutorial: $(if $(CIFAR_DIR),,data)
+	+@echo "make tutorial: its programs, $$(nproc) compilers at a time"; $(MAKE) -s -j$$(nproc) $(JOB_PROGRAMS)
 	@mkdir -p $(RUNS)
 	$(if $(filter yes,$(ESTIMATE)),$(LAB) estimate $(PLAN_OPTS) $(if $(JOBS),--jobs $(JOBS),--choose-jobs) --save $(RUNS)/estimate.txt)
 	$(LAB) ablation $(ABLATION_OPTS) --only p11_base_s0,p11_base_s1
@@ -32,15 +32,14 @@ tutorial: all $(if $(CIFAR_DIR),,data)
 	$(MAKE) --no-print-directory runs-plots
 	@$(if $(filter yes,$(ESTIMATE)),$(LAB) estimate --since $(RUNS)/estimate.txt)
 	@echo "done: $(RUNS)/report.md, $(RUNS)/plots/ and $(RUNS)/figures/"
-# make -j2 ablation [SEEDS=N]: -jN becomes --jobs N, then the table. -jN is
-# in MAKEFLAGS only while recipes run: ABL_JOBS must stay "=".
+# make -j2 ablation [SEEDS=N]: -jN becomes --jobs N, then the table (-jN is in MAKEFLAGS only while recipes run: "=")
 ABL_JOBS = $(or $(patsubst -j%,%,$(filter -j%,$(MAKEFLAGS))),1)
 ablation: lab
 	$(LAB) ablation --preset $(PRESET) --out $(RUNS) --jobs $(ABL_JOBS) --log --seeds $(SEEDS)
 	$(S6) table $(RUNS)
 plots: runs-plots
 	$(call step_figures,$(RUNS)/figures,$(RUNS),$(RUNS))
-runs-plots: $(STEP_TARGETS) lab
+runs-plots: $(JOB_PROGRAMS)
 	sh scripts/plots.sh $(RUNS) $(RUNS)/plots
 	$(LAB) attention-maps --runs $(RUNS) || \
 	    echo "plots: no attention maps: they need the finished runs p11_base_s0 and p11_rope"
@@ -53,7 +52,7 @@ figures_2_to_5 = @for s in step2_rmsnorm step3_qknorm step4_swiglu step5_rope2d;
 # Step 7's into $(1): its grid from the shipped class-conditional model, and
 # the curves against w of the sweeps in $(2) (make guidance-sweeps), if any.
 define figures_7
-cd step7_guidance && ./step7_guidance --figures $(1) > /dev/null
+cd step7_guidance && ./step7_guidance --figures $(1) > /dev/null && echo "figures: step7_grid.png in $(1)"
 @set -- $(2)/c10_*_s*/guidance.tsv; if [ -e "$$1" ]; then step7_guidance/step7_guidance curves "$$@" --figures $(1); \
     else echo "plots: no step 7 curves: $(2) has no c10_*_s*/guidance.tsv (make guidance-sweeps)"; fi
 endef

@@ -11,10 +11,7 @@
 #include "io/args.h"
 #include "nn/flow.h"
 #include "nn/model.h"
-
-#define SHIPPED_C10 "models/tinydit_c10_recipe.safetensors"
-#define GRID_W_COUNT 5
-#define GRID_STEPS 20              // Euler steps of the grid's samples, as the scorecard's
+#include "grid.h"   // SHIPPED_C10, GRID_W_COUNT, GRID_STEPS
 #define SWEEP_W_DEFAULT "0,1,2,3,4,5,6"
 #define SWEEP_MAX_W 32
 #define ERRLEN 1024

@@ -144,7 +144,36 @@ START_TEST(test_tutorial_in_a_copy) {
 }
 END_TEST
 
+// What `make tutorial` builds before the job: the programs it runs, by a
+// make of their own in parallel, and nothing else (no test, no tool, not
+// step 0's tour). `make -n -B` prints every command the build would run,
+// none run, whatever is built already.
+START_TEST(test_tutorial_builds_only_the_job) {
+    char cmd[1024], out[400];
+    snprintf(out, sizeof out, "/tmp/test_tutorial_build_%ld.txt", (long)getpid());
+    snprintf(cmd, sizeof cmd, "cd '%s' && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -n -B tutorial PRESET=smoke "
+             "CIFAR_DIR=/tmp > '%s' 2>&1", project_root(), out);
+    ck_assert_msg(system(cmd) == 0, "make -n -B tutorial failed: see %s", out);
+    char *text = slurp(out);
+    const char *build = strstr(text, "make -s -j$(nproc) ");
+    ck_assert_msg(build != NULL, "make tutorial does not build in parallel, one compiler a core:\n%s", tail_of(text));
+    const char *programs[] = { "step1_scorecard", "step2_rmsnorm", "step3_qknorm", "step4_swiglu", "step5_rope2d",
+                               "step6_ablation", "step7_guidance", "lab" };
+    for (int i = 0; i < 8; i++) {
+        char link[128];
+        snprintf(link, sizeof link, "-o %s/%s ", programs[i], programs[i]);
+        ck_assert_msg(strstr(text, link), "make tutorial does not build %s:\n%s", programs[i], tail_of(text));
+    }
+    const char *not_needed[] = { "-o build/tests/", "-o build/tools/", "/test_", "-o step0_tour/", "build/grade/" };
+    for (int i = 0; i < 5; i++)
+        ck_assert_msg(!strstr(text, not_needed[i]), "make tutorial builds what the job does not run (%s):\n%.300s",
+                      not_needed[i], strstr(text, not_needed[i]));
+    free(text);
+    unlink(out);
+}
+END_TEST
+
 int main(void) {
     // minutes; more on a loaded machine
-    return run_tests("tutorial", "tutorial", 1800, TESTS(test_tutorial_in_a_copy));
+    return run_tests("tutorial", "tutorial", 1800, TESTS(test_tutorial_builds_only_the_job, test_tutorial_in_a_copy));
 }

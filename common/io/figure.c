@@ -45,6 +45,10 @@ int figure_data_close(FILE *f, const char *dir, const char *name, char *err, siz
     return 0;
 }
 
+// The PNGs drawn since the last figure_report, which names them: a step
+// run between a job's runs then says what it drew.
+static char g_drawn[1024];
+
 int figure_draw(const char *dir, const char *name, int width, int height, const char *script,
                 char *err, size_t errlen) {
     if (!figure_gnuplot_available()) return FIGURE_NO_GNUPLOT;
@@ -69,6 +73,8 @@ int figure_draw(const char *dir, const char *name, int width, int height, const 
     if (!figure_png_valid(path)) return errorf(err, errlen, "gnuplot wrote no valid PNG at %s", path);
     snprintf(path, sizeof path, "%s/%s.log", dir, name);
     remove(path);                            // empty when all went well
+    size_t used = strlen(g_drawn);
+    snprintf(g_drawn + used, sizeof g_drawn - used, "%s%s.png", used ? ", " : "", name);
     return 0;
 }
 
@@ -110,7 +116,8 @@ void figure_report(FILE *f, const char *dir, int drawn, int missing_gnuplot) {
                    "         Install gnuplot (apt-get install gnuplot-nox, or `make deps`) and run again.\n",
                 figure_gnuplot_command(), dir);
     else
-        fprintf(f, "figures: %d PNG%s in %s\n", drawn, drawn == 1 ? "" : "s", dir);
+        fprintf(f, "figures: %d PNG%s in %s%s%s\n", drawn, drawn == 1 ? "" : "s", dir, g_drawn[0] ? ": " : "", g_drawn);
+    g_drawn[0] = 0;
 }
 
 int figure_tally_add(FigureTally *t, int status, const char *who, const char *err) {
