@@ -1,0 +1,106 @@
+#!/bin/sh
+# slurm_cluster.sh DIR: a one-node Slurm cluster on this machine, from
+# Debian's packages (munge, slurm-wlm), everything of it inside DIR: munge
+# with a fresh key, slurmctld and slurmd with a minimal slurm.conf (one node,
+# this machine's cores), on ports nobody listens on. Sourced by
+# scripts/slurm_check.sh, which calls cluster_start, then cluster_stop in its
+# trap; after cluster_start, SLURM_CONF names DIR/slurm.conf, so sbatch,
+# squeue and scontrol talk to this cluster and no other.
+
+# Why it cannot start, as one line, or nothing when it can.
+cluster_cannot_start() {
+    [ "$(id -u)" = 0 ] || { echo "not root (slurmd runs jobs as their users: it needs root)"; return; }
+    for p in munged mungekey slurmctld slurmd sbatch squeue scontrol; do
+        command -v $p >/dev/null 2>&1 || PATH=$PATH:/usr/sbin command -v $p >/dev/null 2>&1 ||
+            { echo "no $p (make cluster-deps installs slurm-wlm and munge)"; return; }
+    done
+}
+
+# A TCP port nothing listens on, from a range away from Slurm's defaults.
+free_port() {
+    port=$1
+    while [ $port -lt $(($1 + 200)) ]; do
+        if ! (ss -ltn 2>/dev/null || netstat -ltn 2>/dev/null) | grep -q ":$port "; then echo $port; return; fi
+        port=$((port + 1))
+    done
+    return 1
+}
+
+# Waits up to $2 seconds for command $1 to succeed. 0, or 1 on time out.
+wait_for() {
+    t=0
+    while ! sh -c "$1" >/dev/null 2>&1; do
+        t=$((t + 1)); [ $t -le $(($2 * 2)) ] || return 1
+        sleep 0.5
+    done
+}
+
+cluster_start() {
+    CLUSTER=$1
+    PATH=$PATH:/usr/sbin
+    mkdir -p "$CLUSTER/munge" "$CLUSTER/ctld" "$CLUSTER/spool" "$CLUSTER/log"
+    chmod 755 "$CLUSTER/munge"
+    mungekey --create --keyfile="$CLUSTER/munge/munge.key" || return 1
+    munged --foreground --force --socket="$CLUSTER/munge/socket" --key-file="$CLUSTER/munge/munge.key" \
+        --pid-file="$CLUSTER/munge/pid" --seed-file="$CLUSTER/munge/seed" --log-file="$CLUSTER/log/munged.log" \
+        >> "$CLUSTER/log/munged.log" 2>&1 &
+    MUNGED_PID=$!
+    wait_for "munge --socket='$CLUSTER/munge/socket' -n </dev/null | unmunge --socket='$CLUSTER/munge/socket'" 20 ||
+        { echo "munged did not start: $CLUSTER/log/munged.log"; return 1; }
+    ctld_port=$(free_port 16817) && slurmd_port=$(free_port $((ctld_port + 1))) || { echo "no free port"; return 1; }
+    mem_mb=$(awk '/^MemTotal/ { print int($2 / 1024 * 0.8) }' /proc/meminfo)
+    cat > "$CLUSTER/slurm.conf" <<EOF
+ClusterName=tinydit
+SlurmctldHost=localhost(127.0.0.1)
+SlurmctldPort=$ctld_port
+SlurmdPort=$slurmd_port
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+AuthInfo=socket=$CLUSTER/munge/socket
+CredType=cred/munge
+StateSaveLocation=$CLUSTER/ctld
+SlurmdSpoolDir=$CLUSTER/spool
+SlurmctldPidFile=$CLUSTER/slurmctld.pid
+SlurmdPidFile=$CLUSTER/slurmd.pid
+SlurmctldLogFile=$CLUSTER/log/slurmctld.log
+SlurmdLogFile=$CLUSTER/log/slurmd.log
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core_Memory
+SchedulerType=sched/backfill
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+MpiDefault=none
+ReturnToService=2
+KillWait=20
+SchedulerParameters=sched_interval=2
+NodeName=tinydit-node NodeHostname=$(hostname) NodeAddr=127.0.0.1 CPUs=$(nproc) RealMemory=$mem_mb State=UNKNOWN
+PartitionName=tinydit Nodes=ALL Default=YES MaxTime=INFINITE State=UP
+EOF
+    SLURM_CONF=$CLUSTER/slurm.conf
+    export SLURM_CONF
+    slurmctld -D -i -f "$SLURM_CONF" > "$CLUSTER/log/slurmctld.out" 2>&1 &
+    SLURMCTLD_PID=$!
+    slurmd -D -N tinydit-node -f "$SLURM_CONF" > "$CLUSTER/log/slurmd.out" 2>&1 &
+    SLURMD_PID=$!
+    wait_for "sinfo -h -n tinydit-node -o %T | grep -qx idle" 40 ||
+        { echo "the node did not come up: $CLUSTER/log/slurmctld.log, slurmd.log"; sinfo 2>&1; return 1; }
+}
+
+# Cancels every job, waits for them to end (each run saves its checkpoint),
+# then stops the daemons, each by its own pid, and waits for them.
+cluster_stop() {
+    if [ -n "${SLURMCTLD_PID:-}" ]; then
+        timeout 10 scancel --quiet --user=root 2>/dev/null
+        wait_for "[ -z \"\$(squeue -h -o %i)\" ]" 30 || echo "slurm_cluster: jobs still running; stopping anyway"
+    fi
+    for pid in ${SLURMD_PID:-} ${SLURMCTLD_PID:-} ${MUNGED_PID:-}; do
+        kill $pid 2>/dev/null
+        t=0; while kill -0 $pid 2>/dev/null && [ $t -lt 20 ]; do sleep 0.5; t=$((t + 1)); done
+        kill -9 $pid 2>/dev/null
+        wait $pid 2>/dev/null
+    done
+    SLURMD_PID= SLURMCTLD_PID= MUNGED_PID=
+}
