@@ -56,6 +56,12 @@ case $grace in ''|*[!0-9]*) fail "SLURM_GRACE '$grace' is not a number of second
 command -v sbatch >/dev/null 2>&1 ||
     fail "no sbatch: RUNNER=slurm submits with Slurm's commands (Debian: apt-get install slurm-client)"
 root=$(cd "$(dirname "$0")/.." && pwd)
+# The tasks read CIFAR-10 where the trainer looks for it: checked here, not
+# after a wait in the queue, and made absolute (the tasks start in $root).
+data=${CIFAR_DIR:-$root/data/cifar-10-batches-bin}
+[ -f "$data/test_batch.bin" ] || fail "no CIFAR-10 in $data: the tasks would fail (make data, or CIFAR_DIR)"
+CIFAR_DIR=$(cd "$data" && pwd)
+export CIFAR_DIR
 mkdir -p "$runs/slurm"
 jobs=$runs/slurm
 

@@ -53,7 +53,8 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
-say() { echo "slurm-check: $*"; }
+t0=$(date +%s)
+say() { echo "slurm-check: [$(($(date +%s) - t0)) s] $*"; }
 fail() {
     say "FAILED: $*"
     for f in "$tmp"/slurm/slurm/*.out "$tmp"/cluster/log/slurmctld.log; do
@@ -101,7 +102,9 @@ done
 say "$requeued (task ${array}_$task) requeued: SIGTERM at step $stopped, checkpoint saved"
 
 # the job's end: every task, then the finish job
-while [ -n "$(squeue -h -j "$array,$finish" -o %i 2>/dev/null)" ]; do sleep 1; done
+while [ -n "$(squeue -h -j "$array" -o %i 2>/dev/null)" ]; do sleep 1; done
+say "every task of job $array has ended"
+while [ -n "$(squeue -h -j "$finish" -o %i 2>/dev/null)" ]; do sleep 1; done
 state=$(scontrol show job "$finish" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p')
 [ "$state" = COMPLETED ] || fail "the finish job $finish ended $state"
 [ -s "$runs/report.md" ] || fail "no $runs/report.md"

@@ -41,7 +41,9 @@ cluster_start() {
     mkdir -p "$CLUSTER/munge" "$CLUSTER/ctld" "$CLUSTER/spool" "$CLUSTER/log"
     chmod 755 "$CLUSTER/munge"
     mungekey --create --keyfile="$CLUSTER/munge/munge.key" || return 1
-    munged --foreground --force --socket="$CLUSTER/munge/socket" --key-file="$CLUSTER/munge/munge.key" \
+    # each daemon in a session of its own: a signal to the caller's process
+    # group (timeout, Ctrl-C) leaves them to cluster_stop, which needs them
+    setsid munged --foreground --force --socket="$CLUSTER/munge/socket" --key-file="$CLUSTER/munge/munge.key" \
         --pid-file="$CLUSTER/munge/pid" --seed-file="$CLUSTER/munge/seed" --log-file="$CLUSTER/log/munged.log" \
         >> "$CLUSTER/log/munged.log" 2>&1 &
     MUNGED_PID=$!
@@ -57,7 +59,7 @@ SlurmdPort=$slurmd_port
 SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
-AuthInfo=socket=$CLUSTER/munge/socket
+AuthInfo=socket=$CLUSTER/munge/socket,cred_expire=10
 CredType=cred/munge
 StateSaveLocation=$CLUSTER/ctld
 SlurmdSpoolDir=$CLUSTER/spool
@@ -75,15 +77,16 @@ AccountingStorageType=accounting_storage/none
 MpiDefault=none
 ReturnToService=2
 KillWait=20
+# cred_expire above is also how long a requeued job waits before it starts again
 SchedulerParameters=sched_interval=2
 NodeName=tinydit-node NodeHostname=$(hostname) NodeAddr=127.0.0.1 CPUs=$(nproc) RealMemory=$mem_mb State=UNKNOWN
 PartitionName=tinydit Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 EOF
     SLURM_CONF=$CLUSTER/slurm.conf
     export SLURM_CONF
-    slurmctld -D -i -f "$SLURM_CONF" > "$CLUSTER/log/slurmctld.out" 2>&1 &
+    setsid slurmctld -D -i -f "$SLURM_CONF" > "$CLUSTER/log/slurmctld.out" 2>&1 &
     SLURMCTLD_PID=$!
-    slurmd -D -N tinydit-node -f "$SLURM_CONF" > "$CLUSTER/log/slurmd.out" 2>&1 &
+    setsid slurmd -D -N tinydit-node -f "$SLURM_CONF" > "$CLUSTER/log/slurmd.out" 2>&1 &
     SLURMD_PID=$!
     wait_for "sinfo -h -n tinydit-node -o %T | grep -qx idle" 40 ||
         { echo "the node did not come up: $CLUSTER/log/slurmctld.log, slurmd.log"; sinfo 2>&1; return 1; }
@@ -103,4 +106,16 @@ cluster_stop() {
         wait $pid 2>/dev/null
     done
     SLURMD_PID= SLURMCTLD_PID= MUNGED_PID=
+    # what a job left had cancelling failed: its slurmstepd and its processes,
+    # known by this cluster's SLURM_CONF in their environment and a job id
+    # there or slurmstepd's name (this shell has the first, not the others)
+    for sig in TERM KILL; do
+        for p in /proc/[0-9]*; do
+            env=$(tr '\0' '\n' 2>/dev/null < $p/environ) || continue
+            printf '%s\n' "$env" | grep -qx "SLURM_CONF=$CLUSTER/slurm.conf" || continue
+            printf '%s\n' "$env" | grep -q "^SLURM_JOB_ID=" || grep -q "^slurmstepd" $p/cmdline 2>/dev/null || continue
+            kill -$sig ${p#/proc/} 2>/dev/null
+        done
+        sleep 1
+    done
 }
