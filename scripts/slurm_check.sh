@@ -67,7 +67,7 @@ cluster_start "$tmp/cluster" || fail "the cluster did not start"
 say "a one-node cluster: $(sinfo -h -o '%P %D node(s) %c cores %m MB') ($SLURM_CONF)"
 
 # the same runs here, beside the cluster's, one thread each as its tasks
-nice lab/lab ablation --preset smoke --out "$tmp/local" --jobs 2 --threads 1 > "$tmp/local.log" 2>&1 &
+lab/lab ablation --preset smoke --out "$tmp/local" --jobs 2 --threads 1 > "$tmp/local.log" 2>&1 &
 local_pid=$!
 
 runs=$tmp/slurm
