@@ -9,9 +9,10 @@
 # from its per-machine fields: timings and record). Then the daemons stop and
 # the temporary folder goes: nothing is left behind. Without root or the
 # packages it says SKIPPED and why (TINYDIT_NO_SKIPS=slurm fails instead).
-# SLURM_CHECK_SECONDS bounds it all (default 480).
+# SLURM_CHECK_SECONDS bounds it all (default 600: it takes 3 to 5 minutes on
+# two cores that others use too).
 cd "$(dirname "$0")/.." || exit 2
-limit=${SLURM_CHECK_SECONDS:-480}
+limit=${SLURM_CHECK_SECONDS:-600}
 
 # SKIPPED with a reason, or FAILED when TINYDIT_NO_SKIPS says this machine
 # has what it needs (tests/testutil.h: test_skip).
@@ -102,10 +103,22 @@ done
 say "$requeued (task ${array}_$task) requeued: SIGTERM at step $stopped, checkpoint saved"
 
 # the job's end: every task, then the finish job
-while [ -n "$(squeue -h -j "$array" -o %i 2>/dev/null)" ]; do sleep 1; done
-say "every task of job $array has ended"
-while [ -n "$(squeue -h -j "$finish" -o %i 2>/dev/null)" ]; do sleep 1; done
-state=$(scontrol show job "$finish" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p')
+# The states of job $1's tasks, one a line, once slurmctld answers (a busy
+# one may not: then the question is asked again).
+states() {
+    while ! out=$(scontrol -o show job "$1" 2>/dev/null); do sleep 1; done
+    printf '%s\n' "$out" | sed -n 's/.* JobState=\([A-Z_]*\) .*/\1/p'
+}
+# Waits until no task of job $1 is pending, running or being requeued.
+wait_ended() {
+    while states "$1" | grep -qvE '^(COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY|BOOT_FAIL|DEADLINE)$'; do
+        sleep 1
+    done
+}
+wait_ended "$array"
+say "every task of job $array has ended: $(states "$array" | sort | uniq -c | tr -s ' \n' ' ')"
+wait_ended "$finish"
+state=$(states "$finish")
 [ "$state" = COMPLETED ] || fail "the finish job $finish ended $state"
 [ -s "$runs/report.md" ] || fail "no $runs/report.md"
 grep -q "resuming at step $stopped of 60" "$runs/$requeued/train.log" ||
