@@ -5,7 +5,8 @@
 # (scripts/slurm.sh; docs/step6_ablation.md#on-a-cluster). Each task gets
 # SLURM_THREADS cores and SLURM_MEM memory; SLURM_PARTITION, SLURM_ACCOUNT,
 # SLURM_TIME (a task's time limit) and SLURM_OPTS (any other sbatch options)
-# go to sbatch. make slurm-check tests all of it on a cluster of one node.
+# go to sbatch; SLURM_GRACE seconds before its time limit a task asks to be
+# requeued. make slurm-check tests all of it on a cluster of one node.
 .PHONY: slurm-check cluster-deps
 $(if $(filter-out slurm,$(RUNNER)),$(error RUNNER=$(RUNNER): the runner is slurm, or none to run here))
 SLURM_THREADS ?= 2
@@ -19,7 +20,7 @@ slurm_submit = TINYDIT_SBATCH_OPTS='$(SLURM_SBATCH)' TINYDIT_SLURM_GRACE='$(SLUR
     $(RUNS) '$(SLURM_THREADS)' '$(SLURM_MEM)' '$(MAKE) $(1) RUNNER= ESTIMATE=no PRESET=$(PRESET) SEEDS=$(SEEDS) RUNS=$(RUNS)'
 SLURM_PRINT = --print-commands --left --log --threads $(SLURM_THREADS)
 ifeq ($(RUNNER),slurm)
-tutorial: all
+tutorial: all $(if $(CIFAR_DIR),,data)
 	$(call slurm_submit,tutorial) $(LAB) ablation $(PLAN_OPTS) $(SLURM_PRINT)
 ablation: lab
 	$(call slurm_submit,ablation) $(LAB) ablation --preset $(PRESET) --out $(RUNS) --seeds $(SEEDS) $(SLURM_PRINT)

@@ -34,17 +34,25 @@ if [ "${1:-}" != --inner ]; then
         [ -x $p ] || { echo "slurm-check: FAILED: no $p (make slurm-check builds it)"; exit 1; }
     done
     start=$(date +%s)
-    # the whole check in a process group that timeout stops at the limit
-    timeout --kill-after=30 "$limit" sh "$0" --inner
+    tmp=$(mktemp -d /tmp/tinydit-slurm-check.XXXXXX) || exit 1
+    # the whole check in a process group that timeout stops at the limit;
+    # what its own cleanup did not finish then, this one does
+    timeout --kill-after=60 "$limit" sh "$0" --inner "$tmp"
     rc=$?
-    [ $rc -ne 124 ] || echo "slurm-check: FAILED: not done in $limit s (SLURM_CHECK_SECONDS)"
+    if [ -d "$tmp" ]; then
+        CLUSTER=$tmp/cluster SLURM_CONF=$tmp/cluster/slurm.conf PATH=$PATH:/usr/sbin
+        export SLURM_CONF
+        cluster_stop
+        rm -rf "$tmp"
+    fi
+    [ $rc -ne 124 ] && [ $rc -ne 137 ] || echo "slurm-check: FAILED: not done in $limit s (SLURM_CHECK_SECONDS)"
     [ $rc -ne 0 ] || echo "slurm-check: passed in $(($(date +%s) - start)) s"
     exit $rc
 fi
 
 . scripts/slurm_cluster.sh
 unset OPENBLAS_CORETYPE MAKEFLAGS MFLAGS MAKELEVEL
-tmp=$(mktemp -d /tmp/tinydit-slurm-check.XXXXXX) || exit 1
+tmp=$2
 local_pid=
 cleanup() {
     trap - EXIT INT TERM HUP

@@ -93,29 +93,39 @@ EOF
 }
 
 # Cancels every job, waits for them to end (each run saves its checkpoint),
-# then stops the daemons, each by its own pid, and waits for them.
+# then stops the daemons and what a job may have left. The daemons are this
+# shell's children, or found by their pid files (another shell's cleanup,
+# after this one was killed), each only if it is still this cluster's.
 cluster_stop() {
-    if [ -n "${SLURMCTLD_PID:-}" ]; then
-        timeout 10 scancel --quiet --user=root 2>/dev/null
-        wait_for "[ -z \"\$(squeue -h -o %i)\" ]" 30 || echo "slurm_cluster: jobs still running; stopping anyway"
-    fi
-    for pid in ${SLURMD_PID:-} ${SLURMCTLD_PID:-} ${MUNGED_PID:-}; do
-        kill $pid 2>/dev/null
-        t=0; while kill -0 $pid 2>/dev/null && [ $t -lt 20 ]; do sleep 0.5; t=$((t + 1)); done
-        kill -9 $pid 2>/dev/null
-        wait $pid 2>/dev/null
+    [ -n "${CLUSTER:-}" ] || return 0
+    pids=
+    for v in "${SLURMD_PID:-}:slurmd.pid" "${SLURMCTLD_PID:-}:slurmctld.pid" "${MUNGED_PID:-}:munge/pid"; do
+        pid=${v%%:*}
+        [ -n "$pid" ] || pid=$(cat "$CLUSTER/${v#*:}" 2>/dev/null)
+        [ -n "$pid" ] && tr '\0' ' ' 2>/dev/null < /proc/$pid/cmdline | grep -qF "$CLUSTER" && pids="$pids $pid"
     done
-    SLURMD_PID= SLURMCTLD_PID= MUNGED_PID=
-    # what a job left had cancelling failed: its slurmstepd and its processes,
-    # known by this cluster's SLURM_CONF in their environment and a job id
-    # there or slurmstepd's name (this shell has the first, not the others)
+    if [ -n "$pids" ] && timeout 10 scancel --quiet --user="$(id -un)" 2>/dev/null; then
+        wait_for "[ -z \"\$(timeout 5 squeue -h -o %i)\" ]" 30 || echo "slurm_cluster: jobs still running; stopping anyway"
+    fi
+    [ -z "$pids" ] || kill $pids 2>/dev/null
+    for t in $(seq 1 20); do
+        alive=
+        for pid in $pids; do kill -0 $pid 2>/dev/null && alive="$alive $pid"; done
+        pids=$alive
+        [ -n "$pids" ] || break
+        sleep 0.5
+    done
+    [ -z "$pids" ] || kill -9 $pids 2>/dev/null
+    # a job's processes and its slurmstepd, had cancelling failed: this
+    # cluster's SLURM_CONF in their environment, and a job id there or
+    # slurmstepd's name (the shells that started the cluster have only the first)
     for sig in TERM KILL; do
-        for p in /proc/[0-9]*; do
-            env=$(tr '\0' '\n' 2>/dev/null < $p/environ) || continue
-            printf '%s\n' "$env" | grep -qx "SLURM_CONF=$CLUSTER/slurm.conf" || continue
-            printf '%s\n' "$env" | grep -q "^SLURM_JOB_ID=" || grep -q "^slurmstepd" $p/cmdline 2>/dev/null || continue
+        for f in $(grep -lsxzF "SLURM_CONF=$CLUSTER/slurm.conf" /proc/[0-9]*/environ); do
+            p=${f%/environ}
+            grep -qsz '^SLURM_JOB_ID=' $f || grep -qs '^slurmstepd' $p/cmdline || continue
             kill -$sig ${p#/proc/} 2>/dev/null
         done
         sleep 1
     done
+    SLURMD_PID= SLURMCTLD_PID= MUNGED_PID=
 }
