@@ -89,23 +89,21 @@ finish=$(sed -n 's/^\[slurm\] job \([0-9]*\): make .*/\1/p' "$tmp/submit.log")
 
 # The requeue: as soon as a run's first checkpoint (step 20 of 60) is
 # written, its task is requeued. A run that is past its last step by the
-# time SIGTERM comes makes no test of a resume; the next run is tried then.
+# time SIGTERM reaches it makes no test of a resume (on a busy machine the
+# signal takes a while): the next run is tried then.
 names=$(sed -n 's/.* train --name \([^ ]*\) .*/\1/p' "$runs/slurm/tutorial.sbatch")
-task=0 requeued=
+task=-1 requeued=
 for name in $names; do
-    [ $task -lt 4 ] || break
-    while [ ! -e "$runs/$name/ckpt.safetensors" ]; do sleep 0.02; done
-    scontrol requeue "${array}_$task" || fail "scontrol requeue ${array}_$task"
-    stopped=
-    for i in $(seq 1 100); do
-        stopped=$(sed -n 's/.*stopped by signal 15 at step \([0-9]*\);.*/\1/p' "$runs/$name/train.log" | head -n 1)
-        [ -z "$stopped" ] || break
-        [ -e "$runs/$name/metrics.json" ] && break
-        sleep 0.1
-    done
-    if [ -n "$stopped" ] && [ "$stopped" -lt 60 ]; then requeued=$name; break; fi
-    say "$name: requeued past its training (${stopped:-in the scorecard}); the next run is tried"
     task=$((task + 1))
+    while [ ! -e "$runs/$name/ckpt.safetensors" ]; do sleep 0.02; done
+    [ ! -e "$runs/$name/metrics.json" ] || continue
+    scontrol requeue "${array}_$task" || fail "scontrol requeue ${array}_$task"
+    # the task's second start: the first has ended, and said where it stopped
+    out=$runs/slurm/tutorial-${array}_$task.out
+    while ! grep -q "(start 2)" "$out" 2>/dev/null; do sleep 0.2; done
+    stopped=$(sed -n 's/.*stopped by signal 15 at step \([0-9]*\);.*/\1/p' "$runs/$name/train.log" | head -n 1)
+    if [ -n "$stopped" ] && [ "$stopped" -lt 60 ]; then requeued=$name; break; fi
+    say "$name: requeued past its training (${stopped:+step }${stopped:-in the scorecard}); the next run is tried"
 done
 [ -n "$requeued" ] || fail "no run was requeued in the middle of its steps"
 say "$requeued (task ${array}_$task) requeued: SIGTERM at step $stopped, checkpoint saved"
