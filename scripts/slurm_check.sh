@@ -9,8 +9,8 @@
 # from its per-machine fields: timings and record). Then the daemons stop and
 # the temporary folder goes: nothing is left behind. Without root or the
 # packages it says SKIPPED and why (TINYDIT_NO_SKIPS=slurm fails instead).
-# SLURM_CHECK_SECONDS bounds it all (default 600: it takes 3 to 5 minutes on
-# two cores that others use too).
+# SLURM_CHECK_SECONDS bounds it all (default 600: about 4 minutes on two
+# cores that others use too; when they are overloaded, raise it).
 cd "$(dirname "$0")/.." || exit 2
 limit=${SLURM_CHECK_SECONDS:-600}
 
