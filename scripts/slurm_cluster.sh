@@ -77,6 +77,8 @@ AccountingStorageType=accounting_storage/none
 MpiDefault=none
 ReturnToService=2
 KillWait=20
+# the jobs' records stay while the check reads their states
+MinJobAge=3600
 # cred_expire above is also how long a requeued job waits before it starts again
 SchedulerParameters=sched_interval=2
 NodeName=tinydit-node NodeHostname=$(hostname) NodeAddr=127.0.0.1 CPUs=$(nproc) RealMemory=$mem_mb State=UNKNOWN
