@@ -140,10 +140,12 @@ portable() {
     awk '/^\t"(scorecard_seconds|record)":/ { skip = 1 } skip { if (/^\t}/) skip = 0; next }
          !/^\t"(it_per_s|ms_per_step|train_seconds|wall_seconds)":/' "$1"
 }
-# a checkpoint's header without its train.seconds, and its tensors' bytes
+# a checkpoint's header without its train.seconds (nor the checksum of the
+# metadata it is in, nor the spaces that pad the header to 8 bytes), and its
+# tensors' bytes
 ckpt_header() {
     n=$(od -An -tu8 -N8 "$1" | tr -d ' ')
-    tail -c +9 "$1" | head -c "$n" | sed 's/"train\.seconds":"[^"]*"//; s/"crc32\.__metadata__":"[^"]*"//'
+    tail -c +9 "$1" | head -c "$n" | sed 's/"train\.seconds":"[^"]*"//; s/"crc32\.__metadata__":"[^"]*"//; s/ *$//'
 }
 ckpt_tensors() { n=$(od -An -tu8 -N8 "$1" | tr -d ' '); tail -c +$((9 + n)) "$1"; }
 count=0
