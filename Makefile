@@ -5,7 +5,7 @@
 # Where runs go (make tutorial, plots ...), absolute: programs start in other folders.
 RUNS ?= runs
 override RUNS := $(abspath $(RUNS))
-include mk/common.mk mk/hardening.mk mk/plots.mk mk/isa.mk
+include mk/common.mk mk/hardening.mk mk/plots.mk mk/isa.mk mk/slurm.mk
 
 .PHONY: all tools lab $(STEP_TARGETS) check golden golden-files layer-files \
         replay exercises grade grade-objects data deps clean
@@ -111,13 +111,14 @@ grade: grade-objects
 data:
 	@sh scripts/get_cifar.sh
 # make deps: the packages. oneDNN (libdnnl-dev) runs the model's products
-# (common/nn/matmul.c), OpenBLAS LAPACK and the probe's. (hardening-deps: mk/hardening.mk)
+# (common/nn/matmul.c), OpenBLAS LAPACK and the probe's. (hardening-deps: mk/hardening.mk;
+# cluster-deps: mk/slurm.mk)
 deps: PACKAGES = build-essential pkg-config libopenblas-openmp-dev liblapacke-dev check libcjson-dev \
                  libstb-dev gnuplot-nox zlib1g-dev graphviz libdnnl-dev
 # As root it installs; as a user with sudo, through sudo; otherwise it says
 # what to run as root and fails, so that `make deps && make tutorial` stops.
 APT_INSTALL = apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq
-deps hardening-deps:
+deps hardening-deps cluster-deps:
 	@if [ "$$(id -u)" = 0 ]; then $(APT_INSTALL) $(PACKAGES); \
 	elif command -v sudo >/dev/null; then sudo sh -c '$(APT_INSTALL) $(PACKAGES)'; \
 	else echo "make $@: run this as root:  apt-get install -y $(PACKAGES)"; exit 1; fi

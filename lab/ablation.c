@@ -115,7 +115,7 @@ int ablation_parse(int argc, char **argv, AblationPlan *p, AblationMode *mode) {
     opts[3].help = "threads per run (default: the cores divided by N when --jobs N > 1,\n"
                    "else the run's own default, all cores)";
     opts[3].seen = &threads_given;
-    opts[7].seen = &only_given;
+    opts[8].seen = &only_given;
     opts[1].hide_default = 1;   // said in the help
     const ArgSpec spec = {
         .program = "lab ablation", .options = opts, .more = list_configurations,
@@ -246,8 +246,17 @@ int cmd_ablation(int argc, char **argv) {
         int config[ABLATION_PLAN_MAX], seed[ABLATION_PLAN_MAX];
         int n = ablation_plan_runs(&p, config, seed, ABLATION_PLAN_MAX);
         for (int i = 0; i < n; i++) {
-            char line[4096];
-            ablation_command_line(&p, config[i], seed[i], line, sizeof line);
+            char line[4096], name[64];
+            RunMetrics m;
+            int at;
+            ablation_run_name(config[i], seed[i], name, sizeof name);
+            if (p.left_only && run_outcome(runs_dir(&p), name, &m, &at) != RUN_UNFINISHED) continue;
+            if (ablation_command_line(&p, config[i], seed[i], line, sizeof line) != 0 ||
+                (p.log_to_file && line_add_log(line, sizeof line, runs_dir(&p), name) != 0)) {
+                fprintf(stderr, "error: no command line for %s (its log's folder, or longer than %zu bytes)\n", name,
+                        sizeof line);
+                return 1;
+            }
             printf("%s\n", line);
         }
         return 0;

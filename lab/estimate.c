@@ -565,6 +565,17 @@ int cmd_estimate(int argc, char **argv) {
     format_duration(estimate_job(&t, runs, phase, n, other_jobs), d, sizeof d);
     printf("           with JOBS=%d (%d run%s at a time, %d thread%s each): about %s\n", other_jobs, other_jobs,
            other_jobs == 1 ? "" : "s", other_jobs == 1 ? all : half, (other_jobs == 1 ? all : half) == 1 ? "" : "s", d);
+    // On a cluster every run is a task of its own on `all` threads: what it
+    // costs is the sum of the runs, and the longest bounds a task's time limit.
+    double run_sum = 0, longest = 0;
+    for (int i = 0; i < n; i++) {
+        double s = estimate_run_seconds(&t, &runs[i], 1.0);
+        run_sum += s;
+        if (s > longest) longest = s;
+    }
+    format_duration(longest, d, sizeof d);
+    printf("           on a cluster (RUNNER=slurm, a task a run, %d thread%s each): about %.2f core-hours,\n"
+           "           the longest run about %s\n", all, all == 1 ? "" : "s", run_sum * all / 3600.0, d);
     if (o.choose_jobs)
         printf("[estimate] so the job runs %s (JOBS=%d), the faster here now; JOBS=%d makes it run %s\n",
                o.jobs == 1 ? "one run at a time on all threads" : "two runs side by side", o.jobs, other_jobs,

@@ -28,8 +28,8 @@ int cmd_attention_maps(int argc, char **argv);
 // ---------------------------------------------------------------------------
 // The options of the commands that plan training runs (ablation, sweep,
 // estimate), declared once: each plan has the fields these name (preset,
-// seeds, jobs; to start them also threads, log_to_file, and a mode of its
-// own for --print-commands).
+// seeds, jobs; to start them also threads, log_to_file, left_only, and a mode
+// of its own for --print-commands).
 
 // What runs, for every command that plans them.
 #define LAB_PLAN_OPTIONS(plan)                                                                                  \
@@ -45,7 +45,9 @@ int cmd_attention_maps(int argc, char **argv);
       "threads per run (default: the run's own, all cores)", 1, NULL },                                        \
     ARG_FLAG("log", &(plan)->log_to_file, true, "each run's output to DIR/NAME/train.log, also with --jobs 1"), \
     ARG_SWITCH("print-commands", (int *)(mode), commands_mode, "print the train commands, one a line, and run\n" \
-                                                               "nothing (for GNU parallel, xargs, make -j)")
+                                                               "nothing (for GNU parallel, xargs, make -j, Slurm)"), \
+    ARG_FLAG("left", &(plan)->left_only, true, "with --print-commands: only the runs that have not ended\n"   \
+                                                "(neither metrics.json nor diverged.json), what is left to run")
 
 // ---------------------------------------------------------------------------
 // The ablation (ablation.c): which configurations and seeds run, and the
@@ -59,6 +61,7 @@ typedef struct {
     const char *exe;                 // the program of the train commands (lab_train_program)
     bool log_to_file;                // --log: output to DIR/NAME/train.log even with one job
     const char *estimate;            // --estimate FILE: the job's parts (lab estimate --save), for its progress
+    bool left_only;                  // --left: --print-commands prints the runs not ended only
     bool selected[ABLATION_CONFIGS][ABLATION_MAX_SEEDS];   // [config][seed]: run it
 } AblationPlan;
 
@@ -101,7 +104,7 @@ typedef struct {
     int seeds, jobs, threads;
     char out_dir[PATH_MAX];
     const char *exe;
-    bool log_to_file;
+    bool log_to_file, left_only;
 } SweepPlan;
 
 // A configuration's name in a sweep: its ablation name without "p11_".

@@ -428,8 +428,17 @@ int cmd_sweep(int argc, char **argv) {
         for (int k = 0; k < p.seeds; k++)
             for (int v = 0; v < p.n_values; v++)
                 for (int c = 0; c < p.n_configs; c++) {
-                    char line[8192];
-                    sweep_command_line(&p, c, v, k, line, sizeof line);
+                    char line[8192], name[128];
+                    RunMetrics m;
+                    int at;
+                    sweep_run_name(&p, c, v, k, name, sizeof name);
+                    if (p.left_only && run_outcome(p.out_dir, name, &m, &at) != RUN_UNFINISHED) continue;
+                    if (sweep_command_line(&p, c, v, k, line, sizeof line) != 0 ||
+                        (p.log_to_file && line_add_log(line, sizeof line, p.out_dir, name) != 0)) {
+                        fprintf(stderr, "error: no command line for %s (its log's folder, or longer than %zu bytes)\n",
+                                name, sizeof line);
+                        return 1;
+                    }
                     printf("%s\n", line);
                 }
         return 0;

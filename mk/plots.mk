@@ -19,6 +19,7 @@ JOB_PROGRAMS := $(filter-out step0_tour/%,$(PROGRAMS))
 PLAN_OPTS = --preset $(PRESET) --seeds $(SEEDS) --out $(RUNS)
 TUTORIAL_JOBS = $(or $(JOBS),$(if $(filter yes,$(ESTIMATE)),$$(sed -n 's/^jobs //p' $(RUNS)/estimate.txt),1))
 ABLATION_OPTS = $(PLAN_OPTS) --jobs $(TUTORIAL_JOBS) --log $(if $(filter yes,$(ESTIMATE)),--estimate $(RUNS)/estimate.txt)
+ifneq ($(RUNNER),slurm)   # else mk/slurm.mk's
 tutorial: $(if $(CIFAR_DIR),,data)
 	+@echo "make tutorial: its programs, $$(nproc) compilers at a time"; $(MAKE) -s -j$$(nproc) $(JOB_PROGRAMS)
 	@mkdir -p $(RUNS)
@@ -32,11 +33,14 @@ tutorial: $(if $(CIFAR_DIR),,data)
 	$(MAKE) --no-print-directory runs-plots
 	@$(if $(filter yes,$(ESTIMATE)),$(LAB) estimate --since $(RUNS)/estimate.txt)
 	@echo "done: $(RUNS)/report.md, $(RUNS)/plots/ and $(RUNS)/figures/"
+endif
 # make -j2 ablation [SEEDS=N]: -jN becomes --jobs N, then the table (-jN is in MAKEFLAGS only while recipes run: "=")
 ABL_JOBS = $(or $(patsubst -j%,%,$(filter -j%,$(MAKEFLAGS))),1)
+ifneq ($(RUNNER),slurm)   # else mk/slurm.mk's
 ablation: lab
 	$(LAB) ablation --preset $(PRESET) --out $(RUNS) --jobs $(ABL_JOBS) --log --seeds $(SEEDS)
 	$(S6) table $(RUNS)
+endif
 plots: runs-plots
 	$(call step_figures,$(RUNS)/figures,$(RUNS),$(RUNS))
 runs-plots: $(JOB_PROGRAMS)
@@ -67,10 +71,12 @@ endef
 # from its checkpoint at each w of GUIDANCE_W, into RUN/guidance.tsv (a
 # sweep already there is kept); make plots draws them (step7_curves).
 GUIDANCE_W ?= 0,1,2,3,4,5,6
+ifneq ($(RUNNER),slurm)   # else mk/slurm.mk's
 guidance-sweeps: step7
 	@for c in $(RUNS)/c10_*/ckpt.safetensors; do [ -e "$$c" ] || continue; d=$${c%/*}; \
 	    [ -e $$d/guidance.tsv ] && continue; echo "step7_guidance sweep --model $$c --w $(GUIDANCE_W) --out $$d/guidance.tsv"; \
 	    step7_guidance/step7_guidance sweep --model $$c --w $(GUIDANCE_W) --out $$d/guidance.tsv || exit 1; done
+endif
 
 # make results PRESET=quick RUNS=dir: RUNS, without checkpoints,
 # with its table, report, plots and README, into results/PRESET.
@@ -116,12 +122,14 @@ define sweep
 $(LAB) sweep $(1) --preset quick --out $(RUNS)/$(2) --jobs $(or $(JOBS),1) --log
 $(LAB) sweep $(1) --out $(RUNS)/$(2) $(3)
 endef
+ifneq ($(RUNNER),slurm)   # else mk/slurm.mk's
 sweep-lr: lab
 	$(call sweep,$(SWEEP_LR),sweep_lr,--table)
 sweep-lr-edge: lab
 	$(call sweep,$(SWEEP_LR_EDGE),sweep_lr,--table)
 budget-swiglu: lab
 	$(call sweep,$(SWEEP_BUDGET),budget_swiglu,--curves)
+endif
 # every seed the folder holds: 2 a point, 4 at the edge (sweep_plots.sh leaves out the rest)
 sweep-figures: lab
 	LAB=$(LAB) sh scripts/sweep_plots.sh results/sweep_lr $(BUILD)/sweep-figures -- $(SWEEP_LR_POINTS) --seeds 4
