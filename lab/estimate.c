@@ -273,9 +273,9 @@ static int time_grid(int threads, JobTimings *t) {
     double guided = 0, plain = 0;
     for (int i = 0; i < 2 && rc == 0; i++) {   // the first round touches fresh buffers: the second counts
         double t1 = wall_seconds();
-        rc = flow_sample_guided(&m, &a, x, y, K, 2.0f, 1, err, sizeof err);
+        rc = flow_sample_with(&m, &a, x, y, K, 2.0f, SAMPLER_EULER, 1, err, sizeof err);
         double t2 = wall_seconds();
-        if (rc == 0) rc = flow_sample_guided(&m, &a, x, y, K, 1.0f, 1, err, sizeof err);
+        if (rc == 0) rc = flow_sample_with(&m, &a, x, y, K, 1.0f, SAMPLER_EULER, 1, err, sizeof err);
         guided = t2 - t1;
         plain = wall_seconds() - t2;
     }
