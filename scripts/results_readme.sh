@@ -34,7 +34,7 @@ tsv=$(for f in $files; do
         }
         /^[ \t]}/ { obj = "" }
         END {
-            sc = sub_["scorecard_seconds.val_mse"] + sub_["scorecard_seconds.sampling"] + sub_["scorecard_seconds.probe_fd"] + sub_["scorecard_seconds.ema"]
+            sc = sub_["scorecard_seconds.val_mse"] + sub_["scorecard_seconds.sampling"] + sub_["scorecard_seconds.probe_fd"] + sub_["scorecard_seconds.guided_sampling"] + sub_["scorecard_seconds.ema"]
             acc = sub_["probe.test_acc"] == "" ? "test accuracy not recorded" : sprintf("test accuracy %.2f%%", 100 * sub_["probe.test_acc"])
             w = sub_["probe.weights"] == "" ? "weights not recorded" : "weights " sub_["probe.weights"]
             probe = sub_["probe.key"] == "" ? "no probe recorded" : "probe `" sub_["probe.key"] "` (" acc ", " w ")"
