@@ -1056,7 +1056,7 @@ END_TEST
 // Lengths: a lesson, not a log. The pages that grew by accretion have a
 // ceiling each, and docs/ as a whole has one, so that a page cut here
 // cannot grow back there.
-#define DOCS_MOST_LINES 3673
+#define DOCS_MOST_LINES 3672
 START_TEST(test_page_lengths) {
     static const struct { const char *page; int most; } limits[] = {
         { "README.md", 150 }, { "docs/performance.md", 300 }, { "docs/step6_ablation.md", 300 },
