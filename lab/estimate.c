@@ -319,13 +319,7 @@ static int steps_done(const char *dir, const char *name) {
     char path[2048];
     snprintf(path, sizeof path, "%s/%s/metrics.json", dir, name);
     if (file_exists(path)) return -1;
-    snprintf(path, sizeof path, "%s/%s/loss.tsv", dir, name);
-    FILE *f = fopen(path, "r");
-    if (!f) return 0;
-    int lines = 0;
-    for (int ch; (ch = fgetc(f)) != EOF;) lines += ch == '\n';
-    fclose(f);
-    return lines > 0 ? lines - 1 : 0;   // its header
+    return steps_in(dir, name);
 }
 
 // The job's runs at preset p: phase 0 the baseline pair, phase 1 the rest,

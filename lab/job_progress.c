@@ -83,8 +83,7 @@ struct JobWatch {
     double t0, last_plain;
 };
 
-// Steps a run has done: the lines of its loss.tsv after the header.
-static int steps_in(const char *dir, const char *name) {
+int steps_in(const char *dir, const char *name) {
     char path[2048];
     snprintf(path, sizeof path, "%s/%s/loss.tsv", dir, name);
     FILE *f = fopen(path, "r");

@@ -335,3 +335,6 @@ void attention_maps_compute(const Model *m, const Activations *a, AttentionMaps 
 // dir/report.md (report.c): step 6's tables in Markdown, with links to
 // dir/plots/*.png that exist. 0, or -1 with a message.
 int report_write(const AblationResults *res, const char *dir, char *err, size_t errlen);
+
+// Steps a run has done: the lines of DIR/NAME/loss.tsv after its header (0 without one).
+int steps_in(const char *dir, const char *name);
