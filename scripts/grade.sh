@@ -136,6 +136,10 @@ link_objects() {
         rel=${f#common/}; rel=${rel%.c}.o; flat=$(echo "$rel" | tr / _)
         mine=$GRADE_DIR/obj/$rel ref=$GRADE_REFERENCE/$rel
         [ -f "$mine" ] && [ -f "$ref" ] || { echo "grade.sh: no $mine or $ref: run make grade" >&2; return 1; }
+        # two copies of a variable, one weak, are one variable to the linker but two to
+        # AddressSanitizer (an ODR violation): a file with exercises holds functions only
+        vars=$(nm -g --defined-only "$ref" | awk '$2 ~ /^[BDGRSV]$/ { print $3 }')
+        [ -z "$vars" ] || { echo "grade.sh: $f defines the variable(s) $vars: move them to a file without exercises" >&2; return 1; }
         tag=${flat%.o} others=$(functions_of "$f")
         if [ "$f" = "$xfile" ]; then
             tag=${tag}_$x others=$(echo "$others" | grep -v -x -F "$xfn")

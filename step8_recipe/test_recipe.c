@@ -80,7 +80,7 @@ static void fake_run(const char *dir, const char *name, double raw, double ema, 
 }
 
 START_TEST(test_table) {
-    char dir[256], opts[1200];
+    char dir[256], opts[1800];
     tmpdir_make(dir, sizeof dir, "step8");
     const double base[3] = { 0.280, 0.282, 0.281 }, ln[3] = { 0.270, 0.271, 0.269 };
     for (int k = 0; k < 3; k++) {

@@ -45,6 +45,10 @@ static inline int cfg_grid(const ModelConfig *c) { return c->img / c->patch; }
 static inline int cfg_tokens(const ModelConfig *c) { return cfg_grid(c) * cfg_grid(c); }
 static inline int cfg_head_dim(const ModelConfig *c) { return c->dim / c->heads; }
 static inline int cfg_patch_dim(const ModelConfig *c) { return c->channels * c->patch * c->patch; }
+// The floats of one image, C·S·S: what a batch of N images holds N of.
+static inline size_t cfg_image_floats(const ModelConfig *c) { return (size_t)c->channels * c->img * c->img; }
+// The null label, the label table's last row: "no class" (classes > 0).
+static inline int cfg_null_label(const ModelConfig *c) { return c->classes; }
 int cfg_mlp_hidden(const ModelConfig *c);   // GELU: mlp_ratio*D; SwiGLU: int(2*mlp_ratio*D/3), rounded up
 // How many D-wide chunks a block's ada Linear gives: shift and scale for each
 // half (4), and with ada=zero a gate for each half too (6).

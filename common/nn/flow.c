@@ -6,9 +6,6 @@
 #include "errors.h"
 #include "flow.h"
 
-const char *const T_DIST_NAMES[] = {"uniform", "logit_normal", NULL};
-const char *const SAMPLER_NAMES[] = {"euler", "heun", NULL};
-
 void flow_logit_normal_times(float *t, const float *u, int n, float mean, float std) {
     // EXERCISE(logit_normal) begin
     for (int i = 0; i < n; i++) t[i] = 1.0f / (1.0f + expf(-(mean + std * u[i])));
