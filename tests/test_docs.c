@@ -1055,8 +1055,16 @@ END_TEST
 
 // Lengths: a lesson, not a log. The pages that grew by accretion have a
 // ceiling each, and docs/ as a whole has one, so that a page cut here
-// cannot grow back there.
-#define DOCS_MOST_LINES 3672
+// cannot grow back there. The whole: the pages' length with each fact said
+// once; a new page an issue asks for raises it by that page's lines.
+#define DOCS_MOST_LINES 3578
+
+typedef struct { const char *page; int lines; } PageLength;
+
+static int longer_first(const void *a, const void *b) {
+    return ((const PageLength *)b)->lines - ((const PageLength *)a)->lines;
+}
+
 START_TEST(test_page_lengths) {
     static const struct { const char *page; int most; } limits[] = {
         { "README.md", 150 }, { "docs/performance.md", 300 }, { "docs/step6_ablation.md", 300 },
@@ -1064,13 +1072,18 @@ START_TEST(test_page_lengths) {
     const char *root = project_root();
     Lines docs;
     list_pages(root, &docs);
-    int total = 0, over = 0;
+    PageLength *pages = calloc((size_t)docs.n + 1, sizeof *pages);
+    ck_assert_ptr_nonnull(pages);
+    int total = 0, over = 0, n_pages = 0;
     for (int i = 0; i < docs.n; i++) {
         char path[2048];
         snprintf(path, sizeof path, "%s/%s", root, docs.line[i]);
         Lines t;
         ck_assert_int_eq(lines_read(&t, path), 0);
-        if (!strncmp(docs.line[i], "docs/", 5)) total += t.n;
+        if (!strncmp(docs.line[i], "docs/", 5)) {
+            total += t.n;
+            pages[n_pages++] = (PageLength){ docs.line[i], t.n };
+        }
         for (size_t k = 0; k < sizeof limits / sizeof *limits; k++)
             if (!strcmp(docs.line[i], limits[k].page) && t.n > limits[k].most) {
                 fprintf(stderr, "%s: %d lines, more than its %d\n", docs.line[i], t.n, limits[k].most);
@@ -1078,12 +1091,18 @@ START_TEST(test_page_lengths) {
             }
         lines_free(&t);
     }
-    lines_free(&docs);
     printf("docs lengths: docs/ holds %d lines (at most %d)\n", total, DOCS_MOST_LINES);
+    if (total > DOCS_MOST_LINES) {
+        qsort(pages, (size_t)n_pages, sizeof *pages, longer_first);
+        for (int i = 0; i < n_pages; i++) fprintf(stderr, "  %5d  %s\n", pages[i].lines, pages[i].page);
+    }
+    free(pages);
+    lines_free(&docs);
     ck_assert_msg(over == 0, "%d page(s) longer than their ceiling (listed above)", over);
-    ck_assert_msg(total <= DOCS_MOST_LINES, "docs/ holds %d lines, more than its %d: cut what a "
-                  "learner does not need (repetition between pages, explanations said twice)",
-                  total, DOCS_MOST_LINES);
+    ck_assert_msg(total <= DOCS_MOST_LINES, "docs/ holds %d lines, %d more than its %d (the pages listed above, "
+                  "longest first): cut as many where a fact is restated rather than quoted or printed, or "
+                  "explained on two pages (say it once, link to it)", total, total - DOCS_MOST_LINES,
+                  DOCS_MOST_LINES);
 }
 END_TEST
 
