@@ -83,6 +83,12 @@ struct JobWatch {
     double t0, last_plain;
 };
 
+void format_duration(double seconds, char *out, size_t n) {
+    long s = (long)(seconds + 0.5);
+    if (s >= 3600) snprintf(out, n, "%ld:%02ld:%02ld", s / 3600, (s / 60) % 60, s % 60);
+    else snprintf(out, n, "%ld:%02ld", s / 60, s % 60);
+}
+
 int steps_in(const char *dir, const char *name) {
     char path[2048];
     snprintf(path, sizeof path, "%s/%s/loss.tsv", dir, name);
