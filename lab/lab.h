@@ -195,8 +195,8 @@ void job_progress_line(const JobPlan *p, double now, const char *what, char *out
 // The watch over lab ablation's n runs (names[i], steps[i] steps each;
 // was_finished[i] before it began), for launch_lines: a line as each
 // starts and ends, and with draw the job's line too (against the parts in
-// estimate_file, if not NULL): drawn in place on a terminal, printed now
-// and then elsewhere. draw only when the runs' output does not go to the terminal.
+// estimate_file, if not NULL) after a run ends and every half minute. draw
+// only when the runs' output does not go to the terminal.
 typedef struct JobWatch JobWatch;
 JobWatch *job_watch_new(const char *dir, int n, const char (*names)[64], const int *steps, const bool *was_finished,
                         const char *estimate_file, bool draw);
