@@ -14,11 +14,6 @@ tools: $(TOOLS)
 # make step3 builds step3_qknorm/step3_qknorm, and so on; make lab builds lab/lab
 $(foreach s,$(STEPS),$(eval $(firstword $(subst _, ,$(s))): $(s)/$(s)))
 lab: lab/lab
-# step 6's tables live with the program that teaches them; the lab links them from there
-ABLATION_OBJS := $(call objects,$(filter-out step6_ablation/main.c,$(call sources,step6_ablation)))
-lab/lab $(call tests_in,lab): $(ABLATION_OBJS)
-# step 7 reads its sweeps with step 6's verdict
-step7_guidance/step7_guidance $(call tests_in,step7_guidance): $(ABLATION_OBJS)
 # Programs that run others: the lab and its tests (and scripts/results.sh), some tests.
 lab/lab $(BUILD)/tests/test_faults: | step6_ablation/step6_ablation
 $(call tests_in,lab): | step1_scorecard/step1_scorecard

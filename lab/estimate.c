@@ -32,7 +32,7 @@
 #include "io/figure.h"
 #include "io/fileio.h"
 #include "io/paths.h"
-#include "../step7_guidance/grid.h"   // step 7's grid: SHIPPED_C10, GRID_W_COUNT columns of GRID_STEPS Euler steps
+#include "io/shipped.h"   // step 7's grid: SHIPPED_C10, GRID_W_COUNT columns of GRID_STEPS Euler steps
 
 extern char **environ;
 
@@ -110,12 +110,6 @@ double estimate_job(const JobTimings *t, const RunWork *runs, const int *phase, 
 
 int estimate_faster_jobs(const JobTimings *t, const RunWork *runs, const int *phase, int n) {
     return estimate_job(t, runs, phase, n, 2) < estimate_job(t, runs, phase, n, 1) ? 2 : 1;
-}
-
-void format_duration(double seconds, char *out, size_t n) {
-    long s = (long)(seconds + 0.5);
-    if (s >= 3600) snprintf(out, n, "%ld:%02ld:%02ld", s / 3600, (s / 60) % 60, s % 60);
-    else snprintf(out, n, "%ld:%02ld", s / 60, s % 60);
 }
 
 void estimate_load_note(FILE *f, double others, int cores) {

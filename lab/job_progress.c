@@ -10,7 +10,6 @@
 #include <math.h>
 #include <signal.h>
 #include <stdlib.h>
-#include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
 #include "lab.h"
@@ -79,9 +78,15 @@ struct JobWatch {
     double *t_start, *t_steps;   // when it started; when its steps were all done (0: not yet)
     bool *reported;         // its end said
     JobPlan plan;
-    bool have_plan, draw, tty, line_shown, ended_now;
+    bool have_plan, draw, ended_now;
     double t0, last_plain;
 };
+
+void format_duration(double seconds, char *out, size_t n) {
+    long s = (long)(seconds + 0.5);
+    if (s >= 3600) snprintf(out, n, "%ld:%02ld:%02ld", s / 3600, (s / 60) % 60, s % 60);
+    else snprintf(out, n, "%ld:%02ld", s / 60, s % 60);
+}
 
 int steps_in(const char *dir, const char *name) {
     char path[2048];
@@ -92,12 +97,6 @@ int steps_in(const char *dir, const char *name) {
     for (int ch; (ch = fgetc(f)) != EOF;) lines += ch == '\n';
     fclose(f);
     return lines > 0 ? lines - 1 : 0;
-}
-
-// Clears the progress line on a terminal before a line of its own is printed.
-static void clear_line(JobWatch *w) {
-    if (w->line_shown) printf("\r\033[K");
-    w->line_shown = false;
 }
 
 // The job's parts as the runs' folders have them now: each run of the plan
@@ -125,37 +124,27 @@ static void update_plan(JobWatch *w) {
     }
 }
 
-// On a terminal the line is drawn again in place; elsewhere (a log, a
-// pipe) it is printed whole after a run ends and every half minute.
+// The job's line, printed whole after a run ends and every half minute (a
+// log keeps every line; a terminal shows them as they come).
 static void show_progress(JobWatch *w, bool last) {
     double now = wall_seconds();
-    if (!w->draw || (last && w->tty && !w->line_shown)) return;
+    if (!w->draw) return;
+    if (w->have_plan) update_plan(w);   // every tick: a run's steps end between two lines
+    if (!w->ended_now && (last || now - w->last_plain < PROGRESS_PLAIN_EVERY_S / 2)) return;
     char what[512] = "", line[768];
     for (int i = 0; i < w->n; i++)
         if (w->pid[i] && !w->reported[i] && strlen(what) < sizeof what - 100)
             snprintf(what + strlen(what), sizeof what - strlen(what), "%s%s %d/%d", what[0] ? ", " : "", w->names[i],
                      steps_in(w->dir, w->names[i]), w->steps[i]);
-    if (w->have_plan) {
-        update_plan(w);
-        job_progress_line(&w->plan, (double)time(NULL), what, line, sizeof line);
-    } else {
+    if (w->have_plan) job_progress_line(&w->plan, (double)time(NULL), what, line, sizeof line);
+    else {
         char e[32];
         format_duration(now - w->t0, e, sizeof e);
         snprintf(line, sizeof line, "[ablation] %s, %d of %d runs ended%s%s", e, w->ended, w->n, what[0] ? " | " : "",
                  what);
     }
-    struct winsize ws;
-    if (w->tty && !last) {
-        // one row of the terminal, so that \r goes back to its start
-        if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 1 && strlen(line) >= ws.ws_col)
-            line[ws.ws_col - 1] = 0;
-        printf("\r\033[K%s", line);
-        fflush(stdout);
-        w->line_shown = true;
-    } else if (!w->tty && (w->ended_now || (!last && now - w->last_plain >= PROGRESS_PLAIN_EVERY_S / 2))) {
-        printf("%s\n", line);
-        w->last_plain = now;
-    } else if (last) clear_line(w);
+    printf("%s\n", line);
+    w->last_plain = now;
     w->ended_now = false;
 }
 
@@ -165,7 +154,6 @@ static void watch_started(void *ctx, int i, pid_t pid) {
     w->pid[i] = pid;
     w->t_start[i] = wall_seconds();
     if (w->was_finished[i]) { w->reported[i] = true; return; }   // it only says so: not news
-    clear_line(w);
     printf("[ablation] %s: started (%d of %d to run)\n", w->names[i], ++w->started, w->to_run);
 }
 
@@ -180,7 +168,6 @@ static void watch_tick(void *ctx, bool last) {
         if (o == RUN_UNFINISHED && !gone && !last) continue;
         char took[32];
         format_duration(wall_seconds() - w->t_start[i], took, sizeof took);
-        clear_line(w);
         if (o == RUN_FINISHED)
             printf("[ablation] %s: done in %s: val MSE %.4f | probe-FD %.1f\n", w->names[i], took, m.val_mse, m.probe_fd);
         else if (o == RUN_DIVERGED) printf("[ablation] %s: diverged at step %d, after %s\n", w->names[i], at, took);
@@ -198,7 +185,7 @@ JobWatch *job_watch_new(const char *dir, int n, const char (*names)[64], const i
     JobWatch *w = calloc(1, sizeof *w);
     if (!w) return NULL;
     *w = (JobWatch){ .dir = dir, .n = n, .names = names, .steps = steps, .was_finished = was_finished,
-                     .draw = draw, .tty = isatty(STDOUT_FILENO), .t0 = wall_seconds() };
+                     .draw = draw, .t0 = wall_seconds() };
     w->last_plain = w->t0;
     for (int i = 0; i < n; i++) w->to_run += !was_finished[i];
     w->pid = calloc((size_t)n + 1, sizeof *w->pid);

@@ -6,13 +6,13 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
-#include "../step6_ablation/ablation_runs.h"
 #include "io/args.h"
 #include "io/config_parse.h"
 #include "io/metrics.h"
 #include "nn/model.h"
 #include "nn/rng.h"
 #include "nn/train_step.h"
+#include "train/ablation.h"
 #include "train/trainer.h"
 
 // The commands (argv[0] is the command's name): each answers 0 when it did
@@ -66,7 +66,7 @@ typedef struct {
 } AblationPlan;
 
 // Selects the runs of --seeds p->seeds: seeds 0 to ablation_config_seeds - 1
-// of each configuration (step6_ablation/ablation_runs.h).
+// of each configuration (common/train/ablation.h).
 void ablation_select_seeds(AblationPlan *p);
 
 // The most runs a plan holds.
@@ -195,8 +195,8 @@ void job_progress_line(const JobPlan *p, double now, const char *what, char *out
 // The watch over lab ablation's n runs (names[i], steps[i] steps each;
 // was_finished[i] before it began), for launch_lines: a line as each
 // starts and ends, and with draw the job's line too (against the parts in
-// estimate_file, if not NULL): drawn in place on a terminal, printed now
-// and then elsewhere. draw only when the runs' output does not go to the terminal.
+// estimate_file, if not NULL) after a run ends and every half minute. draw
+// only when the runs' output does not go to the terminal.
 typedef struct JobWatch JobWatch;
 JobWatch *job_watch_new(const char *dir, int n, const char (*names)[64], const int *steps, const bool *was_finished,
                         const char *estimate_file, bool draw);
@@ -268,9 +268,6 @@ double estimate_job(const JobTimings *t, const RunWork *runs, const int *phase, 
 // side) if it is faster than 1 (one at a time), else 1.
 int estimate_faster_jobs(const JobTimings *t, const RunWork *runs, const int *phase, int n);
 
-// A duration as "1:02:03" or "12:34" (minutes and seconds).
-void format_duration(double seconds, char *out, size_t n);
-
 // The note lab estimate ends with when other processes kept `others` of the
 // machine's cores busy while it timed (a quarter of a core or more); nothing otherwise.
 void estimate_load_note(FILE *f, double others, int cores);
@@ -332,9 +329,8 @@ typedef struct {
 void attention_maps_compute(const Model *m, const Activations *a, AttentionMaps *out);
 
 // ---------------------------------------------------------------------------
-// dir/report.md (report.c): step 6's tables in Markdown, with links to
-// dir/plots/*.png that exist. 0, or -1 with a message.
-int report_write(const AblationResults *res, const char *dir, char *err, size_t errlen);
-
+// What the estimate and the job's progress both use (job_progress.c).
+// A duration as "1:02:03" or "12:34" (minutes and seconds).
+void format_duration(double seconds, char *out, size_t n);
 // Steps a run has done: the lines of DIR/NAME/loss.tsv after its header (0 without one).
 int steps_in(const char *dir, const char *name);

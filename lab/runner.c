@@ -264,3 +264,18 @@ const char *lab_train_program(void) {
         snprintf(exe, sizeof exe, "step6_ablation");
     return exe;
 }
+
+// `lab report [runs-dir]`: step 6 writes its own tables as Markdown
+// (step6_ablation table --report); the lab hands the folder on.
+int cmd_report(int argc, char **argv) {
+    if (argc > 2 || (argc == 2 && argv[1][0] == '-')) {   // --help, or a mistake
+        bool help = argc == 2 && is_help_option(argv[1]);
+        fprintf(help ? stdout : stderr, "usage: lab report [runs-dir]\n");
+        return help ? 0 : 2;
+    }
+    char *args[] = { (char *)lab_train_program(), "table", "--report",
+                     argc == 2 ? argv[1] : (char *)default_runs_dir(), NULL };
+    execv(args[0], args);
+    fprintf(stderr, "error: cannot run %s: %s\n", args[0], strerror(errno));
+    return 1;
+}

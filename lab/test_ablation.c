@@ -24,10 +24,10 @@
 #include "testutil.h"
 #include "synth_cifar.h"
 #include "lab.h"
-#include "../step6_ablation/ablation_table.h"
 #include "io/cifar.h"
 #include "io/fileio.h"
 #include "eval/probe.h"
+#include <cJSON.h>
 #include <stdarg.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -428,6 +428,20 @@ START_TEST(test_plots_on_made_up_runs) {
 }
 END_TEST
 
+// Run r of the nine as its metrics.json has it (common/io/metrics.h); the
+// points of its loss curve.
+static int read_run(const char *runs, int r, RunMetrics *m) {
+    char path[600], err[METRICS_ERRLEN];
+    snprintf(path, sizeof path, "%s/%s/metrics.json", runs, ABLATION[r].name);
+    ck_assert_msg(metrics_read(path, m, err, sizeof err) == 0, "%s: %s", ABLATION[r].name, err);
+    char *text = read_whole_file(path);
+    cJSON *root = cJSON_Parse(text);
+    int points = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(root, "curve"));
+    cJSON_Delete(root);
+    free(text);
+    return points;
+}
+
 // ---------------------------------------------------------------------------
 START_TEST(test_smoke_ablation_end_to_end) {
     ck_assert_msg(access(PROG, X_OK) == 0, "%s not built", PROG);
@@ -460,33 +474,30 @@ START_TEST(test_smoke_ablation_end_to_end) {
     }
     ck_assert_msg(strstr(t, ", 9 of 9 runs ended\n"), "no progress line:\n%s", tail_of(t));
     free(t);
-    AblationResults *res = malloc(sizeof *res);
-    results_load(runs, res);
-    for (int r = 0; r < ABLATION_RUNS; r++)
-        ck_assert_msg(results_run(res, r)->present, "%s: %s", ABLATION[r].name, results_run(res, r)->note);
-    ck_assert(res->have_gap && !res->mixed_presets && !res->not_seed_pair);
+    RunMetrics m[ABLATION_RUNS];
     for (int r = 0; r < ABLATION_RUNS; r++) {
-        const AblationRow *m = results_run(res, r);
-        ck_assert_str_eq(m->m.preset, "smoke");
-        ck_assert_int_eq(m->steps, 60);
-        ck_assert_msg(isfinite(m->m.val_mse) && m->m.val_mse > 0, "%s val MSE %g", ABLATION[r].name, m->m.val_mse);
-        ck_assert_msg(isfinite(m->m.probe_fd), "%s has no probe-FD", ABLATION[r].name);
-        ck_assert_msg(!strcmp(m->m.probe_source, "shipped") && !strcmp(m->m.probe_weights, shipped->weights) &&
-                      !strcmp(m->m.probe_key, shipped->key) && !m->other_probe,
-                      "%s was scored by %s %s, not the shipped probe %s", ABLATION[r].name, m->m.probe_source,
-                      m->m.probe_weights, shipped->weights);
-        ck_assert_int_eq(m->n_curve, 4);
+        ck_assert_int_eq(read_run(runs, r, &m[r]), 4);   // the smoke preset's loss curve: four windows
+        ck_assert_msg(m[r].has_config, "%s has no config", ABLATION[r].name);
+        ck_assert_str_eq(m[r].preset, "smoke");
+        ck_assert_int_eq(m[r].cfg.run.steps, 60);
+        ck_assert_msg(isfinite(m[r].val_mse) && m[r].val_mse > 0, "%s val MSE %g", ABLATION[r].name, m[r].val_mse);
+        ck_assert_msg(isfinite(m[r].probe_fd), "%s has no probe-FD", ABLATION[r].name);
+        ck_assert_msg(!strcmp(m[r].probe_source, "shipped") && !strcmp(m[r].probe_weights, shipped->weights) &&
+                      !strcmp(m[r].probe_key, shipped->key),
+                      "%s was scored by %s %s, not the shipped probe %s", ABLATION[r].name, m[r].probe_source,
+                      m[r].probe_weights, shipped->weights);
         char tl[400];
         snprintf(tl, sizeof tl, "%s/%s/train.log", runs, ABLATION[r].name);
         ck_assert_msg(access(tl, R_OK) == 0, "no %s", tl);
     }
+    ck_assert(metrics_is_seed_pair(&m[RUN_BASE_S0], &m[RUN_BASE_S1]));
     // the switches reached the models: parameter counts differ as they should
-    ck_assert_int_eq(results_run(res, RUN_BASE_S0)->m.params, results_run(res, RUN_BASE_S1)->m.params);
-    ck_assert_int_eq(results_run(res, RUN_RMSNORM)->m.params, results_run(res, RUN_BASE_S0)->m.params);
-    ck_assert_int_gt(results_run(res, RUN_QKNORM)->m.params, results_run(res, RUN_BASE_S0)->m.params);
-    ck_assert_int_lt(results_run(res, RUN_ROPE)->m.params, results_run(res, RUN_BASE_S0)->m.params);
-    ck_assert(fabs(results_run(res, RUN_BASE_LR2E3)->lr - 2e-3) < 1e-6);
-    ck_assert(results_run(res, RUN_BASE_S0)->m.val_mse != results_run(res, RUN_BASE_S1)->m.val_mse);
+    ck_assert_int_eq(m[RUN_BASE_S0].params, m[RUN_BASE_S1].params);
+    ck_assert_int_eq(m[RUN_RMSNORM].params, m[RUN_BASE_S0].params);
+    ck_assert_int_gt(m[RUN_QKNORM].params, m[RUN_BASE_S0].params);
+    ck_assert_int_lt(m[RUN_ROPE].params, m[RUN_BASE_S0].params);
+    ck_assert(fabs(m[RUN_BASE_LR2E3].cfg.run.lr - 2e-3) < 1e-6);
+    ck_assert(m[RUN_BASE_S0].val_mse != m[RUN_BASE_S1].val_mse);
 
     // 2. started again: every run is finished, nothing is trained
     t0 = now_s();
@@ -504,7 +515,7 @@ START_TEST(test_smoke_ablation_end_to_end) {
     // metrics.json): the next start finishes it, with the same numbers
     char metrics[400];
     snprintf(metrics, sizeof metrics, "%s/p11_rope/metrics.json", runs);
-    double rope_val = results_run(res, RUN_ROPE)->m.val_mse, rope_fd = results_run(res, RUN_ROPE)->m.probe_fd;
+    double rope_val = m[RUN_ROPE].val_mse, rope_fd = m[RUN_ROPE].probe_fd;
     ck_assert_int_eq(unlink(metrics), 0);
     // with the job's parts (lab estimate --save's file): the whole job's line
     char plan[400];
@@ -522,10 +533,9 @@ START_TEST(test_smoke_ablation_end_to_end) {
                   && strstr(t, "[job] ") && strstr(t, "% done, about ") && strstr(t, "(estimated 1:40)"),
                   "%s", tail_of(t));
     free(t);
-    results_load(runs, res);
-    ck_assert(results_run(res, RUN_ROPE)->present);
-    ck_assert_double_eq_tol(results_run(res, RUN_ROPE)->m.val_mse, rope_val, 1e-9);
-    ck_assert_double_eq_tol(results_run(res, RUN_ROPE)->m.probe_fd, rope_fd, 1e-6);
+    read_run(runs, RUN_ROPE, &m[RUN_ROPE]);
+    ck_assert_double_eq_tol(m[RUN_ROPE].val_mse, rope_val, 1e-9);
+    ck_assert_double_eq_tol(m[RUN_ROPE].probe_fd, rope_fd, 1e-6);
 
     // 4. the table and the report of the real runs
     rc = sh(log, "%s table %s", STEP6, runs);
@@ -589,7 +599,6 @@ START_TEST(test_smoke_ablation_end_to_end) {
         assert_png(path);
     }
     printf("smoke ablation: nine runs with --jobs 2 in %.0f s; started again: %.1f s\n", first, again);
-    free(res);
     probe_free(shipped);
     tmpdir_remove(dir);
 }

@@ -11,8 +11,8 @@
 #include "io/args.h"
 #include "io/cifar.h"
 #include "nn/model.h"
+#include "io/shipped.h"   // SHIPPED_MODEL
 
-#define SHIPPED_MODEL "models/tinydit_rope_tutorial.safetensors"
 #define TOUR_T 0.5f              // the time the tour's image is noised to
 #define TOUR_NOISE_SEED 2024ULL  // its noise (any fixed seed: the numbers repeat)
 #define WALK_IMAGES 6            // rows of the sampler's walk

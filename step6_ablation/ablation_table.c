@@ -1,6 +1,6 @@
 // ablation_table.c: the tutorial's table and ours, printed as text from the runs
-// that ablation_runs.c read (the lab's Markdown report,
-// lab/report.c, fills the same tables).
+// that ablation_runs.c read (the Markdown report, ablation_report.c, fills
+// the same tables).
 //
 // Two ways to read a row, side by side:
 //   the tutorial's  one run per configuration against one seed gap, the
@@ -22,13 +22,11 @@
 // `lab speed` times the configurations fairly, in turns in one process.
 #include <limits.h>
 #include <math.h>
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include "ablation_table.h"
 #include "io/bench.h"
 #include "io/paths.h"
-#include "io/args.h"
 
 // ---------------------------------------------------------------------------
 // Formatting helpers
@@ -486,41 +484,4 @@ void results_print_seeds_tsv(const AblationResults *res, FILE *f) {
         fprintf(f, "mean\t%d\t%s\t%d\t%.6f\t%.6f\t%.6f\n", c, ABLATION_CONFIG[c].label, cr->n, cr->val.mean,
                 cr->val.sd, cr->val.se);
     }
-}
-
-static void table_usage(FILE *f) {
-    fprintf(f, "usage: step6_ablation table [--tsv | --tsv-seeds | --curves] [--compare DIR] [runs-dir]\n");
-}
-
-// argv[0] is the command; getopt_long reads the rest (common/io/args.h).
-int cmd_table(int argc, char **argv) {
-    static const struct option opts[] = {
-        { "tsv", no_argument, 0, 't' },    { "tsv-seeds", no_argument, 0, 's' },
-        { "curves", no_argument, 0, 'c' }, { "compare", required_argument, 0, 'C' },
-        { "help", no_argument, 0, 'h' },   { 0, 0, 0, 0 },
-    };
-    const char *dir = default_runs_dir(), *ref_dir = NULL;
-    enum { TABLE, TSV, TSV_SEEDS, CURVES } mode = TABLE;
-    optind = 0;
-    opterr = 0;
-    for (int c; (c = getopt_long(argc, argv, "h", opts, NULL)) != -1;) {
-        switch (c) {
-        case 't': mode = TSV; break;
-        case 's': mode = TSV_SEEDS; break;
-        case 'c': mode = CURVES; break;
-        case 'C': ref_dir = optarg; break;
-        case 'h': table_usage(stdout); return 0;
-        default: return args_unknown(table_usage, argv);
-        }
-    }
-    for (; optind < argc; optind++) dir = argv[optind];   // the runs' folder: the last one named
-    AblationResults *ref, *res = results_load_pair(dir, ref_dir, &ref);
-    if (!res) return 1;
-    if (mode == TSV) results_print_tsv(res, stdout);
-    else if (mode == TSV_SEEDS) results_print_seeds_tsv(res, stdout);
-    else if (mode == CURVES) results_print_curves(res);
-    else results_print(res, ref);
-    free(res);
-    free(ref);
-    return 0;
 }

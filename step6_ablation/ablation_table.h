@@ -1,11 +1,13 @@
 // ablation_table.h: step 6's tables, printed from the runs that
 // ablation_runs.h reads: as text by step6_ablation's `table` command, and
-// as cells the lab's Markdown report (lab/report.c) fills.
+// as cells the Markdown report fills (`table --report`, which `lab report` runs).
 //
 //   ablation_table.c   the text: the tutorial's table, the table over seeds,
 //                      the lr 2e-3 pair, --compare, --tsv (the `table` command)
 //   ablation_curves.c  table --curves: the loss curves over seeds, window by
 //                      window
+//   ablation_report.c  table --report: runs/report.md
+//   table.c            the `table` command: its options, which of these runs
 #pragma once
 #include <stdbool.h>
 #include <stddef.h>
@@ -15,7 +17,7 @@
 
 
 // The tables as cells (ablation_table.c), printed as text there and as Markdown by
-// report.c; and the words under them.
+// ablation_report.c; and the words under them.
 void fill_tutorial_table(const AblationResults *res, Table *t);
 // committed: the project's runs of the same preset (load_committed), whose
 // verdict stands beside a row of one seed; NULL for none.
@@ -60,5 +62,9 @@ void results_print_seeds_tsv(const AblationResults *res, FILE *f);
 // (difference and standard error), and from which window on it is ahead or
 // behind for good.
 void results_print_curves(const AblationResults *res);
+
+// dir/report.md (ablation_report.c): the tables in Markdown, with links to
+// dir/plots/*.png that exist. 0, or -1 with a message.
+int report_write(const AblationResults *res, const char *dir, char *err, size_t errlen);
 
 int cmd_table(int argc, char **argv);

@@ -18,7 +18,6 @@
 #include "nn/errors.h"
 #include "nn/flow.h"
 #include "nn/rng.h"
-#include "../step6_ablation/ablation_runs.h"   // step 6's verdict: compare_means
 
 #define PLOTS "step7_guidance/plots"
 
@@ -158,10 +157,10 @@ static int read_sweep(const char *path, Curve *c, char *err, size_t errlen) {
     if (len >= 12 && !strcmp(path + len - 12, "guidance.tsv")) {
         char metrics[1024];
         snprintf(metrics, sizeof metrics, "%.*smetrics.json", (int)(len - 12), path);
-        AblationRow *row = malloc(sizeof *row);
-        if (row && access(metrics, F_OK) == 0 && ablation_row_read(metrics, row) == 0 && isfinite(row->m.val_mse))
-            c->val[c->n_val++] = row->m.val_mse;
-        free(row);
+        RunMetrics m;
+        char why[METRICS_ERRLEN];
+        if (access(metrics, F_OK) == 0 && metrics_read(metrics, &m, why, sizeof why) == 0 && isfinite(m.val_mse))
+            c->val[c->n_val++] = m.val_mse;
     }
     return 0;
 }

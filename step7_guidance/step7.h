@@ -11,7 +11,7 @@
 #include "io/args.h"
 #include "nn/flow.h"
 #include "nn/model.h"
-#include "grid.h"   // SHIPPED_C10, GRID_W_COUNT, GRID_STEPS
+#include "io/shipped.h"   // SHIPPED_C10, GRID_W_COUNT, GRID_STEPS
 #define SWEEP_W_DEFAULT "0,1,2,3,4,5,6"
 #define SWEEP_MAX_W 32
 #define ERRLEN 1024

@@ -228,7 +228,7 @@ int cmd_table(const Options *o) {
 // model at the quick preset's batch, in turns in one process (io/bench.h).
 typedef struct { Model m; TrainState ts; float *x1; Rng rng; } Racer;
 
-static int racer_init(Racer *r, float ema, const float *x1) {
+static int cost_racer_init(Racer *r, float ema, const float *x1) {
     Config c = config_default();
     char err[ERRLEN];
     memset(r, 0, sizeof *r);
@@ -255,7 +255,7 @@ int cmd_cost(const Options *o) {
     Rng data;
     rng_seed(&data, 0);
     rng_fill_uniform(&data, x1, (long)(per * COST_BATCH), -1.0f, 1.0f);
-    if (racer_init(&plain, 0, x1) != 0 || racer_init(&with_ema, 0.1f, x1) != 0) return free(x1), 1;
+    if (cost_racer_init(&plain, 0, x1) != 0 || cost_racer_init(&with_ema, 0.1f, x1) != 0) return free(x1), 1;
     printf("cost of the EMA: training steps of the tutorial's model, batch %d, %d threads, without and with "
            "ema=0.1, in turns (%d rounds, medians)\n", COST_BATCH, omp_get_max_threads(), o->rounds);
     BenchFn fns[2] = { { "without", one_step, &plain }, { "with", one_step, &with_ema } };

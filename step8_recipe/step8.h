@@ -11,8 +11,8 @@
 #include "io/args.h"
 #include "nn/flow.h"
 #include "nn/model.h"
+#include "io/shipped.h"   // SHIPPED_MODEL
 
-#define SHIPPED_MODEL "models/tinydit_rope_tutorial.safetensors"
 #define NFE_COUNT 6
 extern const int NFE_LIST[NFE_COUNT];   // 2, 4, ..., 64 model evaluations
 #define ERRLEN 1024

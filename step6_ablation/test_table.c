@@ -8,8 +8,7 @@
 // seed gap 0.0035, QK-norm "just above seed noise", RoPE "7× the seed gap",
 // RMSNorm and SwiGLU "same".
 #include "testutil.h"
-#include "lab.h"
-#include "../step6_ablation/ablation_table.h"
+#include "ablation_table.h"
 #include "io/fileio.h"
 #include <fcntl.h>
 #include <stdarg.h>

@@ -1,9 +1,10 @@
-// report.c: runs/report.md, the tables of step6_ablation/ablation_table.c in Markdown with the
-// plots that exist, written by `lab report`. The text is built
-// in an open_memstream buffer and written with write_file_atomic.
+// ablation_report.c: runs/report.md, the tables of ablation_table.c in
+// Markdown with the plots that exist, written by `step6_ablation table
+// --report` (which `lab report` runs). The text is built in an
+// open_memstream buffer and written with write_file_atomic.
+#include <limits.h>
 #include <stdlib.h>
-#include "lab.h"
-#include "../step6_ablation/ablation_table.h"
+#include "ablation_table.h"
 #include "io/bench.h"
 #include "io/fileio.h"
 #include "io/paths.h"
@@ -154,22 +155,4 @@ int report_write(const AblationResults *res, const char *dir, char *err, size_t 
     int rc = write_file_atomic(path, text, len, err, errlen);
     free(text);
     return rc;
-}
-
-// argv[0] is the command; the one argument, if any, is the runs' folder.
-int cmd_report(int argc, char **argv) {
-    if (argc > 2 || (argc == 2 && argv[1][0] == '-')) {   // --help, or a mistake
-        bool help = argc == 2 && is_help_option(argv[1]);
-        fprintf(help ? stdout : stderr, "usage: lab report [runs-dir]\n");
-        return help ? 0 : 2;
-    }
-    const char *dir = argc == 2 ? argv[1] : default_runs_dir();
-    char err[2400];
-    AblationResults *no_ref, *res = results_load_pair(dir, NULL, &no_ref);
-    if (!res) return 1;
-    int rc = report_write(res, dir, err, sizeof err);
-    if (rc == 0) printf("wrote %s/report.md (%d runs)\n", dir, res->n_present);
-    else fprintf(stderr, "error: %s\n", err);
-    free(res);
-    return rc == 0 ? 0 : 1;
 }
