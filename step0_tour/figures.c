@@ -25,11 +25,6 @@
 // stay beside the picture like every figure of the project (io/figure.h).
 #define GAP 4                 // pixels between panels
 
-static int to_byte(float v) {
-    float p = (v + 1.0f) * 127.5f;                 // [-1, 1] -> [0, 255], as samples.png
-    return p < 0 ? 0 : p > 255 ? 255 : (int)(p + 0.5f);
-}
-
 // A grid of S-pixel panels, gaps white. gnuplot's rgbimage wants every
 // pixel of a regular grid, scan line by scan line, so the panels are placed
 // on a canvas first and the canvas is written out whole.
@@ -49,7 +44,7 @@ static void canvas_put(Canvas *cv, const float *img, int C, int row, int col) {
         for (int x = 0; x < S; x++)
             for (int c = 0; c < 3; c++)
                 cv->rgb[((size_t)(oy + y) * cv->W + ox + x) * 3 + c] =
-                    (unsigned char)to_byte(img[((size_t)(C == 3 ? c : 0) * S + y) * S + x]);
+                    cifar_pixel_byte(img[((size_t)(C == 3 ? c : 0) * S + y) * S + x]);
 }
 
 static void canvas_write(const Canvas *cv, FILE *f) {
@@ -87,7 +82,7 @@ static int draw_grid(const char *dir, const char *name, const char *title, int r
 // below it what the model makes of each: x_t + (1 - t)·v, one Euler step to t = 1.
 static int figure_flow_path(Model *m, const float *x1, const char *dir, char *err, size_t errlen) {
     const ModelConfig *c = &m->cfg;
-    size_t per = (size_t)c->channels * c->img * c->img;
+    size_t per = cfg_image_floats(c);
     const int cols = 5;
     const char *xl[5] = { "t = 0", "t = 0.25", "t = 0.5", "t = 0.75", "t = 1" };
     const char *yl[2] = { "x_t", "x_t + (1-t) v" };
@@ -124,7 +119,7 @@ static int figure_flow_path(Model *m, const float *x1, const char *dir, char *er
 // WALK_IMAGES samples from the scorecard's noise, after 0, 4, 8, ... 20 steps.
 static int figure_euler_walk(Model *m, const char *dir, char *err, size_t errlen) {
     const ModelConfig *c = &m->cfg;
-    size_t per = (size_t)c->channels * c->img * c->img;
+    size_t per = cfg_image_floats(c);
     enum { SNAPS = 6 };
     const int at[SNAPS] = { 0, 4, 8, 12, 16, 20 };
     const char *xl[SNAPS] = { "step 0: noise, t = 0", "4 (t = 0.2)", "8 (t = 0.4)", "12 (t = 0.6)",

@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stddef.h>
 #include "io/args.h"
+#include "eval/rms.h"
 #include "io/cifar.h"
 #include "nn/model.h"
 
@@ -61,13 +62,7 @@ int export_weights(const char *in, const char *out);
 // when it is missing and only --figures wanted it). 0, or 1 after a message.
 int load_tour(const Options *o, Model *m, CifarSet *test);
 
-// Small numbers the tour prints.
-
-static inline double rms(const float *x, size_t n) {
-    double s = 0;
-    for (size_t i = 0; i < n; i++) s += (double)x[i] * x[i];
-    return sqrt(s / (double)n);
-}
+// Small numbers the tour prints (and eval/rms.h's rms).
 
 static inline double mean_abs(const float *x, size_t n) {
     double s = 0;
