@@ -14,10 +14,18 @@
 #include "io/figure.h"
 #include "io/metrics.h"
 #include "io/paths.h"
+#include "nn/flow.h"
 #include "nn/rng.h"
 
 #define STB_IMAGE_IMPLEMENTATION
 #include "stb_image.h"
+
+// x_t = (1 - t)·x0 + t·x1 of one image (flow_interpolate with N = 1).
+void noised(float *xt, const float *x0, const float *x1, float t, size_t per) {
+    float *target = malloc(sizeof(float) * per);
+    flow_interpolate(xt, target, x1, x0, &t, 1, per);
+    free(target);
+}
 
 // ---------------------------------------------------------------------------
 // Pictures. An image panel is written as its pixels, one line each
@@ -198,11 +206,16 @@ static int figure_samples(int img, const char *dir, char *err, size_t errlen) {
                      1, RUNS, S, xl, NULL, 1000, 420, err, errlen);
 }
 
-int draw_figures(Model *m, const float *x1, int have_image, const char *dir) {
+int draw_figures(Model *m, const CifarSet *test, const char *dir) {
     char err[ERRLEN];
     FigureTally tally = {0};
-    if (have_image) figure_tally_add(&tally, figure_flow_path(m, x1, dir, err, sizeof err), "step0_tour", err);
-    else fprintf(stderr, "step0_tour: no flow-path figure: it needs a CIFAR-10 test image\n");
+    if (test->n > 0) {   // the flow path wants a real image: test image 0 whatever the tour followed
+        float *x1 = malloc(sizeof(float) * cfg_image_floats(&m->cfg));
+        if (x1) cifar_range_to_float(test, 0, 1, x1);
+        figure_tally_add(&tally, x1 ? figure_flow_path(m, x1, dir, err, sizeof err) : -1, "step0_tour",
+                         x1 ? err : "out of memory");
+        free(x1);
+    } else fprintf(stderr, "step0_tour: no flow-path figure: it needs a CIFAR-10 test image\n");
     figure_tally_add(&tally, figure_euler_walk(m, dir, err, sizeof err), "step0_tour", err);
     figure_tally_add(&tally, figure_samples(m->cfg.img, dir, err, sizeof err), "step0_tour", err);
     figure_tally_add(&tally, figure_gradient_sizes(m, dir, err, sizeof err), "step0_tour", err);

@@ -98,15 +98,7 @@ static void print_output(const Model *m, const Activations *a, const float *x0, 
            rms(target, per), rms(a->v, per), mse(a->v, target, per));
     printf("   the image itself: x_t is %.4f from it (mse), x_t + (1 - t)·v is %.4f\n",
            mse(xt, x1, per), mse(guess, x1, per));
-    free(target);
-    free(guess);
-}
-
-// x_t = (1 - t)·x0 + t·x1 of one image (flow_interpolate with N = 1).
-void noised(float *xt, const float *x0, const float *x1, float t, size_t per) {
-    float *target = malloc(sizeof(float) * per);
-    flow_interpolate(xt, target, x1, x0, &t, 1, per);
-    free(target);
+    free(target); free(guess);
 }
 
 static void tour(Model *m, const float *x1) {
@@ -125,8 +117,7 @@ static void tour(Model *m, const float *x1) {
     print_blocks(m, &a);
     print_output(m, &a, x0, x1, xt);
     activations_free(&a);
-    free(x0);
-    free(xt);
+    free(x0); free(xt);
 }
 
 // ---------------------------------------------------------------------------
@@ -156,7 +147,7 @@ void euler_walk(Model *m, float *x, int n, int steps, const int *at, int n_snaps
 static void sample_and_check(Model *m, int timed) {
     int n = 8;
     size_t per = cfg_image_floats(&m->cfg);
-    float *x = malloc(sizeof(float) * per * n), *y = malloc(sizeof(float) * per * n);
+    float *x = malloc(sizeof(float) * per * n), *y = malloc(sizeof(float) * per * n), *last = malloc(sizeof(float) * per * n);
     double t0 = wall_seconds();
     scorecard_samples(m, x, n, EULER_STEPS);
     double secs = wall_seconds() - t0;
@@ -164,7 +155,6 @@ static void sample_and_check(Model *m, int timed) {
     rng_seed(&r, FD_SEED);
     rng_fill_normal(&r, y, (long)(per * n), 1.0f);
     int at[1] = { EULER_STEPS };
-    float *last = malloc(sizeof(float) * per * n);
     euler_walk(m, y, n, EULER_STEPS, at, 1, last);
     float worst = 0;
     int finite = 1;
@@ -202,13 +192,7 @@ int main(int argc, char **argv) {
     if (o.val_mse)
         printf("10. val MSE on the first %d test images: %.4f\n", VAL_IMAGES,
                scorecard_val_mse(&m, &test, VAL_IMAGES));
-    rc = 0;
-    if (o.figures) {
-        // the flow path wants a real image: test image 0 whatever the tour followed
-        int have_image = test.n > 0;
-        if (have_image) cifar_range_to_float(&test, 0, 1, x1);
-        rc = draw_figures(&m, x1, have_image, o.figures);
-    }
+    rc = o.figures ? draw_figures(&m, &test, o.figures) : 0;
     free(x1);
     cifar_free(&test);
     model_free(&m);
