@@ -11,7 +11,7 @@
 //
 // w = 0 is the unconditional model, w = 1 the conditional one, w > 1 pushes
 // past it, toward what the label asks for. main() prints a section per idea,
-// in the page's order; `sweep` and `curves` are step7.h's.
+// in the page's order; `sweep` (sweep.c) and `curves` (figures.c) score checkpoints.
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -184,9 +184,9 @@ int main(int argc, char **argv) {
     model_free(&small);
     char err[ERRLEN];
     Model m;
-    int ema = load_guided(o.model, o.model_name, &m, err, sizeof err);   // its EMA's weights, when it has one
-    if (ema < 0 || (ema = checkpoint_use_ema(o.model, &m, err, sizeof err)) < 0)
-        return fprintf(stderr, "error: %s\n", err), model_free(&m), 1;
+    int ema = load_guided(o.model, o.model_name, &m, err, sizeof err);
+    if (ema == 0) ema = checkpoint_use_ema(o.model, &m, err, sizeof err);   // its EMA's weights, when it has one
+    if (ema < 0) return fprintf(stderr, "error: %s\n", err), model_free(&m), 1;
     printf("The shipped class-conditional model: %s (checksums verified), %zu parameters%s\n\n", o.model_name,
            m.n_params, ema == 0 ? ", their EMA" : "");
     the_guided_velocity(&m);
