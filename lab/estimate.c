@@ -164,7 +164,7 @@ static int time_eval(Preset p, int threads, JobTimings *t) {
     char err[512];
     if (model_build(&m, &cfg.model, err, sizeof err) != 0) { fprintf(stderr, "error: %s\n", err); return -1; }
     model_init_weights(&m, 0);
-    size_t per = (size_t)cfg.model.channels * cfg.model.img * cfg.model.img;
+    size_t per = cfg_image_floats(&cfg.model);
     float *samples = malloc(sizeof(float) * per * SCORECARD_BATCH);
     float *features = malloc(sizeof(float) * PROBE_FEATURES * SCORECARD_BATCH);
     char path[4096];
@@ -259,7 +259,7 @@ static int time_grid(int threads, JobTimings *t) {
     double t0 = wall_seconds();
     if (checkpoint_load(path, &m, NULL, err, sizeof err) != 0) { fprintf(stderr, "error: %s\n", err); return -1; }
     double load = wall_seconds() - t0;
-    size_t per = (size_t)m.cfg.channels * m.cfg.img * m.cfg.img;
+    size_t per = cfg_image_floats(&m.cfg);
     float *x = calloc(per * K, sizeof *x);
     int y[K], rc = x && activations_alloc(&a, &m, 2 * K, false) == 0 ? 0 : -1;
     for (int k = 0; k < K; k++) y[k] = k;
@@ -397,7 +397,7 @@ static int race_steps(Preset job, int all, int half_threads, JobTimings *t) {
     enum { PAIR = ABLATION_CONFIGS, RACERS = PAIR + 2 };
     Config cfg[RACERS];
     for (int c = 0; c < RACERS; c++) ablation_config_of(job, c >= PAIR ? CFG_BASE : c, &cfg[c]);
-    long n = (long)cfg[0].run.batch * cfg[0].model.channels * cfg[0].model.img * cfg[0].model.img;
+    long n = (long)(cfg[0].run.batch * cfg_image_floats(&cfg[0].model));
     Racer *racer = calloc(RACERS, sizeof *racer);
     float *x1 = malloc(sizeof(float) * n);
     int ready = 0, rc = racer && x1 ? 0 : -1;

@@ -117,9 +117,7 @@ int racer_init(Racer *r, const Config *cfg, const float *x1) {
     memset(r, 0, sizeof *r);
     if (model_build(&r->m, &cfg->model, err, sizeof err) != 0) { fprintf(stderr, "error: %s\n", err); return -1; }
     model_init_weights(&r->m, 0);
-    AdamWConfig opt = adamw_default(cfg->run.lr);
-    StepRecipe recipe = run_step_recipe(&cfg->run);
-    if (train_state_init(&r->ts, &r->m, cfg->run.batch, &opt, &recipe) != 0) {
+    if (run_train_state_init(&r->ts, &r->m, cfg->run.batch, &cfg->run) != 0) {
         fprintf(stderr, "error: out of memory\n");
         model_free(&r->m);
         return -1;
@@ -291,7 +289,7 @@ int cmd_speed(int argc, char **argv) {
     omp_set_num_threads(o.threads);
 
     Racer *racers = calloc(6, sizeof(Racer));
-    size_t per = (size_t)o.base.model.channels * o.base.model.img * o.base.model.img;
+    size_t per = cfg_image_floats(&o.base.model);
     float *x1 = malloc(sizeof(float) * per * o.batch);
     if (!racers || !x1) { fprintf(stderr, "error: out of memory\n"); return 1; }
     Rng data;

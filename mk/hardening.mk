@@ -1,12 +1,7 @@
-# mk/hardening.mk: the checks for bugs the tests do not ask about, none part
-# of `make check`: they take minutes and need clang and valgrind (make
-# hardening-deps). docs/hardening.md tells what each finds, and why each setting.
+# mk/hardening.mk: checks for bugs the tests do not ask about, minutes each (docs/hardening.md).
 .PHONY: sanitize valgrind fuzz hardening-deps
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
-# make sanitize: `make check` under ASan + UBSan (+ LSan) in a copy of the
-# project (build/sanitize/src; in place, sanitized programs would replace the
-# programs in their folders), on after a failure, without test_tutorial (it
-# trains in a copy of its own: far slower here, nothing new to find).
+# make sanitize: make check under ASan, UBSan and LSan in a copy (sanitized programs must not replace ours)
 SAN_DIR := $(BUILD)/sanitize
 SAN_ENV := ASAN_OPTIONS=exitcode=86:halt_on_error=1:detect_leaks=1:abort_on_error=0:strict_string_checks=1:detect_stack_use_after_return=1 \
            UBSAN_OPTIONS=exitcode=87:halt_on_error=1:print_stacktrace=1 \
@@ -21,11 +16,7 @@ sanitize:
 	$(SAN_ENV) $(MAKE) --no-print-directory -C $(SAN_DIR)/src check CHECK_SKIP=test_tutorial KEEP_GOING=yes \
 	    OPT="-O1 -g $(SAN_FLAGS)" LDFLAGS="-fopenmp $(SAN_FLAGS)"
 	@echo "make sanitize: OK, no AddressSanitizer, UndefinedBehaviorSanitizer or LeakSanitizer finding"
-
-# make valgrind: step 6 built apart (build/valgrind), at -O1 without
-# -march=native, then trained under memcheck (scripts/valgrind.sh).
-# make fuzz: the targets of fuzz/, built with clang, libFuzzer, ASan and
-# UBSan (build/fuzz), each run for FUZZ_SECONDS (scripts/fuzz.sh).
+# make valgrind: step 6 built apart at -O1 without -march=native, trained under memcheck.
 VG_DIR := $(CURDIR)/$(BUILD)/valgrind
 VG_ARGS ?= --preset smoke --no-scorecard --set threads=1 --set steps=4 --ckpt-every 2
 VG_OBJ := $(patsubst %.c,$(VG_DIR)/%.o,$(call sources,step6_ablation)) $(VG_DIR)/libtinydit.a
@@ -33,7 +24,7 @@ valgrind:
 	@$(MAKE) --no-print-directory BUILD=$(VG_DIR) OPT="-O1 -g" $(VG_OBJ)
 	$(CC) $(LDFLAGS) $(VG_OBJ) -o $(VG_DIR)/step6_ablation/step6_ablation $(LDLIBS)
 	sh scripts/valgrind.sh $(VG_DIR)/step6_ablation/step6_ablation $(VG_DIR) $(VG_ARGS)
-
+# make fuzz: fuzz/'s targets with libFuzzer, ASan and UBSan, each for FUZZ_SECONDS.
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS ?= safetensors cifar config
@@ -46,8 +37,7 @@ $(BUILD)/fuzz/%.o: %.c
 	$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_FLAGS) -std=c11 -Wall -Wextra -MMD -MP -c $< -o $@
 $(FUZZ_BINS): $(BUILD)/fuzz/%: $(BUILD)/fuzz/fuzz/%.o $(FUZZ_LIB)
 	$(FUZZ_CC) $(FUZZ_FLAGS) $^ -o $@ -lcjson -lm
-# The config target's dictionary: fuzz/config.dict's words, then every key
-# and enum name of the config keys' rows (fuzz/config_words.c).
+# the config target's dictionary: fuzz/config.dict's words, then every key and enum name
 $(BUILD)/fuzz/config.dict: fuzz/config.dict fuzz/config_words.c $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) fuzz/config_words.c $(LIB) -o $(BUILD)/fuzz/config_words $(LDFLAGS) $(LDLIBS)

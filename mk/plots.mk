@@ -1,6 +1,4 @@
-# mk/plots.mk: the runs, from the root, into RUNS (default runs/): the tutorial's job, the ablation, their figures and
-# report (plots, runs-plots without the steps' figures, report), step 7's guidance sweeps, committed results folders
-# (results, results-pytorch), the docs' figures and docs/beyond.md's sweeps.
+# mk/plots.mk: the runs into RUNS (the tutorial's, the ablation's, the sweeps'), their figures, the docs' figures.
 .PHONY: tutorial ablation plots runs-plots report results results-pytorch docs-figures \
         guidance-sweeps model-figures sweep-lr sweep-lr-edge sweep-figures budget-swiglu budget-figures
 PRESET ?= quick
@@ -10,15 +8,21 @@ JOBS ?=
 ESTIMATE ?= yes
 S6 := step6_ablation/step6_ablation
 LAB := lab/lab
-# make tutorial: steps 1 to 6 at PRESET (tutorial: full size; smoke: minutes), SEEDS seeds a configuration, JOBS
-# runs side by side, once the programs it runs are built (JOB_PROGRAMS: no test, not step 0), one compiler a core.
-# `lab estimate` first says how long it will take and, without JOBS, which arrangement is faster (ESTIMATE=no skips
-# it); lab ablation shows the job's progress against it, the runs' output in their train.log. Step 6's baseline
-# pair trains first, for step 1 to read. Every run resumes where it stopped.
+# make tutorial: steps 1 to 6 at PRESET, estimated first (ESTIMATE=no skips it), step 6's baseline pair first for step 1
 JOB_PROGRAMS := $(filter-out step0_tour/%,$(PROGRAMS))
 PLAN_OPTS = --preset $(PRESET) --seeds $(SEEDS) --out $(RUNS)
 TUTORIAL_JOBS = $(or $(JOBS),$(if $(filter yes,$(ESTIMATE)),$$(sed -n 's/^jobs //p' $(RUNS)/estimate.txt),1))
 ABLATION_OPTS = $(PLAN_OPTS) --jobs $(TUTORIAL_JOBS) --log $(if $(filter yes,$(ESTIMATE)),--estimate $(RUNS)/estimate.txt)
+# make -j2 ablation: -jN becomes --jobs N (in MAKEFLAGS only while recipes run: "=")
+ABL_JOBS = $(or $(patsubst -j%,%,$(filter -j%,$(MAKEFLAGS))),1)
+# make guidance-sweeps: each class-conditional run (c10_*) scored at each w into RUN/guidance.tsv
+GUIDANCE_W ?= 0,1,2,3,4,5,6
+# docs/beyond.md's lr sweep (sweep-lr-edge: 2 more seeds at its edge) and SwiGLU against the budget
+SWEEP_LR_POINTS := --key lr --values 3e-4,1e-3,2e-3,4e-3,8e-3,1.6e-2,3.2e-2 --configs base,qknorm,all
+SWEEP_LR := $(SWEEP_LR_POINTS) --seeds 2
+SWEEP_LR_EDGE := --key lr --values 1.6e-2 --configs base,qknorm,all --seeds 4
+SWEEP_BUDGET := --key steps --values 16000 --configs base,swiglu --seeds 2 --set val_every=500
+sweep = $(LAB) sweep $(1) --preset quick --out $(RUNS)/$(2) --jobs $(or $(JOBS),1) --log && $(LAB) sweep $(1) --out $(RUNS)/$(2) $(3)
 ifneq ($(RUNNER),slurm)   # else mk/slurm.mk's
 tutorial: $(if $(CIFAR_DIR),,data)
 	+@echo "make tutorial: its programs, $$(nproc) compilers at a time"; $(MAKE) -s -j$$(nproc) $(JOB_PROGRAMS)
@@ -26,23 +30,28 @@ tutorial: $(if $(CIFAR_DIR),,data)
 	$(if $(filter yes,$(ESTIMATE)),$(LAB) estimate $(PLAN_OPTS) $(if $(JOBS),--jobs $(JOBS),--choose-jobs) --save $(RUNS)/estimate.txt)
 	$(LAB) ablation $(ABLATION_OPTS) --only p11_base_s0,p11_base_s1
 	cd step1_scorecard && ./step1_scorecard --preset $(PRESET) --out $(RUNS) --figures $(RUNS)/figures
-	$(call figures_2_to_5,$(RUNS)/figures)
-	$(call figures_7,$(RUNS)/figures,$(RUNS))
+	sh scripts/step_figures.sh $(RUNS)/figures - $(RUNS)
 	$(LAB) ablation $(ABLATION_OPTS)
 	$(S6) table $(RUNS)
 	$(MAKE) --no-print-directory runs-plots
 	@$(if $(filter yes,$(ESTIMATE)),$(LAB) estimate --since $(RUNS)/estimate.txt)
 	@echo "done: $(RUNS)/report.md, $(RUNS)/plots/ and $(RUNS)/figures/"
-endif
-# make -j2 ablation [SEEDS=N]: -jN becomes --jobs N, then the table (-jN is in MAKEFLAGS only while recipes run: "=")
-ABL_JOBS = $(or $(patsubst -j%,%,$(filter -j%,$(MAKEFLAGS))),1)
-ifneq ($(RUNNER),slurm)   # else mk/slurm.mk's
 ablation: lab
 	$(LAB) ablation --preset $(PRESET) --out $(RUNS) --jobs $(ABL_JOBS) --log --seeds $(SEEDS)
 	$(S6) table $(RUNS)
+guidance-sweeps: step7
+	@for c in $(RUNS)/c10_*/ckpt.safetensors; do [ -e "$$c" ] || continue; d=$${c%/*}; \
+	    [ -e $$d/guidance.tsv ] && continue; echo "step7_guidance sweep --model $$c --w $(GUIDANCE_W) --out $$d/guidance.tsv"; \
+	    step7_guidance/step7_guidance sweep --model $$c --w $(GUIDANCE_W) --out $$d/guidance.tsv || exit 1; done
+sweep-lr: lab
+	$(call sweep,$(SWEEP_LR),sweep_lr,--table)
+sweep-lr-edge: lab
+	$(call sweep,$(SWEEP_LR_EDGE),sweep_lr,--table)
+budget-swiglu: lab
+	$(call sweep,$(SWEEP_BUDGET),budget_swiglu,--curves)
 endif
 plots: runs-plots
-	$(call step_figures,$(RUNS)/figures,$(RUNS),$(RUNS))
+	sh scripts/step_figures.sh $(RUNS)/figures $(RUNS) $(RUNS)
 runs-plots: $(JOB_PROGRAMS)
 	sh scripts/plots.sh $(RUNS) $(RUNS)/plots
 	$(LAB) attention-maps --runs $(RUNS) || \
@@ -50,51 +59,19 @@ runs-plots: $(JOB_PROGRAMS)
 	$(LAB) report $(RUNS)
 report: lab
 	$(LAB) report $(RUNS)
-# Each step's figures into $(1); step 1's from the baseline's seeds in $(2).
-figures_2_to_5 = @for s in step2_rmsnorm step3_qknorm step4_swiglu step5_rope2d; do \
-	    echo "cd $$s && ./$$s --figures $(1)"; (cd $$s && ./$$s --figures $(1)) || exit 1; done
-# Step 7's into $(1): its grid from the shipped class-conditional model, and
-# the curves against w of the sweeps in $(2) (make guidance-sweeps), if any.
-define figures_7
-cd step7_guidance && ./step7_guidance --figures $(1) > /dev/null && echo "figures: step7_grid.png in $(1)"
-@set -- $(2)/c10_*_s*/guidance.tsv; if [ -e "$$1" ]; then step7_guidance/step7_guidance curves "$$@" --figures $(1); \
-    else echo "plots: no step 7 curves: $(2) has no c10_*_s*/guidance.tsv (make guidance-sweeps)"; fi
-endef
-define step_figures
-@set -- $(2)/p11_base_s*; if [ -e "$$1" ] && [ $$# -ge 2 ]; then echo "step1_scorecard $$* --figures $(1)"; \
-    step1_scorecard/step1_scorecard "$$@" --figures $(1); else echo "plots: no step 1 figures: $(2) has fewer than two p11_base_s* runs"; fi
-$(call figures_2_to_5,$(1))
-$(call figures_7,$(1),$(3))
-endef
-
-# make guidance-sweeps: every class-conditional run of RUNS (c10_*) scored
-# from its checkpoint at each w of GUIDANCE_W, into RUN/guidance.tsv (a
-# sweep already there is kept); make plots draws them (step7_curves).
-GUIDANCE_W ?= 0,1,2,3,4,5,6
-ifneq ($(RUNNER),slurm)   # else mk/slurm.mk's
-guidance-sweeps: step7
-	@for c in $(RUNS)/c10_*/ckpt.safetensors; do [ -e "$$c" ] || continue; d=$${c%/*}; \
-	    [ -e $$d/guidance.tsv ] && continue; echo "step7_guidance sweep --model $$c --w $(GUIDANCE_W) --out $$d/guidance.tsv"; \
-	    step7_guidance/step7_guidance sweep --model $$c --w $(GUIDANCE_W) --out $$d/guidance.tsv || exit 1; done
-endif
-
-# make results PRESET=quick RUNS=dir: RUNS, without checkpoints,
-# with its table, report, plots and README, into results/PRESET.
+# make results PRESET=quick RUNS=dir: RUNS without checkpoints, with its table, report, plots and README
 results: step1 step6 lab
 	@test -n "$(PRESET)" || { echo "make results PRESET=quick RUNS=dir"; exit 2; }
 	sh scripts/results.sh $(PRESET) $(RUNS)
 results-pytorch: step6
 	sh scripts/results_torch.sh $(PRESET) $(RUNS)
-
-# The docs' figures: steps 1 and 6 from the committed RESULTS, step 7's
-# curves from COND_RESULTS, steps 2 to 5 computed on the spot, the attention
-# maps from RUNS (they need checkpoints: without them docs/figures keeps its own).
+# The docs' figures: from RESULTS, step 7's curves from COND_RESULTS, attention maps from RUNS' checkpoints
 RESULTS ?= results/quick
 COND_RESULTS ?= results/c10_quick
 DOCS_FIG := $(CURDIR)/$(BUILD)/docs-figures
 docs-figures: $(STEP_TARGETS) lab model-figures sweep-figures
 	rm -rf $(DOCS_FIG) && mkdir -p $(DOCS_FIG) docs/figures
-	$(call step_figures,$(DOCS_FIG),$(abspath $(RESULTS)),$(abspath $(COND_RESULTS)))
+	sh scripts/step_figures.sh $(DOCS_FIG) $(abspath $(RESULTS)) $(abspath $(COND_RESULTS))
 	cd step8_recipe && ./step8_recipe --figures $(DOCS_FIG) > /dev/null
 	step8_recipe/step8_recipe curves results/recipe_quick/*/nfe.tsv --figures $(DOCS_FIG)
 	$(LAB) attention-maps --runs $(RUNS) --out $(DOCS_FIG) || echo "docs-figures: no attention maps: they need" \
@@ -103,38 +80,16 @@ docs-figures: $(STEP_TARGETS) lab model-figures sweep-figures
 	for p in val_mse_seeds loss lr2e3; do [ ! -f $(DOCS_FIG)/plots/$$p.png ] || cp $(DOCS_FIG)/plots/$$p.png $(DOCS_FIG)/step6_$$p.png; done
 	cp $(DOCS_FIG)/step[1-8]_*.png docs/figures/
 	@ls -l docs/figures/
-# The model page's: the block diagram (Graphviz), and step0_tour's three
-# from the shipped model (the flow path needs CIFAR-10's test set).
+# the model page's: the block diagram, and step0_tour's three (the flow path needs CIFAR-10's test set)
 model-figures: step0
 	rm -rf $(BUILD)/model-figures && mkdir -p $(BUILD)/model-figures
 	dot -Tpng -Gdpi=90 docs/figures/tinydit_block.dot -o docs/figures/tinydit_block.png
 	step0_tour/step0_tour --figures $(BUILD)/model-figures
 	cp $(BUILD)/model-figures/tinydit_*.png docs/figures/
-
-# docs/beyond.md's lr sweep (sweep-lr-edge: 2 more seeds at its edge) and
-# SwiGLU against the budget, their values written once, here (lab/lab sweep
-# --help): each trains, then prints its table (--curves: check by check).
-SWEEP_LR_POINTS := --key lr --values 3e-4,1e-3,2e-3,4e-3,8e-3,1.6e-2,3.2e-2 --configs base,qknorm,all
-SWEEP_LR := $(SWEEP_LR_POINTS) --seeds 2
-SWEEP_LR_EDGE := --key lr --values 1.6e-2 --configs base,qknorm,all --seeds 4
-SWEEP_BUDGET := --key steps --values 16000 --configs base,swiglu --seeds 2 --set val_every=500
-define sweep
-$(LAB) sweep $(1) --preset quick --out $(RUNS)/$(2) --jobs $(or $(JOBS),1) --log
-$(LAB) sweep $(1) --out $(RUNS)/$(2) $(3)
-endef
-ifneq ($(RUNNER),slurm)   # else mk/slurm.mk's
-sweep-lr: lab
-	$(call sweep,$(SWEEP_LR),sweep_lr,--table)
-sweep-lr-edge: lab
-	$(call sweep,$(SWEEP_LR_EDGE),sweep_lr,--table)
-budget-swiglu: lab
-	$(call sweep,$(SWEEP_BUDGET),budget_swiglu,--curves)
-endif
 # every seed the folder holds: 2 a point, 4 at the edge (sweep_plots.sh leaves out the rest)
 sweep-figures: lab
 	LAB=$(LAB) sh scripts/sweep_plots.sh results/sweep_lr $(BUILD)/sweep-figures -- $(SWEEP_LR_POINTS) --seeds 4
-	cp $(BUILD)/sweep-figures/val_mse.png docs/figures/beyond_lr_val_mse.png
-	cp $(BUILD)/sweep-figures/stability.png docs/figures/beyond_lr_stability.png
+	for f in val_mse stability; do cp $(BUILD)/sweep-figures/$$f.png docs/figures/beyond_lr_$$f.png; done
 budget-figures: lab
 	@if [ -d results/budget_swiglu ]; then \
 	    LAB=$(LAB) sh scripts/gap_plot.sh results/budget_swiglu docs/figures/beyond_budget_gap.png -- $(SWEEP_BUDGET); \

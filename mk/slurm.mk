@@ -1,12 +1,4 @@
-# RUNNER=slurm: make tutorial, ablation, sweep-lr, sweep-lr-edge,
-# budget-swiglu and guidance-sweeps submit the runs they have left as one
-# Slurm job array, a task a run, and the rest of the target (table, report,
-# plots: the target again, without RUNNER) as a job that waits for it
-# (scripts/slurm.sh; docs/step6_ablation.md#on-a-cluster). Each task gets
-# SLURM_THREADS cores and SLURM_MEM memory; SLURM_PARTITION, SLURM_ACCOUNT,
-# SLURM_TIME (a task's time limit) and SLURM_OPTS (any other sbatch options)
-# go to sbatch; SLURM_GRACE seconds before its time limit a task asks to be
-# requeued. make slurm-check tests all of it on a cluster of one node.
+# RUNNER=slurm: the runs left as a Slurm job array, the rest as a job after it (docs/step6_ablation.md#on-a-cluster)
 .PHONY: slurm-check cluster-deps
 $(if $(filter-out slurm,$(RUNNER)),$(error RUNNER=$(RUNNER): the runner is slurm, or none to run here))
 SLURM_THREADS ?= 2
@@ -15,7 +7,6 @@ SLURM_MEM ?= 2G
 SLURM_GRACE ?= 300
 SLURM_SBATCH = $(addprefix --partition=,$(SLURM_PARTITION)) $(addprefix --account=,$(SLURM_ACCOUNT)) \
                $(addprefix --time=,$(SLURM_TIME)) $(SLURM_OPTS)
-# $(1): the target; the rest: the command that prints its runs' commands
 slurm_submit = TINYDIT_SBATCH_OPTS='$(SLURM_SBATCH)' TINYDIT_SLURM_GRACE='$(SLURM_GRACE)' sh scripts/slurm.sh $(1) \
     $(RUNS) '$(SLURM_THREADS)' '$(SLURM_MEM)' '$(MAKE) $(1) RUNNER= ESTIMATE=no PRESET=$(PRESET) SEEDS=$(SEEDS) RUNS=$(RUNS)'
 SLURM_PRINT = --print-commands --left --log --threads $(SLURM_THREADS)
@@ -33,8 +24,7 @@ budget-swiglu: lab
 guidance-sweeps: step7
 	$(call slurm_submit,guidance-sweeps) sh scripts/slurm.sh --guidance-commands $(RUNS) $(GUIDANCE_W)
 endif
-# a one-node cluster on this machine, the smoke preset's job through it,
-# against the same runs trained here (scripts/slurm_check.sh)
+# the smoke preset's job through a one-node cluster on this machine, against the same runs here
 slurm-check: all
 	sh scripts/slurm_check.sh
 cluster-deps: PACKAGES = slurm-wlm munge

@@ -1,6 +1,4 @@
-# mk/step.mk: the Makefile of every program folder (step*/, lab/). In step3_qknorm/,
-# `make`, `make step3` or `make step3_qknorm` builds ./step3_qknorm, `make check`
-# runs its tests, `make grade` grades its exercises: all by the root Makefile.
+# mk/step.mk: every program folder's Makefile: make, check and grade there, by the root Makefile.
 HERE := $(notdir $(CURDIR))
 SHORT := $(firstword $(subst _, ,$(HERE)))
 ROOT_MAKE = $(MAKE) --no-print-directory -C .. \

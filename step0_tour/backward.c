@@ -42,13 +42,13 @@ int backward_check(const Options *o) {
     Model m;
     if (model_build(&m, &cfg.model, err, sizeof err) != 0) { fprintf(stderr, "step0_tour: %s\n", err); return 2; }
     grad_check_weights(&m, 7);
-    size_t n = (size_t)CHECK_IMAGES * cfg.model.channels * cfg.model.img * cfg.model.img;
+    size_t n = CHECK_IMAGES * cfg_image_floats(&cfg.model);
     float *x1 = malloc(sizeof(float) * n), *x0 = malloc(sizeof(float) * n), t[CHECK_IMAGES] = { 0.3f, 0.8f };
     Rng r;
     rng_seed(&r, 11);
     rng_fill_uniform(&r, x1, (long)n, -1.0f, 1.0f);
     rng_fill_normal(&r, x0, (long)n, 1.0f);
-    int y[CHECK_IMAGES] = { 3 % (cfg.model.classes + 1), cfg.model.classes };   // a class and the null label
+    int y[CHECK_IMAGES] = { 3 % (cfg.model.classes + 1), cfg_null_label(&cfg.model) };   // a class and the null label
     Batch b = { .x1 = x1, .x0 = x0, .t = t, .y = cfg.model.classes > 0 ? y : NULL };
     AdamWConfig opt = adamw_default(1e-3f);
     if (train_state_init(&b.ts, &m, CHECK_IMAGES, &opt, NULL) != 0) { fprintf(stderr, "step0_tour: out of memory\n"); return 1; }
@@ -120,7 +120,7 @@ static void part_of(const char *name, char *part, size_t n) {
 // The RMS of each part's gradient after one forward and backward pass on
 // x1 (N images), into rms, in part_names' order; returns how many parts.
 static int part_rms(Model *m, const float *x1, int N, double *rms, char names[][32]) {
-    size_t per = (size_t)m->cfg.channels * m->cfg.img * m->cfg.img;
+    size_t per = cfg_image_floats(&m->cfg);
     float *x0 = malloc(sizeof(float) * per * N), *t = malloc(sizeof(float) * N);
     Rng r;
     rng_seed(&r, TOUR_NOISE_SEED);
@@ -152,7 +152,7 @@ static int part_rms(Model *m, const float *x1, int N, double *rms, char names[][
 
 int figure_gradient_sizes(Model *m, const char *dir, char *err, size_t errlen) {
     enum { N = 8 };
-    size_t per = (size_t)m->cfg.channels * m->cfg.img * m->cfg.img;
+    size_t per = cfg_image_floats(&m->cfg);
     float *x1 = malloc(sizeof(float) * per * N);
     scorecard_samples(m, x1, N, EULER_STEPS);               // the trained model's own images
     Model fresh;

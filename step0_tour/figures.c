@@ -14,21 +14,24 @@
 #include "io/figure.h"
 #include "io/metrics.h"
 #include "io/paths.h"
+#include "nn/flow.h"
 #include "nn/rng.h"
 
 #define STB_IMAGE_IMPLEMENTATION
 #include "stb_image.h"
+
+// x_t = (1 - t)·x0 + t·x1 of one image (flow_interpolate with N = 1).
+void noised(float *xt, const float *x0, const float *x1, float t, size_t per) {
+    float *target = malloc(sizeof(float) * per);
+    flow_interpolate(xt, target, x1, x0, &t, 1, per);
+    free(target);
+}
 
 // ---------------------------------------------------------------------------
 // Pictures. An image panel is written as its pixels, one line each
 // (x, y, r, g, b), and gnuplot draws the lines `with rgbimage`: the numbers
 // stay beside the picture like every figure of the project (io/figure.h).
 #define GAP 4                 // pixels between panels
-
-static int to_byte(float v) {
-    float p = (v + 1.0f) * 127.5f;                 // [-1, 1] -> [0, 255], as samples.png
-    return p < 0 ? 0 : p > 255 ? 255 : (int)(p + 0.5f);
-}
 
 // A grid of S-pixel panels, gaps white. gnuplot's rgbimage wants every
 // pixel of a regular grid, scan line by scan line, so the panels are placed
@@ -49,7 +52,7 @@ static void canvas_put(Canvas *cv, const float *img, int C, int row, int col) {
         for (int x = 0; x < S; x++)
             for (int c = 0; c < 3; c++)
                 cv->rgb[((size_t)(oy + y) * cv->W + ox + x) * 3 + c] =
-                    (unsigned char)to_byte(img[((size_t)(C == 3 ? c : 0) * S + y) * S + x]);
+                    cifar_pixel_byte(img[((size_t)(C == 3 ? c : 0) * S + y) * S + x]);
 }
 
 static void canvas_write(const Canvas *cv, FILE *f) {
@@ -87,7 +90,7 @@ static int draw_grid(const char *dir, const char *name, const char *title, int r
 // below it what the model makes of each: x_t + (1 - t)·v, one Euler step to t = 1.
 static int figure_flow_path(Model *m, const float *x1, const char *dir, char *err, size_t errlen) {
     const ModelConfig *c = &m->cfg;
-    size_t per = (size_t)c->channels * c->img * c->img;
+    size_t per = cfg_image_floats(c);
     const int cols = 5;
     const char *xl[5] = { "t = 0", "t = 0.25", "t = 0.5", "t = 0.75", "t = 1" };
     const char *yl[2] = { "x_t", "x_t + (1-t) v" };
@@ -124,7 +127,7 @@ static int figure_flow_path(Model *m, const float *x1, const char *dir, char *er
 // WALK_IMAGES samples from the scorecard's noise, after 0, 4, 8, ... 20 steps.
 static int figure_euler_walk(Model *m, const char *dir, char *err, size_t errlen) {
     const ModelConfig *c = &m->cfg;
-    size_t per = (size_t)c->channels * c->img * c->img;
+    size_t per = cfg_image_floats(c);
     enum { SNAPS = 6 };
     const int at[SNAPS] = { 0, 4, 8, 12, 16, 20 };
     const char *xl[SNAPS] = { "step 0: noise, t = 0", "4 (t = 0.2)", "8 (t = 0.4)", "12 (t = 0.6)",
@@ -203,11 +206,16 @@ static int figure_samples(int img, const char *dir, char *err, size_t errlen) {
                      1, RUNS, S, xl, NULL, 1000, 420, err, errlen);
 }
 
-int draw_figures(Model *m, const float *x1, int have_image, const char *dir) {
+int draw_figures(Model *m, const CifarSet *test, const char *dir) {
     char err[ERRLEN];
     FigureTally tally = {0};
-    if (have_image) figure_tally_add(&tally, figure_flow_path(m, x1, dir, err, sizeof err), "step0_tour", err);
-    else fprintf(stderr, "step0_tour: no flow-path figure: it needs a CIFAR-10 test image\n");
+    if (test->n > 0) {   // the flow path wants a real image: test image 0 whatever the tour followed
+        float *x1 = malloc(sizeof(float) * cfg_image_floats(&m->cfg));
+        if (x1) cifar_range_to_float(test, 0, 1, x1);
+        figure_tally_add(&tally, x1 ? figure_flow_path(m, x1, dir, err, sizeof err) : -1, "step0_tour",
+                         x1 ? err : "out of memory");
+        free(x1);
+    } else fprintf(stderr, "step0_tour: no flow-path figure: it needs a CIFAR-10 test image\n");
     figure_tally_add(&tally, figure_euler_walk(m, dir, err, sizeof err), "step0_tour", err);
     figure_tally_add(&tally, figure_samples(m->cfg.img, dir, err, sizeof err), "step0_tour", err);
     figure_tally_add(&tally, figure_gradient_sizes(m, dir, err, sizeof err), "step0_tour", err);

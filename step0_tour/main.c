@@ -31,7 +31,7 @@
 static void print_embedding(const Model *m, const Activations *a, const float *x) {
     const ModelConfig *c = &m->cfg;
     int L = cfg_tokens(c), P = cfg_patch_dim(c), D = c->dim;
-    size_t per = (size_t)c->channels * c->img * c->img;
+    size_t per = cfg_image_floats(c);
     float *back = malloc(sizeof(float) * per);
     unpatchify(back, a->tokens, 1, c->channels, c->img, c->patch);
     printf("1. patches: x_t (1, %d, %d, %d) -> tokens (1, %d, %d): %dx%d patches of %dx%dx%d numbers\n",
@@ -86,7 +86,7 @@ static void print_blocks(const Model *m, const Activations *a) {
 static void print_output(const Model *m, const Activations *a, const float *x0, const float *x1,
                          const float *xt) {
     const ModelConfig *c = &m->cfg;
-    size_t per = (size_t)c->channels * c->img * c->img;
+    size_t per = cfg_image_floats(c);
     float *target = calloc(per, sizeof(float)), *guess = calloc(per, sizeof(float));
     for (size_t i = 0; i < per; i++) {
         target[i] = x1[i] - x0[i];
@@ -98,20 +98,12 @@ static void print_output(const Model *m, const Activations *a, const float *x0, 
            rms(target, per), rms(a->v, per), mse(a->v, target, per));
     printf("   the image itself: x_t is %.4f from it (mse), x_t + (1 - t)·v is %.4f\n",
            mse(xt, x1, per), mse(guess, x1, per));
-    free(target);
-    free(guess);
-}
-
-// x_t = (1 - t)·x0 + t·x1 of one image (flow_interpolate with N = 1).
-void noised(float *xt, const float *x0, const float *x1, float t, size_t per) {
-    float *target = malloc(sizeof(float) * per);
-    flow_interpolate(xt, target, x1, x0, &t, 1, per);
-    free(target);
+    free(target); free(guess);
 }
 
 static void tour(Model *m, const float *x1) {
     const ModelConfig *c = &m->cfg;
-    size_t per = (size_t)c->channels * c->img * c->img;
+    size_t per = cfg_image_floats(c);
     float *x0 = malloc(sizeof(float) * per), *xt = malloc(sizeof(float) * per);
     Rng r;
     rng_seed(&r, TOUR_NOISE_SEED);
@@ -125,8 +117,7 @@ static void tour(Model *m, const float *x1) {
     print_blocks(m, &a);
     print_output(m, &a, x0, x1, xt);
     activations_free(&a);
-    free(x0);
-    free(xt);
+    free(x0); free(xt);
 }
 
 // ---------------------------------------------------------------------------
@@ -135,7 +126,7 @@ static void tour(Model *m, const float *x1) {
 // an exercise of docs/exercises.md). snaps (n_snaps, n, per) gets x
 // after the steps listed in at[] (0 = the noise itself).
 void euler_walk(Model *m, float *x, int n, int steps, const int *at, int n_snaps, float *snaps) {
-    size_t per = (size_t)m->cfg.channels * m->cfg.img * m->cfg.img;
+    size_t per = cfg_image_floats(&m->cfg);
     Activations a;
     activations_alloc(&a, m, n, false);
     float *t = malloc(sizeof(float) * n);
@@ -155,8 +146,8 @@ void euler_walk(Model *m, float *x, int n, int steps, const int *at, int n_snaps
 // same walk written out, which must land on the same images.
 static void sample_and_check(Model *m, int timed) {
     int n = 8;
-    size_t per = (size_t)m->cfg.channels * m->cfg.img * m->cfg.img;
-    float *x = malloc(sizeof(float) * per * n), *y = malloc(sizeof(float) * per * n);
+    size_t per = cfg_image_floats(&m->cfg);
+    float *x = malloc(sizeof(float) * per * n), *y = malloc(sizeof(float) * per * n), *last = malloc(sizeof(float) * per * n);
     double t0 = wall_seconds();
     scorecard_samples(m, x, n, EULER_STEPS);
     double secs = wall_seconds() - t0;
@@ -164,7 +155,6 @@ static void sample_and_check(Model *m, int timed) {
     rng_seed(&r, FD_SEED);
     rng_fill_normal(&r, y, (long)(per * n), 1.0f);
     int at[1] = { EULER_STEPS };
-    float *last = malloc(sizeof(float) * per * n);
     euler_walk(m, y, n, EULER_STEPS, at, 1, last);
     float worst = 0;
     int finite = 1;
@@ -190,7 +180,7 @@ int main(int argc, char **argv) {
     Model m;
     CifarSet test = {0};
     if (load_tour(&o, &m, &test) != 0) return 1;
-    size_t per = (size_t)m.cfg.channels * m.cfg.img * m.cfg.img;
+    size_t per = cfg_image_floats(&m.cfg);
     float *x1 = malloc(sizeof(float) * per);
     if (o.test_image) cifar_range_to_float(&test, 0, 1, x1);
     else scorecard_samples(&m, x1, 1, EULER_STEPS);   // the model's own first sample
@@ -202,13 +192,7 @@ int main(int argc, char **argv) {
     if (o.val_mse)
         printf("10. val MSE on the first %d test images: %.4f\n", VAL_IMAGES,
                scorecard_val_mse(&m, &test, VAL_IMAGES));
-    rc = 0;
-    if (o.figures) {
-        // the flow path wants a real image: test image 0 whatever the tour followed
-        int have_image = test.n > 0;
-        if (have_image) cifar_range_to_float(&test, 0, 1, x1);
-        rc = draw_figures(&m, x1, have_image, o.figures);
-    }
+    rc = o.figures ? draw_figures(&m, &test, o.figures) : 0;
     free(x1);
     cifar_free(&test);
     model_free(&m);

@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stddef.h>
 #include "io/args.h"
+#include "eval/rms.h"
 #include "io/cifar.h"
 #include "nn/model.h"
 #include "io/shipped.h"   // SHIPPED_MODEL
@@ -31,16 +32,16 @@ typedef struct {
 // ARGS_OK, ARGS_HELP or ARGS_BAD (common/io/args.h).
 int step0_parse_options(int argc, char **argv, Options *o);
 
-// x_t = (1 - t)·x0 + t·x1 of one image (per floats).
+// x_t = (1 - t)·x0 + t·x1 of one image (per floats; figures.c).
 void noised(float *xt, const float *x0, const float *x1, float t, size_t per);
 
 // The Euler sampler's loop written out (main.c): snaps (n_snaps, n, per)
 // gets x after the steps listed in at[] (0 = the noise itself).
 void euler_walk(Model *m, float *x, int n, int steps, const int *at, int n_snaps, float *snaps);
 
-// The three figures into dir (x1: test image 0 when have_image), and the
-// line that says where they are. 0, or 1 when one failed.
-int draw_figures(Model *m, const float *x1, int have_image, const char *dir);
+// The figures into dir (the flow path from test image 0, when test has
+// images), and the line that says where they are. 0, or 1 when one failed.
+int draw_figures(Model *m, const CifarSet *test, const char *dir);
 
 // `backward`: the tiny model (with o->sets) checked by finite differences,
 // group by group, printed. 0 when every group is within 1e-2 of its scale,
@@ -61,13 +62,7 @@ int export_weights(const char *in, const char *out);
 // when it is missing and only --figures wanted it). 0, or 1 after a message.
 int load_tour(const Options *o, Model *m, CifarSet *test);
 
-// Small numbers the tour prints.
-
-static inline double rms(const float *x, size_t n) {
-    double s = 0;
-    for (size_t i = 0; i < n; i++) s += (double)x[i] * x[i];
-    return sqrt(s / (double)n);
-}
+// Small numbers the tour prints (and eval/rms.h's rms).
 
 static inline double mean_abs(const float *x, size_t n) {
     double s = 0;

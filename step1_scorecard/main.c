@@ -39,12 +39,10 @@
 //   cd step1_scorecard && make step1 && ./step1_scorecard
 //   ./step1_scorecard --preset smoke
 #include <math.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "step1.h"
-#include "io/args.h"
 #include "io/paths.h"
 #include "io/bench.h"
 #include "io/blas_kernel.h"
@@ -149,8 +147,7 @@ static int existing_runs(char **paths, int n, const char *figures, bool committe
         step1_resolve_run(paths[i], path, sizeof path);
         if (metrics_read(path, &runs[i], err, sizeof err) != 0) {
             fprintf(stderr, "error: %s\n", err);
-            free(runs);
-            free(group);
+            free(runs); free(group);
             return 1;
         }
         if (committed) runs[i].ms_per_step = NAN;
@@ -160,10 +157,8 @@ static int existing_runs(char **paths, int n, const char *figures, bool committe
     print_noise_of_groups(runs, n, group, &n_group);
     print_legend(runs, n);
     // the figures of the largest group of seeds, if there is one
-    int rc = 0;
-    if (figures && n_group >= 2 && step1_figures(group, n_group, figures) < 0) rc = 1;
-    free(runs);
-    free(group);
+    int rc = figures && n_group >= 2 && step1_figures(group, n_group, figures) < 0;
+    free(runs); free(group);
     return rc;
 }
 

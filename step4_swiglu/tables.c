@@ -6,12 +6,6 @@
 #include "ffn.h"
 #include "io/config_parse.h"
 
-double rms(const float *x, size_t n) {
-    double s = 0.0;
-    for (size_t i = 0; i < n; i++) s += (double)x[i] * x[i];
-    return sqrt(s / n);
-}
-
 // Their counts, from the parameter table of each model.
 void ffn_counts_table(const Step4 *s) {
     int D = s->D, Hg = s->H_gelu, Hs = s->H_swiglu;

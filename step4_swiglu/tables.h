@@ -2,13 +2,12 @@
 // common/io/bench.h's table_print.
 #pragma once
 #include <stddef.h>
+#include "eval/rms.h"
 #include "io/bench.h"
 #include "step4.h"
 
 // The calls section 3 times: three whole FFNs, then two elementwise middles.
 enum { NCALLS = 5 };
-
-double rms(const float *x, size_t n);
 
 // Section 1: each FFN's shape, weights, biases and parameters at D = 128,
 // and their difference.

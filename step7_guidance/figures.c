@@ -10,11 +10,14 @@
 #include <unistd.h>
 #include <stb_image_write.h>   // its implementation: common/train/run_metrics.c
 #include "step7.h"
+#include "eval/probe.h"
 #include "eval/scorecard.h"
 #include "io/bench.h"
+#include "io/cifar.h"
 #include "io/figure.h"
 #include "io/metrics.h"
 #include "io/fileio.h"
+#include "io/paths.h"
 #include "nn/errors.h"
 #include "nn/flow.h"
 #include "nn/rng.h"
@@ -23,7 +26,7 @@
 
 int grid_samples(Model *m, float *grid, char *err, size_t errlen) {
     enum { K = 10 };
-    size_t per = (size_t)m->cfg.channels * m->cfg.img * m->cfg.img;
+    size_t per = cfg_image_floats(&m->cfg);
     float *noise = malloc(sizeof(float) * per * K), *x = malloc(sizeof(float) * per * K);
     int y[K];
     for (int k = 0; k < K; k++) y[k] = k;
@@ -44,6 +47,33 @@ int grid_samples(Model *m, float *grid, char *err, size_t errlen) {
     activations_free(&a);
     free(noise); free(x);
     return rc;
+}
+
+int grid_probe_classes(const float *grid, uint8_t *seen, char *err, size_t errlen) {
+    char path[4096];
+    project_path(path, sizeof path, PROBE_SHIPPED);
+    Probe *probe = probe_load(path, err, errlen);
+    if (!probe) return -1;
+    probe_predict(probe, grid, 10 * GRID_W_COUNT, seen);
+    probe_free(probe);
+    return 0;
+}
+
+void grid_table_print(const uint8_t *seen) {
+    Table tab;
+    table_init(&tab, 1 + GRID_W_COUNT, "asked for", "w = 0", "w = 1", "w = 2", "w = 4", "w = 6");
+    int right[GRID_W_COUNT] = {0};
+    for (int y = 0; y < 10; y++) {
+        table_cell(&tab, "%s", CIFAR_CLASS[y]);
+        for (int k = 0; k < GRID_W_COUNT; k++) {
+            int c = seen[y * GRID_W_COUNT + k];
+            right[k] += c == y;
+            table_cell(&tab, "%s%s", CIFAR_CLASS[c], c == y ? " *" : "");
+        }
+    }
+    table_cell(&tab, "right (*)");
+    for (int k = 0; k < GRID_W_COUNT; k++) table_cell(&tab, "%d of %d", right[k], 10);
+    table_print(&tab);
 }
 
 // The PNG's bytes, as stb_image_write hands them over.
@@ -75,9 +105,8 @@ int grid_write_png(const char *dir, const float *grid, int C, int S, char *err, 
             for (int yy = 0; yy < P; yy++)
                 for (int xx = 0; xx < P; xx++)
                     for (int ch = 0; ch < 3; ch++) {
-                        float v = (x[((size_t)(C == 3 ? ch : 0) * S + yy / ZOOM) * S + xx / ZOOM] + 1.0f) * 127.5f;
                         size_t at = ((size_t)(GAP + r * (P + GAP) + yy) * W + GAP + c * (P + GAP) + xx) * 3 + ch;
-                        img[at] = (unsigned char)(v < 0 ? 0 : v > 255 ? 255 : v + 0.5f);
+                        img[at] = cifar_pixel_byte(x[((size_t)(C == 3 ? ch : 0) * S + yy / ZOOM) * S + xx / ZOOM]);
                     }
         }
     Bytes png = { NULL, 0, 0, 0 };
@@ -88,6 +117,7 @@ int grid_write_png(const char *dir, const float *grid, int C, int S, char *err, 
     if (!ok || png.failed || !png.data) { free(png.data); return errorf(err, errlen, "cannot encode %s", path); }
     int rc = make_dirs(dir, err, errlen) == 0 ? write_file_atomic(path, png.data, png.len, err, errlen) : -1;
     free(png.data);
+    if (rc == 0) printf("figure: %s (rows: the classes in label order; columns: w = 0, 1, 2, 4, 6)\n\n", path);
     return rc;
 }
 

@@ -14,8 +14,11 @@
 #include "io/bench.h"
 #include "io/checkpoint.h"
 #include "io/cifar.h"
+#include "io/config_parse.h"
 #include "io/fileio.h"
+#include "nn/errors.h"
 #include "nn/flow.h"
+#include "nn/rng.h"
 
 // The .tsv: a header naming what made it, then one line per w.
 static int append(char **buf, size_t *len, size_t *cap, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
@@ -54,22 +57,49 @@ static void sweep_free(Sweep *s) {
     free(s->y);
 }
 
+void small_model(Model *m) {
+    Config c = config_default();
+    const char *sets[] = { "classes=10", "dim=32", "depth=1", "heads=2" };
+    char err[ERRLEN];
+    if (config_apply(&c, sets, 4, err, sizeof err) != 0 || model_build(m, &c.model, err, sizeof err) != 0)
+        fprintf(stderr, "error: %s\n", err), exit(1);
+    model_init_weights(m, 0);
+}
+
+void one_x_forward(Model *m, Activations *a, int N, const int *y) {
+    size_t per = cfg_image_floats(&m->cfg);
+    float *x = malloc(sizeof(float) * per * N), *t = malloc(sizeof(float) * N);
+    if (!x || !t || activations_alloc(a, m, N, false) != 0) fprintf(stderr, "error: out of memory\n"), exit(1);
+    Rng r;
+    rng_seed(&r, 7);
+    rng_fill_normal(&r, x, (long)per, 1.0f);
+    for (int n = 0; n < N; n++) {
+        if (n > 0) memcpy(x + per * n, x, sizeof(float) * per);
+        t[n] = 0.5f;
+    }
+    model_forward(m, a, x, t, y);
+    free(x); free(t);
+}
+
+int load_guided(const char *path, const char *name, Model *m, char *err, size_t errlen) {
+    memset(m, 0, sizeof *m);
+    if (checkpoint_load(path, m, NULL, err, errlen) != 0) return -1;
+    if (m->cfg.classes != PROBE_CLASSES)
+        return errorf(err, errlen, "%s: classes=%d, not a CIFAR-10 class-conditional model (classes=%d)", name,
+                      m->cfg.classes, PROBE_CLASSES);
+    return cifar_check_config(&m->cfg, path, err, errlen);
+}
+
 // The checkpoint, the test set, the probe and the real images' statistics.
 static int sweep_load(Sweep *s, const Options *o, char *err, size_t errlen) {
-    if (checkpoint_load(o->model, &s->m, NULL, err, errlen) != 0) return -1;
+    if (load_guided(o->model, o->model_name, &s->m, err, errlen) != 0) return -1;
     if (o->ema && checkpoint_use_ema(o->model, &s->m, err, errlen) != 0) return -1;
-    if (s->m.cfg.classes != PROBE_CLASSES || cifar_check_config(&s->m.cfg, o->model, err, errlen) != 0) {
-        if (s->m.cfg.classes != PROBE_CLASSES)
-            snprintf(err, errlen, "%s: classes=%d, not a CIFAR-10 class-conditional model (classes=%d)", o->model,
-                     s->m.cfg.classes, PROBE_CLASSES);
-        return -1;
-    }
     // the training set only for a probe trained here (TINYDIT_PROBE=trained)
     if (cifar_load_test(NULL, &s->test, err, errlen) != 0 ||
         (!strcmp(probe_choice(), "trained") && cifar_load_train(NULL, &s->train, err, errlen) != 0))
         return -1;
     if (!(s->probe = probe_for_scoring(&s->train, &s->test, 1, err, errlen))) return -1;
-    size_t per = (size_t)s->m.cfg.channels * s->m.cfg.img * s->m.cfg.img;
+    size_t per = cfg_image_floats(&s->m.cfg);
     s->samples = malloc(sizeof(float) * per * o->samples);
     s->y = malloc(sizeof(int) * o->samples);
     if (!s->samples || !s->y || scorecard_real_stats(s->probe, &s->test, &s->real) != 0) {

@@ -25,20 +25,10 @@
 #include "step7.h"
 
 #define PROGRAM "step7_guidance/step7_guidance"
-// the tiny model's guided samples (test_class_accuracy_of_a_tiny_model):
+// small_model's guided samples (test_class_accuracy_of_a_tiny_model):
 // the probe sees frogs and trucks in them, so only those classes score
 #define CLASS_ACC_TINY 0.10
 static const double CLASS_ACC_TINY_OF[10] = { 0, 0, 0, 0, 0, 0, 0.4, 0, 0, 0.6 };
-
-// The tiny class-conditional model of these tests, weights from seed 0.
-static void tiny_model(Model *m) {
-    Config c = config_default();
-    const char *sets[] = { "classes=10", "dim=32", "depth=1", "heads=2" };
-    char err[256];
-    ck_assert_msg(config_apply(&c, sets, 4, err, sizeof err) == 0, "%s", err);
-    ck_assert_msg(model_build(m, &c.model, err, sizeof err) == 0, "%s", err);
-    model_init_weights(m, 0);
-}
 
 static Probe *shipped_probe(void) {
     char path[4096], err[1024];
@@ -95,7 +85,7 @@ START_TEST(test_class_accuracy_of_a_tiny_model) {
     // asked for, 4 of the frogs and 6 of the trucks (an untrained model's
     // samples are alike whatever the label)
     Model m;
-    tiny_model(&m);
+    small_model(&m);
     enum { N = 100 };
     float *x = alloc_floats(3 * 32 * 32 * N);
     int y[N];
@@ -142,7 +132,7 @@ static void euler_by_hand(Model *m, float *x, const int *y, int N, float w, int 
 
 START_TEST(test_guided_scorecard_at_w1_is_one_forward_a_step) {
     Model m;
-    tiny_model(&m);
+    small_model(&m);
     enum { N = 12, STEPS = 3 };
     size_t per = 3 * 32 * 32;
     float *guided = alloc_floats(per * N), *hand = alloc_floats(per * N);
@@ -193,7 +183,7 @@ static double exam_by_hand(Model *m, const CifarSet *test, int n, const int *y) 
 
 START_TEST(test_val_exam_sits_with_the_true_labels) {
     Model m;
-    tiny_model(&m);
+    small_model(&m);
     for (size_t i = 0; i < (size_t)11 * m.cfg.dim; i++) m.p.y_embed[i] = 0.5f * sinf((float)i);   // labels that matter
     enum { N = 40 };
     uint8_t pixels[N * 3 * 32 * 32], labels[N];
@@ -219,7 +209,7 @@ END_TEST
 // label null, and not any class's.
 START_TEST(test_unconditional_samples_use_the_null_row) {
     Model m;
-    tiny_model(&m);
+    small_model(&m);
     for (size_t i = 0; i < (size_t)11 * m.cfg.dim; i++) m.p.y_embed[i] = 0.5f * cosf((float)i);
     enum { N = 10, STEPS = 3 };
     size_t per = 3 * 32 * 32;

@@ -16,19 +16,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include "step8.h"
+#include "eval/rms.h"
 #include "eval/scorecard.h"
 #include "io/bench.h"
 #include "io/checkpoint.h"
 #include "io/figure.h"
 #include "nn/ema.h"
 #include "nn/rng.h"
-
-// P(t <= a) for t = σ(mean + std·u): Φ((logit(a) − mean)/std).
-static double logit_normal_cdf(double a, double mean, double std) {
-    if (a <= 0) return 0;
-    if (a >= 1) return 1;
-    return 0.5 * erfc(-(log(a / (1 - a)) - mean) / std / sqrt(2.0));
-}
 
 // ----------------------------------------------------------------------
 // 1. Logit-normal times: where training spends its steps
@@ -62,22 +56,7 @@ static int logit_normal_times(const char *figures, FigureTally *tally) {
     printf("\n   the share in [0.3, 0.7]: uniform %.3f, logit-normal %.3f (exact %.3f)\n\n",
            (double)mid_flat / TIME_DRAWS, (double)mid_ln / TIME_DRAWS,
            logit_normal_cdf(0.7, 0, 1) - logit_normal_cdf(0.3, 0, 1));
-    if (!figures) return 0;
-    char err[ERRLEN];
-    FILE *f = figure_data_open(figures, "step8_times", err, sizeof err);
-    if (f) {
-        fprintf(f, "# t\tuniform density\tlogit-normal density (draws)\texact\n");
-        for (int b = 0; b < 50; b++) {   // densities in 50 bins
-            double lo = b / 50.0, hi = (b + 1) / 50.0;
-            int a = 0, c = 0;
-            for (int i = 0; i < TIME_DRAWS; i++) { a += flat[i] >= lo && flat[i] < hi; c += t[i] >= lo && t[i] < hi; }
-            fprintf(f, "%.3f\t%.4f\t%.4f\t%.4f\n", (lo + hi) / 2, a * 50.0 / TIME_DRAWS, c * 50.0 / TIME_DRAWS,
-                    (logit_normal_cdf(hi, 0, 1) - logit_normal_cdf(lo, 0, 1)) * 50.0);
-        }
-    }
-    int rc = !f ? -1 : figure_data_close(f, figures, "step8_times", err, sizeof err);
-    if (rc == 0) rc = figure_plot(figures, "step8_recipe/plots", "step8_times", 800, 450, NULL, err, sizeof err);
-    return figure_tally_add(tally, rc, "step8_recipe", err);
+    return figures ? times_figure(figures, flat, t, TIME_DRAWS, tally) : 0;
 }
 
 // ----------------------------------------------------------------------
@@ -185,53 +164,7 @@ static int euler_against_heun(const char *figures, FigureTally *tally) {
     }
     table_print(&tab);
     printf("\n   (slope: how many times the error halves when the evaluations double)\n\n");
-    if (!figures) return 0;
-    char err[ERRLEN];
-    FILE *f = figure_data_open(figures, "step8_orders", err, sizeof err);
-    if (f) {
-        fprintf(f, "# NFE\tEuler error\tHeun error\n");
-        for (int i = 0; i < NFE_COUNT; i++) fprintf(f, "%d\t%.6e\t%.6e\n", NFE_LIST[i], err_e[i], err_h[i]);
-    }
-    int rc = !f ? -1 : figure_data_close(f, figures, "step8_orders", err, sizeof err);
-    if (rc == 0) rc = figure_plot(figures, "step8_recipe/plots", "step8_orders", 700, 480, NULL, err, sizeof err);
-    return figure_tally_add(tally, rc, "step8_recipe", err);
-}
-
-// ----------------------------------------------------------------------
-// 4. The same on a trained model: how far each sampler lands from the
-//    answer of many small steps, at the same number of evaluations
-#define MODEL_IMAGES 4
-static int on_the_model(Model *m, const char *name) {
-    char err[ERRLEN];
-    size_t n = (size_t)MODEL_IMAGES * m->cfg.channels * m->cfg.img * m->cfg.img;
-    float *noise = malloc(sizeof(float) * n), *ref = malloc(sizeof(float) * n), *x = malloc(sizeof(float) * n);
-    Activations a;
-    if (!noise || !ref || !x || activations_alloc(&a, m, MODEL_IMAGES, false) != 0) {
-        free(noise); free(ref); free(x);
-        return fprintf(stderr, "error: out of memory\n"), 1;
-    }
-    scorecard_samples(m, noise, MODEL_IMAGES, 0);   // the scorecard's noise, no step taken
-    memcpy(ref, noise, sizeof(float) * n);
-    flow_sample_with(m, &a, ref, NULL, MODEL_IMAGES, 1, SAMPLER_HEUN, 32, err, sizeof err);
-    printf("4. On %s: %d samples, each sampler's RMS distance from Heun's at 64 evaluations\n\n", name, MODEL_IMAGES);
-    Table tab;
-    table_init(&tab, 3, "NFE", "Euler", "Heun");
-    for (int i = 1; i < NFE_COUNT - 2; i++) {
-        table_cell(&tab, "%d", NFE_LIST[i]);
-        for (SamplerKind s = SAMPLER_EULER; s <= SAMPLER_HEUN; s++) {
-            memcpy(x, noise, sizeof(float) * n);
-            int steps = s == SAMPLER_HEUN ? NFE_LIST[i] / 2 : NFE_LIST[i];
-            flow_sample_with(m, &a, x, NULL, MODEL_IMAGES, 1, s, steps, err, sizeof err);
-            double ss = 0;
-            for (size_t j = 0; j < n; j++) ss += ((double)x[j] - ref[j]) * ((double)x[j] - ref[j]);
-            table_cell(&tab, "%.4f", sqrt(ss / n));
-        }
-    }
-    table_print(&tab);
-    printf("\n   (pixels span [-1, 1]; `step8_recipe nfe` scores 1,000 samples a point by probe-FD)\n\n");
-    activations_free(&a);
-    free(noise); free(ref); free(x);
-    return 0;
+    return figures ? orders_figure(figures, err_e, err_h, tally) : 0;
 }
 
 int main(int argc, char **argv) {
@@ -246,11 +179,7 @@ int main(int argc, char **argv) {
     rc |= logit_normal_times(o.figures, &tally) < 0;
     the_ema();
     rc |= euler_against_heun(o.figures, &tally) < 0;
-    char err[ERRLEN];
-    Model m;
-    if (checkpoint_load(o.model, &m, NULL, err, sizeof err) != 0) return fprintf(stderr, "error: %s\n", err), 1;
-    rc |= on_the_model(&m, o.model_name);
-    model_free(&m);
+    rc |= on_the_model(&o);   // 4. the same on a trained model (nfe.c)
     if (o.figures) figure_tally_report(stdout, &tally, o.figures);
     args_print_try_it("--set t_dist=logit_normal --set ema=0.1", "(--set sampler=heun --set sample_steps=10 "
                       "scores its samples with Heun at 20 evaluations)");

@@ -1,4 +1,5 @@
 // nfe.c: step8_recipe's measurements of trained models.
+//   main.c's section 4: the samplers' RMS distance on a few samples
 //   nfe      a checkpoint's samples at 2 to 64 model evaluations (NFE),
 //            Euler's and Heun's, from the scorecard's noise: their probe-FD,
 //            and their RMS distance from the same samples drawn with many
@@ -13,6 +14,7 @@
 #include <string.h>
 #include "step8.h"
 #include "eval/probe.h"
+#include "eval/rms.h"
 #include "eval/scorecard.h"
 #include "io/bench.h"
 #include "io/checkpoint.h"
@@ -34,7 +36,7 @@ int cmd_nfe(const Options *o) {
     if (checkpoint_load(o->model, &m, NULL, err, sizeof err) != 0) return fprintf(stderr, "error: %s\n", err), 1;
     Probe *probe = NULL;
     FeatureStats real;
-    size_t per = (size_t)m.cfg.channels * m.cfg.img * m.cfg.img;
+    size_t per = cfg_image_floats(&m.cfg);
     float *samples = malloc(sizeof(float) * per * o->samples), *ref = malloc(sizeof(float) * per * o->samples);
     int rc = (o->ema && checkpoint_use_ema(o->model, &m, err, sizeof err) != 0) ||
              cifar_check_config(&m.cfg, o->model, err, sizeof err) != 0 ||
@@ -67,9 +69,7 @@ int cmd_nfe(const Options *o) {
             int steps = s == SAMPLER_HEUN ? NFE_LIST[i] / 2 : NFE_LIST[i];
             scorecard_samples_shown(&m, samples, o->samples, s, steps, NULL, 0);
             fd[s] = scorecard_probe_fd(probe, &real, samples, o->samples);
-            double ss = 0;
-            for (size_t j = 0; j < n; j++) ss += ((double)samples[j] - ref[j]) * ((double)samples[j] - ref[j]);
-            dist[s] = sqrt(ss / n);
+            dist[s] = rms_distance(samples, ref, n);
         }
         fprintf(out, "%d\t%.4f\t%.4f\t%.5f\t%.5f\n", NFE_LIST[i], fd[0], fd[1], dist[0], dist[1]);
         table_cell(&tab, "%d", NFE_LIST[i]);
@@ -224,6 +224,45 @@ int cmd_table(const Options *o) {
 }
 
 // ----------------------------------------------------------------------
+// Section 4 of main.c, the same on a trained model: how far each sampler
+// lands from the answer of many small steps, at the same number of evaluations
+#define MODEL_IMAGES 4
+int on_the_model(const Options *o) {
+    char err[ERRLEN];
+    Model model, *m = &model;
+    if (checkpoint_load(o->model, m, NULL, err, sizeof err) != 0) return fprintf(stderr, "error: %s\n", err), 1;
+    size_t n = MODEL_IMAGES * cfg_image_floats(&m->cfg);
+    float *noise = malloc(sizeof(float) * n), *ref = malloc(sizeof(float) * n), *x = malloc(sizeof(float) * n);
+    Activations a;
+    if (!noise || !ref || !x || activations_alloc(&a, m, MODEL_IMAGES, false) != 0) {
+        free(noise); free(ref); free(x); model_free(m);
+        return fprintf(stderr, "error: out of memory\n"), 1;
+    }
+    scorecard_samples(m, noise, MODEL_IMAGES, 0);   // the scorecard's noise, no step taken
+    memcpy(ref, noise, sizeof(float) * n);
+    flow_sample_with(m, &a, ref, NULL, MODEL_IMAGES, 1, SAMPLER_HEUN, 32, err, sizeof err);
+    printf("4. On %s: %d samples, each sampler's RMS distance from Heun's at 64 evaluations\n\n", o->model_name,
+           MODEL_IMAGES);
+    Table tab;
+    table_init(&tab, 3, "NFE", "Euler", "Heun");
+    for (int i = 1; i < NFE_COUNT - 2; i++) {
+        table_cell(&tab, "%d", NFE_LIST[i]);
+        for (SamplerKind s = SAMPLER_EULER; s <= SAMPLER_HEUN; s++) {
+            memcpy(x, noise, sizeof(float) * n);
+            int steps = s == SAMPLER_HEUN ? NFE_LIST[i] / 2 : NFE_LIST[i];
+            flow_sample_with(m, &a, x, NULL, MODEL_IMAGES, 1, s, steps, err, sizeof err);
+            table_cell(&tab, "%.4f", rms_distance(x, ref, n));
+        }
+    }
+    table_print(&tab);
+    printf("\n   (pixels span [-1, 1]; `step8_recipe nfe` scores 1,000 samples a point by probe-FD)\n\n");
+    activations_free(&a);
+    free(noise); free(ref); free(x);
+    model_free(m);
+    return 0;
+}
+
+// ----------------------------------------------------------------------
 // cost: a training step with the EMA against one without, the tutorial's
 // model at the quick preset's batch, in turns in one process (io/bench.h).
 typedef struct { Model m; TrainState ts; float *x1; Rng rng; } Racer;
@@ -234,9 +273,8 @@ static int cost_racer_init(Racer *r, float ema, const float *x1) {
     memset(r, 0, sizeof *r);
     if (model_build(&r->m, &c.model, err, sizeof err) != 0) return fprintf(stderr, "error: %s\n", err), -1;
     model_init_weights(&r->m, 0);
-    AdamWConfig opt = adamw_default(c.run.lr);
-    StepRecipe recipe = { .ema = ema };
-    if (train_state_init(&r->ts, &r->m, COST_BATCH, &opt, &recipe) != 0) return fprintf(stderr, "error: out of memory\n"), -1;
+    c.run.ema = ema;
+    if (run_train_state_init(&r->ts, &r->m, COST_BATCH, &c.run) != 0) return fprintf(stderr, "error: out of memory\n"), -1;
     r->x1 = (float *)x1;
     rng_seed(&r->rng, 1);
     return 0;

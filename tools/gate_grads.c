@@ -79,7 +79,7 @@ int main(int argc, char **argv) {
     Model m;
     if (model_build(&m, &cfg.model, err, sizeof err) != 0) { fprintf(stderr, "gate_grads: %s\n", err); return 2; }
     model_init_weights(&m, 0);
-    size_t per = (size_t)cfg.model.channels * cfg.model.img * cfg.model.img;
+    size_t per = cfg_image_floats(&cfg.model);
     float *x1 = malloc(sizeof(float) * BATCH * per), *x0 = malloc(sizeof(float) * BATCH * per), t[BATCH];
     Rng r;
     rng_seed(&r, 1);

@@ -147,7 +147,7 @@ int main(int argc, char **argv) {
     if (load_data(&train, &test) != 0) return 1;
     Training run;
     if (training_start(&run, cfg, &train) != 0) { training_free(&run); cifar_free(&train); cifar_free(&test); return 1; }
-    Trace tr = { .K = K, .B = cfg->run.batch, .per = (size_t)cfg->model.channels * cfg->model.img * cfg->model.img };
+    Trace tr = { .K = K, .B = cfg->run.batch, .per = cfg_image_floats(&cfg->model) };
     size_t batch_floats = (size_t)K * tr.B * tr.per;
     tr.x1 = malloc(sizeof(float) * batch_floats);
     tr.x0 = malloc(sizeof(float) * batch_floats);

@@ -58,17 +58,17 @@ static const StTensor *need_param(const Golden *g, const char *prefix, int i) {
 }
 
 // Labels stored as floats holding integers ("input.y", "sample.y"): n of
-// them, each a class 0..classes-1 or the null label, classes. A new array,
-// or NULL with a message.
+// them, each a class 0..classes-1 or the null label. A new array, or NULL
+// with a message.
 static int *labels_from(const Golden *g, const char *name, int n) {
     const StTensor *t = st_need(&g->st, g->path, name, (size_t)n, g->err, g->errlen);
-    int classes = g->m.cfg.classes, *y = t ? malloc(sizeof(int) * n) : NULL;
+    int last = cfg_null_label(&g->m.cfg), *y = t ? malloc(sizeof(int) * n) : NULL;
     if (!t) return NULL;
     if (!y) { snprintf(g->err, g->errlen, "out of memory"); return NULL; }
     for (int i = 0; i < n; i++) {
         float v = t->data[i];
-        if (!(v >= 0 && v <= classes) || v != (float)(int)v) {
-            snprintf(g->err, g->errlen, "%s: %s[%d] is %g, not a label 0..%d", g->path, name, i, v, classes);
+        if (!(v >= 0 && v <= last) || v != (float)(int)v) {
+            snprintf(g->err, g->errlen, "%s: %s[%d] is %g, not a label 0..%d", g->path, name, i, v, last);
             free(y);
             return NULL;
         }
@@ -89,7 +89,7 @@ static int golden_open(Golden *g, GoldenReport *rep) {
     g->t = st_need(&g->st, g->path, "input.t", 0, g->err, g->errlen);
     if (!g->t) return -1;
     g->N = (int)g->t->numel;
-    g->per = (size_t)cfg.model.channels * cfg.model.img * cfg.model.img;
+    g->per = cfg_image_floats(&cfg.model);
     g->x1 = st_need(&g->st, g->path, "input.x1", g->N * g->per, g->err, g->errlen);
     g->x0 = st_need(&g->st, g->path, "input.x0", g->N * g->per, g->err, g->errlen);
     if (!g->x1 || !g->x0) return -1;

@@ -265,11 +265,9 @@ Probe *probe_train(const CifarSet *train, const CifarSet *test, const ProbeRecip
     long T = steps_per_epoch * r->epochs;
     Probe *p = probe_alloc();
     Probe *grad = probe_alloc();            // same layout: views into the gradient array
-    float *m = calloc(total_params(), sizeof(float));
-    float *v = calloc(total_params(), sizeof(float));
+    float *m = calloc(total_params(), sizeof(float)), *v = calloc(total_params(), sizeof(float));   // AdamW's
     float *x = malloc(sizeof(float) * (size_t)B * CIFAR_PIXELS);
-    uint8_t *labels = malloc((size_t)B);
-    uint8_t *flips = malloc((size_t)B);
+    uint8_t *labels = malloc((size_t)B), *flips = malloc((size_t)B);
     int *perm = malloc(sizeof(int) * (size_t)train->n);
     Acts a = {0}, d = {0};
     int ok = p && grad && m && v && x && labels && flips && perm
@@ -289,7 +287,6 @@ Probe *probe_train(const CifarSet *train, const CifarSet *test, const ProbeRecip
     float *pv[N_TENSORS], *gv[N_TENSORS], *mv[N_TENSORS], *vv[N_TENSORS];
     set_views(p->params, pv); set_views(grad->params, gv);
     set_views(m, mv); set_views(v, vv);
-
     if (verbose)
         fprintf(stderr, "probe: training %s\n  %d epochs x %ld steps of %d images, lr %g, %d threads\n",
                 ARCH_STRING, r->epochs, steps_per_epoch, B, (double)r->lr, omp_get_max_threads());

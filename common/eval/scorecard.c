@@ -29,7 +29,7 @@ int val_exam_init(ValExam *e, const Model *m, const CifarSet *test, int n_images
     if (c->classes > 0 && cifar_check_labels(test, c->classes, "the val exam's set", NULL, 0) != 0) return -1;
     if (n_images > test->n) n_images = test->n;   // the exam is drawn for this count
     e->n_images = n_images;
-    e->per = (size_t)c->channels * c->img * c->img;
+    e->per = cfg_image_floats(c);
     e->x0 = malloc(sizeof(float) * e->per * n_images);
     e->t = malloc(sizeof(float) * n_images);
     e->x1 = malloc(sizeof(float) * e->per * EVAL_BATCH);
@@ -83,7 +83,7 @@ void scorecard_samples(Model *m, float *out, int n, int steps) {
 // The samples' starting noise, drawn from FD_SEED: every model, every w, the same.
 static size_t fd_noise(const Model *m, float *out, int n) {
     const ModelConfig *c = &m->cfg;
-    size_t per = (size_t)c->channels * c->img * c->img;
+    size_t per = cfg_image_floats(c);
     Rng r;
     rng_seed(&r, FD_SEED);
     rng_fill_normal(&r, out, (long)(per * n), 1.0f);

@@ -74,6 +74,13 @@ int cifar_check_labels(const CifarSet *s, int classes, const char *what, char *e
 // mirrored left-right if flip is non-zero.
 void cifar_image_to_float(const uint8_t *pixels, int flip, float *out);
 
+// A sample's float x back to a byte: p = (x + 1)·127.5, clamped to
+// [0, 255] and rounded (a picture of samples: samples.png, the steps' grids).
+static inline uint8_t cifar_pixel_byte(float x) {
+    float p = (x + 1.0f) * 127.5f;
+    return (uint8_t)(p < 0 ? 0 : p > 255 ? 255 : p + 0.5f);
+}
+
 // Images start .. start+n-1 to floats, out (n, 3, 32, 32), for evaluation.
 void cifar_range_to_float(const CifarSet *s, int start, int n, float *out);
 

@@ -62,8 +62,11 @@ unsigned long long run_data_seed(const RunConfig *r) {
     return r->data_seed < 0 ? r->seed : (unsigned long long)r->data_seed;
 }
 
-StepRecipe run_step_recipe(const RunConfig *r) {
-    return (StepRecipe){ r->label_drop, r->t_dist, r->t_mean, r->t_std, r->ema };
+int run_train_state_init(TrainState *s, Model *m, int batch, const RunConfig *r) {
+    AdamWConfig opt = adamw_default(r->lr);
+    opt.weight_decay = r->weight_decay;
+    StepRecipe recipe = { r->label_drop, r->t_dist, r->t_mean, r->t_std, r->ema };
+    return train_state_init(s, m, batch, &opt, &recipe);
 }
 
 int run_config_check(const RunConfig *r, char *err, size_t errlen) {

@@ -10,7 +10,7 @@
 
 // What a step draws and keeps besides the model and AdamW: the run's keys
 // label_drop, t_dist, t_mean, t_std and ema (io/run_config.h:
-// run_step_recipe), in one place.
+// run_train_state_init), in one place.
 typedef struct {
     float label_drop;      // classes > 0: the probability of the null label
     TimeDist t_dist;       // uniform, or logit-normal σ(t_mean + t_std·u)

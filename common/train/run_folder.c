@@ -278,14 +278,11 @@ void run_free(Run *r) {
 // io/run_config.h): what a fresh run and a resumed one both make.
 static int init_train_state(Training *t) {
     if (t->run.threads > 0) omp_set_num_threads(t->run.threads);
-    AdamWConfig opt = adamw_default(t->run.lr);
-    opt.weight_decay = t->run.weight_decay;
-    StepRecipe recipe = run_step_recipe(&t->run);
-    if (train_state_init(&t->ts, &t->m, t->run.batch, &opt, &recipe) != 0) {
+    if (run_train_state_init(&t->ts, &t->m, t->run.batch, &t->run) != 0) {
         // what train_state_init asked for up to the allocation that failed
         // (the activations and the backward's scratch are counted before
         // they are allocated)
-        size_t per = (size_t)t->run.batch * t->m.cfg.channels * t->m.cfg.img * t->m.cfg.img;
+        size_t per = t->run.batch * cfg_image_floats(&t->m.cfg);
         size_t bytes = sizeof(float) * (t->ts.act.floats + t->ts.bw.floats + 4 * per + (size_t)t->run.batch +
                                         (t->run.ema > 0 ? 3 : 2) * t->m.n_params);
         fprintf(stderr, "error: out of memory: the training state of batch=%d asks for %zu bytes (%.2f GB) "

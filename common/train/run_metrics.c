@@ -17,6 +17,7 @@
 #include "nn/flow.h"
 #include "eval/spikes.h"
 #include "io/checkpoint.h"
+#include "io/cifar.h"
 #include "io/fileio.h"
 #include "io/progress.h"
 #include "run.h"
@@ -33,9 +34,7 @@ static int write_sample_grid(const char *path, const float *x, int n, int C, int
             for (int xx = 0; xx < S; xx++)
                 for (int c = 0; c < 3; c++) {
                     float v = x[(((size_t)i * C + (C == 3 ? c : 0)) * S + y) * S + xx];
-                    float p = (v + 1.0f) * 127.5f;
-                    p = p < 0 ? 0 : p > 255 ? 255 : p;
-                    img[((size_t)(oy + y) * W + ox + xx) * 3 + c] = (unsigned char)(p + 0.5f);
+                    img[((size_t)(oy + y) * W + ox + xx) * 3 + c] = cifar_pixel_byte(v);
                 }
     }
     int len = 0;
@@ -127,7 +126,7 @@ static void run_scorecard(Model *m, const char *name, const CifarSet *train, con
     progress_update(&pr, VAL_IMAGES, "val MSE done");
 
     t0 = wall_seconds();
-    size_t per = (size_t)c->channels * c->img * c->img;
+    size_t per = cfg_image_floats(c);
     float *samples = malloc(sizeof(float) * per * FD_SAMPLES);
     scorecard_samples_shown(m, samples, FD_SAMPLES, how->sampler, how->steps, &pr, VAL_IMAGES);
     sc->sample_s = wall_seconds() - t0;

@@ -126,7 +126,7 @@ double training_step(Training *t, float *x1, int *y) {
 // end, and when interrupted. TRAIN_OK when every step ran; else TRAIN_DIVERGED,
 // TRAIN_ERROR, TRAIN_STOPPED (stop_after) or 128 + the signal.
 static int train_steps(Run *r, const TrainOptions *o, const RunPaths *rp, FILE *lf) {
-    size_t per = (size_t)r->tr.m.cfg.channels * r->tr.m.cfg.img * r->tr.m.cfg.img;
+    size_t per = cfg_image_floats(&r->tr.m.cfg);
     float *x1 = malloc(sizeof(float) * per * r->tr.run.batch);
     int *y = malloc(sizeof(int) * r->tr.run.batch);           // (batch) the images' labels
     if (!x1 || !y) {
