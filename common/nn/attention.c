@@ -20,11 +20,10 @@ QueryKeyNorm qk_norm_make(int head_dim, float eps, float *q_gain, float *k_gain)
 void qk_norm_forward(const QueryKeyNorm *m, float *q_out, float *k_out,
                      float *q_rstd, float *k_rstd, const float *q, const float *k,
                      int N, int heads, int L) {
-    int hd = m->head_dim;
-    for (int r = 0; r < N * heads * L; r++) {   // one (image, head, token) row of hd each
-        size_t o = (size_t)r * hd;
-        q_rstd[r] = rmsnorm_row_forward(q_out + o, q + o, m->q_gain, hd, m->eps);
-        k_rstd[r] = rmsnorm_row_forward(k_out + o, k + o, m->k_gain, hd, m->eps);
+    for (int r = 0; r < N * heads * L; r++) {   // one (image, head, token) row of head_dim each
+        size_t o = (size_t)r * m->head_dim;
+        q_rstd[r] = rmsnorm_row_forward(q_out + o, q + o, m->q_gain, m->head_dim, m->eps);
+        k_rstd[r] = rmsnorm_row_forward(k_out + o, k + o, m->k_gain, m->head_dim, m->eps);
     }
 }
 
@@ -128,8 +127,6 @@ void rope2d_tables(float *cos_t, float *sin_t, int grid, int head_dim, float bas
 //   out₂ᵢ   = x₂ᵢ·cos − x₂ᵢ₊₁·sin
 //   out₂ᵢ₊₁ = x₂ᵢ₊₁·cos + x₂ᵢ·sin
 // Safe in place (out == x). x (B, L, hd): B independent (image, head) slices.
-// On the calling thread: the attention rotates one pair's q and k at a
-// time, from inside its parallel loop.
 void rope_forward(float *out, const float *x, const float *cos_t, const float *sin_t,
                   int B, int L, int hd) {
     for (int b = 0; b < B; b++)

@@ -126,12 +126,10 @@ static void block_forward(const Model *m, Activations *a, Dims d, int b) {
     norm_modulate(c, a->mod2[b], a->norm2_mean[b], a->norm2_rstd[b], x_mid, ada.shift_m,
                   ada.scale_m, N, L, ada.stride);                                  // (N, L, D)
     MlpHidden h = { a->h_pre[b], a->h_val[b], a->h_act[b] };                       // (N, L, hidden) each
-    if (c->mlp == MLP_SWIGLU)                                                      // step 4
-        swiglu_mlp_forward(branch_m, h, a->mod2[b], bp->w1_w, bp->w1_b, bp->w2_w, bp->w2_b,
-                           bp->w3_w, bp->w3_b, NL, D, d.hidden);                   // (N, L, D)
-    else
-        gelu_mlp_forward(branch_m, h, a->mod2[b], bp->fc1_w, bp->fc1_b, bp->fc2_w, bp->fc2_b,
-                         NL, D, d.hidden);                                         // (N, L, D)
+    if (c->mlp == MLP_SWIGLU)   // step 4
+        swiglu_mlp_forward(branch_m, h, a->mod2[b], bp->w1_w, bp->w1_b, bp->w2_w, bp->w2_b, bp->w3_w, bp->w3_b,
+                           NL, D, d.hidden);                                       // (N, L, D)
+    else gelu_mlp_forward(branch_m, h, a->mod2[b], bp->fc1_w, bp->fc1_b, bp->fc2_w, bp->fc2_b, NL, D, d.hidden);
     residual_add(c, x_out, x_mid, branch_m, ada.gate_m, d, ada.stride);
 }
 
