@@ -8,9 +8,9 @@
 #include "matmul.h"
 
 // ---------------------------------------------------------------------------
-// Linear: y = x·Wᵀ + b, through matmul (matmul.c). Each product is cut into
-// blocks of a fixed size, one matmul each, spread over the threads: the
-// numbers do not depend on the thread count (docs/performance.md).
+// Linear: y = x·Wᵀ + b. Each product is cut into blocks of a fixed size,
+// one matmul each, spread over the threads: the numbers do not depend on
+// the thread count (matmul.h says how).
 #define ROW_BLOCK 128   // rows of inp / out per task (forward and dinp)
 #define COL_BLOCK 64    // output features per task (dweight, dbias)
 

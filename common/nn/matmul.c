@@ -1,6 +1,7 @@
-// matmul.c: the matrix product, through oneDNN's dnnl_sgemm (the faster
-// library on this model's products: docs/performance.md), and the threads'
-// bookkeeping the layers share (matmul.h).
+// matmul.c: the matrix product, through oneDNN's dnnl_sgemm: on this
+// model's own products, one single-threaded call per block, it is faster
+// than OpenBLAS (which the project still uses for LAPACK and the probe
+// network) on every Linear. And the threads' bookkeeping the layers share.
 //
 // Called inside an OpenMP parallel region, dnnl_sgemm runs on the calling
 // thread alone (oneDNN, built on OpenMP, does not nest), which is what the

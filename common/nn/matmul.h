@@ -1,6 +1,15 @@
 // matmul.h: the matrix products every Linear and the attention call, and
 // what the layers need around them to run on threads: per-thread work
-// areas, a threaded clear. Why each is as it is: docs/performance.md.
+// areas, a threaded clear.
+//
+// Threads: the layers cut each product into blocks of a fixed size, one
+// matmul each inside their own OpenMP loops, where it runs on the calling
+// thread. A library's own threading splits a product by the thread count
+// and rounds differently on 1 and on 2 threads; fixed blocks do not. The
+// loops hand the blocks out by schedule(runtime) (OMP_SCHEDULE; by default
+// one at a time to whichever thread is free, so a thread slowed by another
+// process does fewer), and even a one-block loop opens its region: outside
+// one, the library would thread the product itself.
 #ifndef TINYDIT_MATMUL_H
 #define TINYDIT_MATMUL_H
 #include <stddef.h>
