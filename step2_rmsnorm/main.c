@@ -10,7 +10,7 @@
 // The paper's bet is that the re-scaling is what keeps activations steady, and
 // that the re-centring is extra work for little benefit. This program shows:
 //   1. what each norm does to tokens whose mean is not zero,
-//   2. that rmsnorm_forward (common/nn/norms.c) does what RMSNorm must: rows
+//   2. that rmsnorm_forward (common/nn/layers.c) does what RMSNorm must: rows
 //      of RMS 1, and a gain that multiplies,
 //   3. how long each norm takes here, forward and backward, timed in turns.
 // In a training run the switch is --set norm=rmsnorm (see the last lines).
@@ -86,7 +86,7 @@ static void ours_by_what_it_must_do(ShiftedTokens *s, Rng *rng) {
         double off = fabs(sqrt(ss / D) - 1.0);
         if (off > worst_rms) worst_rms = off;
     }
-    printf("2. rmsnorm_forward (float32, common/nn/norms.c) by what it must do, in double\n\n");
+    printf("2. rmsnorm_forward (float32, common/nn/layers.c) by what it must do, in double\n\n");
     Table t;
     table_init(&t, 2, "property", "largest deviation");
     table_cell(&t, "every row of RMSNorm(x) has RMS 1"); table_cell(&t, "%.2e", worst_rms);

@@ -2,7 +2,7 @@
 // four calls section 3 times, on one set of
 // tokens (see step2.h). They are the calls the model's blocks train
 // through: each norm fused with its adaLN modulation (norm_modulate_forward
-// and _backward in common/nn/norms.c), which run the same per-row
+// and _backward in common/nn/layers.c), which run the same per-row
 // rmsnorm and layernorm functions as rmsnorm_forward and layernorm_forward.
 #include <math.h>
 #include <stdlib.h>

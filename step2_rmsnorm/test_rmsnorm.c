@@ -1,4 +1,4 @@
-// test_rmsnorm.c: rmsnorm_forward / rmsnorm_backward of common/nn/norms.c.
+// test_rmsnorm.c: rmsnorm_forward / rmsnorm_backward of common/nn/layers.c.
 // The formula, RMS 1 per token, an all-zero token, the gain, the gradients;
 // and the step's figures (figures.c), with gnuplot and without.
 #include "testutil.h"

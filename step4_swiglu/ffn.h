@@ -1,5 +1,5 @@
 // ffn.h: step 4's two feed-forward networks, run alone. Each is the model's
-// own MLP half (gelu_mlp_* or swiglu_mlp_*, common/nn/mlp.c) on block 0's
+// own MLP half (gelu_mlp_* or swiglu_mlp_*, common/nn/layers.c) on block 0's
 // weights of a model built with mlp=gelu or mlp=swiglu, with its buffers
 // sized for R token rows instead of a whole batch of activations.
 #pragma once

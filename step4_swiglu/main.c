@@ -16,7 +16,7 @@
 // This program uses the model's own pieces: the parameter table of
 // model_build (common/nn/model.c), the hidden width of cfg_mlp_hidden
 // (common/nn/config.c), and the block's MLP half, gelu_mlp_* and swiglu_mlp_*
-// (common/nn/mlp.c). main() prints one section per function below: the two
+// (common/nn/layers.c). main() prints one section per function below: the two
 // FFNs at D = 128, the rounding rule, their time, the whole model, and the
 // switch that turns SwiGLU on; their tables are in tables.c, the rest of
 // the plumbing in step4.h.

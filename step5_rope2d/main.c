@@ -9,7 +9,7 @@
 // sit. Nothing is learned: the angles are fixed numbers.
 //
 // This program runs the two functions the model itself calls inside
-// attention (common/nn/embed.c):
+// attention (common/nn/attention.c):
 //   rope2d_tables  cos and sin of every (token, feature) angle, built once
 //   rope_forward   x·cos + rot(x)·sin with rot(x) = (-x₁, x₀) for every pair
 // and main() prints one section per function below: the tables, same

@@ -1,5 +1,5 @@
 // rope_probe.h: reading step 5's RoPE tables back, and scoring rotated
-// vectors, with the model's own rope_forward (common/nn/embed.c). Shared by
+// vectors, with the model's own rope_forward (common/nn/attention.c). Shared by
 // main.c and figures.c.
 #pragma once
 

@@ -1,4 +1,4 @@
-// test_fastmath.c: the fast exp, erf and GELU of fastmath.h and activations.c
+// test_fastmath.c: the fast exp, erf and GELU of fastmath.h and layers.c
 // measured against libm in double precision, on a dense grid over the whole
 // range where they are used. The maxima are printed and asserted with a
 // little headroom; fastmath.h's comment quotes what this test printed.

@@ -25,6 +25,56 @@
 #include "nn/ema.h"
 #include "nn/flow.h"
 
+// The references the layers are held to, which the model does not run.
+// The textbook Linear: one dot product per output. Slow, obviously right.
+static void linear_forward_naive(float *out, const float *inp, const float *weight, const float *bias,
+                                 int R, int IC, int OC) {
+    for (int r = 0; r < R; r++) {
+        for (int o = 0; o < OC; o++) {
+            float acc = bias ? bias[o] : 0.0f;   // out[r, o] = bias[o] + inp[r, :] · weight[o, :]
+            for (int i = 0; i < IC; i++) acc += inp[(size_t)r * IC + i] * weight[(size_t)o * IC + i];
+            out[(size_t)r * OC + o] = acc;
+        }
+    }
+}
+
+// adaLN modulation on its own: out[n,l,:] = x[n,l,:] · (1 + scale[n,:]) + shift[n,:],
+// shift and scale rows of `stride` floats per image. The model runs it fused
+// with the norm (norm_modulate_forward / _backward), which must give the same bits.
+static void modulate_forward(float *out, const float *x, const float *shift, const float *scale,
+                             int N, int L, int D, int stride) {
+    #pragma omp parallel for collapse(2) schedule(static)
+    for (int n = 0; n < N; n++) {
+        for (int l = 0; l < L; l++) {
+            const float *sh = shift + (size_t)n * stride, *sc = scale + (size_t)n * stride;  // (D) image n's
+            const float *xi = x + ((size_t)n * L + l) * D;  // (D) token l of image n
+            float *o = out + ((size_t)n * L + l) * D;       // (D)
+            for (int i = 0; i < D; i++) o[i] = xi[i] * (1.0f + sc[i]) + sh[i];
+        }
+    }
+}
+
+// dx += dout·(1 + scale); dshift[n] += Σ_l dout; dscale[n] += Σ_l dout·x.
+// One image per iteration, tokens summed in order: deterministic.
+static void modulate_backward(float *dx, float *dshift, float *dscale, const float *dout,
+                              const float *x, const float *scale, int N, int L, int D, int stride) {
+    #pragma omp parallel for schedule(static)
+    for (int n = 0; n < N; n++) {
+        const float *sc = scale + (size_t)n * stride;                                  // (D)
+        float *dsh = dshift + (size_t)n * stride, *dsc = dscale + (size_t)n * stride;  // (D) each
+        for (int l = 0; l < L; l++) {
+            const float *g = dout + ((size_t)n * L + l) * D;   // (D) each: token l of image n
+            const float *xi = x + ((size_t)n * L + l) * D;
+            float *dxi = dx + ((size_t)n * L + l) * D;
+            for (int i = 0; i < D; i++) {
+                dxi[i] += g[i] * (1.0f + sc[i]);
+                dsh[i] += g[i];
+                dsc[i] += g[i] * xi[i];
+            }
+        }
+    }
+}
+
 #define EPS 1e-6f
 
 // Σ a·b in double: the scalar every wrapper returns.

@@ -752,11 +752,10 @@ END_TEST
 // thread and on two, AND across the two thread counts, AND whether the
 // blocks are handed out statically or dynamically (schedule(runtime)). The last part holds
 // because every loop of ours splits its work into blocks of a fixed size and
-// sums in a fixed order, and because linear.c calls matmul only inside its
-// own OpenMP loops, where the library runs on one thread: a library's own
-// threading rounds differently on 1 and on 2 threads (OpenBLAS 0.3.21 once a
-// product exceeds 64³ multiply-adds), which is what this test caught before
-// linear.c took the threading into its own hands.
+// sums in a fixed order, and because the Linear (layers.c) calls matmul only
+// inside its own OpenMP loops, where the library runs on one thread: a
+// library's own threading rounds differently on 1 and on 2 threads
+// (OpenBLAS 0.3.21 once a product exceeds 64³ multiply-adds).
 //
 // The model is small but big enough for every loop to split: 16x16 images in
 // 2x2 patches (64 tokens), dim 64, depth 1, batch 4.

@@ -160,7 +160,7 @@ int parity_attention(const SafeTensors *st, int qk_norm, Parity *p, char *err, s
 }
 
 // ---------------------------------------------------------------------------
-// Step 4: the block's FFN, gelu_mlp_* or swiglu_mlp_* (nn/mlp.c), on the file's
+// Step 4: the block's FFN, gelu_mlp_* or swiglu_mlp_* (nn/layers.c), on the file's
 // weights ("gelu.fc1.weight", ...) and x (R, D). Its hidden width must be
 // the model's for a TinyDiT of width D (cfg_mlp_hidden).
 

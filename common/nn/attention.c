@@ -1,15 +1,8 @@
-// attention.c: the QueryKeyNorm module, and multi-head self-attention with
-// QK-norm and 2D RoPE inside: everything between the qkv Linear and the proj
-// Linear. The attention normalises q and k through qk_norm_forward and
-// qk_norm_backward, the same functions step 3 teaches and tests on their own.
-//
-// Work is split over (image, head) pairs: each pair's L×L scores fit in
-// cache, and the pairs are independent, so one OpenMP loop covers them,
-// handing the pairs out by schedule(runtime) as linear.c does its blocks
-// (why: there). The small matrix products inside call matmul (matmul.c) from
-// inside that loop, which runs them on the calling thread.
+// attention.c: multi-head self-attention, everything between the qkv
+// Linear and the proj Linear, and what it runs inside: QK-norm, the softmax
+// and 2D RoPE, each forward beside its backward. One OpenMP loop covers the
+// (image, head) pairs, each pair's L×L scores in its thread's work area.
 #include <math.h>
-#include <omp.h>
 #include <string.h>
 #include "fastmath.h"
 #include "layers.h"
@@ -17,7 +10,8 @@
 
 // ---------------------------------------------------------------------------
 // QueryKeyNorm: RMSNorm over head_dim for q and for k, one gain each, shared
-// by all heads. q, k (N, heads, L, hd) are just (N·heads·L) rows of hd.
+// by all heads. q, k (N, heads, L, hd) are just (N·heads·L) rows of hd, each
+// normalised by the row RMSNorm (layers.c).
 QueryKeyNorm qk_norm_make(int head_dim, float eps, float *q_gain, float *k_gain) {
     QueryKeyNorm m = { head_dim, eps, q_gain, k_gain };
     return m;
@@ -26,104 +20,29 @@ QueryKeyNorm qk_norm_make(int head_dim, float eps, float *q_gain, float *k_gain)
 void qk_norm_forward(const QueryKeyNorm *m, float *q_out, float *k_out,
                      float *q_rstd, float *k_rstd, const float *q, const float *k,
                      int N, int heads, int L) {
-    int rows = N * heads * L;
-    rmsnorm_forward(q_out, q_rstd, q, m->q_gain, rows, m->head_dim, m->eps);
-    rmsnorm_forward(k_out, k_rstd, k, m->k_gain, rows, m->head_dim, m->eps);
+    for (int r = 0; r < N * heads * L; r++) {   // one (image, head, token) row of head_dim each
+        size_t o = (size_t)r * m->head_dim;
+        q_rstd[r] = rmsnorm_row_forward(q_out + o, q + o, m->q_gain, m->head_dim, m->eps);
+        k_rstd[r] = rmsnorm_row_forward(k_out + o, k + o, m->k_gain, m->head_dim, m->eps);
+    }
 }
 
 void qk_norm_backward(const QueryKeyNorm *m, float *dq, float *dk, float *dq_gain, float *dk_gain,
                       const float *dq_out, const float *dk_out, const float *q, const float *k,
                       const float *q_rstd, const float *k_rstd, int N, int heads, int L) {
     // EXERCISE(qk_norm_backward) begin
-    int rows = N * heads * L;   // dq, dk, dq_out, dk_out (rows, hd); dq_gain, dk_gain (hd)
-    rmsnorm_backward(dq, dq_gain, dq_out, q, q_rstd, m->q_gain, rows, m->head_dim);
-    rmsnorm_backward(dk, dk_gain, dk_out, k, k_rstd, m->k_gain, rows, m->head_dim);
+    int rows = N * heads * L, hd = m->head_dim;   // dq, dk, dq_out, dk_out (rows, hd); dq_gain, dk_gain (hd)
+    for (int r = 0; r < rows; r++) {
+        size_t o = (size_t)r * hd;
+        rmsnorm_row_backward(dq + o, dq_out + o, q + o, m->q_gain, q_rstd[r], hd);
+        rmsnorm_row_backward(dk + o, dk_out + o, k + o, m->k_gain, k_rstd[r], hd);
+    }
+    rmsnorm_gain_backward(dq_gain, dq_out, q, q_rstd, rows, hd);
+    rmsnorm_gain_backward(dk_gain, dk_out, k, k_rstd, rows, hd);
     // EXERCISE end
 }
 
 // ---------------------------------------------------------------------------
-// The attention core works one (image, head) pair at a time, and keeps the
-// pair's L×L scores in a small per-thread work area while it uses them
-// (16 KB at L = 64: in the core's L1 cache), instead of writing every pair's
-// scores to one (N, H, L, L) tensor and reading it back. The backward
-// computes the scores again from q and k (one more L×L×hd product per pair)
-// and the softmax from its saved row statistics, the way FlashAttention
-// does: cheaper than the round trip through memory, and 16 MB a training
-// step at batch 64 no longer writes and reads.
-//
-// Work area per thread: the scores and their gradient (L, L) each, and seven
-// (L, hd) buffers (dq, dk, two spares for RoPE and QK-norm, the raw q and k,
-// and an operand transposed to (hd, L), see transpose_head), carved the
-// same way by the forward and the backward.
-typedef struct { float *att, *datt, *dq, *dk, *dq2, *dk2, *q_raw, *k_raw, *t; } PairWork;
-
-static size_t work_floats_per_thread(int L, int hd) { return 2 * (size_t)L * L + 7 * (size_t)L * hd; }
-
-static PairWork pair_work(const AttentionCache *c, int L, int hd) {
-    size_t LL = (size_t)L * L, Lhd = (size_t)L * hd;
-    float *w = c->work + (size_t)omp_get_thread_num() * work_floats_per_thread(L, hd);
-    PairWork p = { w, w + LL, w + 2 * LL, w + 2 * LL + Lhd, w + 2 * LL + 2 * Lhd, w + 2 * LL + 3 * Lhd,
-                   w + 2 * LL + 4 * Lhd, w + 2 * LL + 5 * Lhd, w + 2 * LL + 6 * Lhd };
-    return p;
-}
-
-// x (L, hd), rows ld floats apart, into t (hd, L). The scores q · kᵀ and
-// the gradient dy · vᵀ use their right operand transposed. Handed over as
-// (hd, L) rows, the product is matmul's plain case, which oneDNN runs at
-// this small size faster than the transposed one, copy included (`lab/lab
-// speed` times the step). Row by row of t: its writes are consecutive.
-static void transpose_head(float *t, const float *x, int L, int hd, int ld) {
-    for (int j = 0; j < hd; j++)
-        for (int l = 0; l < L; l++) t[(size_t)j * L + l] = x[(size_t)l * ld + j];
-}
-
-// This head's q and k, copied out of one image's qkv rows (row0: its q in
-// token 0's row, rows 3D apart) into q, k (L, hd) each.
-// (A loop, not memcpy: hd floats are too few to pay for a library call.)
-static void copy_head_qk(float *q, float *k, const float *row0, int L, int D, int hd) {
-    for (int l = 0; l < L; l++) {
-        const float *row = row0 + (size_t)l * 3 * D;   // token l: its q, then D later its k
-        for (int j = 0; j < hd; j++) {
-            q[(size_t)l * hd + j] = row[j];
-            k[(size_t)l * hd + j] = row[D + j];
-        }
-    }
-}
-
-// As many work areas as threads can run the loops: the loops below never
-// start more threads than that (their results do not depend on the count).
-static int work_slots(void) { return omp_get_max_threads(); }
-
-static int team_size(const AttentionCache *c) {
-    int t = omp_get_max_threads();
-    return t < c->work_slots ? t : c->work_slots;
-}
-
-size_t attention_cache_floats(int N, int L, int D, int H, int qk_norm) {
-    size_t per = (size_t)N * L * D;             // one (N, H, L, hd) tensor
-    size_t rows = (size_t)N * H * L;            // one number per (image, head, query)
-    size_t n = 2 * per + 2 * rows;              // q, k, row max and 1/sum
-    n += (size_t)work_slots() * work_floats_per_thread(L, D / H);
-    if (qk_norm) n += 2 * rows;                 // q_rstd, k_rstd
-    return n + (size_t)N * H * L * L;           // att, last: a cache without it stops before
-}
-
-void attention_cache_init(AttentionCache *c, float *mem, int N, int L, int D, int H, int qk_norm) {
-    size_t per = (size_t)N * L * D, rows = (size_t)N * H * L;
-    memset(c, 0, sizeof *c);
-    c->q = mem; mem += per;
-    c->k = mem; mem += per;
-    c->row_max = mem; mem += rows;
-    c->row_inv = mem; mem += rows;
-    c->work_slots = work_slots();
-    c->work = mem; mem += (size_t)c->work_slots * work_floats_per_thread(L, D / H);
-    if (qk_norm) {
-        c->q_rstd = mem; mem += rows;
-        c->k_rstd = mem; mem += rows;
-    }
-    c->att = mem;
-}
-
 // The softmax of the pair's scores, row by row in place, from the scores'
 // row max and 1/sum: the same arithmetic forward and backward, so the
 // backward's recomputed probabilities are the forward's, bit for bit.
@@ -145,7 +64,7 @@ float softmax_forward(float *att, float *row_max, float *row_inv, int L) {
     for (int i = 0; i < L; i++) {
         const float *row = att + (size_t)i * L;   // (L) query i's scores
         float mx = -INFINITY, mn = INFINITY;
-        #pragma omp simd reduction(max:mx) reduction(min:mn)   // in vector lanes, as norms.c's sums
+        #pragma omp simd reduction(max:mx) reduction(min:mn)   // in vector lanes, as layers.c's sums
         for (int j = 0; j < L; j++) {
             mx = row[j] > mx ? row[j] : mx;
             mn = row[j] < mn ? row[j] : mn;
@@ -180,6 +99,127 @@ void softmax_backward(float *d, const float *att, int L, float scale) {
     // EXERCISE end
 }
 
+// ---------------------------------------------------------------------------
+// 2D RoPE tables (n_prefix + g², hd). Pairs 0 .. hd/4-1 turn with the row,
+// pairs hd/4 .. hd/2-1 with the column; within an axis pair i turns by
+// pos · base^(-i/(hd/4)): pair 0 by one radian per step, the last pair slowest.
+// Both features of a pair share one angle, so the table repeats it twice.
+void rope2d_tables(float *cos_t, float *sin_t, int grid, int head_dim, float base, int n_prefix) {
+    // EXERCISE(rope2d_tables) begin
+    int quarter = head_dim / 4, L = n_prefix + grid * grid;
+    for (int tok = 0; tok < L; tok++) {
+        int idx = tok - n_prefix;
+        float row = idx < 0 ? 0.0f : (float)(idx / grid);
+        float col = idx < 0 ? 0.0f : (float)(idx % grid);
+        for (int i = 0; i < head_dim / 2; i++) {
+            int k = i < quarter ? i : i - quarter;
+            float inv_freq = powf(base, -(float)k / (float)quarter);
+            float ang = (i < quarter ? row : col) * inv_freq;
+            float c = cosf(ang), s = sinf(ang);
+            cos_t[(size_t)tok * head_dim + 2 * i] = cos_t[(size_t)tok * head_dim + 2 * i + 1] = c;
+            sin_t[(size_t)tok * head_dim + 2 * i] = sin_t[(size_t)tok * head_dim + 2 * i + 1] = s;
+        }
+    }
+    // EXERCISE end
+}
+
+// Rotate every pair (x₂ᵢ, x₂ᵢ₊₁) by its angle:
+//   out₂ᵢ   = x₂ᵢ·cos − x₂ᵢ₊₁·sin
+//   out₂ᵢ₊₁ = x₂ᵢ₊₁·cos + x₂ᵢ·sin
+// Safe in place (out == x). x (B, L, hd): B independent (image, head) slices.
+void rope_forward(float *out, const float *x, const float *cos_t, const float *sin_t,
+                  int B, int L, int hd) {
+    for (int b = 0; b < B; b++)
+        for (int l = 0; l < L; l++) {
+            const float *xi = x + ((size_t)b * L + l) * hd;
+            float *o = out + ((size_t)b * L + l) * hd;
+            const float *c = cos_t + (size_t)l * hd, *s = sin_t + (size_t)l * hd;
+            for (int i = 0; i < hd; i += 2) {
+                float a = xi[i], bb = xi[i + 1];
+                o[i] = a * c[i] - bb * s[i];
+                o[i + 1] = bb * c[i + 1] + a * s[i + 1];
+            }
+        }
+}
+
+// A rotation's inverse is its transpose, the rotation by −angle:
+//   dx₂ᵢ += d₂ᵢ·cos + d₂ᵢ₊₁·sin,  dx₂ᵢ₊₁ += d₂ᵢ₊₁·cos − d₂ᵢ·sin
+// dx must not alias dout (it accumulates).
+void rope_backward(float *dx, const float *dout, const float *cos_t, const float *sin_t,
+                   int B, int L, int hd) {
+    // EXERCISE(rope_backward) begin
+    for (int b = 0; b < B; b++)
+        for (int l = 0; l < L; l++) {
+            const float *d = dout + ((size_t)b * L + l) * hd;
+            float *o = dx + ((size_t)b * L + l) * hd;
+            const float *c = cos_t + (size_t)l * hd, *s = sin_t + (size_t)l * hd;
+            for (int i = 0; i < hd; i += 2) {
+                o[i] += d[i] * c[i] + d[i + 1] * s[i + 1];
+                o[i + 1] += d[i + 1] * c[i + 1] - d[i] * s[i];
+            }
+        }
+    // EXERCISE end
+}
+
+// ---------------------------------------------------------------------------
+// The attention works one (image, head) pair at a time, and keeps the pair's
+// L×L scores in its thread's work area while it uses them, instead of
+// writing every pair's scores to one (N, H, L, L) tensor; the backward
+// computes them again from q and k, the way FlashAttention does
+// (docs/performance.md). The work area of a thread: the scores and their
+// gradient (L, L) each, and seven (L, hd) buffers (dq, dk, two spares for
+// RoPE and QK-norm, the raw q and k, and matmul_bt's transposed operand).
+typedef struct { float *att, *datt, *dq, *dk, *dq2, *dk2, *q_raw, *k_raw, *t; } PairWork;
+
+static size_t work_floats_per_thread(int L, int hd) {
+    return 2 * (size_t)L * L + 7 * (size_t)L * hd;
+}
+
+static PairWork pair_work(const AttentionCache *c, int L, int hd) {
+    size_t LL = (size_t)L * L, Lhd = (size_t)L * hd;
+    float *w = work_area(c->work, work_floats_per_thread(L, hd));
+    PairWork p = { w, w + LL, w + 2 * LL, w + 2 * LL + Lhd, w + 2 * LL + 2 * Lhd, w + 2 * LL + 3 * Lhd,
+                   w + 2 * LL + 4 * Lhd, w + 2 * LL + 5 * Lhd, w + 2 * LL + 6 * Lhd };
+    return p;
+}
+
+// This head's q and k, copied out of one image's qkv rows (row0: its q in
+// token 0's row, rows 3D apart) into q, k (L, hd) each.
+static void copy_head_qk(float *q, float *k, const float *row0, int L, int D, int hd) {
+    for (int l = 0; l < L; l++) {
+        const float *row = row0 + (size_t)l * 3 * D;   // token l: its q, then D later its k
+        for (int j = 0; j < hd; j++) {
+            q[(size_t)l * hd + j] = row[j];
+            k[(size_t)l * hd + j] = row[D + j];
+        }
+    }
+}
+
+size_t attention_cache_floats(int N, int L, int D, int H, int qk_norm) {
+    size_t per = (size_t)N * L * D;             // one (N, H, L, hd) tensor
+    size_t rows = (size_t)N * H * L;            // one number per (image, head, query)
+    size_t n = 2 * per + 2 * rows;              // q, k, row max and 1/sum
+    n += (size_t)work_slots() * work_floats_per_thread(L, D / H);
+    if (qk_norm) n += 2 * rows;                 // q_rstd, k_rstd
+    return n + (size_t)N * H * L * L;           // att, last: a cache without it stops before
+}
+
+void attention_cache_init(AttentionCache *c, float *mem, int N, int L, int D, int H, int qk_norm) {
+    size_t per = (size_t)N * L * D, rows = (size_t)N * H * L;
+    memset(c, 0, sizeof *c);
+    c->q = mem; mem += per;
+    c->k = mem; mem += per;
+    c->row_max = mem; mem += rows;
+    c->row_inv = mem; mem += rows;
+    c->work_slots = work_slots();
+    c->work = mem; mem += (size_t)c->work_slots * work_floats_per_thread(L, D / H);
+    if (qk_norm) {
+        c->q_rstd = mem; mem += rows;
+        c->k_rstd = mem; mem += rows;
+    }
+    c->att = mem;
+}
+
 // Forward: out (N, L, D) from qkv (N, L, 3D). Saves q and k (after QK-norm
 // and RoPE), the softmax's row statistics, and qkv's address (v and the raw
 // q, k are read from it again by the backward, so qkv must outlive it).
@@ -195,7 +235,7 @@ void attention_forward(float *out, AttentionCache *c, const float *qkv,
     // The QueryKeyNorm functions only read the gains (the cast drops a const
     // that the struct, made for the model's trainable gains, does not carry).
     QueryKeyNorm qk_norm = qk_norm_make(hd, qk_eps, (float *)q_gain, (float *)k_gain);
-    #pragma omp parallel for collapse(2) schedule(runtime) reduction(max:max_logit) num_threads(team_size(c))
+    #pragma omp parallel for collapse(2) schedule(runtime) reduction(max:max_logit) num_threads(work_team(c->work_slots))
     for (int n = 0; n < N; n++) {
         for (int h = 0; h < H; h++) {
             size_t nh = (size_t)n * H + h;     // the (image, head) pair
@@ -218,8 +258,7 @@ void attention_forward(float *out, AttentionCache *c, const float *qkv,
                 rope_forward(k, k, cos_t, sin_t, 1, L, hd);
             }
             // 4. scores (L, L) = q · kᵀ / √hd, then softmax over each row.
-            transpose_head(w.t, k, L, hd, hd);                          // kᵀ (hd, L)
-            matmul(0, 0, L, L, hd, scale, q, hd, w.t, L, 0.0f, att, L);
+            matmul_bt(L, L, hd, scale, q, hd, k, hd, 0.0f, att, L, w.t);
             float row_max_abs = softmax_forward(att, c->row_max + nh * L, c->row_inv + nh * L, L);
             if (row_max_abs > max_logit) max_logit = row_max_abs;
             // 5. out (L, hd) of this head = att · v, written straight into
@@ -253,7 +292,7 @@ void attention_backward(float *dqkv, float *dq_gain, float *dk_gain, const float
     float scale = 1.0f / sqrtf((float)hd);
     size_t Lhd = (size_t)L * hd;
     QueryKeyNorm qk_norm = qk_norm_make(hd, 0.0f, (float *)q_gain, (float *)k_gain);  // eps: unused backward
-    #pragma omp parallel for collapse(2) schedule(runtime) num_threads(team_size(c))   // as the forward's
+    #pragma omp parallel for collapse(2) schedule(runtime) num_threads(work_team(c->work_slots))   // as the forward's
     for (int n = 0; n < N; n++) {
         for (int h = 0; h < H; h++) {
             size_t nh = (size_t)n * H + h;
@@ -270,12 +309,10 @@ void attention_backward(float *dqkv, float *dq_gain, float *dk_gain, const float
             const float *dy = dout + (size_t)n * L * D + h * hd;             // (L, hd), rows D apart
             float *drow0 = dqkv + (size_t)n * L * 3 * D + h * hd;
             // the forward's probabilities, from q, k and the saved row statistics
-            transpose_head(w.t, k, L, hd, hd);                          // kᵀ (hd, L)
-            matmul(0, 0, L, L, hd, scale, q, hd, w.t, L, 0.0f, att, L);
+            matmul_bt(L, L, hd, scale, q, hd, k, hd, 0.0f, att, L, w.t);
             softmax_rows_with(att, c->row_max + nh * L, c->row_inv + nh * L, L);
             // y = att · v  ->  datt = dy · vᵀ,  dv = attᵀ · dy (added into dqkv's v columns)
-            transpose_head(w.t, v, L, hd, 3 * D);                       // vᵀ (hd, L)
-            matmul(0, 0, L, L, hd, 1.0f, dy, D, w.t, L, 0.0f, datt, L);
+            matmul_bt(L, L, hd, 1.0f, dy, D, v, 3 * D, 0.0f, datt, L, w.t);
             matmul(1, 0, L, hd, L, 1.0f, att, L, dy, D, 1.0f, drow0 + 2 * D, 3 * D);
             // softmax: datt becomes dL/d(scores), the 1/√hd included
             softmax_backward(datt, att, L, scale);

@@ -156,26 +156,6 @@ int config_keys_check(const ConfigKey *keys, const void *base, char *err, size_t
     return 0;
 }
 
-// GELU: int(mlp_ratio * D). SwiGLU: int(2 * mlp_ratio * D / 3) so that its
-// three matrices hold about as many weights as GELU's two, then rounded up to
-// a multiple of mlp_multiple_of (hardware-friendly widths, e.g. 64).
-// Computed in double, like the Python reference, so that 2*4*384/3 is exactly
-// 1024 and not 1023.9999.
-int cfg_mlp_hidden(const ModelConfig *c) {
-    if (c->mlp == MLP_SWIGLU) {
-        int h = (int)(2.0 * (double)c->mlp_ratio * c->dim / 3.0);
-        int m = c->mlp_multiple_of;
-        // In long long: h + m - 1 overflows an int when m is near INT_MAX
-        // (fuzz/regressions/config/); model_config_check refuses what is too big.
-        if (m > 1) {
-            long long r = (long long)m * (((long long)h + m - 1) / m);
-            h = r > INT_MAX ? INT_MAX : (int)r;
-        }
-        return h;
-    }
-    return (int)((double)c->mlp_ratio * c->dim);
-}
-
 // ---------------------------------------------------------------------------
 // Checks
 

@@ -4,6 +4,7 @@
 // ...) are a RunConfig, io/run_config.h. The `--set key=value` parser that
 // fills both from a command line is plumbing and lives in io/config_parse.h.
 #pragma once
+#include <limits.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -49,7 +50,25 @@ static inline int cfg_patch_dim(const ModelConfig *c) { return c->channels * c->
 static inline size_t cfg_image_floats(const ModelConfig *c) { return (size_t)c->channels * c->img * c->img; }
 // The null label, the label table's last row: "no class" (classes > 0).
 static inline int cfg_null_label(const ModelConfig *c) { return c->classes; }
-int cfg_mlp_hidden(const ModelConfig *c);   // GELU: mlp_ratio*D; SwiGLU: int(2*mlp_ratio*D/3), rounded up
+// GELU: int(mlp_ratio * D). SwiGLU: int(2 * mlp_ratio * D / 3) so that its
+// three matrices hold about as many weights as GELU's two, then rounded up to
+// a multiple of mlp_multiple_of (hardware-friendly widths, e.g. 64).
+// Computed in double, like the Python reference, so that 2*4*384/3 is exactly
+// 1024 and not 1023.9999.
+static inline int cfg_mlp_hidden(const ModelConfig *c) {
+    if (c->mlp == MLP_SWIGLU) {
+        int h = (int)(2.0 * (double)c->mlp_ratio * c->dim / 3.0);
+        int m = c->mlp_multiple_of;
+        // In long long: h + m - 1 overflows an int when m is near INT_MAX
+        // (fuzz/regressions/config/); model_config_check refuses what is too big.
+        if (m > 1) {
+            long long r = (long long)m * (((long long)h + m - 1) / m);
+            h = r > INT_MAX ? INT_MAX : (int)r;
+        }
+        return h;
+    }
+    return (int)((double)c->mlp_ratio * c->dim);
+}
 // How many D-wide chunks a block's ada Linear gives: shift and scale for each
 // half (4), and with ada=zero a gate for each half too (6).
 static inline int cfg_ada_chunks(const ModelConfig *c) { return c->ada == ADA_ZERO ? 6 : 4; }

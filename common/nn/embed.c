@@ -1,7 +1,6 @@
 // embed.c: how an image, a time and a label become tokens and a condition:
 // patchify / unpatchify, the learned row and column position tables, the
-// class labels' table, the sinusoidal timestep features, and the 2D RoPE
-// tables and rotation.
+// class labels' table and the sinusoidal timestep features.
 #include <math.h>
 #include <string.h>
 #include "layers.h"
@@ -108,70 +107,6 @@ void timestep_embedding(float *e, const float *t, int N, int F) {
             double arg = 1000.0 * (double)t[n] * (double)f;
             e[(size_t)n * F + j] = (float)cos(arg);          // e (N, F): cosines first,
             e[(size_t)n * F + half + j] = (float)sin(arg);   // then sines
-        }
-    // EXERCISE end
-}
-
-// ---------------------------------------------------------------------------
-// 2D RoPE tables (n_prefix + g², hd). Pairs 0 .. hd/4-1 turn with the row,
-// pairs hd/4 .. hd/2-1 with the column; within an axis pair i turns by
-// pos · base^(-i/(hd/4)): pair 0 by one radian per step, the last pair slowest.
-// Both features of a pair share one angle, so the table repeats it twice.
-void rope2d_tables(float *cos_t, float *sin_t, int grid, int head_dim, float base, int n_prefix) {
-    // EXERCISE(rope2d_tables) begin
-    int quarter = head_dim / 4, L = n_prefix + grid * grid;
-    for (int tok = 0; tok < L; tok++) {
-        int idx = tok - n_prefix;
-        float row = idx < 0 ? 0.0f : (float)(idx / grid);
-        float col = idx < 0 ? 0.0f : (float)(idx % grid);
-        for (int i = 0; i < head_dim / 2; i++) {
-            int k = i < quarter ? i : i - quarter;
-            float inv_freq = powf(base, -(float)k / (float)quarter);
-            float ang = (i < quarter ? row : col) * inv_freq;
-            float c = cosf(ang), s = sinf(ang);
-            cos_t[(size_t)tok * head_dim + 2 * i] = cos_t[(size_t)tok * head_dim + 2 * i + 1] = c;
-            sin_t[(size_t)tok * head_dim + 2 * i] = sin_t[(size_t)tok * head_dim + 2 * i + 1] = s;
-        }
-    }
-    // EXERCISE end
-}
-
-// Rotate every pair (x₂ᵢ, x₂ᵢ₊₁) by its angle:
-//   out₂ᵢ   = x₂ᵢ·cos − x₂ᵢ₊₁·sin
-//   out₂ᵢ₊₁ = x₂ᵢ₊₁·cos + x₂ᵢ·sin
-// Safe in place (out == x). x (B, L, hd): B independent (image, head) slices.
-// On the calling thread: the model rotates one pair's q and k at a time,
-// from inside attention's parallel loop (norms.c says why no threads here).
-void rope_forward(float *out, const float *x, const float *cos_t, const float *sin_t,
-                  int B, int L, int hd) {
-    for (int b = 0; b < B; b++)
-        for (int l = 0; l < L; l++) {
-            const float *xi = x + ((size_t)b * L + l) * hd;
-            float *o = out + ((size_t)b * L + l) * hd;
-            const float *c = cos_t + (size_t)l * hd, *s = sin_t + (size_t)l * hd;
-            for (int i = 0; i < hd; i += 2) {
-                float a = xi[i], bb = xi[i + 1];
-                o[i] = a * c[i] - bb * s[i];
-                o[i + 1] = bb * c[i + 1] + a * s[i + 1];
-            }
-        }
-}
-
-// A rotation's inverse is its transpose, the rotation by −angle:
-//   dx₂ᵢ += d₂ᵢ·cos + d₂ᵢ₊₁·sin,  dx₂ᵢ₊₁ += d₂ᵢ₊₁·cos − d₂ᵢ·sin
-// dx must not alias dout (it accumulates).
-void rope_backward(float *dx, const float *dout, const float *cos_t, const float *sin_t,
-                   int B, int L, int hd) {
-    // EXERCISE(rope_backward) begin
-    for (int b = 0; b < B; b++)
-        for (int l = 0; l < L; l++) {
-            const float *d = dout + ((size_t)b * L + l) * hd;
-            float *o = dx + ((size_t)b * L + l) * hd;
-            const float *c = cos_t + (size_t)l * hd, *s = sin_t + (size_t)l * hd;
-            for (int i = 0; i < hd; i += 2) {
-                o[i] += d[i] * c[i] + d[i + 1] * s[i + 1];
-                o[i + 1] += d[i + 1] * c[i + 1] - d[i] * s[i];
-            }
         }
     // EXERCISE end
 }

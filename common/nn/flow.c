@@ -91,16 +91,16 @@ static void velocity_at(Velocity *vel, const float *x, float time) {
 
 static int check_sampling(const Model *m, const Activations *a, const int *y, int N, float w, int steps,
                           char *err, size_t errlen) {
-    int classes = m->cfg.classes, rows = y ? flow_guided_rows(N, w) : N;
+    int classes = m->cfg.classes, null_label = cfg_null_label(&m->cfg), rows = y ? flow_guided_rows(N, w) : N;
     if (steps < 0) return errorf(err, errlen, "steps=%d: must be an integer >= 0", steps);
     if (y && classes <= 0) return errorf(err, errlen, "guided sampling needs a class-conditional model (classes > 0)");
     if (y && (!(w >= 0.0f) || !isfinite(w))) return errorf(err, errlen, "guidance=%g: must be a finite number >= 0", w);
     if (N < 1 || rows > a->N)
         return errorf(err, errlen, "%d images at guidance %g need activations for %d, not %d", N, w, rows, a->N);
     for (int n = 0; y && n < N; n++)
-        if (y[n] < 0 || y[n] > classes)
+        if (y[n] < 0 || y[n] > null_label)
             return errorf(err, errlen, "label %d of image %d: not a class 0..%d nor the null label %d", y[n], n,
-                          classes - 1, classes);
+                          classes - 1, null_label);
     return 0;
 }
 
@@ -108,9 +108,9 @@ int flow_sample_with(Model *m, Activations *a, float *x, const int *y, int N, fl
                      int steps, char *err, size_t errlen) {
     if (check_sampling(m, a, y, N, w, steps, err, errlen) != 0) return -1;
     if (sampler != SAMPLER_EULER && sampler != SAMPLER_HEUN) return errorf(err, errlen, "unknown sampler %d", (int)sampler);
-    int classes = m->cfg.classes, N_given = a->N;
+    int null_label = cfg_null_label(&m->cfg), N_given = a->N;
     Velocity vel = { .m = m, .a = a, .N = N, .rows = y ? flow_guided_rows(N, w) : N, .w = w,
-                     .n = (size_t)N * m->cfg.channels * m->cfg.img * m->cfg.img };
+                     .n = (size_t)N * cfg_image_floats(&m->cfg) };
     size_t n = vel.n;
     int *labels = y ? malloc(sizeof(int) * vel.rows) : NULL;     // (rows) [null | y], or y at w = 1
     vel.t = malloc(sizeof(float) * vel.rows);
@@ -120,7 +120,7 @@ int flow_sample_with(Model *m, Activations *a, float *x, const int *y, int N, fl
         free(labels); free(vel.t); free(vel.both); free(v1);
         return errorf(err, errlen, "out of memory for a sample of %d images", N);
     }
-    if (y) for (int r = 0; r < vel.rows; r++) labels[r] = vel.rows > N && r < N ? classes : y[r % N];
+    if (y) for (int r = 0; r < vel.rows; r++) labels[r] = vel.rows > N && r < N ? null_label : y[r % N];
     vel.labels = labels;
     a->N = vel.rows;
     float h = 1.0f / (float)steps;

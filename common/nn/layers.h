@@ -35,9 +35,6 @@ void linear_forward(float *out, const float *inp, const float *weight, const flo
 void linear_backward(float *dinp, float *dweight, float *dbias,
                      const float *dout, const float *inp, const float *weight,
                      int R, int IC, int OC);
-// The textbook triple loop, kept as the reference the tests compare against.
-void linear_forward_naive(float *out, const float *inp, const float *weight, const float *bias,
-                          int R, int IC, int OC);
 
 // ----------------------------------------------------------------------------
 // LayerNorm without affine parameters: out = (x - mean) / sqrt(var + eps).
@@ -58,20 +55,14 @@ void rmsnorm_backward(float *dinp, float *dgain, const float *dout, const float 
 float rmsnorm_row_forward(float *y, const float *x, const float *gain, int D, float eps);
 void rmsnorm_row_backward(float *dx, const float *dy, const float *x, const float *gain,
                           float s, int D);
-
-// adaLN modulation: out[n,l,:] = x[n,l,:] · (1 + scale[n,:]) + shift[n,:].
-// x, out (N, L, D); shift and scale are rows of a per-image tensor whose row
-// stride is `stride` floats (they are slices of the ada linear's output).
-// The tests' reference for norm_modulate_* (the model runs those; norms.c).
-void modulate_forward(float *out, const float *x, const float *shift, const float *scale,
-                      int N, int L, int D, int stride);
-void modulate_backward(float *dx, float *dshift, float *dscale, const float *dout,
-                       const float *x, const float *scale, int N, int L, int D, int stride);
+// The gain's gradient over R rows: dgain (D) += Σ_rows dy · x · rstd (nothing when NULL).
+void rmsnorm_gain_backward(float *dgain, const float *dout, const float *inp, const float *rstd,
+                           int R, int D);
 
 // adaLN-Zero's gated residual: out[n,l,:] = x[n,l,:] + gate[n,:] · branch[n,l,:],
 // the branch (a block half's output) scaled by its image's gate before it
 // joins the stream. x, branch, out (N, L, D); gate rows of `stride` floats, as
-// shift and scale above. The backward adds gate · dout into dbranch and
+// shift and scale below. The backward adds gate · dout into dbranch and
 // Σ_l dout · branch into dgate; x's gradient is dout itself, which the
 // caller's residual stream already carries.
 void gate_residual_forward(float *out, const float *x, const float *branch, const float *gate,
@@ -79,12 +70,14 @@ void gate_residual_forward(float *out, const float *x, const float *branch, cons
 void gate_residual_backward(float *dbranch, float *dgate, const float *dout, const float *branch,
                             const float *gate, int N, int L, int D, int stride);
 
-// The two in one pass, what the model runs: out = norm(x) · (1 + scale) + shift,
-// the norm chosen by `kind`: LayerNorm (saves mean and rstd) or RMSNorm
-// without gain (saves rstd; mean is not touched). The same bits as norm then
-// modulate: both call the same per-row norm functions (norms.c). The backward
-// recomputes norm(x) from x, mean and rstd instead of reading it back.
-// x, out (N, L, D); mean, rstd (N·L).
+// A norm and the adaLN modulation in one pass, what the model runs:
+// out = norm(x) · (1 + scale) + shift, the norm chosen by `kind`: LayerNorm
+// (saves mean and rstd) or RMSNorm without gain (saves rstd; mean is not
+// touched), by the same per-row functions as above. The backward recomputes
+// norm(x) from x, mean and rstd instead of reading it back.
+// x, out (N, L, D); mean, rstd (N·L); shift and scale are rows of a
+// per-image tensor whose row stride is `stride` floats (slices of the ada
+// Linear's output).
 typedef enum { NORM_ROWS_LAYERNORM, NORM_ROWS_RMSNORM } NormRows;
 void norm_modulate_forward(float *out, NormRows kind, float *mean, float *rstd, const float *x,
                            const float *shift, const float *scale,
@@ -105,27 +98,28 @@ void swiglu_backward(float *dgate, float *dvalue, const float *dout,
                      const float *gate, const float *value, size_t n);
 
 // ----------------------------------------------------------------------------
-// The feed-forward half of a block (mlp.c), GELU's or SwiGLU's (step 4), on R
-// token rows: inp, out (R, D), hidden width H. Its hidden buffers are passed
-// in (the model hands it a block's activations, step 4 its own), (R, H)
-// each: pre = fc1's output or SwiGLU's gate, val = SwiGLU's value (unused by
+// The feed-forward half of a block (layers.c), GELU's or SwiGLU's (step 4),
+// on R token rows: inp, out (R, D), hidden width `hidden`. Its hidden buffers
+// are passed in (the model hands it a block's activations, step 4 its own),
+// (R, hidden) each: pre = fc1's output or SwiGLU's gate, val = SwiGLU's value (unused by
 // GELU), act = the last Linear's input. The backward's dinp, weight
 // gradients and dh accumulate: start them at zero.
 typedef struct { float *pre, *val, *act; } MlpHidden;
-// out = fc2(GELU(fc1(inp))).  fc1 (H, D), fc2 (D, H)
+// out = fc2(GELU(fc1(inp))).  fc1 (hidden, D), fc2 (D, hidden)
 void gelu_mlp_forward(float *out, MlpHidden h, const float *inp, const float *fc1_w,
-                      const float *fc1_b, const float *fc2_w, const float *fc2_b, int R, int D, int H);
+                      const float *fc1_b, const float *fc2_w, const float *fc2_b,
+                      int R, int D, int hidden);
 void gelu_mlp_backward(float *dinp, float *dfc1_w, float *dfc1_b, float *dfc2_w, float *dfc2_b,
                        MlpHidden dh, const float *dout, const float *inp, MlpHidden h,
-                       const float *fc1_w, const float *fc2_w, int R, int D, int H);
-// out = w3(silu(w1(inp)) · w2(inp)).  w1, w2 (H, D), w3 (D, H)
+                       const float *fc1_w, const float *fc2_w, int R, int D, int hidden);
+// out = w3(silu(w1(inp)) · w2(inp)).  w1, w2 (hidden, D), w3 (D, hidden)
 void swiglu_mlp_forward(float *out, MlpHidden h, const float *inp, const float *w1_w,
                         const float *w1_b, const float *w2_w, const float *w2_b, const float *w3_w,
-                        const float *w3_b, int R, int D, int H);
+                        const float *w3_b, int R, int D, int hidden);
 void swiglu_mlp_backward(float *dinp, float *dw1_w, float *dw1_b, float *dw2_w, float *dw2_b,
                          float *dw3_w, float *dw3_b, MlpHidden dh, const float *dout,
                          const float *inp, MlpHidden h, const float *w1_w, const float *w2_w,
-                         const float *w3_w, int R, int D, int H);
+                         const float *w3_w, int R, int D, int hidden);
 
 // ----------------------------------------------------------------------------
 // 2D RoPE. Tables cos, sin (n_prefix + grid², head_dim): the first half of a
@@ -164,7 +158,7 @@ void qk_norm_backward(const QueryKeyNorm *m, float *dq, float *dk, float *dq_gai
 //   RoPE (if cos_t); att = softmax(q·kᵀ/√hd) (N, H, L, L); y = att·v; merge
 //   heads -> out (N, L, D).
 // One (image, head) pair at a time, its L×L scores in a per-thread work area
-// (attention.c says why). The saved tensors live in an AttentionCache so
+// (matmul.h). The saved tensors live in an AttentionCache so
 // backward can reuse them.
 typedef struct {
     const float *qkv;       // (N, L, 3D) the forward's input: v and the raw q, k (kept by the caller)

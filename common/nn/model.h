@@ -12,7 +12,7 @@
 typedef enum { PARAM_LINEAR, PARAM_LINEAR_BIAS, PARAM_GAIN, PARAM_POSITION, PARAM_EMBEDDING } ParamKind;
 
 // How a tensor starts (model_init_weights), said by the parameter table in
-// model.c, row by row.
+// params.c, row by row.
 typedef enum {
     INIT_FAN_IN,    // uniform in ±1/√fan_in, PyTorch's nn.Linear default (weight and bias)
     INIT_NORMAL,    // normal, std 0.02 (the position tables, the label table)
@@ -23,7 +23,7 @@ typedef enum {
 } ParamInit;
 
 // One named parameter tensor: a slice [offset, offset+size) of the flat
-// arrays, listed by build_table in model.c from its table of parameters.
+// arrays, listed by build_table in params.c from its table of parameters.
 typedef struct {
     char name[PARAM_NAME_LEN];
     ParamKind kind;
@@ -52,7 +52,7 @@ typedef struct {
 } ParamViews;
 
 // Activations of one forward pass at a fixed batch size N, sized once.
-// L tokens, D width, H the MLP's hidden width, P = C·p·p values per patch.
+// L tokens, D width, hidden the MLP's hidden width, P = C·p·p values per patch.
 // Each block has two halves, attention (1) and MLP (2), and each half starts
 // the same way: norm the residual stream, then modulate it with the shift and
 // scale that the block's ada Linear made from the condition c.
@@ -78,9 +78,9 @@ typedef struct {
     float **branch_a;   // (N, L, D)  ada=zero: proj's output, before gate_a (NULL when plain)
     float **norm2_mean, **norm2_rstd; // the same for the MLP half
     float **mod2;       // (N, L, D)  norm2(x_mid) · (1 + scale_m) + shift_m, the MLP's input
-    float **h_pre;      // (N, L, H)  MLP hidden pre-activation: fc1 output (gelu) / w1 output (swiglu gate)
-    float **h_val;      // (N, L, H)  w2 output (swiglu value; NULL for gelu)
-    float **h_act;      // (N, L, H)  MLP hidden activation fed to fc2 / w3
+    float **h_pre;      // (N, L, hidden) MLP hidden pre-activation: fc1 output (gelu) / w1 output (swiglu gate)
+    float **h_val;      // (N, L, hidden) w2 output (swiglu value; NULL for gelu)
+    float **h_act;      // (N, L, hidden) MLP hidden activation fed to fc2 / w3
     float **branch_m;   // (N, L, D)  ada=zero: the MLP's output, before gate_m (NULL when plain)
     // final layer:
     float *ada_f;       // (N, 2D)    shift_f, scale_f
@@ -148,7 +148,7 @@ typedef struct {
     float *dmod_f;                    // (N, L, D)   final layer
     float *dada_f;                    // (N, 2D)
     float *dresid;                    // (N, L, D)   the residual stream, carried down the blocks
-    float *dh_act, *dh_pre, *dh_val;  // (N, L, H)   MLP hidden (dh_val: swiglu only)
+    float *dh_act, *dh_pre, *dh_val;  // (N, L, hidden) MLP hidden (dh_val: swiglu only)
     float *dmod2;                     // (N, L, D)   MLP half
     float *dbranch_m, *dbranch_a;     // (N, L, D)   ada=zero: each half's output, before its gate
     float *datt_out;                  // (N, L, D)

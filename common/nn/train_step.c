@@ -17,7 +17,7 @@ int train_state_init(TrainState *s, Model *m, int batch, const AdamWConfig *opt,
         if (!(s->ema = malloc(sizeof(float) * m->n_params))) return -1;
         memcpy(s->ema, m->params, sizeof(float) * m->n_params);
     }
-    size_t per = (size_t)batch * m->cfg.channels * m->cfg.img * m->cfg.img;  // N·C·S·S
+    size_t per = (size_t)batch * cfg_image_floats(&m->cfg);   // N·C·S·S
     if (activations_alloc(&s->act, m, batch, false) != 0) return -1;
     if (backward_scratch_alloc(&s->bw, m, batch) != 0) return -1;
     s->x0 = calloc(per, sizeof(float));
@@ -69,7 +69,7 @@ double train_forward_backward(TrainState *s, const float *x1, const float *x0, c
                               const int *y) {
     Model *m = s->model;
     int N = s->batch;
-    size_t per_image = (size_t)m->cfg.channels * m->cfg.img * m->cfg.img;
+    size_t per_image = cfg_image_floats(&m->cfg);
     flow_interpolate(s->xt, s->target, x1, x0, t, N, per_image);   // xt, target (N, C, S, S)
     model_forward(m, &s->act, s->xt, t, y);                        // act.v (N, C, S, S)
     s->loss = flow_mse(s->dv, s->act.v, s->target, (size_t)N * per_image);   // dv (N, C, S, S)
@@ -83,7 +83,7 @@ double train_forward_backward(TrainState *s, const float *x1, const float *x0, c
 
 double train_loss(TrainState *s, const float *x1, const float *x0, const float *t, const int *y) {
     Model *m = s->model;
-    size_t per_image = (size_t)m->cfg.channels * m->cfg.img * m->cfg.img;
+    size_t per_image = cfg_image_floats(&m->cfg);
     flow_interpolate(s->xt, s->target, x1, x0, t, s->batch, per_image);
     model_forward(m, &s->act, s->xt, t, y);
     return flow_mse(NULL, s->act.v, s->target, (size_t)s->batch * per_image);
@@ -121,13 +121,13 @@ void train_adamw_step(TrainState *s) {
 // Label dropout: each label becomes the null label (classes) with
 // probability p, one draw per image, so that one network learns both the
 // conditional velocity and the unconditional one.
-static void drop_labels(int *out, const int *y, int N, int classes, float p, Rng *rng) {
-    for (int n = 0; n < N; n++) out[n] = rng_uniform(rng) < p ? classes : y[n];
+static void drop_labels(int *out, const int *y, int N, int null_label, float p, Rng *rng) {
+    for (int n = 0; n < N; n++) out[n] = rng_uniform(rng) < p ? null_label : y[n];
 }
 
 double train_step(TrainState *s, const float *x1, const int *y, Rng *rng) {
     Model *m = s->model;
-    size_t per = (size_t)s->batch * m->cfg.channels * m->cfg.img * m->cfg.img;
+    size_t per = (size_t)s->batch * cfg_image_floats(&m->cfg);
     rng_fill_normal(rng, s->x0, (long)per, 1.0f);         // x0 (N, C, S, S) noise
     const StepRecipe *r = &s->recipe;
     if (r->t_dist == T_LOGIT_NORMAL) {                    // t (N): u ~ N(0, 1), then σ(mean + std·u)
@@ -138,8 +138,8 @@ double train_step(TrainState *s, const float *x1, const int *y, Rng *rng) {
     }
     const int *labels = NULL;                             // unconditional: none
     if (m->cfg.classes > 0) {
-        if (y) drop_labels(s->y, y, s->batch, m->cfg.classes, r->label_drop, rng);   // (N)
-        else for (int n = 0; n < s->batch; n++) s->y[n] = m->cfg.classes;
+        if (y) drop_labels(s->y, y, s->batch, cfg_null_label(&m->cfg), r->label_drop, rng);   // (N)
+        else for (int n = 0; n < s->batch; n++) s->y[n] = cfg_null_label(&m->cfg);
         labels = s->y;
     }
     double loss = train_forward_backward(s, x1, s->x0, s->t, labels);
