@@ -31,8 +31,8 @@ int step0_parse_options(int argc, char **argv, Options *o) {
                  "  gates prints adaLN-Zero's gradients over the first three updates (docs/tinydit.md).",
     };
     int rc = args_parse(&spec, argc, argv);
-    if (rc != ARGS_OK) return rc;
     if (o->model != shipped) o->model_name = o->model;
+    if (rc != ARGS_OK) return rc;
     if (o->nwords == 0 || (o->nwords == 3 && strcmp(o->words[0], "export") == 0) ||
         (o->nwords == 1 && (strcmp(o->words[0], "backward") == 0 || strcmp(o->words[0], "gates") == 0))) {
         if (o->sets.n == 0 || o->nwords == 1) return ARGS_OK;
