@@ -1,18 +1,8 @@
-// estimate.c: the main job's time, measured here before it starts.
-//
-// A number from another machine says little: the committed runs' step times
-// vary severalfold with the machine and with what else ran on it. So the job
-// times itself where it will run: a few real training steps of every
-// configuration (the model is built, the steps run on made-up images of the
-// right shape; their speed does not depend on the pixels), the baseline's val
-// exam, sampling and probe features, and reading CIFAR-10; and the fixed
-// costs around them, which on a small preset are most of the job: a
-// program's start, a checkpoint, a gnuplot figure, step 7's grid. The sums are
-// estimate_run_seconds, estimate_fixed and estimate_job below: a run is its
-// steps times its step time, plus its val checks and scorecard as forward passes of the
-// baseline scaled by the configuration's step time. The timing takes seconds
-// on an idle machine (more on a busy one), and the estimate is as good as the
-// machine is steady: work started beside the job later slows every part of it.
+// estimate.c: the main job's time, measured here before it starts. Step
+// times from another machine say little (they vary severalfold with the
+// machine and its load), so the job times its parts where it will run (what,
+// lab estimate --help says) and adds them up (lab.h: estimate_run_seconds,
+// estimate_fixed, estimate_job). It is as good as the machine is steady.
 #include <fcntl.h>
 #include <math.h>
 #include <omp.h>
@@ -121,7 +111,6 @@ void estimate_load_note(FILE *f, double others, int cores) {
 
 // ---------------------------------------------------------------------------
 // The timing
-
 
 // The scorecard's batch (common/eval/scorecard.c): its val exam and its
 // sampling run the model on this many images at a time.

@@ -23,7 +23,6 @@ int cmd_ablation(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
 int cmd_speed(int argc, char **argv);
 int cmd_report(int argc, char **argv);
-int cmd_attention_maps(int argc, char **argv);
 
 // ---------------------------------------------------------------------------
 // The options of the commands that plan training runs (ablation, sweep,
@@ -302,31 +301,6 @@ StepFlops train_step_flops_detail(const ModelConfig *c, int N);
 // Bytes the elementwise passes of that step move (norms, residuals,
 // softmax, activations, AdamW; speed.c lists them), for the roofline.
 double train_step_bytes(const ModelConfig *c, int N, size_t n_params);
-
-// ---------------------------------------------------------------------------
-// Where trained models look (attention_maps.c).
-#define ATT_MAX_LAYERS 16
-#define ATT_MAX_GRID 16
-#define ATT_MAX_OFFSETS ((2 * ATT_MAX_GRID - 1) * (2 * ATT_MAX_GRID - 1))
-
-// The mean attention of one model's layers over a batch, in units of the even
-// share 1/L (1 = no preference).
-typedef struct {
-    int depth, grid;
-    // offsets[l][(dy + g - 1) * (2g - 1) + (dx + g - 1)]: the attention of a
-    // query to the key dy rows and dx columns away, averaged over the queries
-    // that have one, the images and the heads
-    float offsets[ATT_MAX_LAYERS][ATT_MAX_OFFSETS];
-    // centre[l][row * g + col]: the attention of the centre patch (g/2, g/2)
-    float centre[ATT_MAX_LAYERS][ATT_MAX_GRID * ATT_MAX_GRID];
-    double self[ATT_MAX_LAYERS];      // mean attention of a query to itself (a probability)
-    double distance[ATT_MAX_LAYERS];  // mean attention-weighted distance to the keys, in patches
-    double uniform_distance;          // the same with even attention
-} AttentionMaps;
-
-// From the softmax probabilities that model_forward left in a->att[l].att
-// (N, H, L, L) for every layer l.
-void attention_maps_compute(const Model *m, const Activations *a, AttentionMaps *out);
 
 // ---------------------------------------------------------------------------
 // What the estimate and the job's progress both use (job_progress.c).

@@ -14,7 +14,6 @@ static const struct { const char *name; Command *run; const char *what; } COMMAN
     { "sweep", cmd_sweep, "one config key over a list of values (e.g. the lr), per configuration and seed" },
     { "speed", cmd_speed, "the six variants timed in rounds in one process, with GFLOP/s and matmul's rate" },
     { "report", cmd_report, "step 6's tables as Markdown in runs-dir/report.md, with links to the plots" },
-    { "attention-maps", cmd_attention_maps, "where p11_base_s0 and p11_rope look: mean attention per layer" },
 };
 #define N_COMMANDS (int)(sizeof COMMANDS / sizeof COMMANDS[0])
 

@@ -1,17 +1,9 @@
 // speed.c: a fair speed comparison of the six variants, and matmul's rate
-// on a product of the model's shape, measured in the same rounds.
-//
-// The ms/step of the table was measured while other runs shared the cores,
-// under a load that changed while they ran, so it cannot rank the
-// variants. Here all six are built in one process and take turns, one
-// training step each per round (common/io/bench.h: the round's first variant
-// rotates, and each variant's median over the rounds is kept), so a burst of
-// background load slows every variant alike and the median ignores it. The
-// first rounds are warm-up: caches, page faults of freshly allocated buffers,
-// OpenMP thread start-up.
-//
-// One timed call is exactly one training step of the trainer, train_step():
-// noise and times, forward, loss, backward, AdamW.
+// on a product of the model's shape, measured in the same rounds. The
+// table's ms/step was measured beside other runs under a changing load, so
+// it cannot rank the variants; here all six take turns in one process, one
+// train_step each per round (bench_interleaved, common/io/bench.h), so a
+// burst of load slows every variant alike and the median ignores it.
 #include <math.h>
 #include <omp.h>
 #include <stdlib.h>
@@ -49,13 +41,9 @@
 // into the timestep features; that saves 2·R·P·D + 2·N·F·D, well under 1%,
 // and we count it anyway, as the usual "3 × forward" rule does.)
 //
-// Not counted: norms, QK-norm, RoPE, softmax, GELU/SiLU, adaLN modulation,
-// the loss, AdamW. Each costs a few operations per element of an (R, D) or
-// (R, Hm) tensor (or N·H·L·L for softmax): a few percent of the products at
-// the default size, and they are limited by memory, not arithmetic. So the
-// GFLOP/s below is "useful matrix work per second", which is what can be
-// compared with matmul's rate: the difference is the price of
-// everything else (elementwise passes, small products, threading overhead).
+// Not counted: the elementwise passes (norms, RoPE, softmax, activations,
+// modulation, the loss, AdamW; memory-bound, train_step_bytes). So GFLOP/s
+// is useful matrix work per second, comparable with matmul's rate.
 StepFlops train_step_flops_detail(const ModelConfig *c, int N) {
     double D = c->dim, L = cfg_tokens(c), R = (double)N * L, P = cfg_patch_dim(c), F = c->freq_dim;
     double Hm = cfg_mlp_hidden(c);
@@ -203,10 +191,9 @@ static int parse_speed_options(int argc, char **argv, SpeedOptions *o) {
 // x1, and their entries fns[0..6). 0, or 1 with a message.
 static int build_racers(const SpeedOptions *o, Racer *racers, const float *x1, BenchFn *fns) {
     for (int v = 0; v < 6; v++) {
-        Config c = o->base;
+        Config c;
+        ablation_config_of(PRESET_TUTORIAL, v, &c);   // the tutorial's model, as o->base
         c.run.batch = o->batch;
-        const char *const *sets = ABLATION_CONFIG[v].sets;
-        for (int i = 0; sets[i]; i++) config_set_or_exit(&c, sets[i]);
         if (racer_init(&racers[v], &c, x1) != 0) return 1;
         fns[v] = (BenchFn){ ABLATION_CONFIG[v].label, racer_turn, &racers[v] };
     }

@@ -1,16 +1,8 @@
 // sweep_curves.c: does a gap between two configurations close with a longer
-// run, and when?
-//
-// A run with val_every > 0 examines itself on the fixed val exam every so
-// many steps and writes val.tsv (step, val MSE). For each value of the sweep
-// this lines the runs' val.tsv up check by check and compares every
-// configuration with the first one of --configs, over the seeds, with the
-// arithmetic of the ablation's table (compare_means): the difference of the
-// means and its standard error. It reads val.tsv, not metrics.json, so the
-// curve of a run still training is there too:
-//
-//     lab sweep --key steps --values 16000 --configs base,swiglu
-//                          --seeds 2 --set val_every=500 --curves
+// run, and when? The runs' val.tsv (val_every > 0), lined up check by check:
+// every configuration against the first of --configs over the seeds, by the
+// ablation table's arithmetic (compare_means). val.tsv, not metrics.json, so
+// a run still training has its curve too.
 #include <math.h>
 #include "lab.h"
 #include "io/bench.h"

@@ -281,7 +281,7 @@ START_TEST(test_print_commands_and_bad_options) {
     free(t);
     // every command answers --help with its usage on stdout and exit 0
     const char *commands[] = { STEP6 " train", STEP6 " summary", STEP6 " table", PROG " ablation", PROG " report",
-                               PROG " speed", PROG " attention-maps", PROG " sweep", PROG };
+                               PROG " speed", STEP6 " attention-maps", PROG " sweep", PROG };
     for (size_t k = 0; k < sizeof commands / sizeof commands[0]; k++) {
         ck_assert_msg(sh(log, "%s --help 2>/dev/null", commands[k]) == 0, "%s --help failed", commands[k]);
         t = read_whole_file(log);

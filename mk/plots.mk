@@ -54,7 +54,7 @@ plots: runs-plots
 	sh scripts/step_figures.sh $(RUNS)/figures $(RUNS) $(RUNS)
 runs-plots: $(JOB_PROGRAMS)
 	sh scripts/plots.sh $(RUNS) $(RUNS)/plots
-	$(LAB) attention-maps --runs $(RUNS) || \
+	$(S6) attention-maps --runs $(RUNS) || \
 	    echo "plots: no attention maps: they need the finished runs p11_base_s0 and p11_rope"
 	$(LAB) report $(RUNS)
 report: lab
@@ -74,7 +74,7 @@ docs-figures: $(STEP_TARGETS) lab model-figures sweep-figures
 	sh scripts/step_figures.sh $(DOCS_FIG) $(abspath $(RESULTS)) $(abspath $(COND_RESULTS))
 	cd step8_recipe && ./step8_recipe --figures $(DOCS_FIG) > /dev/null
 	step8_recipe/step8_recipe curves results/recipe_quick/*/nfe.tsv --figures $(DOCS_FIG)
-	$(LAB) attention-maps --runs $(RUNS) --out $(DOCS_FIG) || echo "docs-figures: no attention maps: they need" \
+	$(S6) attention-maps --runs $(RUNS) --out $(DOCS_FIG) || echo "docs-figures: no attention maps: they need" \
 	    "$(RUNS)/p11_base_s0 and p11_rope with their checkpoints; docs/figures keeps its step6_attention_*.png"
 	STEP6=$(S6) sh scripts/plots.sh $(RESULTS) $(DOCS_FIG)/plots
 	for p in val_mse_seeds loss lr2e3; do [ ! -f $(DOCS_FIG)/plots/$$p.png ] || cp $(DOCS_FIG)/plots/$$p.png $(DOCS_FIG)/step6_$$p.png; done

@@ -71,7 +71,7 @@ if [ -e "$1" ]; then
         "$STEP1" "$@" --figures "$DEST/plots" | sed "s|$DEST/|$rel/|g" > "$DEST/step1.txt"
     fi
     STEP6="$STEP6" sh "$here/plots.sh" "$DEST" "$DEST/plots"
-    "$LAB" attention-maps --runs "$RUNS" --out "$DEST/plots" > "$DEST/plots/attention_maps.txt" 2>&1 || {
+    "$STEP6" attention-maps --runs "$RUNS" --out "$DEST/plots" > "$DEST/plots/attention_maps.txt" 2>&1 || {
         rm -f "$DEST/plots/attention_maps.txt"   # no maps: no file, rather than an error naming this machine's folders
         echo "results.sh: no attention maps (they need $RUNS/p11_base_s0 and p11_rope with their checkpoints)"
     }

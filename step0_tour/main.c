@@ -174,6 +174,7 @@ int main(int argc, char **argv) {
     Options o;
     int rc = step0_parse_options(argc, argv, &o);
     if (rc != ARGS_OK) return args_exit_code(rc);
+    if (o.nwords == 1 && strcmp(o.words[0], "gates") == 0) return gate_grads(&o);
     if (o.nwords == 1) return backward_check(&o);                    // `backward`
     if (o.nwords) return export_weights(o.words[1], o.words[2]);   // `export RUN_CKPT OUT`
     if (o.threads > 0) omp_set_num_threads(o.threads);

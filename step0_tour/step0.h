@@ -4,6 +4,7 @@
 //   export.c   `export`: a run's checkpoint without its optimizer state
 //   backward.c `backward`: the backward pass against finite differences, and
 //              the picture of the gradient's size through the blocks
+//   gates.c    `gates`: adaLN-Zero's gradients over the first updates
 //   options.c  the command line
 #pragma once
 #include <math.h>
@@ -24,9 +25,9 @@ typedef struct {
     const char *model, *model_name, *figures;   // model_name: as printed (the shipped one relative)
     bool test_image, val_mse, timed;
     int threads;
-    char **words;                               // `export RUN_CKPT OUT`, `backward`, or nothing
+    char **words;                               // `export RUN_CKPT OUT`, `backward`, `gates`, or nothing
     int nwords;
-    ArgList sets;                               // --set key=value: `backward`'s model
+    ArgList sets;                               // --set key=value: `backward`'s or `gates`' model
 } Options;
 
 // ARGS_OK, ARGS_HELP or ARGS_BAD (common/io/args.h).
@@ -52,6 +53,11 @@ int backward_check(const Options *o);
 // each part of m's configuration at its initialisation and of m itself.
 // Answers as figure_plot.
 int figure_gradient_sizes(Model *m, const char *dir, char *err, size_t errlen);
+
+// `gates`: the default model with ada=zero (and o->sets) trained three steps
+// on random images, the RMS of each group's gradient printed. 0, or 2 on a
+// bad setting.
+int gate_grads(const Options *o);
 
 // Writes the weights and config of the checkpoint in to out. 0, or 1 after
 // a message.

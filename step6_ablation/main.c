@@ -9,17 +9,20 @@
 //                                                      the tables, from the runs' metrics.json
 //   step6_ablation summary [--set key=value]... [--modern]
 //                                                      the model as a tree, like print(model)
+//   step6_ablation attention-maps [--runs DIR] [--out DIR]
+//                                                      where two trained models look (the figures)
 //   step6_ablation                                     the committed results' tables
 //
 // `train` is common/train's trainer_run; `table` is ablation_table.c beside
 // this file (and ablation_curves.c for --curves), reading the runs through
-// ablation_runs.h. The
-// experiments that start many runs (the ablation, the sweeps, the speed
-// race, the report, the attention maps) are the lab's: lab/lab --help.
+// ablation_runs.h; `attention-maps` is attention_maps.c. The experiments
+// that start many runs (the ablation, the sweeps, the speed race, the
+// report) are the lab's: lab/lab --help.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "ablation_table.h"
+#include "attention_maps.h"
 #include "io/args.h"
 #include "io/config_parse.h"
 #include "io/paths.h"
@@ -45,6 +48,8 @@ static void usage(FILE *f) {
         "        with --curves, the training loss window by window against the baseline's\n"
         "  summary [--set key=value]... [--modern]\n"
         "        print the model as a tree with the parameters of each module\n"
+        "  attention-maps [--runs DIR] [--out DIR]\n"
+        "        where p11_base_s0 and p11_rope look: mean attention per layer, table and figures\n"
         "\n");
     preset_describe(f);
 }
@@ -150,6 +155,7 @@ int main(int argc, char **argv) {
     if (strcmp(cmd, "train") == 0) return cmd_train(argc, argv);
     if (strcmp(cmd, "table") == 0) return cmd_table(argc, argv);
     if (strcmp(cmd, "summary") == 0) return cmd_summary(argc, argv);
+    if (strcmp(cmd, "attention-maps") == 0) return cmd_attention_maps(argc, argv);
     fprintf(stderr, "error: unknown command '%s'\n\n", cmd);
     usage(stderr);
     return 2;

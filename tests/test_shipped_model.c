@@ -127,7 +127,7 @@ END_TEST
 // `step0_tour backward` (docs/backward.md): every group of the tiny model's
 // gradients within 1e-2 of its scale, in the backward pass's order (the head
 // first, the time MLP last), plain and with adaLN-Zero's gates; a setting
-// it cannot take is refused, and --set wants `backward`.
+// it cannot take is refused, and --set wants `backward` (or `gates`).
 START_TEST(test_backward_check_answers) {
     char dir[512];
     tmpdir_make(dir, sizeof dir, "backward");
@@ -141,8 +141,9 @@ START_TEST(test_backward_check_answers) {
     }
     ck_assert_int_eq(run_program("", "step0_tour/step0_tour", "backward --set dim=nope", dir), 2);
     ck_assert_int_ne(run_program("", "step0_tour/step0_tour", "--set ada=zero", dir), 0);
-    ck_assert_msg(strstr(read_text_in(dir, "err.txt"), "--set is for `backward` only"), "%s",
+    ck_assert_msg(strstr(read_text_in(dir, "err.txt"), "--set is for `backward` and `gates` only"), "%s",
                   read_text_in(dir, "err.txt"));
+    ck_assert_int_eq(run_program("", "step0_tour/step0_tour", "gates --set ada=plain", dir), 2);   // zero's gates only
     tmpdir_remove(dir);
 }
 END_TEST

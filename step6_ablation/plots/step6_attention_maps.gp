@@ -1,4 +1,4 @@
-# step6_attention_offsets and step6_attention_centre (lab attention-maps):
+# step6_attention_offsets and step6_attention_centre (step6_ablation attention-maps):
 # each layer's mean attention of two trained models, learned positions (top
 # row) and 2D RoPE (bottom row), one heat map a layer (the .tsv: one block a
 # model and layer, the second model's after the first one's depth1 blocks).

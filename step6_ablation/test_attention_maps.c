@@ -11,7 +11,7 @@
 //                 (skipped with a note without it).
 #include "synth_cifar.h"
 #include "testutil.h"
-#include "lab.h"
+#include "attention_maps.h"
 #include "train/trainer.h"
 #include "io/checkpoint.h"
 #include "io/cifar.h"
@@ -19,7 +19,7 @@
 #include "io/fileio.h"
 #include <sys/wait.h>
 
-#define PROG "./lab"
+#define PROG "./step6_ablation"
 
 static Config smoke(bool rope) {
     Config c;

@@ -1,14 +1,14 @@
-// gate_grads.c: what adaLN-Zero's zero start does to the gradients. A model
-// of the default size with --set ada=zero, one batch of random images, three
-// training steps; for each step, the RMS of the gradient over each group of
-// tensors before AdamW moves them (0: exactly 0). docs/tinydit.md reads it.
-//
-//   build/tools/gate_grads [--set key=value]...
+// gates.c: `step0_tour gates`, what adaLN-Zero's zero start does to the
+// gradients. A model of the default size with ada=zero (and any --set), one
+// batch of random images, three training steps; for each step, the RMS of
+// the gradient over each group of tensors before AdamW moves them (0:
+// exactly 0). docs/tinydit.md reads it.
 #include <math.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "step0.h"
 #include "io/config_parse.h"
 #include "nn/train_step.h"
 
@@ -60,24 +60,17 @@ static void group_sums(const Model *m, double sq[N_GROUPS], size_t n[N_GROUPS]) 
     }
 }
 
-int main(int argc, char **argv) {
+int gate_grads(const Options *o) {
     // ada=zero, then every --set, then one check (config_apply)
     Config cfg = config_default();
-    const char *sets[64] = { "ada=zero" };
-    int n = 1;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--set") != 0 || i + 1 == argc || n == 64) {
-            fprintf(stderr, "usage: gate_grads [--set key=value]...  (ada=zero is set already)\n");
-            return 2;
-        }
-        sets[n++] = argv[++i];
-    }
+    const char *sets[1 + ARGS_LIST_MAX] = { "ada=zero" };
+    for (int i = 0; i < o->sets.n; i++) sets[1 + i] = o->sets.v[i];
     char err[512];
-    if (config_apply(&cfg, sets, n, err, sizeof err) != 0) { fprintf(stderr, "gate_grads: %s\n", err); return 2; }
-    if (cfg.model.ada != ADA_ZERO) { fprintf(stderr, "gate_grads: it shows ada=zero only\n"); return 2; }
+    if (config_apply(&cfg, sets, 1 + o->sets.n, err, sizeof err) != 0) { fprintf(stderr, "step0_tour: %s\n", err); return 2; }
+    if (cfg.model.ada != ADA_ZERO) { fprintf(stderr, "step0_tour: gates shows ada=zero only\n"); return 2; }
     omp_set_num_threads(1);   // 8 images: too few to share out
     Model m;
-    if (model_build(&m, &cfg.model, err, sizeof err) != 0) { fprintf(stderr, "gate_grads: %s\n", err); return 2; }
+    if (model_build(&m, &cfg.model, err, sizeof err) != 0) { fprintf(stderr, "step0_tour: %s\n", err); return 2; }
     model_init_weights(&m, 0);
     size_t per = cfg_image_floats(&cfg.model);
     float *x1 = malloc(sizeof(float) * BATCH * per), *x0 = malloc(sizeof(float) * BATCH * per), t[BATCH];
@@ -88,7 +81,7 @@ int main(int argc, char **argv) {
     for (int n = 0; n < BATCH; n++) t[n] = (n + 0.5f) / BATCH;
     TrainState ts;
     AdamWConfig opt = adamw_default(cfg.run.lr);
-    if (!x1 || !x0 || train_state_init(&ts, &m, BATCH, &opt, NULL) != 0) { fprintf(stderr, "gate_grads: out of memory\n"); return 1; }
+    if (!x1 || !x0 || train_state_init(&ts, &m, BATCH, &opt, NULL) != 0) { fprintf(stderr, "step0_tour: out of memory\n"); return 1; }
 
     double rms[STEPS][N_GROUPS];
     for (int s = 0; s < STEPS; s++) {

@@ -12,8 +12,11 @@
 // times the even share. A table prints, per layer, the share a query keeps
 // for itself and the mean distance to what it attends to.
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
-#include "lab.h"
+#include <string.h>
+#include "attention_maps.h"
+#include "io/args.h"
 #include "io/checkpoint.h"
 #include "nn/errors.h"
 #include "io/cifar.h"
@@ -77,7 +80,7 @@ static int parse_maps_options(int argc, char **argv, const char **runs, const ch
         ARG_END,
     };
     const ArgSpec spec = {
-        .program = "lab attention-maps", .options = opts,
+        .program = "step6_ablation attention-maps", .options = opts,
         .about = "  loads DIR/NAME/ckpt.safetensors of p11_base_s0 (learned positions) and p11_rope\n"
                  "  (2D RoPE), runs each on the first 64 test images noised to t = 0.5 (noise from a\n"
                  "  fixed seed), and writes the mean attention of every layer: step6_attention_offsets\n"
@@ -178,7 +181,7 @@ static int write_maps_data(const char *dir, const char *name, const AttentionMap
     return figure_data_close(f, dir, name, err, errlen);
 }
 
-// Writes the maps' data and draws them with lab/plots/step6_attention_maps.gp:
+// Writes the maps' data and draws them with step6_ablation/plots/step6_attention_maps.gp:
 // figure_plot's answers (0 drawn, FIGURE_NO_GNUPLOT, or -1 with a message in err).
 static int draw_maps(const char *dir, const char *name, const char *labels[2], const AttentionMaps maps[2],
                      bool offsets, double t, char *err, size_t errlen) {
@@ -191,7 +194,7 @@ static int draw_maps(const char *dir, const char *name, const char *labels[2], c
              "lo = %.4g\nhi = %.4g\nlabel1 = '%s'\nlabel2 = '%s'", name, offsets, maps[0].grid, maps[0].depth,
              maps[1].depth, t, lo, hi, labels[0], labels[1]);
     int width = 360 * depth + 120 > 900 ? 360 * depth + 120 : 900;
-    return figure_plot_script(dir, "lab/plots/step6_attention_maps.gp", name, width, 800, vars, err, errlen);
+    return figure_plot_script(dir, "step6_ablation/plots/step6_attention_maps.gp", name, width, 800, vars, err, errlen);
 }
 
 int cmd_attention_maps(int argc, char **argv) {
@@ -213,7 +216,7 @@ int cmd_attention_maps(int argc, char **argv) {
     for (int k = 0; k < 2; k++)
         if (run_maps(runs, MAPPED_RUNS[k], xt, tvec, MAPS_IMAGES, &maps[k], &cfgs[k], err, sizeof err) != 0) {
             fprintf(stderr, "error: %s\n(attention-maps needs the finished runs %s and %s; "
-                            "lab ablation --only %s,%s trains them)\n",
+                            "lab/lab ablation --only %s,%s trains them)\n",
                     err, MAPPED_RUNS[0], MAPPED_RUNS[1], MAPPED_RUNS[0], MAPPED_RUNS[1]);
             goto done;
         }
