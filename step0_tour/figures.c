@@ -20,13 +20,6 @@
 #define STB_IMAGE_IMPLEMENTATION
 #include "stb_image.h"
 
-// x_t = (1 - t)·x0 + t·x1 of one image (flow_interpolate with N = 1).
-void noised(float *xt, const float *x0, const float *x1, float t, size_t per) {
-    float *target = malloc(sizeof(float) * per);
-    flow_interpolate(xt, target, x1, x0, &t, 1, per);
-    free(target);
-}
-
 // ---------------------------------------------------------------------------
 // Pictures. An image panel is written as its pixels, one line each
 // (x, y, r, g, b), and gnuplot draws the lines `with rgbimage`: the numbers

@@ -120,28 +120,6 @@ static void tour(Model *m, const float *x1) {
     free(x0); free(xt);
 }
 
-// ---------------------------------------------------------------------------
-// The Euler sampler, step by step: flow_sample's loop, written out so that
-// the images between the steps can be kept (each step is flow_euler_step,
-// an exercise of docs/exercises.md). snaps (n_snaps, n, per) gets x
-// after the steps listed in at[] (0 = the noise itself).
-void euler_walk(Model *m, float *x, int n, int steps, const int *at, int n_snaps, float *snaps) {
-    size_t per = cfg_image_floats(&m->cfg);
-    Activations a;
-    activations_alloc(&a, m, n, false);
-    float *t = malloc(sizeof(float) * n);
-    for (int i = 0; i <= steps; i++) {
-        for (int s = 0; s < n_snaps; s++)
-            if (at[s] == i) memcpy(snaps + (size_t)s * n * per, x, sizeof(float) * n * per);
-        if (i == steps) break;
-        for (int k = 0; k < n; k++) t[k] = (float)i / (float)steps;
-        model_forward(m, &a, x, t, NULL);
-        flow_euler_step(x, a.v, 1.0f / (float)steps, (size_t)n * per);   // as flow_sample
-    }
-    free(t);
-    activations_free(&a);
-}
-
 // 8 samples from the scorecard's noise (FD_SEED), timed if asked; then the
 // same walk written out, which must land on the same images.
 static void sample_and_check(Model *m, int timed) {

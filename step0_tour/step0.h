@@ -33,10 +33,10 @@ typedef struct {
 // ARGS_OK, ARGS_HELP or ARGS_BAD (common/io/args.h).
 int step0_parse_options(int argc, char **argv, Options *o);
 
-// x_t = (1 - t)·x0 + t·x1 of one image (per floats; figures.c).
+// x_t = (1 - t)·x0 + t·x1 of one image (per floats; walk.c).
 void noised(float *xt, const float *x0, const float *x1, float t, size_t per);
 
-// The Euler sampler's loop written out (main.c): snaps (n_snaps, n, per)
+// The Euler sampler's loop written out (walk.c): snaps (n_snaps, n, per)
 // gets x after the steps listed in at[] (0 = the noise itself).
 void euler_walk(Model *m, float *x, int n, int steps, const int *at, int n_snaps, float *snaps);
 
