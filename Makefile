@@ -27,9 +27,12 @@ golden: $(BUILD)/tests/golden_check
 TORCH_PYTHON = $(firstword $(foreach p,python3 /usr/bin/python3,$(shell $(p) -c 'import torch' 2>/dev/null && echo $(p))))
 NEED_TORCH = @if [ -z "$(TORCH_PYTHON)" ]; then printf '%s\n' "make $@: PyTorch is not installed (no python3 \
 	can import torch)." "Install it with:  apt-get install python3-torch"; exit 1; fi
-golden-files layer-files:
+golden-files:
 	$(NEED_TORCH)
-	$(TORCH_PYTHON) tools/tinydit_ref.py $(if $(filter golden-files,$@),golden $(GOLDEN_DIR),layers $(GOLDEN_DIR)/layers)
+	$(TORCH_PYTHON) tools/tinydit_ref.py golden $(GOLDEN_DIR)
+layer-files:
+	$(NEED_TORCH)
+	$(TORCH_PYTHON) tools/tinydit_ref.py layers $(GOLDEN_DIR)/layers
 # make replay [SET="--set pos=rope2d"]: a run's first TRACE_STEPS steps replayed in PyTorch.
 TRACE_STEPS ?= 100
 TRACE ?= $(RUNS)/trace.safetensors
