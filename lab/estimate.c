@@ -533,9 +533,6 @@ int cmd_estimate(int argc, char **argv) {
            "           of it %.0f s this estimate, %.0f s the step programs between the runs, %.0f s the plots)\n",
            d, preset_name(o.preset), left, left == 1 ? "" : "s", n, dir, o.jobs, t.self_seconds, fixed.between,
            fixed.after);
-    if (!strcmp(probe_choice(), "trained"))
-        printf("[estimate] TINYDIT_PROBE=trained: training the probe classifier first, if it is not cached, is not\n"
-               "           counted (tools/train_probe trains it alone and says how long it took)\n");
     if (o.save && save_estimate(o.save, e, (double)time(NULL) - (wall_seconds() - t0), o.jobs, &t, runs, names,
                                 phase, n) != 0)
         return 1;

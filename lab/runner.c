@@ -18,7 +18,6 @@
 #include <unistd.h>
 #include "lab.h"
 #include "eval/probe.h"
-#include "io/cifar.h"
 #include "io/paths.h"
 #include "io/fileio.h"
 
@@ -165,22 +164,12 @@ static int run_xargs(const CommandLine *lines, int n, int jobs, const LaunchWatc
 
 // The probe classifier of probe-FD (common/eval/probe.h), loaded before any
 // run starts, so that a missing or damaged probe fails the runs before hours
-// of training, not after; with TINYDIT_PROBE=trained it is trained here
-// once, not by two runs side by side. 0, or -1 with a message on stderr.
+// of training, not after. 0, or -1 with a message on stderr.
 static int prepare_probe(void) {
     char err[4600];
-    CifarSet train = {0}, test = {0};   // the data only for a probe trained here
-    if (!strcmp(probe_choice(), "trained") && (cifar_load_train(NULL, &train, err, sizeof err) != 0 ||
-                                               cifar_load_test(NULL, &test, err, sizeof err) != 0)) {
-        fprintf(stderr, "error: %s\n", err);
-        cifar_free(&train);
-        return -1;
-    }
-    Probe *p = probe_for_scoring(&train, &test, 1, err, sizeof err);
+    Probe *p = probe_for_scoring(1, err, sizeof err);
     if (!p) fprintf(stderr, "error: probe: %s\n", err);
     probe_free(p);
-    cifar_free(&train);
-    cifar_free(&test);
     return p ? 0 : -1;
 }
 

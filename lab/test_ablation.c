@@ -448,7 +448,6 @@ START_TEST(test_smoke_ablation_end_to_end) {
     char dir[256], runs[300], log[300];
     tmpdir_make(dir, sizeof dir, "e2e");
     ck_assert_int_ge(synth_cifar_use(dir, "test_smoke_ablation_end_to_end"), 0);
-    unsetenv("TINYDIT_PROBE");   // the shipped probe, as a user's job has it
     char shipped_path[4096], err[4600];
     ck_assert_int_eq(project_path(shipped_path, sizeof shipped_path, PROBE_SHIPPED), 0);
     Probe *shipped = probe_load(shipped_path, err, sizeof err);

@@ -1,7 +1,7 @@
 # mk/common.mk: how sources become programs: each .c compiles once, to build/ under its own path.
 BUILD := build
-# CIFAR_DIR, TINYDIT_CACHE relative to where make started: absolute for programs started elsewhere
-$(foreach v,CIFAR_DIR TINYDIT_CACHE,$(if $(strip $($(v))),$(eval override export $(v) := $(abspath $($(v))))))
+# CIFAR_DIR relative to where make started: absolute for programs started elsewhere
+$(if $(strip $(CIFAR_DIR)),$(eval override export CIFAR_DIR := $(abspath $(CIFAR_DIR))))
 CC := $(if $(filter default,$(origin CC)),gcc,$(CC))
 # fused multiply-adds; no trapping comparisons or errno, so the GELU, SiLU, softmax and
 # AdamW loops vectorise, rounding the same (docs/performance.md)

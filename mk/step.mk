@@ -2,7 +2,7 @@
 HERE := $(notdir $(CURDIR))
 SHORT := $(firstword $(subst _, ,$(HERE)))
 ROOT_MAKE = $(MAKE) --no-print-directory -C .. \
-    $(foreach v,CIFAR_DIR TINYDIT_CACHE,$(if $($(v)),$(v)=$(abspath $($(v)))))
+    $(if $(CIFAR_DIR),CIFAR_DIR=$(abspath $(CIFAR_DIR)))
 .PHONY: all $(sort $(SHORT) $(HERE)) check grade clean
 all $(sort $(SHORT) $(HERE)):
 	@$(ROOT_MAKE) $(HERE)/$(HERE)

@@ -40,7 +40,7 @@ static int append(char **buf, size_t *len, size_t *cap, const char *fmt, ...) {
 // What a sweep holds while it runs.
 typedef struct {
     Model m;
-    CifarSet train, test;
+    CifarSet test;
     Probe *probe;
     FeatureStats real;
     float *samples;
@@ -49,7 +49,6 @@ typedef struct {
 
 static void sweep_free(Sweep *s) {
     model_free(&s->m);
-    cifar_free(&s->train);
     cifar_free(&s->test);
     probe_free(s->probe);
     feature_stats_free(&s->real);
@@ -94,11 +93,8 @@ int load_guided(const char *path, const char *name, Model *m, char *err, size_t 
 static int sweep_load(Sweep *s, const Options *o, char *err, size_t errlen) {
     if (load_guided(o->model, o->model_name, &s->m, err, errlen) != 0) return -1;
     if (o->ema && checkpoint_use_ema(o->model, &s->m, err, errlen) != 0) return -1;
-    // the training set only for a probe trained here (TINYDIT_PROBE=trained)
-    if (cifar_load_test(NULL, &s->test, err, errlen) != 0 ||
-        (!strcmp(probe_choice(), "trained") && cifar_load_train(NULL, &s->train, err, errlen) != 0))
-        return -1;
-    if (!(s->probe = probe_for_scoring(&s->train, &s->test, 1, err, errlen))) return -1;
+    if (cifar_load_test(NULL, &s->test, err, errlen) != 0) return -1;
+    if (!(s->probe = probe_for_scoring(1, err, errlen))) return -1;
     size_t per = cfg_image_floats(&s->m.cfg);
     s->samples = malloc(sizeof(float) * per * o->samples);
     s->y = malloc(sizeof(int) * o->samples);

@@ -32,7 +32,7 @@
 int cmd_nfe(const Options *o) {
     char err[ERRLEN];
     Model m;
-    CifarSet train = {0}, test = {0};
+    CifarSet test = {0};
     if (checkpoint_load(o->model, &m, NULL, err, sizeof err) != 0) return fprintf(stderr, "error: %s\n", err), 1;
     Probe *probe = NULL;
     FeatureStats real;
@@ -41,13 +41,12 @@ int cmd_nfe(const Options *o) {
     int rc = (o->ema && checkpoint_use_ema(o->model, &m, err, sizeof err) != 0) ||
              cifar_check_config(&m.cfg, o->model, err, sizeof err) != 0 ||
              cifar_load_test(NULL, &test, err, sizeof err) != 0 ||
-             (!strcmp(probe_choice(), "trained") && cifar_load_train(NULL, &train, err, sizeof err) != 0) ||
-             !(probe = probe_for_scoring(&train, &test, 1, err, sizeof err)) || !samples || !ref ||
+             !(probe = probe_for_scoring(1, err, sizeof err)) || !samples || !ref ||
              scorecard_real_stats(probe, &test, &real) != 0 ? -1 : 0;
     if (rc != 0) {
         fprintf(stderr, "error: %s\n", samples && ref ? err : "out of memory");
         if (probe) probe_free(probe);
-        free(samples); free(ref); cifar_free(&train); cifar_free(&test); model_free(&m);
+        free(samples); free(ref); cifar_free(&test); model_free(&m);
         return 1;
     }
     printf("nfe of %s%s: %d samples a point, probe-FD by %s\n", o->model_name, o->ema ? " (EMA)" : "", o->samples,
@@ -86,7 +85,7 @@ int cmd_nfe(const Options *o) {
     free(text);
     feature_stats_free(&real);
     probe_free(probe);
-    free(samples); free(ref); cifar_free(&train); cifar_free(&test); model_free(&m);
+    free(samples); free(ref); cifar_free(&test); model_free(&m);
     return rc != 0;
 }
 

@@ -77,19 +77,16 @@ static inline int synth_cifar_write(const char *dir, int records) {
 // every machine, in seconds; the tests of the real images need them by name:
 // test_cifar, test_trainer's smoke run, test_faults' bad files, test_probe's
 // shipped probe), with CIFAR_DIR and CIFAR_RECORDS set for this process and
-// its children, and TINYDIT_CACHE set to <tmp>/cache so that a probe trained
-// on it (only with TINYDIT_PROBE=trained) never lands in the real cache.
+// its children.
 // Returns 1, or -1 if the set could not be written. `who` names the test in
 // the line that says which data it uses.
 static inline int synth_cifar_use(const char *tmp, const char *who) {
-    char dir[4200], cache[4200], records[16];
+    char dir[4200], records[16];
     snprintf(dir, sizeof dir, "%s/synth_cifar", tmp);
-    snprintf(cache, sizeof cache, "%s/cache", tmp);
     snprintf(records, sizeof records, "%d", SYNTH_CIFAR_RECORDS);
     if (mkdir(dir, 0755) != 0 || synth_cifar_write(dir, SYNTH_CIFAR_RECORDS) != 0) return -1;
     setenv("CIFAR_DIR", dir, 1);
     setenv("CIFAR_RECORDS", records, 1);
-    setenv("TINYDIT_CACHE", cache, 1);
     printf("%s: on a synthetic set of %d images per file in %s\n", who,
            SYNTH_CIFAR_RECORDS, dir);
     fflush(stdout);

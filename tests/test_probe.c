@@ -462,9 +462,9 @@ START_TEST(test_train_deterministic) {
 END_TEST
 
 // ----------------------------------------------------------------------------
-// The cache
+// The key and the file
 
-START_TEST(test_cache_key) {
+START_TEST(test_probe_key) {
     CifarSet train = colour_set(32, 40), test = colour_set(16, 41);
     ProbeRecipe r = tiny_recipe();
     char k1[17], k2[17];
@@ -487,38 +487,40 @@ START_TEST(test_cache_key) {
 }
 END_TEST
 
-START_TEST(test_cache_roundtrip) {
-    char dir[256];
-    tmpdir_make(dir, sizeof dir, "probe_cache");
-    char sub[300];
-    snprintf(sub, sizeof(sub), "%s/a/b", dir);       // created on the way
+// A trained probe saved and loaded: the same weights, key and accuracy; a
+// file that is not a probe, or one bit flipped in its weights, is refused,
+// the damaged file named.
+START_TEST(test_save_load) {
+    char dir[256], path[300], damaged[300], err[4600];
+    tmpdir_make(dir, sizeof dir, "probe_file");
+    snprintf(path, sizeof path, "%s/probe.safetensors", dir);
     CifarSet train = colour_set(32, 50), test = colour_set(16, 51);
     ProbeRecipe r = tiny_recipe();
     r.epochs = 1; r.batch = 16;
-    char err[256];
-    Probe *p = probe_get_or_train(sub, &train, &test, &r, 0, err, sizeof(err));
+    Probe *p = probe_train(&train, &test, &r, 0);
     ck_assert_ptr_nonnull(p);
-    char path[400];
-    snprintf(path, sizeof(path), "%s/probe-%s.safetensors", sub, p->key);
-    ck_assert_int_eq(access(path, R_OK), 0);
-    // Second call: loaded, not trained: same weights, same accuracy.
-    Probe *q = probe_get_or_train(sub, &train, &test, &r, 0, err, sizeof(err));
-    ck_assert_ptr_nonnull(q);
+    probe_cache_key(&r, &train, &test, p->key);
+    ck_assert_msg(probe_save(p, &r, path, err, sizeof err) == 0, "%s", err);
+    Probe *q = probe_load(path, err, sizeof err);
+    ck_assert_msg(q, "%s", err);
     ck_assert(memcmp(p->params, q->params, sizeof(float) * p->n_params) == 0);
     ck_assert_str_eq(p->key, q->key);
+    ck_assert_str_eq(p->weights, q->weights);
+    ck_assert_str_eq(q->source, "file");
     ck_assert(fabsf(p->test_acc - q->test_acc) < 1e-6f);
-    // A corrupt cache file is retrained over, not trusted.
-    FILE *f = fopen(path, "wb");
-    fputs("not a safetensors file", f);
-    fclose(f);
-    ck_assert_ptr_null(probe_load(path, err, sizeof(err)));
-    Probe *s = probe_get_or_train(sub, &train, &test, &r, 0, err, sizeof(err));
-    ck_assert_ptr_nonnull(s);
-    ck_assert(memcmp(p->params, s->params, sizeof(float) * p->n_params) == 0);
-    Probe *reloaded = probe_load(path, err, sizeof(err));   // the retrained file is readable again
-    ck_assert_ptr_nonnull(reloaded);
-    probe_free(reloaded);
-    probe_free(p); probe_free(q); probe_free(s);
+
+    size_t len;
+    char *bytes = read_file_all(path, &len, err, sizeof err);
+    ck_assert_msg(bytes, "%s", err);
+    bytes[len - 40] ^= 0x10;
+    snprintf(damaged, sizeof damaged, "%s/damaged.safetensors", dir);
+    ck_assert_int_eq(write_file_atomic(damaged, bytes, len, err, sizeof err), 0);
+    free(bytes);
+    ck_assert_ptr_null(probe_load(damaged, err, sizeof err));
+    ck_assert_msg(strstr(err, damaged) && strstr(err, "CRC32"), "%s", err);
+    ck_assert_int_eq(write_file_atomic(damaged, "not a safetensors file", 22, err, sizeof err), 0);
+    ck_assert_ptr_null(probe_load(damaged, err, sizeof err));
+    probe_free(p); probe_free(q);
     free_set(&train); free_set(&test);
     tmpdir_remove(dir);
 }
@@ -553,7 +555,7 @@ START_TEST(test_predict_is_argmax) {
 END_TEST
 
 // ----------------------------------------------------------------------------
-// The shipped probe, and which probe scores
+// The shipped probe, the one that scores
 
 static void shipped_path(char *out, size_t n) {
     ck_assert_int_eq(project_path(out, n, PROBE_SHIPPED), 0);
@@ -607,62 +609,16 @@ START_TEST(test_shipped_probe) {
 }
 END_TEST
 
-// TINYDIT_PROBE: unset, the shipped probe; "trained", the recipe's probe
-// from the cache, trained there first; a file, that file; a damaged or
-// missing file, an error that names it.
-START_TEST(test_probe_choice) {
-    char dir[256], cache[300], damaged[300], path[4096], err[4600];
-    tmpdir_make(dir, sizeof dir, "probe_choice");
-    snprintf(cache, sizeof cache, "%s/cache", dir);
-    setenv("TINYDIT_CACHE", cache, 1);
-    unsetenv("TINYDIT_PROBE");
-    Probe *shipped = probe_for_scoring(NULL, NULL, 0, err, sizeof err);
+// The probe that scores is the shipped one, named so, its fingerprint that
+// of its weights.
+START_TEST(test_probe_for_scoring) {
+    char err[4600], weights[17];
+    Probe *shipped = probe_for_scoring(0, err, sizeof err);
     ck_assert_msg(shipped, "%s", err);
     ck_assert_str_eq(shipped->source, "shipped");
-    char weights[17];
     probe_fingerprint(shipped, weights);
     ck_assert_str_eq(shipped->weights, weights);
-
-    // trained: the default recipe on a small set (2 steps an epoch), then from the cache
-    CifarSet train = colour_set(256, 70), test = colour_set(32, 71);
-    setenv("TINYDIT_PROBE", "trained", 1);
-    Probe *a = probe_for_scoring(&train, &test, 0, err, sizeof err);
-    ck_assert_msg(a, "%s", err);
-    ck_assert_str_eq(a->source, "trained");
-    ck_assert_str_ne(a->weights, shipped->weights);
-    snprintf(path, sizeof path, "%s/probe-%s.safetensors", cache, a->key);
-    ck_assert_msg(access(path, R_OK) == 0, "no %s", path);
-    Probe *b = probe_for_scoring(&train, &test, 0, err, sizeof err);
-    ck_assert_msg(b, "%s", err);
-    ck_assert_str_eq(b->weights, a->weights);
-
-    // a file: that probe, its fingerprint the same as when it was trained
-    setenv("TINYDIT_PROBE", path, 1);
-    Probe *c = probe_for_scoring(NULL, NULL, 0, err, sizeof err);
-    ck_assert_msg(c, "%s", err);
-    ck_assert_str_eq(c->source, "file");
-    ck_assert_str_eq(c->weights, a->weights);
-
-    // a flipped bit in its weights: refused by its CRC32s, the file named
-    size_t len;
-    char *bytes = read_file_all(path, &len, err, sizeof err);
-    ck_assert_msg(bytes, "%s", err);
-    bytes[len - 40] ^= 0x10;
-    snprintf(damaged, sizeof damaged, "%s/damaged.safetensors", dir);
-    ck_assert_int_eq(write_file_atomic(damaged, bytes, len, err, sizeof err), 0);
-    free(bytes);
-    setenv("TINYDIT_PROBE", damaged, 1);
-    ck_assert_ptr_null(probe_for_scoring(NULL, NULL, 0, err, sizeof err));
-    ck_assert_msg(strstr(err, damaged) && strstr(err, "CRC32") && strstr(err, "TINYDIT_PROBE"), "%s", err);
-    setenv("TINYDIT_PROBE", "/nonexistent/probe.safetensors", 1);
-    ck_assert_ptr_null(probe_for_scoring(NULL, NULL, 0, err, sizeof err));
-    ck_assert_msg(strstr(err, "/nonexistent/probe.safetensors"), "%s", err);
-
-    unsetenv("TINYDIT_PROBE");
-    unsetenv("TINYDIT_CACHE");
-    probe_free(shipped); probe_free(a); probe_free(b); probe_free(c);
-    free_set(&train); free_set(&test);
-    tmpdir_remove(dir);
+    probe_free(shipped);
 }
 END_TEST
 
@@ -672,8 +628,8 @@ int main(void) {
     add_tests(s, "layers", 120, TESTS(test_conv_matches_direct_loop, test_conv_grad, test_im2col_col2im_adjoint,
                                       test_relu_grad, test_maxpool_grad, test_maxpool_ties_go_to_first,
                                       test_global_avgpool_grad, test_fc_grad, test_xent_grad, test_network_grad));
-    add_tests(s, "train", 60, TESTS(test_train_smoke, test_train_deterministic, test_recipe_pinned, test_cache_key,
-                                    test_cache_roundtrip, test_predict_is_argmax));
-    add_tests(s, "shipped", 120, TESTS(test_shipped_probe, test_probe_choice));
+    add_tests(s, "train", 60, TESTS(test_train_smoke, test_train_deterministic, test_recipe_pinned, test_probe_key,
+                                    test_save_load, test_predict_is_argmax));
+    add_tests(s, "shipped", 120, TESTS(test_shipped_probe, test_probe_for_scoring));
     return run_suite(s);
 }

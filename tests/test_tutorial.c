@@ -94,7 +94,7 @@ START_TEST(test_tutorial_in_a_copy) {
     // environment that would change where things go (MAKEFLAGS would also
     // hand over the jobserver of the make running this test)
     snprintf(cmd, sizeof cmd,
-             "cd '%s' && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u RUNS -u TINYDIT_CACHE -u TINYDIT_PROBE -u TINYDIT_HOME "
+             "cd '%s' && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u RUNS -u TINYDIT_HOME "
              "-u GOLDEN_DIR CIFAR_DIR=../cifar CIFAR_RECORDS=%d make tutorial PRESET=smoke ESTIMATE=no > '%s' 2>&1",
              tree, SYNTH_CIFAR_RECORDS, log);
     printf("test_tutorial: in %s: CIFAR_DIR=../cifar make tutorial PRESET=smoke\n", tree);

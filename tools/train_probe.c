@@ -3,17 +3,17 @@
 //   CIFAR_DIR=/path/to/cifar-10-batches-bin ./build/tools/train_probe
 //       the shipped probe: its key, weights and recorded test accuracy, and
 //       the test accuracy measured again here (seconds)
-//   ./build/tools/train_probe --train [--out FILE]
+//   ./build/tools/train_probe --train --out FILE
 //       a probe trained here by the project's recipe (probe_default_recipe),
-//       saved to FILE, else to the cache that TINYDIT_PROBE=trained reads
+//       saved to FILE (minutes)
 //
-// The shipped probe was made by the second, on two threads, into models/:
+// Every probe-FD is the shipped probe's; it was made by the second, on two
+// threads, into models/:
 //   OMP_NUM_THREADS=2 ./build/tools/train_probe --train --out models/probe_classifier.safetensors
 //   cd models && sha256sum probe_classifier.safetensors > probe_classifier.safetensors.sha256
 #include "io/args.h"
 #include "io/blas_kernel.h"
 #include "io/cifar.h"
-#include "io/paths.h"
 #include "eval/probe.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,19 +28,21 @@ static int parse(int argc, char **argv, Options *o) {
     *o = (Options){ false, NULL };
     ArgOption opts[] = {
         ARG_FLAG("train", &o->train, true, "train a probe by the project's recipe (minutes) instead"),
-        ARG_STRING("out", "FILE", &o->out, "with --train: save it to FILE (default: the cache,\n"
-                   "where TINYDIT_PROBE=trained finds it)"),
+        ARG_STRING("out", "FILE", &o->out, "with --train: save it to FILE"),
         ARG_END,
     };
     const ArgSpec spec = {
         .program = "train_probe", .options = opts,
         .about = "  the shipped probe classifier (" PROBE_SHIPPED "): its key, weights and\n"
                  "  test accuracy, measured again on $CIFAR_DIR's test set; or, with --train, a probe\n"
-                 "  trained here by the project's recipe. Every probe-FD is the shipped probe's unless\n"
-                 "  TINYDIT_PROBE names another (common/eval/probe.h).",
+                 "  trained here by the project's recipe. Every probe-FD is the shipped probe's\n"
+                 "  (common/eval/probe.h).",
     };
     int rc = args_parse(&spec, argc, argv);
     if (rc == ARGS_OK && o->out && !o->train) return args_error(NULL, "--out goes with --train");
+    if (rc == ARGS_OK && o->train && !o->out)
+        return args_error(NULL, "--train needs --out FILE, where to save the probe (--out " PROBE_SHIPPED
+                          " replaces the shipped one)");
     return rc;
 }
 
@@ -51,12 +53,8 @@ static void print_probe(const Probe *p, const char *what) {
 
 // The shipped probe, and its test accuracy measured again (when the data is there).
 static int show_shipped(void) {
-    char path[4096], err[4600];
-    if (project_path(path, sizeof path, PROBE_SHIPPED) != 0) {
-        fprintf(stderr, "error: no project around this program to find %s in\n", PROBE_SHIPPED);
-        return 1;
-    }
-    Probe *p = probe_load(path, err, sizeof err);
+    char err[4600];
+    Probe *p = probe_for_scoring(0, err, sizeof err);
     if (!p) { fprintf(stderr, "error: %s\n", err); return 1; }
     print_probe(p, PROBE_SHIPPED);
     CifarSet test;
@@ -72,23 +70,20 @@ static int show_shipped(void) {
 
 static int train(const char *out) {
     char err[4600];
-    CifarSet train, test;
-    if (cifar_load_train(NULL, &train, err, sizeof err) != 0) { fprintf(stderr, "error: %s\n", err); return 1; }
-    if (cifar_load_test(NULL, &test, err, sizeof err) != 0) {
+    CifarSet train, test = { 0 };
+    if (cifar_load_train(NULL, &train, err, sizeof err) != 0 || cifar_load_test(NULL, &test, err, sizeof err) != 0) {
         fprintf(stderr, "error: %s\n", err);
         cifar_free(&train);
         return 1;
     }
     ProbeRecipe r = probe_default_recipe();
-    Probe *p = NULL;
-    if (!out) {
-        p = probe_get_or_train(NULL, &train, &test, &r, 1, err, sizeof err);
-    } else if ((p = probe_train(&train, &test, &r, 1)) != NULL) {
+    Probe *p = probe_train(&train, &test, &r, 1);
+    if (!p) {
+        snprintf(err, sizeof err, "out of memory");
+    } else {
         probe_cache_key(&r, &train, &test, p->key);
         if (probe_save(p, &r, out, err, sizeof err) != 0) { probe_free(p); p = NULL; }
         else printf("saved %s\n", out);
-    } else {
-        snprintf(err, sizeof err, "out of memory");
     }
     cifar_free(&train);
     cifar_free(&test);

@@ -1,5 +1,5 @@
 // probe.c: the probe classifier: its parameters, forward and backward passes,
-// the training loop, the shipped file and the on-disk cache (see probe.h).
+// the training loop, its key and file, and the shipped probe (see probe.h).
 #include "probe.h"
 #include "io/checksum.h"
 #include "io/progress.h"
@@ -7,7 +7,6 @@
 #include "nn/rng.h"
 #include "io/safetensors.h"
 #include "io/clock.h"
-#include "io/fileio.h"
 #include "io/paths.h"
 #include <math.h>
 #include <omp.h>
@@ -348,11 +347,11 @@ done:
 }
 
 // ----------------------------------------------------------------------------
-// The cache
+// The key, the fingerprint and the file
 
 // FNV-1a, 64-bit (Fowler, Noll, Vo): xor in a byte, multiply by the prime.
 // Not cryptographic, but a changed byte anywhere changes the key, which is
-// all a cache needs.
+// all a key needs.
 #define FNV_OFFSET 0xcbf29ce484222325ULL
 #define FNV_PRIME 0x100000001b3ULL
 
@@ -390,18 +389,6 @@ void probe_cache_key(const ProbeRecipe *r, const CifarSet *train, const CifarSet
 void probe_fingerprint(const Probe *p, char out[17]) {
     uint64_t h = fnv1a(FNV_OFFSET, p->params, sizeof(float) * p->n_params);
     snprintf(out, 17, "%016llx", (unsigned long long)h);
-}
-
-// The cache's folder: $TINYDIT_CACHE if set and not empty, else the
-// project root's runs/.cache, found at run time (io/paths.h), so that a
-// program started from a step folder finds the same cache as one started
-// from the root, rather than training a probe of its own.
-static const char *probe_cache_dir(void) {
-    static char dir[1024];   // what make_dirs and probe_get_or_train take
-    const char *d = getenv("TINYDIT_CACHE");
-    if (d && d[0]) return d;
-    if (!dir[0] && project_path(dir, sizeof dir, "runs/.cache") != 0) snprintf(dir, sizeof dir, "runs/.cache");
-    return dir;
 }
 
 int probe_save(const Probe *p, const ProbeRecipe *r, const char *path, char *err, size_t errlen) {
@@ -459,82 +446,23 @@ Probe *probe_load(const char *path, char *err, size_t errlen) {
     return p;
 }
 
-Probe *probe_get_or_train(const char *cache_dir, const CifarSet *train, const CifarSet *test,
-                          const ProbeRecipe *r, int verbose, char *err, size_t errlen) {
-    ProbeRecipe def = probe_default_recipe();
-    if (!r) r = &def;
-    if (!cache_dir) cache_dir = probe_cache_dir();
-    char key[17], path[1200];
-    probe_cache_key(r, train, test, key);
-    snprintf(path, sizeof(path), "%s/probe-%s.safetensors", cache_dir, key);
-
-    if (file_exists(path)) {
-        char lerr[512];
-        Probe *p = probe_load(path, lerr, sizeof(lerr));
-        if (p) {
-            snprintf(p->key, sizeof(p->key), "%s", key);
-            p->source = "trained";
-            if (verbose)
-                fprintf(stderr, "probe: cached %s (test accuracy %.2f%%)\n", path, 100.0 * p->test_acc);
-            return p;
-        }
-        // A broken cache file is not fatal: train again and overwrite it.
-        fprintf(stderr, "probe: warning: ignoring unreadable cache (%s); training again\n", lerr);
-    }
-
-    Probe *p = probe_train(train, test, r, verbose);
-    if (!p) {
-        if (err) snprintf(err, errlen, "probe training failed: out of memory");
-        return NULL;
-    }
-    snprintf(p->key, sizeof(p->key), "%s", key);
-    p->source = "trained";
-    char serr[512];
-    if (make_dirs(cache_dir, serr, sizeof(serr)) != 0) {
-        fprintf(stderr, "probe: warning: %s (probe not cached)\n", serr);
-    } else if (probe_save(p, r, path, serr, sizeof(serr)) != 0) {
-        fprintf(stderr, "probe: warning: could not cache the probe: %s\n", serr);
-    } else if (verbose) {
-        fprintf(stderr, "probe: saved %s\n", path);
-    }
-    return p;
-}
-
 // ----------------------------------------------------------------------------
 // The probe every score uses
 
-const char *probe_choice(void) {
-    const char *c = getenv("TINYDIT_PROBE");
-    return c ? c : "";
-}
-
-Probe *probe_for_scoring(const CifarSet *train, const CifarSet *test, int verbose, char *err, size_t errlen) {
-    const char *choice = probe_choice();
-    if (!strcmp(choice, "trained")) {
-        Probe *p = probe_get_or_train(NULL, train, test, NULL, verbose, err, errlen);
-        if (p) fprintf(stderr, "probe: TINYDIT_PROBE=trained: probe %s of this machine (weights %s, test accuracy "
-                       "%.2f%%), not the shipped one: its probe-FDs compare only with its own\n", p->key,
-                       p->weights, 100.0 * p->test_acc);
-        return p;
-    }
+Probe *probe_for_scoring(int verbose, char *err, size_t errlen) {
     char path[4096];
-    if (choice[0]) snprintf(path, sizeof path, "%s", choice);
-    else if (project_path(path, sizeof path, PROBE_SHIPPED) != 0) {
+    if (project_path(path, sizeof path, PROBE_SHIPPED) != 0) {
         snprintf(err, errlen, "cannot find the project's %s (is this program inside the project?)", PROBE_SHIPPED);
         return NULL;
     }
     char lerr[4600];
     Probe *p = probe_load(path, lerr, sizeof lerr);
     if (!p) {
-        snprintf(err, errlen, "%s%s", lerr, choice[0] ? " (the probe TINYDIT_PROBE names)"
-                 : " (the shipped probe: git checkout " PROBE_SHIPPED " restores it)");
+        snprintf(err, errlen, "%s (the shipped probe: git checkout " PROBE_SHIPPED " restores it)", lerr);
         return NULL;
     }
-    p->source = choice[0] ? "file" : "shipped";
-    if (choice[0])
-        fprintf(stderr, "probe: TINYDIT_PROBE=%s: probe %s (weights %s, test accuracy %.2f%%), not the shipped "
-                "one: its probe-FDs compare only with its own\n", choice, p->key, p->weights, 100.0 * p->test_acc);
-    else if (verbose)
+    p->source = "shipped";
+    if (verbose)
         fprintf(stderr, "probe: the shipped probe, %s (weights %s, test accuracy %.2f%%)\n", PROBE_SHIPPED,
                 p->weights, 100.0 * p->test_acc);
     return p;
@@ -542,12 +470,7 @@ Probe *probe_for_scoring(const CifarSet *train, const CifarSet *test, int verbos
 
 int probe_shipped_metrics(RunMetrics *out, char *err, size_t errlen) {
     memset(out, 0, sizeof *out);
-    char path[4096];
-    if (project_path(path, sizeof path, PROBE_SHIPPED) != 0) {
-        snprintf(err, errlen, "cannot find the project's %s", PROBE_SHIPPED);
-        return -1;
-    }
-    Probe *p = probe_load(path, err, errlen);
+    Probe *p = probe_for_scoring(0, err, errlen);
     if (!p) return -1;
     snprintf(out->probe_key, sizeof out->probe_key, "%s", p->key);
     snprintf(out->probe_weights, sizeof out->probe_weights, "%s", p->weights);

@@ -94,9 +94,9 @@ typedef struct {
     float *fc_w, *fc_b;         // (10, 128), (10)
     float test_acc;             // accuracy on the test set after training, [0, 1]
     float train_seconds;        // wall time of the training (of the run that made the file)
-    char key[17];               // 16 hex digits: the cache key (recipe + data)
+    char key[17];               // 16 hex digits: probe_cache_key (recipe + data)
     char weights[17];           // 16 hex digits: probe_fingerprint of the weights
-    const char *source;         // where it came from: "shipped", "trained" (the cache) or "file"
+    const char *source;         // where it came from: "shipped", "trained" or "file"
 } Probe;
 
 // An empty probe with its parameters allocated (zeros); NULL if out of memory.
@@ -133,8 +133,8 @@ void probe_fingerprint(const Probe *p, char out[17]);
 // field), kept in a saved probe's metadata.
 void probe_recipe_string(const ProbeRecipe *r, char *out, size_t len);
 
-// The cache key: FNV-1a 64 of the recipe line and of every byte of both
-// sets: a changed recipe or changed data gives a new key.
+// The probe's key, kept in its file: FNV-1a 64 of the recipe line and of
+// every byte of both sets: a changed recipe or changed data gives a new key.
 void probe_cache_key(const ProbeRecipe *r, const CifarSet *train, const CifarSet *test, char out[17]);
 
 // p's weights, key, recipe, test_acc, train_seconds and CRC32s
@@ -143,30 +143,17 @@ void probe_cache_key(const ProbeRecipe *r, const CifarSet *train, const CifarSet
 int probe_save(const Probe *p, const ProbeRecipe *r, const char *path, char *err, size_t errlen);
 Probe *probe_load(const char *path, char *err, size_t errlen);
 
-// <cache_dir>/probe-<key>.safetensors if it loads, else a probe trained and
-// saved there (a failed save is a warning). cache_dir NULL: $TINYDIT_CACHE or
-// runs/.cache; r NULL: the default recipe. NULL when training ran out of memory.
-Probe *probe_get_or_train(const char *cache_dir, const CifarSet *train, const CifarSet *test,
-                          const ProbeRecipe *r, int verbose, char *err, size_t errlen);
-
 // ============================================================================
 // The probe every score uses: the shipped one, trained once by
 // probe_default_recipe (tools/train_probe.c says how), its SHA-256 beside it.
 #define PROBE_SHIPPED "models/probe_classifier.safetensors"
 
-// The probe that scores, chosen by $TINYDIT_PROBE:
-//   unset or empty  the shipped probe (CRC32s checked); nothing is trained
-//   "trained"       the default recipe's probe on train and test: from the
-//                   cache (probe_get_or_train), else trained there first
-//   a file path     that probe file
-// Another probe than the shipped one is said on stderr. NULL with err when
-// the probe cannot be had (a damaged shipped probe is never trained over).
-Probe *probe_for_scoring(const CifarSet *train, const CifarSet *test, int verbose, char *err, size_t errlen);
-// $TINYDIT_PROBE, or "" when unset.
-const char *probe_choice(void);
+// The shipped probe (its CRC32s checked), the one probe that scores; verbose
+// names it on stderr. NULL with err when it cannot be read: nothing is
+// trained in its place.
+Probe *probe_for_scoring(int verbose, char *err, size_t errlen);
 
 // The shipped probe as a run's metrics.json names it (probe_key,
-// probe_test_acc, probe_weights, probe_source "shipped"), whatever
-// $TINYDIT_PROBE says: the probe every table shows probe-FDs by. 0, or -1
-// with err when its file cannot be read.
+// probe_test_acc, probe_weights, probe_source "shipped"): the probe every
+// table shows probe-FDs by. 0, or -1 with err when its file cannot be read.
 int probe_shipped_metrics(RunMetrics *out, char *err, size_t errlen);

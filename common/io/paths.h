@@ -1,7 +1,7 @@
 // paths.h: where the project's folders are, found when a program runs.
 //
 // A program may be started from the project root, from its step folder or
-// from a test's temporary folder; its runs/, probe cache and data/ are the
+// from a test's temporary folder; its runs/, models/ and data/ are the
 // project's all the same, so the root is looked up at run time.
 #pragma once
 #include <stddef.h>

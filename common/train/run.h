@@ -68,7 +68,6 @@ void run_free(Run *r);
 
 // run_metrics.c
 // The scorecard of the run's checkpoint, metrics.json and samples.png.
-int finish_run(const RunPaths *rp, const char *name, Preset preset, const CifarSet *train,
-               const CifarSet *test, double wall_before);
+int finish_run(const RunPaths *rp, const char *name, Preset preset, const CifarSet *test, double wall_before);
 // diverged.json: the step whose loss or gradient was not finite.
 void record_divergence(const Run *r, const RunPaths *rp, int step, double loss);

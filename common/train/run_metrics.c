@@ -56,7 +56,7 @@ typedef struct {
     float guidance;
     double cond_fd, class_acc, class_acc_of[PROBE_CLASSES], guided_s;
     char probe_key[17], probe_weights[17];
-    const char *probe_source;          // Probe.source: "shipped", "trained" or "file"
+    const char *probe_source;          // Probe.source: "shipped"
 } Scorecard;
 
 // How the scorecard draws its samples: the run's sampling keys.
@@ -67,12 +67,12 @@ typedef struct {
 } Sampling;
 
 // The probe-FD of the samples (32x32 RGB configs only: the probe's input),
-// by the shipped probe unless TINYDIT_PROBE asks for another (eval/probe.h).
-static void score_probe_fd(const ModelConfig *c, const CifarSet *train, const CifarSet *test,
-                           const float *samples, const float *guided, const int *y, Scorecard *sc) {
+// by the shipped probe (eval/probe.h).
+static void score_probe_fd(const ModelConfig *c, const CifarSet *test, const float *samples, const float *guided,
+                           const int *y, Scorecard *sc) {
     char err[ERRLEN];
     if (c->channels != 3 || c->img != 32) return;
-    Probe *probe = probe_for_scoring(train, test, 1, err, sizeof err);
+    Probe *probe = probe_for_scoring(1, err, sizeof err);
     if (!probe) {
         fprintf(stderr, "error: probe: %s\n", err);
         return;
@@ -98,8 +98,8 @@ static void score_probe_fd(const ModelConfig *c, const CifarSet *train, const Ci
 // val MSE, then FD_SAMPLES samples: their probe-FD, the first 64 into
 // samples_png; a class-conditional model's (classes > 0) as many again, 100
 // a class at guidance w, scored too, and they are the first 64.
-static void run_scorecard(Model *m, const char *name, const CifarSet *train, const CifarSet *test,
-                          const Sampling *how, const char *samples_png, Scorecard *sc) {
+static void run_scorecard(Model *m, const char *name, const CifarSet *test, const Sampling *how,
+                          const char *samples_png, Scorecard *sc) {
     char err[ERRLEN];
     const ModelConfig *c = &m->cfg;
     float w = how->guidance;
@@ -145,7 +145,7 @@ static void run_scorecard(Model *m, const char *name, const CifarSet *train, con
         sc->guided_s = wall_seconds() - t0;
     }
     progress_end(&pr);
-    score_probe_fd(c, train, test, samples, guided, y, sc);
+    score_probe_fd(c, test, samples, guided, y, sc);
     if (write_sample_grid(samples_png, guided ? guided : samples, 64 < FD_SAMPLES ? 64 : FD_SAMPLES, c->channels,
                           c->img, err, sizeof err) != 0)
         fprintf(stderr, "warning: %s\n", err);
@@ -293,8 +293,7 @@ static int write_json(const char *path, cJSON *root, char *err, size_t errlen) {
     return rc;
 }
 
-int finish_run(const RunPaths *rp, const char *name, Preset preset, const CifarSet *train,
-                      const CifarSet *test, double wall_before) {
+int finish_run(const RunPaths *rp, const char *name, Preset preset, const CifarSet *test, double wall_before) {
     char err[ERRLEN];
     double t_start = wall_seconds();
     Model m;
@@ -328,12 +327,12 @@ int finish_run(const RunPaths *rp, const char *name, Preset preset, const CifarS
     Scorecard sc, ema_sc;
     int with_ema = cfg.run.ema > 0;
     if (rc == 0) {
-        run_scorecard(&m, name, train, test, &how, rp->samples, &sc);
+        run_scorecard(&m, name, test, &how, rp->samples, &sc);
         if (with_ema) {   // the same exam and samples, from the EMA's weights
             char ema_name[128];
             snprintf(ema_name, sizeof ema_name, "%.100s EMA", name);
             if (checkpoint_use_ema(rp->ckpt, &m, err, sizeof err) != 0) rc = -1;
-            else run_scorecard(&m, ema_name, train, test, &how, rp->samples_ema, &ema_sc);
+            else run_scorecard(&m, ema_name, test, &how, rp->samples_ema, &ema_sc);
         }
     }
     if (rc == 0) {

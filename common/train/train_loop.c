@@ -200,7 +200,7 @@ static int train_and_score(Run *r, const TrainOptions *o, const RunPaths *rp, co
     if (rc == TRAIN_OK) {
         printf("[%s] trained %d steps: %.1f ms/step (%.1f s in this process)\n", o->name, r->steps,
                1000.0 * r->train_seconds / r->steps, this_time);
-        if (o->scorecard) rc = finish_run(rp, o->name, o->preset, train, test, this_time);
+        if (o->scorecard) rc = finish_run(rp, o->name, o->preset, test, this_time);
     }
     return rc;
 }
