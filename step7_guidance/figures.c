@@ -17,7 +17,6 @@
 #include "io/figure.h"
 #include "io/metrics.h"
 #include "io/fileio.h"
-#include "io/paths.h"
 #include "nn/errors.h"
 #include "nn/flow.h"
 #include "nn/rng.h"
@@ -50,9 +49,7 @@ int grid_samples(Model *m, float *grid, char *err, size_t errlen) {
 }
 
 int grid_probe_classes(const float *grid, uint8_t *seen, char *err, size_t errlen) {
-    char path[4096];
-    project_path(path, sizeof path, PROBE_SHIPPED);
-    Probe *probe = probe_load(path, err, errlen);
+    Probe *probe = probe_for_scoring(0, err, errlen);
     if (!probe) return -1;
     probe_predict(probe, grid, 10 * GRID_W_COUNT, seen);
     probe_free(probe);
