@@ -134,25 +134,21 @@ static int run_xargs(const CommandLine *lines, int n, int jobs, const LaunchWatc
     if (watch && pipe2(report, O_CLOEXEC) != 0) report[0] = report[1] = -1;
     pid_t pid = spawn_xargs(jobs, &fd, report[1]);
     if (report[1] >= 0) close(report[1]);
-    if (pid < 0) {
-        fprintf(stderr, "error: cannot start xargs (GNU findutils): %s\n", strerror(errno));
-        if (report[0] >= 0) close(report[0]);
-        sigaction(SIGINT, &old_int, NULL);
-        sigaction(SIGTERM, &old_term, NULL);
-        return -1;
-    }
-    feed_lines(fd, lines, n, report[0] >= 0);   // an interrupt while writing shows up in g_stop below
-    close(fd);
     int status = 0, passed_on = 0;
-    for (;;) {
-        if (g_stop && !passed_on) {
-            passed_on = 1;
-            fprintf(stderr, "[runner] stopping: the running runs save a checkpoint; start again to resume\n");
-            kill(-pid, (int)g_stop);
+    if (pid < 0) fprintf(stderr, "error: cannot start xargs (GNU findutils): %s\n", strerror(errno));
+    else {
+        feed_lines(fd, lines, n, report[0] >= 0);   // an interrupt while writing shows up in g_stop below
+        close(fd);
+        for (;;) {
+            if (g_stop && !passed_on) {
+                passed_on = 1;
+                fprintf(stderr, "[runner] stopping: the running runs save a checkpoint; start again to resume\n");
+                kill(-pid, (int)g_stop);
+            }
+            pid_t w = report[0] >= 0 ? wait_watching(pid, &status, report[0], watch) : waitpid(pid, &status, 0);
+            if (w == pid) break;
+            if (w < 0 && errno != EINTR) { status = 0; break; }
         }
-        pid_t w = report[0] >= 0 ? wait_watching(pid, &status, report[0], watch) : waitpid(pid, &status, 0);
-        if (w == pid) break;
-        if (w < 0 && errno != EINTR) { status = 0; break; }
     }
     if (report[0] >= 0) close(report[0]);
     signal(SIGPIPE, SIG_DFL);
@@ -160,7 +156,7 @@ static int run_xargs(const CommandLine *lines, int n, int jobs, const LaunchWatc
     sigaction(SIGTERM, &old_term, NULL);
     *stop_signal = (int)g_stop;
     // xargs: 0 when every command exited 0, 123 when some exited 1 to 125
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return pid < 0 ? -1 : WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 // The probe classifier of probe-FD (common/eval/probe.h), loaded before any
@@ -257,7 +253,6 @@ int line_add_log(char *line, size_t len, const char *runs_dir, const char *name)
     return strlen(line) + 1 < len ? 0 : -1;
 }
 
-// By its absolute path, so that the commands work from any folder.
 const char *lab_train_program(void) {
     static char exe[PATH_MAX];
     if (!exe[0] && project_path(exe, sizeof exe, "step6_ablation/step6_ablation") != 0)
