@@ -150,8 +150,7 @@ static void show_progress(JobWatch *w, bool last) {
     w->ended_now = false;
 }
 
-static void watch_started(void *ctx, int i, pid_t pid) {
-    JobWatch *w = ctx;
+void job_watch_started(JobWatch *w, int i, pid_t pid) {
     if (i < 0 || i >= w->n || w->run[i].pid) return;
     w->run[i].pid = pid;
     w->run[i].t_start = wall_seconds();
@@ -159,8 +158,7 @@ static void watch_started(void *ctx, int i, pid_t pid) {
     printf("[ablation] %s: started (%d of %d to run)\n", w->names[i], ++w->started, w->to_run);
 }
 
-static void watch_tick(void *ctx, bool last) {
-    JobWatch *w = ctx;
+void job_watch_tick(JobWatch *w, bool last) {
     for (int i = 0; i < w->n; i++) {
         if (!w->run[i].pid || w->run[i].reported) continue;
         RunMetrics m;
@@ -198,8 +196,6 @@ JobWatch *job_watch_new(const char *dir, int n, const char (*names)[64], const i
     if (!w->run) { job_watch_free(w); return NULL; }
     return w;
 }
-
-LaunchWatch job_watch_launch(JobWatch *w) { return (LaunchWatch){ watch_started, watch_tick, w }; }
 
 void job_watch_free(JobWatch *w) {
     if (!w) return;

@@ -141,17 +141,13 @@ int line_add_log(char *line, size_t len, const char *runs_dir, const char *name)
 // Prints the shell command lines, loads the probe if need_probe, runs them
 // `jobs` at a time by xargs -P, waits for all, and frees their array. A
 // SIGINT or SIGTERM meanwhile is passed on to the runs (each saves its
-// checkpoint) and returned in *stop_signal. A watch's started() is called as
-// line i starts (its process pid), its tick() once a second and at the end.
+// checkpoint) and returned in *stop_signal. A watch (may be NULL) is told
+// as line i starts and ticks once a second and at the end (job_progress.c).
 // xargs' exit status: 0 when every command exited 0, 123 when one or more
 // failed; -1 when the probe failed or xargs could not be started.
 typedef char CommandLine[8192];
-typedef struct {
-    void (*started)(void *ctx, int i, pid_t pid);
-    void (*tick)(void *ctx, bool last);
-    void *ctx;
-} LaunchWatch;
-int launch_lines(CommandLine *lines, int n, int jobs, bool need_probe, const LaunchWatch *watch, int *stop_signal);
+typedef struct JobWatch JobWatch;
+int launch_lines(CommandLine *lines, int n, int jobs, bool need_probe, JobWatch *watch, int *stop_signal);
 
 // How the run DIR/NAME ended: finished (its metrics.json, read into *m),
 // diverged (its diverged.json, the step in *diverged_step), or neither yet.
@@ -191,10 +187,10 @@ void job_progress_line(const JobPlan *p, double now, const char *what, char *out
 // starts and ends, and with draw the job's line too (against the parts in
 // estimate_file, if not NULL) after a run ends and every half minute. draw
 // only when the runs' output does not go to the terminal.
-typedef struct JobWatch JobWatch;
 JobWatch *job_watch_new(const char *dir, int n, const char (*names)[64], const int *steps, const bool *was_finished,
                         const char *estimate_file, bool draw);
-LaunchWatch job_watch_launch(JobWatch *w);
+void job_watch_started(JobWatch *w, int i, pid_t pid);   // line i's process
+void job_watch_tick(JobWatch *w, bool last);
 void job_watch_free(JobWatch *w);
 
 // ---------------------------------------------------------------------------

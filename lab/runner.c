@@ -80,7 +80,7 @@ static int feed_lines(int fd, const CommandLine *lines, int n, bool report) {
 // The starts the lines report on their descriptor 3 ("INDEX PID" lines),
 // handed to the watch; what is left of a line cut short in *partial.
 // Returns what read returned (0: every writer is gone).
-static ssize_t read_starts(int fd, const LaunchWatch *watch, char *partial, size_t cap) {
+static ssize_t read_starts(int fd, JobWatch *watch, char *partial, size_t cap) {
     size_t used = strlen(partial);
     ssize_t got = read(fd, partial + used, cap - 1 - used);
     if (got <= 0) return got;
@@ -90,7 +90,7 @@ static ssize_t read_starts(int fd, const LaunchWatch *watch, char *partial, size
         int i;
         long pid;
         *end = 0;
-        if (sscanf(line, "%d %ld", &i, &pid) == 2) watch->started(watch->ctx, i, (pid_t)pid);
+        if (sscanf(line, "%d %ld", &i, &pid) == 2) job_watch_started(watch, i, (pid_t)pid);
         line = end + 1;
     }
     memmove(partial, line, strlen(line) + 1);
@@ -99,7 +99,7 @@ static ssize_t read_starts(int fd, const LaunchWatch *watch, char *partial, size
 
 // Waits for xargs, calling the watch once a second and at each start.
 // Returns as waitpid does; EINTR when a signal came.
-static pid_t wait_watching(pid_t pid, int *status, int report_fd, const LaunchWatch *watch) {
+static pid_t wait_watching(pid_t pid, int *status, int report_fd, JobWatch *watch) {
     static char partial[4096];
     struct pollfd p = { report_fd, POLLIN, 0 };
     for (;;) {
@@ -110,17 +110,17 @@ static pid_t wait_watching(pid_t pid, int *status, int report_fd, const LaunchWa
         if (w != 0) {
             if (w == pid) {
                 while (p.fd >= 0 && read_starts(report_fd, watch, partial, sizeof partial) > 0) {}
-                watch->tick(watch->ctx, true);
+                job_watch_tick(watch, true);
             }
             return w;
         }
-        watch->tick(watch->ctx, false);
+        job_watch_tick(watch, false);
         if (ready < 0 && poll_errno == EINTR) { errno = EINTR; return -1; }
     }
 }
 
 // The lines run by xargs, as launch_lines (lab.h) says.
-static int run_xargs(const CommandLine *lines, int n, int jobs, const LaunchWatch *watch, int *stop_signal) {
+static int run_xargs(const CommandLine *lines, int n, int jobs, JobWatch *watch, int *stop_signal) {
     fflush(stdout);
     fflush(stderr);
     struct sigaction sa, old_int, old_term;
@@ -180,7 +180,7 @@ static int prepare_probe(void) {
     return p ? 0 : -1;
 }
 
-int launch_lines(CommandLine *lines, int n, int jobs, bool need_probe, const LaunchWatch *watch, int *stop_signal) {
+int launch_lines(CommandLine *lines, int n, int jobs, bool need_probe, JobWatch *watch, int *stop_signal) {
     *stop_signal = 0;
     for (int i = 0; i < n; i++) printf("%s\n", lines[i]);
     int rc = n == 0 ? 0 : need_probe && prepare_probe() != 0 ? -1 : run_xargs(lines, n, jobs, watch, stop_signal);
