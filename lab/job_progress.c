@@ -17,9 +17,8 @@
 #include "io/progress.h"
 
 int job_plan_read(const char *path, JobPlan *p, char *err, size_t errlen) {
-    char why[1024];
-    char *text = read_file_all(path, NULL, why, sizeof why);
-    if (!text) return snprintf(err, errlen, "%s", why), -1;
+    char *text = read_file_all(path, NULL, err, errlen);
+    if (!text) return -1;
     long long at;
     int used = 0;
     memset(p, 0, sizeof *p);
