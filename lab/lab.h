@@ -1,6 +1,4 @@
-// lab.h: the lab's commands (main.c) and what of them the tests call. Every
-// run the lab starts is one `step6_ablation train` command line; the
-// ablation and the sweep plan them and hand them to one launcher (runner.c).
+// lab.h: the lab's commands (main.c) and what of them the tests call.
 #pragma once
 #include <limits.h>
 #include <stdbool.h>

@@ -155,7 +155,6 @@ static int run_xargs(const CommandLine *lines, int n, int jobs, JobWatch *watch,
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
     *stop_signal = (int)g_stop;
-    // xargs: 0 when every command exited 0, 123 when some exited 1 to 125
     return pid < 0 ? -1 : WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
