@@ -99,7 +99,6 @@ typedef struct {
     char sets[SWEEP_MAX_SETS][64];
     int seeds, jobs, threads;
     char out_dir[PATH_MAX];
-    const char *exe;
     bool log_to_file, left_only;
 } SweepPlan;
 

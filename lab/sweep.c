@@ -170,7 +170,7 @@ static int sweep_command_line(const SweepPlan *p, int c, int v, int seed, char *
     snprintf(setting, sizeof setting, "%s=%s", p->key, p->values[v]);
     snprintf(seed_set, sizeof seed_set, "seed=%d", seed);
     snprintf(threads_set, sizeof threads_set, "threads=%d", p->threads);
-    train_line_start(line, len, p->exe, name, p->preset, p->out_dir);
+    train_line_start(line, len, lab_train_program(), name, p->preset, p->out_dir);
     for (int i = 0; ABLATION_CONFIG[p->config[c]].sets[i]; i++) line_add_set(line, len, ABLATION_CONFIG[p->config[c]].sets[i]);
     for (int i = 0; i < p->n_sets; i++) line_add_set(line, len, p->sets[i]);
     line_add_set(line, len, setting);
@@ -411,7 +411,6 @@ int cmd_sweep(int argc, char **argv) {
     SweepMode mode;
     int rc = sweep_parse(argc, argv, &p, &mode);
     if (rc != ARGS_OK) return args_exit_code(rc);
-    p.exe = lab_train_program();
     switch (mode) {
     case SWEEP_TABLE: sweep_table(&p); return 0;
     case SWEEP_TSV: sweep_tsv(&p); return 0;
