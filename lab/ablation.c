@@ -224,8 +224,7 @@ static int run_plan(const AblationPlan *p) {
     // the job's line only where the runs' own progress does not go to the terminal
     JobWatch *w = job_watch_new(runs_dir(p), n, (const char (*)[64])names, steps, was_finished, p->estimate,
                                 p->jobs > 1 || p->log_to_file);
-    LaunchWatch watch = job_watch_launch(w);
-    rc = launch_lines(lines, n, p->jobs, unfinished > 0, w ? &watch : NULL, &stop_signal);
+    rc = launch_lines(lines, n, p->jobs, unfinished > 0, w, &stop_signal);
     job_watch_free(w);
     if (rc < 0) return 1;
     int not_started, well = report_runs(p, config, seed, was_finished, n, &not_started);

@@ -17,9 +17,8 @@
 #include "io/progress.h"
 
 int job_plan_read(const char *path, JobPlan *p, char *err, size_t errlen) {
-    char why[1024];
-    char *text = read_file_all(path, NULL, why, sizeof why);
-    if (!text) return snprintf(err, errlen, "%s", why), -1;
+    char *text = read_file_all(path, NULL, err, errlen);
+    if (!text) return -1;
     long long at;
     int used = 0;
     memset(p, 0, sizeof *p);
@@ -74,9 +73,11 @@ struct JobWatch {
     const char (*names)[64];
     const int *steps;
     const bool *was_finished;
-    pid_t *pid;             // 0 until the run starts
-    double *t_start, *t_steps;   // when it started; when its steps were all done (0: not yet)
-    bool *reported;         // its end said
+    struct {
+        pid_t pid;          // 0 until the run starts
+        double t_start, t_steps;   // when it started; when its steps were all done (0: not yet)
+        bool reported;      // its end said
+    } *run;
     JobPlan plan;
     bool have_plan, draw, ended_now;
     double t0, last_plain;
@@ -112,14 +113,14 @@ static void update_plan(JobWatch *w) {
         later_here |= i < w->n;
         char path[2048];
         snprintf(path, sizeof path, "%s/%s/metrics.json", w->dir, q->name);
-        if (file_exists(path) || (i < w->n && w->reported[i])) q->done = 1;
-        else if (i < w->n && w->pid[i]) {
+        if (file_exists(path) || (i < w->n && w->run[i].reported)) q->done = 1;
+        else if (i < w->n && w->run[i].pid) {
             // its steps as far as its loss.tsv has them; then its scorecard, by the clock
             int s = steps_in(w->dir, q->name);
-            double f = q->steps_share, now = wall_seconds();
-            if (s >= w->steps[i] && !w->t_steps[i]) w->t_steps[i] = now;
-            q->done = w->t_steps[i] ? f + (1 - f) * fmin(0.95, (now - w->t_steps[i]) / fmax(1, (1 - f) * q->seconds))
-                                    : w->steps[i] > 0 ? f * s / w->steps[i] : 0;
+            double f = q->steps_share, now = wall_seconds(), *t_steps = &w->run[i].t_steps;
+            if (s >= w->steps[i] && !*t_steps) *t_steps = now;
+            q->done = *t_steps ? f + (1 - f) * fmin(0.95, (now - *t_steps) / fmax(1, (1 - f) * q->seconds))
+                               : w->steps[i] > 0 ? f * s / w->steps[i] : 0;
         } else q->done = 0;
     }
 }
@@ -133,7 +134,7 @@ static void show_progress(JobWatch *w, bool last) {
     if (!w->ended_now && (last || now - w->last_plain < PROGRESS_PLAIN_EVERY_S / 2)) return;
     char what[512] = "", line[768];
     for (int i = 0; i < w->n; i++)
-        if (w->pid[i] && !w->reported[i] && strlen(what) < sizeof what - 100)
+        if (w->run[i].pid && !w->run[i].reported && strlen(what) < sizeof what - 100)
             snprintf(what + strlen(what), sizeof what - strlen(what), "%s%s %d/%d", what[0] ? ", " : "", w->names[i],
                      steps_in(w->dir, w->names[i]), w->steps[i]);
     if (w->have_plan) job_progress_line(&w->plan, (double)time(NULL), what, line, sizeof line);
@@ -148,32 +149,30 @@ static void show_progress(JobWatch *w, bool last) {
     w->ended_now = false;
 }
 
-static void watch_started(void *ctx, int i, pid_t pid) {
-    JobWatch *w = ctx;
-    if (i < 0 || i >= w->n || w->pid[i]) return;
-    w->pid[i] = pid;
-    w->t_start[i] = wall_seconds();
-    if (w->was_finished[i]) { w->reported[i] = true; return; }   // it only says so: not news
+void job_watch_started(JobWatch *w, int i, pid_t pid) {
+    if (i < 0 || i >= w->n || w->run[i].pid) return;
+    w->run[i].pid = pid;
+    w->run[i].t_start = wall_seconds();
+    if (w->was_finished[i]) { w->run[i].reported = true; return; }   // it only says so: not news
     printf("[ablation] %s: started (%d of %d to run)\n", w->names[i], ++w->started, w->to_run);
 }
 
-static void watch_tick(void *ctx, bool last) {
-    JobWatch *w = ctx;
+void job_watch_tick(JobWatch *w, bool last) {
     for (int i = 0; i < w->n; i++) {
-        if (!w->pid[i] || w->reported[i]) continue;
+        if (!w->run[i].pid || w->run[i].reported) continue;
         RunMetrics m;
         int at;
         RunOutcome o = run_outcome(w->dir, w->names[i], &m, &at);
-        bool gone = kill(w->pid[i], 0) != 0 && errno == ESRCH;
+        bool gone = kill(w->run[i].pid, 0) != 0 && errno == ESRCH;
         if (o == RUN_UNFINISHED && !gone && !last) continue;
         char took[32];
-        format_duration(wall_seconds() - w->t_start[i], took, sizeof took);
+        format_duration(wall_seconds() - w->run[i].t_start, took, sizeof took);
         if (o == RUN_FINISHED)
             printf("[ablation] %s: done in %s: val MSE %.4f | probe-FD %.1f\n", w->names[i], took, m.val_mse, m.probe_fd);
         else if (o == RUN_DIVERGED) printf("[ablation] %s: diverged at step %d, after %s\n", w->names[i], at, took);
         else printf("[ablation] %s: ended unfinished after %s (its log: %s/%s/train.log)\n", w->names[i], took, w->dir,
                     w->names[i]);
-        w->reported[i] = true;
+        w->run[i].reported = true;
         w->ended++;
         w->ended_now = true;
     }
@@ -188,25 +187,17 @@ JobWatch *job_watch_new(const char *dir, int n, const char (*names)[64], const i
                      .draw = draw, .t0 = wall_seconds() };
     w->last_plain = w->t0;
     for (int i = 0; i < n; i++) w->to_run += !was_finished[i];
-    w->pid = calloc((size_t)n + 1, sizeof *w->pid);
-    w->t_start = calloc((size_t)n + 1, sizeof *w->t_start);
-    w->t_steps = calloc((size_t)n + 1, sizeof *w->t_steps);
-    w->reported = calloc((size_t)n + 1, sizeof *w->reported);
+    w->run = calloc((size_t)n + 1, sizeof *w->run);
     char err[2200];
     if (estimate_file && job_plan_read(estimate_file, &w->plan, err, sizeof err) != 0)
         fprintf(stderr, "warning: --estimate: %s; the job's progress is shown without it\n", err);
     else w->have_plan = estimate_file != NULL;
-    if (!w->pid || !w->t_start || !w->t_steps || !w->reported) { job_watch_free(w); return NULL; }
+    if (!w->run) { job_watch_free(w); return NULL; }
     return w;
 }
 
-LaunchWatch job_watch_launch(JobWatch *w) { return (LaunchWatch){ watch_started, watch_tick, w }; }
-
 void job_watch_free(JobWatch *w) {
     if (!w) return;
-    free(w->pid);
-    free(w->t_start);
-    free(w->t_steps);
-    free(w->reported);
+    free(w->run);
     free(w);
 }

@@ -1,11 +1,10 @@
-// lab.h: the lab's commands (main.c) and what of them the tests call. Every
-// run the lab starts is one `step6_ablation train` command line; the
-// ablation and the sweep plan them and hand them to one launcher (runner.c).
+// lab.h: the lab's commands (main.c) and what of them the tests call.
 #pragma once
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/types.h>
 #include "io/args.h"
 #include "io/config_parse.h"
 #include "io/metrics.h"
@@ -25,19 +24,14 @@ int cmd_speed(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 
 // ---------------------------------------------------------------------------
-// The options of the commands that plan training runs (ablation, sweep,
-// estimate), declared once: each plan has the fields these name (preset,
-// seeds, jobs; to start them also threads, log_to_file, left_only, and a mode
-// of its own for --print-commands).
-
-// What runs, for every command that plans them.
+// The options of the commands that plan runs (ablation, sweep, estimate), on
+// a plan with the fields they name; LAB_RUN_OPTIONS adds those of the
+// commands that start them, --print-commands setting *mode to commands_mode.
 #define LAB_PLAN_OPTIONS(plan)                                                                                  \
     ARG_PRESET(&(plan)->preset),                                                                                \
     ARG_INT("seeds", "N", &(plan)->seeds, 1, ABLATION_MAX_SEEDS, "seeds per configuration"),                 \
     ARG_INT("jobs", "N", &(plan)->jobs, 1, 64, "runs side by side; each run's output then goes to\n"         \
                                                "DIR/NAME/train.log")
-
-// How they run, for the commands that start them (ablation, sweep).
 #define LAB_RUN_OPTIONS(plan, mode, commands_mode)                                                             \
     LAB_PLAN_OPTIONS(plan),                                                                                     \
     { "threads", "T", ARG_KIND_INT, &(plan)->threads, 1, 4096, NULL,                                          \
@@ -68,7 +62,6 @@ typedef struct {
 // of each configuration (common/train/ablation.h).
 void ablation_select_seeds(AblationPlan *p);
 
-// The most runs a plan holds.
 #define ABLATION_PLAN_MAX (ABLATION_CONFIGS * ABLATION_MAX_SEEDS)
 // The selected runs in the order they are started: the tutorial's nine
 // first, then every configuration's seed 1, then seed 2, ... so that a plan
@@ -86,6 +79,10 @@ int ablation_parse(int argc, char **argv, AblationPlan *p, AblationMode *mode);
 // the baseline and for every seed k >= 1. 0, or -1 if it did not fit in len.
 int ablation_command_line(const AblationPlan *p, int config, int seed, char *line, size_t len);
 
+// Configuration c at preset p, as its run would have it (the preset, then
+// its --set values). Its checkpoints' interval.
+int ablation_config_of(Preset p, int c, Config *cfg);
+
 // ---------------------------------------------------------------------------
 // A sweep's plan and its run names (sweep.c; sweep_curves.c reads them).
 #define SWEEP_MAX_VALUES 16
@@ -102,7 +99,6 @@ typedef struct {
     char sets[SWEEP_MAX_SETS][64];
     int seeds, jobs, threads;
     char out_dir[PATH_MAX];
-    const char *exe;
     bool log_to_file, left_only;
 } SweepPlan;
 
@@ -115,10 +111,8 @@ static inline void sweep_run_name(const SweepPlan *p, int c, int v, int seed, ch
     snprintf(out, n, "%s_%s%s_s%d", config_short(p->config[c]), p->key, p->values[v], seed);
 }
 
-// --curves (sweep_curves.c): at every val check (val.tsv), each
-// configuration's mean val MSE over its seeds minus the first
-// configuration's, with its standard error; as a table, or with tsv one
-// line per check for scripts/gap_plot.sh.
+// --curves (sweep_curves.c): each configuration's val MSE against the
+// first's at every check of val.tsv; with tsv one line per check.
 void sweep_curves(const SweepPlan *p, bool tsv);
 
 // ---------------------------------------------------------------------------
@@ -126,7 +120,7 @@ void sweep_curves(const SweepPlan *p, bool tsv);
 // into shell command lines and hand them here.
 
 // The step 6 program whose `train` command every run is, by its absolute
-// path (the project's step6_ablation/step6_ablation).
+// path, so that the commands work from any folder.
 const char *lab_train_program(void);
 
 // Quotes s for a POSIX shell if it needs it ('...'), else copies it.
@@ -142,21 +136,15 @@ void train_line_start(char *line, size_t len, const char *exe, const char *name,
 int line_add_log(char *line, size_t len, const char *runs_dir, const char *name);
 
 // Prints the shell command lines, loads the probe if need_probe, runs them
-// `jobs` at a time by `xargs -0 -n 1 -P jobs sh -c`, waits for all, and frees
-// their array. A SIGINT or SIGTERM meanwhile is passed on to the
-// commands (each run saves its checkpoint) and returned in *stop_signal.
-// With a watch, its started() is called as line i starts (its process
-// pid), its tick() once a second meanwhile and once at the end (last).
+// `jobs` at a time by xargs -P, waits for all, and frees their array. A
+// SIGINT or SIGTERM meanwhile is passed on to the runs (each saves its
+// checkpoint) and returned in *stop_signal. A watch (may be NULL) is told
+// as line i starts and ticks once a second and at the end (job_progress.c).
 // xargs' exit status: 0 when every command exited 0, 123 when one or more
 // failed; -1 when the probe failed or xargs could not be started.
 typedef char CommandLine[8192];
-#include <sys/types.h>
-typedef struct {
-    void (*started)(void *ctx, int i, pid_t pid);
-    void (*tick)(void *ctx, bool last);
-    void *ctx;
-} LaunchWatch;
-int launch_lines(CommandLine *lines, int n, int jobs, bool need_probe, const LaunchWatch *watch, int *stop_signal);
+typedef struct JobWatch JobWatch;
+int launch_lines(CommandLine *lines, int n, int jobs, bool need_probe, JobWatch *watch, int *stop_signal);
 
 // How the run DIR/NAME ended: finished (its metrics.json, read into *m),
 // diverged (its diverged.json, the step in *diverged_step), or neither yet.
@@ -196,15 +184,11 @@ void job_progress_line(const JobPlan *p, double now, const char *what, char *out
 // starts and ends, and with draw the job's line too (against the parts in
 // estimate_file, if not NULL) after a run ends and every half minute. draw
 // only when the runs' output does not go to the terminal.
-typedef struct JobWatch JobWatch;
 JobWatch *job_watch_new(const char *dir, int n, const char (*names)[64], const int *steps, const bool *was_finished,
                         const char *estimate_file, bool draw);
-LaunchWatch job_watch_launch(JobWatch *w);
+void job_watch_started(JobWatch *w, int i, pid_t pid);   // line i's process
+void job_watch_tick(JobWatch *w, bool last);
 void job_watch_free(JobWatch *w);
-
-// Configuration c at preset p, as its run would have it (the preset, then
-// its --set values). Its checkpoints' interval.
-int ablation_config_of(Preset p, int c, Config *cfg);
 
 // ---------------------------------------------------------------------------
 // The main job's time (estimate.c): the arithmetic, on given timings, so that

@@ -79,7 +79,7 @@ static int feed_lines(int fd, const CommandLine *lines, int n, bool report) {
 // The starts the lines report on their descriptor 3 ("INDEX PID" lines),
 // handed to the watch; what is left of a line cut short in *partial.
 // Returns what read returned (0: every writer is gone).
-static ssize_t read_starts(int fd, const LaunchWatch *watch, char *partial, size_t cap) {
+static ssize_t read_starts(int fd, JobWatch *watch, char *partial, size_t cap) {
     size_t used = strlen(partial);
     ssize_t got = read(fd, partial + used, cap - 1 - used);
     if (got <= 0) return got;
@@ -89,7 +89,7 @@ static ssize_t read_starts(int fd, const LaunchWatch *watch, char *partial, size
         int i;
         long pid;
         *end = 0;
-        if (sscanf(line, "%d %ld", &i, &pid) == 2) watch->started(watch->ctx, i, (pid_t)pid);
+        if (sscanf(line, "%d %ld", &i, &pid) == 2) job_watch_started(watch, i, (pid_t)pid);
         line = end + 1;
     }
     memmove(partial, line, strlen(line) + 1);
@@ -98,7 +98,7 @@ static ssize_t read_starts(int fd, const LaunchWatch *watch, char *partial, size
 
 // Waits for xargs, calling the watch once a second and at each start.
 // Returns as waitpid does; EINTR when a signal came.
-static pid_t wait_watching(pid_t pid, int *status, int report_fd, const LaunchWatch *watch) {
+static pid_t wait_watching(pid_t pid, int *status, int report_fd, JobWatch *watch) {
     static char partial[4096];
     struct pollfd p = { report_fd, POLLIN, 0 };
     for (;;) {
@@ -109,17 +109,17 @@ static pid_t wait_watching(pid_t pid, int *status, int report_fd, const LaunchWa
         if (w != 0) {
             if (w == pid) {
                 while (p.fd >= 0 && read_starts(report_fd, watch, partial, sizeof partial) > 0) {}
-                watch->tick(watch->ctx, true);
+                job_watch_tick(watch, true);
             }
             return w;
         }
-        watch->tick(watch->ctx, false);
+        job_watch_tick(watch, false);
         if (ready < 0 && poll_errno == EINTR) { errno = EINTR; return -1; }
     }
 }
 
 // The lines run by xargs, as launch_lines (lab.h) says.
-static int run_xargs(const CommandLine *lines, int n, int jobs, const LaunchWatch *watch, int *stop_signal) {
+static int run_xargs(const CommandLine *lines, int n, int jobs, JobWatch *watch, int *stop_signal) {
     fflush(stdout);
     fflush(stderr);
     struct sigaction sa, old_int, old_term;
@@ -133,33 +133,28 @@ static int run_xargs(const CommandLine *lines, int n, int jobs, const LaunchWatc
     if (watch && pipe2(report, O_CLOEXEC) != 0) report[0] = report[1] = -1;
     pid_t pid = spawn_xargs(jobs, &fd, report[1]);
     if (report[1] >= 0) close(report[1]);
-    if (pid < 0) {
-        fprintf(stderr, "error: cannot start xargs (GNU findutils): %s\n", strerror(errno));
-        if (report[0] >= 0) close(report[0]);
-        sigaction(SIGINT, &old_int, NULL);
-        sigaction(SIGTERM, &old_term, NULL);
-        return -1;
-    }
-    feed_lines(fd, lines, n, report[0] >= 0);   // an interrupt while writing shows up in g_stop below
-    close(fd);
     int status = 0, passed_on = 0;
-    for (;;) {
-        if (g_stop && !passed_on) {
-            passed_on = 1;
-            fprintf(stderr, "[runner] stopping: the running runs save a checkpoint; start again to resume\n");
-            kill(-pid, (int)g_stop);
+    if (pid < 0) fprintf(stderr, "error: cannot start xargs (GNU findutils): %s\n", strerror(errno));
+    else {
+        feed_lines(fd, lines, n, report[0] >= 0);   // an interrupt while writing shows up in g_stop below
+        close(fd);
+        for (;;) {
+            if (g_stop && !passed_on) {
+                passed_on = 1;
+                fprintf(stderr, "[runner] stopping: the running runs save a checkpoint; start again to resume\n");
+                kill(-pid, (int)g_stop);
+            }
+            pid_t w = report[0] >= 0 ? wait_watching(pid, &status, report[0], watch) : waitpid(pid, &status, 0);
+            if (w == pid) break;
+            if (w < 0 && errno != EINTR) { status = 0; break; }
         }
-        pid_t w = report[0] >= 0 ? wait_watching(pid, &status, report[0], watch) : waitpid(pid, &status, 0);
-        if (w == pid) break;
-        if (w < 0 && errno != EINTR) { status = 0; break; }
     }
     if (report[0] >= 0) close(report[0]);
     signal(SIGPIPE, SIG_DFL);
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
     *stop_signal = (int)g_stop;
-    // xargs: 0 when every command exited 0, 123 when some exited 1 to 125
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return pid < 0 ? -1 : WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 // The probe classifier of probe-FD (common/eval/probe.h), loaded before any
@@ -173,7 +168,7 @@ static int prepare_probe(void) {
     return p ? 0 : -1;
 }
 
-int launch_lines(CommandLine *lines, int n, int jobs, bool need_probe, const LaunchWatch *watch, int *stop_signal) {
+int launch_lines(CommandLine *lines, int n, int jobs, bool need_probe, JobWatch *watch, int *stop_signal) {
     *stop_signal = 0;
     for (int i = 0; i < n; i++) printf("%s\n", lines[i]);
     int rc = n == 0 ? 0 : need_probe && prepare_probe() != 0 ? -1 : run_xargs(lines, n, jobs, watch, stop_signal);
@@ -246,7 +241,6 @@ int line_add_log(char *line, size_t len, const char *runs_dir, const char *name)
     return strlen(line) + 1 < len ? 0 : -1;
 }
 
-// By its absolute path, so that the commands work from any folder.
 const char *lab_train_program(void) {
     static char exe[PATH_MAX];
     if (!exe[0] && project_path(exe, sizeof exe, "step6_ablation/step6_ablation") != 0)

@@ -133,7 +133,6 @@ typedef struct {
     int M, N, K;
     int trans_b;        // B stored (N, K) and used transposed, as linear_forward does
     float *A, *B, *C;
-    char what[64];      // its shape
 } Gemm;
 
 static void gemm_call(void *ctx) {
@@ -143,14 +142,12 @@ static void gemm_call(void *ctx) {
 
 static int gemm_init(Gemm *g, int M, int N, int K, int trans_b) {
     *g = (Gemm){ M, N, K, trans_b, malloc(sizeof(float) * M * K), malloc(sizeof(float) * K * N),
-                 malloc(sizeof(float) * M * N), "" };
-    snprintf(g->what, sizeof g->what, "(%dx%d)x(%dx%d)", M, K, K, N);
+                 calloc((size_t)M * N, sizeof(float)) };
     if (!g->A || !g->B || !g->C) return -1;
     Rng r;
     rng_seed(&r, 7);
     rng_fill_normal(&r, g->A, (long)M * K, 1.0f);
     rng_fill_normal(&r, g->B, (long)K * N, 1.0f);
-    memset(g->C, 0, sizeof(float) * M * N);
     return 0;
 }
 
@@ -161,8 +158,6 @@ typedef struct {
     Config base;           // the tutorial's model (dim 128, depth 4), which each variant changes
 } SpeedOptions;
 
-// The options. ARGS_OK, ARGS_HELP or ARGS_BAD (common/io/args.h; argv[0] is
-// the command).
 static int parse_speed_options(int argc, char **argv, SpeedOptions *o) {
     *o = (SpeedOptions){ 64, 2, 12, 2, 1024, config_default() };
     const ArgOption opts[] = {
@@ -257,7 +252,7 @@ static void print_speed_tables(const SpeedOptions *o, const Racer *racers, const
     Table u;
     table_init(&u, 4, "product", "GFLOP", "ms", "GFLOP/s");
     for (int k = 0; k < 2; k++) {
-        table_cell(&u, "%s%s", g[k].what, k == 0 ? " = MLP fc1" : "");
+        table_cell(&u, "(%dx%d)x(%dx%d)%s", g[k].M, g[k].K, g[k].K, g[k].N, k == 0 ? " = MLP fc1" : "");
         table_cell(&u, "%.2f", gemm_flops(&g[k]) * 1e-9);
         table_cell(&u, "%.2f", ms_gemm[k]);
         table_cell(&u, "%.1f", gemm_flops(&g[k]) * 1e-6 / ms_gemm[k]);

@@ -124,8 +124,6 @@ static int check_plan_settings(const SweepPlan *p) {
     return ARGS_OK;
 }
 
-// The options. ARGS_OK, ARGS_HELP or ARGS_BAD (common/io/args.h; argv[0] is
-// the command's name).
 static int sweep_parse(int argc, char **argv, SweepPlan *p, SweepMode *mode) {
     *p = (SweepPlan){ .preset = PRESET_QUICK, .seeds = 2, .jobs = 1, .n_configs = 1 };   // config 0: the baseline
     *mode = SWEEP_RUN;
@@ -172,7 +170,7 @@ static int sweep_command_line(const SweepPlan *p, int c, int v, int seed, char *
     snprintf(setting, sizeof setting, "%s=%s", p->key, p->values[v]);
     snprintf(seed_set, sizeof seed_set, "seed=%d", seed);
     snprintf(threads_set, sizeof threads_set, "threads=%d", p->threads);
-    train_line_start(line, len, p->exe, name, p->preset, p->out_dir);
+    train_line_start(line, len, lab_train_program(), name, p->preset, p->out_dir);
     for (int i = 0; ABLATION_CONFIG[p->config[c]].sets[i]; i++) line_add_set(line, len, ABLATION_CONFIG[p->config[c]].sets[i]);
     for (int i = 0; i < p->n_sets; i++) line_add_set(line, len, p->sets[i]);
     line_add_set(line, len, setting);
@@ -192,9 +190,11 @@ typedef struct {
     double max_logit;                         // the largest attention logit in any seed's loss.tsv, NAN if none
 } SweepPoint;
 
-// The largest finite value in loss.tsv's max_logit column (its fourth):
-// the same measure for a finished run and for one that diverged.
-static double loss_tsv_max_logit(const char *path) {
+// The largest finite value in the run's loss.tsv's max_logit column (its
+// fourth): the same measure for a finished run and for one that diverged.
+static double loss_tsv_max_logit(const char *dir, const char *name) {
+    char path[PATH_MAX + 256];
+    snprintf(path, sizeof path, "%s/%s/loss.tsv", dir, name);
     FILE *f = fopen(path, "r");
     if (!f) return NAN;
     char line[256];
@@ -213,7 +213,7 @@ static void sweep_point(const SweepPlan *p, int c, int v, SweepPoint *pt) {
     memset(pt, 0, sizeof *pt);
     pt->max_logit = NAN;
     for (int k = 0; k < p->seeds; k++) {
-        char name[128], path[PATH_MAX + 256];
+        char name[128];
         RunMetrics m;
         int at;
         sweep_run_name(p, c, v, k, name, sizeof name);
@@ -225,8 +225,7 @@ static void sweep_point(const SweepPlan *p, int c, int v, SweepPoint *pt) {
         case RUN_DIVERGED: pt->diverged_at[pt->diverged++] = at; break;
         case RUN_UNFINISHED: pt->missing++; continue;
         }
-        snprintf(path, sizeof path, "%s/%s/loss.tsv", p->out_dir, name);
-        double ml = loss_tsv_max_logit(path);
+        double ml = loss_tsv_max_logit(p->out_dir, name);
         if (isfinite(ml) && (isnan(pt->max_logit) || ml > pt->max_logit)) pt->max_logit = ml;
     }
 }
@@ -246,7 +245,15 @@ static void sweep_point(const SweepPlan *p, int c, int v, SweepPoint *pt) {
 
 // The lowest val MSE of any finished run of configuration c in the table
 // (INFINITY if there is none): a sweep still running is judged so far.
-static double best_run_val(const SweepPlan *p, int c);
+static double best_run_val(const SweepPlan *p, int c) {
+    double best = INFINITY;
+    for (int v = 0; v < p->n_values; v++) {
+        SweepPoint pt;
+        sweep_point(p, c, v, &pt);
+        for (int k = 0; k < pt.finished; k++) best = fmin(best, pt.val[k]);
+    }
+    return best;
+}
 
 static int seeds_trained(const SweepPlan *p, int c, const SweepPoint *pt) {
     double limit = NOT_TRAINED_RATIO * best_run_val(p, c);
@@ -258,16 +265,6 @@ static int seeds_trained(const SweepPlan *p, int c, const SweepPoint *pt) {
 // Stable: every seed finished, none diverged, not one loss spike, every one trained.
 static bool point_stable(const SweepPlan *p, int c, const SweepPoint *pt) {
     return pt->finished == p->seeds && pt->spikes == 0 && pt->finished && seeds_trained(p, c, pt) == pt->finished;
-}
-
-static double best_run_val(const SweepPlan *p, int c) {
-    double best = INFINITY;
-    for (int v = 0; v < p->n_values; v++) {
-        SweepPoint pt;
-        sweep_point(p, c, v, &pt);
-        for (int k = 0; k < pt.finished; k++) best = fmin(best, pt.val[k]);
-    }
-    return best;
 }
 
 // ---------------------------------------------------------------------------
@@ -309,10 +306,11 @@ static void print_config_table(const SweepPlan *p, int c) {
 static void print_stable_range(const SweepPlan *p, int c) {
     int first = -1, last = -1, best = -1, complete = 1;
     double best_val = INFINITY;
-    bool broken = false, unstable_since_last = false;
+    bool broken = false, unstable_since_last = false, pending[SWEEP_MAX_VALUES];   // seeds to run, none unstable
     for (int v = 0; v < p->n_values; v++) {
         SweepPoint pt;
         sweep_point(p, c, v, &pt);
+        pending[v] = pt.missing && !pt.diverged && !pt.spikes && seeds_trained(p, c, &pt) == pt.finished;
         if (pt.missing) complete = 0;
         if (pt.finished) {                    // so far, while seeds are missing
             double mean = seed_spread(pt.val, pt.finished).mean;
@@ -323,7 +321,7 @@ static void print_stable_range(const SweepPlan *p, int c) {
             if (first < 0) first = v;
             last = v;
             unstable_since_last = false;
-        } else if (!pt.missing || pt.diverged || pt.spikes || seeds_trained(p, c, &pt) < pt.finished) {
+        } else if (!pending[v]) {
             unstable_since_last = true;   // ended unstable (a point with seeds still to run is not a gap)
         }
     }
@@ -332,11 +330,7 @@ static void print_stable_range(const SweepPlan *p, int c) {
     else if (first == last) printf("stable at %s %s only", p->key, p->values[first]);
     else {
         int not_run = 0;                      // values inside the range still without a result
-        for (int v = first + 1; v < last; v++) {
-            SweepPoint pt;
-            sweep_point(p, c, v, &pt);
-            if (pt.missing && !pt.diverged && !pt.spikes && seeds_trained(p, c, &pt) == pt.finished) not_run++;
-        }
+        for (int v = first + 1; v < last; v++) not_run += pending[v];
         printf("stable from %s %s to %s%s", p->key, p->values[first], p->values[last],
                broken ? " (with gaps)" : not_run ? " (as far as run: values between have seeds still to run)" : "");
     }
@@ -368,17 +362,16 @@ static void sweep_tsv(const SweepPlan *p) {
     for (int c = 0; c < p->n_configs; c++)
         for (int v = 0; v < p->n_values; v++)
             for (int k = 0; k < p->seeds; k++) {
-                char name[128], path[PATH_MAX + 256];
+                char name[128];
                 RunMetrics m;
                 int at = -1;
                 sweep_run_name(p, c, v, k, name, sizeof name);
                 RunOutcome o = run_outcome(p->out_dir, name, &m, &at);
-                snprintf(path, sizeof path, "%s/%s/loss.tsv", p->out_dir, name);
                 printf("%s\t%s\t%s\t%d\t%s\t", config_short(p->config[c]), ABLATION_CONFIG[p->config[c]].label,
                        p->values[v], k, o == RUN_FINISHED ? "finished" : o == RUN_DIVERGED ? "diverged" : "missing");
                 if (o == RUN_FINISHED) printf("%.6f\t%d\t", m.val_mse, m.loss_spikes);
                 else printf("nan\tnan\t");
-                printf("%.4g\t%d\n", loss_tsv_max_logit(path), o == RUN_DIVERGED ? at : -1);
+                printf("%.4g\t%d\n", loss_tsv_max_logit(p->out_dir, name), o == RUN_DIVERGED ? at : -1);
             }
 }
 
@@ -418,7 +411,6 @@ int cmd_sweep(int argc, char **argv) {
     SweepMode mode;
     int rc = sweep_parse(argc, argv, &p, &mode);
     if (rc != ARGS_OK) return args_exit_code(rc);
-    p.exe = lab_train_program();
     switch (mode) {
     case SWEEP_TABLE: sweep_table(&p); return 0;
     case SWEEP_TSV: sweep_tsv(&p); return 0;
