@@ -1,5 +1,6 @@
 // metrics.c: metrics.json back into numbers, and the scorecard table (see metrics.h).
 #include <cJSON.h>
+#include <libgen.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,8 +72,7 @@ int metrics_read(const char *path, RunMetrics *out, char *err, size_t errlen) {
     memset(out, 0, sizeof *out);
     out->probe_fd = NAN;
     out->probe_test_acc = NAN;
-    // a run folder or the file itself
-    // a folder, or a path that is not there and does not look like a file:
+    // a run folder, or a path that is not there and does not look like a file:
     // the message then names the metrics.json we looked for
     struct stat sb;
     size_t pl = strlen(path);
@@ -125,10 +125,7 @@ int metrics_read(const char *path, RunMetrics *out, char *err, size_t errlen) {
     if (!read_string(root, "name", out->name, sizeof out->name)) {
         char dir[2048];
         snprintf(dir, sizeof dir, "%s", file);
-        char *slash = strrchr(dir, '/');
-        if (slash) *slash = 0; else snprintf(dir, sizeof dir, ".");
-        const char *base = strrchr(dir, '/');
-        snprintf(out->name, sizeof out->name, "%.127s", base ? base + 1 : dir);
+        snprintf(out->name, sizeof out->name, "%.127s", basename(dirname(dir)));
     }
     read_string(root, "preset", out->preset, sizeof out->preset);
     const cJSON *j;
