@@ -10,16 +10,15 @@
 #include "nn/layers.h"
 #include "nn/model.h"
 
-// max |ours − ref| / max |ref| over the ref tensor's elements; *at is the
-// element of the largest difference.
-static double rel_err(const float *ours, const StTensor *ref, size_t *at) {
+double parity_rel_err(const float *ours, const StTensor *ref, size_t *at) {
     double diff = 0.0, big = 0.0;
-    *at = 0;
+    size_t worst = 0;
     for (size_t i = 0; i < ref->numel; i++) {
         double d = fabs((double)ours[i] - ref->data[i]);
-        if (!(d <= diff) && !isnan(diff)) { diff = d; *at = i; }   // the first NaN sticks
+        if (!(d <= diff) && !isnan(diff)) { diff = d; worst = i; }   // the first NaN sticks
         big = fmax(big, fabs((double)ref->data[i]));
     }
+    if (at) *at = worst;
     return big > 0.0 ? diff / big : diff;
 }
 
@@ -27,7 +26,7 @@ static double rel_err(const float *ours, const StTensor *ref, size_t *at) {
 // backward) and, where it is the worst so far, the element that makes it.
 static void judge(Parity *p, int backward, const float *ours, const StTensor *ref) {
     size_t at;
-    double e = rel_err(ours, ref, &at);
+    double e = parity_rel_err(ours, ref, &at);
     double *worst = backward ? &p->backward : &p->forward;
     if (e <= *worst || isnan(*worst)) return;   // a NaN sticks
     *worst = e;
