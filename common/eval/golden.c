@@ -256,8 +256,8 @@ static int check_ema(Golden *g, GoldenReport *rep) {
 }
 
 // A sample with the weights the reference sampled with, "adamw." (after
-// the first step, or after the K-th in files that say so), by the file's sampler ("sample.sampler": euler, or heun); a class-conditional
-// file's for the labels "sample.y" at its guidance.
+// the first step), by the file's sampler ("sample.sampler": euler, or heun);
+// a class-conditional file's for the labels "sample.y" at its guidance.
 static int check_sample(Golden *g, GoldenReport *rep) {
     const StTensor *noise = st_need(&g->st, g->path, "sample.noise", 0, g->err, g->errlen);
     const StTensor *sref = st_need(&g->st, g->path, "sample.out", noise ? noise->numel : 0, g->err, g->errlen);
