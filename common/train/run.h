@@ -17,6 +17,13 @@
 
 #define ERRLEN 4608
 
+// "error: <err>" on stderr, then rc: how a run reports a failure a call
+// described into err.
+static inline int run_error(const char *err, int rc) {
+    fprintf(stderr, "error: %s\n", err);
+    return rc;
+}
+
 // The files of a run folder (run_paths).
 typedef struct {
     char dir[2048], ckpt[2100], loss[2100], val[2100], metrics[2100], samples[2100], samples_ema[2100], diverged[2100];

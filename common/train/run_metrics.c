@@ -293,17 +293,13 @@ int finish_run(const RunPaths *rp, const char *name, Preset preset, const CifarS
     double t_start = wall_seconds();
     Model m;
     SafeTensors st;
-    if (checkpoint_load(rp->ckpt, &m, &st, err, sizeof err) != 0) {
-        fprintf(stderr, "error: %s\n", err);
-        return TRAIN_ERROR;
-    }
+    if (checkpoint_load(rp->ckpt, &m, &st, err, sizeof err) != 0) return run_error(err, TRAIN_ERROR);
     Config cfg;   // the model's and the run's, as the run saved them
     if (checkpoint_config_from(&st, rp->ckpt, &cfg, err, sizeof err) != 0 ||
         cifar_check_config(&m.cfg, rp->ckpt, err, sizeof err) != 0) {   // its images are CIFAR-10's
-        fprintf(stderr, "error: %s\n", err);
         st_free(&st);
         model_free(&m);
-        return TRAIN_ERROR;
+        return run_error(err, TRAIN_ERROR);
     }
     SavedProgress prog;
     read_progress(&st, m.cfg.depth, &prog);
