@@ -277,8 +277,7 @@ static int check_sample(Golden *g, GoldenReport *rep) {
     float *x = malloc(noise->numel * sizeof(float));
     if (!x || activations_alloc(&sa, &g->m, y ? flow_guided_rows(SN, w) : SN, false) != 0) {
         free(x); free(y);
-        snprintf(g->err, g->errlen, "out of memory");
-        return -1;
+        return errorf(g->err, g->errlen, "out of memory");
     }
     memcpy(x, noise->data, noise->numel * sizeof(float));
     int rc = flow_sample_with(&g->m, &sa, x, y, SN, w, sampler, steps, g->err, g->errlen);
