@@ -52,8 +52,6 @@ typedef struct {
 
 // run_folder.c
 void run_paths(RunPaths *p, const char *dir);
-// "the last good checkpoint (step N) is kept in PATH", or that there is none yet.
-void last_checkpoint_text(char *out, size_t n, int last_saved, const char *path);
 // loss.tsv (step, loss, grad_norm, max_logit) and val.tsv (step, val MSE):
 // the rows with step <= upto into arrays indexed step - 1. The last step
 // read (loss.tsv) or the rows read (val.tsv), or -1.

@@ -30,11 +30,6 @@ static int parse_step(const char *s) {
     return s && parse_int_in(s, 0, 100000000, &step) == 0 ? step : -1;
 }
 
-void last_checkpoint_text(char *out, size_t n, int last_saved, const char *path) {
-    if (last_saved > 0) snprintf(out, n, "the last good checkpoint (step %d) is kept in %s", last_saved, path);
-    else snprintf(out, n, "no checkpoint was written yet");
-}
-
 static int rng_from_text(const char *s, Rng *r) {
     unsigned long long st; int has; unsigned int bits;
     if (!s || sscanf(s, "%llx %d %x", &st, &has, &bits) != 3) return -1;

@@ -93,6 +93,12 @@ static int check_val(Run *r, int step, const RunPaths *rp) {
     return 0;
 }
 
+// "the last good checkpoint (step N) is kept in PATH", or that there is none yet.
+static void last_checkpoint_text(char *out, size_t n, int last_saved, const char *path) {
+    if (last_saved > 0) snprintf(out, n, "the last good checkpoint (step %d) is kept in %s", last_saved, path);
+    else snprintf(out, n, "no checkpoint was written yet");
+}
+
 // loss.tsv onto the disk, then the checkpoint. TRAIN_OK, or TRAIN_ERROR
 // with a message that says which checkpoint is kept.
 static int save_point(Run *r, const TrainOptions *o, const RunPaths *rp, FILE *lf, Progress *pr, int last_saved) {
