@@ -75,8 +75,8 @@ int parity_norm(const SafeTensors *st, NormKind kind, Parity *p, char *err, size
     size_t n = x->numel;
     const StTensor *gain = NULL, *dout, *ref_out, *ref_dx, *ref_dgain = NULL;   // LayerNorm has no gain
     if (kind == NORM_RMSNORM && !(gain = st_need(st, REF, "input.gain", D, err, errlen))) return -1;
-    if (!(dout = st_need(st, REF, "upstream.dout", n, err, errlen)) || !(ref_out = need(st, name, "out", n, err, errlen))
-        || !(ref_dx = need(st, name, "dx", n, err, errlen))) return -1;
+    if (!(dout = st_need(st, REF, "upstream.dout", n, err, errlen)) || !(ref_out = need(st, name, "out", n, err, errlen)) ||
+        !(ref_dx = need(st, name, "dx", n, err, errlen))) return -1;
     if (kind == NORM_RMSNORM && !(ref_dgain = st_need(st, REF, "rmsnorm.dgain", D, err, errlen))) return -1;
     float *out = zeros(n), *dx = zeros(n), *dgain = zeros(D), *mean = zeros(R), *rstd = zeros(R);
     if (kind == NORM_RMSNORM) {
@@ -117,10 +117,10 @@ int parity_attention(const SafeTensors *st, int qk_norm, Parity *p, char *err, s
     int hd = D / H;
     size_t n_out = (size_t)N * L * D, n_att = (size_t)N * H * L * L;
     const StTensor *dout, *scores, *weights, *ref_out, *ref_dqkv, *gq = NULL, *gk = NULL, *ref_dgq = NULL, *ref_dgk = NULL;
-    if (!(dout = st_need(st, REF, "upstream.dout", n_out, err, errlen))
-        || !(scores = need(st, v, "scores", n_att, err, errlen)) || !(weights = need(st, v, "weights", n_att, err, errlen))
-        || !(ref_out = need(st, v, "out", n_out, err, errlen))
-        || !(ref_dqkv = need(st, v, "dqkv", qkv->numel, err, errlen))) return -1;
+    if (!(dout = st_need(st, REF, "upstream.dout", n_out, err, errlen)) ||
+        !(scores = need(st, v, "scores", n_att, err, errlen)) || !(weights = need(st, v, "weights", n_att, err, errlen)) ||
+        !(ref_out = need(st, v, "out", n_out, err, errlen)) ||
+        !(ref_dqkv = need(st, v, "dqkv", qkv->numel, err, errlen))) return -1;
     if (qk_norm && (!(ref_dgq = need(st, v, "dq_gain", hd, err, errlen)) ||
                     !(ref_dgk = need(st, v, "dk_gain", hd, err, errlen)) ||
                     !(gq = st_need(st, REF, "input.q_gain", hd, err, errlen)) ||
