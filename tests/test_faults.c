@@ -59,6 +59,7 @@
 #include <unistd.h>
 
 #define PROG "step6_ablation/step6_ablation"
+#define CIFAR_FILE_BYTES ((size_t)CIFAR_RECORDS_PER_FILE * CIFAR_RECORD_BYTES)  // 30,730,000: a real batch file
 #define RUN_TIMEOUT 600.0   // seconds; a smoke run takes a few (more under ASan)
 
 static char g_tmp[256];

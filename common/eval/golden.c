@@ -9,21 +9,10 @@
 #include "nn/ema.h"
 #include "nn/flow.h"
 #include "golden.h"
+#include "parity.h"   // parity_rel_err
 #include "nn/model.h"
 #include "io/safetensors.h"
 #include "nn/train_step.h"
-
-// max |a − b| / max |b|: an error relative to the tensor's own scale, so a
-// tensor of small gradients is judged as strictly as one of large ones.
-static double scaled_err(const float *a, const float *b, size_t n) {
-    double diff = 0.0, scale = 0.0;
-    for (size_t i = 0; i < n; i++) {
-        double d = fabs((double)a[i] - b[i]);
-        if (d > diff || isnan(d)) diff = isnan(d) ? INFINITY : d;
-        if (fabs(b[i]) > scale) scale = fabs(b[i]);
-    }
-    return scale > 0 ? diff / scale : diff;
-}
 
 static double meta_num(const SafeTensors *st, const char *key, double dflt) {
     const char *v = st_meta(st, key);
@@ -79,28 +68,26 @@ static int *labels_from(const Golden *g, const char *name, int n) {
 
 // The file's config and weights into a model, its AdamW settings and batch.
 static int golden_open(Golden *g, GoldenReport *rep) {
-    Config cfg;
-    if (checkpoint_config_from(&g->st, g->path, &cfg, g->err, g->errlen) != 0) return -1;
-    g->cfg = cfg;
-    model_config_describe(&cfg.model, rep->config, sizeof rep->config);
-    if (model_build(&g->m, &cfg.model, g->err, g->errlen) != 0) return -1;
+    const Config *cfg = &g->cfg;
+    if (checkpoint_config_from(&g->st, g->path, &g->cfg, g->err, g->errlen) != 0) return -1;
+    model_config_describe(&cfg->model, rep->config, sizeof rep->config);
+    if (model_build(&g->m, &cfg->model, g->err, g->errlen) != 0) return -1;
     g->have_model = 1;
     if (checkpoint_copy_params(&g->st, g->path, "param.", &g->m, g->err, g->errlen) != 0) return -1;
     g->t = st_need(&g->st, g->path, "input.t", 0, g->err, g->errlen);
     if (!g->t) return -1;
     g->N = (int)g->t->numel;
-    g->per = cfg_image_floats(&cfg.model);
+    g->per = cfg_image_floats(&cfg->model);
     g->x1 = st_need(&g->st, g->path, "input.x1", g->N * g->per, g->err, g->errlen);
     g->x0 = st_need(&g->st, g->path, "input.x0", g->N * g->per, g->err, g->errlen);
     if (!g->x1 || !g->x0) return -1;
-    if (cfg.model.classes > 0 && !(g->y = labels_from(g, "input.y", g->N))) return -1;
+    if (cfg->model.classes > 0 && !(g->y = labels_from(g, "input.y", g->N))) return -1;
     if (!(g->times = malloc(sizeof(float) * g->N))) return errorf(g->err, g->errlen, "out of memory");
     memcpy(g->times, g->t->data, sizeof(float) * g->N);
     const SafeTensors *st = &g->st;
-    AdamWConfig opt = { (float)meta_num(st, "adamw.lr", 1e-2), (float)meta_num(st, "adamw.beta1", 0.9),
-                        (float)meta_num(st, "adamw.beta2", 0.999), (float)meta_num(st, "adamw.eps", 1e-8),
-                        (float)meta_num(st, "adamw.weight_decay", 0.0) };
-    g->opt = opt;
+    g->opt = (AdamWConfig){ (float)meta_num(st, "adamw.lr", 1e-2), (float)meta_num(st, "adamw.beta1", 0.9),
+                            (float)meta_num(st, "adamw.beta2", 0.999), (float)meta_num(st, "adamw.eps", 1e-8),
+                            (float)meta_num(st, "adamw.weight_decay", 0.0) };
     g->K = 1;
     const char *steps = st_meta(st, "adamw.steps");
     if (steps && parse_int_in(steps, 1, GOLDEN_MAX_STEPS, &g->K) != 0)
@@ -117,23 +104,17 @@ static int golden_open(Golden *g, GoldenReport *rep) {
     return 0;
 }
 
-// Step k's tensors in the file: the weights before it, the reference's
-// gradient at it and its weights after it. A one-step file names them
-// "param.", "grad." and "adamw."; step k of K, "adamw<k-1>." (or "param."),
-// "adamw<k>.grad." and "adamw<k>.".
+// Step k's tensors in the file: the weights before it, "adamw<k-1>." (or
+// "param."), the reference's gradient at it, "adamw<k>.grad.", and its
+// weights after it, "adamw<k>.".
 typedef struct { char before[32], grad[32], after[32]; } StepNames;
 
-static StepNames step_names(const Golden *g, int k) {
+static StepNames step_names(int k) {
     StepNames s;
     if (k == 1) snprintf(s.before, sizeof s.before, "param.");
     else snprintf(s.before, sizeof s.before, "adamw%d.", k - 1);
-    if (st_meta(&g->st, "adamw.steps")) {
-        snprintf(s.grad, sizeof s.grad, "adamw%d.grad.", k);
-        snprintf(s.after, sizeof s.after, "adamw%d.", k);
-    } else {
-        snprintf(s.grad, sizeof s.grad, "grad.");
-        snprintf(s.after, sizeof s.after, "adamw.");
-    }
+    snprintf(s.grad, sizeof s.grad, "adamw%d.grad.", k);
+    snprintf(s.after, sizeof s.after, "adamw%d.", k);
     return s;
 }
 
@@ -173,7 +154,7 @@ static int check_grads(Golden *g, GoldenReport *rep, const StepNames *s, int k, 
         const StTensor *ref = need_param(g, s->grad, i);
         if (!ref) return -1;
         const float *ours = g->m.grads + T->offset;
-        worse(c, scaled_err(ours, ref->data, ref->numel), T->name);
+        worse(c, parity_rel_err(ours, ref, NULL), T->name);
         bound[i] = 0;
         for (size_t j = 0; j < ref->numel; j++) bound[i] = fmax(bound[i], fabs((double)ours[j] - ref->data[j]));
     }
@@ -207,7 +188,7 @@ static int check_weights(Golden *g, GoldenReport *rep, const StepNames *s, int k
 //     our own chain of such steps, every weight judged.
 // Step 1 also judges the loss and the output of the forward pass.
 static int check_step(Golden *g, GoldenReport *rep, int k, double *bound) {
-    StepNames s = step_names(g, k);
+    StepNames s = step_names(k);
     size_t bytes = g->m.n_params * sizeof(float);
     memcpy(g->keep_m, g->ts.adam_m, bytes);
     memcpy(g->keep_v, g->ts.adam_v, bytes);
@@ -218,7 +199,7 @@ static int check_step(Golden *g, GoldenReport *rep, int k, double *bound) {
         const StTensor *lref = st_need(&g->st, g->path, "output.loss", 1, g->err, g->errlen);
         if (!vref || !lref) return -1;
         worse(add_check(rep, "loss", 0, GOLDEN_TOL_LOSS), fabs(loss - lref->data[0]) / fabs(lref->data[0]), "");
-        worse(add_check(rep, "output", 0, GOLDEN_TOL_OUT), scaled_err(g->ts.act.v, vref->data, g->N * g->per), "");
+        worse(add_check(rep, "output", 0, GOLDEN_TOL_OUT), parity_rel_err(g->ts.act.v, vref, NULL), "");
     }
     if (check_grads(g, rep, &s, k, bound) != 0) return -1;
     train_adamw_step(&g->ts);
@@ -241,7 +222,7 @@ static int check_times(Golden *g, GoldenReport *rep) {
     const StTensor *u = st_need(&g->st, g->path, "input.u", (size_t)g->N, g->err, g->errlen);
     if (!u) return -1;
     flow_logit_normal_times(g->times, u->data, g->N, g->cfg.run.t_mean, g->cfg.run.t_std);
-    worse(add_check(rep, "times", 0, GOLDEN_TOL_TIMES), scaled_err(g->times, g->t->data, (size_t)g->N), "");
+    worse(add_check(rep, "times", 0, GOLDEN_TOL_TIMES), parity_rel_err(g->times, g->t, NULL), "");
     return 0;
 }
 
@@ -259,7 +240,7 @@ static int check_ema(Golden *g, GoldenReport *rep) {
     int rc = ema && after ? 0 : errorf(g->err, g->errlen, "out of memory");
     if (rc == 0) rc = copy_tensors(g, "param.", ema);
     for (int k = 1; rc == 0 && k <= g->K; k++) {
-        StepNames s = step_names(g, k);
+        StepNames s = step_names(k);
         if ((rc = copy_tensors(g, s.after, after)) == 0) ema_update(ema, after, g->m.n_params, k, gamma);
     }
     GoldenCheck *c = rc == 0 ? add_check(rep, "ema/lr", 0, GOLDEN_TOL_ADAMW) : NULL;
@@ -275,8 +256,8 @@ static int check_ema(Golden *g, GoldenReport *rep) {
 }
 
 // A sample with the weights the reference sampled with, "adamw." (after
-// the first step, or after the K-th in files that say so), by the file's sampler ("sample.sampler": euler, or heun); a class-conditional
-// file's for the labels "sample.y" at its guidance.
+// the first step), by the file's sampler ("sample.sampler": euler, or heun);
+// a class-conditional file's for the labels "sample.y" at its guidance.
 static int check_sample(Golden *g, GoldenReport *rep) {
     const StTensor *noise = st_need(&g->st, g->path, "sample.noise", 0, g->err, g->errlen);
     const StTensor *sref = st_need(&g->st, g->path, "sample.out", noise ? noise->numel : 0, g->err, g->errlen);
@@ -296,12 +277,11 @@ static int check_sample(Golden *g, GoldenReport *rep) {
     float *x = malloc(noise->numel * sizeof(float));
     if (!x || activations_alloc(&sa, &g->m, y ? flow_guided_rows(SN, w) : SN, false) != 0) {
         free(x); free(y);
-        snprintf(g->err, g->errlen, "out of memory");
-        return -1;
+        return errorf(g->err, g->errlen, "out of memory");
     }
     memcpy(x, noise->data, noise->numel * sizeof(float));
     int rc = flow_sample_with(&g->m, &sa, x, y, SN, w, sampler, steps, g->err, g->errlen);
-    if (rc == 0) worse(add_check(rep, "sample", 0, GOLDEN_TOL_SAMPLE), scaled_err(x, sref->data, noise->numel), "");
+    if (rc == 0) worse(add_check(rep, "sample", 0, GOLDEN_TOL_SAMPLE), parity_rel_err(x, sref, NULL), "");
     activations_free(&sa);
     free(x); free(y);
     return rc;

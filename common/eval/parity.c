@@ -10,16 +10,15 @@
 #include "nn/layers.h"
 #include "nn/model.h"
 
-// max |ours − ref| / max |ref| over the ref tensor's elements; *at is the
-// element of the largest difference.
-static double rel_err(const float *ours, const StTensor *ref, size_t *at) {
+double parity_rel_err(const float *ours, const StTensor *ref, size_t *at) {
     double diff = 0.0, big = 0.0;
-    *at = 0;
+    size_t worst = 0;
     for (size_t i = 0; i < ref->numel; i++) {
         double d = fabs((double)ours[i] - ref->data[i]);
-        if (!(d <= diff) && !isnan(diff)) { diff = d; *at = i; }   // the first NaN sticks
+        if (!(d <= diff) && !isnan(diff)) { diff = d; worst = i; }   // the first NaN sticks
         big = fmax(big, fabs((double)ref->data[i]));
     }
+    if (at) *at = worst;
     return big > 0.0 ? diff / big : diff;
 }
 
@@ -27,7 +26,7 @@ static double rel_err(const float *ours, const StTensor *ref, size_t *at) {
 // backward) and, where it is the worst so far, the element that makes it.
 static void judge(Parity *p, int backward, const float *ours, const StTensor *ref) {
     size_t at;
-    double e = rel_err(ours, ref, &at);
+    double e = parity_rel_err(ours, ref, &at);
     double *worst = backward ? &p->backward : &p->forward;
     if (e <= *worst || isnan(*worst)) return;   // a NaN sticks
     *worst = e;
@@ -39,6 +38,15 @@ static void judge(Parity *p, int backward, const float *ours, const StTensor *re
 #define REF "the reference file"   // how a message names it
 
 static float *zeros(size_t n) { return calloc(n ? n : 1, sizeof(float)); }
+
+// The file's tensor "<variant>.<what>" ("rmsnorm.out", "qknorm.dqkv"), of n
+// values (0: any).
+static const StTensor *need(const SafeTensors *st, const char *variant, const char *what, size_t n,
+                            char *err, size_t errlen) {
+    char name[160];
+    snprintf(name, sizeof name, "%s.%s", variant, what);
+    return st_need(st, REF, name, n, err, errlen);
+}
 
 // Names what PyTorch computed with (metadata "V.torch", "torch.version",
 // "V.note"), and starts the comparison at zero error.
@@ -61,18 +69,14 @@ static void describe(Parity *p, const SafeTensors *st, const char *variant) {
 
 int parity_norm(const SafeTensors *st, NormKind kind, Parity *p, char *err, size_t errlen) {
     const char *name = NORM_NAMES[kind];   // the reference file's prefix: "rmsnorm.", "layernorm."
-    char key[64];
     const StTensor *x = st_need(st, REF, "input.x", 0, err, errlen);
     if (!x || x->ndim != 2) { if (x) snprintf(err, errlen, "input.x is not (R, D)"); return -1; }
     int R = (int)x->shape[0], D = (int)x->shape[1];
     size_t n = x->numel;
     const StTensor *gain = NULL, *dout, *ref_out, *ref_dx, *ref_dgain = NULL;   // LayerNorm has no gain
     if (kind == NORM_RMSNORM && !(gain = st_need(st, REF, "input.gain", D, err, errlen))) return -1;
-    if (!(dout = st_need(st, REF, "upstream.dout", n, err, errlen))) return -1;
-    snprintf(key, sizeof key, "%s.out", name);
-    if (!(ref_out = st_need(st, REF, key, n, err, errlen))) return -1;
-    snprintf(key, sizeof key, "%s.dx", name);
-    if (!(ref_dx = st_need(st, REF, key, n, err, errlen))) return -1;
+    if (!(dout = st_need(st, REF, "upstream.dout", n, err, errlen)) || !(ref_out = need(st, name, "out", n, err, errlen)) ||
+        !(ref_dx = need(st, name, "dx", n, err, errlen))) return -1;
     if (kind == NORM_RMSNORM && !(ref_dgain = st_need(st, REF, "rmsnorm.dgain", D, err, errlen))) return -1;
     float *out = zeros(n), *dx = zeros(n), *dgain = zeros(D), *mean = zeros(R), *rstd = zeros(R);
     if (kind == NORM_RMSNORM) {
@@ -96,22 +100,6 @@ int parity_norm(const SafeTensors *st, NormKind kind, Parity *p, char *err, size
 // weights (N, H, L, L) and the largest |score|; the backward dqkv and, with
 // QK-norm, the two gains' gradients.
 
-typedef struct { const StTensor *scores, *weights, *out, *dqkv, *dq_gain, *dk_gain; } AttentionRef;
-
-static int attention_refs(const SafeTensors *st, const char *v, int qk, size_t n_att, size_t n_out,
-                          size_t n_qkv, int hd, AttentionRef *r, char *err, size_t errlen) {
-    char name[64];
-    memset(r, 0, sizeof *r);
-    snprintf(name, sizeof name, "%s.scores", v);  if (!(r->scores = st_need(st, REF, name, n_att, err, errlen))) return -1;
-    snprintf(name, sizeof name, "%s.weights", v); if (!(r->weights = st_need(st, REF, name, n_att, err, errlen))) return -1;
-    snprintf(name, sizeof name, "%s.out", v);     if (!(r->out = st_need(st, REF, name, n_out, err, errlen))) return -1;
-    snprintf(name, sizeof name, "%s.dqkv", v);    if (!(r->dqkv = st_need(st, REF, name, n_qkv, err, errlen))) return -1;
-    if (!qk) return 0;
-    snprintf(name, sizeof name, "%s.dq_gain", v); if (!(r->dq_gain = st_need(st, REF, name, hd, err, errlen))) return -1;
-    snprintf(name, sizeof name, "%s.dk_gain", v); if (!(r->dk_gain = st_need(st, REF, name, hd, err, errlen))) return -1;
-    return 0;
-}
-
 // |ours − the largest |score|| / the largest |score|.
 static double max_score_err(float ours, const StTensor *scores) {
     double big = 0.0;
@@ -121,20 +109,21 @@ static double max_score_err(float ours, const StTensor *scores) {
 
 int parity_attention(const SafeTensors *st, int qk_norm, Parity *p, char *err, size_t errlen) {
     const char *v = qk_norm ? "qknorm" : "plain";
-    char key[32];
-    snprintf(key, sizeof key, "%s.weights", v);
-    const StTensor *qkv = st_need(st, REF, "input.qkv", 0, err, errlen), *w = st_need(st, REF, key, 0, err, errlen);
+    const StTensor *qkv = st_need(st, REF, "input.qkv", 0, err, errlen), *w = need(st, v, "weights", 0, err, errlen);
     if (!qkv || !w) return -1;
     if (qkv->ndim != 3 || w->ndim != 4 || qkv->shape[2] % 3)
-        return errorf(err, errlen, "input.qkv is not (N, L, 3D) or %s not (N, H, L, L)", key);
+        return errorf(err, errlen, "input.qkv is not (N, L, 3D) or %s.weights not (N, H, L, L)", v);
     int N = (int)qkv->shape[0], L = (int)qkv->shape[1], D = (int)qkv->shape[2] / 3, H = (int)w->shape[1];
     int hd = D / H;
-    size_t n_out = (size_t)N * L * D;
-    AttentionRef r;
-    const StTensor *dout = st_need(st, REF, "upstream.dout", n_out, err, errlen), *gq = NULL, *gk = NULL;
-    if (!dout || attention_refs(st, v, qk_norm, (size_t)N * H * L * L, n_out, qkv->numel, hd,
-                                &r, err, errlen) != 0) return -1;
-    if (qk_norm && (!(gq = st_need(st, REF, "input.q_gain", hd, err, errlen)) ||
+    size_t n_out = (size_t)N * L * D, n_att = (size_t)N * H * L * L;
+    const StTensor *dout, *scores, *weights, *ref_out, *ref_dqkv, *gq = NULL, *gk = NULL, *ref_dgq = NULL, *ref_dgk = NULL;
+    if (!(dout = st_need(st, REF, "upstream.dout", n_out, err, errlen)) ||
+        !(scores = need(st, v, "scores", n_att, err, errlen)) || !(weights = need(st, v, "weights", n_att, err, errlen)) ||
+        !(ref_out = need(st, v, "out", n_out, err, errlen)) ||
+        !(ref_dqkv = need(st, v, "dqkv", qkv->numel, err, errlen))) return -1;
+    if (qk_norm && (!(ref_dgq = need(st, v, "dq_gain", hd, err, errlen)) ||
+                    !(ref_dgk = need(st, v, "dk_gain", hd, err, errlen)) ||
+                    !(gq = st_need(st, REF, "input.q_gain", hd, err, errlen)) ||
                     !(gk = st_need(st, REF, "input.k_gain", hd, err, errlen)))) return -1;
     const float *q_gain = gq ? gq->data : NULL, *k_gain = gk ? gk->data : NULL;
     float *mem = zeros(attention_cache_floats(N, L, D, H, qk_norm));
@@ -145,16 +134,16 @@ int parity_attention(const SafeTensors *st, int qk_norm, Parity *p, char *err, s
     attention_forward(out, &cache, qkv->data, q_gain, k_gain, NORM_EPS, NULL, NULL, N, L, D, H);
     attention_backward(dqkv, dgq, dgk, dout->data, &cache, scratch, q_gain, k_gain, NULL, NULL, N, L, D, H);
     describe(p, st, v);
-    judge(p, 0, out, r.out);
-    judge(p, 0, cache.att, r.weights);
-    double score_err = max_score_err(cache.max_logit, r.scores);
+    judge(p, 0, out, ref_out);
+    judge(p, 0, cache.att, weights);
+    double score_err = max_score_err(cache.max_logit, scores);
     if (score_err > p->forward) {
         p->forward = score_err;
         snprintf(p->forward_worst, sizeof p->forward_worst, "the max logit: got %.6g, %.3g of it off torch's",
                  cache.max_logit, score_err);
     }
-    judge(p, 1, dqkv, r.dqkv);
-    if (qk_norm) { judge(p, 1, dgq, r.dq_gain); judge(p, 1, dgk, r.dk_gain); }
+    judge(p, 1, dqkv, ref_dqkv);
+    if (qk_norm) { judge(p, 1, dgq, ref_dgq); judge(p, 1, dgk, ref_dgk); }
     free(mem); free(scratch); free(out); free(dqkv); free(dgq); free(dgk);
     return 0;
 }
@@ -183,10 +172,9 @@ int parity_ffn(const SafeTensors *st, MlpKind kind, Parity *p, char *err, size_t
     const StTensor *weight[6], *ref_grad[6];   // "gelu.fc1.weight" and "gelu.dfc1.weight", ...
     char name[64];
     for (int i = 0; i < n_names; i++) {
-        snprintf(name, sizeof name, "%s.%s", v, names[i].name);
-        if (!(weight[i] = st_need(st, REF, name, 0, err, errlen))) return -1;
-        snprintf(name, sizeof name, "%s.d%s", v, names[i].name);
-        if (!(ref_grad[i] = st_need(st, REF, name, weight[i]->numel, err, errlen))) return -1;
+        if (!(weight[i] = need(st, v, names[i].name, 0, err, errlen))) return -1;
+        snprintf(name, sizeof name, "d%s", names[i].name);
+        if (!(ref_grad[i] = need(st, v, name, weight[i]->numel, err, errlen))) return -1;
     }
     const StTensor *x = st_need(st, REF, "input.x", 0, err, errlen);
     if (!x) return -1;
@@ -199,10 +187,8 @@ int parity_ffn(const SafeTensors *st, MlpKind kind, Parity *p, char *err, size_t
         return errorf(err, errlen, "%s is %d wide; the model's at D = %d is %d", v, H, D, cfg_mlp_hidden(&c));
     size_t RD = (size_t)R * D, RH = (size_t)R * H;
     const StTensor *dout = st_need(st, REF, "upstream.dout", RD, err, errlen), *ref_out, *ref_dx;
-    snprintf(name, sizeof name, "%s.out", v);
-    if (!dout || !(ref_out = st_need(st, REF, name, RD, err, errlen))) return -1;
-    snprintf(name, sizeof name, "%s.dx", v);
-    if (!(ref_dx = st_need(st, REF, name, RD, err, errlen))) return -1;
+    if (!dout || !(ref_out = need(st, v, "out", RD, err, errlen)) || !(ref_dx = need(st, v, "dx", RD, err, errlen)))
+        return -1;
 
     BlockParams w = { 0 }, g = { 0 };          // the file's weights, our gradients
     for (int i = 0; i < n_names; i++) {

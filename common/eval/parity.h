@@ -23,6 +23,12 @@ typedef struct {
     char forward_worst[160], backward_worst[160];   // where: "tensor[i]: got x, expected y"
 } Parity;
 
+// max |ours − ref| / max |ref| over ref's elements (a NaN difference sticks):
+// an error relative to the tensor's own scale, so a tensor of small values
+// is judged as strictly as one of large ones. *at (if not NULL): the element
+// of the largest difference.
+double parity_rel_err(const float *ours, const StTensor *ref, size_t *at);
+
 // Each: 0, or -1 with a message (a tensor missing or of a wrong shape).
 int parity_norm(const SafeTensors *st, NormKind kind, Parity *p, char *err, size_t errlen);
 int parity_attention(const SafeTensors *st, int qk_norm, Parity *p, char *err, size_t errlen);

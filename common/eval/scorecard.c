@@ -101,7 +101,6 @@ void scorecard_samples_shown(Model *m, float *out, int n, SamplerKind sampler, i
         flow_sample_with(m, &a, out + per * i, NULL, nb, 1.0f, sampler, steps, err, sizeof err);
         if (pr) progress_update(pr, done_before + (long)(i + nb) * flow_evaluations(sampler, steps), "sampling");
     }
-    a.N = EVAL_BATCH;
     activations_free(&a);
 }
 

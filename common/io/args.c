@@ -116,10 +116,6 @@ static int synopsis_item(const ArgOption *o, const ArgOption *next, char *out, s
 
 static void print_synopsis(const ArgSpec *spec, FILE *f) {
     int indent = fprintf(f, "usage: %s", spec->program), col = indent;
-    if (spec->synopsis) {
-        fprintf(f, " %s\n", spec->synopsis);
-        return;
-    }
     char item[256];
     for (int i = 0; spec->options[i].name; i++) {
         if (!synopsis_item(&spec->options[i], &spec->options[i + 1], item, sizeof item)) continue;

@@ -52,7 +52,7 @@ int is_help_option(const char *a);
 //         ARG_FIGURES(&o->figures_dir),
 //         ARG_END,
 //     };
-//     ArgSpec spec = { "step2_rmsnorm", NULL, "LayerNorm against RMSNorm ...", opts };
+//     ArgSpec spec = { "step2_rmsnorm", "LayerNorm against RMSNorm ...", opts };
 //     return args_parse(&spec, argc, argv);
 //
 // --help and -h are every program's. A bad option or word is reported on
@@ -98,7 +98,6 @@ typedef struct {
 
 typedef struct {
     const char *program;        // "step2_rmsnorm", or "lab sweep" for a command
-    const char *synopsis;       // what follows the name on the usage line; NULL: made from the options
     const char *about;          // what the program does, a paragraph (may be NULL)
     const ArgOption *options;   // ended by ARG_END
     const char *words;          // the words it takes besides options ("RUN_DIR..."); NULL: none

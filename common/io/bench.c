@@ -10,16 +10,12 @@ static int cmp_double(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-// Median of x (n values). Sorts a copy; x is left as it was.
-static double bench_median(const double *x, int n) {
+// Median of x (n values), sorted in place.
+static double bench_median(double *x, int n) {
     if (n <= 0) return 0.0;
-    double *s = malloc(sizeof(double) * n);
-    memcpy(s, x, sizeof(double) * n);
-    qsort(s, n, sizeof(double), cmp_double);
+    qsort(x, n, sizeof(double), cmp_double);
     // even n: the mean of the two middle values
-    double m = (n % 2) ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
-    free(s);
-    return m;
+    return (n % 2) ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
 }
 
 void bench_interleaved(const BenchFn *fns, int n, int warmup, int rounds, int calls,

@@ -113,9 +113,7 @@ int checkpoint_read_config(const char *path, Config *out, char *err, size_t errl
 // Tensors
 
 static void shape_text(char *out, size_t outlen, int ndim, const long *shape) {
-    size_t used = 0;
-    out[0] = '\0';
-    used += (size_t)snprintf(out, outlen, "[");
+    size_t used = (size_t)snprintf(out, outlen, "[");
     for (int d = 0; d < ndim && used < outlen; d++)
         used += (size_t)snprintf(out + used, outlen - used, "%s%ld", d ? ", " : "", shape[d]);
     if (used < outlen) snprintf(out + used, outlen - used, "]");

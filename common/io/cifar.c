@@ -63,8 +63,8 @@ int cifar_parse_batch(const uint8_t *buf, size_t len, int records, const char *n
         return errorf(err, errlen, "%s: asked for %d records; the count must be positive", name, records);
     size_t want = (size_t)records * CIFAR_RECORD_BYTES;
     if (!buf || len != want)
-        return errorf(err, errlen, "%s: %zu bytes, expected %zu (%d records of %d bytes): "
-                       "truncated, or not a CIFAR-10 binary batch file", name, buf ? len : 0, want,
+        return errorf(err, errlen, "%s: %zu bytes, expected %zu (%d records of %d bytes): truncated or "
+                       "incomplete download, or not a CIFAR-10 binary batch file", name, buf ? len : 0, want,
                        records, CIFAR_RECORD_BYTES);
     // Check every label before writing anything, so a bad file leaves the
     // caller's arrays as they were.
@@ -89,15 +89,11 @@ int cifar_parse_batch(const uint8_t *buf, size_t len, int records, const char *n
 // bad label.
 static int cifar_read_file(const char *path, int records, uint8_t *pixels, uint8_t *labels,
                            char *err, size_t errlen) {
-    size_t want = (size_t)records * CIFAR_RECORD_BYTES, len;
+    size_t len;
     char why[CIFAR_ERRLEN / 2];
     uint8_t *buf = (uint8_t *)read_file_all(path, &len, why, sizeof why);
     if (!buf) return errorf(err, errlen, "%s; expected a CIFAR-10 batch file; %s", why, CIFAR_HINT);
-    // "30730000 bytes expected, file has 1234" says far more than a bad label
-    int rc = len != want ? errorf(err, errlen, "%s: %zu bytes, expected %zu (%d records of %d bytes): truncated "
-                                  "or incomplete download, or not a CIFAR-10 binary batch file",
-                                  path, len, want, records, CIFAR_RECORD_BYTES)
-                         : cifar_parse_batch(buf, len, records, path, pixels, labels, err, errlen);
+    int rc = cifar_parse_batch(buf, len, records, path, pixels, labels, err, errlen);
     free(buf);
     return rc;
 }

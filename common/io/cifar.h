@@ -21,7 +21,6 @@
 #define CIFAR_PIXELS (CIFAR_CHANNELS * CIFAR_IMG * CIFAR_IMG)   // 3,072 bytes
 #define CIFAR_RECORD_BYTES (1 + CIFAR_PIXELS)                    // 3,073 bytes
 #define CIFAR_RECORDS_PER_FILE 10000
-#define CIFAR_FILE_BYTES ((size_t)CIFAR_RECORDS_PER_FILE * CIFAR_RECORD_BYTES)  // 30,730,000
 #define CIFAR_TRAIN_FILES 5
 #define CIFAR_NUM_CLASSES 10
 #define CIFAR_ERRLEN 1024   // a buffer this big holds any message of this module

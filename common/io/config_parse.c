@@ -290,11 +290,8 @@ bool configs_agree(const Config *a, const Config *b, bool ignore_seed) {
     return true;
 }
 
-void config_print_keys(const Config *c, void *file) {
+void config_print_keys(const Config *c, FILE *f) {
     static const char *const PART_NAME[] = { "the model", "the run", "its samples" };
-    FILE *f = file ? (FILE *)file : stderr;
-    Config def = config_default();
-    if (!c) c = &def;
     fprintf(f, "config keys (--set key=value); * = a resume takes the option's value, not the checkpoint's:\n");
     char name[32], value[64], allowed[128];
     for (int t = 0; t < N_TABLES; t++)

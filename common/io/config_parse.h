@@ -6,6 +6,7 @@
 #pragma once
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include "nn/config.h"
 #include "run_config.h"
 
@@ -40,7 +41,7 @@ void config_set_or_exit(Config *c, const char *key_eq_value);
 
 // Prints every key: its value, its help, what it allows, and whether a
 // resume takes it from the options.
-void config_print_keys(const Config *c, void *file /* FILE* */);
+void config_print_keys(const Config *c, FILE *f);
 
 // The fields as (key, value) pairs, the value as config_set reads it back:
 // every field, or one part's.

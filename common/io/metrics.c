@@ -1,5 +1,6 @@
 // metrics.c: metrics.json back into numbers, and the scorecard table (see metrics.h).
 #include <cJSON.h>
+#include <libgen.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,8 +72,7 @@ int metrics_read(const char *path, RunMetrics *out, char *err, size_t errlen) {
     memset(out, 0, sizeof *out);
     out->probe_fd = NAN;
     out->probe_test_acc = NAN;
-    // a run folder or the file itself
-    // a folder, or a path that is not there and does not look like a file:
+    // a run folder, or a path that is not there and does not look like a file:
     // the message then names the metrics.json we looked for
     struct stat sb;
     size_t pl = strlen(path);
@@ -108,7 +108,6 @@ int metrics_read(const char *path, RunMetrics *out, char *err, size_t errlen) {
     out->params = (long long)params;
     out->val_mse = val;
     out->probe_fd = fd;
-    out->it_per_s = ips;
     out->ms_per_step = ips > 0 ? 1000.0 / ips : NAN;
     out->loss_spikes = (int)spikes;
     out->has_ema = cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(root, "ema"));
@@ -125,21 +124,13 @@ int metrics_read(const char *path, RunMetrics *out, char *err, size_t errlen) {
     if (!read_string(root, "name", out->name, sizeof out->name)) {
         char dir[2048];
         snprintf(dir, sizeof dir, "%s", file);
-        char *slash = strrchr(dir, '/');
-        if (slash) *slash = 0; else snprintf(dir, sizeof dir, ".");
-        const char *base = strrchr(dir, '/');
-        snprintf(out->name, sizeof out->name, "%.127s", base ? base + 1 : dir);
+        snprintf(out->name, sizeof out->name, "%.127s", basename(dirname(dir)));
     }
     read_string(root, "preset", out->preset, sizeof out->preset);
-    const cJSON *j;
-    if (cJSON_IsNumber(j = cJSON_GetObjectItemCaseSensitive(root, "seed"))) {
-        out->has_seed = true;
-        out->seed = (unsigned long long)j->valuedouble;
-    }
     out->has_config = read_config(cJSON_GetObjectItemCaseSensitive(root, "config"), &out->cfg);
-    if (out->has_config && !out->has_seed) { out->has_seed = true; out->seed = out->cfg.run.seed; }
     const cJSON *probe = cJSON_GetObjectItemCaseSensitive(root, "probe");
     read_string(probe, "key", out->probe_key, sizeof out->probe_key);
+    const cJSON *j;
     if (cJSON_IsNumber(j = cJSON_GetObjectItemCaseSensitive(probe, "test_acc")))
         out->probe_test_acc = j->valuedouble;
     read_string(probe, "weights", out->probe_weights, sizeof out->probe_weights);

@@ -20,13 +20,10 @@ typedef struct {
     long long params;
     double val_mse;         // raw.val_mse
     double probe_fd;        // raw.uncond.probe_fd, NAN when null
-    double it_per_s;
     double ms_per_step;     // 1000 / it_per_s
     int loss_spikes;
     // optional extras of this project's trainer
     char preset[16];        // "" if absent
-    bool has_seed;
-    unsigned long long seed;
     bool has_config;        // "config" read back into cfg (every field config_set accepts)
     Config cfg;
     char probe_key[17];     // probe.key, "" if absent

@@ -383,14 +383,11 @@ int st_writer_add(StWriter *w, const char *name, int ndim, const long *shape, co
     if (numel && !data) return writer_fail(w, "tensor '%s': no data", name);
     for (int i = 0; i < w->n_tensors; i++)
         if (strcmp(w->tensors[i].name, name) == 0) return writer_fail(w, "tensor '%s' added twice", name);
-    if (w->n_tensors == w->cap_tensors) {
-        int cap = w->cap_tensors ? 2 * w->cap_tensors : 64;
-        StWriterTensor *t = realloc(w->tensors, sizeof(StWriterTensor) * (size_t)cap);
-        if (!t) return writer_fail(w, "out of memory");
-        w->tensors = t;
-        w->cap_tensors = cap;
-    }
-    StWriterTensor *t = &w->tensors[w->n_tensors];
+    // one more entry each time: a file has hundreds, not millions
+    StWriterTensor *t = realloc(w->tensors, sizeof(StWriterTensor) * ((size_t)w->n_tensors + 1));
+    if (!t) return writer_fail(w, "out of memory");
+    w->tensors = t;
+    t += w->n_tensors;
     memset(t, 0, sizeof *t);
     t->name = strdup(name);
     if (!t->name) return writer_fail(w, "out of memory");
@@ -413,16 +410,13 @@ int st_writer_meta(StWriter *w, const char *key, const char *value) {
             return 0;
         }
     }
-    if (w->n_meta == w->cap_meta) {
-        int cap = w->cap_meta ? 2 * w->cap_meta : 32;
-        char **k = realloc(w->meta_keys, sizeof(char *) * (size_t)cap);
-        if (!k) return writer_fail(w, "out of memory");
-        w->meta_keys = k;
-        char **v = realloc(w->meta_values, sizeof(char *) * (size_t)cap);
-        if (!v) return writer_fail(w, "out of memory");
-        w->meta_values = v;
-        w->cap_meta = cap;
-    }
+    size_t grown = sizeof(char *) * ((size_t)w->n_meta + 1);   // one more, as for tensors
+    char **keys = realloc(w->meta_keys, grown);
+    if (!keys) return writer_fail(w, "out of memory");
+    w->meta_keys = keys;
+    char **values = realloc(w->meta_values, grown);
+    if (!values) return writer_fail(w, "out of memory");
+    w->meta_values = values;
     char *k = strdup(key), *v = strdup(value);
     if (!k || !v) { free(k); free(v); return writer_fail(w, "out of memory"); }
     w->meta_keys[w->n_meta] = k;

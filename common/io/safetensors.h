@@ -63,9 +63,9 @@ typedef struct {
 } StWriterTensor;
 
 typedef struct {
-    int n_tensors, cap_tensors;
+    int n_tensors;
     StWriterTensor *tensors;
-    int n_meta, cap_meta;
+    int n_meta;
     char **meta_keys, **meta_values;
     int failed;                  // an add/meta call went wrong; see error
     char error[256];

@@ -17,6 +17,13 @@
 
 #define ERRLEN 4608
 
+// "error: <err>" on stderr, then rc: how a run reports a failure a call
+// described into err.
+static inline int run_error(const char *err, int rc) {
+    fprintf(stderr, "error: %s\n", err);
+    return rc;
+}
+
 // The files of a run folder (run_paths).
 typedef struct {
     char dir[2048], ckpt[2100], loss[2100], val[2100], metrics[2100], samples[2100], samples_ema[2100], diverged[2100];
@@ -45,8 +52,6 @@ typedef struct {
 
 // run_folder.c
 void run_paths(RunPaths *p, const char *dir);
-// "the last good checkpoint (step N) is kept in PATH", or that there is none yet.
-void last_checkpoint_text(char *out, size_t n, int last_saved, const char *path);
 // loss.tsv (step, loss, grad_norm, max_logit) and val.tsv (step, val MSE):
 // the rows with step <= upto into arrays indexed step - 1. The last step
 // read (loss.tsv) or the rows read (val.tsv), or -1.

@@ -30,11 +30,6 @@ static int parse_step(const char *s) {
     return s && parse_int_in(s, 0, 100000000, &step) == 0 ? step : -1;
 }
 
-void last_checkpoint_text(char *out, size_t n, int last_saved, const char *path) {
-    if (last_saved > 0) snprintf(out, n, "the last good checkpoint (step %d) is kept in %s", last_saved, path);
-    else snprintf(out, n, "no checkpoint was written yet");
-}
-
 static int rng_from_text(const char *s, Rng *r) {
     unsigned long long st; int has; unsigned int bits;
     if (!s || sscanf(s, "%llx %d %x", &st, &has, &bits) != 3) return -1;
@@ -232,9 +227,8 @@ int lock_run_dir(const char *dir) {
 int load_data(CifarSet *train, CifarSet *test) {
     char err[CIFAR_ERRLEN];
     if (cifar_load_train(NULL, train, err, sizeof err) != 0 || cifar_load_test(NULL, test, err, sizeof err) != 0) {
-        fprintf(stderr, "error: %s\n", err);
         cifar_free(train);   // loaded before the test set failed (a failed load leaves it empty)
-        return -1;
+        return run_error(err, -1);
     }
     return 0;
 }
@@ -304,18 +298,13 @@ int training_start(Training *t, const Config *cfg, const CifarSet *train) {
     memset(t, 0, sizeof *t);
     t->run = cfg->run;
     if (cifar_check_config(&cfg->model, "--set", err, sizeof err) != 0 ||
-        model_build(&t->m, &cfg->model, err, sizeof err) != 0) {
-        fprintf(stderr, "error: %s\n", err);
-        return -1;
-    }
+        model_build(&t->m, &cfg->model, err, sizeof err) != 0) return run_error(err, -1);
     t->have_model = true;
     model_init_weights(&t->m, t->run.seed);
     if (init_train_state(t) != 0) return -1;
     rng_seed(&t->noise, noise_seed(t->run.seed));
-    if (dataloader_init(&t->dl, train, run_data_seed(&t->run), t->run.flip, t->m.cfg.classes, err, sizeof err) != 0) {
-        fprintf(stderr, "error: %s\n", err);
-        return -1;
-    }
+    if (dataloader_init(&t->dl, train, run_data_seed(&t->run), t->run.flip, t->m.cfg.classes, err, sizeof err) != 0)
+        return run_error(err, -1);
     return 0;
 }
 
@@ -324,16 +313,11 @@ int start_run(Run *r, const TrainOptions *o, const RunPaths *rp, const CifarSet 
     char err[ERRLEN];
     // a class-conditional model sits the val exam with each test image's
     // label (the training set's are checked by the data loader)
-    if (cifar_check_labels(r->test, o->cfg.model.classes, "the test set", err, sizeof err) != 0) {
-        fprintf(stderr, "error: %s\n", err);
-        return TRAIN_ERROR;
-    }
+    if (cifar_check_labels(r->test, o->cfg.model.classes, "the test set", err, sizeof err) != 0)
+        return run_error(err, TRAIN_ERROR);
     if (training_start(&r->tr, &o->cfg, train) != 0) return TRAIN_ERROR;
     if (write_loss_tsv(rp->loss, 0, NULL, NULL, NULL, err, sizeof err) != 0 ||
-        write_val_tsv(rp->val, 0, NULL, err, sizeof err) != 0) {
-        fprintf(stderr, "error: %s\n", err);
-        return TRAIN_ERROR;
-    }
+        write_val_tsv(rp->val, 0, NULL, err, sizeof err) != 0) return run_error(err, TRAIN_ERROR);
     char desc[512];
     config_describe(&o->cfg, desc, sizeof desc);
     printf("[%s] %s preset, %zu params, %d threads: %s\n", o->name, preset_name(o->preset), r->tr.m.n_params,
@@ -439,10 +423,7 @@ int resume_run(Run *r, const TrainOptions *o, const RunPaths *rp, const CifarSet
     }
     if (read_val_tsv(rp->val, r->start, r->val_hist, err, sizeof err) < 0 ||
         write_loss_tsv(rp->loss, r->start, r->loss_hist, r->gn_hist, r->ml_hist, err, sizeof err) != 0 ||
-        write_val_tsv(rp->val, r->start, r->val_hist, err, sizeof err) != 0) {
-        fprintf(stderr, "error: %s\n", err);
-        return TRAIN_ERROR;
-    }
+        write_val_tsv(rp->val, r->start, r->val_hist, err, sizeof err) != 0) return run_error(err, TRAIN_ERROR);
     printf("[%s] resuming at step %d of %d\n", o->name, r->start, r->steps);
     return TRAIN_OK;
 }

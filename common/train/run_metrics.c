@@ -59,13 +59,6 @@ typedef struct {
     const char *probe_source;          // Probe.source: "shipped"
 } Scorecard;
 
-// How the scorecard draws its samples: the run's sampling keys.
-typedef struct {
-    SamplerKind sampler;
-    int steps;
-    float guidance;
-} Sampling;
-
 // The probe-FD of the samples (32x32 RGB configs only: the probe's input),
 // by the shipped probe (eval/probe.h).
 static void score_probe_fd(const ModelConfig *c, const CifarSet *test, const float *samples, const float *guided,
@@ -97,18 +90,19 @@ static void score_probe_fd(const ModelConfig *c, const CifarSet *test, const flo
 
 // val MSE, then FD_SAMPLES samples: their probe-FD, the first 64 into
 // samples_png; a class-conditional model's (classes > 0) as many again, 100
-// a class at guidance w, scored too, and they are the first 64.
-static void run_scorecard(Model *m, const char *name, const CifarSet *test, const Sampling *how,
+// a class at guidance w, scored too, and they are the first 64. The samples
+// are drawn as the run's sampling keys say (sampler, sample_steps, guidance).
+static void run_scorecard(Model *m, const char *name, const CifarSet *test, const RunConfig *how,
                           const char *samples_png, Scorecard *sc) {
     char err[ERRLEN];
     const ModelConfig *c = &m->cfg;
     float w = how->guidance;
-    int nfe = flow_evaluations(how->sampler, how->steps);
+    int nfe = flow_evaluations(how->sampler, how->sample_steps);
     *sc = (Scorecard){ .fd = NAN, .probe_acc = NAN, .guidance = w, .cond_fd = NAN, .class_acc = NAN };
     for (int k = 0; k < PROBE_CLASSES; k++) sc->class_acc_of[k] = NAN;
     long guided_passes = c->classes > 0 ? (long)flow_guided_rows(FD_SAMPLES, w) * nfe : 0;
     fprintf(stderr, "[%s] scorecard: val MSE on %d test images, then %d samples x %d %s steps for probe-FD\n",
-            name, VAL_IMAGES, FD_SAMPLES, how->steps, how->sampler == SAMPLER_HEUN ? "Heun" : "Euler");
+            name, VAL_IMAGES, FD_SAMPLES, how->sample_steps, how->sampler == SAMPLER_HEUN ? "Heun" : "Euler");
     if (guided_passes)
         fprintf(stderr, "[%s] and %d samples, %d a class, at guidance %g (%d forward pass%s a step)\n", name,
                 FD_SAMPLES, FD_SAMPLES / PROBE_CLASSES, w, flow_guided_rows(1, w), flow_guided_rows(1, w) > 1 ? "es" : "");
@@ -128,7 +122,7 @@ static void run_scorecard(Model *m, const char *name, const CifarSet *test, cons
     t0 = wall_seconds();
     size_t per = cfg_image_floats(c);
     float *samples = malloc(sizeof(float) * per * FD_SAMPLES);
-    scorecard_samples_shown(m, samples, FD_SAMPLES, how->sampler, how->steps, &pr, VAL_IMAGES);
+    scorecard_samples_shown(m, samples, FD_SAMPLES, how->sampler, how->sample_steps, &pr, VAL_IMAGES);
     sc->sample_s = wall_seconds() - t0;
     float *guided = NULL;
     int *y = NULL;
@@ -137,7 +131,7 @@ static void run_scorecard(Model *m, const char *name, const CifarSet *test, cons
         guided = malloc(sizeof(float) * per * FD_SAMPLES);
         y = malloc(sizeof(int) * FD_SAMPLES);
         if (guided && y) scorecard_labels(y, FD_SAMPLES);
-        if (!guided || !y || scorecard_guided_samples(m, guided, y, FD_SAMPLES, w, how->sampler, how->steps, &pr,
+        if (!guided || !y || scorecard_guided_samples(m, guided, y, FD_SAMPLES, w, how->sampler, how->sample_steps, &pr,
                                                       unguided_passes, err, sizeof err) != 0) {
             fprintf(stderr, "error: guided samples: %s\n", guided && y ? err : "out of memory");
             free(guided); guided = NULL;
@@ -298,17 +292,13 @@ int finish_run(const RunPaths *rp, const char *name, Preset preset, const CifarS
     double t_start = wall_seconds();
     Model m;
     SafeTensors st;
-    if (checkpoint_load(rp->ckpt, &m, &st, err, sizeof err) != 0) {
-        fprintf(stderr, "error: %s\n", err);
-        return TRAIN_ERROR;
-    }
+    if (checkpoint_load(rp->ckpt, &m, &st, err, sizeof err) != 0) return run_error(err, TRAIN_ERROR);
     Config cfg;   // the model's and the run's, as the run saved them
     if (checkpoint_config_from(&st, rp->ckpt, &cfg, err, sizeof err) != 0 ||
         cifar_check_config(&m.cfg, rp->ckpt, err, sizeof err) != 0) {   // its images are CIFAR-10's
-        fprintf(stderr, "error: %s\n", err);
         st_free(&st);
         model_free(&m);
-        return TRAIN_ERROR;
+        return run_error(err, TRAIN_ERROR);
     }
     SavedProgress prog;
     read_progress(&st, m.cfg.depth, &prog);
@@ -323,16 +313,15 @@ int finish_run(const RunPaths *rp, const char *name, Preset preset, const CifarS
     float *ml = calloc(steps + 1, sizeof(float)), *val = calloc(steps + 1, sizeof(float));
     int rc = read_loss_tsv(rp->loss, steps, loss, gn, ml, err, sizeof err) < 0 ||
              read_val_tsv(rp->val, steps, val, err, sizeof err) < 0 ? -1 : 0;
-    Sampling how = { cfg.run.sampler, cfg.run.sample_steps, cfg.run.guidance };
     Scorecard sc, ema_sc;
     int with_ema = cfg.run.ema > 0;
     if (rc == 0) {
-        run_scorecard(&m, name, test, &how, rp->samples, &sc);
+        run_scorecard(&m, name, test, &cfg.run, rp->samples, &sc);
         if (with_ema) {   // the same exam and samples, from the EMA's weights
             char ema_name[128];
             snprintf(ema_name, sizeof ema_name, "%.100s EMA", name);
             if (checkpoint_use_ema(rp->ckpt, &m, err, sizeof err) != 0) rc = -1;
-            else run_scorecard(&m, ema_name, test, &how, rp->samples_ema, &ema_sc);
+            else run_scorecard(&m, ema_name, test, &cfg.run, rp->samples_ema, &ema_sc);
         }
     }
     if (rc == 0) {

@@ -89,11 +89,14 @@ static int check_val(Run *r, int step, const RunPaths *rp) {
         r->have_exam = 1;
     }
     r->val_hist[step - 1] = r->last_val = (float)val_exam_run(&r->exam, &r->tr.m, r->test);
-    if (write_val_tsv(rp->val, step, r->val_hist, err, sizeof err) != 0) {
-        fprintf(stderr, "error: %s\n", err);
-        return -1;
-    }
+    if (write_val_tsv(rp->val, step, r->val_hist, err, sizeof err) != 0) return run_error(err, -1);
     return 0;
+}
+
+// "the last good checkpoint (step N) is kept in PATH", or that there is none yet.
+static void last_checkpoint_text(char *out, size_t n, int last_saved, const char *path) {
+    if (last_saved > 0) snprintf(out, n, "the last good checkpoint (step %d) is kept in %s", last_saved, path);
+    else snprintf(out, n, "no checkpoint was written yet");
 }
 
 // loss.tsv onto the disk, then the checkpoint. TRAIN_OK, or TRAIN_ERROR
@@ -261,8 +264,7 @@ static int check_config_fits_data(const TrainOptions *o, const RunPaths *rp) {
         return TRAIN_ERROR;
     }
     if (cifar_check_config(&o->cfg.model, "--set", err, sizeof err) == 0) return TRAIN_OK;
-    fprintf(stderr, "error: %s\n", err);
-    return TRAIN_USAGE;
+    return run_error(err, TRAIN_USAGE);
 }
 
 // A start that failed before the run wrote anything leaves no folder
@@ -314,7 +316,7 @@ int trainer_run(const TrainOptions *o) {
     }
     // the folder and its lock first: nothing below may touch a folder that
     // another train is writing
-    if (make_dirs(rp.dir, err, sizeof err) != 0) { fprintf(stderr, "error: %s\n", err); return TRAIN_ERROR; }
+    if (make_dirs(rp.dir, err, sizeof err) != 0) return run_error(err, TRAIN_ERROR);
     int lock = lock_run_dir(rp.dir);
     if (lock < 0) {
         if (made_from[0]) remove_if_empty(&rp, made_from);
