@@ -8,7 +8,7 @@
 #include <omp.h>
 #include <spawn.h>
 #include <stdlib.h>
-#include <sys/resource.h>
+#include <sys/times.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -116,10 +116,12 @@ void estimate_load_note(FILE *f, double others, int cores) {
 // sampling run the model on this many images at a time.
 #define SCORECARD_BATCH 250
 
-// One checkpoint of model m (its weights and two AdamW moments of zeros) written
-// into a temporary folder, timed. 0, or -1 with a message.
-static int time_checkpoint(const Model *m, const RunConfig *run, JobTimings *t) {
-    char dir[] = "/tmp/tinydit_estimate_XXXXXX", path[64], err[1024];
+// Files the job writes, timed in a temporary folder: one checkpoint of
+// model m (its weights and two AdamW moments of zeros) and one figure drawn
+// by gnuplot, as the steps draw theirs (figure_draw; 0 s without gnuplot,
+// the steps then draw none). 0, or -1 with a message.
+static int time_files(const Model *m, const RunConfig *run, JobTimings *t) {
+    char dir[] = "/tmp/tinydit_estimate_XXXXXX", path[96], err[1024];
     float *zeros = calloc(m->n_params, sizeof *zeros);
     if (!zeros || !mkdtemp(dir)) {
         free(zeros);
@@ -132,7 +134,16 @@ static int time_checkpoint(const Model *m, const RunConfig *run, JobTimings *t) 
     int rc = checkpoint_save(path, m, run, extra, 2, NULL, 0, err, sizeof err);
     t->ckpt_seconds = wall_seconds() - t0;
     if (rc != 0) fprintf(stderr, "error: %s\n", err);
-    unlink(path);
+    t->figure_seconds = 0;
+    t0 = wall_seconds();
+    if (rc == 0 && figure_gnuplot_available()
+        && figure_draw(dir, "curve", 800, 500, "plot sin(x) title 'a', cos(x) title 'b'\n", err, sizeof err) == 0)
+        t->figure_seconds = wall_seconds() - t0;
+    const char *files[] = { "ckpt.safetensors", "curve.gp", "curve.png", "curve.log" };
+    for (int i = 0; i < 4; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+        unlink(path);
+    }
     rmdir(dir);
     free(zeros);
     return rc;
@@ -143,8 +154,7 @@ static int time_checkpoint(const Model *m, const RunConfig *run, JobTimings *t) 
 // difference is two forward passes; the rest, the first touch of fresh
 // buffers that each call allocates, is paid once a call), the val exam of
 // one batch, and the shipped probe read and its features of as many
-// images, twice (the first batch pays for fresh buffers); and one
-// checkpoint written.
+// images, twice (the first batch pays for fresh buffers); and the files.
 static int time_eval(Preset p, int threads, JobTimings *t) {
     Config cfg;
     ablation_config_of(p, CFG_BASE, &cfg);
@@ -165,7 +175,7 @@ static int time_eval(Preset p, int threads, JobTimings *t) {
     CifarSet test = { SCORECARD_BATCH, calloc(SCORECARD_BATCH, CIFAR_PIXELS), calloc(SCORECARD_BATCH, 1) };
     int rc = samples && features && probe && test.pixels && test.labels ? 0 : -1;
     if (rc != 0) fprintf(stderr, "error: %s\n", probe ? "out of memory" : err);
-    if (rc == 0) rc = time_checkpoint(&m, &cfg.run, t);
+    if (rc == 0) rc = time_files(&m, &cfg.run, t);
     if (rc == 0) {
         Rng rng;
         rng_seed(&rng, 2);
@@ -214,24 +224,6 @@ static void time_start(JobTimings *t) {
         t->start_seconds = i == 0 ? s : fmin(t->start_seconds, s);
     }
     posix_spawn_file_actions_destroy(&fa);
-}
-
-// One figure drawn by gnuplot, as the steps draw theirs (figure_draw), in a
-// temporary folder; 0 without gnuplot (the steps then draw none).
-static void time_figure(JobTimings *t) {
-    char dir[] = "/tmp/tinydit_estimate_XXXXXX", err[1024];
-    t->figure_seconds = 0;
-    if (!figure_gnuplot_available() || !mkdtemp(dir)) return;
-    double t0 = wall_seconds();
-    if (figure_draw(dir, "curve", 800, 500, "plot sin(x) title 'a', cos(x) title 'b'\n", err, sizeof err) == 0)
-        t->figure_seconds = wall_seconds() - t0;
-    const char *files[] = { "curve.gp", "curve.png", "curve.log" };
-    for (int i = 0; i < 3; i++) {
-        char path[128];
-        snprintf(path, sizeof path, "%s/%s", dir, files[i]);
-        unlink(path);
-    }
-    rmdir(dir);
 }
 
 // Step 7's grid: the shipped class-conditional model read, then a sample of
@@ -285,12 +277,10 @@ static double busy_seconds(void) {
     return (double)(v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) / (hz > 0 ? hz : 100);
 }
 static double own_cpu_seconds(void) {
-    struct rusage self, children;
-    getrusage(RUSAGE_SELF, &self);
-    getrusage(RUSAGE_CHILDREN, &children);
-    return self.ru_utime.tv_sec + self.ru_stime.tv_sec + children.ru_utime.tv_sec + children.ru_stime.tv_sec
-           + 1e-6 * (self.ru_utime.tv_usec + self.ru_stime.tv_usec + children.ru_utime.tv_usec
-                     + children.ru_stime.tv_usec);
+    struct tms own;   // this process's and its children's, in clock ticks
+    times(&own);
+    long hz = sysconf(_SC_CLK_TCK);
+    return (double)(own.tms_utime + own.tms_stime + own.tms_cutime + own.tms_cstime) / (hz > 0 ? hz : 100);
 }
 
 // ---------------------------------------------------------------------------
@@ -407,7 +397,7 @@ static int race_steps(Preset job, int all, int half_threads, JobTimings *t) {
         double ms[PAIR + 1];
         for (int i = 0; i < PAIR; i++) fns[i] = (BenchFn){ "step", racer_turn, &racer[i] };
         fns[PAIR] = (BenchFn){ "pair", pair_turn, &racer[PAIR] };
-        bench_interleaved(fns, PAIR + paired, 1, 3, 1, ms);   // a warm-up round, the median of three
+        bench_interleaved(fns, PAIR + paired, 1, 5, 1, ms);   // a warm-up round, the median of five
         for (int c = 0; c < ABLATION_CONFIGS; c++) t->step_ms[c] = ms[c] / racer[c].reps;
         t->jobs_factor = paired ? ms[PAIR] / racer[PAIR].reps / t->step_ms[CFG_BASE] : 1.0;
         long cores = sysconf(_SC_NPROCESSORS_ONLN);
@@ -515,7 +505,6 @@ int cmd_estimate(int argc, char **argv) {
     double others = busy0 < 0 ? -1 : (busy_seconds() - busy0 - (own_cpu_seconds() - own0)) / (wall_seconds() - t1);
     if (time_grid(all, &t) != 0) return 1;
     time_start(&t);
-    time_figure(&t);
     RunWork runs[ABLATION_PLAN_MAX];
     char names[ABLATION_PLAN_MAX][64];
     int phase[ABLATION_PLAN_MAX], n = job_runs(o.preset, o.seeds, dir, runs, names, phase), left = 0;
