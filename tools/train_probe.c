@@ -1,14 +1,8 @@
-// train_probe.c: the probe classifier behind probe-FD (common/eval/probe.h).
+// train_probe.c: the probe classifier behind probe-FD (common/eval/probe.h):
+// the shipped one shown and measured again, or one trained (--help says more).
 //
-//   CIFAR_DIR=/path/to/cifar-10-batches-bin ./build/tools/train_probe
-//       the shipped probe: its key, weights and recorded test accuracy, and
-//       the test accuracy measured again here (seconds)
-//   ./build/tools/train_probe --train --out FILE
-//       a probe trained here by the project's recipe (probe_default_recipe),
-//       saved to FILE (minutes)
-//
-// Every probe-FD is the shipped probe's; it was made by the second, on two
-// threads, into models/:
+// Every probe-FD is the shipped probe's; it was trained on two threads, into
+// models/:
 //   OMP_NUM_THREADS=2 ./build/tools/train_probe --train --out models/probe_classifier.safetensors
 //   cd models && sha256sum probe_classifier.safetensors > probe_classifier.safetensors.sha256
 #include "io/args.h"
@@ -16,8 +10,6 @@
 #include "io/cifar.h"
 #include "eval/probe.h"
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 typedef struct {
     bool train;
