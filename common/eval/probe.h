@@ -19,8 +19,6 @@
 // recipe trained with another BLAS kernel is another network), so every
 // probe-FD is measured with the one shipped probe, and a run's metrics.json
 // names the probe that scored it by its weights' fingerprint.
-//
-// The layers are in probe_layers.c, the probe itself in probe.c.
 #pragma once
 #include <stddef.h>
 #include <stdint.h>
@@ -28,8 +26,8 @@
 #include "io/metrics.h"
 
 // ============================================================================
-// Layers, the probe's own (not nn/'s), so that it reads and tests as one small
-// CNN. Conventions as in layers.h: images (N, C, H, W); every backward
+// Layers (probe_layers.c): the probe's own, not nn/'s, to read and test as one
+// small CNN. Conventions as in layers.h: images (N, C, H, W); every backward
 // ACCUMULATES (+=) into its gradients; a NULL gradient means "not needed".
 // ============================================================================
 

@@ -1,7 +1,6 @@
 // scorecard.c: val MSE and probe-FD (see scorecard.h).
 #include <math.h>
 #include <stdlib.h>
-#include <stdio.h>
 #include <string.h>
 #include "nn/errors.h"
 #include "nn/flow.h"
