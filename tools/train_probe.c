@@ -1,14 +1,8 @@
-// train_probe.c: the probe classifier behind probe-FD (common/eval/probe.h).
+// train_probe.c: the probe classifier behind probe-FD (common/eval/probe.h):
+// the shipped one shown and measured again, or one trained (--help says more).
 //
-//   CIFAR_DIR=/path/to/cifar-10-batches-bin ./build/tools/train_probe
-//       the shipped probe: its key, weights and recorded test accuracy, and
-//       the test accuracy measured again here (seconds)
-//   ./build/tools/train_probe --train --out FILE
-//       a probe trained here by the project's recipe (probe_default_recipe),
-//       saved to FILE (minutes)
-//
-// Every probe-FD is the shipped probe's; it was made by the second, on two
-// threads, into models/:
+// Every probe-FD is the shipped probe's; it was trained on two threads, into
+// models/:
 //   OMP_NUM_THREADS=2 ./build/tools/train_probe --train --out models/probe_classifier.safetensors
 //   cd models && sha256sum probe_classifier.safetensors > probe_classifier.safetensors.sha256
 #include "io/args.h"
@@ -16,8 +10,6 @@
 #include "io/cifar.h"
 #include "eval/probe.h"
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 typedef struct {
     bool train;
@@ -46,51 +38,35 @@ static int parse(int argc, char **argv, Options *o) {
     return rc;
 }
 
-static void print_probe(const Probe *p, const char *what) {
-    printf("%s: key %s, weights %s, test accuracy %.2f%% (recorded), trained in %.1f s\n", what, p->key,
-           p->weights, 100.0 * p->test_acc, (double)p->train_seconds);
-}
-
-// The shipped probe, and its test accuracy measured again (when the data is there).
-static int show_shipped(void) {
+// The shipped probe's test accuracy measured again, when the data is there.
+static void measure_again(const Probe *p) {
     char err[4600];
-    Probe *p = probe_for_scoring(0, err, sizeof err);
-    if (!p) { fprintf(stderr, "error: %s\n", err); return 1; }
-    print_probe(p, PROBE_SHIPPED);
     CifarSet test;
     if (cifar_load_test(NULL, &test, err, sizeof err) != 0) {
         printf("test accuracy not measured again: %s\n", err);
-    } else {
-        printf("test accuracy measured now: %.2f%% of %d images\n", 100.0 * probe_accuracy(p, &test), test.n);
-        cifar_free(&test);
+        return;
     }
-    probe_free(p);
-    return 0;
+    printf("test accuracy measured now: %.2f%% of %d images\n", 100.0 * probe_accuracy(p, &test), test.n);
+    cifar_free(&test);
 }
 
-static int train(const char *out) {
-    char err[4600];
+// A probe trained by the project's recipe and saved to out; NULL with err.
+static Probe *train(const char *out, char *err, size_t errlen) {
     CifarSet train, test = { 0 };
-    if (cifar_load_train(NULL, &train, err, sizeof err) != 0 || cifar_load_test(NULL, &test, err, sizeof err) != 0) {
-        fprintf(stderr, "error: %s\n", err);
-        cifar_free(&train);
-        return 1;
-    }
     ProbeRecipe r = probe_default_recipe();
-    Probe *p = probe_train(&train, &test, &r, 1);
-    if (!p) {
-        snprintf(err, sizeof err, "out of memory");
-    } else {
-        probe_cache_key(&r, &train, &test, p->key);
-        if (probe_save(p, &r, out, err, sizeof err) != 0) { probe_free(p); p = NULL; }
-        else printf("saved %s\n", out);
+    Probe *p = NULL;
+    if (cifar_load_train(NULL, &train, err, errlen) != 0 || cifar_load_test(NULL, &test, err, errlen) != 0) goto done;
+    if (!(p = probe_train(&train, &test, &r, 1))) {
+        snprintf(err, errlen, "out of memory");
+        goto done;
     }
+    probe_cache_key(&r, &train, &test, p->key);
+    if (probe_save(p, &r, out, err, errlen) != 0) { probe_free(p); p = NULL; }
+    else printf("saved %s\n", out);
+done:
     cifar_free(&train);
     cifar_free(&test);
-    if (!p) { fprintf(stderr, "error: %s\n", err); return 1; }
-    print_probe(p, "probe");
-    probe_free(p);
-    return 0;
+    return p;
 }
 
 int main(int argc, char **argv) {
@@ -98,5 +74,12 @@ int main(int argc, char **argv) {
     Options o;
     int rc = parse(argc, argv, &o);
     if (rc != ARGS_OK) return args_exit_code(rc);
-    return o.train ? train(o.out) : show_shipped();
+    char err[4600];
+    Probe *p = o.train ? train(o.out, err, sizeof err) : probe_for_scoring(0, err, sizeof err);
+    if (!p) { fprintf(stderr, "error: %s\n", err); return 1; }
+    printf("%s: key %s, weights %s, test accuracy %.2f%% (recorded), trained in %.1f s\n",
+           o.train ? "probe" : PROBE_SHIPPED, p->key, p->weights, 100.0 * p->test_acc, (double)p->train_seconds);
+    if (!o.train) measure_again(p);
+    probe_free(p);
+    return 0;
 }

@@ -14,10 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-// The architecture, in one place. (N, C, H, W) shapes along the way:
-//   x  (N, 3, 32, 32) -conv1-> (N, 32, 32, 32) -relu, pool-> (N, 32, 16, 16)
-//      -conv2-> (N, 64, 16, 16) -relu, pool-> (N, 64, 8, 8)
-//      -conv3-> (N, 128, 8, 8) -relu, global avg pool-> (N, 128) -fc-> (N, 10)
+// The architecture, in one place (probe.h draws it with its shapes).
 #define IMG 32
 #define C0 3
 #define C1 32
@@ -51,16 +48,10 @@ static void set_views(float *base, float **views /* (N_TENSORS) */) {
     }
 }
 
-static size_t total_params(void) {
-    size_t n = 0;
-    for (int i = 0; i < N_TENSORS; i++) n += tensor_numel(&TENSORS[i]);
-    return n;
-}
-
 Probe *probe_alloc(void) {
     Probe *p = calloc(1, sizeof(Probe));
     if (!p) return NULL;
-    p->n_params = total_params();
+    for (int i = 0; i < N_TENSORS; i++) p->n_params += tensor_numel(&TENSORS[i]);
     p->params = calloc(p->n_params, sizeof(float));
     if (!p->params) { free(p); return NULL; }
     float *v[N_TENSORS];
@@ -106,7 +97,6 @@ ProbeRecipe probe_default_recipe(void) {
 // Activations of one batch (and, in training, their gradients: same shapes).
 
 typedef struct {
-    int B;
     float *mem; size_t floats;
     float *c1, *r1, *p1;    // (B, 32, 32, 32), same, (B, 32, 16, 16)
     float *c2, *r2, *p2;    // (B, 64, 16, 16), same, (B, 64, 8, 8)
@@ -116,21 +106,15 @@ typedef struct {
 } Acts;
 
 static int acts_alloc(Acts *a, int B) {
-    size_t sz[] = {
-        (size_t)B * C1 * IMG * IMG, (size_t)B * C1 * IMG * IMG, (size_t)B * C1 * (IMG / 2) * (IMG / 2),
-        (size_t)B * C2 * (IMG / 2) * (IMG / 2), (size_t)B * C2 * (IMG / 2) * (IMG / 2),
-        (size_t)B * C2 * (IMG / 4) * (IMG / 4),
-        (size_t)B * C3 * (IMG / 4) * (IMG / 4), (size_t)B * C3 * (IMG / 4) * (IMG / 4),
-        (size_t)B * C3, (size_t)B * PROBE_CLASSES, (size_t)B * PROBE_CLASSES,
-    };
+    const size_t S1 = (size_t)B * IMG * IMG, S2 = S1 / 4, S3 = S1 / 16;   // a batch's pixels at each scale
+    size_t sz[] = { C1 * S1, C1 * S1, C1 * S2, C2 * S2, C2 * S2, C2 * S3, C3 * S3, C3 * S3,
+                    (size_t)B * C3, (size_t)B * PROBE_CLASSES, (size_t)B * PROBE_CLASSES };
     float **ptr[] = {&a->c1, &a->r1, &a->p1, &a->c2, &a->r2, &a->p2, &a->c3, &a->r3,
                      &a->feat, &a->logits, &a->probs};
     int k = (int)(sizeof(sz) / sizeof(sz[0]));
-    size_t total = 0;
-    for (int i = 0; i < k; i++) total += sz[i];
-    a->B = B;
-    a->floats = total;
-    a->mem = calloc(total, sizeof(float));
+    a->floats = 0;
+    for (int i = 0; i < k; i++) a->floats += sz[i];
+    a->mem = calloc(a->floats, sizeof(float));
     if (!a->mem) return -1;
     size_t off = 0;
     for (int i = 0; i < k; i++) { *ptr[i] = a->mem + off; off += sz[i]; }
@@ -263,8 +247,8 @@ Probe *probe_train(const CifarSet *train, const CifarSet *test, const ProbeRecip
                                             // the shuffle moves it every epoch
     long T = steps_per_epoch * r->epochs;
     Probe *p = probe_alloc();
-    Probe *grad = probe_alloc();            // same layout: views into the gradient array
-    float *m = calloc(total_params(), sizeof(float)), *v = calloc(total_params(), sizeof(float));   // AdamW's
+    // the same layout for the gradient and AdamW's two moments: views into their arrays
+    Probe *grad = probe_alloc(), *m = probe_alloc(), *v = probe_alloc();
     float *x = malloc(sizeof(float) * (size_t)B * CIFAR_PIXELS);
     uint8_t *labels = malloc((size_t)B), *flips = malloc((size_t)B);
     int *perm = malloc(sizeof(int) * (size_t)train->n);
@@ -285,7 +269,7 @@ Probe *probe_train(const CifarSet *train, const CifarSet *test, const ProbeRecip
     AdamWConfig opt = adamw_default(r->lr);
     float *pv[N_TENSORS], *gv[N_TENSORS], *mv[N_TENSORS], *vv[N_TENSORS];
     set_views(p->params, pv); set_views(grad->params, gv);
-    set_views(m, mv); set_views(v, vv);
+    set_views(m->params, mv); set_views(v->params, vv);
     if (verbose)
         fprintf(stderr, "probe: training %s\n  %d epochs x %ld steps of %d images, lr %g, %d threads\n",
                 ARCH_STRING, r->epochs, steps_per_epoch, B, (double)r->lr, omp_get_max_threads());
@@ -340,8 +324,8 @@ Probe *probe_train(const CifarSet *train, const CifarSet *test, const ProbeRecip
         fprintf(stderr, "probe: test accuracy %.2f%% (%d images), trained in %.1f s\n",
                 100.0 * p->test_acc, test->n, (double)p->train_seconds);
 done:
-    probe_free(grad);
-    free(m); free(v); free(x); free(labels); free(flips); free(perm);
+    probe_free(grad); probe_free(m); probe_free(v);
+    free(x); free(labels); free(flips); free(perm);
     acts_free(&a); acts_free(&d);
     return p;
 }

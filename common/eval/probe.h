@@ -19,8 +19,6 @@
 // recipe trained with another BLAS kernel is another network), so every
 // probe-FD is measured with the one shipped probe, and a run's metrics.json
 // names the probe that scored it by its weights' fingerprint.
-//
-// The layers are in probe_layers.c, the probe itself in probe.c.
 #pragma once
 #include <stddef.h>
 #include <stdint.h>
@@ -28,14 +26,14 @@
 #include "io/metrics.h"
 
 // ============================================================================
-// Layers. Conventions as in layers.h: images (N, C, H, W); every backward
+// Layers (probe_layers.c): the probe's own, not nn/'s, to read and test as one
+// small CNN. Conventions as in layers.h: images (N, C, H, W); every backward
 // ACCUMULATES (+=) into its gradients; a NULL gradient means "not needed".
 // ============================================================================
 
-// conv2d 3x3, stride 1, zero padding 1 (H, W kept), by im2col and one SGEMM
-// per image: inp (N, C, H, W), weight (OC, C, 3, 3), bias (OC) or NULL,
-// out (N, OC, H, W). im2col3x3 lays one image (C, H, W) out as cols
-// (C·9, H·W); col2im3x3, its adjoint, adds back.
+// conv2d 3x3, stride 1, zero padding 1: inp (N, C, H, W), weight (OC, C, 3, 3),
+// bias (OC) or NULL, out (N, OC, H, W). im2col3x3 and its adjoint col2im3x3
+// (which adds) turn one image (C, H, W) into cols (C·9, H·W) and back.
 void conv3x3_forward(float *out, const float *inp, const float *weight, const float *bias,
                      int N, int C, int H, int W, int OC);
 void conv3x3_backward(float *dinp, float *dweight, float *dbias, const float *dout,
@@ -54,8 +52,7 @@ void maxpool2x2_backward(float *dinp, const float *dout, const float *inp, int N
 void global_avgpool_forward(float *out, const float *inp, int N, int C, int HW);
 void global_avgpool_backward(float *dinp, const float *dout, int N, int C, int HW);
 
-// out (N, OC) = inp (N, IC) · weightᵀ + bias. The probe keeps its layers to
-// itself (not nn/'s) so it can be read and tested as one small CNN.
+// out (N, OC) = inp (N, IC) · weightᵀ + bias.
 void fc_forward(float *out, const float *inp, const float *weight, const float *bias,
                 int N, int IC, int OC);
 void fc_backward(float *dinp, float *dweight, float *dbias, const float *dout,
@@ -102,8 +99,7 @@ typedef struct {
 // An empty probe with its parameters allocated (zeros); NULL if out of memory.
 Probe *probe_alloc(void);
 void probe_free(Probe *p);
-// Weights from seed: conv He-uniform (±√(6/fan_in)), the fc head
-// ±1/√fan_in, biases 0.
+// Weights from seed: He-uniform convs, a smaller fc head, biases 0 (probe.c).
 void probe_init(Probe *p, uint64_t seed);
 
 // Features (n, 128) and/or logits (n, 10) of images (n, 3, 32, 32) in [-1, 1];
@@ -125,8 +121,7 @@ float probe_accuracy(const Probe *p, const CifarSet *set);
 // verbose prints each epoch on stderr. NULL when out of memory.
 Probe *probe_train(const CifarSet *train, const CifarSet *test, const ProbeRecipe *r, int verbose);
 
-// The weights' fingerprint: FNV-1a 64 of every parameter's bytes, 16 hex
-// digits.
+// The weights' fingerprint: FNV-1a 64 of the parameters' bytes, 16 hex digits.
 void probe_fingerprint(const Probe *p, char out[17]);
 
 // The recipe as one line (PROBE_RECIPE_VERSION, the architecture, every
@@ -148,12 +143,10 @@ Probe *probe_load(const char *path, char *err, size_t errlen);
 // probe_default_recipe (tools/train_probe.c says how), its SHA-256 beside it.
 #define PROBE_SHIPPED "models/probe_classifier.safetensors"
 
-// The shipped probe (its CRC32s checked), the one probe that scores; verbose
-// names it on stderr. NULL with err when it cannot be read: nothing is
-// trained in its place.
+// The shipped probe, its CRC32s checked; verbose names it on stderr. NULL
+// with err when it cannot be read: nothing is trained in its place.
 Probe *probe_for_scoring(int verbose, char *err, size_t errlen);
 
 // The shipped probe as a run's metrics.json names it (probe_key,
-// probe_test_acc, probe_weights, probe_source "shipped"): the probe every
-// table shows probe-FDs by. 0, or -1 with err when its file cannot be read.
+// probe_test_acc, probe_weights, probe_source "shipped"); 0, or -1 with err.
 int probe_shipped_metrics(RunMetrics *out, char *err, size_t errlen);

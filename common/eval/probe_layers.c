@@ -153,9 +153,6 @@ void conv3x3_backward(float *dinp, float *dweight, float *dbias, const float *do
     free(db_part);
 }
 
-// ----------------------------------------------------------------------------
-// ReLU
-
 void relu_forward(float *out, const float *inp, size_t n) {
     #pragma omp parallel for schedule(static) if (n > OMP_MIN_FLOATS)
     for (size_t i = 0; i < n; i++) out[i] = inp[i] > 0.0f ? inp[i] : 0.0f;
@@ -168,9 +165,6 @@ void relu_backward(float *dinp, const float *dout, const float *inp, size_t n) {
     for (size_t i = 0; i < n; i++)
         if (inp[i] > 0.0f) dinp[i] += dout[i];
 }
-
-// ----------------------------------------------------------------------------
-// 2x2 max pooling, stride 2
 
 void maxpool2x2_forward(float *out, const float *inp, int N, int C, int H, int W) {
     int OH = H / 2, OW = W / 2;
@@ -237,9 +231,6 @@ void maxpool2x2_backward(float *dinp, const float *dout, const float *inp, int N
     }
 }
 
-// ----------------------------------------------------------------------------
-// Global average pooling: (N, C, HW) -> (N, C)
-
 void global_avgpool_forward(float *out, const float *inp, int N, int C, int HW) {
     for (int nc = 0; nc < N * C; nc++) {
         const float *p = inp + (size_t)nc * HW;
@@ -257,9 +248,6 @@ void global_avgpool_backward(float *dinp, const float *dout, int N, int C, int H
         for (int i = 0; i < HW; i++) d[i] += g;
     }
 }
-
-// ----------------------------------------------------------------------------
-// Linear: out = inp·Wᵀ + b
 
 void fc_forward(float *out, const float *inp, const float *weight, const float *bias,
                 int N, int IC, int OC) {
@@ -282,9 +270,6 @@ void fc_backward(float *dinp, float *dweight, float *dbias, const float *dout,
         for (int n = 0; n < N; n++)
             for (int o = 0; o < OC; o++) dbias[o] += dout[n * OC + o];
 }
-
-// ----------------------------------------------------------------------------
-// Softmax cross-entropy
 
 float softmax_xent_forward(float *probs, const float *logits, const uint8_t *labels, int N, int K) {
     double loss = 0.0;

@@ -1,7 +1,6 @@
 // scorecard.c: val MSE and probe-FD (see scorecard.h).
 #include <math.h>
 #include <stdlib.h>
-#include <stdio.h>
 #include <string.h>
 #include "nn/errors.h"
 #include "nn/flow.h"
@@ -90,18 +89,11 @@ static size_t fd_noise(const Model *m, float *out, int n) {
     return per;
 }
 
+// Unguided: no labels (y NULL) at w = 1.
 void scorecard_samples_shown(Model *m, float *out, int n, SamplerKind sampler, int steps, Progress *pr,
                              long done_before) {
-    size_t per = fd_noise(m, out, n);
-    Activations a;
     char err[256];
-    activations_alloc(&a, m, EVAL_BATCH, false);
-    for (int i = 0; i < n; i += EVAL_BATCH) {
-        int nb = n - i < EVAL_BATCH ? n - i : EVAL_BATCH;
-        flow_sample_with(m, &a, out + per * i, NULL, nb, 1.0f, sampler, steps, err, sizeof err);
-        if (pr) progress_update(pr, done_before + (long)(i + nb) * flow_evaluations(sampler, steps), "sampling");
-    }
-    activations_free(&a);
+    scorecard_guided_samples(m, out, NULL, n, 1.0f, sampler, steps, pr, done_before, err, sizeof err);
 }
 
 void scorecard_labels(int *y, int n) {
@@ -117,9 +109,9 @@ int scorecard_guided_samples(Model *m, float *out, const int *y, int n, float w,
     int rc = 0;
     for (int i = 0; i < n && rc == 0; i += EVAL_BATCH) {
         int nb = n - i < EVAL_BATCH ? n - i : EVAL_BATCH;
-        rc = flow_sample_with(m, &a, out + per * i, y + i, nb, w, sampler, steps, err, errlen);
+        rc = flow_sample_with(m, &a, out + per * i, y ? y + i : NULL, nb, w, sampler, steps, err, errlen);
         if (pr) progress_update(pr, done_before + (long)flow_guided_rows(i + nb, w) * flow_evaluations(sampler, steps),
-                                "guided sampling");
+                                y ? "guided sampling" : "sampling");
     }
     activations_free(&a);
     return rc;
