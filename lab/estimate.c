@@ -3,13 +3,10 @@
 // machine and its load), so the job times its parts where it will run (what,
 // lab estimate --help says) and adds them up (lab.h: estimate_run_seconds,
 // estimate_fixed, estimate_job). It is as good as the machine is steady.
-#include <fcntl.h>
 #include <math.h>
 #include <omp.h>
-#include <spawn.h>
 #include <stdlib.h>
 #include <sys/times.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include "lab.h"
@@ -23,8 +20,6 @@
 #include "io/fileio.h"
 #include "io/paths.h"
 #include "io/shipped.h"   // step 7's grid: SHIPPED_C10, GRID_W_COUNT columns of GRID_STEPS Euler steps
-
-extern char **environ;
 
 // ---------------------------------------------------------------------------
 // The arithmetic
@@ -44,8 +39,7 @@ double estimate_run_seconds(const JobTimings *t, const RunWork *w, int jobs) {
     int left = c->run.steps - w->steps_done, every = w->ckpt_every > 0 ? w->ckpt_every : c->run.steps;
     int ckpts = c->run.steps / every - w->steps_done / every + (c->run.steps % every != 0 && left > 0);
     double train_factor = jobs > 1 ? t->jobs_factor : 1.0, eval_factor = jobs > 1 ? t->eval_jobs_factor : 1.0;
-    return (train_ms * train_factor + (checks_ms + scorecard_ms) * eval_factor) / 1000.0 + t->data_seconds + t->start_seconds
-           + t->probe_load_seconds + ckpts * t->ckpt_seconds;
+    return (train_ms * train_factor + (checks_ms + scorecard_ms) * eval_factor) / 1000.0 + t->data_seconds + ckpts * t->ckpt_seconds;
 }
 
 // The step programs' work that is neither a run's nor a figure: steps 2 to
@@ -60,12 +54,11 @@ static double eval_ms(const JobTimings *t) {
 }
 
 JobFixed estimate_fixed(const JobTimings *t) {
-    // steps 1 to 5 and 7, each started, steps 1 to 5 two figures each, step 7 its grid and the probe
-    double between = 6 * t->start_seconds + 10 * t->figure_seconds + STEP_CHECKS_SECONDS + t->grid_seconds
-                     + t->probe_load_seconds;
-    // make runs-plots, step 6's table (twice: plots.sh reads it too), the attention maps (two
-    // models on 64 test images, two figures), plots.sh's six figures, the report, lab estimate --since
-    double after = 6 * t->start_seconds + 8 * t->figure_seconds + 2 * 64 * t->exam_ms_per_image / 1000.0;
+    // steps 1 to 5 two figures each and their checks, step 7 its grid (a program's start, about
+    // 15 ms, and the probe's, 3 ms, are not counted here or in a run: far below the noise)
+    double between = 10 * t->figure_seconds + STEP_CHECKS_SECONDS + t->grid_seconds;
+    // the attention maps (two models on 64 test images, two figures) and plots.sh's six figures
+    double after = 8 * t->figure_seconds + 2 * 64 * t->exam_ms_per_image / 1000.0;
     return (JobFixed){ between, after };
 }
 
@@ -111,10 +104,6 @@ void estimate_load_note(FILE *f, double others, int cores) {
 
 // ---------------------------------------------------------------------------
 // The timing
-
-// The scorecard's batch (common/eval/scorecard.c): its val exam and its
-// sampling run the model on this many images at a time.
-#define SCORECARD_BATCH 250
 
 // Files the job writes, timed in a temporary folder: one checkpoint of
 // model m (its weights and two AdamW moments of zeros) and one figure drawn
@@ -168,9 +157,7 @@ static int time_eval(Preset p, int threads, JobTimings *t) {
     float *features = malloc(sizeof(float) * PROBE_FEATURES * SCORECARD_BATCH);
     char path[4096];
     project_path(path, sizeof path, PROBE_SHIPPED);
-    double t_probe = wall_seconds();
     Probe *probe = probe_load(path, err, sizeof err);
-    t->probe_load_seconds = wall_seconds() - t_probe;
     // made-up test images for the val exam: its speed does not depend on them
     CifarSet test = { SCORECARD_BATCH, calloc(SCORECARD_BATCH, CIFAR_PIXELS), calloc(SCORECARD_BATCH, 1) };
     int rc = samples && features && probe && test.pixels && test.labels ? 0 : -1;
@@ -204,26 +191,6 @@ static int time_eval(Preset p, int threads, JobTimings *t) {
     probe_free(probe);
     model_free(&m);
     return rc;
-}
-
-// A program's start: the train program asked for its --help (its libraries
-// loaded, restart_fitted's restart), the fastest of three. A run, each step
-// program and each command of the plots pays it.
-static void time_start(JobTimings *t) {
-    char *argv[] = { (char *)lab_train_program(), "--help", NULL };
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-    t->start_seconds = 0;
-    for (int i = 0; i < 3; i++) {
-        double t0 = wall_seconds();
-        pid_t pid;
-        int status;
-        if (posix_spawn(&pid, argv[0], &fa, NULL, argv, environ) != 0 || waitpid(pid, &status, 0) != pid) break;
-        double s = wall_seconds() - t0;
-        t->start_seconds = i == 0 ? s : fmin(t->start_seconds, s);
-    }
-    posix_spawn_file_actions_destroy(&fa);
 }
 
 // Step 7's grid: the shipped class-conditional model read, then a sample of
@@ -262,38 +229,26 @@ static int time_grid(int threads, JobTimings *t) {
     return rc;
 }
 
-// The CPU time other processes took while lab estimate timed, in cores: the
-// machine's busy time (/proc/stat) less this process's own. -1 when
-// /proc/stat cannot be read.
-static double busy_seconds(void) {
+// The CPU time other processes have taken, in seconds: the machine's busy
+// time (/proc/stat) less this process's and its children's own (times).
+// -1 when /proc/stat cannot be read.
+static double others_cpu_seconds(void) {
     FILE *f = fopen("/proc/stat", "r");
     unsigned long long v[8] = {0};
     int n = f ? fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
                        &v[6], &v[7]) : 0;
     if (f) fclose(f);
     if (n < 8) return -1;
-    long hz = sysconf(_SC_CLK_TCK);
-    // user, nice, system, irq, softirq, steal: not idle (3), not waiting for disk (4)
-    return (double)(v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) / (hz > 0 ? hz : 100);
-}
-static double own_cpu_seconds(void) {
-    struct tms own;   // this process's and its children's, in clock ticks
+    struct tms own;
     times(&own);
     long hz = sysconf(_SC_CLK_TCK);
-    return (double)(own.tms_utime + own.tms_stime + own.tms_cutime + own.tms_cstime) / (hz > 0 ? hz : 100);
+    // user, nice, system, irq, softirq, steal: not idle (3), not waiting for disk (4)
+    double busy = (double)(v[0] + v[1] + v[2] + v[5] + v[6] + v[7]);
+    return (busy - (double)(own.tms_utime + own.tms_stime + own.tms_cutime + own.tms_cstime)) / (hz > 0 ? hz : 100);
 }
 
 // ---------------------------------------------------------------------------
 // The runs of the job and what is left of them
-
-// Steps done of run `name` in dir: -1 when finished (its metrics.json), else
-// the rows of its loss.tsv (0 for a run not started).
-static int steps_done(const char *dir, const char *name) {
-    char path[2048];
-    snprintf(path, sizeof path, "%s/%s/metrics.json", dir, name);
-    if (file_exists(path)) return -1;
-    return steps_in(dir, name);
-}
 
 // The job's runs at preset p: phase 0 the baseline pair, phase 1 the rest,
 // and what dir holds done of each. The count.
@@ -307,7 +262,9 @@ static int job_runs(Preset p, int seeds, const char *dir, RunWork *runs, char (*
         ablation_run_name(config[i], seed[i], name, 64);
         runs[i].config = config[i];
         runs[i].ckpt_every = ablation_config_of(p, config[i], &runs[i].cfg);
-        runs[i].steps_done = steps_done(dir, name);
+        RunMetrics m;
+        int at;   // a run that ended (finished or diverged) is not started again: -1, nothing left
+        runs[i].steps_done = run_outcome(dir, name, &m, &at) != RUN_UNFINISHED ? -1 : steps_in(dir, name);
         if (runs[i].steps_done > runs[i].cfg.run.steps) runs[i].steps_done = runs[i].cfg.run.steps;
         phase[i] = config[i] == CFG_BASE && seed[i] < 2 ? 0 : 1;
     }
@@ -344,11 +301,10 @@ static int estimate_parse(int argc, char **argv, EstimateOptions *o) {
     const ArgSpec spec = {
         .program = "lab estimate", .options = opts,
         .about = "  how long `make tutorial` (lab ablation and the steps) will take on this machine: times a\n"
-                 "  few training steps of every configuration here, the scorecard's parts, a program's start,\n"
-                 "  a checkpoint, a figure and step 7's grid, and adds up the job: itself, every run's start,\n"
-                 "  data, steps, val checks, checkpoints and scorecard, minus what DIR holds done already\n"
-                 "  (the scorecard's probe classifier is the shipped one: nothing to train), the step\n"
-                 "  programs between the runs and the plots after them, also with the other --jobs. Other\n"
+                 "  few training steps of every configuration here, the scorecard's parts, a checkpoint, a\n"
+                 "  figure and step 7's grid, and adds up the job: itself, every run's data, steps, val\n"
+                 "  checks, checkpoints and scorecard, minus what DIR holds done already, the step programs\n"
+                 "  between the runs and the plots after them, also with the other --jobs. Other\n"
                  "  work while it times slows what it measures, and it says so. Writes nothing but --save.",
     };
     return args_parse(&spec, argc, argv);
@@ -494,7 +450,7 @@ int cmd_estimate(int argc, char **argv) {
     cifar_free(&train);
     cifar_free(&test);
     JobTimings t = { .data_seconds = data_s };
-    double busy0 = busy_seconds(), own0 = own_cpu_seconds(), t1 = wall_seconds();
+    double others0 = others_cpu_seconds(), t1 = wall_seconds();
     // the scorecard of a run of --jobs 2 runs on its half of the threads: timed there too
     JobTimings on_half = t;
     if (race_steps(o.preset, all, half, &t) != 0 || time_eval(o.preset, all, &t) != 0 ||
@@ -502,16 +458,14 @@ int cmd_estimate(int argc, char **argv) {
         return 1;
     omp_set_num_threads(all);
     t.eval_jobs_factor = half != all ? eval_ms(&on_half) / eval_ms(&t) : t.jobs_factor;
-    double others = busy0 < 0 ? -1 : (busy_seconds() - busy0 - (own_cpu_seconds() - own0)) / (wall_seconds() - t1);
+    double others = others0 < 0 ? -1 : (others_cpu_seconds() - others0) / (wall_seconds() - t1);
     if (time_grid(all, &t) != 0) return 1;
-    time_start(&t);
     RunWork runs[ABLATION_PLAN_MAX];
     char names[ABLATION_PLAN_MAX][64];
     int phase[ABLATION_PLAN_MAX], n = job_runs(o.preset, o.seeds, dir, runs, names, phase), left = 0;
     for (int i = 0; i < n; i++) left += runs[i].steps_done >= 0;
-    // lab estimate is the job's first part: its time so far, and a little for what is left of it
-    t.self_seconds = wall_seconds() - t0 + t.start_seconds;
-    // --choose-jobs: the faster of one run at a time and two side by side
+    // lab estimate is the job's first part
+    t.self_seconds = wall_seconds() - t0;
     if (o.choose_jobs && cores >= 2) o.jobs = estimate_faster_jobs(&t, runs, phase, n);
     int other_jobs = o.jobs == 1 ? 2 : 1;
     double e = estimate_job(&t, runs, phase, n, o.jobs);

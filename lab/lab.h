@@ -204,8 +204,6 @@ typedef struct {
     double jobs_factor;               // a step of one of --jobs 2's runs, the other beside it / on all threads
     double eval_jobs_factor;          // the same for its val checks and scorecard, on its half of the threads
     // what the job pays besides the runs' work, in seconds:
-    double start_seconds;             // a program started: its process, libraries and restart (restart_fitted)
-    double probe_load_seconds;        // the shipped probe read and checked: once per run, and by step 7
     double ckpt_seconds;              // one checkpoint of the baseline written (a run writes one every ckpt_every steps)
     double figure_seconds;            // one figure drawn by gnuplot (0 without gnuplot)
     double grid_seconds;              // step 7's grid: the shipped class-conditional model loaded and sampled
@@ -225,10 +223,10 @@ typedef struct {
 // VAL_IMAGES images) and its scorecard (val MSE, FD_SAMPLES samples of
 // FD_EULER_STEPS, the probe's features of the test set and of the samples;
 // a class-conditional run's as many more at its guidance, flow_guided_rows
-// forward passes a step), plus its process's start, reading the data and
-// the probe, and its checkpoints. The other configurations' forward passes cost the
-// baseline's times the ratio of their steps. A run of --jobs 2 (jobs > 1)
-// trains t->jobs_factor and scores t->eval_jobs_factor slower. 0 for a finished run.
+// forward passes a step), plus reading the data and its checkpoints. The
+// other configurations' forward passes cost the baseline's times the ratio
+// of their steps. A run of --jobs 2 (jobs > 1) trains t->jobs_factor and
+// scores t->eval_jobs_factor slower. 0 for a finished run.
 double estimate_run_seconds(const JobTimings *t, const RunWork *w, int jobs);
 
 // The parts of the job around the runs, in seconds: the step programs
@@ -247,8 +245,7 @@ double schedule_seconds(const double *run_s, int n, int jobs);
 // a time, and the plots (estimate_fixed).
 double estimate_job(const JobTimings *t, const RunWork *runs, const int *phase, int n, int jobs);
 
-// The faster arrangement of the job by estimate_job: 2 (two runs side by
-// side) if it is faster than 1 (one at a time), else 1.
+// 2 (two runs side by side) if estimate_job finds it faster than 1, else 1.
 int estimate_faster_jobs(const JobTimings *t, const RunWork *runs, const int *phase, int n);
 
 // The note lab estimate ends with when other processes kept `others` of the

@@ -116,45 +116,41 @@ START_TEST(test_whole_job) {
 }
 END_TEST
 
-// What the job pays besides the runs' work: each run its process's start,
-// the probe read and its checkpoints; between the runs the step programs,
-// after them the plots; first lab estimate itself.
+// What the job pays besides the runs' work: each run its checkpoints;
+// between the runs the step programs, after them the plots; first lab
+// estimate itself.
 START_TEST(test_fixed_costs) {
     JobTimings t = fixed();
     RunWork w = quick_run(CFG_BASE, 0);
     double work = estimate_run_seconds(&t, &w, 1);
-    t.start_seconds = 0.1;
-    t.probe_load_seconds = 0.05;
     t.ckpt_seconds = 0.02;
     // 1,000 steps, a checkpoint every 250: four
-    ck_assert_double_eq_tol(estimate_run_seconds(&t, &w, 1) - work, 0.1 + 0.05 + 4 * 0.02, 1e-9);
+    ck_assert_double_eq_tol(estimate_run_seconds(&t, &w, 1) - work, 4 * 0.02, 1e-9);
     // from step 500: two more; from step 510: the ones at 750 and 1,000
     w.steps_done = 500;
     double left = estimate_run_seconds(&t, &w, 1);
-    t.start_seconds = t.probe_load_seconds = t.ckpt_seconds = 0;
-    ck_assert_double_eq_tol(left - estimate_run_seconds(&t, &w, 1), 0.1 + 0.05 + 2 * 0.02, 1e-9);
-    t.start_seconds = 0.1, t.probe_load_seconds = 0.05, t.ckpt_seconds = 0.02;
+    t.ckpt_seconds = 0;
+    ck_assert_double_eq_tol(left - estimate_run_seconds(&t, &w, 1), 2 * 0.02, 1e-9);
+    t.ckpt_seconds = 0.02;
     w.steps_done = 510;
     left = estimate_run_seconds(&t, &w, 1);
-    t.start_seconds = t.probe_load_seconds = t.ckpt_seconds = 0;
-    ck_assert_double_eq_tol(left - estimate_run_seconds(&t, &w, 1), 0.1 + 0.05 + 2 * 0.02, 1e-9);
+    t.ckpt_seconds = 0;
+    ck_assert_double_eq_tol(left - estimate_run_seconds(&t, &w, 1), 2 * 0.02, 1e-9);
     // smoke: 60 steps, a checkpoint every 20: three
     preset_apply(PRESET_SMOKE, &w.cfg, &w.ckpt_every);
     w.steps_done = 0;
     work = estimate_run_seconds(&t, &w, 1);
     t.ckpt_seconds = 0.02;
     ck_assert_double_eq_tol(estimate_run_seconds(&t, &w, 1) - work, 3 * 0.02, 1e-9);
-    // the parts around the runs: six step programs started, ten figures,
-    // their checks, step 7's grid and its probe; after the runs six
-    // programs, eight figures and the attention maps' two forward passes of 64 images
+    // the parts around the runs: ten figures, the steps' checks and step 7's
+    // grid; after the runs eight figures and the attention maps' two forward
+    // passes of 64 images
     t = fixed();
-    t.start_seconds = 0.1;
-    t.probe_load_seconds = 0.05;
     t.figure_seconds = 0.2;
     t.grid_seconds = 3;
     JobFixed f = estimate_fixed(&t);
-    ck_assert_double_eq_tol(f.between, 0.6 + 2.0 + 2.5 + 3 + 0.05, 1e-9);
-    ck_assert_double_eq_tol(f.after, 0.6 + 1.6 + 128 * 0.01 / 1000, 1e-9);
+    ck_assert_double_eq_tol(f.between, 2.0 + 2.5 + 3, 1e-9);
+    ck_assert_double_eq_tol(f.after, 1.6 + 128 * 0.01 / 1000, 1e-9);
     // and the whole job counts them, and lab estimate's own time
     RunWork runs[1] = { quick_run(CFG_BASE, 0) };
     int phase[1] = { 0 };

@@ -7,8 +7,6 @@
 #include "nn/rng.h"
 #include "scorecard.h"
 
-#define EVAL_BATCH 250
-
 // Noise for every image, then a time for every image, from VAL_SEED in this
 // order: the exam depends neither on the run nor on the batch size.
 void scorecard_exam(float *x0, float *t, size_t per_image, int n_images) {
@@ -31,12 +29,12 @@ int val_exam_init(ValExam *e, const Model *m, const CifarSet *test, int n_images
     e->per = cfg_image_floats(c);
     e->x0 = malloc(sizeof(float) * e->per * n_images);
     e->t = malloc(sizeof(float) * n_images);
-    e->x1 = malloc(sizeof(float) * e->per * EVAL_BATCH);
-    e->xt = malloc(sizeof(float) * e->per * EVAL_BATCH);
-    e->target = malloc(sizeof(float) * e->per * EVAL_BATCH);
-    if (c->classes > 0) e->y = malloc(sizeof(int) * EVAL_BATCH);
+    e->x1 = malloc(sizeof(float) * e->per * SCORECARD_BATCH);
+    e->xt = malloc(sizeof(float) * e->per * SCORECARD_BATCH);
+    e->target = malloc(sizeof(float) * e->per * SCORECARD_BATCH);
+    if (c->classes > 0) e->y = malloc(sizeof(int) * SCORECARD_BATCH);
     if (!e->x0 || !e->t || !e->x1 || !e->xt || !e->target || (c->classes > 0 && !e->y) ||
-        activations_alloc(&e->a, m, EVAL_BATCH, false) != 0) {
+        activations_alloc(&e->a, m, SCORECARD_BATCH, false) != 0) {
         val_exam_free(e);
         return -1;
     }
@@ -48,8 +46,8 @@ double val_exam_run(ValExam *e, Model *m, const CifarSet *test) {
     int n_images = e->n_images;
     if (test->n < n_images) return NAN;   // not the set the exam was drawn for
     double total = 0.0;
-    for (int i = 0; i < n_images; i += EVAL_BATCH) {
-        int n = n_images - i < EVAL_BATCH ? n_images - i : EVAL_BATCH;
+    for (int i = 0; i < n_images; i += SCORECARD_BATCH) {
+        int n = n_images - i < SCORECARD_BATCH ? n_images - i : SCORECARD_BATCH;
         cifar_range_to_float(test, i, n, e->x1);
         flow_interpolate(e->xt, e->target, e->x1, e->x0 + e->per * i, e->t + i, n, e->per);
         e->a.N = n;   // a smaller last batch fits in the same buffers
@@ -57,7 +55,7 @@ double val_exam_run(ValExam *e, Model *m, const CifarSet *test) {
         model_forward(m, &e->a, e->xt, e->t + i, e->y);
         total += flow_mse(NULL, e->a.v, e->target, e->per * n) * n;
     }
-    e->a.N = EVAL_BATCH;
+    e->a.N = SCORECARD_BATCH;
     return total / n_images;
 }
 
@@ -104,11 +102,11 @@ int scorecard_guided_samples(Model *m, float *out, const int *y, int n, float w,
                              Progress *pr, long done_before, char *err, size_t errlen) {
     size_t per = fd_noise(m, out, n);
     Activations a;   // two rows an image at w != 1: the null label's and the asked-for one's
-    if (activations_alloc(&a, m, flow_guided_rows(EVAL_BATCH, w), false) != 0)
+    if (activations_alloc(&a, m, flow_guided_rows(SCORECARD_BATCH, w), false) != 0)
         return errorf(err, errlen, "out of memory for the guided samples' activations");
     int rc = 0;
-    for (int i = 0; i < n && rc == 0; i += EVAL_BATCH) {
-        int nb = n - i < EVAL_BATCH ? n - i : EVAL_BATCH;
+    for (int i = 0; i < n && rc == 0; i += SCORECARD_BATCH) {
+        int nb = n - i < SCORECARD_BATCH ? n - i : SCORECARD_BATCH;
         rc = flow_sample_with(m, &a, out + per * i, y ? y + i : NULL, nb, w, sampler, steps, err, errlen);
         if (pr) progress_update(pr, done_before + (long)flow_guided_rows(i + nb, w) * flow_evaluations(sampler, steps),
                                 y ? "guided sampling" : "sampling");

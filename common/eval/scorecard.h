@@ -32,11 +32,14 @@ void scorecard_exam(float *x0, float *t, size_t per_image, int n_images);
 // its buffers cannot be allocated.
 double scorecard_val_mse(Model *m, const CifarSet *test, int n_images);
 
+// The val exam and the sampling run the model on this many images at a time.
+#define SCORECARD_BATCH 250
+
 // The same exam with its buffers kept between calls, for a run that examines
 // itself every val_every steps: fresh buffers for a batch of 250 images
 // (750 MB at the default size) cost more to fault in than the forward passes.
 typedef struct {
-    Activations a;              // for EVAL_BATCH images
+    Activations a;              // for SCORECARD_BATCH images
     float *x0, *t;              // the exam's noise (n_images, per) and times (n_images)
     float *x1, *xt, *target;    // one batch: images, x_t, velocity target
     int *y;                     // its labels, for a class-conditional model (else NULL)
