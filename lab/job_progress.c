@@ -16,6 +16,22 @@
 #include "io/fileio.h"
 #include "io/progress.h"
 
+RunOutcome run_outcome(const char *runs_dir, const char *name, RunMetrics *m, int *diverged_step) {
+    char path[2048], err[METRICS_ERRLEN];
+    snprintf(path, sizeof path, "%s/%s/metrics.json", runs_dir, name);
+    if (metrics_read(path, m, err, sizeof err) == 0) return RUN_FINISHED;
+    snprintf(path, sizeof path, "%s/%s/diverged.json", runs_dir, name);
+    *diverged_step = diverged_read_step(path);
+    return *diverged_step >= 0 ? RUN_DIVERGED : RUN_UNFINISHED;
+}
+
+bool run_started(const char *runs_dir, const char *name) {
+    char ckpt[2048], loss[2048];
+    snprintf(ckpt, sizeof ckpt, "%s/%s/ckpt.safetensors", runs_dir, name);
+    snprintf(loss, sizeof loss, "%s/%s/loss.tsv", runs_dir, name);
+    return file_exists(ckpt) || file_exists(loss);
+}
+
 int job_plan_read(const char *path, JobPlan *p, char *err, size_t errlen) {
     char *text = read_file_all(path, NULL, err, errlen);
     if (!text) return -1;

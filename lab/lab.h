@@ -146,13 +146,6 @@ typedef char CommandLine[8192];
 typedef struct JobWatch JobWatch;
 int launch_lines(CommandLine *lines, int n, int jobs, bool need_probe, JobWatch *watch, int *stop_signal);
 
-// How the run DIR/NAME ended: finished (its metrics.json, read into *m),
-// diverged (its diverged.json, the step in *diverged_step), or neither yet.
-typedef enum { RUN_UNFINISHED, RUN_FINISHED, RUN_DIVERGED } RunOutcome;
-RunOutcome run_outcome(const char *runs_dir, const char *name, RunMetrics *m, int *diverged_step);
-// Whether the run DIR/NAME ever started: it wrote a checkpoint or its
-// loss.tsv (its folder alone may be there, made for its log ahead of it).
-bool run_started(const char *runs_dir, const char *name);
 
 // ---------------------------------------------------------------------------
 // The job's progress (job_progress.c): the parts of make tutorial's job as
@@ -189,6 +182,14 @@ JobWatch *job_watch_new(const char *dir, int n, const char (*names)[64], const i
 void job_watch_started(JobWatch *w, int i, pid_t pid);   // line i's process
 void job_watch_tick(JobWatch *w, bool last);
 void job_watch_free(JobWatch *w);
+
+// How the run DIR/NAME ended: finished (its metrics.json, read into *m),
+// diverged (its diverged.json, the step in *diverged_step), or neither yet.
+typedef enum { RUN_UNFINISHED, RUN_FINISHED, RUN_DIVERGED } RunOutcome;
+RunOutcome run_outcome(const char *runs_dir, const char *name, RunMetrics *m, int *diverged_step);
+// Whether the run DIR/NAME ever started: it wrote a checkpoint or its
+// loss.tsv (its folder alone may be there, made for its log ahead of it).
+bool run_started(const char *runs_dir, const char *name);
 
 // ---------------------------------------------------------------------------
 // The main job's time (estimate.c): the arithmetic, on given timings, so that

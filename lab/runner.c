@@ -176,22 +176,6 @@ int launch_lines(CommandLine *lines, int n, int jobs, bool need_probe, JobWatch 
     return rc;
 }
 
-RunOutcome run_outcome(const char *runs_dir, const char *name, RunMetrics *m, int *diverged_step) {
-    char path[2048], err[METRICS_ERRLEN];
-    snprintf(path, sizeof path, "%s/%s/metrics.json", runs_dir, name);
-    if (metrics_read(path, m, err, sizeof err) == 0) return RUN_FINISHED;
-    snprintf(path, sizeof path, "%s/%s/diverged.json", runs_dir, name);
-    *diverged_step = diverged_read_step(path);
-    return *diverged_step >= 0 ? RUN_DIVERGED : RUN_UNFINISHED;
-}
-
-bool run_started(const char *runs_dir, const char *name) {
-    char ckpt[2048], loss[2048];
-    snprintf(ckpt, sizeof ckpt, "%s/%s/ckpt.safetensors", runs_dir, name);
-    snprintf(loss, sizeof loss, "%s/%s/loss.tsv", runs_dir, name);
-    return file_exists(ckpt) || file_exists(loss);
-}
-
 void shell_quote(const char *s, char *out, size_t outlen) {
     // Letters, digits and a few punctuation marks are safe as they are; any
     // other string goes in single quotes, with ' written as '\''.
