@@ -57,7 +57,7 @@ JobFixed estimate_fixed(const JobTimings *t) {
     // steps 1 to 5 two figures each and their checks, step 7 its grid (a program's start, about
     // 15 ms, and the probe's, 3 ms, are not counted here or in a run: far below the noise)
     double between = 10 * t->figure_seconds + STEP_CHECKS_SECONDS + t->grid_seconds;
-    // the attention maps (two models on 64 test images, two figures) and plots.sh's six figures
+    // the attention maps (two models on 64 test images, two figures) and plots.sh's six (seven with val.tsv)
     double after = 8 * t->figure_seconds + 2 * 64 * t->exam_ms_per_image / 1000.0;
     return (JobFixed){ between, after };
 }

@@ -231,9 +231,9 @@ typedef struct {
 double estimate_run_seconds(const JobTimings *t, const RunWork *w, int jobs);
 
 // The parts of the job around the runs, in seconds: the step programs
-// between the baseline pair and the other runs (their processes, their own
-// checks and timings, their figures, step 7's grid), and after the runs the
-// table, the plots, the attention maps and the report.
+// between the baseline pair and the other runs (their own checks and
+// timings, their figures, step 7's grid), and after the runs the plots and
+// the attention maps.
 typedef struct { double between, after; } JobFixed;
 JobFixed estimate_fixed(const JobTimings *t);
 

@@ -1056,8 +1056,9 @@ END_TEST
 // Lengths: a lesson, not a log. The pages that grew by accretion have a
 // ceiling each, and docs/ as a whole has one, so that a page cut here
 // cannot grow back there. The whole: the pages' length with each fact said
-// once; a new page an issue asks for raises it by that page's lines.
-#define DOCS_MOST_LINES 3578
+// once; a new page an issue asks for raises it by that page's lines (4 for
+// the cluster's make settings and adaLN-Zero's row in step 6).
+#define DOCS_MOST_LINES 3582
 
 typedef struct { const char *page; int lines; } PageLength;
 
