@@ -104,17 +104,23 @@ static int golden_open(Golden *g, GoldenReport *rep) {
     return 0;
 }
 
-// Step k's tensors in the file: the weights before it, "adamw<k-1>." (or
-// "param."), the reference's gradient at it, "adamw<k>.grad.", and its
-// weights after it, "adamw<k>.".
+// Step k's tensors in the file: the weights before it, the reference's
+// gradient at it and its weights after it. A one-step file names them
+// "param.", "grad." and "adamw."; step k of K, "adamw<k-1>." (or "param."),
+// "adamw<k>.grad." and "adamw<k>.".
 typedef struct { char before[32], grad[32], after[32]; } StepNames;
 
-static StepNames step_names(int k) {
+static StepNames step_names(const Golden *g, int k) {
     StepNames s;
     if (k == 1) snprintf(s.before, sizeof s.before, "param.");
     else snprintf(s.before, sizeof s.before, "adamw%d.", k - 1);
-    snprintf(s.grad, sizeof s.grad, "adamw%d.grad.", k);
-    snprintf(s.after, sizeof s.after, "adamw%d.", k);
+    if (st_meta(&g->st, "adamw.steps")) {
+        snprintf(s.grad, sizeof s.grad, "adamw%d.grad.", k);
+        snprintf(s.after, sizeof s.after, "adamw%d.", k);
+    } else {
+        snprintf(s.grad, sizeof s.grad, "grad.");
+        snprintf(s.after, sizeof s.after, "adamw.");
+    }
     return s;
 }
 
@@ -188,7 +194,7 @@ static int check_weights(Golden *g, GoldenReport *rep, const StepNames *s, int k
 //     our own chain of such steps, every weight judged.
 // Step 1 also judges the loss and the output of the forward pass.
 static int check_step(Golden *g, GoldenReport *rep, int k, double *bound) {
-    StepNames s = step_names(k);
+    StepNames s = step_names(g, k);
     size_t bytes = g->m.n_params * sizeof(float);
     memcpy(g->keep_m, g->ts.adam_m, bytes);
     memcpy(g->keep_v, g->ts.adam_v, bytes);
@@ -240,7 +246,7 @@ static int check_ema(Golden *g, GoldenReport *rep) {
     int rc = ema && after ? 0 : errorf(g->err, g->errlen, "out of memory");
     if (rc == 0) rc = copy_tensors(g, "param.", ema);
     for (int k = 1; rc == 0 && k <= g->K; k++) {
-        StepNames s = step_names(k);
+        StepNames s = step_names(g, k);
         if ((rc = copy_tensors(g, s.after, after)) == 0) ema_update(ema, after, g->m.n_params, k, gamma);
     }
     GoldenCheck *c = rc == 0 ? add_check(rep, "ema/lr", 0, GOLDEN_TOL_ADAMW) : NULL;

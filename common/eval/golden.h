@@ -2,9 +2,9 @@
 // reference: forward output, loss, every gradient, AdamW steps and an Euler
 // sample, each at a tolerance.
 //
-// A file of K AdamW steps ("adamw.steps" = K, else 1) holds, for each step
-// k, the reference's gradient ("adamw<k>.grad.<param>") and weights after it
-// ("adamw<k>.<param>").
+// A file of K AdamW steps ("adamw.steps" = K) holds, for each step k, the
+// reference's gradient ("adamw<k>.grad.<param>") and weights after it
+// ("adamw<k>.<param>"); a file without it one step ("grad.", "adamw.").
 // Several steps, because a first step from zero moments is lr·g/(|g|+ε)
 // whatever β1 and β2 are.
 //
