@@ -392,7 +392,7 @@ static int save_estimate(const char *path, double seconds, double started, int j
         k = 0;
         for (int i = 0; i < n; i++) {
             if (phase[i] != ph) continue;
-            // and the share of its steps in it (the rest: its start, val checks and scorecard)
+            // and the share of its steps in it (the rest: its data, val checks and scorecard)
             const RunWork *w = &runs[i];
             double steps_s = w->steps_done < 0 ? 0 : (w->cfg.run.steps - w->steps_done) * t->step_ms[w->config] / 1000.0
                                                      * (jobs > 1 ? t->jobs_factor : 1.0);
@@ -409,7 +409,6 @@ static int save_estimate(const char *path, double seconds, double started, int j
     return rc;
 }
 
-// --since: the time since the estimate was saved, against it.
 static int print_since(const char *path) {
     char err[1024];
     size_t len;
@@ -443,7 +442,6 @@ int cmd_estimate(int argc, char **argv) {
     printf("[estimate] timing a few training steps of each configuration and the scorecard's parts\n"
            "           here (%s preset, %d thread%s)...\n", preset_name(o.preset), all, all == 1 ? "" : "s");
     double t0 = wall_seconds();
-    // the data: how long it takes to read
     char err[CIFAR_ERRLEN];
     CifarSet train = {0}, test = {0};
     bool have_data = cifar_load_train(NULL, &train, err, sizeof err) == 0 && cifar_load_test(NULL, &test, err, sizeof err) == 0;
@@ -466,7 +464,6 @@ int cmd_estimate(int argc, char **argv) {
     char names[ABLATION_PLAN_MAX][64];
     int phase[ABLATION_PLAN_MAX], n = job_runs(o.preset, o.seeds, dir, runs, names, phase), left = 0;
     for (int i = 0; i < n; i++) left += runs[i].steps_done >= 0;
-    // lab estimate is the job's first part
     t.self_seconds = wall_seconds() - t0;
     if (o.choose_jobs && cores >= 2) o.jobs = estimate_faster_jobs(&t, runs, phase, n);
     int other_jobs = o.jobs == 1 ? 2 : 1;

@@ -146,7 +146,6 @@ typedef char CommandLine[8192];
 typedef struct JobWatch JobWatch;
 int launch_lines(CommandLine *lines, int n, int jobs, bool need_probe, JobWatch *watch, int *stop_signal);
 
-
 // ---------------------------------------------------------------------------
 // The job's progress (job_progress.c): the parts of make tutorial's job as
 // lab estimate --save wrote them, read back by lab ablation --estimate,
