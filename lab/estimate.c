@@ -155,9 +155,7 @@ static int time_eval(Preset p, int threads, JobTimings *t) {
     size_t per = cfg_image_floats(&cfg.model);
     float *samples = malloc(sizeof(float) * per * 2 * SCORECARD_BATCH);
     float *features = malloc(sizeof(float) * PROBE_FEATURES * 2 * SCORECARD_BATCH);
-    char path[4096];
-    project_path(path, sizeof path, PROBE_SHIPPED);
-    Probe *probe = probe_load(path, err, sizeof err);
+    Probe *probe = probe_for_scoring(0, err, sizeof err);
     // made-up test images for the val exam: its speed does not depend on them
     CifarSet test = { SCORECARD_BATCH, calloc(SCORECARD_BATCH, CIFAR_PIXELS), calloc(SCORECARD_BATCH, 1) };
     int rc = samples && features && probe && test.pixels && test.labels ? 0 : -1;
