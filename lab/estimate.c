@@ -62,19 +62,25 @@ JobFixed estimate_fixed(const JobTimings *t) {
     return (JobFixed){ between, after };
 }
 
-double schedule_seconds(const double *run_s, int n, int jobs) {
-    double free_at[64] = {0};
-    if (jobs < 1) jobs = 1;
-    if (jobs > 64) jobs = 64;
+double schedule_seconds(const double *run_s, int n, int jobs, double *share) {
+    double free_at[64] = {0}, start[n + 1], at[2 * n + 1];
+    jobs = jobs < 1 ? 1 : jobs > 64 ? 64 : jobs;
     for (int i = 0; i < n; i++) {
         int first = 0;
         for (int j = 1; j < jobs; j++)
             if (free_at[j] < free_at[first]) first = j;
-        free_at[first] += run_s[i];
+        at[2 * i] = start[i] = free_at[first];
+        at[2 * i + 1] = free_at[first] += run_s[i];
+        if (share) share[i] = 0;
     }
-    double end = 0;
-    for (int j = 0; j < jobs; j++) end = fmax(end, free_at[j]);
-    return end;
+    qsort(at, 2 * (size_t)n, sizeof *at, cmp_double);
+    for (int k = 0; share && k + 1 < 2 * n; k++) {   // the stretch from each start or end to the next
+        int going = 0;
+        for (int i = 0; i < n; i++) going += start[i] <= at[k] && at[k] < start[i] + run_s[i];
+        for (int i = 0; i < n; i++)
+            if (start[i] <= at[k] && at[k] < start[i] + run_s[i]) share[i] += (at[k + 1] - at[k]) / going;
+    }
+    return n > 0 ? at[2 * n - 1] : 0;   // the last end
 }
 
 double estimate_job(const JobTimings *t, const RunWork *runs, const int *phase, int n, int jobs) {
@@ -85,7 +91,7 @@ double estimate_job(const JobTimings *t, const RunWork *runs, const int *phase, 
         int k = 0;
         for (int i = 0; i < n; i++)
             if (phase[i] == ph) s[k++] = estimate_run_seconds(t, &runs[i], jobs);
-        total += schedule_seconds(s, k, jobs);
+        total += schedule_seconds(s, k, jobs, NULL);
     }
     free(s);
     return total;
@@ -258,13 +264,12 @@ static int job_runs(Preset p, int seeds, const char *dir, RunWork *runs, char (*
     int config[ABLATION_PLAN_MAX], seed[ABLATION_PLAN_MAX];
     int n = ablation_plan_runs(&plan, config, seed, ABLATION_PLAN_MAX);
     for (int i = 0; i < n; i++) {
-        char *name = names[i];
-        ablation_run_name(config[i], seed[i], name, 64);
+        ablation_run_name(config[i], seed[i], names[i], 64);
         runs[i].config = config[i];
         runs[i].ckpt_every = ablation_config_of(p, config[i], &runs[i].cfg);
         RunMetrics m;
         int at;   // a run that ended (finished or diverged) is not started again: -1, nothing left
-        runs[i].steps_done = run_outcome(dir, name, &m, &at) != RUN_UNFINISHED ? -1 : steps_in(dir, name);
+        runs[i].steps_done = run_outcome(dir, names[i], &m, &at) != RUN_UNFINISHED ? -1 : steps_in(dir, names[i]);
         if (runs[i].steps_done > runs[i].cfg.run.steps) runs[i].steps_done = runs[i].cfg.run.steps;
         phase[i] = config[i] == CFG_BASE && seed[i] < 2 ? 0 : 1;
     }
@@ -371,9 +376,8 @@ static int race_steps(Preset job, int all, int half_threads, JobTimings *t) {
 // the estimate is for), then the job's parts in their order, each with its
 // seconds (lab ablation --estimate shows the job's progress by them):
 // "part estimate S", the baseline pair's "run NAME S F", "part steps S", the
-// other runs, "part plots S". A run's seconds are its share of its phase's
-// wall time (with runs side by side, its own time over the runs beside it),
-// F the share of its steps in it.
+// other runs, "part plots S". A run's seconds are its part of its phase's
+// wall time (schedule_seconds), F the share of its steps in its own time.
 static int save_estimate(const char *path, double seconds, double started, int jobs, const JobTimings *t,
                          const RunWork *runs, const char (*names)[64], const int *phase, int n) {
     char *text = malloc(256 + (size_t)n * 96), err[1024];
@@ -382,11 +386,11 @@ static int save_estimate(const char *path, double seconds, double started, int j
     int len = sprintf(text, "estimate_seconds %.0f\nsaved_at %lld\njobs %d\npart estimate %.1f\n", seconds,
                       (long long)started, jobs, t->self_seconds);
     for (int ph = 0; ph < 2; ph++) {
-        double s[ABLATION_PLAN_MAX], sum = 0;
+        double s[ABLATION_PLAN_MAX], share[ABLATION_PLAN_MAX];
         int k = 0;
         for (int i = 0; i < n; i++)
-            if (phase[i] == ph) sum += s[k++] = estimate_run_seconds(t, &runs[i], jobs);
-        double wall = schedule_seconds(s, k, jobs);
+            if (phase[i] == ph) s[k++] = estimate_run_seconds(t, &runs[i], jobs);
+        schedule_seconds(s, k, jobs, share);
         k = 0;
         for (int i = 0; i < n; i++) {
             if (phase[i] != ph) continue;
@@ -394,8 +398,7 @@ static int save_estimate(const char *path, double seconds, double started, int j
             const RunWork *w = &runs[i];
             double steps_s = w->steps_done < 0 ? 0 : (w->cfg.run.steps - w->steps_done) * t->step_ms[w->config] / 1000.0
                                                      * (jobs > 1 ? t->jobs_factor : 1.0);
-            len += sprintf(text + len, "run %s %.1f %.3f\n", names[i], sum > 0 ? s[k] * wall / sum : 0,
-                           s[k] > 0 ? steps_s / s[k] : 0);
+            len += sprintf(text + len, "run %s %.1f %.3f\n", names[i], share[k], s[k] > 0 ? steps_s / s[k] : 0);
             k++;
         }
         if (ph == 0) len += sprintf(text + len, "part steps %.1f\n", fixed.between);
@@ -494,8 +497,6 @@ int cmd_estimate(int argc, char **argv) {
         printf("[estimate] so the job runs %s (JOBS=%d), the faster here now; JOBS=%d makes it run %s\n",
                o.jobs == 1 ? "one run at a time on all threads" : "two runs side by side", o.jobs, other_jobs,
                other_jobs == 1 ? "one at a time" : "two side by side");
-    // Other work while timing, even at nice 19, stalls the steps' threads at
-    // every barrier: the steps come out slower than they will run once it stops.
     printf("           (measured in %.0f s on this machine as loaded now: work beside the job, now or\n"
            "           later, slows it; lab estimate --help says what is timed)\n", wall_seconds() - t0);
     estimate_load_note(stdout, others, (int)cores);

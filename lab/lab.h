@@ -237,8 +237,9 @@ typedef struct { double between, after; } JobFixed;
 JobFixed estimate_fixed(const JobTimings *t);
 
 // The wall time of runs of these durations started in this order, `jobs` at
-// a time, each in the first free place (as xargs -P does).
-double schedule_seconds(const double *run_s, int n, int jobs);
+// a time, each in the first free place (as xargs -P does); in share (unless
+// NULL) each run's part of it, every stretch split evenly among the runs going.
+double schedule_seconds(const double *run_s, int n, int jobs, double *share);
 
 // The whole job's seconds: lab estimate itself, the baseline pair (the runs
 // of phase 0), the step programs, the others (phase 1), each phase `jobs` at

@@ -74,10 +74,16 @@ END_TEST
 START_TEST(test_schedule) {
     // runs in order, each where a place is free first (xargs -P)
     double runs[4] = { 10, 20, 30, 40 };
-    ck_assert_double_eq(schedule_seconds(runs, 4, 1), 100);
-    ck_assert_double_eq(schedule_seconds(runs, 4, 2), 60);   // 10+30 | 20+40
-    ck_assert_double_eq(schedule_seconds(runs, 4, 3), 50);   // 10+40 | 20 | 30
-    ck_assert_double_eq(schedule_seconds(runs, 0, 2), 0);
+    double share[4];
+    ck_assert_double_eq(schedule_seconds(runs, 4, 1, NULL), 100);
+    ck_assert_double_eq(schedule_seconds(runs, 4, 2, share), 60);   // 10+30 | 20+40
+    // 0-10: runs 0, 1; 10-20: 1, 2; 20-40: 2, 3; 40-60: 3 alone
+    double want[4] = { 5, 5 + 5, 5 + 10, 10 + 20 };
+    for (int i = 0; i < 4; i++)
+        ck_assert_msg(fabs(share[i] - want[i]) < 1e-12, "run %d's part of the wall time: %g, want %g", i, share[i], want[i]);
+    ck_assert_double_eq(schedule_seconds(runs, 4, 3, share), 50);   // 10+40 | 20 | 30
+    ck_assert_double_eq_tol(share[0] + share[1] + share[2] + share[3], 50, 1e-9);
+    ck_assert_double_eq(schedule_seconds(runs, 0, 2, share), 0);
 }
 END_TEST
 

@@ -28,6 +28,7 @@ typedef struct {
 // clock's resolution does not matter); median_ms[i], per call.
 void bench_interleaved(const BenchFn *fns, int n, int warmup, int rounds, int calls,
                        double *median_ms);
+int cmp_double(const void *a, const void *b);   // qsort's ascending order of doubles
 
 // ---------------------------------------------------------------------------
 #define TABLE_MAX_COLS 12
