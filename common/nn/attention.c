@@ -62,7 +62,7 @@ float softmax_forward(float *att, float *row_max, float *row_inv, int L) {
     // EXERCISE(softmax_forward) begin
     float row_max_abs = 0.0f;
     for (int i = 0; i < L; i++) {
-        float *row = att + (size_t)i * L;   // (L) query i's scores
+        const float *row = att + (size_t)i * L;   // (L) query i's scores
         float mx = -INFINITY, mn = INFINITY;
         #pragma omp simd reduction(max:mx) reduction(min:mn)   // in vector lanes, as layers.c's sums
         for (int j = 0; j < L; j++) {
@@ -73,14 +73,11 @@ float softmax_forward(float *att, float *row_max, float *row_inv, int L) {
         if (big > row_max_abs) row_max_abs = big;
         float sum = 0.0f;
         #pragma omp simd reduction(+:sum)
-        for (int j = 0; j < L; j++) {
-            row[j] = exp_fast(row[j] - mx);   // kept: each exp once
-            sum += row[j];
-        }
+        for (int j = 0; j < L; j++) sum += exp_fast(row[j] - mx);
         row_max[i] = mx;
         row_inv[i] = 1.0f / sum;
-        for (int j = 0; j < L; j++) row[j] *= row_inv[i];   // exp_fast(s − m) · inv, as softmax_rows_with
     }
+    softmax_rows_with(att, row_max, row_inv, L);
     return row_max_abs;
     // EXERCISE end
 }
