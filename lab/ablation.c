@@ -1,13 +1,11 @@
 // ablation.c: the nine runs of the tutorial's last section, each one `train`
 // command, run one after the other or side by side (by xargs -P, runner.c).
 //
-// Why separate processes and not threads inside one program: a run is exactly
-// what `step6_ablation train` does (step 6), so the ablation adds nothing a reader has
-// to trust. A run that is killed keeps its checkpoint; starting the ablation
-// again resumes it (train --resume), and a finished run is skipped (its
-// metrics.json is there and its checkpoint has every step). The same commands
-// can be printed (--print-commands) and handed to GNU parallel or xargs, on
-// one machine or spread over several.
+// Why processes, not threads in one program: a run is exactly what
+// `step6_ablation train` does (step 6), so the ablation adds nothing to trust.
+// A killed run keeps its checkpoint and resumes (train --resume); a finished
+// one is skipped. The commands can be printed (--print-commands) for GNU
+// parallel or xargs, on one machine or several.
 #include <stdlib.h>
 #include <unistd.h>
 #include "lab.h"
@@ -112,8 +110,8 @@ int ablation_parse(int argc, char **argv, AblationPlan *p, AblationMode *mode) {
     opts[1].help = "seeds per configuration (default 1: the tutorial's nine runs; the\n"
                    "baseline always gets at least 2). Seed k of the baseline is\n"
                    "p11_base_s<k>; of the others NAME (k = 0) and NAME_s<k>";
-    opts[3].help = "threads per run (default: the cores divided by N when --jobs N > 1,\n"
-                   "else the run's own default, all cores)";
+    opts[3].help = "threads per run (default with --jobs N > 1: the cores divided by N, all\n"
+                   "of them for a last run left to start alone; else the run's own, all cores)";
     opts[3].seen = &threads_given;
     opts[8].seen = &only_given;
     opts[1].hide_default = 1;   // said in the help
@@ -132,12 +130,20 @@ int ablation_parse(int argc, char **argv, AblationPlan *p, AblationMode *mode) {
     if (!threads_given && p->jobs > 1 && *mode == ABL_RUN) {
         long cores = sysconf(_SC_NPROCESSORS_ONLN);
         p->threads = cores / p->jobs > 1 ? (int)(cores / p->jobs) : 1;
+        p->split_cores = true;
     }
     return ARGS_OK;
 }
 
 // ---------------------------------------------------------------------------
 // Running
+
+int ablation_lone_run(const bool *left, int n, int jobs) {
+    int count = 0, last = -1;
+    for (int i = 0; i < n; i++)
+        if (left[i]) { count++; last = i; }
+    return jobs > 1 && count % jobs == 1 ? last : -1;
+}
 
 static const char *runs_dir(const AblationPlan *p) { return p->out_dir ? p->out_dir : default_runs_dir(); }
 
@@ -193,7 +199,7 @@ static int report_runs(const AblationPlan *p, const int *config, const int *seed
 
 static int run_plan(const AblationPlan *p) {
     int config[ABLATION_PLAN_MAX], seed[ABLATION_PLAN_MAX], steps[ABLATION_PLAN_MAX];
-    bool was_finished[ABLATION_PLAN_MAX];
+    bool was_finished[ABLATION_PLAN_MAX], left[ABLATION_PLAN_MAX];
     char names[ABLATION_PLAN_MAX][64];
     int n = ablation_plan_runs(p, config, seed, ABLATION_PLAN_MAX), unfinished = 0;
     CommandLine *lines = calloc((size_t)n + 1, sizeof *lines);
@@ -209,14 +215,21 @@ static int run_plan(const AblationPlan *p) {
         ablation_config_of(p->preset, config[i], &cfg);
         steps[i] = cfg.run.steps;
         // only a hint for the messages and for skipping the probe: `train --resume` decides
-        was_finished[i] = run_outcome(runs_dir(p), name, &m, &at) == RUN_FINISHED;
+        RunOutcome outcome = run_outcome(runs_dir(p), name, &m, &at);
+        was_finished[i] = outcome == RUN_FINISHED;
+        left[i] = outcome == RUN_UNFINISHED;
         unfinished += !was_finished[i];
-        rc = run_line(p, config[i], seed[i], lines[i], sizeof lines[i]);
     }
+    AblationPlan alone = *p;   // the run that starts alone: the run's own default, all cores
+    alone.threads = 0;
+    int lone = p->split_cores ? ablation_lone_run(left, n, p->jobs) : -1;
+    for (int i = 0; i < n && rc == 0; i++)
+        rc = run_line(i == lone ? &alone : p, config[i], seed[i], lines[i], sizeof lines[i]);
     if (rc == 0 && make_dirs(runs_dir(p), err, sizeof err) != 0) { fprintf(stderr, "error: %s\n", err); rc = -1; }
     if (rc != 0) { free(lines); return 1; }
-    char per_run[48] = "";
-    if (p->threads > 0) snprintf(per_run, sizeof per_run, ", %d thread%s each", p->threads, p->threads == 1 ? "" : "s");
+    char per_run[160] = "";
+    if (p->threads > 0) snprintf(per_run, sizeof per_run, ", %d thread%s each%s%s", p->threads, p->threads == 1 ? "" : "s",
+                                 lone >= 0 ? " but the last, alone, all cores: " : "", lone >= 0 ? names[lone] : "");
     printf("[ablation] %d run%s, %s preset, %d at a time%s (xargs -P %d), into %s\n", n, n == 1 ? "" : "s",
            preset_name(p->preset), p->jobs, per_run, p->jobs, runs_dir(p));
     double t_start = wall_seconds();

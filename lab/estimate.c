@@ -83,17 +83,24 @@ double schedule_seconds(const double *run_s, int n, int jobs, double *share) {
     return n > 0 ? at[2 * n - 1] : 0;   // the last end
 }
 
+// Phase ph's runs' seconds into s, in their order (their count returned),
+// the one left to start alone (ablation_lone_run) on all threads: *lone.
+static int phase_seconds(const JobTimings *t, const RunWork *runs, const int *phase, int n, int ph, int jobs,
+                         double *s, int *lone) {
+    int k = 0, at[ABLATION_PLAN_MAX];
+    bool left[ABLATION_PLAN_MAX] = { false };
+    for (int i = 0; i < n; i++)
+        if (phase[i] == ph) { at[k] = i; left[k++] = runs[i].steps_done >= 0; }
+    *lone = ablation_lone_run(left, k, jobs);
+    for (int j = 0; j < k; j++) s[j] = estimate_run_seconds(t, &runs[at[j]], j == *lone ? 1 : jobs);
+    return k;
+}
+
 double estimate_job(const JobTimings *t, const RunWork *runs, const int *phase, int n, int jobs) {
     JobFixed fixed = estimate_fixed(t);
     double total = t->self_seconds + fixed.between + fixed.after;
-    double *s = calloc((size_t)n + 1, sizeof *s);
-    for (int ph = 0; ph < 2 && s; ph++) {
-        int k = 0;
-        for (int i = 0; i < n; i++)
-            if (phase[i] == ph) s[k++] = estimate_run_seconds(t, &runs[i], jobs);
-        total += schedule_seconds(s, k, jobs, NULL);
-    }
-    free(s);
+    double s[ABLATION_PLAN_MAX];
+    for (int ph = 0, lone; ph < 2; ph++) total += schedule_seconds(s, phase_seconds(t, runs, phase, n, ph, jobs, s, &lone), jobs, NULL);
     return total;
 }
 
@@ -144,12 +151,10 @@ static int time_files(const Model *m, const RunConfig *run, JobTimings *t) {
     return rc;
 }
 
-// The baseline's scorecard at preset p, by its own functions on one batch
-// of made-up images: sampling with 1 and with 3 Euler steps (the
-// difference is two forward passes; the rest, the first touch of fresh
-// buffers that each call allocates, is paid once a call), the val exam of
-// one batch, and the shipped probe's features of one batch and of two
-// (each call pays for fresh buffers once, then each batch); and the files.
+// The baseline's scorecard at preset p, its own functions on made-up images:
+// sampling with 1 and 3 Euler steps (two forward passes apart; the rest is a
+// call's fresh buffers), the val exam of a batch, the probe's features of one
+// batch and of two (fresh buffers once, then each batch); and the files.
 static int time_eval(Preset p, int threads, JobTimings *t) {
     Config cfg;
     ablation_config_of(p, CFG_BASE, &cfg);
@@ -235,9 +240,8 @@ static int time_grid(int threads, JobTimings *t) {
     return rc;
 }
 
-// The CPU time other processes have taken, in seconds: the machine's busy
-// time (/proc/stat) less this process's and its children's own (times).
-// -1 when /proc/stat cannot be read.
+// The CPU seconds other processes took: the machine's busy time (/proc/stat)
+// less this process's and its children's (times); -1 without /proc/stat.
 static double others_cpu_seconds(void) {
     FILE *f = fopen("/proc/stat", "r");
     unsigned long long v[8] = {0};
@@ -315,10 +319,9 @@ static int estimate_parse(int argc, char **argv, EstimateOptions *o) {
     return args_parse(&spec, argc, argv);
 }
 
-// The two runs of --jobs 2 share more than the cores: the memory bus, the
-// last-level cache and, behind the virtual cores of many machines, the
-// physical ones. A run's step timed alone sees none of that, so the pair
-// is timed side by side, each on its own threads.
+// The two runs of --jobs 2 share more than the cores (the memory bus, the
+// last-level cache, often the physical cores behind the virtual ones): a
+// step timed alone sees none of that, so the pair is timed side by side.
 static void pair_turn(void *ctx) {
     Racer *pair = ctx;
     int levels = omp_get_max_active_levels();
@@ -328,11 +331,9 @@ static void pair_turn(void *ctx) {
     omp_set_max_active_levels(levels);
 }
 
-// Every configuration of the job's preset, and its baseline as the two runs
-// of --jobs 2 side by side (unless they would be one), raced in turns in the
-// same rounds (bench_interleaved): a burst of other work then slows every
-// one of them alike, and the ratios hold. Their step times into t. 0, or -1
-// after a message.
+// Every configuration of the job's preset, and the baseline as --jobs 2's pair
+// (unless one), raced in turns (bench_interleaved): a burst of other work slows
+// all alike, and the ratios hold. Step times into t. 0, or -1 after a message.
 static int race_steps(Preset job, int all, int half_threads, JobTimings *t) {
     enum { PAIR = ABLATION_CONFIGS, RACERS = PAIR + 2 };
     Config cfg[RACERS];
@@ -371,13 +372,11 @@ static int race_steps(Preset job, int all, int half_threads, JobTimings *t) {
     return rc;
 }
 
-// --save: "estimate_seconds S\nsaved_at T\njobs J\n" (T: seconds since the
-// epoch when lab estimate began, the job's start; J: the runs side by side
-// the estimate is for), then the job's parts in their order, each with its
-// seconds (lab ablation --estimate shows the job's progress by them):
-// "part estimate S", the baseline pair's "run NAME S F", "part steps S", the
-// other runs, "part plots S". A run's seconds are its part of its phase's
-// wall time (schedule_seconds), F the share of its steps in its own time.
+// --save: "estimate_seconds S\nsaved_at T\njobs J\n" (T: the job's start, in
+// seconds since the epoch), then the job's parts in order, each with its seconds
+// (lab ablation --estimate's progress): "part estimate S", the pair's "run NAME S
+// F", "part steps S", the other runs, "part plots S". A run's S: its part of its
+// phase's wall time (schedule_seconds), F: the share of its steps in its time.
 static int save_estimate(const char *path, double seconds, double started, int jobs, const JobTimings *t,
                          const RunWork *runs, const char (*names)[64], const int *phase, int n) {
     char *text = malloc(256 + (size_t)n * 96), err[1024];
@@ -387,9 +386,7 @@ static int save_estimate(const char *path, double seconds, double started, int j
                       (long long)started, jobs, t->self_seconds);
     for (int ph = 0; ph < 2; ph++) {
         double s[ABLATION_PLAN_MAX], share[ABLATION_PLAN_MAX];
-        int k = 0;
-        for (int i = 0; i < n; i++)
-            if (phase[i] == ph) s[k++] = estimate_run_seconds(t, &runs[i], jobs);
+        int lone, k = phase_seconds(t, runs, phase, n, ph, jobs, s, &lone);
         schedule_seconds(s, k, jobs, share);
         k = 0;
         for (int i = 0; i < n; i++) {
@@ -397,7 +394,7 @@ static int save_estimate(const char *path, double seconds, double started, int j
             // and the share of its steps in it (the rest: its data, val checks and scorecard)
             const RunWork *w = &runs[i];
             double steps_s = w->steps_done < 0 ? 0 : (w->cfg.run.steps - w->steps_done) * t->step_ms[w->config] / 1000.0
-                                                     * (jobs > 1 ? t->jobs_factor : 1.0);
+                                                     * (jobs > 1 && k != lone ? t->jobs_factor : 1.0);
             len += sprintf(text + len, "run %s %.1f %.3f\n", names[i], share[k], s[k] > 0 ? steps_s / s[k] : 0);
             k++;
         }

@@ -1,11 +1,9 @@
-// job_progress.c: the job's progress on the terminal, while lab ablation
-// runs its runs: a line as each run starts and ends, and one line for the
-// whole job, its time so far and what is left, against the parts that lab
-// estimate --save wrote (make tutorial passes them with --estimate FILE).
+// job_progress.c: the job's progress on the terminal while lab ablation runs
+// its runs: a line as each starts and ends, and one for the whole job, its
+// time so far and what is left, against lab estimate --save's parts.
 //
-// Everything here is read from the runs' folders (a run's loss.tsv says how
-// far it got, its metrics.json that it ended): nothing is written there, so
-// the runs are the same bit for bit with or without it.
+// All of it is read from the runs' folders (loss.tsv: how far a run got;
+// metrics.json: that it ended), nothing written: the runs' bits do not change.
 #include <errno.h>
 #include <math.h>
 #include <signal.h>

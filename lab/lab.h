@@ -49,6 +49,7 @@ typedef struct {
     Preset preset;
     int jobs;                        // runs side by side
     int threads;                     // per run; 0 = the run's default (all cores)
+    bool split_cores;                // threads: the cores divided by jobs (no --threads given)
     int seeds;                       // --seeds: seeds per configuration (default 1)
     const char *out_dir;             // NULL: the train command's default (runs/)
     const char *exe;                 // the program of the train commands (lab_train_program)
@@ -68,6 +69,11 @@ void ablation_select_seeds(AblationPlan *p);
 // interrupted part-way leaves whole rounds of seeds. Returns the count (at most
 // cap), the runs in config[i], seed[i].
 int ablation_plan_runs(const AblationPlan *p, int *config, int *seed, int cap);
+
+// Of n runs, left[i] those still to train, `jobs` side by side: the one that
+// starts alone at the end (the last, when one is over), or -1. It gets all
+// the cores the jobs split, as no run is left to share them.
+int ablation_lone_run(const bool *left, int n, int jobs);
 
 // Parses the options of `ablation`: ARGS_OK, ARGS_HELP or ARGS_BAD. Sets
 // *mode when --print-commands asked to print instead of running.
@@ -135,13 +141,11 @@ void train_line_start(char *line, size_t len, const char *exe, const char *name,
 // folder DIR/NAME for it. 0, or -1 when that failed (a message) or the line is full.
 int line_add_log(char *line, size_t len, const char *runs_dir, const char *name);
 
-// Prints the shell command lines, loads the probe if need_probe, runs them
-// `jobs` at a time by xargs -P, waits for all, and frees their array. A
-// SIGINT or SIGTERM meanwhile is passed on to the runs (each saves its
-// checkpoint) and returned in *stop_signal. A watch (may be NULL) is told
-// as line i starts and ticks once a second and at the end (job_progress.c).
-// xargs' exit status: 0 when every command exited 0, 123 when one or more
-// failed; -1 when the probe failed or xargs could not be started.
+// Prints the lines, loads the probe if need_probe, runs them `jobs` at a time
+// (xargs -P), waits, frees them. A SIGINT or SIGTERM goes on to the runs (each
+// saves its checkpoint) and into *stop_signal. A watch (or NULL) hears each
+// start, a tick a second and the end. xargs' status (0 all well, 123 one or
+// more failed), or -1: the probe failed or xargs did not start.
 typedef char CommandLine[8192];
 typedef struct JobWatch JobWatch;
 int launch_lines(CommandLine *lines, int n, int jobs, bool need_probe, JobWatch *watch, int *stop_signal);
@@ -171,11 +175,10 @@ int job_plan_read(const char *path, JobPlan *p, char *err, size_t errlen);
 // What is left goes at the pace of what is done, against the estimate.
 void job_progress_line(const JobPlan *p, double now, const char *what, char *out, size_t n);
 
-// The watch over lab ablation's n runs (names[i], steps[i] steps each;
-// was_finished[i] before it began), for launch_lines: a line as each
-// starts and ends, and with draw the job's line too (against the parts in
-// estimate_file, if not NULL) after a run ends and every half minute. draw
-// only when the runs' output does not go to the terminal.
+// The watch over lab ablation's n runs (steps[i] each, was_finished[i] before
+// it began) for launch_lines: a line as each starts and ends; with draw (the
+// runs' output not on the terminal) the job's line too, against estimate_file
+// if not NULL, after a run ends and every half minute.
 JobWatch *job_watch_new(const char *dir, int n, const char (*names)[64], const int *steps, const bool *was_finished,
                         const char *estimate_file, bool draw);
 void job_watch_started(JobWatch *w, int i, pid_t pid);   // line i's process
@@ -219,20 +222,15 @@ typedef struct {
     int steps_done, ckpt_every;
 } RunWork;
 
-// Seconds of one run: its steps, its val checks (every cfg.val_every steps,
-// VAL_IMAGES images) and its scorecard (val MSE, FD_SAMPLES samples of
-// FD_EULER_STEPS, the probe's features of the test set and of the samples;
-// a class-conditional run's as many more at its guidance, flow_guided_rows
-// forward passes a step), plus reading the data and its checkpoints. The
-// other configurations' forward passes cost the baseline's times the ratio
-// of their steps. A run of --jobs 2 (jobs > 1) trains t->jobs_factor and
-// scores t->eval_jobs_factor slower. 0 for a finished run.
+// Seconds of one run: its data, steps, checkpoints, val checks (VAL_IMAGES
+// every cfg.val_every steps) and scorecard (val MSE, FD_SAMPLES samples of
+// FD_EULER_STEPS, more at a guidance w != 1, the probe's features), a forward
+// pass the baseline's times the ratio of their steps. With jobs > 1
+// t->jobs_factor and t->eval_jobs_factor slower. 0 for a finished run.
 double estimate_run_seconds(const JobTimings *t, const RunWork *w, int jobs);
 
-// The parts of the job around the runs, in seconds: the step programs
-// between the baseline pair and the other runs (their own checks and
-// timings, their figures, step 7's grid), and after the runs the plots and
-// the attention maps.
+// The job around the runs, in seconds: the step programs between the phases
+// (checks, timings, figures, step 7's grid); after them the plots and maps.
 typedef struct { double between, after; } JobFixed;
 JobFixed estimate_fixed(const JobTimings *t);
 
@@ -241,9 +239,9 @@ JobFixed estimate_fixed(const JobTimings *t);
 // NULL) each run's part of it, every stretch split evenly among the runs going.
 double schedule_seconds(const double *run_s, int n, int jobs, double *share);
 
-// The whole job's seconds: lab estimate itself, the baseline pair (the runs
-// of phase 0), the step programs, the others (phase 1), each phase `jobs` at
-// a time, and the plots (estimate_fixed).
+// The whole job's seconds: lab estimate, the baseline pair (phase 0), the step
+// programs, the others (phase 1), each phase `jobs` at a time (a run left to
+// start alone on all threads, ablation_lone_run), and the plots.
 double estimate_job(const JobTimings *t, const RunWork *runs, const int *phase, int n, int jobs);
 
 // 2 (two runs side by side) if estimate_job finds it faster than 1, else 1.
@@ -273,10 +271,8 @@ void racer_free(Racer *r);
 // A turn: reps training steps (a BenchFn's function; ctx is the Racer).
 void racer_turn(void *ctx);
 
-// Floating-point operations of one training step (forward, backward, AdamW)
-// of config c at batch N: matrix products only, see speed.c for the count.
-double train_step_flops(const ModelConfig *c, int N);
-// The same, split: forward matmuls and the attention products within them.
+// Floating-point operations of config c's products at batch N (speed.c
+// counts them): the forward's Linears and attention, the forward, the step.
 typedef struct { double linear, attention, forward, step; } StepFlops;
 StepFlops train_step_flops_detail(const ModelConfig *c, int N);
 

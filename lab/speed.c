@@ -59,8 +59,6 @@ StepFlops train_step_flops_detail(const ModelConfig *c, int N) {
     return f;
 }
 
-double train_step_flops(const ModelConfig *c, int N) { return train_step_flops_detail(c, N).step; }
-
 // ---------------------------------------------------------------------------
 // The bytes the step's elementwise passes move: what the products do not
 // count, and what memory bandwidth, not arithmetic, limits. Each pass reads
@@ -113,7 +111,7 @@ int racer_init(Racer *r, const Config *cfg, const float *x1) {
     rng_seed(&r->rng, 1);
     r->x1 = x1;
     r->reps = 1;
-    r->flops = train_step_flops(&cfg->model, cfg->run.batch);
+    r->flops = train_step_flops_detail(&cfg->model, cfg->run.batch).step;
     r->bytes = train_step_bytes(&cfg->model, cfg->run.batch, r->m.n_params);
     return 0;
 }

@@ -4,12 +4,10 @@
 // e.g. the learning rates at which the baseline stays stable, and whether
 // QK-norm widens that range.
 //
-// Every point is one run folder, <config>_<key><value>_s<seed> under the
-// sweep's folder, trained by the same `train --resume` command the ablation
-// uses and run by the same runner (xargs -P, runner.c): a stopped sweep
-// resumes, a finished run is skipped. A run whose loss or gradient stops
-// being finite writes diverged.json (the step) and is a result of the sweep,
-// shown in its table, not an error; it is not started again.
+// Every point is one run folder, <config>_<key><value>_s<seed>, trained by the
+// ablation's `train --resume` through the same runner (xargs -P, runner.c): a
+// stopped sweep resumes, a finished run is skipped. A run whose loss or
+// gradient stops being finite writes diverged.json: a result, not an error.
 #include <math.h>
 #include <stdlib.h>
 #include "lab.h"

@@ -112,6 +112,16 @@ START_TEST(test_commands) {
     ck_assert_int_eq(p.preset, PRESET_SMOKE);
     ck_assert_int_eq(p.jobs, 2);
     ck_assert_int_ge(p.threads, 1);       // the cores split between the two jobs
+    ck_assert(p.split_cores);
+    // the run left over at the end starts alone: the last of an odd count left, with two side by side
+    bool left[5] = { true, false, true, true, false };
+    ck_assert_int_eq(ablation_lone_run(left, 5, 2), 3);
+    ck_assert_int_eq(ablation_lone_run(left, 5, 1), -1);   // one at a time: every run has all the threads
+    ck_assert_int_eq(ablation_lone_run(left, 5, 3), -1);   // three left, three places: none alone
+    ck_assert_int_eq(ablation_lone_run(left, 2, 2), 0);    // one left of the two
+    left[0] = false;
+    ck_assert_int_eq(ablation_lone_run(left, 5, 2), -1);   // two left: side by side
+    ck_assert_int_eq(ablation_lone_run(left, 0, 2), -1);
     int selected = 0;
     for (int c = 0; c < ABLATION_CONFIGS; c++)
         for (int k = 0; k < ABLATION_MAX_SEEDS; k++) selected += p.selected[c][k];
@@ -463,6 +473,11 @@ START_TEST(test_smoke_ablation_end_to_end) {
     ck_assert_msg(rc == 0, "ablation exit %d:\n%s", rc, tail_of(t));
     ck_assert_msg(strstr(t, "9 of 9 runs ended well"), "%s", tail_of(t));
     ck_assert_msg(strstr(t, "--set threads="), "two jobs should split the threads:\n%s", tail_of(t));
+    // nine runs two at a time: the ninth starts alone, with the run's own threads (all cores)
+    const char *last = strstr(t, "train --name p11_qknorm_lr2e3 "), *end = last ? strchr(last, '\n') : NULL;
+    ck_assert_msg(end && !memmem(last, (size_t)(end - last), "--set threads=", 14),
+                  "the run left alone should get every thread:\n%s", tail_of(t));
+    ck_assert_msg(strstr(t, "1 thread each but the last, alone, all cores: p11_qknorm_lr2e3"), "%s", tail_of(t));
     ck_assert_msg(!strstr(t, "probe: training"), "the job trained a probe:\n%s", tail_of(t));
     // the terminal (here a file) says as each run starts and ends, and how far the runs are
     for (int r = 0; r < ABLATION_RUNS; r++) {

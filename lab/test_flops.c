@@ -36,7 +36,7 @@ START_TEST(test_tiny_config_by_hand) {
     ck_assert_double_eq(f.attention, scores + attv);
     ck_assert_double_eq(f.forward, fwd);
     ck_assert_double_eq(f.step, 3 * fwd);     // backward = 2 x forward
-    ck_assert_double_eq(train_step_flops(&c.model, 2), 70272.0);
+    ck_assert_double_eq(train_step_flops_detail(&c.model, 2).step, 70272.0);
 
     // SwiGLU: hidden int(2·2·8/3) = 10, three products of (8, 8)·(8, 10) size
     c.model.mlp = MLP_SWIGLU;
@@ -44,11 +44,11 @@ START_TEST(test_tiny_config_by_hand) {
     ck_assert_double_eq(train_step_flops_detail(&c.model, 2).forward, fwd - mlp + 3 * (2.0 * 8 * 8 * 10));
     // the other switches change no product (their work is elementwise)
     Config d = tiny();
-    double base = train_step_flops(&d.model, 2);
+    double base = train_step_flops_detail(&d.model, 2).step;
     d.model.norm = NORM_RMSNORM; d.model.qk_norm = true; d.model.pos = POS_ROPE2D; d.model.bias = false;
-    ck_assert_double_eq(train_step_flops(&d.model, 2), base);
+    ck_assert_double_eq(train_step_flops_detail(&d.model, 2).step, base);
     // and the count is linear in the batch
-    ck_assert_double_eq(train_step_flops(&d.model, 6), 3 * base);
+    ck_assert_double_eq(train_step_flops_detail(&d.model, 6).step, 3 * base);
 }
 END_TEST
 
