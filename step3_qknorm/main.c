@@ -162,9 +162,9 @@ static void the_bound(OneHead *h, Rng *rng) {
         table_cell(&t, "%.4f", worst_n / bound);
     }
     table_print(&t);
-    printf("\n   Random directions stay well inside the bound. It is reached only when a\n"
-           "   key is parallel to its query (last row), or nearly so: with mixed scales\n"
-           "   one huge value dominates each vector, q̂ and k̂ point along the same axis.\n"
+    printf("\n   Random directions stay well inside the bound. It is met (to four digits)\n"
+           "   only when a key is parallel to its query (last row), or nearly so: with mixed\n"
+           "   scales one huge value dominates each vector, q̂ and k̂ point along the same axis.\n"
            "   At the smallest scale mean(q²) is as small as eps, so q̂ comes out shorter.\n\n");
 }
 
