@@ -7,6 +7,7 @@
 #include <string.h>
 #include "io/config_parse.h"
 #include "nn/layers.h"
+#include "nn/matmul.h"
 
 FfnCount ffn_count(const Model *m) {
     FfnCount c = {0, 0};
@@ -47,15 +48,10 @@ void ffn_forward(Ffn *f) {
         gelu_mlp_forward(f->y, f->h, f->x, p->fc1_w, p->fc1_b, p->fc2_w, p->fc2_b, f->R, f->D, f->H);
 }
 
-// dx and the hidden gradients accumulate (in the model the residual's share
-// is already in dx, and model_backward clears the rest), so alone they start
-// from zero.
+// dx accumulates (in the model the residual's share is already in it), so
+// alone it starts from zero; the MLP's backward clears its hidden gradients.
 void ffn_backward(Ffn *f) {
-    size_t RH = (size_t)f->R * f->H;
     memset(f->dx, 0, sizeof(float) * f->R * f->D);
-    memset(f->dh.pre, 0, sizeof(float) * RH);
-    memset(f->dh.act, 0, sizeof(float) * RH);
-    if (f->dh.val) memset(f->dh.val, 0, sizeof(float) * RH);
     const BlockParams *p = f->p;
     BlockParams *g = f->g;
     if (f->kind == MLP_SWIGLU)
@@ -73,14 +69,14 @@ void ffn_step(void *p) { ffn_forward(p); ffn_backward(p); }
 void ffn_mid_step(void *p) {
     Ffn *f = p;
     size_t RH = (size_t)f->R * f->H;
-    memset(f->dh.pre, 0, sizeof(float) * RH);
-    if (f->kind == MLP_SWIGLU) {
+    if (f->kind == MLP_SWIGLU) {   // cleared as the MLP's backward clears them (layers.c)
         swiglu_forward(f->h.act, f->h.pre, f->h.val, RH);
-        memset(f->dh.val, 0, sizeof(float) * RH);
+        parallel_clear(f->dh.pre, RH);
+        parallel_clear(f->dh.val, RH);
         swiglu_backward(f->dh.pre, f->dh.val, f->dh.act, f->h.pre, f->h.val, RH);
     } else {
         gelu_forward(f->h.act, f->h.pre, RH);
-        gelu_backward(f->dh.pre, f->dh.act, f->h.pre, RH);
+        gelu_backward(f->dh.pre, f->dh.act, f->h.pre, RH, CLEAR_DINP);
     }
 }
 

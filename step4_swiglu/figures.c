@@ -25,7 +25,7 @@ static int activations_figure(const char *dir, char *err, size_t errlen) {
     gelu_forward(gelu, x, NX);
     swiglu_forward(silu, x, ones, NX);
     memset(dgelu, 0, sizeof dgelu); memset(dsilu, 0, sizeof dsilu); memset(dvalue, 0, sizeof dvalue);
-    gelu_backward(dgelu, ones, x, NX);                   // backward accumulates: zeroed above
+    gelu_backward(dgelu, ones, x, NX, ADD_TO_DINP);      // backward accumulates: zeroed above
     swiglu_backward(dsilu, dvalue, ones, x, ones, NX);
     int gmin = 0, smin = 0;                              // where each curve dips lowest
     for (int i = 1; i < NX; i++) { if (gelu[i] < gelu[gmin]) gmin = i; if (silu[i] < silu[smin]) smin = i; }

@@ -129,22 +129,27 @@ static void check_linear(int with_bias) {
     fill_normal(c.inp, ni, 1.0f, 1); fill_normal(c.weight, nw, 0.5f, 2); fill_normal(c.w, no, 1.0f, 3);
     if (with_bias) { c.bias = alloc_floats(c.OC); fill_normal(c.bias, c.OC, 0.5f, 4); }
     float *dinp = alloc_floats(ni), *dw = alloc_floats(nw), *db = alloc_floats(c.OC);
-    linear_backward(dinp, dw, with_bias ? db : NULL, c.w, c.inp, c.weight, c.R, c.IC, c.OC);
+    linear_backward(dinp, dw, with_bias ? db : NULL, c.w, c.inp, c.weight, c.R, c.IC, c.OC, ADD_TO_DINP);
     grad_check("linear dinp", linear_f, &c, c.inp, dinp, ni, 0);
     grad_check("linear dweight", linear_f, &c, c.weight, dw, nw, 0);
     if (with_bias) grad_check("linear dbias", linear_f, &c, c.bias, db, c.OC, 0);
     else expect_all_zero("linear without bias: dbias slot", db, c.OC);
     // accumulation
     float *dinp1 = copy_floats(dinp, ni), *dw1 = copy_floats(dw, nw), *db1 = copy_floats(db, c.OC);
-    linear_backward(dinp, dw, with_bias ? db : NULL, c.w, c.inp, c.weight, c.R, c.IC, c.OC);
+    linear_backward(dinp, dw, with_bias ? db : NULL, c.w, c.inp, c.weight, c.R, c.IC, c.OC, ADD_TO_DINP);
     expect_doubled("linear dinp", dinp1, dinp, ni);
     expect_doubled("linear dweight", dw1, dw, nw);
     if (with_bias) expect_doubled("linear dbias", db1, db, c.OC);
     else expect_all_zero("linear without bias, backward twice: dbias slot", db, c.OC);
     // a NULL dinp (the first layer: the image needs no gradient) is allowed
     memset(dw, 0, nw * sizeof(float));
-    linear_backward(NULL, dw, NULL, c.w, c.inp, c.weight, c.R, c.IC, c.OC);
+    linear_backward(NULL, dw, NULL, c.w, c.inp, c.weight, c.R, c.IC, c.OC, ADD_TO_DINP);
     for (size_t i = 0; i < nw; i++) ck_assert(dw[i] == dw1[i]);
+    // CLEAR_DINP: whatever dinp held, it ends as one backward from zeros, bit for bit
+    for (size_t i = 0; i < ni; i++) dinp[i] = NAN;
+    memset(dw, 0, nw * sizeof(float));
+    linear_backward(dinp, dw, NULL, c.w, c.inp, c.weight, c.R, c.IC, c.OC, CLEAR_DINP);
+    ck_assert_msg(memcmp(dinp, dinp1, ni * sizeof(float)) == 0, "linear CLEAR_DINP: not the backward from zeros");
     free(c.inp); free(c.weight); free(c.bias); free(c.out); free(c.w);
     free(dinp); free(dw); free(db); free(dinp1); free(dw1); free(db1);
 }
@@ -477,7 +482,7 @@ static double act_f(void *p) {
 }
 
 static void act_backward(ActCtx *c, float *da, float *db) {
-    if (c->kind == 0) gelu_backward(da, c->w, c->a, c->n);
+    if (c->kind == 0) gelu_backward(da, c->w, c->a, c->n, ADD_TO_DINP);
     else if (c->kind == 1) silu_backward(da, c->w, c->a, c->n);
     else swiglu_backward(da, db, c->w, c->a, c->b, c->n);
 }
@@ -497,6 +502,11 @@ static void check_act(int kind) {
     act_backward(&c, da, db);
     expect_doubled(names[kind], da1, da, c.n);
     if (kind == 2) expect_doubled("swiglu dvalue", db1, db, c.n);
+    if (kind == 0) {   // CLEAR_DINP: whatever da held, it ends as one backward from zeros, bit for bit
+        for (size_t i = 0; i < c.n; i++) da[i] = NAN;
+        gelu_backward(da, c.w, c.a, c.n, CLEAR_DINP);
+        ck_assert_msg(memcmp(da, da1, c.n * sizeof(float)) == 0, "gelu CLEAR_DINP: not the backward from zeros");
+    }
     free(c.a); free(c.b); free(c.out); free(c.w); free(da); free(db); free(da1); free(db1);
 }
 
@@ -1185,7 +1195,7 @@ static void part_linear(Record *r) {
     float *di = alloc_floats((size_t)R * IC), *dw = alloc_floats((size_t)OC * IC), *db = alloc_floats(OC);
     fill_normal(w, (size_t)OC * IC, 0.5f, 205); fill_normal(b, OC, 0.5f, 206);
     linear_forward(o, in.x, w, b, R, IC, OC);
-    linear_backward(di, dw, db, in.dy, in.x, w, R, IC, OC);
+    linear_backward(di, dw, db, in.dy, in.x, w, R, IC, OC, ADD_TO_DINP);
     rec(r, "linear forward", o, (size_t)R * OC);
     rec(r, "linear dinp", di, (size_t)R * IC);
     rec(r, "linear dweight", dw, (size_t)OC * IC);
@@ -1244,7 +1254,7 @@ static void part_activations(Record *r) {
     float *a = alloc_floats(NLH), *v = alloc_floats(NLH), *o = alloc_floats(NLH), *g = alloc_floats(NLH);
     float *da = alloc_floats(NLH), *dv = alloc_floats(NLH);
     fill_normal(a, NLH, 2.0f, 207); fill_normal(v, NLH, 1.0f, 208); fill_normal(g, NLH, 1.0f, 209);
-    gelu_forward(o, a, NLH); gelu_backward(da, g, a, NLH);
+    gelu_forward(o, a, NLH); gelu_backward(da, g, a, NLH, ADD_TO_DINP);
     rec(r, "gelu forward", o, NLH); rec(r, "gelu backward", da, NLH);
     memset(da, 0, NLH * sizeof(float));
     silu_forward(o, a, NLH); silu_backward(da, g, a, NLH);

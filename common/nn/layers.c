@@ -3,6 +3,7 @@
 // modulation that follows them, adaLN-Zero's gate, the activations, and
 // the MLP built of them. Attention has a file of its own (attention.c).
 #include <math.h>
+#include <string.h>
 #include "fastmath.h"
 #include "layers.h"
 #include "matmul.h"
@@ -31,7 +32,7 @@ void linear_forward(float *out, const float *inp, const float *weight, const flo
 
 void linear_backward(float *dinp, float *dweight, float *dbias,
                      const float *dout, const float *inp, const float *weight,
-                     int R, int IC, int OC) {
+                     int R, int IC, int OC, DinpStart start) {
     int row_blocks = dinp ? (R + ROW_BLOCK - 1) / ROW_BLOCK : 0;
     int col_blocks = dweight || dbias ? (OC + COL_BLOCK - 1) / COL_BLOCK : 0;
     // one parallel region for both products: a thread done with dinp's blocks
@@ -42,8 +43,9 @@ void linear_backward(float *dinp, float *dweight, float *dbias,
         #pragma omp for schedule(runtime) nowait
         for (int b = 0; b < row_blocks; b++) {
             int r0 = b * ROW_BLOCK, rows = R - r0 < ROW_BLOCK ? R - r0 : ROW_BLOCK;
-            matmul(0, 0, rows, IC, OC, 1.0f, dout + (size_t)r0 * OC, OC, weight, IC,
-                   1.0f, dinp + (size_t)r0 * IC, IC);
+            float *di = dinp + (size_t)r0 * IC;                          // (rows, IC)
+            if (start == CLEAR_DINP) memset(di, 0, (size_t)rows * IC * sizeof(float));
+            matmul(0, 0, rows, IC, OC, 1.0f, dout + (size_t)r0 * OC, OC, weight, IC, 1.0f, di, IC);
         }
         // dweight (OC, IC) += doutᵀ (OC, R) · inp (R, IC), and dbias (OC) += Σ_r dout[r, :],
         // by blocks of output features: each block sums over all R rows in order.
@@ -303,15 +305,22 @@ void gelu_forward(float *out, const float *inp, size_t n) {
     }
 }
 
-void gelu_backward(float *dinp, const float *dout, const float *inp, size_t n) {
+// GELU'(x) = Φ(x) + x·φ(x): the normal distribution's cdf and density
+static inline float gelu_slope(float x) {
     const float inv_sqrt_2pi = 0.3989422804014327f;
-    #pragma omp parallel for simd schedule(static) OMP_IF_BIG
-    for (size_t i = 0; i < n; i++) {
-        float x = inp[i];
-        float u = x * (float)M_SQRT1_2;
-        float e = exp_fast(-u * u);                 // e^(−x²/2)
-        float cdf = 0.5f * (1.0f + erf_fast_with_exp(u, e));
-        dinp[i] += dout[i] * (cdf + x * inv_sqrt_2pi * e);
+    float u = x * (float)M_SQRT1_2;
+    float e = exp_fast(-u * u);                 // e^(−x²/2)
+    float cdf = 0.5f * (1.0f + erf_fast_with_exp(u, e));
+    return cdf + x * inv_sqrt_2pi * e;
+}
+
+void gelu_backward(float *dinp, const float *dout, const float *inp, size_t n, DinpStart start) {
+    if (start == CLEAR_DINP) {   // 0 + g, as in a cleared buffer, without reading it first
+        #pragma omp parallel for simd schedule(static) OMP_IF_BIG
+        for (size_t i = 0; i < n; i++) dinp[i] = 0.0f + dout[i] * gelu_slope(inp[i]);
+    } else {
+        #pragma omp parallel for simd schedule(static) OMP_IF_BIG
+        for (size_t i = 0; i < n; i++) dinp[i] += dout[i] * gelu_slope(inp[i]);
     }
 }
 
@@ -373,15 +382,15 @@ void gelu_mlp_forward(float *out, MlpHidden h, const float *inp, const float *fc
 }
 
 // The same chain in reverse, from dout (R, D) = dL/d(out). Like every
-// layer's backward it adds into its outputs: dinp (R, D), the weight
-// gradients and the hidden gradients dh (R, hidden each) must start at zero
-// (the model clears them in one place, model_backward).
+// layer's backward it adds into its outputs: dinp (R, D) and the weight
+// gradients must start at zero. The hidden gradients dh (R, hidden each)
+// are written by this chain alone, so the calls that write them clear them.
 void gelu_mlp_backward(float *dinp, float *dfc1_w, float *dfc1_b, float *dfc2_w, float *dfc2_b,
                        MlpHidden dh, const float *dout, const float *inp, MlpHidden h,
                        const float *fc1_w, const float *fc2_w, int R, int D, int hidden) {
-    linear_backward(dh.act, dfc2_w, dfc2_b, dout, h.act, fc2_w, R, hidden, D);
-    gelu_backward(dh.pre, dh.act, h.pre, (size_t)R * hidden);
-    linear_backward(dinp, dfc1_w, dfc1_b, dh.pre, inp, fc1_w, R, D, hidden);
+    linear_backward(dh.act, dfc2_w, dfc2_b, dout, h.act, fc2_w, R, hidden, D, CLEAR_DINP);
+    gelu_backward(dh.pre, dh.act, h.pre, (size_t)R * hidden, CLEAR_DINP);
+    linear_backward(dinp, dfc1_w, dfc1_b, dh.pre, inp, fc1_w, R, D, hidden, ADD_TO_DINP);
 }
 
 // SwiGLU's: silu(w1(inp)) · w2(inp), then w3. h.pre keeps the gate w1(inp),
@@ -395,14 +404,17 @@ void swiglu_mlp_forward(float *out, MlpHidden h, const float *inp, const float *
     linear_forward(out, h.act, w3_w, w3_b, R, hidden, D);     // (R, D)
 }
 
-// In reverse, accumulating as gelu_mlp_backward does.
+// In reverse, as gelu_mlp_backward does. swiglu_backward adds into the
+// gate's and the value's gradients, so they are cleared before it.
 void swiglu_mlp_backward(float *dinp, float *dw1_w, float *dw1_b, float *dw2_w, float *dw2_b,
                          float *dw3_w, float *dw3_b, MlpHidden dh, const float *dout,
                          const float *inp, MlpHidden h, const float *w1_w, const float *w2_w,
                          const float *w3_w, int R, int D, int hidden) {
-    linear_backward(dh.act, dw3_w, dw3_b, dout, h.act, w3_w, R, hidden, D);
+    linear_backward(dh.act, dw3_w, dw3_b, dout, h.act, w3_w, R, hidden, D, CLEAR_DINP);
+    parallel_clear(dh.pre, (size_t)R * hidden);
+    parallel_clear(dh.val, (size_t)R * hidden);
     swiglu_backward(dh.pre, dh.val, dh.act, h.pre, h.val, (size_t)R * hidden);
     // inp feeds both projections, so its gradient is the sum of the two
-    linear_backward(dinp, dw1_w, dw1_b, dh.pre, inp, w1_w, R, D, hidden);
-    linear_backward(dinp, dw2_w, dw2_b, dh.val, inp, w2_w, R, D, hidden);
+    linear_backward(dinp, dw1_w, dw1_b, dh.pre, inp, w1_w, R, D, hidden, ADD_TO_DINP);
+    linear_backward(dinp, dw2_w, dw2_b, dh.val, inp, w2_w, R, D, hidden, ADD_TO_DINP);
 }

@@ -8,6 +8,8 @@
 //     parameter gradients (dweight, dbias) and input gradients (dinp). The
 //     caller zeroes gradient buffers once per step. Accumulating is what a
 //     residual connection or a shared input (c feeds every block) needs.
+//     A dinp that only one call writes can be cleared by that call instead
+//     (CLEAR_DINP below), by each thread on the rows it then adds into.
 //   - a NULL bias / gain means "this layer has none".
 #pragma once
 #include <stddef.h>
@@ -32,9 +34,16 @@ _Noreturn void exercise_not_written(const char *name);
 // Linear: out = inp · Wᵀ + b.  inp (R, IC), weight (OC, IC), bias (OC), out (R, OC)
 void linear_forward(float *out, const float *inp, const float *weight, const float *bias,
                     int R, int IC, int OC);
+// Where a backward's input gradient starts: ADD_TO_DINP adds into what dinp
+// holds (zeros the caller cleared, or another layer's share); CLEAR_DINP
+// first clears each block of dinp in the thread that then adds into it,
+// while the block is in that thread's cache, instead of a pass of its own
+// over the whole buffer beforehand (for a buffer no other call writes).
+typedef enum { ADD_TO_DINP, CLEAR_DINP } DinpStart;
+
 void linear_backward(float *dinp, float *dweight, float *dbias,
                      const float *dout, const float *inp, const float *weight,
-                     int R, int IC, int OC);
+                     int R, int IC, int OC, DinpStart start);
 
 // ----------------------------------------------------------------------------
 // LayerNorm without affine parameters: out = (x - mean) / sqrt(var + eps).
@@ -89,7 +98,7 @@ void norm_modulate_backward(float *dx, float *dshift, float *dscale, const float
 // ----------------------------------------------------------------------------
 // Elementwise activations. n = number of elements.
 void gelu_forward(float *out, const float *inp, size_t n);        // exact (erf), vectorised
-void gelu_backward(float *dinp, const float *dout, const float *inp, size_t n);
+void gelu_backward(float *dinp, const float *dout, const float *inp, size_t n, DinpStart start);
 void silu_forward(float *out, const float *inp, size_t n);        // x · sigmoid(x)
 void silu_backward(float *dinp, const float *dout, const float *inp, size_t n);
 // SwiGLU's gating: out = silu(gate) · value. gate, value, out (n)
@@ -102,8 +111,9 @@ void swiglu_backward(float *dgate, float *dvalue, const float *dout,
 // on R token rows: inp, out (R, D), hidden width `hidden`. Its hidden buffers
 // are passed in (the model hands it a block's activations, step 4 its own),
 // (R, hidden) each: pre = fc1's output or SwiGLU's gate, val = SwiGLU's value (unused by
-// GELU), act = the last Linear's input. The backward's dinp, weight
-// gradients and dh accumulate: start them at zero.
+// GELU), act = the last Linear's input. The backward's dinp and weight
+// gradients accumulate: start them at zero. dh is its own work space, cleared
+// where it writes it (GELU's) or before (SwiGLU's pre and val).
 typedef struct { float *pre, *val, *act; } MlpHidden;
 // out = fc2(GELU(fc1(inp))).  fc1 (hidden, D), fc2 (D, hidden)
 void gelu_mlp_forward(float *out, MlpHidden h, const float *inp, const float *fc1_w,

@@ -162,15 +162,18 @@ void block_backward(Model *m, Activations *a, BackwardScratch *s, int b) {
     // attention half. x_mid = x_in + [gate_a ·] proj(attn(mod1))
     const float *dbranch_a = residual_back(c, s->dbranch_a, dada.gate_a, s->dresid, a->branch_a[b],
                                            ada.gate_a, d, ada.stride);            // (N, L, D)
-    linear_backward(s->datt_out, bg->proj_w, bg->proj_b, dbranch_a, a->att_out[b], bp->proj_w, NL, D, D);
+    linear_backward(s->datt_out, bg->proj_w, bg->proj_b, dbranch_a, a->att_out[b], bp->proj_w, NL, D, D,
+                    ADD_TO_DINP);
     AttentionUpgrades up = attention_upgrades(m, bp);                              // qk_norm, rope2d
     attention_backward(s->dqkv, bg->q_norm, bg->k_norm, s->datt_out, &a->att[b], s->att_scratch,
                        up.q_gain, up.k_gain, up.rope_cos, up.rope_sin, N, L, D, c->heads);
-    linear_backward(s->dmod1, bg->qkv_w, bg->qkv_b, s->dqkv, a->mod1[b], bp->qkv_w, NL, D, 3 * D);
+    linear_backward(s->dmod1, bg->qkv_w, bg->qkv_b, s->dqkv, a->mod1[b], bp->qkv_w, NL, D, 3 * D,
+                    ADD_TO_DINP);
     norm_modulate_back(c, s->dresid, dada.shift_a, dada.scale_a, s->dmod1, x_in, a->norm1_mean[b],
                        a->norm1_rstd[b], ada.scale_a, N, L, ada.stride);   // now dresid = dL/dx_in
     // this block's shift, scale (and gates) came from c through its ada Linear
-    linear_backward(s->dc_silu, bg->ada_w, bg->ada_b, s->dada, a->c_silu, bp->ada_w, N, D, ada.stride);
+    linear_backward(s->dc_silu, bg->ada_w, bg->ada_b, s->dada, a->c_silu, bp->ada_w, N, D, ada.stride,
+                    ADD_TO_DINP);
     // EXERCISE end
 }
 
@@ -233,13 +236,14 @@ static void final_layer_backward(Model *m, Activations *a, BackwardScratch *s, D
     int N = d.N, L = d.L, D = d.D, NL = d.NL;
     // unpatchify only moved numbers around: its backward is patchify
     patchify(s->dtokens, dv, N, d.C, d.S, d.patch);                               // (N, L, P)
-    linear_backward(s->dmod_f, g->head_w, g->head_b, s->dtokens, a->mod_f, p->head_w, NL, D, d.P);
+    linear_backward(s->dmod_f, g->head_w, g->head_b, s->dtokens, a->mod_f, p->head_w, NL, D, d.P, ADD_TO_DINP);
     const float *scale_f = a->ada_f + D;                                          // (N, D), rows 2D apart
     float *dshift_f = s->dada_f, *dscale_f = s->dada_f + D;
     norm_modulate_back(&m->cfg, s->dresid, dshift_f, dscale_f, s->dmod_f,
                        a->resid + 2 * (size_t)m->cfg.depth * d.NLD, a->norm_f_mean, a->norm_f_rstd,
                        scale_f, N, L, 2 * D);
-    linear_backward(s->dc_silu, g->ada_f_w, g->ada_f_b, s->dada_f, a->c_silu, p->ada_f_w, N, D, 2 * D);
+    linear_backward(s->dc_silu, g->ada_f_w, g->ada_f_b, s->dada_f, a->c_silu, p->ada_f_w, N, D, 2 * D,
+                    ADD_TO_DINP);
 }
 
 // The embedding in reverse: positions and the patch projection (the image
@@ -251,20 +255,22 @@ static void embed_backward(Model *m, Activations *a, BackwardScratch *s, Dims d)
     int N = d.N, D = d.D;
     size_t ND = (size_t)N * D;
     if (m->cfg.pos == POS_LEARNED) pos_add_backward(g->pos_row, g->pos_col, s->dresid, N, d.grid, D);
-    linear_backward(NULL, g->patch_w, g->patch_b, s->dresid, a->tokens, p->patch_w, d.NL, d.P, D);
+    linear_backward(NULL, g->patch_w, g->patch_b, s->dresid, a->tokens, p->patch_w, d.NL, d.P, D, ADD_TO_DINP);
     silu_backward(s->dc, s->dc_silu, a->c, ND);
     if (m->cfg.classes > 0) label_embed_backward(g->y_embed, s->dc, a->labels, N, D);
-    linear_backward(s->dt_hs, g->t_fc2_w, g->t_fc2_b, s->dc, a->t_hs, p->t_fc2_w, N, D, D);
+    linear_backward(s->dt_hs, g->t_fc2_w, g->t_fc2_b, s->dc, a->t_hs, p->t_fc2_w, N, D, D, ADD_TO_DINP);
     silu_backward(s->dt_h, s->dt_hs, a->t_h, ND);
-    linear_backward(NULL, g->t_fc1_w, g->t_fc1_b, s->dt_h, a->temb, p->t_fc1_w, N, d.F, D);
+    linear_backward(NULL, g->t_fc1_w, g->t_fc1_b, s->dt_h, a->temb, p->t_fc1_w, N, d.F, D, ADD_TO_DINP);
 }
 
 // Every backward function adds its gradient into its output (layers.h), so
-// each buffer it adds into must start at zero: here, the one place where
-// they are cleared. The final layer's and the embedding's buffers are used
-// once per pass (dresid and dc_silu gather sums across all the blocks); the
-// blocks share one set of buffers, which would otherwise still hold the
-// gradients of the block after them.
+// each buffer it adds into must start at zero. Those that several calls add
+// into are cleared here: the final layer's and the embedding's once per pass
+// (dresid and dc_silu gather sums across all the blocks); the blocks share
+// one set of buffers, which would otherwise still hold the gradients of the
+// block after them. The MLP's hidden gradients are not among them: only the
+// MLP's backward writes them, and it clears them itself, a block of rows at
+// a time in the thread about to add into it (CLEAR_DINP, layers.h).
 void model_backward(Model *m, Activations *a, BackwardScratch *s, const float *dv) {
     Dims d = dims_of(&m->cfg, a->N);
     parallel_clear(s->per_pass, s->per_pass_floats);

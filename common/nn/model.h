@@ -141,7 +141,8 @@ void model_forward(Model *m, Activations *a, const float *x, const float *t, con
 typedef struct {
     float *mem; size_t floats;
     // the buffers model_backward clears: the final layer's and the
-    // embedding's once per pass, the blocks' before each block
+    // embedding's once per pass, the blocks' before each block (but the
+    // MLP's hidden gradients, which the MLP's backward clears: CLEAR_DINP)
     float *per_pass; size_t per_pass_floats;
     float *per_block; size_t per_block_floats;
     float *dtokens;                   // (N, L, P)   from dv, through unpatchify
@@ -165,7 +166,8 @@ void model_backward(Model *m, Activations *a, BackwardScratch *s, const float *d
 // One block's backward pass, block b, the step model_backward runs once per
 // block, last to first: on entry s->dresid = dL/d(the block's output), on
 // exit dL/d(its input); it adds into the block's parameter gradients and its
-// ada Linear's share into s->dc_silu. s->per_block must be zero on entry.
+// ada Linear's share into s->dc_silu. s->per_block must be zero on entry
+// (model_backward clears it; the MLP clears its own hidden gradients).
 // An exercise (docs/exercises.md#block_backward).
 void block_backward(Model *m, Activations *a, BackwardScratch *s, int b);
 

@@ -349,8 +349,8 @@ static void carve_scratch(BackwardScratch *s, const Model *m, int N, Arena *ar) 
     size_t NLD = NL * D, NL_hidden = NL * cfg_mlp_hidden(c);
     s->dtokens = take(ar, NL * cfg_patch_dim(c));   // written whole by patchify
     s->att_scratch = take(ar, attention_backward_scratch_floats(N, L, D, c->heads));
-    // The rest is accumulated into (every backward adds, see layers.h), so it
-    // is carved in two runs that model_backward clears: once per pass ...
+    // The rest is accumulated into (every backward adds, see layers.h), so
+    // most of it is carved in two runs that model_backward clears: once per pass ...
     size_t start = ar->used;
     s->per_pass = take(ar, 0);
     s->dmod_f = take(ar, NLD);
@@ -362,8 +362,6 @@ static void carve_scratch(BackwardScratch *s, const Model *m, int N, Arena *ar) 
     // ... and before each block
     start = ar->used;
     s->per_block = take(ar, 0);
-    s->dh_act = take(ar, NL_hidden); s->dh_pre = take(ar, NL_hidden);
-    s->dh_val = c->mlp == MLP_SWIGLU ? take(ar, NL_hidden) : NULL;
     s->dmod2 = take(ar, NLD);
     s->dbranch_m = c->ada == ADA_ZERO ? take(ar, NLD) : NULL;
     s->dbranch_a = c->ada == ADA_ZERO ? take(ar, NLD) : NULL;
@@ -372,6 +370,10 @@ static void carve_scratch(BackwardScratch *s, const Model *m, int N, Arena *ar) 
     s->dmod1 = take(ar, NLD);
     s->dada = take(ar, (size_t)cfg_ada_chunks(c) * ND);
     s->per_block_floats = ar->used - start;
+    // The MLP's hidden gradients: its backward clears them as it writes them
+    // (CLEAR_DINP, layers.h).
+    s->dh_act = take(ar, NL_hidden); s->dh_pre = take(ar, NL_hidden);
+    s->dh_val = c->mlp == MLP_SWIGLU ? take(ar, NL_hidden) : NULL;
 }
 
 int backward_scratch_alloc(BackwardScratch *s, const Model *m, int N) {
