@@ -1102,7 +1102,7 @@ START_TEST(test_softmax_forward) {
     for (int i = 0; i < L * L; i++)
         ck_assert_msg(memcmp(&again[i], &att[i], sizeof(float)) == 0, "softmax_forward: probability [%d][%d] is "
                       "%.9g, but the backward pass computes it again from row_max and row_inv as %.9g: not the "
-                      "same bits (write the probabilities with the file's helper, softmax_rows_with)", i / L, i % L,
+                      "same bits (write them with the file's helper, softmax_rows_with, or its arithmetic)", i / L, i % L,
                       att[i], again[i]);
     float want_big = 0.0f;
     for (int i = 0; i < L * L; i++) if (fabsf(scores[i]) > want_big) want_big = fabsf(scores[i]);

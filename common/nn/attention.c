@@ -44,8 +44,8 @@ void qk_norm_backward(const QueryKeyNorm *m, float *dq, float *dk, float *dq_gai
 
 // ---------------------------------------------------------------------------
 // The softmax of the pair's scores, row by row in place, from the scores'
-// row max and 1/sum: the same arithmetic forward and backward, so the
-// backward's recomputed probabilities are the forward's, bit for bit.
+// row max and 1/sum: softmax_forward's arithmetic, so the backward's
+// recomputed probabilities are the forward's, bit for bit.
 void softmax_rows_with(float *att, const float *row_max, const float *row_inv, int L) {
     for (int i = 0; i < L; i++) {
         float *row = att + (size_t)i * L, mx = row_max[i], inv = row_inv[i];
@@ -62,7 +62,7 @@ float softmax_forward(float *att, float *row_max, float *row_inv, int L) {
     // EXERCISE(softmax_forward) begin
     float row_max_abs = 0.0f;
     for (int i = 0; i < L; i++) {
-        const float *row = att + (size_t)i * L;   // (L) query i's scores
+        float *row = att + (size_t)i * L;   // (L) query i's scores, then its probabilities
         float mx = -INFINITY, mn = INFINITY;
         #pragma omp simd reduction(max:mx) reduction(min:mn)   // in vector lanes, as layers.c's sums
         for (int j = 0; j < L; j++) {
@@ -73,11 +73,15 @@ float softmax_forward(float *att, float *row_max, float *row_inv, int L) {
         if (big > row_max_abs) row_max_abs = big;
         float sum = 0.0f;
         #pragma omp simd reduction(+:sum)
-        for (int j = 0; j < L; j++) sum += exp_fast(row[j] - mx);
+        for (int j = 0; j < L; j++) {
+            row[j] = exp_fast(row[j] - mx);
+            sum += row[j];
+        }
+        float inv = 1.0f / sum;
+        for (int j = 0; j < L; j++) row[j] *= inv;   // as softmax_rows_with computes them again
         row_max[i] = mx;
-        row_inv[i] = 1.0f / sum;
+        row_inv[i] = inv;
     }
-    softmax_rows_with(att, row_max, row_inv, L);
     return row_max_abs;
     // EXERCISE end
 }
