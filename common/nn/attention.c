@@ -320,7 +320,7 @@ void attention_backward(float *dqkv, float *dq_gain, float *dk_gain, const float
             matmul(1, 0, L, hd, L, 1.0f, att, L, dy, D, 1.0f, drow0 + 2 * D, 3 * D);
             // softmax: datt becomes dL/d(scores), the 1/√hd included
             softmax_backward(datt, att, L, scale);
-            // scores = q · kᵀ  ->  dq = dscore · k,  dk = dscoreᵀ · q
+            // scores = q · kᵀ / √hd  ->  dq = dscore · k,  dk = dscoreᵀ · q (1/√hd in dscore)
             matmul(0, 0, L, hd, L, 1.0f, datt, L, k, hd, 0.0f, dq, hd);
             matmul(1, 0, L, hd, L, 1.0f, datt, L, q, hd, 0.0f, dk, hd);
             // RoPE: rotate the gradients back by −angle
