@@ -263,12 +263,11 @@ static void embed_backward(Model *m, Activations *a, BackwardScratch *s, Dims d)
     linear_backward(NULL, g->t_fc1_w, g->t_fc1_b, s->dt_h, a->temb, p->t_fc1_w, N, d.F, D, ADD_TO_DINP);
 }
 
-// Every backward function adds its gradient into its output (layers.h), so
-// each buffer it adds into must start at zero. Those that several calls add
-// into are cleared here: the final layer's and the embedding's once per pass
-// (dresid and dc_silu gather sums across all the blocks); the blocks share
-// one set of buffers, which would otherwise still hold the gradients of the
-// block after them. The MLP's hidden gradients are not among them: only the
+// Every layer's backward adds its gradient into its output (layers.h), so
+// each buffer it adds into must start at zero. They are cleared here: the
+// final layer's and the embedding's once per pass (dresid and dc_silu gather
+// sums across all the blocks); the blocks share one set of buffers, which
+// would otherwise still hold the gradients of the block after them. The MLP's hidden gradients are not among them: only the
 // MLP's backward writes them, and it clears them itself, a block of rows at
 // a time in the thread about to add into it (CLEAR_DINP, layers.h).
 void model_backward(Model *m, Activations *a, BackwardScratch *s, const float *dv) {
