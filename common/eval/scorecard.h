@@ -32,16 +32,12 @@ void scorecard_exam(float *x0, float *t, size_t per_image, int n_images);
 // its buffers cannot be allocated.
 double scorecard_val_mse(Model *m, const CifarSet *test, int n_images);
 
-// The val exam and the sampling run the model on this many images at a
-// time: the training batch. More only make the buffers larger, not the
-// forward faster: at 250 a run's scorecard took longer in each of four
-// turns (its val exam 0.6-0.9 s) and its peak memory was 1.03 GB instead
-// of 0.67 (results/performance/scorecard_batch.txt).
+// The val exam and the sampling run this many images at a time: at 250 they
+// took more memory and time (results/performance/scorecard_batch.txt).
 #define SCORECARD_BATCH 64
 
 // The same exam with its buffers kept between calls, for a run that examines
-// itself every val_every steps: fresh buffers for a batch (190 MB at the
-// default size) cost more to fault in than the forward passes.
+// itself every val_every steps (fresh buffers cost more to fault in than a pass).
 typedef struct {
     Activations a;              // for SCORECARD_BATCH images
     float *x0, *t;              // the exam's noise (n_images, per) and times (n_images)
