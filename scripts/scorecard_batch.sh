@@ -1,9 +1,8 @@
 #!/bin/sh
-# scorecard_batch.sh COMMIT [TURNS]: a run's scorecard with the images run
-# SCORECARD_BATCH at a time as COMMIT has it and at the other of 250 and 64,
-# in alternating turns: step6_ablation of COMMIT built twice (the constant
-# changed in one), each trains 2 steps of the quick preset (val checks off)
-# and scores them. Prints a line a turn and batch: peak memory (/usr/bin/time),
+# scorecard_batch.sh COMMIT [TURNS]: a run's scorecard with SCORECARD_BATCH
+# (images run at a time) at 250 and at 64, in alternating turns:
+# step6_ablation of COMMIT built twice, the constant set in each, each trains
+# 2 steps of the quick preset (val checks off) and scores them. Prints a line a turn and batch: peak memory (/usr/bin/time),
 # the scorecard's wall time and parts (metrics.json), and its two numbers in
 # full, to show what changes in their last bits. Needs CIFAR_DIR.
 set -eu

@@ -267,9 +267,10 @@ static void embed_backward(Model *m, Activations *a, BackwardScratch *s, Dims d)
 // each buffer it adds into must start at zero. They are cleared here: the
 // final layer's and the embedding's once per pass (dresid and dc_silu gather
 // sums across all the blocks); the blocks share one set of buffers, which
-// would otherwise still hold the gradients of the block after them. The MLP's hidden gradients are not among them: only the
-// MLP's backward writes them, and it clears them itself, a block of rows at
-// a time in the thread about to add into it (CLEAR_DINP, layers.h).
+// would otherwise still hold the gradients of the block after them. Not the
+// MLP's hidden gradients: only its backward writes them, and it clears them
+// itself, a block of rows at a time in the thread about to add into it
+// (CLEAR_DINP, layers.h).
 void model_backward(Model *m, Activations *a, BackwardScratch *s, const float *dv) {
     Dims d = dims_of(&m->cfg, a->N);
     parallel_clear(s->per_pass, s->per_pass_floats);
