@@ -139,8 +139,8 @@ static void gemm_call(void *ctx) {
 }
 
 static int gemm_init(Gemm *g, int M, int N, int K, int trans_b) {
-    *g = (Gemm){ M, N, K, trans_b, malloc(sizeof(float) * M * K), malloc(sizeof(float) * K * N),
-                 calloc((size_t)M * N, sizeof(float)) };
+    *g = (Gemm){ M, N, K, trans_b, zeroed_floats((size_t)M * K), zeroed_floats((size_t)K * N),
+                 zeroed_floats((size_t)M * N) };
     if (!g->A || !g->B || !g->C) return -1;
     Rng r;
     rng_seed(&r, 7);
@@ -281,8 +281,8 @@ int cmd_speed(int argc, char **argv) {
     if ((rc = build_racers(&o, racers, x1, fns)) != 0) return rc;
     if (build_gemms(&o, g, fns + 6) != 0) { fprintf(stderr, "error: out of memory\n"); return 1; }
     Pass pass = { .n = (size_t)o.batch * cfg_tokens(&o.base.model) * cfg_mlp_hidden(&o.base.model) };
-    pass.x = calloc(pass.n, sizeof(float));
-    pass.y = calloc(pass.n, sizeof(float));
+    pass.x = zeroed_floats(pass.n);   // aligned as the model's buffers
+    pass.y = zeroed_floats(pass.n);
     if (!pass.x || !pass.y) { fprintf(stderr, "error: out of memory\n"); return 1; }
     fns[8] = (BenchFn){ "elementwise pass", pass_call, &pass };
     printf("fair speed comparison: 6 variants in one process, taking turns one training step at a time\n"

@@ -105,6 +105,10 @@ typedef struct {
 // with a message if the config is invalid.
 int model_build(Model *m, const ModelConfig *cfg, char *err, size_t errlen);
 void model_free(Model *m);
+// n floats, all 0, the first at a cache line's start (64 bytes), as every
+// buffer of the model and its training: a vector load that straddles two
+// lines costs more. NULL when out of memory; free() frees it.
+float *zeroed_floats(size_t n);
 // Initialisation from the given seed, each tensor as the table's init says
 // (PyTorch-like, not bit-identical).
 void model_init_weights(Model *m, unsigned long long seed);

@@ -177,6 +177,13 @@ size_t model_count_params(const ModelConfig *cfg) {
     return m.n_params;
 }
 
+float *zeroed_floats(size_t n) {
+    size_t bytes = n * sizeof(float);
+    float *p = aligned_alloc(64, (bytes + 63) / 64 * 64);
+    if (p) memset(p, 0, bytes);
+    return p;
+}
+
 int model_build(Model *m, const ModelConfig *cfg, char *err, size_t errlen) {
     memset(m, 0, sizeof *m);
     if (model_config_check(cfg, err, errlen) != 0) return -1;
@@ -187,8 +194,8 @@ int model_build(Model *m, const ModelConfig *cfg, char *err, size_t errlen) {
         return -1;
     }
     build_table(m);
-    m->params = calloc(m->n_params, sizeof(float));
-    m->grads = calloc(m->n_params, sizeof(float));
+    m->params = zeroed_floats(m->n_params);
+    m->grads = zeroed_floats(m->n_params);
     m->p.blocks = calloc(cfg->depth, sizeof(BlockParams));
     m->g.blocks = calloc(cfg->depth, sizeof(BlockParams));
     if (!m->params || !m->grads || !m->p.blocks || !m->g.blocks) {
@@ -257,9 +264,10 @@ void model_init_weights(Model *m, unsigned long long seed) {
 // Activations: one allocation, carved into named pieces. The same carving
 // runs twice: once with no base to count the floats, once to hand them out.
 typedef struct { float *base; size_t used; } Arena;
+#define LINE_FLOATS 16   // a 64-byte cache line
 static float *take(Arena *a, size_t n) {
     float *p = a->base ? a->base + a->used : NULL;
-    a->used += n;
+    a->used += (n + LINE_FLOATS - 1) / LINE_FLOATS * LINE_FLOATS;
     return p;
 }
 
@@ -325,7 +333,7 @@ int activations_alloc(Activations *a, const Model *m, int N, bool keep_probs) {
     Arena ar = { NULL, 0 };
     carve_activations(a, m, &ar, keep_probs);   // first pass: count
     a->floats = ar.used;
-    a->mem = calloc(a->floats, sizeof(float));
+    a->mem = zeroed_floats(a->floats);
     if (!a->mem) return -1;
     ar.base = a->mem; ar.used = 0;
     carve_activations(a, m, &ar, keep_probs);   // second pass: hand out
@@ -381,7 +389,7 @@ int backward_scratch_alloc(BackwardScratch *s, const Model *m, int N) {
     Arena ar = { NULL, 0 };
     carve_scratch(s, m, N, &ar);           // first pass: count
     s->floats = ar.used;
-    s->mem = calloc(s->floats, sizeof(float));
+    s->mem = zeroed_floats(s->floats);
     if (!s->mem) return -1;
     ar.base = s->mem; ar.used = 0;
     carve_scratch(s, m, N, &ar);           // second pass: hand out

@@ -14,20 +14,20 @@ int train_state_init(TrainState *s, Model *m, int batch, const AdamWConfig *opt,
     if (recipe) s->recipe = *recipe;
     if (s->recipe.ema > 0) {
         s->ema_gamma = ema_gamma(s->recipe.ema);
-        if (!(s->ema = malloc(sizeof(float) * m->n_params))) return -1;
+        if (!(s->ema = zeroed_floats(m->n_params))) return -1;
         memcpy(s->ema, m->params, sizeof(float) * m->n_params);
     }
     size_t per = (size_t)batch * cfg_image_floats(&m->cfg);   // N·C·S·S
     if (activations_alloc(&s->act, m, batch, false) != 0) return -1;
     if (backward_scratch_alloc(&s->bw, m, batch) != 0) return -1;
-    s->x0 = calloc(per, sizeof(float));
-    s->xt = calloc(per, sizeof(float));
-    s->target = calloc(per, sizeof(float));
-    s->dv = calloc(per, sizeof(float));
+    s->x0 = zeroed_floats(per);
+    s->xt = zeroed_floats(per);
+    s->target = zeroed_floats(per);
+    s->dv = zeroed_floats(per);
     s->t = calloc(batch, sizeof(float));                 // (N)
     if (m->cfg.classes > 0 && !(s->y = calloc(batch, sizeof(int)))) return -1;   // (N)
-    s->adam_m = calloc(m->n_params, sizeof(float));
-    s->adam_v = calloc(m->n_params, sizeof(float));
+    s->adam_m = zeroed_floats(m->n_params);
+    s->adam_v = zeroed_floats(m->n_params);
     if (!s->x0 || !s->xt || !s->target || !s->dv || !s->t || !s->adam_m || !s->adam_v) return -1;
     return 0;
 }
