@@ -164,8 +164,8 @@ static int time_eval(Preset p, int threads, JobTimings *t) {
     if (model_build(&m, &cfg.model, err, sizeof err) != 0) { fprintf(stderr, "error: %s\n", err); return -1; }
     model_init_weights(&m, 0);
     size_t per = cfg_image_floats(&cfg.model);
-    float *samples = malloc(sizeof(float) * per * 2 * SCORECARD_BATCH);
-    float *features = malloc(sizeof(float) * PROBE_FEATURES * 2 * SCORECARD_BATCH);
+    float *samples = malloc(sizeof(float) * per * 2 * PROBE_BATCH);
+    float *features = malloc(sizeof(float) * PROBE_FEATURES * 2 * PROBE_BATCH);
     Probe *probe = probe_for_scoring(0, err, sizeof err);
     // made-up test images for the val exam: its speed does not depend on them
     CifarSet test = { SCORECARD_BATCH, calloc(SCORECARD_BATCH, CIFAR_PIXELS), calloc(SCORECARD_BATCH, 1) };
@@ -183,10 +183,10 @@ static int time_eval(Preset p, int threads, JobTimings *t) {
         double t2 = wall_seconds();
         scorecard_val_mse(&m, &test, SCORECARD_BATCH);
         double t3 = wall_seconds();
-        memcpy(samples + per * SCORECARD_BATCH, samples, sizeof(float) * per * SCORECARD_BATCH);
-        probe_features(probe, samples, SCORECARD_BATCH, features);
+        for (int i = SCORECARD_BATCH; i < 2 * PROBE_BATCH; i++) memcpy(samples + per * i, samples, sizeof(float) * per);
+        probe_features(probe, samples, PROBE_BATCH, features);
         double t4 = wall_seconds();
-        probe_features(probe, samples, 2 * SCORECARD_BATCH, features);
+        probe_features(probe, samples, 2 * PROBE_BATCH, features);
         double t5 = wall_seconds();
         double pass_ms = 1000.0 * fmax(0, (t2 - t1) - (t1 - t0)) / 2;   // one forward pass of the batch
         double fresh_ms = fmax(0, 1000.0 * (t1 - t0) - pass_ms);
@@ -195,7 +195,7 @@ static int time_eval(Preset p, int threads, JobTimings *t) {
         double probe_batch_ms = 1000.0 * fmax(0, (t5 - t4) - (t4 - t3));   // the second call's one more batch
         // the val exam's buffers, the sampler's and the probe's (its threads, its buffers)
         t->fresh_ms = 2 * fresh_ms + fmax(0, 1000.0 * (t4 - t3) - probe_batch_ms);
-        t->probe_ms_per_image = probe_batch_ms / SCORECARD_BATCH;
+        t->probe_ms_per_image = probe_batch_ms / PROBE_BATCH;
     }
     cifar_free(&test);
     free(samples); free(features);

@@ -159,12 +159,10 @@ static void backward(const Probe *p, const Acts *a, Acts *d, const Probe *grad,
     conv3x3_backward(NULL, grad->conv1_w, grad->conv1_b, d->c1, x, p->conv1_w, B, C0, S1, S1, C1);
 }
 
-#define EVAL_BATCH 250
-
 void probe_forward(const Probe *p, const float *images, int n, float *features, float *logits) {
     if (n <= 0) return;
     Acts a;
-    int B = n < EVAL_BATCH ? n : EVAL_BATCH;
+    int B = n < PROBE_BATCH ? n : PROBE_BATCH;
     if (acts_alloc(&a, B) != 0) { fprintf(stderr, "probe_forward: out of memory\n"); abort(); }
     for (int i = 0; i < n; i += B) {
         int b = (n - i) < B ? (n - i) : B;
