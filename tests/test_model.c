@@ -9,6 +9,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <omp.h>
+#include <stdint.h>
 #include <unistd.h>
 #include "testutil.h"
 #include "io/checkpoint.h"
@@ -80,6 +81,34 @@ START_TEST(test_param_counts) {
             off += t->size;
         }
         ck_assert_uint_eq(off, n);
+        model_free(&m);
+    }
+}
+END_TEST
+
+// Every buffer starts at a cache line (zeroed_floats, params.c's padding):
+// 9 tokens of width 24, 3 images: pieces whose sizes are not whole lines.
+#define AT_LINE(p) ck_assert_msg((p) == NULL || (uintptr_t)(p) % 64 == 0, "%s: %s not at a cache line", \
+                                 VARIANTS[v].name, #p)
+START_TEST(test_buffers_at_cache_lines) {
+    for (int v = 0; v < N_VARIANTS; v++) {
+        Config c = config_default();
+        apply(&c, VARIANTS[v].sets);
+        apply(&c, (const char *const[]){ "img=12", "dim=24", "heads=2", NULL });
+        Model m;
+        build(&m, &c);
+        Activations a;
+        BackwardScratch s;
+        ck_assert_int_eq(activations_alloc(&a, &m, 3, false), 0);
+        ck_assert_int_eq(backward_scratch_alloc(&s, &m, 3), 0);
+        AT_LINE(m.params); AT_LINE(m.grads); AT_LINE(a.tokens); AT_LINE(a.temb); AT_LINE(a.c);
+        for (int b = 0; b < c.model.depth; b++) {
+            AT_LINE(a.ada[b]); AT_LINE(a.mod1[b]); AT_LINE(a.qkv[b]); AT_LINE(a.att_out[b]);
+            AT_LINE(a.mod2[b]); AT_LINE(a.h_pre[b]); AT_LINE(a.h_act[b]); AT_LINE(a.norm2_rstd[b]);
+        }
+        AT_LINE(a.v); AT_LINE(s.dresid); AT_LINE(s.dqkv); AT_LINE(s.dh_act); AT_LINE(s.dh_pre);
+        backward_scratch_free(&s);
+        activations_free(&a);
         model_free(&m);
     }
 }
@@ -1243,7 +1272,7 @@ static void loop_case(Suite *s, const char *name, const TTest *test, int from, i
 int main(void) {
     printf("%s\n", openblas_get_config());
     Suite *s = suite_create("model");
-    add_tests(s, "model", 60, TESTS(test_param_counts, test_tensor_shapes, test_block_counts, test_gate_grad,
+    add_tests(s, "model", 60, TESTS(test_param_counts, test_buffers_at_cache_lines, test_tensor_shapes, test_block_counts, test_gate_grad,
                                     test_adazero_start, test_ada_from_metadata, test_noise_is_the_stream_on_any_threads,
                                     test_grad_norm_on_any_threads, test_determinism_baseline, test_determinism_allfour,
                                     test_determinism_adazero, test_determinism_classes, test_label_embed,
