@@ -164,6 +164,7 @@ static int time_eval(Preset p, int threads, JobTimings *t) {
     if (model_build(&m, &cfg.model, err, sizeof err) != 0) { fprintf(stderr, "error: %s\n", err); return -1; }
     model_init_weights(&m, 0);
     size_t per = cfg_image_floats(&cfg.model);
+    _Static_assert(SCORECARD_BATCH <= 2 * PROBE_BATCH, "the samples' buffer holds a sampled batch");
     float *samples = malloc(sizeof(float) * per * 2 * PROBE_BATCH);
     float *features = malloc(sizeof(float) * PROBE_FEATURES * 2 * PROBE_BATCH);
     Probe *probe = probe_for_scoring(0, err, sizeof err);
@@ -183,6 +184,7 @@ static int time_eval(Preset p, int threads, JobTimings *t) {
         double t2 = wall_seconds();
         scorecard_val_mse(&m, &test, SCORECARD_BATCH);
         double t3 = wall_seconds();
+        // the probe's images past the sampled ones: copies of the first (its speed does not depend on them)
         for (int i = SCORECARD_BATCH; i < 2 * PROBE_BATCH; i++) memcpy(samples + per * i, samples, sizeof(float) * per);
         probe_features(probe, samples, PROBE_BATCH, features);
         double t4 = wall_seconds();

@@ -2,6 +2,7 @@
 // atomic writer. See safetensors.h for the format.
 #include "safetensors.h"
 #include "nn/errors.h"
+#include "nn/model.h"   // zeroed_floats
 #include "fileio.h"
 
 #include <cJSON.h>
@@ -22,15 +23,6 @@
 // Offsets and sizes arrive as JSON numbers (doubles): above 2^53 they are no
 // longer exact integers, so anything larger is rejected as corrupt.
 #define ST_MAX_JSON_INT 9007199254740992.0
-
-// 64-byte aligned so that SIMD loops and BLAS see aligned rows; at least 64
-// bytes so that an empty tensor still has a valid, freeable pointer.
-static float *alloc_floats_aligned(size_t numel) {
-    size_t bytes = numel * sizeof(float);
-    bytes = (bytes + 63) / 64 * 64;
-    if (bytes == 0) bytes = 64;
-    return aligned_alloc(64, bytes);
-}
 
 // ===========================================================================
 // Reader
@@ -177,7 +169,7 @@ static int parse_tensor(const cJSON *entry, const uint8_t *data, size_t data_len
 
     t->ndim = ndim;
     t->numel = numel;
-    t->data = alloc_floats_aligned(numel);
+    t->data = zeroed_floats(numel);
     if (!t->data) return errorf(err, errlen, "%s: out of memory for tensor '%s' (%zu floats)", src, name, numel);
     const uint8_t *p = data + begin;
     if (elt == 4) {

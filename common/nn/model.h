@@ -2,6 +2,8 @@
 // state_dict), the activations of one forward pass, and forward/backward.
 #pragma once
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include "config.h"
 #include "layers.h"
 
@@ -106,9 +108,16 @@ typedef struct {
 int model_build(Model *m, const ModelConfig *cfg, char *err, size_t errlen);
 void model_free(Model *m);
 // n floats, all 0, the first at a cache line's start (64 bytes), as every
-// buffer of the model and its training: a vector load that straddles two
-// lines costs more. NULL when out of memory; free() frees it.
-float *zeroed_floats(size_t n);
+// buffer of the model and its training and every tensor read from a file: a
+// vector load that straddles two lines costs more. At least one line, so
+// that n = 0 still gives a pointer to free; NULL when out of memory.
+static inline float *zeroed_floats(size_t n) {
+    size_t bytes = (n * sizeof(float) + 63) / 64 * 64;
+    if (bytes == 0) bytes = 64;
+    float *p = aligned_alloc(64, bytes);
+    if (p) memset(p, 0, bytes);
+    return p;
+}
 // Initialisation from the given seed, each tensor as the table's init says
 // (PyTorch-like, not bit-identical).
 void model_init_weights(Model *m, unsigned long long seed);

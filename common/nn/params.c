@@ -177,13 +177,6 @@ size_t model_count_params(const ModelConfig *cfg) {
     return m.n_params;
 }
 
-float *zeroed_floats(size_t n) {
-    size_t bytes = n * sizeof(float);
-    float *p = aligned_alloc(64, (bytes + 63) / 64 * 64);
-    if (p) memset(p, 0, bytes);
-    return p;
-}
-
 int model_build(Model *m, const ModelConfig *cfg, char *err, size_t errlen) {
     memset(m, 0, sizeof *m);
     if (model_config_check(cfg, err, errlen) != 0) return -1;
