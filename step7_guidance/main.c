@@ -24,6 +24,7 @@
 #include "nn/errors.h"
 #include "nn/rng.h"
 #include "nn/train_step.h"
+#include "train/trainer.h"   // run_train_state_init
 
 static const char *label_name(const Model *m, int y) { return y == cfg_null_label(&m->cfg) ? "null" : CIFAR_CLASS[y]; }
 

@@ -24,6 +24,7 @@
 #include "nn/errors.h"
 #include "nn/rng.h"
 #include "nn/train_step.h"
+#include "train/trainer.h"   // run_train_state_init
 #include <omp.h>
 
 #define COST_BATCH 64

@@ -62,13 +62,6 @@ unsigned long long run_data_seed(const RunConfig *r) {
     return r->data_seed < 0 ? r->seed : (unsigned long long)r->data_seed;
 }
 
-int run_train_state_init(TrainState *s, Model *m, int batch, const RunConfig *r) {
-    AdamWConfig opt = adamw_default(r->lr);
-    opt.weight_decay = r->weight_decay;
-    StepRecipe recipe = { r->label_drop, r->t_dist, r->t_mean, r->t_std, r->ema };
-    return train_state_init(s, m, batch, &opt, &recipe);
-}
-
 int run_config_check(const RunConfig *r, char *err, size_t errlen) {
     return config_keys_check(RUN_KEYS, r, err, errlen);
 }

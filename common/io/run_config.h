@@ -52,11 +52,6 @@ RunConfig run_config_default(void);   // the tutorial's run: seed 0, lr 3e-4, ba
 // the weights and the noise, or the reverse.
 unsigned long long run_data_seed(const RunConfig *r);
 
-// train_state_init for m with what a step reads of the run r: AdamW's lr
-// and weight decay, label dropout, times and the EMA. 0, or -1 when out of
-// memory.
-int run_train_state_init(TrainState *s, Model *m, int batch, const RunConfig *r);
-
 // Each field of a run's config against its row of RUN_KEYS (it may be
 // filled in by hand, not by the parser). 0, or -1 with a message.
 int run_config_check(const RunConfig *r, char *err, size_t errlen);

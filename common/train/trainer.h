@@ -31,6 +31,11 @@ typedef struct {
     int stop_after;         // end the run (as if killed) after this step; 0 = never. For tests.
 } TrainOptions;
 
+// train_state_init for m with what a step reads of the run r: AdamW's lr
+// and weight decay, label dropout, times and the EMA. 0, or -1 when out of
+// memory.
+int run_train_state_init(TrainState *s, Model *m, int batch, const RunConfig *r);
+
 const char *preset_name(Preset p);
 // --preset P of a program's options (an ArgCallFn of io/args.h): P into *preset.
 int preset_take(const char *value, void *preset);
