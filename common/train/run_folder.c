@@ -267,9 +267,6 @@ void run_free(Run *r) {
     free(r->loss_hist); free(r->gn_hist); free(r->ml_hist); free(r->val_hist);
 }
 
-// The AdamW state of t->run for the model t->m, on the run's threads (the
-// process's count, set once: the model's loops and matmuls follow OpenMP's,
-// io/run_config.h): what a fresh run and a resumed one both make.
 int run_train_state_init(TrainState *s, Model *m, int batch, const RunConfig *r) {
     AdamWConfig opt = adamw_default(r->lr);
     opt.weight_decay = r->weight_decay;
@@ -277,6 +274,9 @@ int run_train_state_init(TrainState *s, Model *m, int batch, const RunConfig *r)
     return train_state_init(s, m, batch, &opt, &recipe);
 }
 
+// The AdamW state of t->run for the model t->m, on the run's threads (the
+// process's count, set once: the model's loops and matmuls follow OpenMP's,
+// io/run_config.h): what a fresh run and a resumed one both make.
 static int init_train_state(Training *t) {
     if (t->run.threads > 0) omp_set_num_threads(t->run.threads);
     if (run_train_state_init(&t->ts, &t->m, t->run.batch, &t->run) != 0) {
