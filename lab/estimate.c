@@ -151,10 +151,33 @@ static int time_files(const Model *m, const RunConfig *run, JobTimings *t) {
     return rc;
 }
 
-// The baseline's scorecard at preset p, its own functions on made-up images:
-// sampling with 1 and 3 Euler steps (two forward passes apart; the rest is a
-// call's fresh buffers), the val exam of a batch, the probe's features of one
-// batch and of two (fresh buffers once, then each batch); and the files.
+// A part of the scorecard timed as a run pays it: a call of n units on fresh
+// buffers, again, then one of n + more. Its ms a unit (the last two apart);
+// what the first call cost beyond its units (buffers, noise) into *fixed_ms.
+typedef struct { Model *m; float *samples; CifarSet test; Probe *probe; } EvalParts;
+typedef void (*EvalPart)(EvalParts *e, int units);
+static double time_part(EvalPart part, EvalParts *e, int n, int more, double *fixed_ms) {
+    double t[4];
+    for (int i = 0; i < 3; i++) {
+        t[i] = wall_seconds();
+        part(e, i < 2 ? n : n + more);
+    }
+    t[3] = wall_seconds();
+    double unit = 1000.0 * fmax(0, (t[3] - t[2]) - (t[2] - t[1])) / more;
+    *fixed_ms += fmax(0, 1000.0 * (t[1] - t[0]) - n * unit);
+    return unit;
+}
+static void euler_steps(EvalParts *e, int steps) { scorecard_samples(e->m, e->samples, SCORECARD_BATCH, steps); }
+static void exam_images(EvalParts *e, int n) { scorecard_val_mse(e->m, &e->test, n); }
+static void probe_images(EvalParts *e, int n) {   // the test set's features and their statistics
+    CifarSet some = { n, e->test.pixels, e->test.labels };
+    FeatureStats real;
+    if (scorecard_real_stats(e->probe, &some, &real) == 0) feature_stats_free(&real);
+}
+
+// The baseline's scorecard at preset p, its own functions on made-up images
+// (their speed does not depend on the pixels): Euler steps of a batch of
+// samples, the val exam, the probe's statistics of test images; and the files.
 static int time_eval(Preset p, int threads, JobTimings *t) {
     Config cfg;
     ablation_config_of(p, CFG_BASE, &cfg);
@@ -163,45 +186,24 @@ static int time_eval(Preset p, int threads, JobTimings *t) {
     char err[512];
     if (model_build(&m, &cfg.model, err, sizeof err) != 0) { fprintf(stderr, "error: %s\n", err); return -1; }
     model_init_weights(&m, 0);
-    size_t per = cfg_image_floats(&cfg.model);
-    _Static_assert(SCORECARD_BATCH <= 2 * PROBE_BATCH, "the samples' buffer holds a sampled batch");
-    float *samples = malloc(sizeof(float) * per * 2 * PROBE_BATCH);
-    float *features = malloc(sizeof(float) * PROBE_FEATURES * 2 * PROBE_BATCH);
-    Probe *probe = probe_for_scoring(0, err, sizeof err);
-    // made-up test images for the val exam: its speed does not depend on them
-    CifarSet test = { SCORECARD_BATCH, calloc(SCORECARD_BATCH, CIFAR_PIXELS), calloc(SCORECARD_BATCH, 1) };
-    int rc = samples && features && probe && test.pixels && test.labels ? 0 : -1;
-    if (rc != 0) fprintf(stderr, "error: %s\n", probe ? "out of memory" : err);
+    enum { IMAGES = 5 * PROBE_BATCH };
+    EvalParts e = { &m, malloc(sizeof(float) * cfg_image_floats(&cfg.model) * SCORECARD_BATCH),
+                    { IMAGES, malloc(IMAGES * CIFAR_PIXELS), calloc(IMAGES, 1) }, probe_for_scoring(0, err, sizeof err) };
+    int rc = e.samples && e.probe && e.test.pixels && e.test.labels ? 0 : -1;
+    if (rc != 0) fprintf(stderr, "error: %s\n", e.probe ? "out of memory" : err);
     if (rc == 0) rc = time_files(&m, &cfg.run, t);
     if (rc == 0) {
         Rng rng;
         rng_seed(&rng, 2);
-        for (int i = 0; i < SCORECARD_BATCH * CIFAR_PIXELS; i++) test.pixels[i] = (uint8_t)rng_below(&rng, 256);
-        double t0 = wall_seconds();
-        scorecard_samples(&m, samples, SCORECARD_BATCH, 1);
-        double t1 = wall_seconds();
-        scorecard_samples(&m, samples, SCORECARD_BATCH, 3);
-        double t2 = wall_seconds();
-        scorecard_val_mse(&m, &test, SCORECARD_BATCH);
-        double t3 = wall_seconds();
-        // the probe's images past the sampled ones: copies of the first (its speed does not depend on them)
-        for (int i = SCORECARD_BATCH; i < 2 * PROBE_BATCH; i++) memcpy(samples + per * i, samples, sizeof(float) * per);
-        probe_features(probe, samples, PROBE_BATCH, features);
-        double t4 = wall_seconds();
-        probe_features(probe, samples, 2 * PROBE_BATCH, features);
-        double t5 = wall_seconds();
-        double pass_ms = 1000.0 * fmax(0, (t2 - t1) - (t1 - t0)) / 2;   // one forward pass of the batch
-        double fresh_ms = fmax(0, 1000.0 * (t1 - t0) - pass_ms);
-        t->sample_ms_per_image = pass_ms / SCORECARD_BATCH;
-        t->exam_ms_per_image = fmax(pass_ms, 1000.0 * (t3 - t2) - fresh_ms) / SCORECARD_BATCH;
-        double probe_batch_ms = 1000.0 * fmax(0, (t5 - t4) - (t4 - t3));   // the second call's one more batch
-        // the val exam's buffers, the sampler's and the probe's (its threads, its buffers)
-        t->fresh_ms = 2 * fresh_ms + fmax(0, 1000.0 * (t4 - t3) - probe_batch_ms);
-        t->probe_ms_per_image = probe_batch_ms / PROBE_BATCH;
+        for (int i = 0; i < IMAGES * CIFAR_PIXELS; i++) e.test.pixels[i] = (uint8_t)rng_below(&rng, 256);
+        t->fresh_ms = 0;
+        t->sample_ms_per_image = time_part(euler_steps, &e, 1, 4, &t->fresh_ms) / SCORECARD_BATCH;
+        t->exam_ms_per_image = time_part(exam_images, &e, SCORECARD_BATCH, 2 * SCORECARD_BATCH, &t->fresh_ms);
+        t->probe_ms_per_image = time_part(probe_images, &e, PROBE_BATCH, 4 * PROBE_BATCH, &t->fresh_ms);
     }
-    cifar_free(&test);
-    free(samples); free(features);
-    probe_free(probe);
+    cifar_free(&e.test);
+    free(e.samples);
+    probe_free(e.probe);
     model_free(&m);
     return rc;
 }

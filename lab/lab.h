@@ -201,8 +201,8 @@ typedef struct {
     double step_ms[ABLATION_CONFIGS]; // one training step of each configuration, on all threads
     double exam_ms_per_image;         // the val exam, one image, the baseline (a forward pass)
     double sample_ms_per_image;       // one Euler step of one sample, the baseline (a forward pass)
-    double fresh_ms;                  // the scorecard's first passes through fresh buffers, beyond warm ones
-    double probe_ms_per_image;        // the probe's features of one image
+    double fresh_ms;                  // the scorecard's parts once a run, beyond their images (fresh buffers)
+    double probe_ms_per_image;        // the probe's features and statistics of one test image
     double data_seconds;              // CIFAR-10 read from disk: once per run
     double jobs_factor;               // a step of one of --jobs 2's runs, the other beside it / on all threads
     double eval_jobs_factor;          // the same for its val checks and scorecard, on its half of the threads
