@@ -186,7 +186,7 @@ static int time_eval(Preset p, int threads, JobTimings *t) {
     char err[512];
     if (model_build(&m, &cfg.model, err, sizeof err) != 0) { fprintf(stderr, "error: %s\n", err); return -1; }
     model_init_weights(&m, 0);
-    enum { IMAGES = 5 * PROBE_BATCH };
+    enum { IMAGES = 1250 };
     EvalParts e = { &m, malloc(sizeof(float) * cfg_image_floats(&cfg.model) * SCORECARD_BATCH),
                     { IMAGES, malloc(IMAGES * CIFAR_PIXELS), calloc(IMAGES, 1) }, probe_for_scoring(0, err, sizeof err) };
     int rc = e.samples && e.probe && e.test.pixels && e.test.labels ? 0 : -1;
@@ -199,7 +199,7 @@ static int time_eval(Preset p, int threads, JobTimings *t) {
         t->fresh_ms = 0;
         t->sample_ms_per_image = time_part(euler_steps, &e, 1, 4, &t->fresh_ms) / SCORECARD_BATCH;
         t->exam_ms_per_image = time_part(exam_images, &e, SCORECARD_BATCH, 2 * SCORECARD_BATCH, &t->fresh_ms);
-        t->probe_ms_per_image = time_part(probe_images, &e, PROBE_BATCH, 4 * PROBE_BATCH, &t->fresh_ms);
+        t->probe_ms_per_image = time_part(probe_images, &e, 250, 1000, &t->fresh_ms);
     }
     cifar_free(&e.test);
     free(e.samples);

@@ -527,7 +527,7 @@ START_TEST(test_save_load) {
 END_TEST
 
 // probe_predict is the arg-max of probe_forward's logits, image by image,
-// across the batches probe_forward works in (250 images): 300 images of an
+// across the batches probe_forward works in (PROBE_BATCH images): 300 images of an
 // untrained probe whose head is made large, so that its classes spread over
 // several labels.
 START_TEST(test_predict_is_argmax) {

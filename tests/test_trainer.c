@@ -119,11 +119,11 @@ START_TEST(test_val_mse_is_the_formula) {
         total += sq / (double)per;
     }
     double want = total / n, got = scorecard_val_mse(&m, &test, n);
-    // float32 forward passes in batches of 250 and of 1 round differently,
+    // float32 forward passes in batches of SCORECARD_BATCH and of 1 round differently,
     // by about 1e-7 of the value; a wrong time or weight moves it by 1e-3 or more
     ck_assert_msg(fabs(got - want) <= 1e-5 * want, "val MSE %.9f, recomputed %.9f (relative %.1e)", got, want,
                   fabs(got - want) / want);
-    printf("val MSE of 263 images (batches of 250 and 13): %.9f, recomputed image by image %.9f\n", got, want);
+    printf("val MSE of 263 images (batches of %d): %.9f, recomputed image by image %.9f\n", SCORECARD_BATCH, got, want);
     activations_free(&a);
     free(x0); free(t); free(xt);
     model_free(&m);

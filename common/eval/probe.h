@@ -104,7 +104,7 @@ void probe_init(Probe *p, uint64_t seed);
 
 // Features (n, 128) and/or logits (n, 10) of images (n, 3, 32, 32) in [-1, 1];
 // either may be NULL. PROBE_BATCH images at a time, in buffers new each call.
-#define PROBE_BATCH 250
+#define PROBE_BATCH 64
 void probe_forward(const Probe *p, const float *images, int n, float *features, float *logits);
 void probe_features(const Probe *p, const float *images, int n, float *features);
 // The arg-max class of each image (the first on a tie).
