@@ -44,8 +44,8 @@ void linear_backward(float *dinp, float *dweight, float *dbias,
         for (int b = 0; b < row_blocks; b++) {
             int r0 = b * ROW_BLOCK, rows = R - r0 < ROW_BLOCK ? R - r0 : ROW_BLOCK;
             float *di = dinp + (size_t)r0 * IC;                          // (rows, IC)
-            if (start == CLEAR_DINP) memset(di, 0, (size_t)rows * IC * sizeof(float));
-            matmul(0, 0, rows, IC, OC, 1.0f, dout + (size_t)r0 * OC, OC, weight, IC, 1.0f, di, IC);
+            float beta = start == CLEAR_DINP ? 0.0f : 1.0f;              // 0: di's old rows are not read
+            matmul(0, 0, rows, IC, OC, 1.0f, dout + (size_t)r0 * OC, OC, weight, IC, beta, di, IC);
         }
         // dweight (OC, IC) += doutᵀ (OC, R) · inp (R, IC), and dbias (OC) += Σ_r dout[r, :],
         // by blocks of output features: each block sums over all R rows in order.

@@ -8,8 +8,8 @@
 //     parameter gradients (dweight, dbias) and input gradients (dinp). The
 //     caller zeroes gradient buffers once per step. Accumulating is what a
 //     residual connection or a shared input (c feeds every block) needs.
-//     A dinp that only one call writes can be cleared by that call instead
-//     (CLEAR_DINP below), by each thread on the rows it then adds into.
+//     A dinp that only one call writes can start at zero in that call instead
+//     (CLEAR_DINP below): its rows are written, not added into.
 //   - a NULL bias / gain means "this layer has none".
 #pragma once
 #include <stddef.h>
@@ -36,9 +36,10 @@ void linear_forward(float *out, const float *inp, const float *weight, const flo
                     int R, int IC, int OC);
 // Where a backward's input gradient starts: ADD_TO_DINP adds into what dinp
 // holds (zeros the caller cleared, or another layer's share); CLEAR_DINP
-// first clears each block of dinp in the thread that then adds into it,
-// while the block is in that thread's cache, instead of a pass of its own
-// over the whole buffer beforehand (for a buffer no other call writes).
+// gives what adding into cleared rows gives, bit for bit, without clearing
+// them: each block's product writes its rows over whatever they held (a
+// product's β = 0), so no pass over the buffer clears it beforehand (for a
+// buffer no other call writes).
 typedef enum { ADD_TO_DINP, CLEAR_DINP } DinpStart;
 
 void linear_backward(float *dinp, float *dweight, float *dbias,
