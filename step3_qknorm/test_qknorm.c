@@ -284,7 +284,7 @@ START_TEST(test_grad_attention_qk_norm) {
     float *dqkv = alloc_floats(nqkv), *dqg = alloc_floats(hd), *dkg = alloc_floats(hd);
     float *scratch = alloc_floats(attention_backward_scratch_floats(a.N, a.L, a.D, a.H));
     f_att(&a);
-    attention_backward(dqkv, dqg, dkg, a.w, &a.c, scratch, a.qg, a.kg, NULL, NULL, a.N, a.L, a.D, a.H);
+    attention_backward(dqkv, dqg, dkg, a.w, &a.c, scratch, a.qg, a.kg, NULL, NULL, a.N, a.L, a.D, a.H, ADD_TO_DINP);
     grad_check("attention dqkv (qk_norm)", f_att, &a, a.qkv, dqkv, nqkv, 0);
     grad_check("attention dq_gain", f_att, &a, a.qg, dqg, hd, 0);
     grad_check("attention dk_gain", f_att, &a, a.kg, dkg, hd, 0);

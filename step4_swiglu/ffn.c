@@ -56,10 +56,11 @@ void ffn_backward(Ffn *f) {
     BlockParams *g = f->g;
     if (f->kind == MLP_SWIGLU)
         swiglu_mlp_backward(f->dx, g->w1_w, g->w1_b, g->w2_w, g->w2_b, g->w3_w, g->w3_b, f->dh, f->dy,
-                            f->x, f->h, p->w1_w, p->w2_w, p->w3_w, f->R, f->D, f->H);
+                            f->x, f->h, p->w1_w, p->w2_w, p->w3_w, f->R, f->D, f->H,
+                            ADD_TO_DINP);
     else
         gelu_mlp_backward(f->dx, g->fc1_w, g->fc1_b, g->fc2_w, g->fc2_b, f->dh, f->dy, f->x, f->h,
-                          p->fc1_w, p->fc2_w, f->R, f->D, f->H);
+                          p->fc1_w, p->fc2_w, f->R, f->D, f->H, ADD_TO_DINP);
 }
 
 void ffn_step(void *p) { ffn_forward(p); ffn_backward(p); }

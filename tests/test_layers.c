@@ -686,11 +686,11 @@ static double att_f(void *p) {
     return dot(c->out, c->w, (size_t)c->N * c->L * c->D);
 }
 
-static void att_backward(AttCtx *c, float *dqkv, float *dgq, float *dgk) {
+static void att_backward(AttCtx *c, float *dqkv, float *dgq, float *dgk, DinpStart start) {
     att_f(c);
     attention_backward(dqkv, dgq, dgk, c->w, &c->cache, c->scratch,
                        c->qk ? c->qg : NULL, c->qk ? c->kg : NULL,
-                       c->rope ? c->cos_t : NULL, c->rope ? c->sin_t : NULL, c->N, c->L, c->D, c->H);
+                       c->rope ? c->cos_t : NULL, c->rope ? c->sin_t : NULL, c->N, c->L, c->D, c->H, start);
 }
 
 static void check_attention(int qk, int rope) {
@@ -711,7 +711,7 @@ static void check_attention(int qk, int rope) {
     fill_normal(c.qg, hd, 0.3f, 83); fill_normal(c.kg, hd, 0.3f, 84);
     for (int i = 0; i < hd; i++) { c.qg[i] += 1.0f; c.kg[i] += 1.0f; }
     float *dqkv = alloc_floats(nqkv), *dgq = alloc_floats(hd), *dgk = alloc_floats(hd);
-    att_backward(&c, dqkv, dgq, dgk);
+    att_backward(&c, dqkv, dgq, dgk, ADD_TO_DINP);
     char what[64];
     snprintf(what, sizeof what, "attention%s%s dqkv", qk ? " +qk_norm" : "", rope ? " +rope" : "");
     grad_check(what, att_f, &c, c.qkv, dqkv, nqkv, 0);
@@ -723,7 +723,7 @@ static void check_attention(int qk, int rope) {
         expect_all_zero("attention without qk_norm: dk_gain", dgk, hd);
     }
     float *d1 = copy_floats(dqkv, nqkv), *dgq1 = copy_floats(dgq, hd), *dgk1 = copy_floats(dgk, hd);
-    att_backward(&c, dqkv, dgq, dgk);
+    att_backward(&c, dqkv, dgq, dgk, ADD_TO_DINP);
     expect_doubled(what, d1, dqkv, nqkv);
     if (qk) {
         expect_doubled("attention dq_gain", dgq1, dgq, hd);
@@ -732,6 +732,10 @@ static void check_attention(int qk, int rope) {
         expect_all_zero("attention without qk_norm, backward twice: dq_gain", dgq, hd);
         expect_all_zero("attention without qk_norm, backward twice: dk_gain", dgk, hd);
     }
+    // CLEAR_DINP: whatever dqkv held, it ends as one backward from zeros, bit for bit
+    for (size_t i = 0; i < nqkv; i++) dqkv[i] = NAN;
+    att_backward(&c, dqkv, dgq, dgk, CLEAR_DINP);
+    ck_assert_msg(memcmp(dqkv, d1, nqkv * sizeof(float)) == 0, "%s, CLEAR_DINP: not the backward from zeros", what);
     // the softmax rows are probabilities
     for (size_t r = 0; r < (size_t)c.N * c.H * c.L; r++) {
         double s = 0;
@@ -1317,7 +1321,8 @@ static void part_attention(Record *r) {
         const float *q_gain = with_qk ? qg : NULL, *k_gain = with_qk ? kg : NULL;
         const float *cos_t = with_rope ? ct : NULL, *sin_t = with_rope ? stb : NULL;
         attention_forward(y, &cache, qkv, q_gain, k_gain, EPS, cos_t, sin_t, TN, TL, TD, TH);
-        attention_backward(dqkv, dqg, dkg, in.dy, &cache, scratch, q_gain, k_gain, cos_t, sin_t, TN, TL, TD, TH);
+        attention_backward(dqkv, dqg, dkg, in.dy, &cache, scratch, q_gain, k_gain, cos_t, sin_t, TN, TL, TD, TH,
+                           ADD_TO_DINP);
         rec(r, names[v][0], y, TNLD); rec(r, names[v][1], dqkv, NQKV);
         rec(r, names[v][2], dqg, THD); rec(r, names[v][3], dkg, THD);
         rec(r, names[v][4], &cache.max_logit, 1);

@@ -132,7 +132,8 @@ int parity_attention(const SafeTensors *st, int qk_norm, Parity *p, char *err, s
     AttentionCache cache;
     attention_cache_init(&cache, mem, N, L, D, H, qk_norm);
     attention_forward(out, &cache, qkv->data, q_gain, k_gain, NORM_EPS, NULL, NULL, N, L, D, H);
-    attention_backward(dqkv, dgq, dgk, dout->data, &cache, scratch, q_gain, k_gain, NULL, NULL, N, L, D, H);
+    attention_backward(dqkv, dgq, dgk, dout->data, &cache, scratch, q_gain, k_gain, NULL, NULL, N, L, D, H,
+                       ADD_TO_DINP);
     describe(p, st, v);
     judge(p, 0, out, ref_out);
     judge(p, 0, cache.att, weights);
@@ -200,11 +201,11 @@ int parity_ffn(const SafeTensors *st, MlpKind kind, Parity *p, char *err, size_t
     if (kind == MLP_SWIGLU) {
         swiglu_mlp_forward(out, h, x->data, w.w1_w, w.w1_b, w.w2_w, w.w2_b, w.w3_w, w.w3_b, R, D, H);
         swiglu_mlp_backward(dx, g.w1_w, g.w1_b, g.w2_w, g.w2_b, g.w3_w, g.w3_b, dh, dout->data, x->data, h,
-                            w.w1_w, w.w2_w, w.w3_w, R, D, H);
+                            w.w1_w, w.w2_w, w.w3_w, R, D, H, ADD_TO_DINP);
     } else {
         gelu_mlp_forward(out, h, x->data, w.fc1_w, w.fc1_b, w.fc2_w, w.fc2_b, R, D, H);
         gelu_mlp_backward(dx, g.fc1_w, g.fc1_b, g.fc2_w, g.fc2_b, dh, dout->data, x->data, h,
-                          w.fc1_w, w.fc2_w, R, D, H);
+                          w.fc1_w, w.fc2_w, R, D, H, ADD_TO_DINP);
     }
     describe(p, st, v);
     judge(p, 0, out, ref_out);

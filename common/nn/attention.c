@@ -291,10 +291,12 @@ static void add_pair_gain_grads(float *dq_gain, float *dk_gain, const float *pai
 void attention_backward(float *dqkv, float *dq_gain, float *dk_gain, const float *dout,
                         const AttentionCache *c, float *scratch,
                         const float *q_gain, const float *k_gain,
-                        const float *cos_t, const float *sin_t, int N, int L, int D, int H) {
+                        const float *cos_t, const float *sin_t, int N, int L, int D, int H,
+                        DinpStart start) {
     int hd = D / H;
     float scale = 1.0f / sqrtf((float)hd);
     size_t Lhd = (size_t)L * hd;
+    float beta = start == CLEAR_DINP ? 0.0f : 1.0f;   // 0: each pair writes its columns of dqkv
     QueryKeyNorm qk_norm = qk_norm_make(hd, 0.0f, (float *)q_gain, (float *)k_gain);  // eps: unused backward
     #pragma omp parallel for collapse(2) schedule(runtime) num_threads(work_team(c->work_slots))   // as the forward's
     for (int n = 0; n < N; n++) {
@@ -315,9 +317,9 @@ void attention_backward(float *dqkv, float *dq_gain, float *dk_gain, const float
             // the forward's probabilities, from q, k and the saved row statistics
             matmul_bt(L, L, hd, scale, q, hd, k, hd, 0.0f, att, L, w.t);
             softmax_rows_with(att, c->row_max + nh * L, c->row_inv + nh * L, L);
-            // y = att · v  ->  datt = dy · vᵀ,  dv = attᵀ · dy (added into dqkv's v columns)
+            // y = att · v  ->  datt = dy · vᵀ,  dv = attᵀ · dy (into dqkv's v columns)
             matmul_bt(L, L, hd, 1.0f, dy, D, v, 3 * D, 0.0f, datt, L, w.t);
-            matmul(1, 0, L, hd, L, 1.0f, att, L, dy, D, 1.0f, drow0 + 2 * D, 3 * D);
+            matmul(1, 0, L, hd, L, 1.0f, att, L, dy, D, beta, drow0 + 2 * D, 3 * D);
             // softmax: datt becomes dL/d(scores), the 1/√hd included
             softmax_backward(datt, att, L, scale);
             // scores = q · kᵀ / √hd  ->  dq = dscore · k,  dk = dscoreᵀ · q (1/√hd in dscore)
@@ -341,12 +343,14 @@ void attention_backward(float *dqkv, float *dq_gain, float *dk_gain, const float
                                  c->q_rstd + nh * L, c->k_rstd + nh * L, 1, 1, L);
                 dq = dq2; dk = dk2;
             }
-            // undo the split: add dq and dk into dqkv's q and k columns
+            // undo the split: dq and dk into dqkv's q and k columns, added
+            // (or written, as the product wrote v's columns with β = 0)
             for (int l = 0; l < L; l++) {
                 float *row = drow0 + (size_t)l * 3 * D;
+                const float *dq_l = dq + (size_t)l * hd, *dk_l = dk + (size_t)l * hd;   // (hd) each
                 for (int j = 0; j < hd; j++) {
-                    row[j] += dq[(size_t)l * hd + j];
-                    row[D + j] += dk[(size_t)l * hd + j];
+                    row[j] = start == CLEAR_DINP ? dq_l[j] : row[j] + dq_l[j];
+                    row[D + j] = start == CLEAR_DINP ? dk_l[j] : row[D + j] + dk_l[j];
                 }
             }
         }

@@ -382,15 +382,17 @@ void gelu_mlp_forward(float *out, MlpHidden h, const float *inp, const float *fc
 }
 
 // The same chain in reverse, from dout (R, D) = dL/d(out). Like every
-// layer's backward it adds into its outputs: dinp (R, D) and the weight
-// gradients must start at zero. The hidden gradients dh (R, hidden each)
-// are written by this chain alone, so the calls that write them clear them.
+// layer's backward it adds into its outputs: the weight gradients must start
+// at zero, and dinp (R, D) too unless `start` is CLEAR_DINP. The hidden
+// gradients dh (R, hidden each) are written by this chain alone, so the
+// calls that write them clear them.
 void gelu_mlp_backward(float *dinp, float *dfc1_w, float *dfc1_b, float *dfc2_w, float *dfc2_b,
                        MlpHidden dh, const float *dout, const float *inp, MlpHidden h,
-                       const float *fc1_w, const float *fc2_w, int R, int D, int hidden) {
+                       const float *fc1_w, const float *fc2_w, int R, int D, int hidden,
+                       DinpStart start) {
     linear_backward(dh.act, dfc2_w, dfc2_b, dout, h.act, fc2_w, R, hidden, D, CLEAR_DINP);
     gelu_backward(dh.pre, dh.act, h.pre, (size_t)R * hidden, CLEAR_DINP);
-    linear_backward(dinp, dfc1_w, dfc1_b, dh.pre, inp, fc1_w, R, D, hidden, ADD_TO_DINP);
+    linear_backward(dinp, dfc1_w, dfc1_b, dh.pre, inp, fc1_w, R, D, hidden, start);
 }
 
 // SwiGLU's: silu(w1(inp)) · w2(inp), then w3. h.pre keeps the gate w1(inp),
@@ -409,12 +411,12 @@ void swiglu_mlp_forward(float *out, MlpHidden h, const float *inp, const float *
 void swiglu_mlp_backward(float *dinp, float *dw1_w, float *dw1_b, float *dw2_w, float *dw2_b,
                          float *dw3_w, float *dw3_b, MlpHidden dh, const float *dout,
                          const float *inp, MlpHidden h, const float *w1_w, const float *w2_w,
-                         const float *w3_w, int R, int D, int hidden) {
+                         const float *w3_w, int R, int D, int hidden, DinpStart start) {
     linear_backward(dh.act, dw3_w, dw3_b, dout, h.act, w3_w, R, hidden, D, CLEAR_DINP);
     parallel_clear(dh.pre, (size_t)R * hidden);
     parallel_clear(dh.val, (size_t)R * hidden);
     swiglu_backward(dh.pre, dh.val, dh.act, h.pre, h.val, (size_t)R * hidden);
     // inp feeds both projections, so its gradient is the sum of the two
-    linear_backward(dinp, dw1_w, dw1_b, dh.pre, inp, w1_w, R, D, hidden, ADD_TO_DINP);
+    linear_backward(dinp, dw1_w, dw1_b, dh.pre, inp, w1_w, R, D, hidden, start);
     linear_backward(dinp, dw2_w, dw2_b, dh.val, inp, w2_w, R, D, hidden, ADD_TO_DINP);
 }

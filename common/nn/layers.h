@@ -112,9 +112,10 @@ void swiglu_backward(float *dgate, float *dvalue, const float *dout,
 // on R token rows: inp, out (R, D), hidden width `hidden`. Its hidden buffers
 // are passed in (the model hands it a block's activations, step 4 its own),
 // (R, hidden) each: pre = fc1's output or SwiGLU's gate, val = SwiGLU's value (unused by
-// GELU), act = the last Linear's input. The backward's dinp and weight
-// gradients accumulate: start them at zero. dh is its own work space, cleared
-// where it writes it (GELU's) or before (SwiGLU's pre and val).
+// GELU), act = the last Linear's input. The backward's weight gradients
+// accumulate, and dinp does from `start` (its first Linear's, as
+// linear_backward's). dh is its own work space, cleared where it writes it
+// (GELU's) or before (SwiGLU's pre and val).
 typedef struct { float *pre, *val, *act; } MlpHidden;
 // out = fc2(GELU(fc1(inp))).  fc1 (hidden, D), fc2 (D, hidden)
 void gelu_mlp_forward(float *out, MlpHidden h, const float *inp, const float *fc1_w,
@@ -122,7 +123,8 @@ void gelu_mlp_forward(float *out, MlpHidden h, const float *inp, const float *fc
                       int R, int D, int hidden);
 void gelu_mlp_backward(float *dinp, float *dfc1_w, float *dfc1_b, float *dfc2_w, float *dfc2_b,
                        MlpHidden dh, const float *dout, const float *inp, MlpHidden h,
-                       const float *fc1_w, const float *fc2_w, int R, int D, int hidden);
+                       const float *fc1_w, const float *fc2_w, int R, int D, int hidden,
+                       DinpStart start);
 // out = w3(silu(w1(inp)) · w2(inp)).  w1, w2 (hidden, D), w3 (D, hidden)
 void swiglu_mlp_forward(float *out, MlpHidden h, const float *inp, const float *w1_w,
                         const float *w1_b, const float *w2_w, const float *w2_b, const float *w3_w,
@@ -130,7 +132,7 @@ void swiglu_mlp_forward(float *out, MlpHidden h, const float *inp, const float *
 void swiglu_mlp_backward(float *dinp, float *dw1_w, float *dw1_b, float *dw2_w, float *dw2_b,
                          float *dw3_w, float *dw3_b, MlpHidden dh, const float *dout,
                          const float *inp, MlpHidden h, const float *w1_w, const float *w2_w,
-                         const float *w3_w, int R, int D, int hidden);
+                         const float *w3_w, int R, int D, int hidden, DinpStart start);
 
 // ----------------------------------------------------------------------------
 // 2D RoPE. Tables cos, sin (n_prefix + grid², head_dim): the first half of a
@@ -194,13 +196,15 @@ void attention_cache_init(AttentionCache *c, float *mem, int N, int L, int D, in
 void attention_forward(float *out, AttentionCache *c, const float *qkv,
                        const float *q_gain, const float *k_gain, float qk_eps,
                        const float *cos_t, const float *sin_t, int N, int L, int D, int H);
-// dqkv (N, L, 3D) accumulates; dq_gain, dk_gain accumulate; scratch holds
-// attention_backward_scratch_floats floats.
+// dqkv (N, L, 3D) accumulates from `start` (as linear_backward's dinp:
+// CLEAR_DINP writes it whole, each pair its own columns); dq_gain, dk_gain
+// accumulate; scratch holds attention_backward_scratch_floats floats.
 size_t attention_backward_scratch_floats(int N, int L, int D, int H);
 void attention_backward(float *dqkv, float *dq_gain, float *dk_gain, const float *dout,
                         const AttentionCache *c, float *scratch,
                         const float *q_gain, const float *k_gain,
-                        const float *cos_t, const float *sin_t, int N, int L, int D, int H);
+                        const float *cos_t, const float *sin_t, int N, int L, int D, int H,
+                        DinpStart start);
 
 // ----------------------------------------------------------------------------
 // Patches. img (N, C, S, S) <-> tokens (N, L, C·p·p), L = (S/p)², tokens

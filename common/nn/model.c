@@ -135,6 +135,8 @@ static void block_forward(const Model *m, Activations *a, Dims d, int b) {
 
 // Block b in reverse (model.h). On entry dresid = dL/dx_out, on exit
 // dL/dx_in; along the way the block's ada Linear adds its share to dc_silu.
+// dmod2, datt_out, dqkv and dmod1 each have one writer, which starts them
+// (CLEAR_DINP); the buffers model_backward clears are the ones that gather sums.
 // An exercise (docs/exercises.md#block_backward), so not static: the grader
 // swaps it (scripts/grade.sh).
 void block_backward(Model *m, Activations *a, BackwardScratch *s, int b) {
@@ -153,22 +155,23 @@ void block_backward(Model *m, Activations *a, BackwardScratch *s, int b) {
     MlpHidden h = { a->h_pre[b], a->h_val[b], a->h_act[b] }, dh = { s->dh_pre, s->dh_val, s->dh_act };
     if (c->mlp == MLP_SWIGLU)
         swiglu_mlp_backward(s->dmod2, bg->w1_w, bg->w1_b, bg->w2_w, bg->w2_b, bg->w3_w, bg->w3_b, dh,
-                            dbranch_m, a->mod2[b], h, bp->w1_w, bp->w2_w, bp->w3_w, NL, D, d.hidden);
+                            dbranch_m, a->mod2[b], h, bp->w1_w, bp->w2_w, bp->w3_w, NL, D, d.hidden,
+                            CLEAR_DINP);
     else
         gelu_mlp_backward(s->dmod2, bg->fc1_w, bg->fc1_b, bg->fc2_w, bg->fc2_b, dh, dbranch_m,
-                          a->mod2[b], h, bp->fc1_w, bp->fc2_w, NL, D, d.hidden);
+                          a->mod2[b], h, bp->fc1_w, bp->fc2_w, NL, D, d.hidden, CLEAR_DINP);
     norm_modulate_back(c, s->dresid, dada.shift_m, dada.scale_m, s->dmod2, x_mid, a->norm2_mean[b],
                        a->norm2_rstd[b], ada.scale_m, N, L, ada.stride);   // now dresid = dL/dx_mid
     // attention half. x_mid = x_in + [gate_a ·] proj(attn(mod1))
     const float *dbranch_a = residual_back(c, s->dbranch_a, dada.gate_a, s->dresid, a->branch_a[b],
                                            ada.gate_a, d, ada.stride);            // (N, L, D)
     linear_backward(s->datt_out, bg->proj_w, bg->proj_b, dbranch_a, a->att_out[b], bp->proj_w, NL, D, D,
-                    ADD_TO_DINP);
+                    CLEAR_DINP);
     AttentionUpgrades up = attention_upgrades(m, bp);                              // qk_norm, rope2d
     attention_backward(s->dqkv, bg->q_norm, bg->k_norm, s->datt_out, &a->att[b], s->att_scratch,
-                       up.q_gain, up.k_gain, up.rope_cos, up.rope_sin, N, L, D, c->heads);
+                       up.q_gain, up.k_gain, up.rope_cos, up.rope_sin, N, L, D, c->heads, CLEAR_DINP);
     linear_backward(s->dmod1, bg->qkv_w, bg->qkv_b, s->dqkv, a->mod1[b], bp->qkv_w, NL, D, 3 * D,
-                    ADD_TO_DINP);
+                    CLEAR_DINP);
     norm_modulate_back(c, s->dresid, dada.shift_a, dada.scale_a, s->dmod1, x_in, a->norm1_mean[b],
                        a->norm1_rstd[b], ada.scale_a, N, L, ada.stride);   // now dresid = dL/dx_in
     // this block's shift, scale (and gates) came from c through its ada Linear
@@ -266,11 +269,11 @@ static void embed_backward(Model *m, Activations *a, BackwardScratch *s, Dims d)
 // Every layer's backward adds its gradient into its output (layers.h), so
 // each buffer it adds into must start at zero. They are cleared here: the
 // final layer's and the embedding's once per pass (dresid and dc_silu gather
-// sums across all the blocks); the blocks share one set of buffers, which
-// would otherwise still hold the gradients of the block after them. Not the
-// MLP's hidden gradients: only its backward writes them, and it clears them
-// itself, a block of rows at a time in the thread about to add into it
-// (CLEAR_DINP, layers.h).
+// sums across all the blocks), and before each block the block's few that
+// several calls add into (dada; with ada=zero the branches' gradients), which
+// would otherwise still hold the block after's. A buffer that one call writes
+// is started by that call instead (CLEAR_DINP, layers.h): the MLP's hidden
+// gradients, dmod2, datt_out, dqkv and dmod1.
 void model_backward(Model *m, Activations *a, BackwardScratch *s, const float *dv) {
     Dims d = dims_of(&m->cfg, a->N);
     parallel_clear(s->per_pass, s->per_pass_floats);

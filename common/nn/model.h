@@ -154,8 +154,8 @@ void model_forward(Model *m, Activations *a, const float *x, const float *t, con
 typedef struct {
     float *mem; size_t floats;
     // the buffers model_backward clears: the final layer's and the
-    // embedding's once per pass, the blocks' before each block (but the
-    // MLP's hidden gradients, which the MLP's backward clears: CLEAR_DINP)
+    // embedding's once per pass, the blocks' that gather sums before each
+    // block (the others are started by their one writer: CLEAR_DINP)
     float *per_pass; size_t per_pass_floats;
     float *per_block; size_t per_block_floats;
     float *dtokens;                   // (N, L, P)   from dv, through unpatchify
@@ -180,7 +180,7 @@ void model_backward(Model *m, Activations *a, BackwardScratch *s, const float *d
 // block, last to first: on entry s->dresid = dL/d(the block's output), on
 // exit dL/d(its input); it adds into the block's parameter gradients and its
 // ada Linear's share into s->dc_silu. s->per_block must be zero on entry
-// (model_backward clears it; the MLP clears its own hidden gradients).
+// (model_backward clears it); the rest of s it writes before it reads.
 // An exercise (docs/exercises.md#block_backward).
 void block_backward(Model *m, Activations *a, BackwardScratch *s, int b);
 

@@ -363,16 +363,17 @@ static void carve_scratch(BackwardScratch *s, const Model *m, int N, Arena *ar) 
     // ... and before each block
     start = ar->used;
     s->per_block = take(ar, 0);
-    s->dmod2 = take(ar, NLD);
     s->dbranch_m = c->ada == ADA_ZERO ? take(ar, NLD) : NULL;
     s->dbranch_a = c->ada == ADA_ZERO ? take(ar, NLD) : NULL;
+    s->dada = take(ar, (size_t)cfg_ada_chunks(c) * ND);
+    s->per_block_floats = ar->used - start;
+    // Written whole by the one call that starts each (CLEAR_DINP, layers.h):
+    // the block's input gradients of its Linears and attention, and the MLP's
+    // hidden gradients.
+    s->dmod2 = take(ar, NLD);
     s->datt_out = take(ar, NLD);
     s->dqkv = take(ar, 3 * NLD);
     s->dmod1 = take(ar, NLD);
-    s->dada = take(ar, (size_t)cfg_ada_chunks(c) * ND);
-    s->per_block_floats = ar->used - start;
-    // The MLP's hidden gradients: its backward clears them as it writes them
-    // (CLEAR_DINP, layers.h).
     s->dh_act = take(ar, NL_hidden); s->dh_pre = take(ar, NL_hidden);
     s->dh_val = c->mlp == MLP_SWIGLU ? take(ar, NL_hidden) : NULL;
 }
