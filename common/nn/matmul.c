@@ -58,8 +58,8 @@ int work_team(int slots) {
     return t < slots ? t : slots;
 }
 
-// A clear of the backward's buffers is about 120 MB a step at the default
-// size: on one thread it is a serial pass of its own.
+// A clear (the gradients, the backward's buffers that gather sums, SwiGLU's
+// hidden gradients) is megabytes: on one thread it is a serial pass of its own.
 #define CLEAR_CHUNK 65536   // floats per task
 void parallel_clear(float *x, size_t n) {
     long chunks = (long)((n + CLEAR_CHUNK - 1) / CLEAR_CHUNK);
