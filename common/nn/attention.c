@@ -349,8 +349,8 @@ void attention_backward(float *dqkv, float *dq_gain, float *dk_gain, const float
                 float *row = drow0 + (size_t)l * 3 * D;
                 const float *dq_l = dq + (size_t)l * hd, *dk_l = dk + (size_t)l * hd;   // (hd) each
                 for (int j = 0; j < hd; j++) {
-                    row[j] = start == CLEAR_DINP ? dq_l[j] : row[j] + dq_l[j];
-                    row[D + j] = start == CLEAR_DINP ? dk_l[j] : row[D + j] + dk_l[j];
+                    row[j] = (start == CLEAR_DINP ? 0.0f : row[j]) + dq_l[j];   // 0 + dq, as if cleared
+                    row[D + j] = (start == CLEAR_DINP ? 0.0f : row[D + j]) + dk_l[j];
                 }
             }
         }

@@ -6,9 +6,9 @@
 //     all arrays are dense, row-major float32.
 //   - a backward function ACCUMULATES (+=) into every gradient it writes, both
 //     parameter gradients (dweight, dbias) and input gradients (dinp). The
-//     caller zeroes gradient buffers once per step. Accumulating is what a
-//     residual connection or a shared input (c feeds every block) needs.
-//     A dinp that only one call writes can start at zero in that call instead
+//     caller zeroes a gradient buffer before the first add. Accumulating is
+//     what a residual connection or a shared input (c feeds every block) needs.
+//     A dinp can start at zero in the call that writes it first instead
 //     (CLEAR_DINP below): its rows are written, not added into.
 //   - a NULL bias / gain means "this layer has none".
 #pragma once
@@ -39,7 +39,7 @@ void linear_forward(float *out, const float *inp, const float *weight, const flo
 // gives what adding into cleared rows gives, bit for bit, without clearing
 // them: each block's product writes its rows over whatever they held (a
 // product's β = 0), so no pass over the buffer clears it beforehand (for a
-// buffer no other call writes).
+// buffer this call writes first).
 typedef enum { ADD_TO_DINP, CLEAR_DINP } DinpStart;
 
 void linear_backward(float *dinp, float *dweight, float *dbias,

@@ -135,8 +135,8 @@ static void block_forward(const Model *m, Activations *a, Dims d, int b) {
 
 // Block b in reverse (model.h). On entry dresid = dL/dx_out, on exit
 // dL/dx_in; along the way the block's ada Linear adds its share to dc_silu.
-// dmod2, datt_out, dqkv and dmod1 each have one writer, which starts them
-// (CLEAR_DINP); the buffers model_backward clears are the ones that gather sums.
+// dmod2, datt_out, dqkv and dmod1 are started by the call that writes each
+// first (CLEAR_DINP); model_backward clears the rest of the block's buffers.
 // An exercise (docs/exercises.md#block_backward), so not static: the grader
 // swaps it (scripts/grade.sh).
 void block_backward(Model *m, Activations *a, BackwardScratch *s, int b) {
@@ -271,9 +271,9 @@ static void embed_backward(Model *m, Activations *a, BackwardScratch *s, Dims d)
 // final layer's and the embedding's once per pass (dresid and dc_silu gather
 // sums across all the blocks), and before each block the block's few that
 // several calls add into (dada; with ada=zero the branches' gradients), which
-// would otherwise still hold the block after's. A buffer that one call writes
-// is started by that call instead (CLEAR_DINP, layers.h): the MLP's hidden
-// gradients, dmod2, datt_out, dqkv and dmod1.
+// would otherwise still hold the block after's. dmod2, datt_out, dqkv and
+// dmod1 are started by the call that writes each first (CLEAR_DINP,
+// layers.h), and the MLP starts its own hidden gradients.
 void model_backward(Model *m, Activations *a, BackwardScratch *s, const float *dv) {
     Dims d = dims_of(&m->cfg, a->N);
     parallel_clear(s->per_pass, s->per_pass_floats);

@@ -180,7 +180,7 @@ void model_backward(Model *m, Activations *a, BackwardScratch *s, const float *d
 // block, last to first: on entry s->dresid = dL/d(the block's output), on
 // exit dL/d(its input); it adds into the block's parameter gradients and its
 // ada Linear's share into s->dc_silu. s->per_block must be zero on entry
-// (model_backward clears it); the rest of s it writes before it reads.
+// (model_backward clears it); dmod2, datt_out, dqkv and dmod1 it starts itself.
 // An exercise (docs/exercises.md#block_backward).
 void block_backward(Model *m, Activations *a, BackwardScratch *s, int b);
 
