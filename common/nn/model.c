@@ -269,11 +269,11 @@ static void embed_backward(Model *m, Activations *a, BackwardScratch *s, Dims d)
 // Every layer's backward adds its gradient into its output (layers.h), so
 // each buffer it adds into must start at zero. They are cleared here: the
 // final layer's and the embedding's once per pass (dresid and dc_silu gather
-// sums across all the blocks), and before each block the block's few that
-// several calls add into (dada; with ada=zero the branches' gradients), which
-// would otherwise still hold the block after's. dmod2, datt_out, dqkv and
-// dmod1 are started by the call that writes each first (CLEAR_DINP,
-// layers.h), and the MLP starts its own hidden gradients.
+// sums across all the blocks), and before each block those of the block's
+// that its calls only add into (dada; with ada=zero the branches'
+// gradients), which would otherwise still hold the block after's. dmod2,
+// datt_out, dqkv and dmod1 are started by the call that writes each first
+// (CLEAR_DINP, layers.h), and the MLP starts its own hidden gradients.
 void model_backward(Model *m, Activations *a, BackwardScratch *s, const float *dv) {
     Dims d = dims_of(&m->cfg, a->N);
     parallel_clear(s->per_pass, s->per_pass_floats);

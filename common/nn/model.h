@@ -154,8 +154,8 @@ void model_forward(Model *m, Activations *a, const float *x, const float *t, con
 typedef struct {
     float *mem; size_t floats;
     // the buffers model_backward clears: the final layer's and the
-    // embedding's once per pass, the blocks' that gather sums before each
-    // block (the others are started by their one writer: CLEAR_DINP)
+    // embedding's once per pass, the blocks' before each block (but those
+    // the call that writes each first starts: CLEAR_DINP)
     float *per_pass; size_t per_pass_floats;
     float *per_block; size_t per_block_floats;
     float *dtokens;                   // (N, L, P)   from dv, through unpatchify

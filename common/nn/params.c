@@ -367,9 +367,9 @@ static void carve_scratch(BackwardScratch *s, const Model *m, int N, Arena *ar) 
     s->dbranch_a = c->ada == ADA_ZERO ? take(ar, NLD) : NULL;
     s->dada = take(ar, (size_t)cfg_ada_chunks(c) * ND);
     s->per_block_floats = ar->used - start;
-    // Written whole by the one call that starts each (CLEAR_DINP, layers.h):
-    // the block's input gradients of its Linears and attention, and the MLP's
-    // hidden gradients.
+    // Not cleared here: the block's input gradients of its Linears and
+    // attention, started by the call that writes each first (CLEAR_DINP,
+    // layers.h), and the MLP's hidden gradients, which the MLP starts itself.
     s->dmod2 = take(ar, NLD);
     s->datt_out = take(ar, NLD);
     s->dqkv = take(ar, 3 * NLD);
