@@ -238,8 +238,8 @@ static void final_layer_backward(Model *m, Activations *a, BackwardScratch *s, D
     const ParamViews *p = &m->p, *g = &m->g;
     int N = d.N, L = d.L, D = d.D, NL = d.NL;
     // unpatchify only moved numbers around: its backward is patchify
-    patchify(s->dtokens, dv, N, d.C, d.S, d.patch);                               // (N, L, P)
-    linear_backward(s->dmod_f, g->head_w, g->head_b, s->dtokens, a->mod_f, p->head_w, NL, D, d.P, ADD_TO_DINP);
+    patchify(s->dout_tokens, dv, N, d.C, d.S, d.patch);                           // (N, L, P)
+    linear_backward(s->dmod_f, g->head_w, g->head_b, s->dout_tokens, a->mod_f, p->head_w, NL, D, d.P, ADD_TO_DINP);
     const float *scale_f = a->ada_f + D;                                          // (N, D), rows 2D apart
     float *dshift_f = s->dada_f, *dscale_f = s->dada_f + D;
     norm_modulate_back(&m->cfg, s->dresid, dshift_f, dscale_f, s->dmod_f,

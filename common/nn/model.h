@@ -158,7 +158,7 @@ typedef struct {
     // the call that writes each first starts: CLEAR_DINP)
     float *per_pass; size_t per_pass_floats;
     float *per_block; size_t per_block_floats;
-    float *dtokens;                   // (N, L, P)   from dv, through unpatchify
+    float *dout_tokens;               // (N, L, P)   from dv, through unpatchify
     float *dmod_f;                    // (N, L, D)   final layer
     float *dada_f;                    // (N, 2D)
     float *dresid;                    // (N, L, D)   the residual stream, carried down the blocks

@@ -348,7 +348,7 @@ static void carve_scratch(BackwardScratch *s, const Model *m, int N, Arena *ar) 
     const ModelConfig *c = &m->cfg;
     size_t L = cfg_tokens(c), D = c->dim, NL = (size_t)N * L, ND = (size_t)N * D;
     size_t NLD = NL * D, NL_hidden = NL * cfg_mlp_hidden(c);
-    s->dtokens = take(ar, NL * cfg_patch_dim(c));   // written whole by patchify
+    s->dout_tokens = take(ar, NL * cfg_patch_dim(c));   // written whole by patchify
     s->att_scratch = take(ar, attention_backward_scratch_floats(N, L, D, c->heads));
     // The rest is accumulated into (every backward adds, see layers.h), so
     // most of it is carved in two runs that model_backward clears: once per pass ...
